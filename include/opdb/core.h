@@ -1,0 +1,90 @@
+/* Core building blocks shared by every opdb module: errors, byte spans,
+ * an arena allocator, a growable string buffer and a fast hash. */
+#ifndef OPDB_CORE_H
+#define OPDB_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exit-code classes: runtime failure (1) and usage error (2). */
+enum { OPDB_OK = 0, OPDB_ERR_RUNTIME = 1, OPDB_ERR_USAGE = 2 };
+
+/* An error travels up to the CLI as one ready-to-print line. */
+typedef struct opdb_err {
+    int code;          /* OPDB_OK, OPDB_ERR_RUNTIME or OPDB_ERR_USAGE */
+    char msg[1024];
+} opdb_err;
+
+#if defined(__GNUC__)
+#define OPDB_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define OPDB_PRINTF(a, b)
+#endif
+
+/* Set err (if not already set) and return -1, so callers can `return opdb_fail(...)`. */
+int opdb_fail(opdb_err *err, int code, const char *fmt, ...) OPDB_PRINTF(3, 4);
+void opdb_err_clear(opdb_err *err);
+
+/* Warnings go to stderr, prefixed "opdb: warning: ". */
+void opdb_warn(const char *fmt, ...) OPDB_PRINTF(1, 2);
+
+/* A view of bytes owned elsewhere. */
+typedef struct opdb_span {
+    const char *p;
+    size_t n;
+} opdb_span;
+
+static inline opdb_span opdb_span_make(const char *p, size_t n) {
+    opdb_span s = {p, n};
+    return s;
+}
+opdb_span opdb_span_cstr(const char *s);
+bool opdb_span_eq(opdb_span a, opdb_span b);
+bool opdb_span_eq_cstr(opdb_span a, const char *s);
+
+/* Bump allocator: many small allocations, one free. */
+typedef struct opdb_arena_chunk opdb_arena_chunk;
+typedef struct opdb_arena {
+    opdb_arena_chunk *head;
+    size_t chunk_size;
+} opdb_arena;
+
+void opdb_arena_init(opdb_arena *a, size_t chunk_size);
+void *opdb_arena_alloc(opdb_arena *a, size_t n);          /* 8-byte aligned, aborts on OOM */
+char *opdb_arena_strndup(opdb_arena *a, const char *p, size_t n); /* NUL-terminated copy */
+void opdb_arena_free(opdb_arena *a);
+
+/* Allocation helpers that abort with a message on out-of-memory. */
+void *opdb_xmalloc(size_t n);
+void *opdb_xcalloc(size_t n, size_t size);
+void *opdb_xrealloc(void *p, size_t n);
+char *opdb_xstrdup(const char *s);
+
+/* Growable byte buffer (always NUL-terminated). */
+typedef struct opdb_strbuf {
+    char *p;
+    size_t n, cap;
+} opdb_strbuf;
+
+void opdb_sb_init(opdb_strbuf *sb);
+void opdb_sb_free(opdb_strbuf *sb);
+void opdb_sb_reserve(opdb_strbuf *sb, size_t extra);
+void opdb_sb_add(opdb_strbuf *sb, const char *p, size_t n);
+void opdb_sb_addc(opdb_strbuf *sb, char c);
+void opdb_sb_adds(opdb_strbuf *sb, const char *s);
+void opdb_sb_addf(opdb_strbuf *sb, const char *fmt, ...) OPDB_PRINTF(2, 3);
+void opdb_sb_clear(opdb_strbuf *sb);
+
+/* 64-bit hash of a byte string; `seed` chains several strings into one key. */
+uint64_t opdb_hash_bytes(const void *p, size_t n, uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

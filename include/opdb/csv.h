@@ -1,0 +1,99 @@
+/* CSV reading and writing with Python csv-module semantics (excel dialect:
+ * `,` delimiter, `"` quoting, `""` escape, \n, \r and \r\n record ends,
+ * blank lines skipped) and an RFC-4180 writer (CRLF, minimal quoting). */
+#ifndef OPDB_CSV_H
+#define OPDB_CSV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "opdb/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One decoded cell: quotes removed, `""` collapsed. Points into a buffer
+ * owned by the tokenizer (valid until the next call / batch reuse). */
+typedef struct opdb_field {
+    char *p;
+    uint32_t n;
+} opdb_field;
+
+/* ---- Fast tokenizer: scans 64 bytes per step over a complete, record-aligned
+ * buffer and decodes quoted cells in place.  It reports an "anomaly" when it
+ * meets input whose meaning depends on the slow rules (a quote that does not
+ * open or close a cell, an unterminated quote); callers then re-read the same
+ * bytes with the exact tokenizer, so results never differ. */
+typedef struct opdb_csv_fast {
+    char *buf;
+    size_t len;
+    size_t blk;          /* offset of the next block to load */
+    size_t cur;          /* offset of the block whose bits are pending */
+    uint64_t bits;       /* pending structural bits of block `cur` */
+    uint64_t inq;        /* all-ones when the previous block ended inside quotes */
+    uint64_t prev_dq;    /* 1 if the previous byte is a delimiter or quote */
+    int pending_close;   /* a closing quote ended the previous block */
+    size_t field_start;
+    bool anomaly;
+} opdb_csv_fast;
+
+void opdb_csv_fast_init(opdb_csv_fast *t, char *buf, size_t len);
+/* 1: a record in fields[0..*nfields) (cells beyond max_fields are dropped),
+ * *rec_off = offset of its first byte; 0: end of buffer; -1: anomaly. */
+int opdb_csv_fast_next(opdb_csv_fast *t, opdb_field *fields, int max_fields,
+                       int *nfields, size_t *rec_off);
+
+/* ---- Buffered byte source over a file descriptor. */
+typedef struct opdb_byte_reader {
+    int fd;
+    char *buf;
+    size_t cap, pos, len;
+    uint64_t file_off;   /* file offset of buf[0] */
+    bool eof;
+    int err;             /* errno of a failed read, else 0 */
+} opdb_byte_reader;
+
+void opdb_byte_reader_init(opdb_byte_reader *r, int fd, uint64_t start_off, size_t cap);
+void opdb_byte_reader_free(opdb_byte_reader *r);
+
+/* ---- Exact tokenizer: a byte-at-a-time port of the Python csv state machine.
+ * Used for headers, small side files, and wherever the fast path gives up. */
+typedef struct opdb_csv_exact {
+    opdb_byte_reader *in;
+    opdb_strbuf cell;     /* decoded bytes of the current record */
+    uint32_t *ends;       /* end offset of each cell in `cell` */
+    int nends, cap;
+    uint64_t line;        /* 1-based line number of the next byte */
+    uint64_t rec_line;    /* line where the last returned record started */
+    uint64_t rec_off;     /* file offset where the last returned record started */
+    bool unterminated;    /* the last record hit EOF inside a quoted cell */
+    uint64_t open_quote_line; /* line of the quote that was never closed */
+} opdb_csv_exact;
+
+void opdb_csv_exact_init(opdb_csv_exact *x, opdb_byte_reader *in, uint64_t first_line);
+void opdb_csv_exact_free(opdb_csv_exact *x);
+/* 1: a record (blank lines are skipped); 0: EOF; -1: read error (errno in in->err).
+ * With keep_blank, a blank line is returned as a record of 0 cells. */
+int opdb_csv_exact_next(opdb_csv_exact *x, opdb_field *fields, int max_fields,
+                        int *nfields, bool keep_blank);
+/* Number of cells the last record really had (may exceed max_fields). */
+int opdb_csv_exact_ncells(const opdb_csv_exact *x);
+
+/* ---- Whole-file helpers. */
+/* Opens `path`, skips a UTF-8 BOM; returns fd or -1 (err set). *body_off is
+ * the offset after the BOM. */
+int opdb_csv_open(const char *path, uint64_t *body_off, opdb_err *err);
+/* Line number (1-based) of byte offset `off` in the file (counts '\n'). */
+uint64_t opdb_csv_line_of_offset(int fd, uint64_t off);
+
+/* ---- Writer: delimiter `,`, CRLF, quote iff the cell has , " \r or \n;
+ * a record of exactly one empty cell is written as "". */
+void opdb_csv_write_cell(opdb_strbuf *out, const char *p, size_t n);
+void opdb_csv_write_record(opdb_strbuf *out, const opdb_span *cells, size_t ncells);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

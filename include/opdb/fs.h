@@ -1,0 +1,52 @@
+/* File-system helpers: Python-pathlib-style path text, directory creation,
+ * sorted recursive discovery, and atomic replacement of files. */
+#ifndef OPDB_FS_H
+#define OPDB_FS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "opdb/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* pathlib's str(Path(p)): collapse `//` and `/./`, drop a trailing `/`,
+ * keep `..`; "" becomes ".". Returns malloc'd string. */
+char *opdb_path_normalize(const char *p);
+/* a + "/" + b, normalised. malloc'd. */
+char *opdb_path_join(const char *a, const char *b);
+/* Name of the parent folder of `p` (Path(p).parent.name). malloc'd. */
+char *opdb_path_parent_name(const char *p);
+/* Parent path (Path(p).parent). malloc'd. */
+char *opdb_path_parent(const char *p);
+/* Final component (Path(p).name). Points into p. */
+const char *opdb_path_basename(const char *p);
+/* pathlib ordering: compare component by component, bytewise. */
+int opdb_path_cmp(const char *a, const char *b);
+
+bool opdb_is_dir(const char *p);
+bool opdb_is_file(const char *p);
+bool opdb_path_exists(const char *p);
+/* mkdir -p. */
+int opdb_mkdirs(const char *p, opdb_err *err);
+
+/* Recursive listing of regular files below root (not following symlinked
+ * folders, like Path.rglob), filtered by `keep(name)`, sorted with
+ * opdb_path_cmp. Returns count; *out is a malloc'd array of malloc'd paths. */
+typedef bool (*opdb_name_filter)(const char *name, void *ctx);
+int opdb_find_files(const char *root, opdb_name_filter keep, void *ctx, char ***out,
+                    size_t *count, opdb_err *err);
+void opdb_free_paths(char **paths, size_t count);
+
+/* Atomic file replacement: write to a temp file in the same folder, fsync,
+ * rename over the target.  A failed or interrupted run leaves the old file.
+ * Temp files of a run that is killed by SIGINT/SIGTERM are removed. */
+int opdb_atomic_write(const char *path, const void *data, size_t n, opdb_err *err);
+/* Install the signal handlers that remove in-flight temp files. */
+void opdb_atomic_install_signal_cleanup(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,40 @@
+/* Profiler output -> per-operator database tables (`opdb parse`). */
+#ifndef OPDB_INGEST_H
+#define OPDB_INGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "opdb/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OPDB_NMETRICS 25
+extern const char *const opdb_metric_names[OPDB_NMETRICS];
+
+typedef struct opdb_parse_opts {
+    const char *profiling_path;  /* a kernel_details/op_summary CSV or a folder */
+    const char *output_dir;      /* database folder (created if needed) */
+    bool reference_quirks;       /* reproduce the reference exactly, quirks included */
+    bool strict;                 /* a non-numeric Duration(us) is an error */
+    int threads;                 /* <= 0: one per online CPU */
+    bool no_progress;            /* never draw progress bars */
+    FILE *reference_stdout;      /* where the reference's own messages go (stdout) */
+} opdb_parse_opts;
+
+typedef struct opdb_parse_result {
+    size_t files_written;        /* as the reference counts them */
+    size_t input_files;
+    unsigned long long rows_read;
+    size_t groups;
+} opdb_parse_result;
+
+/* Runs the whole parse. Returns 0 on success, -1 with err set otherwise. */
+int opdb_parse_run(const opdb_parse_opts *opts, opdb_parse_result *res, opdb_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

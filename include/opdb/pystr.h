@@ -1,0 +1,48 @@
+/* Python-compatible string and number semantics that byte-compatibility
+ * with the reference tools depends on: str.strip(), float(), "%.6f". */
+#ifndef OPDB_PYSTR_H
+#define OPDB_PYSTR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "opdb/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* str.strip() with no argument: strips Python whitespace (ASCII and the
+ * Unicode White_Space code points, UTF-8 encoded). */
+opdb_span opdb_py_strip(opdb_span s);
+/* str.strip(chars) for a set of ASCII characters. */
+opdb_span opdb_py_strip_chars(opdb_span s, const char *chars);
+
+/* Python float(): returns true and sets *out on success; false on any failure
+ * (hex floats, empty, junk).  Surrounding whitespace is allowed, so is `_`
+ * between digits, inf/infinity/nan in any case. Correctly rounded. */
+bool opdb_py_float(const char *p, size_t n, double *out);
+
+/* The reference's parse_float: float() or 0.0 on failure. */
+static inline double opdb_py_float_or_zero(const char *p, size_t n) {
+    double v;
+    return opdb_py_float(p, n, &v) ? v : 0.0;
+}
+
+/* Python int() on a token (strip, optional sign, digits with single `_`).
+ * Returns false on failure or overflow of int64. */
+bool opdb_py_int(const char *p, size_t n, long long *out);
+
+/* Python f"{x:.6f}" (also "%.Nf"): nan -> "nan", never "-nan".
+ * Writes into buf (at least 32 + digits bytes); returns length. */
+size_t opdb_py_fmt_fixed(char *buf, size_t cap, double x, int decimals);
+
+/* Python repr(float): shortest round-trip; returns length. */
+size_t opdb_py_fmt_repr(char *buf, size_t cap, double x);
+
+/* Python str.lower() restricted to ASCII (other bytes kept). */
+void opdb_ascii_lower(char *p, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

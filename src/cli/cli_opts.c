@@ -1,0 +1,119 @@
+/* See cli_opts.h. */
+#include "cli/cli_opts.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void print_usage(const cli_spec *s, FILE *f) {
+    fprintf(f, "usage: %s [-h]", s->prog);
+    for (size_t i = 0; i < s->nopts; i++) {
+        const cli_opt *o = &s->opts[i];
+        if (o->metavar)
+            fprintf(f, o->required ? " %s %s" : " [%s %s]", o->name, o->metavar);
+        else
+            fprintf(f, " [%s]", o->name);
+    }
+    fputc('\n', f);
+}
+
+int cli_usage_error(const cli_spec *spec, const char *fmt, ...) {
+    print_usage(spec, stderr);
+    fprintf(stderr, "%s: error: ", spec->prog);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return CLI_USAGE;
+}
+
+static void print_help(const cli_spec *s) {
+    print_usage(s, stdout);
+    printf("\n%s\n\noptions:\n  -h, --help  show this help message and exit\n", s->summary);
+    for (size_t i = 0; i < s->nopts; i++) {
+        const cli_opt *o = &s->opts[i];
+        char left[96];
+        snprintf(left, sizeof left, "%s%s%s", o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
+        printf("  %-28s %s%s\n", left, o->required ? "[required] " : "", o->help);
+    }
+    if (s->epilog) printf("\n%s\n", s->epilog);
+}
+
+static cli_opt *lookup(const cli_spec *s, const char *name, size_t n, int *ambiguous) {
+    cli_opt *hit = NULL;
+    int count = 0;
+    *ambiguous = 0;
+    for (size_t i = 0; i < s->nopts; i++) {
+        const char *on = s->opts[i].name;
+        if (strlen(on) == n && strncmp(on, name, n) == 0) return &s->opts[i];
+        if (strncmp(on, name, n) == 0) {
+            hit = &s->opts[i];
+            count++;
+        }
+    }
+    if (count > 1) *ambiguous = 1;
+    return count == 1 ? hit : NULL;
+}
+
+int cli_parse(const cli_spec *spec, int argc, char **argv) {
+    bool *seen = calloc(spec->nopts ? spec->nopts : 1, sizeof *seen);
+    int rc = CLI_OK;
+    for (int i = 1; i < argc && rc == CLI_OK; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            print_help(spec);
+            rc = CLI_HELP;
+            break;
+        }
+        if (strncmp(a, "--", 2) != 0 || strlen(a) == 2) {
+            rc = cli_usage_error(spec, "unrecognized arguments: %s", a);
+            break;
+        }
+        const char *eq = strchr(a, '=');
+        size_t n = eq ? (size_t)(eq - a) : strlen(a);
+        int amb;
+        cli_opt *o = lookup(spec, a, n, &amb);
+        if (!o) {
+            rc = amb ? cli_usage_error(spec, "ambiguous option: %.*s", (int)n, a)
+                     : cli_usage_error(spec, "unrecognized arguments: %s", a);
+            break;
+        }
+        seen[o - spec->opts] = true;
+        if (!o->metavar) {
+            if (eq) {
+                rc = cli_usage_error(spec, "argument %s: ignored explicit argument '%s'", o->name, eq + 1);
+                break;
+            }
+            *o->flag = true;
+            continue;
+        }
+        if (eq) {
+            *o->value = eq + 1;
+        } else if (i + 1 < argc && !(argv[i + 1][0] == '-' && argv[i + 1][1] == '-' && argv[i + 1][2])) {
+            *o->value = argv[++i];
+        } else {
+            rc = cli_usage_error(spec, "argument %s: expected one argument", o->name);
+        }
+    }
+    if (rc == CLI_OK) {
+        for (size_t k = 0; k < spec->nopts; k++) {
+            if (spec->opts[k].required && !seen[k]) {
+                rc = cli_usage_error(spec, "the following arguments are required: %s", spec->opts[k].name);
+                break;
+            }
+        }
+    }
+    free(seen);
+    return rc;
+}
+
+bool cli_parse_uint(const char *s, unsigned long *out) {
+    if (!s || !*s) return false;
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*end || s[0] == '-') return false;
+    *out = v;
+    return true;
+}

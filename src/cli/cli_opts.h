@@ -1,0 +1,36 @@
+/* A small argparse-like option parser shared by every command:
+ * --name VALUE, --name=VALUE, unambiguous prefixes, -h/--help. */
+#ifndef OPDB_CLI_OPTS_H
+#define OPDB_CLI_OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct cli_opt {
+    const char *name;     /* "--profiling-path" */
+    const char *metavar;  /* NULL for a flag */
+    const char *help;
+    bool required;
+    const char **value;   /* for options with a value */
+    bool *flag;           /* for flags */
+} cli_opt;
+
+typedef struct cli_spec {
+    const char *prog;     /* "opdb parse" */
+    const char *summary;  /* one line */
+    const char *epilog;   /* may be NULL */
+    cli_opt *opts;
+    size_t nopts;
+} cli_spec;
+
+enum { CLI_OK = 0, CLI_HELP = 1, CLI_USAGE = 2 };
+
+/* Parses argv[1..argc). Prints help to stdout (CLI_HELP) or a usage error to
+ * stderr (CLI_USAGE). */
+int cli_parse(const cli_spec *spec, int argc, char **argv);
+/* Prints "usage: ..." and "PROG: error: MSG" to stderr; returns CLI_USAGE. */
+int cli_usage_error(const cli_spec *spec, const char *fmt, ...);
+/* Parses a non-negative integer option value. */
+bool cli_parse_uint(const char *s, unsigned long *out);
+
+#endif

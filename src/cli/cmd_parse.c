@@ -1,0 +1,81 @@
+/* `opdb parse`: flags -> opdb_parse_run -> the reference's completion line. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli_opts.h"
+#include "cli/commands.h"
+#include "opdb/db.h"
+#include "opdb/ingest.h"
+
+int cmd_parse(int argc, char **argv) {
+    const char *profiling = NULL, *database = NULL, *device = NULL, *vllm = NULL, *torch = NULL, *cann = NULL,
+               *threads = NULL;
+    bool quirks = false, strict = false, no_progress = false;
+    cli_opt opts[] = {
+        {"--profiling-path", "P", "a kernel_details*.csv (or msprof op_summary_*.csv) file, or a folder scanned recursively", true, &profiling, NULL},
+        {"--database-path", "D", "database folder to write into (skips the version-folder logic)", false, &database, NULL},
+        {"--device", "DEVICE", "device folder when --database-path is absent (default " OPDB_DEFAULT_DEVICE ")", false, &device, NULL},
+        {"--vllm-version", "V", "vLLM-Ascend version, e.g. 0.9.2, or a full vllm<v>_torch<t>_cann<c> folder name", false, &vllm, NULL},
+        {"--torch-version", "V", "PyTorch version, e.g. 2.9.0", false, &torch, NULL},
+        {"--cann-version", "V", "CANN version, e.g. 8.5", false, &cann, NULL},
+        {"--threads", "N", "worker threads (default: one per CPU; 1 = single-threaded)", false, &threads, NULL},
+        {"--strict", NULL, "a row whose Duration(us) is not a number is an error (default: skipped with a warning)", false, NULL, &strict},
+        {"--reference-quirks", NULL, "reproduce the reference parser exactly, quirks included", false, NULL, &quirks},
+        {"--no-progress", NULL, "never draw progress bars (they are drawn only when stderr is a terminal)", false, NULL, &no_progress},
+    };
+    cli_spec spec = {
+        "opdb parse",
+        "Parse profiler kernel details into one aggregated CSV per operator type.",
+        "The database folder is --database-path, or <data root>/<device>/vllm_ascend/vllm<v>_torch<t>_cann<c>\n"
+        "where the data root is $OPDB_DATA_ROOT or ./data. Exit status: 0 ok, 1 failure, 2 usage error.",
+        opts,
+        sizeof opts / sizeof opts[0],
+    };
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc == CLI_HELP) return 0;
+    if (rc != CLI_OK) return 2;
+
+    if (device && !opdb_device_valid(device)) {
+        char list[1024] = "";
+        for (size_t i = 0; i < opdb_ndevices; i++) {
+            strcat(list, i ? ", " : "");
+            strcat(list, "'");
+            strcat(list, opdb_devices[i]);
+            strcat(list, "'");
+        }
+        return cli_usage_error(&spec, "argument --device: invalid choice: '%s' (choose from %s)", device, list);
+    }
+    const char *vflags[3][2] = {{"--vllm-version", vllm}, {"--torch-version", torch}, {"--cann-version", cann}};
+    for (int i = 0; i < 3; i++)
+        if (vflags[i][1] && !opdb_version_valid(vflags[i][1]))
+            return cli_usage_error(&spec, "argument %s: %s", vflags[i][0], opdb_version_hint);
+    unsigned long nthreads = 0;
+    if (threads && (!cli_parse_uint(threads, &nthreads) || nthreads > 64))
+        return cli_usage_error(&spec, "argument --threads: expected a whole number from 0 to 64, got '%s'", threads);
+    if (nthreads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        nthreads = n > 0 ? (unsigned long)n : 1;
+    }
+
+    opdb_err err;
+    opdb_err_clear(&err);
+    opdb_db_target target = {database, device ? device : OPDB_DEFAULT_DEVICE, vllm, torch, cann, NULL};
+    char *outdir = opdb_db_resolve(&target, &err);
+    if (!outdir) {
+        fprintf(stderr, "opdb parse: %s\n", err.msg);
+        return err.code ? err.code : 1;
+    }
+    opdb_parse_opts po = {profiling, outdir, quirks, strict, (int)nthreads, no_progress, stdout};
+    opdb_parse_result res;
+    if (opdb_parse_run(&po, &res, &err)) {
+        fflush(stdout);
+        fprintf(stderr, "opdb parse: %s\n", err.msg);
+        free(outdir);
+        return err.code ? err.code : 1;
+    }
+    printf("Generated %zu csv file(s) under %s from %s\n", res.files_written, outdir, profiling);
+    free(outdir);
+    return fflush(stdout) == 0 ? 0 : 1;
+}

@@ -1,0 +1,7 @@
+/* One entry point per `opdb <command>`; each returns the process exit code. */
+#ifndef OPDB_CLI_COMMANDS_H
+#define OPDB_CLI_COMMANDS_H
+
+int cmd_parse(int argc, char **argv);
+
+#endif

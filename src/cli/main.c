@@ -1,0 +1,55 @@
+/* `opdb <command> ...`: dispatch to one cmd_<name>.c per command. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "opdb/fs.h"
+
+#ifndef OPDB_VERSION
+#define OPDB_VERSION "0.0.0"
+#endif
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command k_commands[] = {
+    {"parse", cmd_parse, "profiler kernel_details/op_summary CSVs -> per-operator database tables"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: opdb <command> [options]\n\n"
+               "opdb builds, maintains and checks operator performance databases.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", k_commands[i].name, k_commands[i].summary);
+    fprintf(f, "\nRun 'opdb <command> --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "help") == 0) {
+        if (strcmp(name, "help") == 0 && argc > 2) {
+            char *help_argv[] = {argv[2], "--help", NULL};
+            for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
+                if (strcmp(argv[2], k_commands[i].name) == 0) return k_commands[i].run(2, help_argv);
+        }
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("opdb %s\n", OPDB_VERSION);
+        return 0;
+    }
+    opdb_atomic_install_signal_cleanup();
+    for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
+        if (strcmp(name, k_commands[i].name) == 0) return k_commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "opdb: unknown command '%s'\n", name);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,79 @@
+/* Bump allocator and out-of-memory-checked allocation helpers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "opdb/core.h"
+
+struct opdb_arena_chunk {
+    opdb_arena_chunk *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+};
+
+static void die_oom(size_t n) {
+    fprintf(stderr, "opdb: out of memory (allocating %zu bytes)\n", n);
+    exit(1);
+}
+
+void *opdb_xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) die_oom(n);
+    return p;
+}
+
+void *opdb_xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) die_oom(n * size);
+    return p;
+}
+
+void *opdb_xrealloc(void *p, size_t n) {
+    void *q = realloc(p, n ? n : 1);
+    if (!q) die_oom(n);
+    return q;
+}
+
+char *opdb_xstrdup(const char *s) {
+    size_t n = strlen(s);
+    char *p = opdb_xmalloc(n + 1);
+    memcpy(p, s, n + 1);
+    return p;
+}
+
+void opdb_arena_init(opdb_arena *a, size_t chunk_size) {
+    a->head = NULL;
+    a->chunk_size = chunk_size ? chunk_size : 64 * 1024;
+}
+
+void *opdb_arena_alloc(opdb_arena *a, size_t n) {
+    n = (n + 7) & ~(size_t)7;
+    opdb_arena_chunk *c = a->head;
+    if (!c || c->cap - c->used < n) {
+        size_t cap = n > a->chunk_size ? n : a->chunk_size;
+        c = opdb_xmalloc(sizeof *c + cap);
+        c->used = 0;
+        c->cap = cap;
+        c->next = a->head;
+        a->head = c;
+    }
+    void *p = c->data + c->used;
+    c->used += n;
+    return p;
+}
+
+char *opdb_arena_strndup(opdb_arena *a, const char *p, size_t n) {
+    char *q = opdb_arena_alloc(a, n + 1);
+    if (n) memcpy(q, p, n);
+    q[n] = '\0';
+    return q;
+}
+
+void opdb_arena_free(opdb_arena *a) {
+    opdb_arena_chunk *c = a->head;
+    while (c) {
+        opdb_arena_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    a->head = NULL;
+}

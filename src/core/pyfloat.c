@@ -1,0 +1,230 @@
+/* Python float() and int() parsing.  The common case (<= 19 significant
+ * digits, small exponent) is converted exactly with one IEEE operation
+ * (Clinger's fast path); anything else goes through glibc strtod, which is
+ * correctly rounded.  Either way the result equals Python's. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "opdb/pystr.h"
+
+static const double k_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static bool ieq(const char *p, size_t n, const char *word) {
+    size_t k = strlen(word);
+    if (n != k) return false;
+    for (size_t i = 0; i < k; i++) {
+        char c = p[i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != word[i]) return false;
+    }
+    return true;
+}
+
+/* Scans digits with single underscores between them; returns count of chars
+ * consumed (0 if no digit). Sets *bad on a misplaced underscore. */
+static size_t scan_digits(const char *p, size_t n, bool *bad) {
+    size_t i = 0;
+    if (i >= n || !is_digit(p[i])) return 0;
+    while (i < n) {
+        if (is_digit(p[i])) {
+            i++;
+        } else if (p[i] == '_' && i + 1 < n && is_digit(p[i + 1])) {
+            i++;
+        } else {
+            break;
+        }
+    }
+    (void)bad;
+    return i;
+}
+
+static bool slow_path(const char *p, size_t n, double *out) {
+    char stackbuf[128];
+    char *buf = n < sizeof stackbuf ? stackbuf : malloc(n + 1);
+    if (!buf) return false;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != '_') buf[k++] = p[i];
+    buf[k] = '\0';
+    char *end;
+    double v = strtod(buf, &end);
+    bool ok = end == buf + k;
+    if (buf != stackbuf) free(buf);
+    if (ok) *out = v;
+    return ok;
+}
+
+/* Python float() for any input; see opdb_py_float for the fast entry. */
+static bool py_float_general(const char *p0, size_t n0, double *out) {
+    opdb_span s = opdb_py_strip(opdb_span_make(p0, n0));
+    const char *p = s.p;
+    size_t n = s.n;
+    if (n == 0) return false;
+    size_t i = 0;
+    bool neg = false;
+    if (p[0] == '+' || p[0] == '-') {
+        neg = p[0] == '-';
+        i = 1;
+    }
+    if (i < n && !is_digit(p[i]) && p[i] != '.') {
+        const char *w = p + i;
+        size_t wn = n - i;
+        if (ieq(w, wn, "inf") || ieq(w, wn, "infinity")) {
+            *out = neg ? -INFINITY : INFINITY;
+            return true;
+        }
+        if (ieq(w, wn, "nan")) {
+            *out = neg ? -NAN : NAN;
+            return true;
+        }
+        return false;
+    }
+    bool bad = false;
+    size_t int_start = i;
+    size_t int_len = scan_digits(p + i, n - i, &bad);
+    i += int_len;
+    size_t frac_start = i, frac_len = 0;
+    if (i < n && p[i] == '.') {
+        i++;
+        frac_start = i;
+        frac_len = scan_digits(p + i, n - i, &bad);
+        i += frac_len;
+    }
+    if (int_len == 0 && frac_len == 0) return false;
+    long exp10 = 0;
+    bool has_exp = false;
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        i++;
+        bool eneg = false;
+        if (i < n && (p[i] == '+' || p[i] == '-')) {
+            eneg = p[i] == '-';
+            i++;
+        }
+        size_t el = scan_digits(p + i, n - i, &bad);
+        if (el == 0) return false;
+        for (size_t j = 0; j < el; j++) {
+            if (p[i + j] == '_') continue;
+            if (exp10 < 100000) exp10 = exp10 * 10 + (p[i + j] - '0');
+        }
+        if (eneg) exp10 = -exp10;
+        i += el;
+        has_exp = true;
+    }
+    if (i != n) return false;
+    (void)has_exp;
+
+    /* Fast path: collect significant digits. */
+    uint64_t mant = 0;
+    int ndig = 0;
+    bool overflow = false;
+    long scale = 0;
+    for (size_t j = 0; j < int_len; j++) {
+        char c = p[int_start + j];
+        if (c == '_') continue;
+        if (ndig == 0 && c == '0') continue;
+        if (ndig < 19) {
+            mant = mant * 10 + (uint64_t)(c - '0');
+            ndig++;
+        } else {
+            overflow = true;
+            break;
+        }
+    }
+    if (!overflow) {
+        for (size_t j = 0; j < frac_len; j++) {
+            char c = p[frac_start + j];
+            if (c == '_') continue;
+            scale--;
+            if (ndig == 0 && c == '0') continue;
+            if (ndig < 19) {
+                mant = mant * 10 + (uint64_t)(c - '0');
+                ndig++;
+            } else {
+                overflow = true;
+                break;
+            }
+        }
+    }
+    long e = exp10 + scale;
+    if (!overflow && mant <= (1ULL << 53) && e >= -22 && e <= 22) {
+        double v = (double)mant;
+        v = e < 0 ? v / k_pow10[-e] : v * k_pow10[e];
+        *out = neg ? -v : v;
+        return true;
+    }
+    if (!overflow && mant == 0) {
+        *out = neg ? -0.0 : 0.0;
+        return true;
+    }
+    return slow_path(p, n, out);
+}
+
+bool opdb_py_int(const char *p0, size_t n0, long long *out) {
+    opdb_span s = opdb_py_strip(opdb_span_make(p0, n0));
+    const char *p = s.p;
+    size_t n = s.n;
+    size_t i = 0;
+    bool neg = false;
+    if (n && (p[0] == '+' || p[0] == '-')) {
+        neg = p[0] == '-';
+        i = 1;
+    }
+    bool bad = false;
+    size_t dl = scan_digits(p + i, n - i, &bad);
+    if (dl == 0 || i + dl != n) return false;
+    unsigned long long v = 0;
+    for (size_t j = i; j < n; j++) {
+        if (p[j] == '_') continue;
+        unsigned d = (unsigned)(p[j] - '0');
+        if (v > (9223372036854775807ULL - d) / 10) return false;
+        v = v * 10 + d;
+    }
+    *out = neg ? -(long long)v : (long long)v;
+    return true;
+}
+
+/* Single pass over the common shape `[-]digits[.digits]` with optional
+ * surrounding spaces/tabs; anything else takes the general path. */
+bool opdb_py_float(const char *p, size_t n, double *out) {
+    while (n && (*p == ' ' || *p == '\t')) p++, n--;
+    while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r' || p[n - 1] == '\n')) n--;
+    size_t i = 0;
+    bool neg = false;
+    if (n && (*p == '-' || *p == '+')) {
+        neg = *p == '-';
+        i = 1;
+    }
+    uint64_t mant = 0;
+    int sig = 0;     /* significant digits taken */
+    int frac = 0;    /* digits after the point */
+    size_t digits = 0;
+    for (; i < n; i++) {
+        unsigned d = (unsigned)(unsigned char)p[i] - '0';
+        if (d > 9) break;
+        digits++;
+        if (sig || d) {
+            if (++sig > 19) return py_float_general(p, n, out);
+            mant = mant * 10 + d;
+        }
+    }
+    if (i < n && p[i] == '.') {
+        for (i++; i < n; i++) {
+            unsigned d = (unsigned)(unsigned char)p[i] - '0';
+            if (d > 9) break;
+            digits++;
+            frac++;
+            if (sig || d) {
+                if (++sig > 19) return py_float_general(p, n, out);
+                mant = mant * 10 + d;
+            }
+        }
+    }
+    if (i != n || digits == 0 || frac > 22 || mant > (1ULL << 53)) return py_float_general(p, n, out);
+    double v = frac ? (double)mant / k_pow10[frac] : (double)mant;
+    *out = neg ? -v : v;
+    return true;
+}

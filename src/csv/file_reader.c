@@ -1,0 +1,39 @@
+/* Opening CSV files (BOM handling) and mapping byte offsets to line numbers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include "opdb/csv.h"
+
+int opdb_csv_open(const char *path, uint64_t *body_off, opdb_err *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char bom[3];
+    ssize_t k = pread(fd, bom, 3, 0);
+    if (k < 0) {
+        int e = errno;
+        close(fd);
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot read: %s", path, strerror(e));
+    }
+    *body_off = (k == 3 && bom[0] == 0xef && bom[1] == 0xbb && bom[2] == 0xbf) ? 3 : 0;
+    return fd;
+}
+
+uint64_t opdb_csv_line_of_offset(int fd, uint64_t off) {
+    char buf[1 << 16];
+    uint64_t line = 1, pos = 0;
+    bool prev_cr = false;
+    while (pos < off) {
+        size_t want = off - pos < sizeof buf ? (size_t)(off - pos) : sizeof buf;
+        ssize_t k = pread(fd, buf, want, (off_t)pos);
+        if (k <= 0) break;
+        for (ssize_t i = 0; i < k; i++) {
+            /* A line ends at \n, or at a \r not followed by \n. */
+            if (buf[i] == '\n') line++;
+            else if (prev_cr) line++;
+            prev_cr = buf[i] == '\r';
+        }
+        pos += (uint64_t)k;
+    }
+    return line;
+}

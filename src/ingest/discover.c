@@ -1,0 +1,81 @@
+/* Input discovery.  Beyond the reference, a folder holding no kernel_details
+ * file is searched for msprof op_summary files; never both, since torch_npu
+ * folders hold both views of the same kernels. */
+#include "ingest/discover.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "opdb/fs.h"
+#include "opdb/pystr.h"
+
+/* Path(name).stem.lower() contains `word`, for names matching "*.csv". */
+static bool csv_stem_contains(const char *name, void *word) {
+    size_t n = strlen(name);
+    if (n < 4 || strcmp(name + n - 4, ".csv") != 0) return false;
+    if (n == 4) return false; /* ".csv": its stem is ".csv" */
+    char *stem = opdb_xmalloc(n - 3);
+    memcpy(stem, name, n - 4);
+    stem[n - 4] = '\0';
+    opdb_ascii_lower(stem, n - 4);
+    bool hit = strstr(stem, (const char *)word) != NULL;
+    free(stem);
+    return hit;
+}
+
+static bool is_operator_details(const char *name, void *ctx) {
+    (void)ctx;
+    return strcmp(name, "operator_details.csv") == 0;
+}
+
+int kd_discover(const char *path, bool quirks, kd_inputs *in, opdb_err *err) {
+    memset(in, 0, sizeof *in);
+    char *norm = opdb_path_normalize(path);
+    if (!opdb_path_exists(path)) {
+        opdb_fail(err, OPDB_ERR_RUNTIME, "kernel_details source path not found: %s", norm);
+        free(norm);
+        return -1;
+    }
+    if (!opdb_is_dir(path)) {
+        in->files = opdb_xmalloc(sizeof *in->files);
+        in->files[0] = norm;
+        in->nfiles = 1;
+        return 0;
+    }
+    int rc = opdb_find_files(path, csv_stem_contains, "kernel_details", &in->files, &in->nfiles, err);
+    if (rc == 0 && in->nfiles == 0 && !quirks) {
+        free(in->files);
+        rc = opdb_find_files(path, csv_stem_contains, "op_summary", &in->files, &in->nfiles, err);
+        in->from_op_summary = in->nfiles > 0;
+    }
+    if (rc == 0 && in->nfiles == 0) {
+        if (quirks)
+            opdb_fail(err, OPDB_ERR_RUNTIME, "No CSV files with 'kernel_details' in the filename found under: %s", norm);
+        else
+            opdb_fail(err, OPDB_ERR_RUNTIME,
+                      "No CSV files with 'kernel_details' (or 'op_summary') in the filename found under: %s", norm);
+        rc = -1;
+    }
+    if (rc == 0) rc = opdb_find_files(path, is_operator_details, NULL, &in->operator_details, &in->nop, err);
+    free(norm);
+    if (rc) kd_inputs_free(in);
+    return rc;
+}
+
+void kd_inputs_free(kd_inputs *in) {
+    opdb_free_paths(in->files, in->nfiles);
+    opdb_free_paths(in->operator_details, in->nop);
+    memset(in, 0, sizeof *in);
+}
+
+const char *kd_operator_details_for(const kd_inputs *in, const char *file) {
+    if (!in->nop) return NULL;
+    char *dir = opdb_path_parent(file);
+    const char *hit = NULL;
+    for (size_t i = 0; i < in->nop && !hit; i++) {
+        char *d = opdb_path_parent(in->operator_details[i]);
+        if (strcmp(d, dir) == 0) hit = in->operator_details[i];
+        free(d);
+    }
+    free(dir);
+    return hit;
+}

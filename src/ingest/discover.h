@@ -1,0 +1,23 @@
+/* Which input files a parse reads (spec ingest.md §1 "Input discovery"). */
+#ifndef OPDB_INGEST_DISCOVER_H
+#define OPDB_INGEST_DISCOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "opdb/core.h"
+
+typedef struct kd_inputs {
+    char **files;            /* kernel_details (or op_summary) CSVs, sorted */
+    size_t nfiles;
+    char **operator_details; /* operator_details.csv files, sorted (folder input only) */
+    size_t nop;
+    bool from_op_summary;    /* no kernel_details file: msprof op_summary files instead */
+} kd_inputs;
+
+/* quirks: exactly the reference's discovery (kernel_details only). */
+int kd_discover(const char *path, bool quirks, kd_inputs *in, opdb_err *err);
+void kd_inputs_free(kd_inputs *in);
+/* The operator_details.csv in the same folder as `file`, or NULL. */
+const char *kd_operator_details_for(const kd_inputs *in, const char *file);
+
+#endif

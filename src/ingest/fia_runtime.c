@@ -1,0 +1,210 @@
+/* See fia_runtime.h. */
+#include "ingest/fia_runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "opdb/csv.h"
+#include "opdb/pystr.h"
+
+const char *const fia_runtime_columns[FIA_NRUNTIME] = {
+    "Runtime source_profile",       "Runtime actual_seq_lengths_shape",
+    "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_shape",
+    "Runtime actual_seq_lengths_kv_values", "Runtime avg_seq_len",
+    "Runtime block_table_shape",    "Runtime block_table_valid_blocks",
+    "Runtime num_heads",            "Runtime num_key_value_heads",
+    "Runtime sparse_mode",          "Runtime input_layout",
+    "Runtime block_size",           "Runtime attn_state",
+    "Runtime kv_cache_mode",        "Runtime metadata_completeness",
+};
+enum { COL_SOURCE = 0, COL_ASL_SHAPE = 1, COL_ASLKV_SHAPE = 3, COL_BT_SHAPE = 6, COL_COMPLETENESS = 15 };
+#define NSLOTS 31
+
+void fia_index_init(fia_index *ix) {
+    memset(ix, 0, sizeof *ix);
+    ix->nslots = 64;
+    ix->slots = opdb_xcalloc(ix->nslots, sizeof *ix->slots);
+    opdb_arena_init(&ix->arena, 64 * 1024);
+}
+
+void fia_index_free(fia_index *ix) {
+    free(ix->v);
+    free(ix->slots);
+    opdb_arena_free(&ix->arena);
+    memset(ix, 0, sizeof *ix);
+}
+
+static uint64_t key_hash(opdb_span in, opdb_span out) {
+    return opdb_hash_bytes(out.p, out.n, opdb_hash_bytes(in.p, in.n, 77));
+}
+
+const fia_meta *fia_index_get(const fia_index *ix, opdb_span in, opdb_span out) {
+    uint64_t h = key_hash(in, out);
+    for (size_t j = h & (ix->nslots - 1);; j = (j + 1) & (ix->nslots - 1)) {
+        uint32_t s = ix->slots[j];
+        if (!s) return NULL;
+        const fia_meta *m = &ix->v[s - 1];
+        if (m->hash == h && opdb_span_eq(m->in, in) && opdb_span_eq(m->out, out)) return m;
+    }
+}
+
+bool fia_index_has(const fia_index *ix, opdb_span in, opdb_span out) { return fia_index_get(ix, in, out) != NULL; }
+
+static void insert_slot(uint32_t *slots, size_t nslots, uint64_t h, uint32_t v) {
+    size_t j = h & (nslots - 1);
+    while (slots[j]) j = (j + 1) & (nslots - 1);
+    slots[j] = v;
+}
+
+/* One slot as a shape: "" if absent, else the integers joined by ",". */
+static int slot_text(opdb_arena *a, opdb_span slot, bool lenient, bool *bad, int idx,
+                     const char **out, opdb_err *err) {
+    slot = opdb_py_strip(slot);
+    *out = "";
+    if (slot.n == 0) return 0;
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    size_t start = 0;
+    for (size_t i = 0; i <= slot.n; i++) {
+        if (i < slot.n && slot.p[i] != ',') continue;
+        long long v;
+        if (!opdb_py_int(slot.p + start, i - start, &v)) {
+            opdb_sb_free(&sb);
+            if (lenient) {
+                *bad = true;
+                return 0;
+            }
+            return opdb_fail(err, OPDB_ERR_RUNTIME,
+                             "FusedInferAttentionScore input slot %d has a non-integer dimension '%.*s'",
+                             idx, (int)(i - start), slot.p + start);
+        }
+        if (sb.n) opdb_sb_addc(&sb, ',');
+        opdb_sb_addf(&sb, "%lld", v);
+        start = i + 1;
+    }
+    *out = opdb_arena_strndup(a, sb.p, sb.n);
+    opdb_sb_free(&sb);
+    return 0;
+}
+
+int fia_index_add(fia_index *ix, opdb_span in, opdb_span out, opdb_span source,
+                  const char *source_profile, bool lenient, bool *bad_token, opdb_err *err) {
+    /* split_metadata_field: strip whitespace and quotes, split on ';', strip each part */
+    opdb_span text = opdb_py_strip_chars(opdb_py_strip(source), "\"");
+    const char *shape[NSLOTS];
+    int slot = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= text.n; i++) {
+        if (i < text.n && text.p[i] != ';') continue;
+        opdb_span part = opdb_py_strip_chars(opdb_py_strip(opdb_span_make(text.p + start, i - start)), "\"");
+        const char *t;
+        if (slot_text(&ix->arena, part, lenient, bad_token, slot, &t, err)) return -1;
+        if (slot < NSLOTS) shape[slot] = t;
+        slot++;
+        start = i + 1;
+    }
+    for (; slot < NSLOTS; slot++) shape[slot] = "";
+
+    if (ix->n == ix->cap) {
+        ix->cap = ix->cap ? ix->cap * 2 : 16;
+        ix->v = opdb_xrealloc(ix->v, ix->cap * sizeof *ix->v);
+    }
+    fia_meta *m = &ix->v[ix->n];
+    m->in = opdb_span_make(opdb_arena_strndup(&ix->arena, in.p, in.n), in.n);
+    m->out = opdb_span_make(opdb_arena_strndup(&ix->arena, out.p, out.n), out.n);
+    m->hash = key_hash(in, out);
+    for (int c = 0; c < FIA_NRUNTIME; c++) m->cells[c] = "";
+    m->cells[COL_SOURCE] = opdb_arena_strndup(&ix->arena, source_profile, strlen(source_profile));
+    m->cells[COL_ASL_SHAPE] = shape[5];
+    m->cells[COL_ASLKV_SHAPE] = shape[6];
+    m->cells[COL_BT_SHAPE] = shape[14];
+    /* No runtime values come from a profile, so avg_seq_len stays empty. */
+    m->cells[COL_COMPLETENESS] = "profile_shapes_only";
+    ix->n++;
+    if (ix->n * 2 > ix->nslots) {
+        size_t ns = ix->nslots * 2;
+        uint32_t *s = opdb_xcalloc(ns, sizeof *s);
+        for (size_t i = 0; i < ix->n; i++) insert_slot(s, ns, ix->v[i].hash, (uint32_t)(i + 1));
+        free(ix->slots);
+        ix->slots = s;
+        ix->nslots = ns;
+    } else {
+        insert_slot(ix->slots, ix->nslots, m->hash, (uint32_t)ix->n);
+    }
+    return 0;
+}
+
+/* Python: " ".join(lower + strip non-[a-z0-9] of each non-empty name cell) contains it. */
+static bool names_fia(const opdb_field *f, int nf, const int *cols, int ncols) {
+    for (int k = 0; k < ncols; k++) {
+        int c = cols[k];
+        if (c < 0 || c >= nf || f[c].n == 0) continue;
+        char buf[256];
+        size_t o = 0;
+        for (uint32_t i = 0; i < f[c].n && o < sizeof buf - 1; i++) {
+            char ch = f[c].p[i];
+            if (ch >= 'A' && ch <= 'Z') ch = (char)(ch - 'A' + 'a');
+            if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')) buf[o++] = ch;
+        }
+        buf[o] = '\0';
+        if (strstr(buf, "fusedinferattentionscore")) return true;
+    }
+    return false;
+}
+
+int fia_load_operator_rows(const char *path, fia_op_rows *rows, opdb_err *err) {
+    rows->in = NULL;
+    rows->n = 0;
+    uint64_t body;
+    int fd = opdb_csv_open(path, &body, err);
+    if (fd < 0) return -1;
+    opdb_byte_reader br;
+    opdb_byte_reader_init(&br, fd, body, 1 << 16);
+    opdb_csv_exact x;
+    opdb_csv_exact_init(&x, &br, 1);
+    enum { MAXF = 4096 };
+    opdb_field *f = opdb_xmalloc(MAXF * sizeof *f);
+    int nf, rc = 0;
+    static const char *const name_cols[] = {"Type", "Name", "Op Type", "Op Name", "Operator Type", "Operator Name"};
+    int cols[6], c_in = -1, c_out = -1;
+    size_t cap = 0;
+    int r = opdb_csv_exact_next(&x, f, MAXF, &nf, true);
+    if (r > 0) {
+        for (int k = 0; k < 6; k++) cols[k] = -1;
+        for (int i = 0; i < nf; i++) {
+            opdb_span h = opdb_span_make(f[i].p, f[i].n);
+            for (int k = 0; k < 6; k++)
+                if (opdb_span_eq_cstr(h, name_cols[k])) cols[k] = i;
+            if (opdb_span_eq_cstr(h, "Input Shapes")) c_in = i;
+            if (opdb_span_eq_cstr(h, "Output Shapes")) c_out = i;
+        }
+        while ((r = opdb_csv_exact_next(&x, f, MAXF, &nf, false)) > 0) {
+            if (!names_fia(f, nf, cols, 6)) continue;
+            opdb_span in = c_in >= 0 && c_in < nf ? opdb_py_strip(opdb_span_make(f[c_in].p, f[c_in].n)) : opdb_span_make("", 0);
+            opdb_span out = c_out >= 0 && c_out < nf ? opdb_py_strip(opdb_span_make(f[c_out].p, f[c_out].n)) : opdb_span_make("", 0);
+            if (!in.n || !out.n) continue;
+            if (rows->n == cap) {
+                cap = cap ? cap * 2 : 16;
+                rows->in = opdb_xrealloc(rows->in, cap * sizeof *rows->in);
+            }
+            char *s = opdb_xmalloc(in.n + 1);
+            memcpy(s, in.p, in.n);
+            s[in.n] = '\0';
+            rows->in[rows->n++] = s;
+        }
+    }
+    if (r < 0) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
+    free(f);
+    opdb_csv_exact_free(&x);
+    opdb_byte_reader_free(&br);
+    close(fd);
+    return rc;
+}
+
+void fia_op_rows_free(fia_op_rows *rows) {
+    for (size_t i = 0; i < rows->n; i++) free(rows->in[i]);
+    free(rows->in);
+    rows->in = NULL;
+    rows->n = 0;
+}

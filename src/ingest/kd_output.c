@@ -1,0 +1,155 @@
+/* Table layout (spec ingest.md §1 "Output rows"): 8 base columns, three
+ * profiling durations, 25 metric means, and for FusedInferAttentionScore the
+ * 16 runtime columns; every number as "%.6f". */
+#include "ingest/kd_output.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "opdb/csv.h"
+#include "opdb/db.h"
+#include "opdb/fs.h"
+#include "opdb/pystr.h"
+#include "opdb/stats.h"
+
+#define NBASE 8
+#define NCOLS_MAX (NBASE + 3 + OPDB_NMETRICS + FIA_NRUNTIME)
+
+typedef struct type_entry {
+    opdb_span name;
+    size_t *groups;
+    size_t n, cap;
+} type_entry;
+
+static void header(opdb_strbuf *out, bool fia) {
+    static const char *const base[NBASE] = {"OP State",     "Accelerator Core", "Input Shapes",
+                                            "Input Data Types", "Input Formats",  "Output Shapes",
+                                            "Output Data Types", "Output Formats"};
+    opdb_span cells[NCOLS_MAX];
+    char names[OPDB_NMETRICS][64];
+    size_t n = 0;
+    for (int i = 0; i < NBASE; i++) cells[n++] = opdb_span_cstr(base[i]);
+    cells[n++] = opdb_span_cstr("Profiling Average Duration(us)");
+    cells[n++] = opdb_span_cstr("Profiling Median Duration(us)");
+    cells[n++] = opdb_span_cstr("Profiling Std Duration(us)");
+    for (int m = 0; m < OPDB_NMETRICS; m++) {
+        snprintf(names[m], sizeof names[m], "Profiling Average %s", opdb_metric_names[m]);
+        cells[n++] = opdb_span_cstr(names[m]);
+    }
+    if (fia)
+        for (int i = 0; i < FIA_NRUNTIME; i++) cells[n++] = opdb_span_cstr(fia_runtime_columns[i]);
+    opdb_csv_write_record(out, cells, n);
+}
+
+static void row(opdb_strbuf *out, kd_group *g, const fia_index *ix, bool fia) {
+    opdb_span cells[NCOLS_MAX];
+    char num[3 + OPDB_NMETRICS][400];
+    size_t n = 0;
+    cells[n++] = g->desc[0];
+    cells[n++] = g->desc[1];
+    cells[n++] = g->in;
+    cells[n++] = g->desc[2];
+    cells[n++] = g->desc[3];
+    cells[n++] = g->out;
+    cells[n++] = g->desc[4];
+    cells[n++] = g->desc[5];
+    double count = (double)g->count;
+    double stat[3] = {g->sum / count, opdb_median(g->durs, g->ndurs), opdb_pstd_naive(g->sum, g->sumsq, count)};
+    for (int i = 0; i < 3; i++) {
+        size_t k = opdb_py_fmt_fixed(num[i], sizeof num[i], stat[i], 6);
+        cells[n++] = opdb_span_make(num[i], k);
+    }
+    for (int m = 0; m < OPDB_NMETRICS; m++) {
+        if (!(g->metrics_seen & (1u << m))) {
+            cells[n++] = opdb_span_make("", 0);
+            continue;
+        }
+        size_t k = opdb_py_fmt_fixed(num[3 + m], sizeof num[3 + m], g->msum[m] / count, 6);
+        cells[n++] = opdb_span_make(num[3 + m], k);
+    }
+    if (fia) {
+        const fia_meta *meta = fia_index_get(ix, g->in, g->out);
+        for (int i = 0; i < FIA_NRUNTIME; i++) cells[n++] = opdb_span_cstr(meta ? meta->cells[i] : "");
+    }
+    opdb_csv_write_record(out, cells, n);
+}
+
+static type_entry *collect_types(const kd_agg *a, size_t *ntypes) {
+    type_entry *t = NULL;
+    size_t n = 0, cap = 0;
+    size_t nslots = 64;
+    while (nslots < a->n * 2 + 2) nslots *= 2;
+    uint32_t *slots = opdb_xcalloc(nslots, sizeof *slots);
+    for (size_t i = 0; i < a->n; i++) {
+        const kd_group *g = &a->g[i];
+        if (g->type.n == 0) continue; /* the reference drops empty types here */
+        uint64_t h = opdb_hash_bytes(g->type.p, g->type.n, 3);
+        size_t j = h & (nslots - 1);
+        while (slots[j] && !opdb_span_eq(t[slots[j] - 1].name, g->type)) j = (j + 1) & (nslots - 1);
+        if (!slots[j]) {
+            if (n == cap) {
+                cap = cap ? cap * 2 : 32;
+                t = opdb_xrealloc(t, cap * sizeof *t);
+            }
+            memset(&t[n], 0, sizeof t[n]);
+            t[n].name = g->type;
+            slots[j] = (uint32_t)++n;
+        }
+        type_entry *e = &t[slots[j] - 1];
+        if (e->n == e->cap) {
+            e->cap = e->cap ? e->cap * 2 : 8;
+            e->groups = opdb_xrealloc(e->groups, e->cap * sizeof *e->groups);
+        }
+        e->groups[e->n++] = i;
+    }
+    free(slots);
+    *ntypes = n;
+    return t;
+}
+
+static bool name_taken(char **names, size_t n, const char *s) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], s) == 0) return true;
+    return false;
+}
+
+int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool quirks,
+                    opdb_progress *pg, size_t *nfiles, opdb_err *err) {
+    size_t ntypes;
+    type_entry *types = collect_types(a, &ntypes);
+    char **used = opdb_xcalloc(ntypes + 1, sizeof *used);
+    opdb_strbuf out;
+    opdb_sb_init(&out);
+    int rc = 0;
+    *nfiles = 0;
+    opdb_progress_stage(pg, "Write", ntypes);
+    for (size_t t = 0; t < ntypes && rc == 0; t++) {
+        char *base = opdb_sanitize_type_name(types[t].name.p, types[t].name.n);
+        char *fname = opdb_xmalloc(strlen(base) + 32);
+        sprintf(fname, "%s.csv", base);
+        if (!quirks) {
+            for (int k = 2; name_taken(used, t, fname); k++) sprintf(fname, "%s~%d.csv", base, k);
+            if (strcmp(fname + strlen(base), ".csv") != 0)
+                opdb_warn("operator types '%.*s' and another sanitise to the same file name; writing %s",
+                          (int)types[t].name.n, types[t].name.p, fname);
+        }
+        used[t] = fname;
+        free(base);
+        bool fia = opdb_span_eq_cstr(types[t].name, KD_FIA_TYPE);
+        opdb_sb_clear(&out);
+        header(&out, fia);
+        for (size_t i = 0; i < types[t].n; i++) row(&out, &a->g[types[t].groups[i]], ix, fia);
+        char *path = opdb_path_join(outdir, fname);
+        rc = opdb_atomic_write(path, out.p, out.n, err);
+        free(path);
+        if (rc == 0) (*nfiles)++;
+        opdb_progress_update(pg, t + 1, fname);
+    }
+    for (size_t t = 0; t < ntypes; t++) {
+        free(types[t].groups);
+        free(used[t]);
+    }
+    free(used);
+    free(types);
+    opdb_sb_free(&out);
+    return rc;
+}
