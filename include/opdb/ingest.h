@@ -24,8 +24,17 @@ typedef struct opdb_parse_opts {
     FILE *reference_stdout;      /* where the reference's own messages go (stdout) */
 } opdb_parse_opts;
 
+typedef struct opdb_table_summary {
+    char *file;                  /* file name written, e.g. "MatMulV2.csv" */
+    size_t shapes;               /* rows (distinct shape groups) */
+    unsigned long long launches; /* kernel launches aggregated */
+    double total_us;             /* sum of their durations */
+} opdb_table_summary;
+
 typedef struct opdb_parse_result {
     size_t files_written;        /* as the reference counts them */
+    opdb_table_summary *tables;  /* one per table written, in write order */
+    size_t ntables;
     size_t input_files;
     unsigned long long rows_read;
     size_t groups;
@@ -33,6 +42,7 @@ typedef struct opdb_parse_result {
 
 /* Runs the whole parse. Returns 0 on success, -1 with err set otherwise. */
 int opdb_parse_run(const opdb_parse_opts *opts, opdb_parse_result *res, opdb_err *err);
+void opdb_parse_result_free(opdb_parse_result *res);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@
 int cmd_parse(int argc, char **argv) {
     const char *profiling = NULL, *database = NULL, *device = NULL, *vllm = NULL, *torch = NULL, *cann = NULL,
                *threads = NULL;
-    bool quirks = false, strict = false, no_progress = false;
+    bool quirks = false, strict = false, no_progress = false, summary = false;
     cli_opt opts[] = {
         {"--profiling-path", "P", "a kernel_details*.csv (or msprof op_summary_*.csv) file, or a folder scanned recursively", true, &profiling, NULL},
         {"--database-path", "D", "database folder to write into (skips the version-folder logic)", false, &database, NULL},
@@ -23,6 +23,7 @@ int cmd_parse(int argc, char **argv) {
         {"--threads", "N", "worker threads (default: one per CPU; 1 = single-threaded)", false, &threads, NULL},
         {"--strict", NULL, "a row whose Duration(us) is not a number is an error (default: skipped with a warning)", false, NULL, &strict},
         {"--reference-quirks", NULL, "reproduce the reference parser exactly, quirks included", false, NULL, &quirks},
+        {"--summary", NULL, "after the completion line, list each table written with its shapes, launches and total time", false, NULL, &summary},
         {"--no-progress", NULL, "never draw progress bars (they are drawn only when stderr is a terminal)", false, NULL, &no_progress},
     };
     cli_spec spec = {
@@ -73,9 +74,18 @@ int cmd_parse(int argc, char **argv) {
         fflush(stdout);
         fprintf(stderr, "opdb parse: %s\n", err.msg);
         free(outdir);
+        opdb_parse_result_free(&res);
         return err.code ? err.code : 1;
     }
     printf("Generated %zu csv file(s) under %s from %s\n", res.files_written, outdir, profiling);
+    if (summary) {
+        printf("%-40s %8s %10s %16s\n", "table", "shapes", "launches", "total(us)");
+        for (size_t i = 0; i < res.ntables; i++)
+            printf("%-40s %8zu %10llu %16.3f\n", res.tables[i].file, res.tables[i].shapes, res.tables[i].launches,
+                   res.tables[i].total_us);
+        printf("%zu input file(s), %llu row(s) read, %zu shape group(s)\n", res.input_files, res.rows_read, res.groups);
+    }
+    opdb_parse_result_free(&res);
     free(outdir);
     return fflush(stdout) == 0 ? 0 : 1;
 }

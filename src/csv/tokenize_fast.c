@@ -119,10 +119,10 @@ static uint32_t unquote_in_place(char *s, size_t n) {
     return (uint32_t)(dst - s);
 }
 
-static inline void emit(opdb_csv_fast *t, opdb_field *fields, int max_fields, int *n, size_t end) {
+static inline void emit(char *buf, size_t start, size_t end, opdb_field *fields, int max_fields, int *n) {
     if (*n < max_fields) {
-        char *p = t->buf + t->field_start;
-        size_t len = end - t->field_start;
+        char *p = buf + start;
+        size_t len = end - start;
         if (len && *p == '"') len = unquote_in_place(p, len);
         fields[*n].p = p;
         fields[*n].n = (uint32_t)len;
@@ -132,45 +132,60 @@ static inline void emit(opdb_csv_fast *t, opdb_field *fields, int max_fields, in
 
 int opdb_csv_fast_next(opdb_csv_fast *t, opdb_field *fields, int max_fields, int *nfields,
                        size_t *rec_off) {
-    int n = 0;
-    size_t rec_start = t->field_start;
+    /* Locals, not t->..., so the compiler keeps them in registers across
+     * the stores into fields[] (which may alias through char *). */
+    char *const buf = t->buf;
+    uint64_t bits = t->bits;
+    size_t cur = t->cur, field_start = t->field_start;
+    size_t rec_start = field_start;
+    int n = 0, rc;
     for (;;) {
-        while (t->bits == 0) {
-            if (t->anomaly) return -1;
+        while (bits == 0) {
+            if (t->anomaly) {
+                rc = -1;
+                goto out;
+            }
             if (t->blk >= t->len) {
                 if (t->inq) {
                     t->anomaly = true;
-                    return -1;
+                    rc = -1;
+                    goto out;
                 }
-                if (t->field_start < t->len || n > 0) {
-                    emit(t, fields, max_fields, &n, t->len);
-                    t->field_start = t->len;
-                    *nfields = n < max_fields ? n : max_fields;
-                    *rec_off = rec_start;
-                    return 1;
+                if (field_start < t->len || n > 0) {
+                    emit(buf, field_start, t->len, fields, max_fields, &n);
+                    field_start = t->len;
+                    rc = 1;
+                    goto record;
                 }
-                return 0;
+                rc = 0;
+                goto out;
             }
             load_block(t);
+            bits = t->bits;
+            cur = t->cur;
         }
-        if (t->anomaly) return -1;
-        int i = __builtin_ctzll(t->bits);
-        t->bits &= t->bits - 1;
-        size_t pos = t->cur + (size_t)i;
-        if (t->buf[pos] == ',') {
-            emit(t, fields, max_fields, &n, pos);
-            t->field_start = pos + 1;
+        size_t pos = cur + (size_t)__builtin_ctzll(bits);
+        bits &= bits - 1;
+        if (buf[pos] == ',') {
+            emit(buf, field_start, pos, fields, max_fields, &n);
+            field_start = pos + 1;
             continue;
         }
-        if (n == 0 && pos == t->field_start) { /* blank line */
-            t->field_start = pos + 1;
-            rec_start = pos + 1;
+        if (n == 0 && pos == field_start) { /* blank line */
+            field_start = rec_start = pos + 1;
             continue;
         }
-        emit(t, fields, max_fields, &n, pos);
-        t->field_start = pos + 1;
-        *nfields = n < max_fields ? n : max_fields;
-        *rec_off = rec_start;
-        return 1;
+        emit(buf, field_start, pos, fields, max_fields, &n);
+        field_start = pos + 1;
+        rc = 1;
+        goto record;
     }
+record:
+    *nfields = n < max_fields ? n : max_fields;
+    *rec_off = rec_start;
+out:
+    t->bits = bits;
+    t->cur = cur;
+    t->field_start = field_start;
+    return rc;
 }

@@ -113,14 +113,16 @@ static bool name_taken(char **names, size_t n, const char *s) {
 }
 
 int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool quirks,
-                    opdb_progress *pg, size_t *nfiles, opdb_err *err) {
+                    opdb_progress *pg, opdb_parse_result *res, opdb_err *err) {
     size_t ntypes;
     type_entry *types = collect_types(a, &ntypes);
     char **used = opdb_xcalloc(ntypes + 1, sizeof *used);
     opdb_strbuf out;
     opdb_sb_init(&out);
     int rc = 0;
-    *nfiles = 0;
+    res->files_written = 0;
+    res->tables = opdb_xcalloc(ntypes + 1, sizeof *res->tables);
+    res->ntables = 0;
     opdb_progress_stage(pg, "Write", ntypes);
     for (size_t t = 0; t < ntypes && rc == 0; t++) {
         char *base = opdb_sanitize_type_name(types[t].name.p, types[t].name.n);
@@ -141,7 +143,16 @@ int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool qui
         char *path = opdb_path_join(outdir, fname);
         rc = opdb_atomic_write(path, out.p, out.n, err);
         free(path);
-        if (rc == 0) (*nfiles)++;
+        if (rc == 0) {
+            res->files_written++;
+            opdb_table_summary *sum = &res->tables[res->ntables++];
+            sum->file = opdb_xstrdup(fname);
+            sum->shapes = types[t].n;
+            for (size_t i = 0; i < types[t].n; i++) {
+                sum->launches += a->g[types[t].groups[i]].count;
+                sum->total_us += a->g[types[t].groups[i]].sum;
+            }
+        }
         opdb_progress_update(pg, t + 1, fname);
     }
     for (size_t t = 0; t < ntypes; t++) {

@@ -10,6 +10,6 @@
  * to one name overwrite each other (the reference); otherwise the later one
  * becomes `<name>~2.csv`. *nfiles counts like the reference (one per type). */
 int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool quirks,
-                    opdb_progress *pg, size_t *nfiles, opdb_err *err);
+                    opdb_progress *pg, opdb_parse_result *res, opdb_err *err);
 
 #endif

@@ -310,7 +310,7 @@ int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *e
     if (rc == 0) {
         if (J.deferred.n && o->reference_stdout) fputs(J.deferred.p, o->reference_stdout);
         report_warnings(&J);
-        rc = kd_write_tables(&J.agg, &J.fia, o->output_dir, o->reference_quirks, &J.pg, &res->files_written, err);
+        rc = kd_write_tables(&J.agg, &J.fia, o->output_dir, o->reference_quirks, &J.pg, res, err);
         opdb_progress_clear(&J.pg);
     }
     res->input_files = in.nfiles;
@@ -323,4 +323,11 @@ int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *e
     kd_agg_free(&J.agg);
     kd_inputs_free(&in);
     return rc;
+}
+
+void opdb_parse_result_free(opdb_parse_result *res) {
+    for (size_t i = 0; i < res->ntables; i++) free(res->tables[i].file);
+    free(res->tables);
+    res->tables = NULL;
+    res->ntables = 0;
 }
