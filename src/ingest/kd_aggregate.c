@@ -1,72 +1,94 @@
-/* The sequential half of `opdb parse`: runs on the caller's thread in file
- * order, so sums are accumulated exactly in the reference's order. */
+/* The sequential half of `opdb parse`: kd_agg_add runs on the caller's
+ * thread in file order, so sums accumulate exactly in the reference's order. */
 #include "ingest/kd_aggregate.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+static kd_table *table_new(size_t nslots) {
+    kd_table *t = opdb_xcalloc(1, sizeof *t + nslots * sizeof t->slot[0]);
+    t->nslots = nslots;
+    for (size_t i = 0; i < nslots; i++) atomic_init(&t->slot[i], NULL);
+    return t;
+}
+
 void kd_agg_init(kd_agg *a) {
     memset(a, 0, sizeof *a);
     opdb_arena_init(&a->arena, 256 * 1024);
-    a->nslots = 1024;
-    a->slots = opdb_xcalloc(a->nslots, sizeof *a->slots);
+    atomic_init(&a->table, table_new(1024));
 }
 
 void kd_agg_free(kd_agg *a) {
     for (size_t i = 0; i < a->n; i++) free(a->g[i].durs);
     free(a->g);
-    free(a->slots);
+    kd_table *t = atomic_load(&a->table);
+    while (t) {
+        kd_table *next = t->retired;
+        free(t);
+        t = next;
+    }
     opdb_arena_free(&a->arena);
     memset(a, 0, sizeof *a);
+}
+
+static inline bool key_eq(const kd_key *k, const kd_row *r) {
+    return k->hash == r->hash && opdb_span_eq(k->type, r->type) && opdb_span_eq(k->in, r->in) &&
+           opdb_span_eq(k->out, r->out);
+}
+
+uint32_t kd_agg_probe(const kd_agg *a, const kd_row *r) {
+    const kd_table *t = atomic_load_explicit(&((kd_agg *)a)->table, memory_order_acquire);
+    size_t mask = t->nslots - 1;
+    for (size_t j = r->hash & mask;; j = (j + 1) & mask) {
+        const kd_key *k = atomic_load_explicit(&((kd_table *)t)->slot[j], memory_order_acquire);
+        if (!k) return 0;
+        if (key_eq(k, r)) return k->index + 1;
+    }
 }
 
 static opdb_span keep(kd_agg *a, opdb_span s) {
     return opdb_span_make(opdb_arena_strndup(&a->arena, s.p, s.n), s.n);
 }
 
-static void grow_table(kd_agg *a) {
-    size_t n = a->nslots * 2;
-    uint32_t *s = opdb_xcalloc(n, sizeof *s);
-    for (size_t i = 0; i < a->n; i++) {
-        size_t j = a->g[i].hash & (n - 1);
-        while (s[j]) j = (j + 1) & (n - 1);
-        s[j] = (uint32_t)(i + 1);
-    }
-    free(a->slots);
-    a->slots = s;
-    a->nslots = n;
+static void place(kd_table *t, const kd_key *k) {
+    size_t mask = t->nslots - 1;
+    size_t j = k->hash & mask;
+    while (atomic_load_explicit(&t->slot[j], memory_order_relaxed)) j = (j + 1) & mask;
+    atomic_store_explicit(&t->slot[j], k, memory_order_release);
 }
 
 static kd_group *find_or_add(kd_agg *a, const kd_row *r) {
-    size_t mask = a->nslots - 1;
-    size_t j = r->hash & mask;
-    for (;;) {
-        uint32_t s = a->slots[j];
-        if (!s) break;
-        kd_group *g = &a->g[s - 1];
-        if (g->hash == r->hash && opdb_span_eq(g->type, r->type) && opdb_span_eq(g->in, r->in) &&
-            opdb_span_eq(g->out, r->out))
-            return g;
-        j = (j + 1) & mask;
-    }
+    uint32_t hit = kd_agg_probe(a, r);
+    if (hit) return &a->g[hit - 1];
     if (a->n == a->cap) {
         a->cap = a->cap ? a->cap * 2 : 256;
         a->g = opdb_xrealloc(a->g, a->cap * sizeof *a->g);
     }
-    kd_group *g = &a->g[a->n];
+    kd_key *k = opdb_arena_alloc(&a->arena, sizeof *k);
+    k->type = keep(a, r->type);
+    k->in = keep(a, r->in);
+    k->out = keep(a, r->out);
+    k->hash = r->hash;
+    k->index = (uint32_t)a->n;
+    kd_group *g = &a->g[a->n++];
     memset(g, 0, sizeof *g);
-    g->type = keep(a, r->type);
-    g->in = keep(a, r->in);
-    g->out = keep(a, r->out);
+    g->key = k;
     for (int i = 0; i < KD_NDESC; i++) g->desc[i] = opdb_span_make("", 0);
-    g->hash = r->hash;
-    a->slots[j] = (uint32_t)++a->n;
-    if (a->n * 2 > a->nslots) grow_table(a);
-    return &a->g[a->n - 1];
+    kd_table *t = atomic_load_explicit(&a->table, memory_order_relaxed);
+    if (a->n * 2 > t->nslots) {
+        /* Grow: readers may still hold the old table, so keep it until the end. */
+        kd_table *nt = table_new(t->nslots * 2);
+        for (size_t i = 0; i < a->n - 1; i++) place(nt, a->g[i].key);
+        nt->retired = t;
+        atomic_store_explicit(&a->table, nt, memory_order_release);
+        t = nt;
+    }
+    place(t, k);
+    return g;
 }
 
 void kd_agg_add(kd_agg *a, const kd_row *r, uint32_t metrics_present) {
-    kd_group *g = find_or_add(a, r);
+    kd_group *g = r->group ? &a->g[r->group - 1] : find_or_add(a, r);
     double d = r->duration;
     g->sum += d;
     g->sumsq += d * d;

@@ -46,10 +46,10 @@ static void row(opdb_strbuf *out, kd_group *g, const fia_index *ix, bool fia) {
     size_t n = 0;
     cells[n++] = g->desc[0];
     cells[n++] = g->desc[1];
-    cells[n++] = g->in;
+    cells[n++] = g->key->in;
     cells[n++] = g->desc[2];
     cells[n++] = g->desc[3];
-    cells[n++] = g->out;
+    cells[n++] = g->key->out;
     cells[n++] = g->desc[4];
     cells[n++] = g->desc[5];
     double count = (double)g->count;
@@ -67,7 +67,7 @@ static void row(opdb_strbuf *out, kd_group *g, const fia_index *ix, bool fia) {
         cells[n++] = opdb_span_make(num[3 + m], k);
     }
     if (fia) {
-        const fia_meta *meta = fia_index_get(ix, g->in, g->out);
+        const fia_meta *meta = fia_index_get(ix, g->key->in, g->key->out);
         for (int i = 0; i < FIA_NRUNTIME; i++) cells[n++] = opdb_span_cstr(meta ? meta->cells[i] : "");
     }
     opdb_csv_write_record(out, cells, n);
@@ -81,17 +81,18 @@ static type_entry *collect_types(const kd_agg *a, size_t *ntypes) {
     uint32_t *slots = opdb_xcalloc(nslots, sizeof *slots);
     for (size_t i = 0; i < a->n; i++) {
         const kd_group *g = &a->g[i];
-        if (g->type.n == 0) continue; /* the reference drops empty types here */
-        uint64_t h = opdb_hash_bytes(g->type.p, g->type.n, 3);
+        opdb_span type = g->key->type;
+        if (type.n == 0) continue; /* the reference drops empty types here */
+        uint64_t h = opdb_hash_bytes(type.p, type.n, 3);
         size_t j = h & (nslots - 1);
-        while (slots[j] && !opdb_span_eq(t[slots[j] - 1].name, g->type)) j = (j + 1) & (nslots - 1);
+        while (slots[j] && !opdb_span_eq(t[slots[j] - 1].name, type)) j = (j + 1) & (nslots - 1);
         if (!slots[j]) {
             if (n == cap) {
                 cap = cap ? cap * 2 : 32;
                 t = opdb_xrealloc(t, cap * sizeof *t);
             }
             memset(&t[n], 0, sizeof t[n]);
-            t[n].name = g->type;
+            t[n].name = type;
             slots[j] = (uint32_t)++n;
         }
         type_entry *e = &t[slots[j] - 1];

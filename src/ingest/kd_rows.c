@@ -34,6 +34,7 @@ static inline opdb_span cell(const kd_layout *L, int role, const opdb_field *f, 
 
 void kd_row_extract(kd_row *r, const kd_layout *L, const opdb_field *f, int nf, bool quirks) {
     r->flags = 0;
+    r->group = 0;
     r->type = cell(L, KD_TYPE, f, nf);
     if (r->type.n == sizeof KD_FIA_TYPE - 1 && memcmp(r->type.p, KD_FIA_TYPE, r->type.n) == 0)
         r->flags |= KD_ROW_FIA;

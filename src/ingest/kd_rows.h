@@ -21,6 +21,7 @@ typedef struct kd_row {
     uint64_t hash;             /* of (type, in, out) */
     uint64_t rec_off;          /* file offset of the record (for line numbers) */
     uint32_t flags;
+    uint32_t group;            /* group index + 1 if a worker already found it, else 0 */
 } kd_row;
 
 typedef struct kd_rows {

@@ -130,6 +130,7 @@ static void rows_work(opdb_batch *b, void *ctx) {
         kd_row *r = &rs->v[rs->n++];
         kd_row_extract(r, &J->layout, fields, nf, J->o->reference_quirks);
         r->rec_off = b->file_off + off;
+        if (!(r->flags & (KD_ROW_NA_SHAPES | KD_ROW_BAD_DURATION))) r->group = kd_agg_probe(&J->agg, r);
     }
     if (rc < 0) b->anomaly = true;
     if (fields != f) free(fields);
