@@ -39,6 +39,12 @@ int opdb_find_files(const char *root, opdb_name_filter keep, void *ctx, char ***
                     size_t *count, opdb_err *err);
 void opdb_free_paths(char **paths, size_t count);
 
+/* Exclusive advisory lock (flock) on a folder, so concurrent writers to one
+ * database serialise. Blocks, saying so on stderr if it has to wait.
+ * Returns a descriptor to pass to opdb_dir_unlock, or -1 with err set. */
+int opdb_dir_lock(const char *dir, opdb_err *err);
+void opdb_dir_unlock(int fd);
+
 /* Atomic file replacement: write to a temp file in the same folder, fsync,
  * rename over the target.  A failed or interrupted run leaves the old file.
  * Temp files of a run that is killed by SIGINT/SIGTERM are removed. */

@@ -1,6 +1,10 @@
 /* Path text in pathlib's form, folder creation and sorted discovery. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -195,4 +199,24 @@ int opdb_find_files(const char *root, opdb_name_filter keep, void *ctx, char ***
 void opdb_free_paths(char **paths, size_t count) {
     for (size_t i = 0; i < count; i++) free(paths[i]);
     free(paths);
+}
+
+int opdb_dir_lock(const char *dir, opdb_err *err) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open folder: %s", dir, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        fprintf(stderr, "opdb: waiting for another opdb writing to %s\n", dir);
+        while (flock(fd, LOCK_EX) != 0) {
+            if (errno != EINTR) {
+                int e = errno;
+                close(fd);
+                return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot lock: %s", dir, strerror(e));
+            }
+        }
+    }
+    return fd;
+}
+
+void opdb_dir_unlock(int fd) {
+    if (fd >= 0) close(fd);
 }

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "opdb/stats.h"
 
 static kd_table *table_new(size_t nslots) {
     kd_table *t = opdb_xcalloc(1, sizeof *t + nslots * sizeof t->slot[0]);
@@ -102,4 +103,18 @@ void kd_agg_add(kd_agg *a, const kd_row *r, uint32_t metrics_present) {
     g->metrics_seen |= metrics_present;
     for (int i = 0; i < KD_NDESC; i++)
         if (g->desc[i].n == 0 && r->desc[i].n) g->desc[i] = keep(a, r->desc[i]);
+}
+
+void kd_agg_finish(kd_agg *a, void (*tick)(void *ctx, size_t done), void *ctx) {
+    for (size_t i = 0; i < a->n; i++) {
+        kd_group *g = &a->g[i];
+        double count = (double)g->count;
+        g->mean = g->sum / count;
+        g->median = opdb_median(g->durs, g->ndurs);
+        g->std = opdb_pstd_naive(g->sum, g->sumsq, count);
+        free(g->durs);
+        g->durs = NULL;
+        g->ndurs = g->capdurs = 0;
+        if (tick && (i % 256 == 255 || i + 1 == a->n)) tick(ctx, i + 1);
+    }
 }

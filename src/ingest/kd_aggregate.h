@@ -26,6 +26,7 @@ typedef struct kd_group {
     uint32_t metrics_seen;      /* metrics that had a column for some row */
     double *durs;
     size_t ndurs, capdurs;
+    double mean, median, std;   /* set by kd_agg_finish */
 } kd_group;
 
 typedef struct kd_table {
@@ -48,5 +49,8 @@ uint32_t kd_agg_probe(const kd_agg *a, const kd_row *r);
 /* Caller's thread: adds one row (not N/A, valid duration) from a file whose
  * metric columns are `metrics_present`. */
 void kd_agg_add(kd_agg *a, const kd_row *r, uint32_t metrics_present);
+
+/* Computes mean, median and std of every group (frees the durations). */
+void kd_agg_finish(kd_agg *a, void (*tick)(void *ctx, size_t done), void *ctx);
 
 #endif

@@ -9,7 +9,6 @@
 #include "opdb/db.h"
 #include "opdb/fs.h"
 #include "opdb/pystr.h"
-#include "opdb/stats.h"
 
 #define NBASE 8
 #define NCOLS_MAX (NBASE + 3 + OPDB_NMETRICS + FIA_NRUNTIME)
@@ -53,7 +52,7 @@ static void row(opdb_strbuf *out, kd_group *g, const fia_index *ix, bool fia) {
     cells[n++] = g->desc[4];
     cells[n++] = g->desc[5];
     double count = (double)g->count;
-    double stat[3] = {g->sum / count, opdb_median(g->durs, g->ndurs), opdb_pstd_naive(g->sum, g->sumsq, count)};
+    double stat[3] = {g->mean, g->median, g->std};
     for (int i = 0; i < 3; i++) {
         size_t k = opdb_py_fmt_fixed(num[i], sizeof num[i], stat[i], 6);
         cells[n++] = opdb_span_make(num[i], k);

@@ -263,6 +263,8 @@ static int process_file(job *J, const kd_inputs *in, const char *file, opdb_err 
     return rc;
 }
 
+static void aggregate_tick(void *ctx, size_t done) { opdb_progress_update(ctx, done, NULL); }
+
 static void report_warnings(job *J) {
     if (J->bad_durations) {
         int fd = open(J->first_bad_file, O_RDONLY | O_CLOEXEC);
@@ -307,13 +309,21 @@ int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *e
     int rc = 0;
     for (size_t i = 0; i < in.nfiles && rc == 0; i++) rc = process_file(&J, &in, in.files[i], err);
     opdb_progress_clear(&J.pg);
+    if (rc == 0) {
+        opdb_progress_stage(&J.pg, "Aggregate", J.agg.n);
+        kd_agg_finish(&J.agg, aggregate_tick, &J.pg);
+        opdb_progress_clear(&J.pg);
+    }
     if (rc == 0) rc = opdb_mkdirs(o->output_dir, err);
+    int lock = rc == 0 ? opdb_dir_lock(o->output_dir, err) : -1;
+    if (lock < 0) rc = -1;
     if (rc == 0) {
         if (J.deferred.n && o->reference_stdout) fputs(J.deferred.p, o->reference_stdout);
         report_warnings(&J);
         rc = kd_write_tables(&J.agg, &J.fia, o->output_dir, o->reference_quirks, &J.pg, res, err);
         opdb_progress_clear(&J.pg);
     }
+    opdb_dir_unlock(lock);
     res->input_files = in.nfiles;
     res->rows_read = J.rows;
     res->groups = J.agg.n;
