@@ -3,7 +3,9 @@
  * 16 runtime columns; every number as "%.6f". */
 #include "ingest/kd_output.h"
 
+#include <dirent.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include "opdb/csv.h"
 #include "opdb/db.h"
@@ -112,6 +114,23 @@ static bool name_taken(char **names, size_t n, const char *s) {
     return false;
 }
 
+/* Removes `.<name>.csv.tmp.XXXXXX` files a killed run left behind; safe
+ * because the caller holds the folder lock. */
+static void remove_stale_temps(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *t = e->d_name[0] == '.' ? strstr(e->d_name, ".csv.tmp.") : NULL;
+        if (t && strlen(t) == strlen(".csv.tmp.XXXXXX")) {
+            char *p = opdb_path_join(dir, e->d_name);
+            unlink(p);
+            free(p);
+        }
+    }
+    closedir(d);
+}
+
 int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool quirks,
                     opdb_progress *pg, opdb_parse_result *res, opdb_err *err) {
     size_t ntypes;
@@ -120,6 +139,7 @@ int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool qui
     opdb_strbuf out;
     opdb_sb_init(&out);
     int rc = 0;
+    remove_stale_temps(outdir);
     res->files_written = 0;
     res->tables = opdb_xcalloc(ntypes + 1, sizeof *res->tables);
     res->ntables = 0;

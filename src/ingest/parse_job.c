@@ -277,7 +277,9 @@ static void report_warnings(job *J) {
     if (J->files_missing_metrics) {
         opdb_strbuf names;
         opdb_sb_init(&names);
-        for (int m = 0; m < OPDB_NMETRICS; m++)
+        bool all = J->metrics_missing == (1u << OPDB_NMETRICS) - 1;
+        if (all) opdb_sb_adds(&names, "all 25 metrics");
+        for (int m = 0; m < OPDB_NMETRICS && !all; m++)
             if (J->metrics_missing & (1u << m)) opdb_sb_addf(&names, "%s%s", names.n ? ", " : "", opdb_metric_names[m]);
         opdb_warn("%zu file(s) lack metric columns (first: %s): %s; their Profiling Average cells stay empty "
                   "for rows from those files",
