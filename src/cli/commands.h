@@ -3,5 +3,6 @@
 #define OPDB_CLI_COMMANDS_H
 
 int cmd_parse(int argc, char **argv);
+int cmd_update(int argc, char **argv);
 
 #endif

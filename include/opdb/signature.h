@@ -1,0 +1,35 @@
+/* Row signatures: the identity used to match, de-duplicate and merge rows
+ * (spec README "Row signatures"). */
+#ifndef OPDB_SIGNATURE_H
+#define OPDB_SIGNATURE_H
+
+#include "opdb/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The cells a signature reads. */
+typedef struct opdb_sig_cells {
+    opdb_span in_shapes, in_dtypes, in_formats, out_shapes, out_dtypes, ep_size;
+} opdb_sig_cells;
+
+/* Strip whitespace, then one of the suffixes `_run.py`, `_run`, `.csv`.
+ * Writes into out (NUL-terminated, at most cap-1 bytes); returns its length. */
+size_t opdb_normalize_op_name(const char *name, size_t n, char *out, size_t cap);
+
+/* MatMulV2, MatMulV3 or MatMulCommon. */
+int opdb_is_matmul_family(const char *op);
+
+/* sig(row, op_name) as one comparable string (tuple elements joined by
+ * 0x1f). op is resolved like the reference: stripped of whitespace and `"`,
+ * normalised. Appends to *out (cleared first). */
+void opdb_signature(const opdb_sig_cells *c, const char *op, opdb_strbuf *out);
+
+/* Display form: `<raw Input Shapes or N/A> -> <raw Output Shapes or N/A>`. */
+void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

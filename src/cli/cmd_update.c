@@ -1,0 +1,147 @@
+/* `opdb update`: flags -> opdb_update_run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_opts.h"
+#include "cli/commands.h"
+#include "opdb/db.h"
+#include "opdb/signature.h"
+#include "opdb/update.h"
+
+/* Collects the values that follow a multi-value flag (--ops A B, --prof-path P Q). */
+static int take_list(int *i, int argc, char **argv, const char ***out, size_t *n) {
+    int k = *i + 1;
+    while (k < argc && strncmp(argv[k], "--", 2) != 0) {
+        *out = realloc((void *)*out, (*n + 1) * sizeof **out);
+        (*out)[(*n)++] = argv[k++];
+    }
+    int took = k - (*i + 1);
+    *i = k - 1;
+    return took;
+}
+
+int cmd_update(int argc, char **argv) {
+    const char *database = NULL, *device = NULL, *vllm = NULL, *torch = NULL, *cann = NULL, *mode = NULL,
+               *ep = NULL, *ops_flag = NULL, *prof_flag = NULL;
+    bool prune = false, quirks = false, add_new = false, json = false;
+    cli_opt opts[] = {
+        {"--prof-path", "P [P ...]", "PROF_* folder(s), or folders searched recursively for them", true, &prof_flag, NULL},
+        {"--database-path", "D", "database folder (skips the version-folder logic)", false, &database, NULL},
+        {"--device", "DEVICE", "device folder when --database-path is absent (default " OPDB_DEFAULT_DEVICE ")", false, &device, NULL},
+        {"--vllm-version", "V", "vLLM-Ascend version or full version-folder name", false, &vllm, NULL},
+        {"--torch-version", "V", "PyTorch version", false, &torch, NULL},
+        {"--cann-version", "V", "CANN version", false, &cann, NULL},
+        {"--ops", "OP [OP ...]", "operators to update (default: every catalogue operator's CSV)", false, &ops_flag, NULL},
+        {"--update-mode", "MODE", "all (default): overwrite matched rows; missing-only: fill rows without a valid duration", false, &mode, NULL},
+        {"--prune-empty-duration-rows", NULL, "drop rows left without any valid duration", false, NULL, &prune},
+        {"--dispatch-ffn-combine-ep-size", "N", "EP size written to DispatchFFNCombine rows (default 16)", false, &ep, NULL},
+        {"--add-new-ops", NULL, "create a CSV for each profiled operator that has none", false, NULL, &add_new},
+        {"--json", NULL, "print a JSON summary instead of the Markdown report", false, NULL, &json},
+        {"--reference-quirks", NULL, "reproduce the reference write-back exactly, quirks included", false, NULL, &quirks},
+    };
+    cli_spec spec = {"opdb update",
+                     "Merge msprof op_summary measurements into a database and report the gaps.",
+                     "The report is printed and saved under <database>/reports/ (set OPDB_REPORT_TIMESTAMP=YYYYmmdd_HHMMSS\n"
+                     "for reproducible names). Exit status: 0 ok, 1 failure, 2 usage error.",
+                     opts, sizeof opts / sizeof opts[0]};
+    /* Multi-value flags are gathered here; the rest goes to the common parser. */
+    const char **prof = NULL, **ops = NULL;
+    size_t nprof = 0, nops = 0;
+    char **rest = malloc(((size_t)argc + 1) * sizeof *rest);
+    int nrest = 0;
+    rest[nrest++] = argv[0];
+    int rc = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--prof-path") == 0 || strcmp(argv[i], "--ops") == 0 || strcmp(argv[i], "--op") == 0) {
+            bool is_prof = strcmp(argv[i], "--prof-path") == 0;
+            if (take_list(&i, argc, argv, is_prof ? &prof : &ops, is_prof ? &nprof : &nops) == 0) {
+                rc = cli_usage_error(&spec, "argument %s: expected at least one argument", argv[i]);
+                break;
+            }
+            if (is_prof) {
+                rest[nrest++] = "--prof-path";
+                rest[nrest++] = (char *)prof[0];
+            }
+            continue;
+        }
+        rest[nrest++] = argv[i];
+    }
+    if (rc == 0) {
+        rc = cli_parse(&spec, nrest, rest);
+        if (rc == CLI_HELP) rc = -1;
+    }
+    char **normops = NULL;
+    char *outdir = NULL;
+    if (rc == 0 && mode && strcmp(mode, "all") && strcmp(mode, "missing-only"))
+        rc = cli_usage_error(&spec, "argument --update-mode: invalid choice: '%s' (choose from 'all', 'missing-only')", mode);
+    if (rc == 0 && device && !opdb_device_valid(device))
+        rc = cli_usage_error(&spec, "argument --device: invalid choice: '%s'", device);
+    const char *vflags[3][2] = {{"--vllm-version", vllm}, {"--torch-version", torch}, {"--cann-version", cann}};
+    for (int i = 0; i < 3 && rc == 0; i++)
+        if (vflags[i][1] && !opdb_version_valid(vflags[i][1]))
+            rc = cli_usage_error(&spec, "argument %s: %s", vflags[i][0], opdb_version_hint);
+    long ep_size = 16;
+    if (rc == 0 && ep) {
+        char *end;
+        ep_size = strtol(ep, &end, 10);
+        if (*end || !*ep) rc = cli_usage_error(&spec, "argument --dispatch-ffn-combine-ep-size: invalid int value: '%s'", ep);
+    }
+    opdb_err err;
+    opdb_err_clear(&err);
+    if (rc == 0 && nops) {
+        normops = calloc(nops, sizeof *normops);
+        opdb_strbuf bad;
+        opdb_sb_init(&bad);
+        char **sorted = calloc(nops, sizeof *sorted);
+        size_t nbad = 0;
+        for (size_t i = 0; i < nops; i++) {
+            char buf[256];
+            opdb_normalize_op_name(ops[i], strlen(ops[i]), buf, sizeof buf);
+            normops[i] = strdup(buf);
+            if (!opdb_is_replay_op(buf)) sorted[nbad++] = normops[i];
+        }
+        if (nbad) {
+            for (size_t i = 1; i < nbad; i++)
+                for (size_t j = i; j > 0 && strcmp(sorted[j - 1], sorted[j]) > 0; j--) {
+                    char *t = sorted[j];
+                    sorted[j] = sorted[j - 1];
+                    sorted[j - 1] = t;
+                }
+            opdb_sb_adds(&bad, "Unsupported --ops: ");
+            for (size_t i = 0; i < nbad; i++) opdb_sb_addf(&bad, "%s%s", i ? ", " : "", sorted[i]);
+            opdb_sb_adds(&bad, ". Available: ");
+            for (size_t i = 0; i < opdb_nreplay_ops; i++) opdb_sb_addf(&bad, "%s%s", i ? ", " : "", opdb_replay_ops[i]);
+            fprintf(stderr, "opdb update: %s\n", bad.p);
+            rc = 1;
+        }
+        free(sorted);
+        opdb_sb_free(&bad);
+    }
+    if (rc == 0) {
+        opdb_db_target target = {database, device ? device : OPDB_DEFAULT_DEVICE, vllm, torch, cann, NULL};
+        outdir = opdb_db_resolve(&target, &err);
+        if (!outdir) {
+            fprintf(stderr, "opdb update: %s\n", err.msg);
+            rc = err.code ? err.code : 1;
+        }
+    }
+    if (rc == 0) {
+        opdb_update_opts o = {outdir, prof, nprof, (const char *const *)normops, nops,
+                              mode && strcmp(mode, "missing-only") == 0, prune, quirks, add_new, json, ep_size,
+                              NULL, stdout};
+        if (opdb_update_run(&o, &err)) {
+            fflush(stdout);
+            fprintf(stderr, "opdb update: %s\n", err.msg);
+            rc = err.code ? err.code : 1;
+        }
+    }
+    for (size_t i = 0; normops && i < nops; i++) free(normops[i]);
+    free(normops);
+    free(outdir);
+    free(prof);
+    free(ops);
+    free(rest);
+    if (rc == -1) return 0;
+    return rc == CLI_USAGE ? 2 : rc;
+}

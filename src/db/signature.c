@@ -1,0 +1,272 @@
+/* Signatures (spec README "Row signatures"): slot alignment, shape
+ * normalisation, MatMul canonicalisation (B stored either way round gives
+ * one key), Index / Slice / Transpose input rewrites, DFC EP size. */
+#include "opdb/signature.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "opdb/pystr.h"
+
+#define SEP '\x1f'
+#define MAX_SLOTS 256
+
+typedef struct slots {
+    opdb_span v[MAX_SLOTS];
+    int n;
+} slots;
+
+static opdb_span strip_ws_quotes(opdb_span s) {
+    return opdb_py_strip_chars(opdb_py_strip(s), "\"");
+}
+
+/* split_slots: strip; empty -> []; split on ';', strip each (empties kept). */
+static void split_slots(opdb_span cell, slots *out) {
+    out->n = 0;
+    cell = strip_ws_quotes(cell);
+    if (cell.n == 0) return;
+    size_t start = 0;
+    for (size_t i = 0; i <= cell.n; i++) {
+        if (i < cell.n && cell.p[i] != ';') continue;
+        if (out->n < MAX_SLOTS) out->v[out->n++] = strip_ws_quotes(opdb_span_make(cell.p + start, i - start));
+        start = i + 1;
+    }
+}
+
+/* norm_shape into buf: "" for placeholders, "(a, b)" -> "a,b". */
+static size_t norm_shape(opdb_span s, char *buf, size_t cap) {
+    s = strip_ws_quotes(s);
+    static const char *const empty[] = {"()", "N/A", "NA", "NULL", "None", "none"};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++)
+        if (opdb_span_eq_cstr(s, empty[i])) return 0;
+    if (s.n >= 2 && s.p[0] == '(' && s.p[s.n - 1] == ')') s = opdb_span_make(s.p + 1, s.n - 2);
+    size_t o = 0;
+    size_t i = 0;
+    while (i < s.n) {
+        while (i < s.n && (s.p[i] == ',' || s.p[i] == ' ' || s.p[i] == '\t' || s.p[i] == '\n' || s.p[i] == '\r' ||
+                           s.p[i] == '\v' || s.p[i] == '\f'))
+            i++;
+        size_t st = i;
+        while (i < s.n && !(s.p[i] == ',' || s.p[i] == ' ' || s.p[i] == '\t' || s.p[i] == '\n' || s.p[i] == '\r' ||
+                            s.p[i] == '\v' || s.p[i] == '\f'))
+            i++;
+        if (i > st) {
+            if (o && o < cap) buf[o++] = ',';
+            for (size_t k = st; k < i && o < cap; k++) buf[o++] = s.p[k];
+        }
+    }
+    return o;
+}
+
+typedef struct norm_slots {
+    char *buf;      /* all normalised shapes back to back */
+    size_t off[MAX_SLOTS], len[MAX_SLOTS];
+    int n;
+} norm_slots;
+
+static void normalise_shapes(const slots *s, norm_slots *ns) {
+    size_t total = 0;
+    for (int i = 0; i < s->n; i++) total += s->v[i].n + 1;
+    ns->buf = opdb_xmalloc(total + 1);
+    size_t o = 0;
+    ns->n = s->n;
+    for (int i = 0; i < s->n; i++) {
+        ns->off[i] = o;
+        ns->len[i] = norm_shape(s->v[i], ns->buf + o, s->v[i].n + 1);
+        o += ns->len[i];
+    }
+}
+
+/* align(shapes, attrs): appends "<shapes>" SEP "<attrs>" pieces as asked. */
+static void align(const norm_slots *sh, const slots *at, opdb_strbuf *shape_out, opdb_strbuf *attr_out) {
+    int n = sh->n > at->n ? sh->n : at->n;
+    if (shape_out) {
+        int last = -1;
+        for (int i = 0; i < sh->n; i++)
+            if (sh->len[i]) last = i;
+        for (int i = 0; i <= last; i++) {
+            if (i) opdb_sb_addc(shape_out, ';');
+            opdb_sb_add(shape_out, sh->buf + sh->off[i], sh->len[i]);
+        }
+    }
+    if (attr_out) {
+        int last = -1;
+        for (int i = 0; i < n; i++) {
+            bool shape_present = i < sh->n && sh->len[i];
+            if (shape_present && i < at->n && at->v[i].n) last = i;
+        }
+        for (int i = 0; i <= last; i++) {
+            if (i) opdb_sb_addc(attr_out, ';');
+            bool shape_present = i < sh->n && sh->len[i];
+            if (shape_present && i < at->n) opdb_sb_add(attr_out, at->v[i].p, at->v[i].n);
+        }
+    }
+}
+
+size_t opdb_normalize_op_name(const char *name, size_t n, char *out, size_t cap) {
+    opdb_span s = opdb_py_strip(opdb_span_make(name, n));
+    static const char *const suffixes[] = {"_run.py", "_run", ".csv"};
+    for (size_t i = 0; i < 3; i++) {
+        size_t k = strlen(suffixes[i]);
+        if (s.n >= k && memcmp(s.p + s.n - k, suffixes[i], k) == 0) {
+            s.n -= k;
+            break;
+        }
+    }
+    size_t m = s.n < cap - 1 ? s.n : cap - 1;
+    memcpy(out, s.p, m);
+    out[m] = '\0';
+    return m;
+}
+
+int opdb_is_matmul_family(const char *op) {
+    return strcmp(op, "MatMulV2") == 0 || strcmp(op, "MatMulV3") == 0 || strcmp(op, "MatMulCommon") == 0;
+}
+
+/* A normalised 2-D shape "a,b" of integers. */
+static bool dims2(const char *p, size_t n, long long d[2]) {
+    const char *comma = memchr(p, ',', n);
+    if (!comma || memchr(comma + 1, ',', n - (size_t)(comma - p) - 1)) return false;
+    return opdb_py_int(p, (size_t)(comma - p), &d[0]) && opdb_py_int(comma + 1, n - (size_t)(comma - p) - 1, &d[1]);
+}
+
+static void join_first_two(const slots *s, opdb_strbuf *out) {
+    for (int i = 0; i < s->n && i < 2; i++) {
+        if (i) opdb_sb_addc(out, ';');
+        opdb_sb_add(out, s->v[i].p, s->v[i].n);
+    }
+}
+
+static bool matmul_signature(const opdb_sig_cells *c, opdb_strbuf *out) {
+    slots in, out_s;
+    split_slots(c->in_shapes, &in);
+    split_slots(c->out_shapes, &out_s);
+    if (in.n < 2 || out_s.n < 1) return false;
+    norm_slots ni, no;
+    normalise_shapes(&in, &ni);
+    normalise_shapes(&out_s, &no);
+    long long A[2], B[2], O[2];
+    bool ok = dims2(ni.buf + ni.off[0], ni.len[0], A) && dims2(ni.buf + ni.off[1], ni.len[1], B) &&
+              dims2(no.buf + no.off[0], no.len[0], O);
+    long long k = 0;
+    bool have_k = false;
+    if (ok) {
+        long long m = O[0], n = O[1];
+        if (A[0] == m) {
+            if (B[0] == n && A[1] == B[1]) {
+                k = A[1];
+                have_k = true;
+            } else if (B[1] == n && A[1] == B[0]) {
+                k = A[1];
+                have_k = true;
+            }
+        }
+        if (!have_k) {
+            /* common = set(A) & set(B); candidates = common - {m, n} */
+            long long common[2];
+            int nc = 0;
+            for (int i = 0; i < 2; i++) {
+                if (i == 1 && A[1] == A[0]) break;
+                if ((A[i] == B[0] || A[i] == B[1])) common[nc++] = A[i];
+            }
+            long long cand[2];
+            int ncand = 0;
+            for (int i = 0; i < nc; i++)
+                if (common[i] != m && common[i] != n) cand[ncand++] = common[i];
+            if (ncand == 1) {
+                k = cand[0];
+                have_k = true;
+            } else if (nc == 1) {
+                k = common[0];
+                have_k = true;
+            }
+        }
+        if (have_k) {
+            slots dt, fm, odt;
+            split_slots(c->in_dtypes, &dt);
+            split_slots(c->in_formats, &fm);
+            split_slots(c->out_dtypes, &odt);
+            opdb_sb_addf(out, "%lld,%lld;%lld,%lld%c", m, k, n, k, SEP);
+            join_first_two(&dt, out);
+            opdb_sb_addc(out, SEP);
+            join_first_two(&fm, out);
+            opdb_sb_addf(out, "%c%lld,%lld%c", SEP, m, n, SEP);
+            align(&no, &odt, NULL, out);
+        }
+    }
+    free(ni.buf);
+    free(no.buf);
+    return have_k;
+}
+
+void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
+    opdb_sb_clear(out);
+    char op[256];
+    opdb_span o = strip_ws_quotes(opdb_span_cstr(op_raw));
+    opdb_normalize_op_name(o.p, o.n, op, sizeof op);
+    if (opdb_is_matmul_family(op) && matmul_signature(c, out)) return;
+    opdb_sb_clear(out);
+
+    slots in, dt, fm, osh, odt;
+    split_slots(c->in_shapes, &in);
+    split_slots(c->in_dtypes, &dt);
+    split_slots(c->in_formats, &fm);
+    split_slots(c->out_shapes, &osh);
+    split_slots(c->out_dtypes, &odt);
+    norm_slots no;
+    normalise_shapes(&osh, &no);
+    char index_slot[64];
+    if (strcmp(op, "Index") == 0) {
+        /* inputs become [slot0, first output dim], dtypes/formats [first, last] */
+        const char *o0 = no.n ? no.buf + no.off[0] : "";
+        size_t o0n = no.n ? no.len[0] : 0;
+        if (o0n && in.n) {
+            const char *comma = memchr(o0, ',', o0n);
+            size_t dn = comma ? (size_t)(comma - o0) : o0n;
+            snprintf(index_slot, sizeof index_slot, "%.*s", (int)dn, o0);
+            in.v[1] = opdb_span_cstr(index_slot);
+            in.n = 2;
+            if (dt.n) {
+                dt.v[1] = dt.v[dt.n - 1];
+                dt.n = 2;
+            }
+            if (fm.n) {
+                fm.v[1] = fm.v[fm.n - 1];
+                fm.n = 2;
+            }
+        }
+    } else if (strcmp(op, "Slice") == 0 || strcmp(op, "SliceAiCore") == 0 || strcmp(op, "Transpose") == 0 ||
+               strcmp(op, "TransposeAiCore") == 0) {
+        if (in.n > 1) in.n = 1;
+        if (dt.n > 1) dt.n = 1;
+        fm.n = 1;
+        fm.v[0] = opdb_span_cstr("ND");
+    }
+    norm_slots ni;
+    normalise_shapes(&in, &ni);
+    align(&ni, &dt, out, NULL);
+    opdb_sb_addc(out, SEP);
+    align(&ni, &dt, NULL, out);
+    opdb_sb_addc(out, SEP);
+    align(&ni, &fm, NULL, out);
+    opdb_sb_addc(out, SEP);
+    align(&no, &odt, out, NULL);
+    opdb_sb_addc(out, SEP);
+    align(&no, &odt, NULL, out);
+    if (strcmp(op, "DispatchFFNCombine") == 0) {
+        opdb_span ep = opdb_py_strip(c->ep_size);
+        opdb_sb_addc(out, SEP);
+        opdb_sb_add(out, ep.p, ep.n);
+    }
+    free(ni.buf);
+    free(no.buf);
+}
+
+void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out) {
+    opdb_sb_clear(out);
+    if (c->in_shapes.n) opdb_sb_add(out, c->in_shapes.p, c->in_shapes.n);
+    else opdb_sb_adds(out, "N/A");
+    opdb_sb_adds(out, " -> ");
+    if (c->out_shapes.n) opdb_sb_add(out, c->out_shapes.p, c->out_shapes.n);
+    else opdb_sb_adds(out, "N/A");
+}

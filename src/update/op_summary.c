@@ -1,0 +1,332 @@
+/* See op_summary.h. */
+#include "update/op_summary.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "opdb/csv.h"
+#include "opdb/fs.h"
+#include "opdb/ingest.h"
+#include "opdb/pystr.h"
+#include "opdb/signature.h"
+
+static const char *const k_base[8] = {"OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
+                                      "Input Formats", "Output Shapes", "Output Data Types", "Output Formats"};
+
+/* ---- discovery */
+
+typedef struct strlist {
+    char **v;
+    size_t n, cap;
+} strlist;
+
+static void sl_push(strlist *l, char *s) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->v = opdb_xrealloc(l->v, l->cap * sizeof *l->v);
+    }
+    l->v[l->n++] = s;
+}
+
+static bool is_prof_name(const char *name) { return strncmp(name, "PROF_", 5) == 0; }
+
+static void find_prof_dirs(const char *dir, strlist *out) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char *child = opdb_path_join(dir, e->d_name);
+        struct stat st;
+        if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode)) {
+            if (is_prof_name(e->d_name)) sl_push(out, opdb_xstrdup(child));
+            find_prof_dirs(child, out);
+        }
+        free(child);
+    }
+    closedir(d);
+}
+
+static int cmp_path(const void *a, const void *b) { return opdb_path_cmp(*(char *const *)a, *(char *const *)b); }
+
+static bool is_op_summary(const char *name, void *ctx) {
+    (void)ctx;
+    size_t n = strlen(name);
+    return strncmp(name, "op_summary_", 11) == 0 && n >= 15 && strcmp(name + n - 4, ".csv") == 0;
+}
+
+int op_summary_find_files(const char *const *paths, size_t n, char ***files, size_t *nfiles, opdb_err *err) {
+    strlist dirs = {0}, out = {0};
+    for (size_t i = 0; i < n; i++) {
+        if (!opdb_is_dir(paths[i])) {
+            for (size_t k = 0; k < dirs.n; k++) free(dirs.v[k]);
+            free(dirs.v);
+            return opdb_fail(err, OPDB_ERR_RUNTIME, "PROF path does not exist or is not a folder: %s", paths[i]);
+        }
+        char *norm = opdb_path_normalize(paths[i]);
+        if (is_prof_name(opdb_path_basename(norm))) sl_push(&dirs, opdb_xstrdup(norm));
+        find_prof_dirs(norm, &dirs);
+        free(norm);
+    }
+    if (dirs.n > 1) qsort(dirs.v, dirs.n, sizeof *dirs.v, cmp_path);
+    for (size_t i = 0; i < dirs.n; i++) {
+        if (i && strcmp(dirs.v[i], dirs.v[i - 1]) == 0) continue; /* a set, as the reference */
+        char *mso = opdb_path_join(dirs.v[i], "mindstudio_profiler_output");
+        DIR *d = opendir(mso);
+        if (d) {
+            strlist here = {0};
+            struct dirent *e;
+            while ((e = readdir(d)) != NULL)
+                if (is_op_summary(e->d_name, NULL)) sl_push(&here, opdb_path_join(mso, e->d_name));
+            closedir(d);
+            if (here.n > 1) qsort(here.v, here.n, sizeof *here.v, cmp_path);
+            for (size_t k = 0; k < here.n; k++) sl_push(&out, here.v[k]);
+            free(here.v);
+        }
+        free(mso);
+    }
+    for (size_t k = 0; k < dirs.n; k++) free(dirs.v[k]);
+    free(dirs.v);
+    if (out.n == 0) {
+        free(out.v);
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "No op_summary_*.csv found");
+    }
+    *files = out.v;
+    *nfiles = out.n;
+    return 0;
+}
+
+/* ---- aggregation */
+
+static char *xstrndup(const char *p, size_t n) {
+    char *s = opdb_xmalloc(n + 1);
+    if (n) memcpy(s, p, n);
+    s[n] = '\0';
+    return s;
+}
+
+typedef struct group {
+    char *op;
+    char *sig;
+    uint64_t hash;
+    unsigned long long count;
+    double min;
+    bool have_min;
+    double msum[OPDB_NMETRICS];
+    char *first[9];  /* base 8 + Task Type, stripped */
+} group;
+
+typedef struct gtable {
+    group *g;
+    size_t n, cap;
+    uint32_t *slot;
+    size_t nslots;
+} gtable;
+
+static group *gfind(gtable *t, const char *op, const char *sig, uint64_t h) {
+    if (t->n * 2 >= t->nslots) {
+        size_t ns = t->nslots ? t->nslots * 2 : 1024;
+        uint32_t *s = opdb_xcalloc(ns, sizeof *s);
+        for (size_t i = 0; i < t->n; i++) {
+            size_t j = t->g[i].hash & (ns - 1);
+            while (s[j]) j = (j + 1) & (ns - 1);
+            s[j] = (uint32_t)(i + 1);
+        }
+        free(t->slot);
+        t->slot = s;
+        t->nslots = ns;
+    }
+    size_t j = h & (t->nslots - 1);
+    for (; t->slot[j]; j = (j + 1) & (t->nslots - 1)) {
+        group *g = &t->g[t->slot[j] - 1];
+        if (g->hash == h && strcmp(g->op, op) == 0 && strcmp(g->sig, sig) == 0) return g;
+    }
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 256;
+        t->g = opdb_xrealloc(t->g, t->cap * sizeof *t->g);
+    }
+    group *g = &t->g[t->n];
+    memset(g, 0, sizeof *g);
+    g->op = opdb_xstrdup(op);
+    g->sig = opdb_xstrdup(sig);
+    g->hash = h;
+    t->slot[j] = (uint32_t)++t->n;
+    return g;
+}
+
+enum { C_OPTYPE, C_DUR, C_TASKTYPE, C_EP, C_BASE0, C_METRIC0 = C_BASE0 + 8, C_N = C_METRIC0 + OPDB_NMETRICS };
+
+static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long *rows, opdb_err *err) {
+    uint64_t body;
+    int fd = opdb_csv_open(path, &body, err);
+    if (fd < 0) return -1;
+    opdb_byte_reader br;
+    opdb_byte_reader_init(&br, fd, body, 1 << 18);
+    opdb_csv_exact x;
+    opdb_csv_exact_init(&x, &br, 1);
+    enum { MAXF = 4096 };
+    opdb_field *f = opdb_xmalloc(MAXF * sizeof *f);
+    int nf, rc;
+    int col[C_N];
+    for (int i = 0; i < C_N; i++) col[i] = -1;
+    rc = opdb_csv_exact_next(&x, f, MAXF, &nf, true);
+    if (rc > 0) {
+        for (int i = 0; i < nf; i++) {
+            opdb_span h = opdb_span_make(f[i].p, f[i].n);
+            if (opdb_span_eq_cstr(h, "OP Type")) col[C_OPTYPE] = i;
+            if (opdb_span_eq_cstr(h, "Task Duration(us)")) col[C_DUR] = i;
+            if (opdb_span_eq_cstr(h, "Task Type")) col[C_TASKTYPE] = i;
+            if (opdb_span_eq_cstr(h, "EP Size")) col[C_EP] = i;
+            for (int b = 0; b < 8; b++)
+                if (opdb_span_eq_cstr(h, k_base[b])) col[C_BASE0 + b] = i;
+            for (int m = 0; m < OPDB_NMETRICS; m++)
+                if (opdb_span_eq_cstr(h, opdb_metric_names[m])) col[C_METRIC0 + m] = i;
+        }
+    }
+    opdb_strbuf sig;
+    opdb_sb_init(&sig);
+    while (rc > 0 && (rc = opdb_csv_exact_next(&x, f, MAXF, &nf, false)) > 0) {
+#define CELL(c) (col[c] >= 0 && col[c] < nf ? opdb_span_make(f[col[c]].p, f[col[c]].n) : opdb_span_make("", 0))
+        (*rows)++;
+        opdb_span op = opdb_py_strip(CELL(C_OPTYPE));
+        if (op.n == 0) continue;
+        char opbuf[512];
+        snprintf(opbuf, sizeof opbuf, "%.*s", (int)op.n, op.p);
+        opdb_sig_cells sc = {CELL(C_BASE0 + 2), CELL(C_BASE0 + 3), CELL(C_BASE0 + 4),
+                             CELL(C_BASE0 + 5), CELL(C_BASE0 + 6), CELL(C_EP)};
+        opdb_signature(&sc, opbuf, &sig);
+        uint64_t h = opdb_hash_bytes(sig.p, sig.n, opdb_hash_bytes(opbuf, strlen(opbuf), 9));
+        group *g = gfind(t, opbuf, sig.p, h);
+        if (g->count == 0) {
+            for (int b = 0; b < 8; b++) {
+                opdb_span s = opdb_py_strip(CELL(C_BASE0 + b));
+                g->first[b] = xstrndup(s.p, s.n);
+            }
+            opdb_span tt = opdb_py_strip(CELL(C_TASKTYPE));
+            g->first[8] = xstrndup(tt.p, tt.n);
+        }
+        g->count++;
+        opdb_span ds = CELL(C_DUR);
+        double d;
+        bool numeric = opdb_py_float(ds.p, ds.n, &d);
+        if (!numeric) d = 0.0;
+        if (numeric || quirks) {
+            if (!g->have_min || d < g->min) g->min = d;
+            g->have_min = true;
+        }
+        for (int m = 0; m < OPDB_NMETRICS; m++) {
+            opdb_span ms = CELL(C_METRIC0 + m);
+            g->msum[m] += opdb_py_float_or_zero(ms.p, ms.n);
+        }
+#undef CELL
+    }
+    if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
+    opdb_sb_free(&sig);
+    free(f);
+    opdb_csv_exact_free(&x);
+    opdb_byte_reader_free(&br);
+    close(fd);
+    return rc < 0 ? -1 : 0;
+}
+
+static agg_op *op_slot(op_summary_agg *a, const char *op) {
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->ops[i].op, op) == 0) return &a->ops[i];
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 32;
+        a->ops = opdb_xrealloc(a->ops, a->cap * sizeof *a->ops);
+    }
+    agg_op *o = &a->ops[a->n++];
+    memset(o, 0, sizeof *o);
+    o->op = opdb_xstrdup(op);
+    opdb_normalize_op_name(op, strlen(op), o->norm, sizeof o->norm);
+    return o;
+}
+
+static void put(agg_row *r, const char *key, char *val) {
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->key[i], key) == 0) {
+            free(r->val[i]);
+            r->val[i] = val;
+            return;
+        }
+    r->key[r->n] = key;
+    r->val[r->n++] = val;
+}
+
+static char *fmt6(double x) {
+    char buf[400];
+    opdb_py_fmt_fixed(buf, sizeof buf, x, 6);
+    return opdb_xstrdup(buf);
+}
+
+int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks, op_summary_agg *out,
+                         opdb_err *err) {
+    memset(out, 0, sizeof *out);
+    gtable t = {0};
+    int rc = 0;
+    for (size_t i = 0; i < nfiles && rc == 0; i++) rc = aggregate_file(files[i], &t, quirks, &out->rows_read, err);
+    static char mb_names[OPDB_NMETRICS][64];
+    for (int m = 0; m < OPDB_NMETRICS; m++) snprintf(mb_names[m], sizeof mb_names[m], "MicroBench %s", opdb_metric_names[m]);
+    for (size_t i = 0; i < t.n && rc == 0; i++) {
+        group *g = &t.g[i];
+        agg_row *r = opdb_xcalloc(1, sizeof *r);
+        for (int b = 0; b < 8; b++) put(r, k_base[b], opdb_xstrdup(g->first[b]));
+        r->no_numeric_sample = !g->have_min;
+        put(r, "Average Duration(us)", g->have_min ? fmt6(g->min) : opdb_xstrdup(""));
+        put(r, "Accelerator Core", opdb_xstrdup(g->first[8]));
+        agg_op *o = op_slot(out, g->op);
+        if (strcmp(o->norm, "DispatchFFNCombine") == 0 && ep_size) {
+            char buf[32];
+            snprintf(buf, sizeof buf, "%ld", ep_size);
+            put(r, "EP Size", opdb_xstrdup(buf));
+        }
+        for (int m = 0; m < OPDB_NMETRICS; m++) put(r, mb_names[m], fmt6(g->msum[m] / (double)g->count));
+        r->samples = g->count;
+        if (o->n == o->cap) {
+            o->cap = o->cap ? o->cap * 2 : 16;
+            o->rows = opdb_xrealloc(o->rows, o->cap * sizeof *o->rows);
+        }
+        o->rows[o->n++] = r;
+    }
+    for (size_t i = 0; i < t.n; i++) {
+        free(t.g[i].op);
+        free(t.g[i].sig);
+        for (int b = 0; b < 9; b++) free(t.g[i].first[b]);
+    }
+    free(t.g);
+    free(t.slot);
+    if (rc) op_summary_free(out);
+    return rc;
+}
+
+void op_summary_free(op_summary_agg *a) {
+    for (size_t i = 0; i < a->n; i++) {
+        for (size_t k = 0; k < a->ops[i].n; k++) {
+            agg_row *r = a->ops[i].rows[k];
+            for (int j = 0; j < r->n; j++) free(r->val[j]);
+            free(r);
+        }
+        free(a->ops[i].rows);
+        free(a->ops[i].op);
+    }
+    free(a->ops);
+    memset(a, 0, sizeof *a);
+}
+
+const agg_op *op_summary_get(const op_summary_agg *a, const char *op) {
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->ops[i].op, op) == 0) return &a->ops[i];
+    return NULL;
+}
+
+const char *agg_get(const agg_row *r, const char *key) {
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->key[i], key) == 0) return r->val[i];
+    return "";
+}

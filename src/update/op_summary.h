@@ -1,0 +1,44 @@
+/* msprof op_summary files -> per-operator aggregated rows (spec ingest.md §2):
+ * per (OP Type, signature): minimum Task Duration, metric means, the first
+ * row's descriptive cells. */
+#ifndef OPDB_UPDATE_OP_SUMMARY_H
+#define OPDB_UPDATE_OP_SUMMARY_H
+
+#include <stdbool.h>
+#include "opdb/core.h"
+
+#define AGG_MAX_KEYS 40
+
+typedef struct agg_row {
+    int n;                      /* keys in insertion order, like the reference's dict */
+    const char *key[AGG_MAX_KEYS];
+    char *val[AGG_MAX_KEYS];
+    unsigned long long samples; /* launches aggregated */
+    bool no_numeric_sample;     /* every Task Duration was non-numeric (default mode) */
+} agg_row;
+
+typedef struct agg_op {
+    char *op;                   /* OP Type as profiled */
+    char norm[128];             /* normalised name */
+    agg_row **rows;
+    size_t n, cap;
+} agg_op;
+
+typedef struct op_summary_agg {
+    agg_op *ops;                /* in order of first appearance */
+    size_t n, cap;
+    unsigned long long rows_read;
+} op_summary_agg;
+
+/* PROF_* folders from the given paths (a PROF_* folder itself, or any
+ * folder searched recursively), then their mindstudio_profiler_output/
+ * op_summary_*.csv files, sorted like the reference. */
+int op_summary_find_files(const char *const *paths, size_t n, char ***files, size_t *nfiles, opdb_err *err);
+
+int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks, op_summary_agg *out,
+                         opdb_err *err);
+void op_summary_free(op_summary_agg *a);
+const agg_op *op_summary_get(const op_summary_agg *a, const char *op);
+const char *agg_get(const agg_row *r, const char *key); /* "" when absent */
+
+#endif

@@ -1,0 +1,53 @@
+/* Merging aggregated rows into database CSVs (spec update-and-report.md §2). */
+#ifndef OPDB_UPDATE_UPDATE_DB_H
+#define OPDB_UPDATE_UPDATE_DB_H
+
+#include <stdbool.h>
+#include "opdb/update.h"
+#include "update/op_summary.h"
+
+typedef struct strvec {
+    char **v;
+    size_t n, cap;
+} strvec;
+void sv_push(strvec *s, char *owned);
+void sv_free(strvec *s);
+
+typedef struct gap {
+    char *op, *csv_name, *sig;
+    double mb, prof, diff, ratio;
+} gap;
+
+typedef struct dup_sig {
+    char *sig;
+    size_t count;
+} dup_sig;
+
+typedef struct update_result {
+    char *path, *stem, *name;
+    long updated, added, unchanged;
+    strvec missing, deleted, no_sample;
+    dup_sig *dups;
+    size_t ndups;
+    gap *gaps;
+    size_t ngaps, capgaps;
+} update_result;
+
+typedef struct update_run {
+    update_result *r;
+    size_t n;
+    strvec unmatched_ops;      /* profiled operators with no CSV (default mode) */
+    unsigned long long *unmatched_rows;
+} update_run;
+
+/* Applies the aggregation to the database folder. */
+int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *run, opdb_err *err);
+void update_run_free(update_run *run);
+
+/* Which CSVs a run touches (also used by the missing-only short-circuit). */
+int update_target_csvs(const opdb_update_opts *o, strvec *paths, opdb_err *err);
+
+/* A row has a valid duration: Average or Profiling Average Duration(us) > 0. */
+bool valid_duration(const char *avg, const char *prof_avg);
+
+#endif

@@ -1,0 +1,127 @@
+/* `opdb update` as a whole: lock the database, the missing-only short-circuit,
+ * aggregate op_summary files, merge, report. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opdb/fs.h"
+#include "opdb/update.h"
+#include "update/op_summary.h"
+#include "update/update_db.h"
+#include "update/update_report.h"
+#include "update/dict_row.h"
+#include "opdb/csv.h"
+#include "opdb/pystr.h"
+#include <unistd.h>
+
+/* csv_has_complete_microbench(load_csv_rows(p)): rows exist and each has a
+ * valid duration. LFS pointers and header-less files are errors. */
+static int csv_complete(const char *path, bool *complete, opdb_err *err) {
+    uint64_t body;
+    int fd = opdb_csv_open(path, &body, err);
+    if (fd < 0) return -1;
+    opdb_byte_reader br;
+    opdb_byte_reader_init(&br, fd, body, 1 << 16);
+    opdb_csv_exact x;
+    opdb_csv_exact_init(&x, &br, 1);
+    enum { MAXF = 4096 };
+    opdb_field *f = opdb_xmalloc(MAXF * sizeof *f);
+    int nf, rc = opdb_csv_exact_next(&x, f, MAXF, &nf, true);
+    int c_avg = -1, c_prof = -1;
+    size_t rows = 0;
+    bool all = true;
+    if (rc <= 0 || nf == 0) {
+        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: CSV has no header", path);
+    } else if (f[0].n >= 36 && strncmp(f[0].p, "version https://git-lfs.github.com/spec/", 40) == 0) {
+        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s is a Git LFS pointer, not CSV data (run git lfs pull)", path);
+    } else {
+        for (int i = 0; i < nf; i++) {
+            opdb_span h = opdb_span_make(f[i].p, f[i].n);
+            if (opdb_span_eq_cstr(h, "Average Duration(us)")) c_avg = i;
+            if (opdb_span_eq_cstr(h, "Profiling Average Duration(us)")) c_prof = i;
+        }
+        while ((rc = opdb_csv_exact_next(&x, f, MAXF, &nf, false)) > 0) {
+            rows++;
+            double a = c_avg >= 0 && c_avg < nf ? opdb_py_float_or_zero(f[c_avg].p, f[c_avg].n) : 0;
+            double p = c_prof >= 0 && c_prof < nf ? opdb_py_float_or_zero(f[c_prof].p, f[c_prof].n) : 0;
+            if (!(a > 0 || p > 0)) all = false;
+        }
+        if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
+    }
+    *complete = rows > 0 && all;
+    free(f);
+    opdb_csv_exact_free(&x);
+    opdb_byte_reader_free(&br);
+    close(fd);
+    return rc < 0 ? -1 : 0;
+}
+
+static int short_circuit(const opdb_update_opts *o, bool *done, opdb_err *err) {
+    *done = false;
+    strvec paths;
+    if (update_target_csvs(o, &paths, err)) return -1;
+    bool all = paths.n > 0;
+    int rc = 0;
+    for (size_t i = 0; i < paths.n && rc == 0; i++) {
+        bool c;
+        rc = csv_complete(paths.v[i], &c, err);
+        all = all && c;
+    }
+    if (rc == 0 && all) {
+        for (size_t i = 0; i < paths.n; i++) fprintf(o->out, "[SKIP] %s already has usable durations.\n", paths.v[i]);
+        fprintf(o->out, "[SUMMARY] All target CSV files already have usable replay durations.\n");
+        *done = true;
+    }
+    sv_free(&paths);
+    return rc;
+}
+
+int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
+    if (!opdb_is_dir(o->db_dir))
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "database folder not found: %s", o->db_dir);
+    int lock = opdb_dir_lock(o->db_dir, err);
+    if (lock < 0) return -1;
+    int rc = 0;
+    if (o->missing_only) {
+        bool done;
+        rc = short_circuit(o, &done, err);
+        if (rc || done) {
+            opdb_dir_unlock(lock);
+            return rc;
+        }
+    }
+    char **files = NULL;
+    size_t nfiles = 0;
+    op_summary_agg agg;
+    memset(&agg, 0, sizeof agg);
+    rc = op_summary_find_files(o->prof_paths, o->nprof, &files, &nfiles, err);
+    if (rc == 0) rc = op_summary_aggregate(files, nfiles, o->ep_size, o->quirks, &agg, err);
+    update_run run;
+    memset(&run, 0, sizeof run);
+    if (rc == 0) rc = update_db(o, &agg, &run, err);
+    if (rc == 0) {
+        opdb_strbuf text;
+        opdb_sb_init(&text);
+        update_report_text(o, &run, &text);
+        char *md = NULL, *csv = NULL;
+        rc = update_report_files(o, &run, text.p, &md, &csv, err);
+        if (o->json) {
+            opdb_strbuf js;
+            opdb_sb_init(&js);
+            update_report_json(o, &run, md, csv, &js);
+            fputs(js.p, o->out);
+            opdb_sb_free(&js);
+        } else {
+            fprintf(o->out, "%s\n", text.p);
+            if (rc == 0) fprintf(o->out, "\n[REPORT] %s\n[REPORT] %s\n", md, csv);
+        }
+        free(md);
+        free(csv);
+        opdb_sb_free(&text);
+    }
+    update_run_free(&run);
+    op_summary_free(&agg);
+    opdb_free_paths(files, nfiles);
+    opdb_dir_unlock(lock);
+    return rc;
+}
