@@ -14,6 +14,9 @@ extern "C" {
 /* str.strip() with no argument: strips Python whitespace (ASCII and the
  * Unicode White_Space code points, UTF-8 encoded). */
 opdb_span opdb_py_strip(opdb_span s);
+/* The whitespace float() and int() ignore around a number: like str.strip()
+ * but without the ASCII separators \x1c-\x1f. */
+opdb_span opdb_py_strip_number(opdb_span s);
 /* str.strip(chars) for a set of ASCII characters. */
 opdb_span opdb_py_strip_chars(opdb_span s, const char *chars);
 

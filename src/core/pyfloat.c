@@ -60,7 +60,7 @@ static bool slow_path(const char *p, size_t n, double *out) {
 
 /* Python float() for any input; see opdb_py_float for the fast entry. */
 static bool py_float_general(const char *p0, size_t n0, double *out) {
-    opdb_span s = opdb_py_strip(opdb_span_make(p0, n0));
+    opdb_span s = opdb_py_strip_number(opdb_span_make(p0, n0));
     const char *p = s.p;
     size_t n = s.n;
     if (n == 0) return false;
@@ -164,7 +164,7 @@ static bool py_float_general(const char *p0, size_t n0, double *out) {
 }
 
 bool opdb_py_int(const char *p0, size_t n0, long long *out) {
-    opdb_span s = opdb_py_strip(opdb_span_make(p0, n0));
+    opdb_span s = opdb_py_strip_number(opdb_span_make(p0, n0));
     const char *p = s.p;
     size_t n = s.n;
     size_t i = 0;
@@ -176,14 +176,14 @@ bool opdb_py_int(const char *p0, size_t n0, long long *out) {
     bool bad = false;
     size_t dl = scan_digits(p + i, n - i, &bad);
     if (dl == 0 || i + dl != n) return false;
-    unsigned long long v = 0;
+    unsigned long long v = 0, limit = neg ? 9223372036854775808ULL : 9223372036854775807ULL;
     for (size_t j = i; j < n; j++) {
         if (p[j] == '_') continue;
         unsigned d = (unsigned)(p[j] - '0');
-        if (v > (9223372036854775807ULL - d) / 10) return false;
+        if (v > (limit - d) / 10) return false;
         v = v * 10 + d;
     }
-    *out = neg ? -(long long)v : (long long)v;
+    *out = neg ? (long long)(0 - v) : (long long)v;
     return true;
 }
 

@@ -27,7 +27,15 @@ static size_t uspace_before(const unsigned char *p, size_t n) {
     return 0;
 }
 
-opdb_span opdb_py_strip(opdb_span s) {
+/* Shared by str.strip() (with_seps) and float()/int() (without): Python's
+ * number parsing maps only non-ASCII whitespace to ' ', so the ASCII
+ * separators \x1c-\x1f are stripped by str.strip() but refused by float(). */
+static opdb_span strip_impl(opdb_span s, bool with_seps);
+
+opdb_span opdb_py_strip(opdb_span s) { return strip_impl(s, true); }
+opdb_span opdb_py_strip_number(opdb_span s) { return strip_impl(s, false); }
+
+static opdb_span strip_impl(opdb_span s, bool with_seps) {
     /* Most cells start and end with a printable ASCII byte. */
     if (s.n && (unsigned char)s.p[0] > 0x20 && (unsigned char)s.p[0] < 0x80 &&
         (unsigned char)s.p[s.n - 1] > 0x20 && (unsigned char)s.p[s.n - 1] < 0x80)
@@ -35,7 +43,7 @@ opdb_span opdb_py_strip(opdb_span s) {
     const unsigned char *p = (const unsigned char *)s.p;
     size_t n = s.n;
     for (;;) {
-        if (n && ascii_space(*p)) {
+        if (n && ascii_space(*p) && (with_seps || *p < 0x1c || *p == 0x20)) {
             p++;
             n--;
         } else if (n && *p >= 0x80) {
@@ -48,7 +56,7 @@ opdb_span opdb_py_strip(opdb_span s) {
         }
     }
     for (;;) {
-        if (n && ascii_space(p[n - 1])) {
+        if (n && ascii_space(p[n - 1]) && (with_seps || p[n - 1] < 0x1c || p[n - 1] == 0x20)) {
             n--;
         } else if (n && p[n - 1] >= 0x80) {
             size_t k = uspace_before(p, n);
