@@ -1,0 +1,26 @@
+/* `opdb fia-fill`: back-fill FusedInferAttentionScore runtime metadata dumped
+ * as JSONL into the FIA database CSV (spec ingest.md §3). */
+#ifndef OPDB_FIA_FILL_H
+#define OPDB_FIA_FILL_H
+
+#include <stdio.h>
+#include "opdb/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct opdb_fia_fill_opts {
+    const char *csv_path;
+    const char *jsonl_path;
+    const char *output_path;   /* NULL: overwrite csv_path */
+    const char *metadata_tag;  /* NULL: "runtime_values_dumped" */
+    FILE *out;                 /* completion message */
+} opdb_fia_fill_opts;
+
+int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
