@@ -1,0 +1,25 @@
+/* `opdb validate`: check a database folder for problems a consumer would
+ * trip over. */
+#ifndef OPDB_VALIDATE_H
+#define OPDB_VALIDATE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "opdb/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct opdb_validate_result {
+    size_t files, rows, problems;
+} opdb_validate_result;
+
+/* Prints one line per problem (`<file>:<line>: <kind>: <detail>`) and a
+ * summary to out, or a JSON document with json. */
+int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_result *res, opdb_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,45 @@
+/* `opdb validate`: exit 0 when the database has no problem, 1 otherwise. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/cli_opts.h"
+#include "cli/commands.h"
+#include "opdb/db.h"
+#include "opdb/validate.h"
+
+int cmd_validate(int argc, char **argv) {
+    const char *database = NULL, *device = NULL, *vllm = NULL, *torch = NULL, *cann = NULL;
+    bool json = false;
+    cli_opt opts[] = {
+        {"--database-path", "D", "database folder", false, &database, NULL},
+        {"--device", "DEVICE", "device folder when --database-path is absent (default " OPDB_DEFAULT_DEVICE ")", false, &device, NULL},
+        {"--vllm-version", "V", "vLLM-Ascend version or full version-folder name", false, &vllm, NULL},
+        {"--torch-version", "V", "PyTorch version", false, &torch, NULL},
+        {"--cann-version", "V", "CANN version", false, &cann, NULL},
+        {"--json", NULL, "print the problems as JSON", false, NULL, &json},
+    };
+    cli_spec spec = {"opdb validate",
+                     "Check a database folder: unreadable files, missing columns, non-numeric or negative durations,\n"
+                     "duplicate signatures, rows without a valid duration. Exit 1 if any problem is found.",
+                     NULL, opts, sizeof opts / sizeof opts[0]};
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc == CLI_HELP) return 0;
+    if (rc != CLI_OK) return 2;
+    if (device && !opdb_device_valid(device)) return cli_usage_error(&spec, "argument --device: invalid choice: '%s'", device);
+    const char *vflags[3][2] = {{"--vllm-version", vllm}, {"--torch-version", torch}, {"--cann-version", cann}};
+    for (int i = 0; i < 3; i++)
+        if (vflags[i][1] && !opdb_version_valid(vflags[i][1]))
+            return cli_usage_error(&spec, "argument %s: %s", vflags[i][0], opdb_version_hint);
+    opdb_err err;
+    opdb_err_clear(&err);
+    opdb_db_target target = {database, device ? device : OPDB_DEFAULT_DEVICE, vllm, torch, cann, NULL};
+    char *dir = opdb_db_resolve(&target, &err);
+    opdb_validate_result res;
+    if (!dir || opdb_validate_run(dir, json, stdout, &res, &err)) {
+        fprintf(stderr, "opdb validate: %s\n", err.msg);
+        free(dir);
+        return err.code ? err.code : 1;
+    }
+    free(dir);
+    return res.problems ? 1 : 0;
+}

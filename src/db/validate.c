@@ -1,0 +1,230 @@
+/* See validate.h. Problems: unreadable or LFS-pointer files, missing
+ * identity/duration columns, non-numeric or negative durations, duplicate
+ * signatures, rows without any valid duration. */
+#include "opdb/validate.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opdb/csv.h"
+#include "opdb/fs.h"
+#include "opdb/pystr.h"
+#include "opdb/signature.h"
+
+static const char *const k_base[8] = {"OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
+                                      "Input Formats", "Output Shapes", "Output Data Types", "Output Formats"};
+static const char *const k_dur[] = {"Average Duration(us)", "Profiling Average Duration(us)",
+                                    "Profiling Median Duration(us)", "Profiling Std Duration(us)",
+                                    "MicroBench Duration(us)"};
+#define NDUR (sizeof k_dur / sizeof k_dur[0])
+
+typedef struct vctx {
+    bool json;
+    FILE *out;
+    opdb_strbuf js;
+    size_t problems;
+} vctx;
+
+static void json_esc(opdb_strbuf *o, const char *s) {
+    opdb_sb_addc(o, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') opdb_sb_addf(o, "\\%c", *p);
+        else if (*p < 0x20) opdb_sb_addf(o, "\\u%04x", *p);
+        else opdb_sb_addc(o, (char)*p);
+    }
+    opdb_sb_addc(o, '"');
+}
+
+static void problem(vctx *v, const char *file, unsigned long long line, const char *kind, const char *fmt, ...)
+    OPDB_PRINTF(5, 6);
+static void problem(vctx *v, const char *file, unsigned long long line, const char *kind, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (v->json) {
+        opdb_sb_adds(&v->js, v->problems ? ",\n    {\"file\": " : "\n    {\"file\": ");
+        json_esc(&v->js, file);
+        opdb_sb_addf(&v->js, ", \"line\": %llu, \"kind\": ", line);
+        json_esc(&v->js, kind);
+        opdb_sb_adds(&v->js, ", \"message\": ");
+        json_esc(&v->js, msg);
+        opdb_sb_adds(&v->js, "}");
+    } else if (line) {
+        fprintf(v->out, "%s:%llu: %s: %s\n", file, line, kind, msg);
+    } else {
+        fprintf(v->out, "%s: %s: %s\n", file, kind, msg);
+    }
+    v->problems++;
+}
+
+typedef struct seen {
+    char *sig;
+    unsigned long long line, count;
+} seen;
+
+static void check_file(vctx *v, const char *path, size_t *rows) {
+    uint64_t body;
+    opdb_err e;
+    opdb_err_clear(&e);
+    int fd = opdb_csv_open(path, &body, &e);
+    if (fd < 0) {
+        problem(v, path, 0, "unreadable", "%s", e.msg);
+        return;
+    }
+    opdb_byte_reader br;
+    opdb_byte_reader_init(&br, fd, body, 1 << 18);
+    opdb_csv_exact x;
+    opdb_csv_exact_init(&x, &br, 1);
+    enum { MAXF = 4096 };
+    opdb_field *f = opdb_xmalloc(MAXF * sizeof *f);
+    int nf;
+    int r = opdb_csv_exact_next(&x, f, MAXF, &nf, true);
+    int base[8], dur[NDUR], ep = -1;
+    char stem[256];
+    const char *name = opdb_path_basename(path);
+    snprintf(stem, sizeof stem, "%.*s", (int)(strlen(name) - 4), name);
+    seen *sg = NULL;
+    size_t nsg = 0;
+    if (r <= 0 || nf == 0) {
+        problem(v, path, 0, "unreadable", "no header");
+        goto done;
+    }
+    if (f[0].n >= 40 && strncmp(f[0].p, "version https://git-lfs.github.com/spec/", 40) == 0) {
+        problem(v, path, 1, "unreadable", "a Git LFS pointer, not CSV data (run git lfs pull)");
+        goto done;
+    }
+    for (int i = 0; i < 8; i++) base[i] = -1;
+    for (size_t i = 0; i < NDUR; i++) dur[i] = -1;
+    for (int i = 0; i < nf; i++) {
+        opdb_span h = opdb_span_make(f[i].p, f[i].n);
+        for (int b = 0; b < 8; b++)
+            if (opdb_span_eq_cstr(h, k_base[b])) base[b] = i;
+        for (size_t d = 0; d < NDUR; d++)
+            if (opdb_span_eq_cstr(h, k_dur[d])) dur[d] = i;
+        if (opdb_span_eq_cstr(h, "EP Size")) ep = i;
+    }
+    {
+        opdb_strbuf miss;
+        opdb_sb_init(&miss);
+        for (int b = 0; b < 8; b++)
+            if (base[b] < 0) opdb_sb_addf(&miss, "%s%s", miss.n ? ", " : "", k_base[b]);
+        if (miss.n) problem(v, path, 1, "missing columns", "%s", miss.p);
+        if (dur[0] < 0 && dur[1] < 0 && dur[4] < 0)
+            problem(v, path, 1, "missing columns", "no duration column (Average Duration(us) or Profiling Average Duration(us))");
+        opdb_sb_free(&miss);
+    }
+    opdb_strbuf sig;
+    opdb_sb_init(&sig);
+    unsigned long long invalid = 0, first_invalid = 0;
+    while ((r = opdb_csv_exact_next(&x, f, MAXF, &nf, false)) > 0) {
+        (*rows)++;
+        unsigned long long line = x.rec_line;
+        bool valid = false;
+        for (size_t d = 0; d < NDUR; d++) {
+            if (dur[d] < 0 || dur[d] >= nf) continue;
+            opdb_span c = opdb_py_strip(opdb_span_make(f[dur[d]].p, f[dur[d]].n));
+            if (!c.n) continue;
+            double val;
+            if (!opdb_py_float(c.p, c.n, &val) || isnan(val) || isinf(val)) {
+                problem(v, path, line, "non-numeric duration", "%s = '%.*s'", k_dur[d], (int)(c.n > 40 ? 40 : c.n), c.p);
+            } else if (val < 0) {
+                problem(v, path, line, "negative duration", "%s = %.*s", k_dur[d], (int)c.n, c.p);
+            } else if (val > 0 && (d == 0 || d == 1 || d == 4)) {
+                valid = true;
+            }
+        }
+        if (!valid && invalid++ == 0) first_invalid = line;
+#define CELL(i) ((i) >= 0 && (i) < nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0))
+        opdb_sig_cells sc = {CELL(base[2]), CELL(base[3]), CELL(base[4]), CELL(base[5]), CELL(base[6]), CELL(ep)};
+#undef CELL
+        opdb_signature(&sc, stem, &sig);
+        size_t k;
+        for (k = 0; k < nsg; k++)
+            if (strcmp(sg[k].sig, sig.p) == 0) break;
+        if (k == nsg) {
+            sg = opdb_xrealloc(sg, (nsg + 1) * sizeof *sg);
+            sg[nsg].sig = opdb_xstrdup(sig.p);
+            sg[nsg].line = line;
+            sg[nsg++].count = 0;
+        }
+        sg[k].count++;
+    }
+    if (r < 0) problem(v, path, 0, "unreadable", "read failed");
+    if (x.unterminated) problem(v, path, x.rec_line, "unreadable", "unterminated quoted field");
+    for (size_t k = 0; k < nsg; k++)
+        if (sg[k].count > 1)
+            problem(v, path, sg[k].line, "duplicate signature", "%llu rows share this row's signature", sg[k].count);
+    if (invalid)
+        problem(v, path, first_invalid, "no valid duration",
+                "%llu row(s) have neither Average nor Profiling Average Duration(us) > 0 (first here)", invalid);
+    opdb_sb_free(&sig);
+done:
+    for (size_t k = 0; k < nsg; k++) free(sg[k].sig);
+    free(sg);
+    free(f);
+    opdb_csv_exact_free(&x);
+    opdb_byte_reader_free(&br);
+    close(fd);
+}
+
+static bool is_csv(const char *name, void *ctx) {
+    (void)ctx;
+    size_t n = strlen(name);
+    return n > 4 && strcmp(name + n - 4, ".csv") == 0 && name[0] != '.';
+}
+
+int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_result *res, opdb_err *err) {
+    memset(res, 0, sizeof *res);
+    if (!opdb_is_dir(db_dir)) return opdb_fail(err, OPDB_ERR_RUNTIME, "database folder not found: %s", db_dir);
+    char *dir = opdb_path_normalize(db_dir);
+    DIR *d = opendir(dir);
+    if (!d) {
+        free(dir);
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot read folder", db_dir);
+    }
+    char **files = NULL;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!is_csv(e->d_name, NULL)) continue;
+        char *p = opdb_path_join(dir, e->d_name);
+        if (opdb_is_file(p)) {
+            files = opdb_xrealloc(files, (n + 1) * sizeof *files);
+            files[n++] = p;
+        } else {
+            free(p);
+        }
+    }
+    closedir(d);
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && opdb_path_cmp(files[j - 1], files[j]) > 0; j--) {
+            char *t = files[j];
+            files[j] = files[j - 1];
+            files[j - 1] = t;
+        }
+    vctx v = {json, out, {0}, 0};
+    opdb_sb_init(&v.js);
+    for (size_t i = 0; i < n; i++) check_file(&v, files[i], &res->rows);
+    res->files = n;
+    res->problems = v.problems;
+    if (json) {
+        fprintf(out, "{\n  \"database\": ");
+        opdb_strbuf t;
+        opdb_sb_init(&t);
+        json_esc(&t, dir);
+        fprintf(out, "%s,\n  \"files\": %zu,\n  \"rows\": %zu,\n  \"problems\": [%s%s]\n}\n", t.p, n, res->rows,
+                v.js.p ? v.js.p : "", v.problems ? "\n  " : "");
+        opdb_sb_free(&t);
+    } else {
+        fprintf(out, "%s: %zu file(s), %zu row(s), %zu problem(s)\n", dir, n, res->rows, v.problems);
+    }
+    opdb_sb_free(&v.js);
+    opdb_free_paths(files, n);
+    free(dir);
+    return 0;
+}
