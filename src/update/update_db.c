@@ -148,14 +148,7 @@ static int load_csv(const char *path, csvfile *f, opdb_err *err) {
         while ((rc = opdb_csv_exact_next(&x, fl, MAXF, &nf, false)) > 0) {
             drow r = drow_new(&f->ks);
             /* DictReader: every header key present (None for a short row); last duplicate wins */
-            for (int i = 0; i < ncols; i++) {
-                char *v = opdb_xmalloc(i < nf ? fl[i].n + 1 : 1);
-                size_t len = i < nf ? fl[i].n : 0;
-                if (len) memcpy(v, fl[i].p, len);
-                v[len] = '\0';
-                free(r.v[colkey[i]]);
-                r.v[colkey[i]] = v;
-            }
+            for (int i = 0; i < ncols; i++) drow_set_n(&r, &f->ks, colkey[i], i < nf ? fl[i].p : "", i < nf ? fl[i].n : 0);
             push_row(f, r);
         }
     } else {
@@ -171,7 +164,6 @@ static int load_csv(const char *path, csvfile *f, opdb_err *err) {
 }
 
 static void csvfile_free(csvfile *f) {
-    for (size_t i = 0; i < f->n; i++) drow_free(&f->rows[i], &f->ks);
     free(f->rows);
     sv_free(&f->fields);
     ks_free(&f->ks);
@@ -179,10 +171,17 @@ static void csvfile_free(csvfile *f) {
 
 /* ---- signatures of dict rows and aggregated rows */
 
-static void sig_of_drow(const drow *r, const keyspace *ks, const char *op, opdb_strbuf *out, bool display) {
-    opdb_sig_cells c = {opdb_span_cstr(drow_get(r, ks, "Input Shapes")), opdb_span_cstr(drow_get(r, ks, "Input Data Types")),
-                        opdb_span_cstr(drow_get(r, ks, "Input Formats")), opdb_span_cstr(drow_get(r, ks, "Output Shapes")),
-                        opdb_span_cstr(drow_get(r, ks, "Output Data Types")), opdb_span_cstr(drow_get(r, ks, "EP Size"))};
+static void sig_of_drow(const drow *r, keyspace *ks, const char *op, opdb_strbuf *out, bool display) {
+    static const char *const names[6] = {"Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
+                                         "Output Data Types", "EP Size"};
+    if (ks->sig_n != ks->n) {
+        for (int i = 0; i < 6; i++) ks->sig_id[i] = ks_find(ks, names[i]);
+        ks->sig_n = ks->n;
+    }
+    const int *id = ks->sig_id;
+    opdb_sig_cells c = {opdb_span_cstr(drow_at(r, id[0])), opdb_span_cstr(drow_at(r, id[1])),
+                        opdb_span_cstr(drow_at(r, id[2])), opdb_span_cstr(drow_at(r, id[3])),
+                        opdb_span_cstr(drow_at(r, id[4])), opdb_span_cstr(drow_at(r, id[5]))};
     if (display)
         opdb_signature_display(&c, out);
     else
@@ -365,18 +364,21 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
     }
 }
 
-/* Normalised value of column c in row r ("" when absent). */
-static const char *norm_val(const drow *r, const keyspace *ks, const char *c) { return drow_get(r, ks, c); }
-
+/* The rows normalised to the column list ("" for absent keys), as CSV. */
 static void write_rows(opdb_strbuf *out, const strvec *cols, const csvfile *f, const bool *keep) {
     opdb_span *cells = opdb_xmalloc((cols->n + 1) * sizeof *cells);
-    for (size_t i = 0; i < cols->n; i++) cells[i] = opdb_span_cstr(cols->v[i]);
+    int *id = opdb_xmalloc((cols->n + 1) * sizeof *id);
+    for (size_t i = 0; i < cols->n; i++) {
+        cells[i] = opdb_span_cstr(cols->v[i]);
+        id[i] = ks_find(&f->ks, cols->v[i]);
+    }
     opdb_csv_write_record(out, cells, cols->n);
     for (size_t r = 0; r < f->n; r++) {
         if (!keep[r]) continue;
-        for (size_t i = 0; i < cols->n; i++) cells[i] = opdb_span_cstr(norm_val(&f->rows[r], &f->ks, cols->v[i]));
+        for (size_t i = 0; i < cols->n; i++) cells[i] = opdb_span_cstr(drow_at(&f->rows[r], id[i]));
         opdb_csv_write_record(out, cells, cols->n);
     }
+    free(id);
     free(cells);
 }
 
