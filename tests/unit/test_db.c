@@ -1,0 +1,342 @@
+/* Database layout: version flags, version folder names, target folder
+ * resolution, devices and type-name sanitising. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opdb/db.h"
+
+/* ---- opdb_version_valid ---------------------------------------------------- */
+
+static void test_version_valid_accepts_examples(void **s) {
+    (void)s;
+    assert_true(opdb_version_valid("0.9.2"));
+    assert_true(opdb_version_valid("2.9.0"));
+    assert_true(opdb_version_valid("8.5"));
+    assert_true(opdb_version_valid("2.9.0+cpu"));
+    assert_true(opdb_version_valid("v0.18.0"));
+    assert_true(opdb_version_valid("CANN8.5"));
+    assert_true(opdb_version_valid("1-rc1"));
+    assert_true(opdb_version_valid("vllm0.13.0_torch2.8.0_cann8.3"));
+    assert_true(opdb_version_valid("7"));
+}
+
+static void test_version_valid_strips_first(void **s) {
+    (void)s;
+    assert_true(opdb_version_valid(" 8.5 "));
+    assert_true(opdb_version_valid("\t2.9.0\n"));
+}
+
+static void test_version_valid_rejects_empty(void **s) {
+    (void)s;
+    assert_false(opdb_version_valid(""));
+    assert_false(opdb_version_valid("   "));
+}
+
+static void test_version_valid_rejects_bad_separators(void **s) {
+    (void)s;
+    assert_false(opdb_version_valid("1..2"));
+    assert_false(opdb_version_valid("1."));
+    assert_false(opdb_version_valid(".1"));
+    assert_false(opdb_version_valid("+cpu"));
+    assert_false(opdb_version_valid("1_-2"));
+}
+
+static void test_version_valid_rejects_other_chars(void **s) {
+    (void)s;
+    assert_false(opdb_version_valid("a b"));
+    assert_false(opdb_version_valid("1/2"));
+    assert_false(opdb_version_valid("../x"));
+    assert_false(opdb_version_valid("1,2"));
+    assert_false(opdb_version_valid("v\xc3\xa9"));
+}
+
+/* ---- opdb_db_version_dir --------------------------------------------------- */
+
+static void expect_vdir(const char *v, const char *t, const char *c, const char *want) {
+    opdb_err err;
+    opdb_err_clear(&err);
+    char *d = opdb_db_version_dir(v, t, c, &err);
+    assert_non_null(d);
+    assert_string_equal(d, want);
+    free(d);
+}
+
+static void test_version_dir_spec_example(void **s) {
+    (void)s;
+    expect_vdir("v0.18.0", "2.9.0+cpu", "CANN8.5", "vllm0.18.0_torch2.9.0_cann8.5");
+}
+
+static void test_version_dir_drops_prefixes_case_insensitively(void **s) {
+    (void)s;
+    expect_vdir("VLLM0.18.0", "Torch2.9.0", "cann8.5", "vllm0.18.0_torch2.9.0_cann8.5");
+    expect_vdir("V1.0", "2.1", "8", "vllm1.0_torch2.1_cann8");
+    /* only one prefix: "vllm" wins over a following "v" */
+    expect_vdir("vllmv1", "2", "3", "vllmv1_torch2_cann3");
+}
+
+static void test_version_dir_cuts_torch_at_plus_and_strips(void **s) {
+    (void)s;
+    expect_vdir(" 0.1 ", " torch 2.9.0+cu121 ", " cann 8.5 ", "vllm0.1_torch2.9.0_cann8.5");
+    expect_vdir("0.1", "2.9.0+cpu+x", "8.5", "vllm0.1_torch2.9.0_cann8.5");
+}
+
+static void test_version_dir_missing_components_named_in_order(void **s) {
+    (void)s;
+    opdb_err err;
+    opdb_err_clear(&err);
+    assert_null(opdb_db_version_dir(NULL, "2.9.0", NULL, &err));
+    assert_int_not_equal(err.code, OPDB_OK);
+    assert_non_null(strstr(err.msg, "vLLM-Ascend, CANN"));
+    assert_null(strstr(err.msg, "PyTorch"));
+    assert_non_null(strstr(err.msg, "--database-path"));
+
+    opdb_err_clear(&err);
+    assert_null(opdb_db_version_dir(NULL, NULL, NULL, &err));
+    assert_non_null(strstr(err.msg, "vLLM-Ascend, PyTorch, CANN"));
+}
+
+/* ---- opdb_db_resolve ------------------------------------------------------ */
+
+static char *resolve(const char *dbpath, const char *device, const char *v, const char *t,
+                     const char *c, const char *root, opdb_err *err) {
+    opdb_db_target tg = {dbpath, device, v, t, c, root};
+    opdb_err_clear(err);
+    return opdb_db_resolve(&tg, err);
+}
+
+static void test_resolve_database_path_used_as_given(void **s) {
+    (void)s;
+    opdb_err err;
+    char *d = resolve("out/db", NULL, "nonsense", NULL, NULL, "root", &err);
+    assert_string_equal(d, "out/db");
+    free(d);
+    d = resolve("out//db/", NULL, NULL, NULL, NULL, NULL, &err);
+    assert_string_equal(d, "out/db");
+    free(d);
+}
+
+static void test_resolve_three_flags(void **s) {
+    (void)s;
+    opdb_err err;
+    char *d = resolve(NULL, "TEST_DEVICE", "v0.18.0", "2.9.0+cpu", "CANN8.5", "root", &err);
+    assert_non_null(d);
+    assert_string_equal(d, "root/TEST_DEVICE/vllm_ascend/vllm0.18.0_torch2.9.0_cann8.5");
+    free(d);
+}
+
+static void test_resolve_full_name_alone_used_as_is(void **s) {
+    (void)s;
+    opdb_err err;
+    char *d = resolve(NULL, NULL, " vllm0.18.0_torch2.9.0_cann8.5 ", NULL, NULL, "root", &err);
+    assert_non_null(d);
+    assert_string_equal(d, "root/" OPDB_DEFAULT_DEVICE "/vllm_ascend/vllm0.18.0_torch2.9.0_cann8.5");
+    free(d);
+}
+
+static void test_resolve_full_name_with_torch_quirk(void **s) {
+    (void)s;
+    opdb_err err;
+    char *d = resolve(NULL, NULL, "vllm0.18.0_torch2.9.0_cann8.5", "2.9.0", "8.5", "r", &err);
+    assert_non_null(d);
+    assert_string_equal(d, "r/" OPDB_DEFAULT_DEVICE "/vllm_ascend/vllm0.18.0_torch2.9.0_cann8.5_torch2.9.0_cann8.5");
+    free(d);
+}
+
+static void test_resolve_full_name_with_torch_only_misses_cann(void **s) {
+    (void)s;
+    opdb_err err;
+    assert_null(resolve(NULL, NULL, "vllm0.18.0_torch2.9.0_cann8.5", "2.9.0", NULL, "r", &err));
+    assert_non_null(strstr(err.msg, "CANN"));
+    assert_null(strstr(err.msg, "PyTorch"));
+}
+
+static void test_resolve_plain_vllm_alone_misses_torch_and_cann(void **s) {
+    (void)s;
+    opdb_err err;
+    assert_null(resolve(NULL, NULL, "0.18.0", NULL, NULL, "r", &err));
+    assert_non_null(strstr(err.msg, "PyTorch, CANN"));
+    assert_null(strstr(err.msg, "vLLM-Ascend"));
+}
+
+static void test_resolve_not_a_full_name_needs_chars_between_markers(void **s) {
+    (void)s;
+    opdb_err err;
+    /* ^vllm.+_torch.+_cann.+$ needs at least one character in every gap */
+    assert_null(resolve(NULL, NULL, "vllm_torch2_cann3", NULL, NULL, "r", &err));
+    assert_null(resolve(NULL, NULL, "vllm1_torch_cann3", NULL, NULL, "r", &err));
+    assert_null(resolve(NULL, NULL, "vllm1_torch2_cann", NULL, NULL, "r", &err));
+    assert_null(resolve(NULL, NULL, "VLLM1_torch2_cann3", NULL, NULL, "r", &err));
+    char *d = resolve(NULL, NULL, "vllmX_torch_cann_torchY_cannZ", NULL, NULL, "r", &err);
+    assert_non_null(d);
+    assert_string_equal(d, "r/" OPDB_DEFAULT_DEVICE "/vllm_ascend/vllmX_torch_cann_torchY_cannZ");
+    free(d);
+}
+
+static void test_resolve_missing_everything(void **s) {
+    (void)s;
+    opdb_err err;
+    assert_null(resolve(NULL, NULL, NULL, NULL, NULL, "r", &err));
+    assert_non_null(strstr(err.msg, "vLLM-Ascend, PyTorch, CANN"));
+}
+
+static void test_resolve_device_is_stripped(void **s) {
+    (void)s;
+    opdb_err err;
+    char *d = resolve(NULL, " TEST_DEVICE\t", "1", "2", "3", "r", &err);
+    assert_string_equal(d, "r/TEST_DEVICE/vllm_ascend/vllm1_torch2_cann3");
+    free(d);
+}
+
+static void test_resolve_data_root_from_env_and_default(void **s) {
+    (void)s;
+    opdb_err err;
+    setenv(OPDB_DATA_ROOT_ENV, "/tmp/envroot/", 1);
+    char *d = resolve(NULL, "TEST_DEVICE", "1", "2", "3", NULL, &err);
+    assert_string_equal(d, "/tmp/envroot/TEST_DEVICE/vllm_ascend/vllm1_torch2_cann3");
+    free(d);
+    /* the explicit field wins over the environment */
+    d = resolve(NULL, "TEST_DEVICE", "1", "2", "3", "mine", &err);
+    assert_string_equal(d, "mine/TEST_DEVICE/vllm_ascend/vllm1_torch2_cann3");
+    free(d);
+    setenv(OPDB_DATA_ROOT_ENV, "", 1);
+    d = resolve(NULL, "TEST_DEVICE", "1", "2", "3", NULL, &err);
+    assert_string_equal(d, "data/TEST_DEVICE/vllm_ascend/vllm1_torch2_cann3");
+    free(d);
+    unsetenv(OPDB_DATA_ROOT_ENV);
+    d = resolve(NULL, "TEST_DEVICE", "1", "2", "3", NULL, &err);
+    assert_string_equal(d, "data/TEST_DEVICE/vllm_ascend/vllm1_torch2_cann3");
+    free(d);
+}
+
+static void test_resolve_normalises_root(void **s) {
+    (void)s;
+    opdb_err err;
+    char *d = resolve(NULL, "TEST_DEVICE", "1", "2", "3", "./a//b/", &err);
+    assert_string_equal(d, "a/b/TEST_DEVICE/vllm_ascend/vllm1_torch2_cann3");
+    free(d);
+}
+
+/* ---- devices ------------------------------------------------------------------ */
+
+static void test_device_valid_all_listed(void **s) {
+    (void)s;
+    static const char *const want[] = {
+        "TEST_DEVICE",           "ATLAS_800_A2_376T_64G",      "ATLAS_800_A2_313T_64G",
+        "ATLAS_800_A2_280T_64G", "ATLAS_800_A2_280T_64G_PCIE", "ATLAS_800_A2_280T_32G_PCIE",
+        "ATLAS_800_A3_752T_128G_DIE", "ATLAS_800_A3_560T_128G_DIE",
+    };
+    assert_int_equal(opdb_ndevices, 8);
+    for (size_t i = 0; i < 8; i++) assert_true(opdb_device_valid(want[i]));
+    assert_true(opdb_device_valid(OPDB_DEFAULT_DEVICE));
+}
+
+static void test_device_valid_rejects_others(void **s) {
+    (void)s;
+    assert_false(opdb_device_valid(""));
+    assert_false(opdb_device_valid("test_device"));
+    assert_false(opdb_device_valid("ATLAS_800_A3_752T_128G"));
+    assert_false(opdb_device_valid("ATLAS_800_A3_752T_128G_DIE_X"));
+}
+
+/* ---- opdb_sanitize_type_name ---------------------------------------------------- */
+
+static void expect_sanitized(const char *in, size_t n, const char *want) {
+    char *o = opdb_sanitize_type_name(in, n);
+    assert_string_equal(o, want);
+    assert_null(strchr(o, '/'));
+    free(o);
+}
+
+static void test_sanitize_plain_name_unchanged(void **s) {
+    (void)s;
+    expect_sanitized("MatMulV2", 8, "MatMulV2");
+    expect_sanitized("hcom_allReduce_", 15, "hcom_allReduce_");
+}
+
+static void test_sanitize_slash_and_reserved_chars(void **s) {
+    (void)s;
+    expect_sanitized("a/b", 3, "a_b");
+    expect_sanitized("<>:\"/\\|?*", 9, "_________");
+    expect_sanitized("../../etc", 9, ".._.._etc");
+}
+
+static void test_sanitize_dots_kept(void **s) {
+    (void)s;
+    expect_sanitized("..", 2, "..");
+    expect_sanitized(".", 1, ".");
+}
+
+static void test_sanitize_control_chars(void **s) {
+    (void)s;
+    expect_sanitized("\x01" "a\x1f\t\n", 5, "_a___");
+    expect_sanitized("a\0b", 3, "a_b");
+    expect_sanitized("\x7f", 1, "\x7f"); /* DEL is not U+0000..U+001F */
+}
+
+static void test_sanitize_keeps_utf8(void **s) {
+    (void)s;
+    expect_sanitized("\xc3\xa9t\xc3\xa9", 5, "\xc3\xa9t\xc3\xa9");
+}
+
+static void test_sanitize_empty_is_unknown_type(void **s) {
+    (void)s;
+    expect_sanitized("", 0, "UNKNOWN_TYPE");
+    expect_sanitized("abc", 0, "UNKNOWN_TYPE");
+}
+
+static void test_sanitize_uses_only_n_bytes(void **s) {
+    (void)s;
+    expect_sanitized("abc/def", 2, "ab");
+}
+
+static void test_sanitize_never_yields_slash(void **s) {
+    (void)s;
+    char in[256];
+    for (int i = 0; i < 256; i++) in[i] = (char)i;
+    char *o = opdb_sanitize_type_name(in, 256);
+    for (int i = 0; i < 256; i++) assert_true(o[i] != '/' && o[i] != '\\' && o[i] != '\0');
+    free(o);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version_valid_accepts_examples),
+        cmocka_unit_test(test_version_valid_strips_first),
+        cmocka_unit_test(test_version_valid_rejects_empty),
+        cmocka_unit_test(test_version_valid_rejects_bad_separators),
+        cmocka_unit_test(test_version_valid_rejects_other_chars),
+        cmocka_unit_test(test_version_dir_spec_example),
+        cmocka_unit_test(test_version_dir_drops_prefixes_case_insensitively),
+        cmocka_unit_test(test_version_dir_cuts_torch_at_plus_and_strips),
+        cmocka_unit_test(test_version_dir_missing_components_named_in_order),
+        cmocka_unit_test(test_resolve_database_path_used_as_given),
+        cmocka_unit_test(test_resolve_three_flags),
+        cmocka_unit_test(test_resolve_full_name_alone_used_as_is),
+        cmocka_unit_test(test_resolve_full_name_with_torch_quirk),
+        cmocka_unit_test(test_resolve_full_name_with_torch_only_misses_cann),
+        cmocka_unit_test(test_resolve_plain_vllm_alone_misses_torch_and_cann),
+        cmocka_unit_test(test_resolve_not_a_full_name_needs_chars_between_markers),
+        cmocka_unit_test(test_resolve_missing_everything),
+        cmocka_unit_test(test_resolve_device_is_stripped),
+        cmocka_unit_test(test_resolve_data_root_from_env_and_default),
+        cmocka_unit_test(test_resolve_normalises_root),
+        cmocka_unit_test(test_device_valid_all_listed),
+        cmocka_unit_test(test_device_valid_rejects_others),
+        cmocka_unit_test(test_sanitize_plain_name_unchanged),
+        cmocka_unit_test(test_sanitize_slash_and_reserved_chars),
+        cmocka_unit_test(test_sanitize_dots_kept),
+        cmocka_unit_test(test_sanitize_control_chars),
+        cmocka_unit_test(test_sanitize_keeps_utf8),
+        cmocka_unit_test(test_sanitize_empty_is_unknown_type),
+        cmocka_unit_test(test_sanitize_uses_only_n_bytes),
+        cmocka_unit_test(test_sanitize_never_yields_slash),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
