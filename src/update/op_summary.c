@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "csv/batch.h"
 #include "opdb/csv.h"
 #include "opdb/fs.h"
 #include "opdb/ingest.h"
@@ -161,20 +162,142 @@ static group *gfind(gtable *t, const char *op, const char *sig, uint64_t h) {
 
 enum { C_OPTYPE, C_DUR, C_TASKTYPE, C_EP, C_BASE0, C_METRIC0 = C_BASE0 + 8, C_N = C_METRIC0 + OPDB_NMETRICS };
 
+/* One decoded op_summary row (worker side). */
+typedef struct os_row {
+    opdb_span op;
+    opdb_span cell[9];          /* base 8 + Task Type, stripped */
+    size_t sig_off, sig_len;    /* in the batch's signature buffer */
+    uint64_t hash;
+    double dur;
+    bool numeric;
+    double metric[OPDB_NMETRICS];
+} os_row;
+
+typedef struct os_out {
+    os_row *v;
+    size_t n, cap;
+    opdb_strbuf sigs;
+} os_out;
+
+typedef struct os_job {
+    gtable *t;
+    const int *col;
+    int maxf;
+    bool quirks;
+    unsigned long long *rows;
+} os_job;
+
+static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o) {
+    const int *col = J->col;
+#define CELL(c) (col[c] >= 0 && col[c] < nf ? opdb_span_make(f[col[c]].p, f[col[c]].n) : opdb_span_make("", 0))
+    if (o->n == o->cap) {
+        o->cap = o->cap ? o->cap * 2 : 4096;
+        o->v = opdb_xrealloc(o->v, o->cap * sizeof *o->v);
+    }
+    os_row *r = &o->v[o->n++];
+    r->op = opdb_py_strip(CELL(C_OPTYPE));
+    if (r->op.n == 0 || r->op.n >= 512) {
+        r->op.n = 0;
+        return;
+    }
+    char opbuf[512];
+    memcpy(opbuf, r->op.p, r->op.n);
+    opbuf[r->op.n] = '\0';
+    opdb_sig_cells sc = {CELL(C_BASE0 + 2), CELL(C_BASE0 + 3), CELL(C_BASE0 + 4), CELL(C_BASE0 + 5), CELL(C_BASE0 + 6),
+                         CELL(C_EP)};
+    opdb_strbuf sig;
+    opdb_sb_init(&sig);
+    opdb_signature(&sc, opbuf, &sig);
+    r->sig_off = o->sigs.n;
+    r->sig_len = sig.n;
+    opdb_sb_add(&o->sigs, sig.p, sig.n);
+    opdb_sb_addc(&o->sigs, '\0');
+    r->hash = opdb_hash_bytes(sig.p, sig.n, opdb_hash_bytes(opbuf, r->op.n, 9));
+    opdb_sb_free(&sig);
+    for (int b = 0; b < 8; b++) r->cell[b] = opdb_py_strip(CELL(C_BASE0 + b));
+    r->cell[8] = opdb_py_strip(CELL(C_TASKTYPE));
+    opdb_span ds = CELL(C_DUR);
+    r->numeric = opdb_py_float(ds.p, ds.n, &r->dur);
+    if (!r->numeric) r->dur = 0.0;
+    for (int m = 0; m < OPDB_NMETRICS; m++) {
+        opdb_span ms = CELL(C_METRIC0 + m);
+        r->metric[m] = opdb_py_float_or_zero(ms.p, ms.n);
+    }
+#undef CELL
+}
+
+static void take(const os_job *J, const os_out *o) {
+    for (size_t i = 0; i < o->n; i++) {
+        const os_row *r = &o->v[i];
+        (*J->rows)++;
+        if (r->op.n == 0) continue;
+        char opbuf[512];
+        memcpy(opbuf, r->op.p, r->op.n);
+        opbuf[r->op.n] = '\0';
+        group *g = gfind(J->t, opbuf, o->sigs.p + r->sig_off, r->hash);
+        if (g->count == 0)
+            for (int b = 0; b < 9; b++) g->first[b] = xstrndup(r->cell[b].p, r->cell[b].n);
+        g->count++;
+        if (r->numeric || J->quirks) {
+            if (!g->have_min || r->dur < g->min) g->min = r->dur;
+            g->have_min = true;
+        }
+        for (int m = 0; m < OPDB_NMETRICS; m++) g->msum[m] += r->metric[m];
+    }
+}
+
+static void *os_new(void *ctx) {
+    (void)ctx;
+    os_out *o = opdb_xcalloc(1, sizeof *o);
+    opdb_sb_init(&o->sigs);
+    return o;
+}
+
+static void os_free(void *out, void *ctx) {
+    (void)ctx;
+    os_out *o = out;
+    free(o->v);
+    opdb_sb_free(&o->sigs);
+    free(o);
+}
+
+static void os_work(opdb_batch *b, void *ctx) {
+    const os_job *J = ctx;
+    os_out *o = b->out;
+    o->n = 0;
+    opdb_sb_clear(&o->sigs);
+    opdb_csv_fast t;
+    opdb_csv_fast_init(&t, b->data, b->len);
+    opdb_field *f = opdb_xmalloc((size_t)J->maxf * sizeof *f);
+    int nf, rc;
+    size_t off;
+    while ((rc = opdb_csv_fast_next(&t, f, J->maxf, &nf, &off)) > 0) decode_row(J, f, nf, o);
+    if (rc < 0) b->anomaly = true;
+    free(f);
+}
+
+static int os_consume(opdb_batch *b, void *ctx, opdb_err *err) {
+    (void)err;
+    take(ctx, b->out);
+    return 0;
+}
+
 static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long *rows, opdb_err *err) {
     uint64_t body;
     int fd = opdb_csv_open(path, &body, err);
     if (fd < 0) return -1;
     opdb_byte_reader br;
-    opdb_byte_reader_init(&br, fd, body, 1 << 18);
+    opdb_byte_reader_init(&br, fd, body, 1 << 16);
     opdb_csv_exact x;
     opdb_csv_exact_init(&x, &br, 1);
     enum { MAXF = 4096 };
     opdb_field *f = opdb_xmalloc(MAXF * sizeof *f);
-    int nf, rc;
+    int nf;
     int col[C_N];
     for (int i = 0; i < C_N; i++) col[i] = -1;
-    rc = opdb_csv_exact_next(&x, f, MAXF, &nf, true);
+    int rc = opdb_csv_exact_next(&x, f, MAXF, &nf, true);
+    uint64_t start = br.file_off + br.pos;
+    int maxcol = 0;
     if (rc > 0) {
         for (int i = 0; i < nf; i++) {
             opdb_span h = opdb_span_make(f[i].p, f[i].n);
@@ -187,49 +310,38 @@ static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned lon
             for (int m = 0; m < OPDB_NMETRICS; m++)
                 if (opdb_span_eq_cstr(h, opdb_metric_names[m])) col[C_METRIC0 + m] = i;
         }
+        for (int i = 0; i < C_N; i++)
+            if (col[i] + 1 > maxcol) maxcol = col[i] + 1;
     }
-    opdb_strbuf sig;
-    opdb_sb_init(&sig);
-    while (rc > 0 && (rc = opdb_csv_exact_next(&x, f, MAXF, &nf, false)) > 0) {
-#define CELL(c) (col[c] >= 0 && col[c] < nf ? opdb_span_make(f[col[c]].p, f[col[c]].n) : opdb_span_make("", 0))
-        (*rows)++;
-        opdb_span op = opdb_py_strip(CELL(C_OPTYPE));
-        if (op.n == 0) continue;
-        char opbuf[512];
-        snprintf(opbuf, sizeof opbuf, "%.*s", (int)op.n, op.p);
-        opdb_sig_cells sc = {CELL(C_BASE0 + 2), CELL(C_BASE0 + 3), CELL(C_BASE0 + 4),
-                             CELL(C_BASE0 + 5), CELL(C_BASE0 + 6), CELL(C_EP)};
-        opdb_signature(&sc, opbuf, &sig);
-        uint64_t h = opdb_hash_bytes(sig.p, sig.n, opdb_hash_bytes(opbuf, strlen(opbuf), 9));
-        group *g = gfind(t, opbuf, sig.p, h);
-        if (g->count == 0) {
-            for (int b = 0; b < 8; b++) {
-                opdb_span s = opdb_py_strip(CELL(C_BASE0 + b));
-                g->first[b] = xstrndup(s.p, s.n);
-            }
-            opdb_span tt = opdb_py_strip(CELL(C_TASKTYPE));
-            g->first[8] = xstrndup(tt.p, tt.n);
-        }
-        g->count++;
-        opdb_span ds = CELL(C_DUR);
-        double d;
-        bool numeric = opdb_py_float(ds.p, ds.n, &d);
-        if (!numeric) d = 0.0;
-        if (numeric || quirks) {
-            if (!g->have_min || d < g->min) g->min = d;
-            g->have_min = true;
-        }
-        for (int m = 0; m < OPDB_NMETRICS; m++) {
-            opdb_span ms = CELL(C_METRIC0 + m);
-            g->msum[m] += opdb_py_float_or_zero(ms.p, ms.n);
-        }
-#undef CELL
-    }
-    if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
-    opdb_sb_free(&sig);
-    free(f);
     opdb_csv_exact_free(&x);
     opdb_byte_reader_free(&br);
+    free(f);
+    os_job J = {t, col, maxcol > 0 ? maxcol : 1, quirks, rows};
+    if (rc > 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        opdb_batch_ops ops = {os_new, os_free, os_work, os_consume, &J};
+        uint64_t resume = 0;
+        rc = opdb_batch_run(fd, start, n > 0 ? (int)n : 1, 2u << 20, &ops, &resume, err);
+        if (rc == 1) { /* quoting only the exact rules decide: re-read the rest exactly */
+            opdb_byte_reader_init(&br, fd, resume, 1 << 18);
+            opdb_csv_exact_init(&x, &br, 1);
+            f = opdb_xmalloc((size_t)J.maxf * sizeof *f);
+            os_out *o = os_new(NULL);
+            while ((rc = opdb_csv_exact_next(&x, f, J.maxf, &nf, false)) > 0) {
+                o->n = 0;
+                opdb_sb_clear(&o->sigs);
+                decode_row(&J, f, nf, o);
+                take(&J, o);
+            }
+            if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
+            os_free(o, NULL);
+            free(f);
+            opdb_csv_exact_free(&x);
+            opdb_byte_reader_free(&br);
+        }
+    } else if (rc < 0) {
+        opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
+    }
     close(fd);
     return rc < 0 ? -1 : 0;
 }
