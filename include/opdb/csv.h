@@ -81,6 +81,29 @@ int opdb_csv_exact_next(opdb_csv_exact *x, opdb_field *fields, int max_fields,
 /* Number of cells the last record really had (may exceed max_fields). */
 int opdb_csv_exact_ncells(const opdb_csv_exact *x);
 
+/* ---- A whole CSV file read record by record with the exact tokenizer. */
+typedef struct opdb_csv_file {
+    int fd;
+    opdb_byte_reader br;
+    opdb_csv_exact x;
+    opdb_field *f;      /* cells of the last record */
+    int nf, maxf;
+} opdb_csv_file;
+
+/* Opens path (a UTF-8 BOM is skipped) for records of up to maxf cells. */
+int opdb_csv_file_open(opdb_csv_file *c, const char *path, int maxf, opdb_err *err);
+/* Next record into c->f / c->nf: 1, 0 at EOF, -1 on a read error. */
+int opdb_csv_file_next(opdb_csv_file *c, bool keep_blank);
+/* File offset just past the last record read. */
+uint64_t opdb_csv_file_offset(const opdb_csv_file *c);
+void opdb_csv_file_close(opdb_csv_file *c);
+/* Index of the last cell of hdr equal to name (DictReader: last wins), or -1. */
+int opdb_csv_col(const opdb_field *hdr, int n, const char *name);
+/* The cell at index i of a record, "" when the record is shorter. */
+static inline opdb_span opdb_csv_cell(const opdb_field *f, int nf, int i) {
+    return i >= 0 && i < nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0);
+}
+
 /* ---- Whole-file helpers. */
 /* Opens `path`, skips a UTF-8 BOM; returns fd or -1 (err set). *body_off is
  * the offset after the BOM. */

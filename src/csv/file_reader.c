@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include "opdb/csv.h"
 
@@ -36,4 +37,40 @@ uint64_t opdb_csv_line_of_offset(int fd, uint64_t off) {
         pos += (uint64_t)k;
     }
     return line;
+}
+
+int opdb_csv_file_open(opdb_csv_file *c, const char *path, int maxf, opdb_err *err) {
+    memset(c, 0, sizeof *c);
+    uint64_t body;
+    c->fd = opdb_csv_open(path, &body, err);
+    if (c->fd < 0) return -1;
+    c->maxf = maxf > 0 ? maxf : 1;
+    c->f = opdb_xmalloc((size_t)c->maxf * sizeof *c->f);
+    opdb_byte_reader_init(&c->br, c->fd, body, 1 << 18);
+    opdb_csv_exact_init(&c->x, &c->br, 1);
+    return 0;
+}
+
+int opdb_csv_file_next(opdb_csv_file *c, bool keep_blank) {
+    return opdb_csv_exact_next(&c->x, c->f, c->maxf, &c->nf, keep_blank);
+}
+
+uint64_t opdb_csv_file_offset(const opdb_csv_file *c) { return c->br.file_off + c->br.pos; }
+
+void opdb_csv_file_close(opdb_csv_file *c) {
+    if (c->fd < 0 && !c->f) return;
+    free(c->f);
+    c->f = NULL;
+    opdb_csv_exact_free(&c->x);
+    opdb_byte_reader_free(&c->br);
+    if (c->fd >= 0) close(c->fd);
+    c->fd = -1;
+}
+
+int opdb_csv_col(const opdb_field *hdr, int n, const char *name) {
+    size_t k = strlen(name);
+    int at = -1;
+    for (int i = 0; i < n; i++)
+        if (hdr[i].n == k && memcmp(hdr[i].p, name, k) == 0) at = i;
+    return at;
 }

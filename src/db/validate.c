@@ -68,29 +68,22 @@ typedef struct seen {
 } seen;
 
 static void check_file(vctx *v, const char *path, size_t *rows) {
-    uint64_t body;
     opdb_err e;
     opdb_err_clear(&e);
-    int fd = opdb_csv_open(path, &body, &e);
-    if (fd < 0) {
+    opdb_csv_file c;
+    if (opdb_csv_file_open(&c, path, 4096, &e)) {
         problem(v, path, 0, "unreadable", "%s", e.msg);
         return;
     }
-    opdb_byte_reader br;
-    opdb_byte_reader_init(&br, fd, body, 1 << 18);
-    opdb_csv_exact x;
-    opdb_csv_exact_init(&x, &br, 1);
-    enum { MAXF = 4096 };
-    opdb_field *f = opdb_xmalloc(MAXF * sizeof *f);
-    int nf;
-    int r = opdb_csv_exact_next(&x, f, MAXF, &nf, true);
+    const opdb_field *f = c.f;
+    int r = opdb_csv_file_next(&c, true);
     int base[8], dur[NDUR], ep = -1;
     char stem[256];
     const char *name = opdb_path_basename(path);
     snprintf(stem, sizeof stem, "%.*s", (int)(strlen(name) - 4), name);
     seen *sg = NULL;
     size_t nsg = 0;
-    if (r <= 0 || nf == 0) {
+    if (r <= 0 || c.nf == 0) {
         problem(v, path, 0, "unreadable", "no header");
         goto done;
     }
@@ -100,7 +93,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
     }
     for (int i = 0; i < 8; i++) base[i] = -1;
     for (size_t i = 0; i < NDUR; i++) dur[i] = -1;
-    for (int i = 0; i < nf; i++) {
+    for (int i = 0; i < c.nf; i++) {
         opdb_span h = opdb_span_make(f[i].p, f[i].n);
         for (int b = 0; b < 8; b++)
             if (opdb_span_eq_cstr(h, k_base[b])) base[b] = i;
@@ -121,12 +114,12 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
     opdb_strbuf sig;
     opdb_sb_init(&sig);
     unsigned long long invalid = 0, first_invalid = 0;
-    while ((r = opdb_csv_exact_next(&x, f, MAXF, &nf, false)) > 0) {
+    while ((r = opdb_csv_file_next(&c, false)) > 0) {
         (*rows)++;
-        unsigned long long line = x.rec_line;
+        unsigned long long line = c.x.rec_line;
         bool valid = false;
         for (size_t d = 0; d < NDUR; d++) {
-            if (dur[d] < 0 || dur[d] >= nf) continue;
+            if (dur[d] < 0 || dur[d] >= c.nf) continue;
             opdb_span c = opdb_py_strip(opdb_span_make(f[dur[d]].p, f[dur[d]].n));
             if (!c.n) continue;
             double val;
@@ -139,7 +132,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
             }
         }
         if (!valid && invalid++ == 0) first_invalid = line;
-#define CELL(i) ((i) >= 0 && (i) < nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0))
+#define CELL(i) ((i) >= 0 && (i) < c.nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0))
         opdb_sig_cells sc = {CELL(base[2]), CELL(base[3]), CELL(base[4]), CELL(base[5]), CELL(base[6]), CELL(ep)};
 #undef CELL
         opdb_signature(&sc, stem, &sig);
@@ -155,7 +148,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
         sg[k].count++;
     }
     if (r < 0) problem(v, path, 0, "unreadable", "read failed");
-    if (x.unterminated) problem(v, path, x.rec_line, "unreadable", "unterminated quoted field");
+    if (c.x.unterminated) problem(v, path, c.x.rec_line, "unreadable", "unterminated quoted field");
     for (size_t k = 0; k < nsg; k++)
         if (sg[k].count > 1)
             problem(v, path, sg[k].line, "duplicate signature", "%llu rows share this row's signature", sg[k].count);
@@ -166,10 +159,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
 done:
     for (size_t k = 0; k < nsg; k++) free(sg[k].sig);
     free(sg);
-    free(f);
-    opdb_csv_exact_free(&x);
-    opdb_byte_reader_free(&br);
-    close(fd);
+    opdb_csv_file_close(&c);
 }
 
 static bool is_csv(const char *name, void *ctx) {

@@ -6,7 +6,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <yajl/yajl_tree.h>
 
 #include "opdb/csv.h"
@@ -315,29 +314,24 @@ int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
     else if (!opdb_is_file(o->jsonl_path)) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "JSONL not found: %s", jsn);
     index_t ix = {0};
     if (rc == 0) rc = load_jsonl(o->jsonl_path, &ix, err);
-    uint64_t body;
-    int fd = rc == 0 ? opdb_csv_open(o->csv_path, &body, err) : -1;
-    if (rc == 0 && fd < 0) rc = -1;
+    opdb_csv_file c;
+    memset(&c, 0, sizeof c);
+    c.fd = -1;
+    if (rc == 0) rc = opdb_csv_file_open(&c, o->csv_path, 4096, err);
     opdb_strbuf out, key;
     opdb_sb_init(&out);
     opdb_sb_init(&key);
     size_t n_in = 0, n_out = 0, matched = 0;
     if (rc == 0) {
-        opdb_byte_reader br;
-        opdb_byte_reader_init(&br, fd, body, 1 << 16);
-        opdb_csv_exact x;
-        opdb_csv_exact_init(&x, &br, 1);
-        enum { MAXF = 4096 };
-        opdb_field *f = opdb_xmalloc(MAXF * sizeof *f);
-        int nf;
-        int r = opdb_csv_exact_next(&x, f, MAXF, &nf, true);
-        if (r <= 0 || nf == 0) {
+        const opdb_field *f = c.f;
+        int r = opdb_csv_file_next(&c, true);
+        if (r <= 0 || c.nf == 0) {
             rc = opdb_fail(err, OPDB_ERR_RUNTIME, "CSV header is empty: %s", csvn);
         } else {
             /* header, then the payload columns it lacks */
-            int ncols = nf, in_col = -1, pay_col[NPAY], comp_col = -1;
-            char **cols = opdb_xmalloc(((size_t)nf + NPAY + 2) * sizeof *cols);
-            for (int i = 0; i < nf; i++) {
+            int ncols = c.nf, in_col = -1, pay_col[NPAY], comp_col = -1;
+            char **cols = opdb_xmalloc(((size_t)c.nf + NPAY + 2) * sizeof *cols);
+            for (int i = 0; i < c.nf; i++) {
                 cols[i] = opdb_xmalloc(f[i].n + 1);
                 memcpy(cols[i], f[i].p, f[i].n);
                 cols[i][f[i].n] = '\0';
@@ -359,14 +353,14 @@ int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
             opdb_span *cells = opdb_xmalloc((size_t)ncols * sizeof *cells);
             for (int i = 0; i < ncols; i++) cells[i] = opdb_span_cstr(cols[i]);
             opdb_csv_write_record(&out, cells, (size_t)ncols);
-            int hdr_n = nf;
-            while (rc == 0 && (r = opdb_csv_exact_next(&x, f, MAXF, &nf, false)) > 0) {
+            int hdr_n = c.nf;
+            while (rc == 0 && (r = opdb_csv_file_next(&c, false)) > 0) {
                 n_in++;
                 for (int i = 0; i < ncols; i++)
-                    cells[i] = i < hdr_n && i < nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0);
-                opdb_span in = in_col >= 0 && in_col < nf ? opdb_span_make(f[in_col].p, f[in_col].n) : opdb_span_make("", 0);
+                    cells[i] = i < hdr_n && i < c.nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0);
+                opdb_span in = in_col >= 0 && in_col < c.nf ? opdb_span_make(f[in_col].p, f[in_col].n) : opdb_span_make("", 0);
                 char where[600];
-                snprintf(where, sizeof where, "%s:%llu", csvn, (unsigned long long)x.rec_line);
+                snprintf(where, sizeof where, "%s:%llu", csvn, (unsigned long long)c.x.rec_line);
                 if (csv_key(in, &key, where, err)) {
                     rc = -1;
                     break;
@@ -389,11 +383,8 @@ int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
             free(cols);
             free(cells);
         }
-        free(f);
-        opdb_csv_exact_free(&x);
-        opdb_byte_reader_free(&br);
-        close(fd);
     }
+    opdb_csv_file_close(&c);
     if (rc == 0) rc = opdb_atomic_write(outp, out.p, out.n, err);
     if (rc == 0) {
         long long k = (long long)n_out - (long long)n_in;

@@ -156,33 +156,20 @@ static bool names_fia(const opdb_field *f, int nf, const int *cols, int ncols) {
 int fia_load_operator_rows(const char *path, fia_op_rows *rows, opdb_err *err) {
     rows->in = NULL;
     rows->n = 0;
-    uint64_t body;
-    int fd = opdb_csv_open(path, &body, err);
-    if (fd < 0) return -1;
-    opdb_byte_reader br;
-    opdb_byte_reader_init(&br, fd, body, 1 << 16);
-    opdb_csv_exact x;
-    opdb_csv_exact_init(&x, &br, 1);
-    enum { MAXF = 4096 };
-    opdb_field *f = opdb_xmalloc(MAXF * sizeof *f);
-    int nf, rc = 0;
+    opdb_csv_file c;
+    if (opdb_csv_file_open(&c, path, 4096, err)) return -1;
     static const char *const name_cols[] = {"Type", "Name", "Op Type", "Op Name", "Operator Type", "Operator Name"};
     int cols[6], c_in = -1, c_out = -1;
     size_t cap = 0;
-    int r = opdb_csv_exact_next(&x, f, MAXF, &nf, true);
+    int r = opdb_csv_file_next(&c, true);
     if (r > 0) {
-        for (int k = 0; k < 6; k++) cols[k] = -1;
-        for (int i = 0; i < nf; i++) {
-            opdb_span h = opdb_span_make(f[i].p, f[i].n);
-            for (int k = 0; k < 6; k++)
-                if (opdb_span_eq_cstr(h, name_cols[k])) cols[k] = i;
-            if (opdb_span_eq_cstr(h, "Input Shapes")) c_in = i;
-            if (opdb_span_eq_cstr(h, "Output Shapes")) c_out = i;
-        }
-        while ((r = opdb_csv_exact_next(&x, f, MAXF, &nf, false)) > 0) {
-            if (!names_fia(f, nf, cols, 6)) continue;
-            opdb_span in = c_in >= 0 && c_in < nf ? opdb_py_strip(opdb_span_make(f[c_in].p, f[c_in].n)) : opdb_span_make("", 0);
-            opdb_span out = c_out >= 0 && c_out < nf ? opdb_py_strip(opdb_span_make(f[c_out].p, f[c_out].n)) : opdb_span_make("", 0);
+        for (int k = 0; k < 6; k++) cols[k] = opdb_csv_col(c.f, c.nf, name_cols[k]);
+        c_in = opdb_csv_col(c.f, c.nf, "Input Shapes");
+        c_out = opdb_csv_col(c.f, c.nf, "Output Shapes");
+        while ((r = opdb_csv_file_next(&c, false)) > 0) {
+            if (!names_fia(c.f, c.nf, cols, 6)) continue;
+            opdb_span in = opdb_py_strip(opdb_csv_cell(c.f, c.nf, c_in));
+            opdb_span out = opdb_py_strip(opdb_csv_cell(c.f, c.nf, c_out));
             if (!in.n || !out.n) continue;
             if (rows->n == cap) {
                 cap = cap ? cap * 2 : 16;
@@ -194,11 +181,8 @@ int fia_load_operator_rows(const char *path, fia_op_rows *rows, opdb_err *err) {
             rows->in[rows->n++] = s;
         }
     }
-    if (r < 0) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
-    free(f);
-    opdb_csv_exact_free(&x);
-    opdb_byte_reader_free(&br);
-    close(fd);
+    int rc = r < 0 ? opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path) : 0;
+    opdb_csv_file_close(&c);
     return rc;
 }
 

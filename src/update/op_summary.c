@@ -283,39 +283,24 @@ static int os_consume(opdb_batch *b, void *ctx, opdb_err *err) {
 }
 
 static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long *rows, opdb_err *err) {
-    uint64_t body;
-    int fd = opdb_csv_open(path, &body, err);
-    if (fd < 0) return -1;
-    opdb_byte_reader br;
-    opdb_byte_reader_init(&br, fd, body, 1 << 16);
-    opdb_csv_exact x;
-    opdb_csv_exact_init(&x, &br, 1);
-    enum { MAXF = 4096 };
-    opdb_field *f = opdb_xmalloc(MAXF * sizeof *f);
-    int nf;
+    opdb_csv_file c;
+    if (opdb_csv_file_open(&c, path, 4096, err)) return -1;
     int col[C_N];
     for (int i = 0; i < C_N; i++) col[i] = -1;
-    int rc = opdb_csv_exact_next(&x, f, MAXF, &nf, true);
-    uint64_t start = br.file_off + br.pos;
+    int rc = opdb_csv_file_next(&c, true);
+    uint64_t start = opdb_csv_file_offset(&c);
     int maxcol = 0;
     if (rc > 0) {
-        for (int i = 0; i < nf; i++) {
-            opdb_span h = opdb_span_make(f[i].p, f[i].n);
-            if (opdb_span_eq_cstr(h, "OP Type")) col[C_OPTYPE] = i;
-            if (opdb_span_eq_cstr(h, "Task Duration(us)")) col[C_DUR] = i;
-            if (opdb_span_eq_cstr(h, "Task Type")) col[C_TASKTYPE] = i;
-            if (opdb_span_eq_cstr(h, "EP Size")) col[C_EP] = i;
-            for (int b = 0; b < 8; b++)
-                if (opdb_span_eq_cstr(h, k_base[b])) col[C_BASE0 + b] = i;
-            for (int m = 0; m < OPDB_NMETRICS; m++)
-                if (opdb_span_eq_cstr(h, opdb_metric_names[m])) col[C_METRIC0 + m] = i;
-        }
+        col[C_OPTYPE] = opdb_csv_col(c.f, c.nf, "OP Type");
+        col[C_DUR] = opdb_csv_col(c.f, c.nf, "Task Duration(us)");
+        col[C_TASKTYPE] = opdb_csv_col(c.f, c.nf, "Task Type");
+        col[C_EP] = opdb_csv_col(c.f, c.nf, "EP Size");
+        for (int b = 0; b < 8; b++) col[C_BASE0 + b] = opdb_csv_col(c.f, c.nf, k_base[b]);
+        for (int m = 0; m < OPDB_NMETRICS; m++) col[C_METRIC0 + m] = opdb_csv_col(c.f, c.nf, opdb_metric_names[m]);
         for (int i = 0; i < C_N; i++)
             if (col[i] + 1 > maxcol) maxcol = col[i] + 1;
     }
-    opdb_csv_exact_free(&x);
-    opdb_byte_reader_free(&br);
-    free(f);
+    int fd = c.fd;
     os_job J = {t, col, maxcol > 0 ? maxcol : 1, quirks, rows};
     if (rc > 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -323,10 +308,13 @@ static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned lon
         uint64_t resume = 0;
         rc = opdb_batch_run(fd, start, n > 0 ? (int)n : 1, 2u << 20, &ops, &resume, err);
         if (rc == 1) { /* quoting only the exact rules decide: re-read the rest exactly */
+            opdb_byte_reader br;
             opdb_byte_reader_init(&br, fd, resume, 1 << 18);
+            opdb_csv_exact x;
             opdb_csv_exact_init(&x, &br, 1);
-            f = opdb_xmalloc((size_t)J.maxf * sizeof *f);
+            opdb_field *f = opdb_xmalloc((size_t)J.maxf * sizeof *f);
             os_out *o = os_new(NULL);
+            int nf;
             while ((rc = opdb_csv_exact_next(&x, f, J.maxf, &nf, false)) > 0) {
                 o->n = 0;
                 opdb_sb_clear(&o->sigs);
@@ -342,7 +330,7 @@ static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned lon
     } else if (rc < 0) {
         opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
     }
-    close(fd);
+    opdb_csv_file_close(&c);
     return rc < 0 ? -1 : 0;
 }
 

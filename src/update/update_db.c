@@ -120,35 +120,28 @@ static void push_row(csvfile *f, drow r) {
 }
 
 static int load_csv(const char *path, csvfile *f, opdb_err *err) {
-    uint64_t body;
-    int fd = opdb_csv_open(path, &body, err);
-    if (fd < 0) return -1;
-    opdb_byte_reader br;
-    opdb_byte_reader_init(&br, fd, body, 1 << 18);
-    opdb_csv_exact x;
-    opdb_csv_exact_init(&x, &br, 1);
-    enum { MAXF = 4096 };
-    opdb_field *fl = opdb_xmalloc(MAXF * sizeof *fl);
-    int nf;
-    int rc = opdb_csv_exact_next(&x, fl, MAXF, &nf, true);
+    opdb_csv_file c;
+    if (opdb_csv_file_open(&c, path, 4096, err)) return -1;
+    const opdb_field *fl = c.f;
+    int rc = opdb_csv_file_next(&c, true);
     int *colkey = NULL;
     int ncols = 0;
     if (rc > 0) {
         f->has_header = true;
-        ncols = nf;
-        ks_init(&f->ks, nf + 96);
-        colkey = opdb_xmalloc(((size_t)nf + 1) * sizeof *colkey);
-        for (int i = 0; i < nf; i++) {
+        ncols = c.nf;
+        ks_init(&f->ks, c.nf + 96);
+        colkey = opdb_xmalloc(((size_t)c.nf + 1) * sizeof *colkey);
+        for (int i = 0; i < c.nf; i++) {
             char *name = opdb_xmalloc(fl[i].n + 1);
             memcpy(name, fl[i].p, fl[i].n);
             name[fl[i].n] = '\0';
             sv_push(&f->fields, name);
             colkey[i] = ks_add(&f->ks, name);
         }
-        while ((rc = opdb_csv_exact_next(&x, fl, MAXF, &nf, false)) > 0) {
+        while ((rc = opdb_csv_file_next(&c, false)) > 0) {
             drow r = drow_new(&f->ks);
             /* DictReader: every header key present (None for a short row); last duplicate wins */
-            for (int i = 0; i < ncols; i++) drow_set_n(&r, &f->ks, colkey[i], i < nf ? fl[i].p : "", i < nf ? fl[i].n : 0);
+            for (int i = 0; i < ncols; i++) drow_set_n(&r, &f->ks, colkey[i], i < c.nf ? fl[i].p : "", i < c.nf ? fl[i].n : 0);
             push_row(f, r);
         }
     } else {
@@ -156,10 +149,7 @@ static int load_csv(const char *path, csvfile *f, opdb_err *err) {
     }
     if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
     free(colkey);
-    free(fl);
-    opdb_csv_exact_free(&x);
-    opdb_byte_reader_free(&br);
-    close(fd);
+    opdb_csv_file_close(&c);
     return rc < 0 ? -1 : 0;
 }
 
@@ -345,20 +335,16 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
     }
     /* The reference updates the first duplicate only; opdb updates them all. */
     size_t ntargets = o->quirks ? 1 : e->n;
-    bool counted_unchanged = false, counted_updated = false;
     for (size_t k = 0; k < ntargets; k++) {
+        /* counted per database row, so "Rows updated" is rows really changed */
         drow *t = &f->rows[e->rows[k]];
         bool can_update = !o->missing_only ||
                           !valid_duration(drow_get(t, &f->ks, MB_DUR), drow_get(t, &f->ks, PROF_AVG_DUR));
         if (!can_update) {
             if (!allow_add) continue;
-            if (!counted_unchanged) res->unchanged++;
-            counted_unchanged = true;
-        } else {
-            if (apply(m, t, nr) && !counted_updated) {
-                res->updated++;
-                counted_updated = true;
-            }
+            res->unchanged++;
+        } else if (apply(m, t, nr)) {
+            res->updated++;
         }
         add_gap(m, t);
     }

@@ -12,47 +12,31 @@
 #include "update/dict_row.h"
 #include "opdb/csv.h"
 #include "opdb/pystr.h"
-#include <unistd.h>
 
 /* csv_has_complete_microbench(load_csv_rows(p)): rows exist and each has a
  * valid duration. LFS pointers and header-less files are errors. */
 static int csv_complete(const char *path, bool *complete, opdb_err *err) {
-    uint64_t body;
-    int fd = opdb_csv_open(path, &body, err);
-    if (fd < 0) return -1;
-    opdb_byte_reader br;
-    opdb_byte_reader_init(&br, fd, body, 1 << 16);
-    opdb_csv_exact x;
-    opdb_csv_exact_init(&x, &br, 1);
-    enum { MAXF = 4096 };
-    opdb_field *f = opdb_xmalloc(MAXF * sizeof *f);
-    int nf, rc = opdb_csv_exact_next(&x, f, MAXF, &nf, true);
-    int c_avg = -1, c_prof = -1;
+    opdb_csv_file c;
+    if (opdb_csv_file_open(&c, path, 4096, err)) return -1;
+    int rc = opdb_csv_file_next(&c, true);
     size_t rows = 0;
     bool all = true;
-    if (rc <= 0 || nf == 0) {
+    if (rc <= 0 || c.nf == 0) {
         rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: CSV has no header", path);
-    } else if (f[0].n >= 36 && strncmp(f[0].p, "version https://git-lfs.github.com/spec/", 40) == 0) {
+    } else if (c.f[0].n >= 40 && strncmp(c.f[0].p, "version https://git-lfs.github.com/spec/", 40) == 0) {
         rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s is a Git LFS pointer, not CSV data (run git lfs pull)", path);
     } else {
-        for (int i = 0; i < nf; i++) {
-            opdb_span h = opdb_span_make(f[i].p, f[i].n);
-            if (opdb_span_eq_cstr(h, "Average Duration(us)")) c_avg = i;
-            if (opdb_span_eq_cstr(h, "Profiling Average Duration(us)")) c_prof = i;
-        }
-        while ((rc = opdb_csv_exact_next(&x, f, MAXF, &nf, false)) > 0) {
+        int c_avg = opdb_csv_col(c.f, c.nf, "Average Duration(us)");
+        int c_prof = opdb_csv_col(c.f, c.nf, "Profiling Average Duration(us)");
+        while ((rc = opdb_csv_file_next(&c, false)) > 0) {
             rows++;
-            double a = c_avg >= 0 && c_avg < nf ? opdb_py_float_or_zero(f[c_avg].p, f[c_avg].n) : 0;
-            double p = c_prof >= 0 && c_prof < nf ? opdb_py_float_or_zero(f[c_prof].p, f[c_prof].n) : 0;
-            if (!(a > 0 || p > 0)) all = false;
+            opdb_span a = opdb_csv_cell(c.f, c.nf, c_avg), p = opdb_csv_cell(c.f, c.nf, c_prof);
+            if (!(opdb_py_float_or_zero(a.p, a.n) > 0 || opdb_py_float_or_zero(p.p, p.n) > 0)) all = false;
         }
         if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
     }
     *complete = rows > 0 && all;
-    free(f);
-    opdb_csv_exact_free(&x);
-    opdb_byte_reader_free(&br);
-    close(fd);
+    opdb_csv_file_close(&c);
     return rc < 0 ? -1 : 0;
 }
 

@@ -1,0 +1,324 @@
+#!/usr/bin/env bash
+# bench/update.sh - wall time / memory report for `opdb update`.
+#
+# usage: bench/update.sh [BUILD_DIR]                       (default: build)
+#
+# Generates (once; reused while complete and the generator has not been
+# rebuilt) a synthetic database of 40 per-operator CSVs and 4 msprof PROF_*
+# folders with gen_update_inputs, then measures, after one warm-up run each
+# (so the inputs sit in the page cache), the best wall time of N runs of:
+#   opdb update --prof-path PROF --database-path COPY
+#       COPY is a fresh copy of the pristine database, made before every
+#       run (not timed); peak RSS from /usr/bin/time -v
+#   floor: one shell command that cats every input file (all op_summary
+#       files + all database CSVs) to /dev/null and writes the same bytes as
+#       the database CSVs to new files in a fresh folder (cat db/X.csv >
+#       new/X.csv for each)
+# and prints input bytes, rows, wall seconds, MB/s (input bytes / 1e6 / s),
+# peak RSS (MiB) and the time ratio opdb / floor.  Target checked (reported,
+# not enforced): opdb update time <= 3x the floor.
+# Also reported for information: the floor with the written files fsync'ed
+# (opdb replaces every CSV it rewrites through temp file + fsync + rename).
+#
+# Cast, Mul, TransData and ZerosLike are in the database but not in the
+# update catalogue: opdb update must leave them alone (checked).
+#
+# Environment:
+#   OPDB_BENCH_DIR        work dir (default /tmp/opdb-bench; this uses .../update)
+#   OPDB_BENCH_REPS       timed runs per case (default 3; best is reported)
+#   OPDB_BENCH_DB_ROWS    rows per database CSV (default 25000)
+#   OPDB_BENCH_PROF_ROWS  op_summary rows over all PROF folders (default 1000000)
+#   OPDB_BENCH_STRICT     if 1, exit 1 when opdb fails or misses the target
+#
+# Exit status: 0 (it is a report), 2 on bad usage / missing binaries.
+
+# shellcheck disable=SC2317  # prepare_* / floor_* are called through run_case
+set -u -o pipefail
+export LC_ALL=C
+
+BUILD_DIR=${1:-build}
+REPS=${OPDB_BENCH_REPS:-3}
+DB_ROWS=${OPDB_BENCH_DB_ROWS:-25000}
+PROF_ROWS=${OPDB_BENCH_PROF_ROWS:-1000000}
+WORK=${OPDB_BENCH_DIR:-/tmp/opdb-bench}/update
+STRICT=${OPDB_BENCH_STRICT:-0}
+
+if [[ $# -gt 1 || ${1:-} == -h || ${1:-} == --help ]]; then
+    sed -n '2,/^$/s/^# \{0,1\}//p' "$0"
+    exit 2
+fi
+for v in REPS DB_ROWS PROF_ROWS; do
+    if ! [[ ${!v} =~ ^[0-9]+$ ]] || ((${!v} < 1)); then
+        echo "update.sh: $v must be a positive integer (got '${!v}')" >&2
+        exit 2
+    fi
+done
+
+OPDB=$BUILD_DIR/opdb
+GEN=$BUILD_DIR/bench/gen_update_inputs
+
+missing=()
+for b in "$OPDB" "$GEN"; do
+    [[ -x $b ]] || missing+=("$b")
+done
+if ((${#missing[@]})); then
+    {
+        echo "update.sh: missing executable(s): ${missing[*]}"
+        echo "build them first, e.g.:"
+        echo "  cmake -S . -B $BUILD_DIR -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPDB_BUILD_BENCH=ON"
+        echo "  cmake --build $BUILD_DIR"
+    } >&2
+    exit 2
+fi
+
+TIME_BIN=/usr/bin/time
+HAVE_GNU_TIME=0
+if [[ -x $TIME_BIN ]] && "$TIME_BIN" -v true >/dev/null 2>&1; then
+    HAVE_GNU_TIME=1
+else
+    echo "update.sh: warning: GNU time (/usr/bin/time -v) not found; peak RSS will be n/a" >&2
+fi
+if [[ -z ${EPOCHREALTIME:-} ]]; then
+    now() { date +%s.%N; }
+else
+    now() { echo "$EPOCHREALTIME"; }
+fi
+
+mkdir -p "$WORK" "$WORK/logs" || exit 2
+IN=$WORK/in_${DB_ROWS}_${PROF_ROWS}
+MANIFEST=$IN/.manifest     # "size path" of every generated file
+GENLOG=$IN/.gen.log
+DB=$IN/db
+PROF=$IN/prof
+RUN=$WORK/run               # the database copy of each timed run
+FLOOR_OUT=$WORK/floor_new   # the floor's written files
+
+# ------------------------------------------------------------ inputs
+inputs_complete() {
+    [[ -f $MANIFEST && -s $MANIFEST && ! $GEN -nt $MANIFEST ]] || return 1
+    local size path
+    while read -r size path; do
+        [[ -f $IN/$path && $(stat -c %s "$IN/$path") == "$size" ]] || return 1
+    done <"$MANIFEST"
+    return 0
+}
+
+if inputs_complete; then
+    echo "input: reusing $IN"
+else
+    echo "input: generating $DB_ROWS rows per database CSV and $PROF_ROWS op_summary rows -> $IN"
+    rm -rf "$IN" "$IN.tmp"
+    if ! "$GEN" "$IN.tmp" "$DB_ROWS" "$PROF_ROWS" 2>"$WORK/logs/gen.err"; then
+        echo "update.sh: generator failed:" >&2
+        tail -n 15 "$WORK/logs/gen.err" | sed 's/^/   | /' >&2
+        rm -rf "$IN.tmp"
+        exit 2
+    fi
+    mv "$WORK/logs/gen.err" "$IN.tmp/.gen.log"
+    (cd "$IN.tmp" && find db prof -type f -printf '%s %p\n' | sort -k2) >"$IN.tmp/.manifest.tmp" &&
+        mv "$IN.tmp/.manifest.tmp" "$IN.tmp/.manifest" && mv "$IN.tmp" "$IN" || exit 2
+fi
+sed -e "s#$IN.tmp#$IN#" -e 's/^/  /' "$GENLOG" 2>/dev/null
+
+mapfile -t PROF_FILES < <(find "$PROF" -type f -name 'op_summary_*.csv' | sort)
+mapfile -t DB_FILES < <(find "$DB" -maxdepth 1 -type f -name '*.csv' | sort)
+if ((${#PROF_FILES[@]} == 0 || ${#DB_FILES[@]} == 0)); then
+    echo "update.sh: no inputs under $IN (remove it and run again)" >&2
+    exit 2
+fi
+PROF_BYTES=$(cat "${PROF_FILES[@]}" | wc -c)
+DB_BYTES=$(cat "${DB_FILES[@]}" | wc -c)
+BYTES=$((PROF_BYTES + DB_BYTES))
+PROF_LINES=$(cat "${PROF_FILES[@]}" | wc -l)
+DB_LINES=$(cat "${DB_FILES[@]}" | wc -l)
+PROF_DATA_ROWS=$((PROF_LINES - ${#PROF_FILES[@]}))
+DB_DATA_ROWS=$((DB_LINES - ${#DB_FILES[@]}))
+NONCAT=(Cast Mul TransData ZerosLike)
+
+# ------------------------------------------------------------ measuring
+# Sets R_TIME[KEY] (best seconds), R_RSS[KEY] (max KiB), R_RC[KEY].
+declare -A R_TIME R_RSS R_RC R_LABEL
+ORDER=()
+
+prepare_update() { # fresh copy of the pristine database (not timed)
+    rm -rf "$RUN" && cp -r "$DB" "$RUN"
+}
+prepare_floor() {
+    rm -rf "$FLOOR_OUT" && mkdir -p "$FLOOR_OUT"
+}
+
+floor_cmd() { # the floor: read every input, write the database's bytes again
+    cat "${PROF_FILES[@]}" "${DB_FILES[@]}" >/dev/null || return 1
+    local f
+    for f in "${DB_FILES[@]}"; do
+        cat "$f" >"$FLOOR_OUT/${f##*/}" || return 1
+    done
+}
+floor_fsync_cmd() { # same, each written file fsync'ed
+    cat "${PROF_FILES[@]}" "${DB_FILES[@]}" >/dev/null || return 1
+    local f
+    for f in "${DB_FILES[@]}"; do
+        dd if="$f" of="$FLOOR_OUT/${f##*/}" bs=4M conv=fsync status=none || return 1
+    done
+}
+
+run_once() { # KEY PREPARE CMD... ; sets T_SEC T_RSS T_RC
+    local key=$1 prep=$2
+    shift 2
+    local tfile=$WORK/logs/$key.time
+    if ! $prep; then
+        T_RC=125 T_SEC=0 T_RSS=""
+        echo "update.sh: preparing the run failed" >"$WORK/logs/$key.err"
+        return
+    fi
+    local t0 t1
+    if ((HAVE_GNU_TIME)) && [[ $1 != floor_* ]]; then
+        t0=$(now)
+        OPDB_REPORT_TIMESTAMP=20260101_000000 "$TIME_BIN" -v -o "$tfile" "$@" \
+            >"$WORK/logs/$key.out" 2>"$WORK/logs/$key.err"
+        T_RC=$?
+        t1=$(now)
+        T_RSS=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$tfile")
+    else
+        t0=$(now)
+        "$@" >"$WORK/logs/$key.out" 2>"$WORK/logs/$key.err"
+        T_RC=$?
+        t1=$(now)
+        T_RSS=""
+    fi
+    T_SEC=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
+}
+
+run_case() { # KEY LABEL PREPARE -- CMD...
+    local key=$1 label=$2 prep=$3
+    shift 4 # skip "--"
+    ORDER+=("$key")
+    R_LABEL[$key]=$label
+    R_RC[$key]=0
+    R_RSS[$key]=""
+    R_TIME[$key]=""
+    printf '  %-22s' "$label" >&2
+    local i best="" maxrss=0
+    for ((i = 0; i <= REPS; i++)); do # run 0 is the warm-up
+        run_once "$key" "$prep" "$@"
+        if ((T_RC != 0)); then
+            R_RC[$key]=$T_RC
+            printf ' FAILED (exit %s)\n' "$T_RC" >&2
+            return
+        fi
+        if [[ -n $T_RSS ]] && ((T_RSS > maxrss)); then maxrss=$T_RSS; fi
+        if ((i == 0)); then
+            printf ' warm-up %.3fs;' "$T_SEC" >&2
+            continue
+        fi
+        printf ' %.3f' "$T_SEC" >&2
+        if [[ -z $best ]] || awk -v a="$T_SEC" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+            best=$T_SEC
+        fi
+    done
+    printf '\n' >&2
+    R_TIME[$key]=$best
+    ((maxrss > 0)) && R_RSS[$key]=$maxrss
+}
+
+CPU=$(awk -F: '/model name/ { sub(/^ +/, "", $2); print $2; exit }' /proc/cpuinfo 2>/dev/null)
+mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1e6 }'; }
+echo "opdb update benchmark: best of $REPS after 1 warm-up"
+echo "machine: ${CPU:-unknown cpu}, $(nproc) cores, $(uname -sr)"
+SRC=$(cd "$(dirname "$0")/.." && git describe --always --dirty 2>/dev/null)
+echo "opdb: $OPDB (built $(date -r "$OPDB" '+%Y-%m-%d %H:%M:%S')${SRC:+; source tree $SRC})"
+printf 'input: %d op_summary files, %d rows, %d bytes (%s MB)\n' \
+    "${#PROF_FILES[@]}" "$PROF_DATA_ROWS" "$PROF_BYTES" "$(mb "$PROF_BYTES")"
+printf '       %d database CSVs, %d rows, %d bytes (%s MB)\n' \
+    "${#DB_FILES[@]}" "$DB_DATA_ROWS" "$DB_BYTES" "$(mb "$DB_BYTES")"
+printf '       %d bytes (%s MB) in all\n' "$BYTES" "$(mb "$BYTES")"
+echo "       ${NONCAT[*]}: not in the update catalogue, so opdb update leaves their CSVs alone"
+
+# prime the page cache
+cat "${PROF_FILES[@]}" "${DB_FILES[@]}" >/dev/null
+
+echo "timing runs (seconds):" >&2
+run_case opdb "opdb update" prepare_update -- \
+    "$OPDB" update --prof-path "$PROF" --database-path "$RUN"
+run_case floor "floor (cat)" prepare_floor -- floor_cmd
+run_case floor_fsync "floor + fsync (info)" prepare_floor -- floor_fsync_cmd
+rm -rf "$FLOOR_OUT"
+
+# ------------------------------------------------------------ report
+echo
+printf '%-22s %9s %9s %9s %8s\n' "case" "wall_s" "MB/s" "RSS_MiB" "x_floor"
+printf '%-22s %9s %9s %9s %8s\n' "----------------------" "---------" "---------" "---------" "--------"
+FLOOR_T=${R_TIME[floor]:-}
+for key in "${ORDER[@]}"; do
+    label=${R_LABEL[$key]}
+    if [[ ${R_RC[$key]} != 0 ]]; then
+        printf '%-22s %s\n' "$label" "FAILED (exit ${R_RC[$key]}) - see $WORK/logs/$key.err"
+        continue
+    fi
+    awk -v l="$label" -v t="${R_TIME[$key]}" -v b="$BYTES" -v rss="${R_RSS[$key]}" \
+        -v fl="$FLOOR_T" 'BEGIN {
+        rs = (rss == "") ? "n/a" : sprintf("%.1f", rss / 1024);
+        x = (fl == "" || fl <= 0) ? "n/a" : sprintf("%.2f", t / fl);
+        if (t <= 0) t = 1e-6;
+        printf "%-22s %9.3f %9.1f %9s %8s\n", l, t, b / 1e6 / t, rs, x
+    }'
+done
+echo
+
+any_fail=0
+for key in "${ORDER[@]}"; do
+    if [[ ${R_RC[$key]} != 0 ]]; then
+        any_fail=1
+        sig=""
+        ((R_RC[$key] > 128)) && sig=" (killed by signal $((R_RC[$key] - 128)))"
+        echo "!! ${R_LABEL[$key]} FAILED with exit status ${R_RC[$key]}$sig; last stderr lines ($WORK/logs/$key.err):"
+        if [[ -s $WORK/logs/$key.err ]]; then
+            tail -n 15 "$WORK/logs/$key.err" | sed 's/^/   | /'
+        else
+            echo "   | (stderr empty)"
+        fi
+        echo
+    fi
+done
+
+# what the (last) update did
+if [[ ${R_RC[opdb]} == 0 ]]; then
+    echo "opdb update exit status: 0"
+    out=$WORK/logs/opdb.out
+    for m in "CSV files touched" "Rows updated" "Rows added" "Rows deleted" "Rows unchanged" \
+        "Duplicate signatures" "Missing shapes"; do
+        v=$(awk -F'|' -v m="$m" '{ k = $2; gsub(/^ +| +$/, "", k) } k == m {
+                v = $3; gsub(/ /, "", v); print v; exit }' "$out")
+        printf '  %-22s %s\n' "$m:" "${v:-?}"
+    done
+    nwarn=$(grep -c '^\[WARN\]' "$out")
+    echo "  [WARN] lines:          $nwarn (MatMul-family rows are match-only: new shapes are warned about per CSV)"
+    exp=$(grep -o 'expected update: [^;]*' "$GENLOG" 2>/dev/null)
+    [[ -n $exp ]] && echo "  generator's $exp"
+    untouched=() changed=()
+    for op in "${NONCAT[@]}"; do
+        if cmp -s "$DB/$op.csv" "$RUN/$op.csv"; then untouched+=("$op"); else changed+=("$op"); fi
+    done
+    echo "  non-catalogue CSVs left unchanged: ${untouched[*]:-none}${changed:+; CHANGED: ${changed[*]}}"
+    echo
+fi
+
+miss=0
+if [[ ${R_RC[opdb]} != 0 || ${R_RC[floor]} != 0 ]]; then
+    printf '%-34s %s\n' "opdb update time / floor time:" "n/a (a run failed)"
+    miss=1
+else
+    res=$(awk -v a="${R_TIME[opdb]}" -v b="${R_TIME[floor]}" 'BEGIN {
+        r = a / b; printf "%.2fx  (%.3f s / %.3f s; target <= 3x: %s)", r, a, b, (r <= 3 ? "PASS" : "MISS") }')
+    [[ $res == *MISS* ]] && miss=1
+    printf '%-34s %s\n' "opdb update time / floor time:" "$res"
+fi
+if [[ ${R_RC[opdb]} == 0 && -n ${R_RSS[opdb]} ]]; then
+    printf '%-34s %s MiB\n' "opdb update peak RSS:" "$(awk -v k="${R_RSS[opdb]}" 'BEGIN { printf "%.1f", k / 1024 }')"
+fi
+echo "reference: 22-42 s and ~1 GB for 220,000 op_summary rows into a 130,000-row database"
+
+if [[ $STRICT == 1 ]] && ((any_fail || miss)); then
+    exit 1
+fi
+exit 0
