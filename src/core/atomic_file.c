@@ -1,23 +1,42 @@
 /* Atomic replacement: temp file in the target folder + fsync + rename.
- * While a temp file exists its name is registered so that SIGINT/SIGTERM/
- * SIGHUP handlers can remove it before the process dies. */
+ * While a temp file exists its name is registered (one slot per concurrent
+ * writer) so that SIGINT/SIGTERM/SIGHUP handlers can remove it before the
+ * process dies. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "opdb/fs.h"
 
-static char g_inflight[4096];
-static volatile sig_atomic_t g_has_inflight;
+#define SLOTS 16
+static char g_inflight[SLOTS][4096];
+static volatile sig_atomic_t g_used[SLOTS];
+static pthread_mutex_t g_slot_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_fatal_signal(int sig) {
-    if (g_has_inflight) unlink(g_inflight);
+    for (int i = 0; i < SLOTS; i++)
+        if (g_used[i] == 1) unlink(g_inflight[i]);
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+/* Slot states: 0 free, 1 holds the name of an existing temp file, 2 taken. */
+static int take_slot(void) {
+    pthread_mutex_lock(&g_slot_mu);
+    int s = -1;
+    for (int i = 0; i < SLOTS && s < 0; i++)
+        if (!g_used[i]) s = i;
+    if (s >= 0) g_used[s] = 2;
+    pthread_mutex_unlock(&g_slot_mu);
+    return s;
 }
 
 void opdb_atomic_install_signal_cleanup(void) {
@@ -31,40 +50,63 @@ void opdb_atomic_install_signal_cleanup(void) {
     }
 }
 
-static mode_t current_umask(void) {
-    mode_t m = umask(0);
-    umask(m);
-    return m;
+/* Six random name characters, like mkstemp's. */
+static void random_suffix(char *x) {
+    static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static _Atomic unsigned long counter;
+    unsigned long v = (unsigned long)getpid() * 2654435761u ^ (unsigned long)time(NULL) ^
+                      (counter++ * 0x9e3779b97f4a7c15UL) ^ (unsigned long)(uintptr_t)x;
+    for (int i = 0; i < 6; i++) {
+        v = v * 6364136223846793005UL + 1442695040888963407UL;
+        x[i] = abc[(v >> 33) % (sizeof abc - 1)];
+    }
+}
+
+static mode_t g_umask;
+static void read_umask(void) {
+    g_umask = umask(0);
+    umask(g_umask);
 }
 
 int opdb_atomic_write(const char *path, const void *data, size_t n, opdb_err *err) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, read_umask);
     char *dir = opdb_path_parent(path);
     const char *base = opdb_path_basename(path);
     size_t need = strlen(dir) + strlen(base) + 32;
-    if (need > sizeof g_inflight) {
+    if (need > sizeof g_inflight[0]) {
         free(dir);
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: path too long", path);
     }
-    char tmpl[sizeof g_inflight];
+    char tmpl[sizeof g_inflight[0]];
     snprintf(tmpl, sizeof tmpl, "%s/.%s.tmp.XXXXXX", dir, base);
     free(dir);
 
+    /* The name is registered before the file exists (a handler that runs
+     * first just fails to unlink it), with signals held off meanwhile. */
+    int slot = take_slot();
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGHUP);
-    /* Register the name before the file can exist, atomically w.r.t. signals. */
-    sigprocmask(SIG_BLOCK, &block, &old);
-    int fd = mkstemp(tmpl);
-    if (fd >= 0) {
-        memcpy(g_inflight, tmpl, strlen(tmpl) + 1);
-        g_has_inflight = 1;
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        random_suffix(tmpl + strlen(tmpl) - 6);
+        if (slot >= 0) {
+            memcpy(g_inflight[slot], tmpl, strlen(tmpl) + 1);
+            g_used[slot] = 1;
+        }
+        fd = open(tmpl, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST) break;
     }
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    if (fd < 0)
-        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot create temporary file: %s", path, strerror(errno));
-
+    int open_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (fd < 0) {
+        if (slot >= 0) g_used[slot] = 0;
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot create temporary file: %s", path, strerror(open_errno));
+    }
     const char *p = data;
     size_t left = n;
     int e = 0;
@@ -78,14 +120,14 @@ int opdb_atomic_write(const char *path, const void *data, size_t n, opdb_err *er
         p += w;
         left -= (size_t)w;
     }
-    if (!e && fchmod(fd, 0666 & ~current_umask()) != 0) e = errno;
+    if (!e && fchmod(fd, 0666 & ~g_umask) != 0) e = errno;
     if (!e && fsync(fd) != 0) e = errno;
     if (close(fd) != 0 && !e) e = errno;
     if (!e && rename(tmpl, path) != 0) e = errno;
-    sigprocmask(SIG_BLOCK, &block, &old);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
     if (e) unlink(tmpl);
-    g_has_inflight = 0;
-    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (slot >= 0) g_used[slot] = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (e) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot write: %s", path, strerror(e));
     return 0;
 }

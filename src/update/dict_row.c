@@ -7,14 +7,16 @@
 void ks_init(keyspace *ks, int cap) {
     ks->n = 0;
     ks->cap = cap;
-    ks->sig_n = -1;
     ks->name = opdb_xcalloc((size_t)cap, sizeof *ks->name);
+    ks->is_col = opdb_xcalloc((size_t)cap, sizeof *ks->is_col);
     opdb_arena_init(&ks->arena, 1 << 20);
 }
 
 void ks_free(keyspace *ks) {
     free(ks->name);
+    free(ks->is_col);
     ks->name = NULL;
+    ks->is_col = NULL;
     ks->n = 0;
     opdb_arena_free(&ks->arena);
 }
@@ -34,23 +36,13 @@ int ks_add(keyspace *ks, const char *name) {
 }
 
 drow drow_new(keyspace *ks) {
-    drow r = {opdb_arena_alloc(&ks->arena, (size_t)ks->cap * sizeof(char *))};
-    memset(r.v, 0, (size_t)ks->cap * sizeof(char *));
+    drow r = {opdb_arena_alloc(&ks->arena, (size_t)ks->cap * sizeof(opdb_span)), false};
+    memset(r.v, 0, (size_t)ks->cap * sizeof(opdb_span));
     return r;
 }
 
-const char *drow_get(const drow *r, const keyspace *ks, const char *key) { return drow_at(r, ks_find(ks, key)); }
-
-bool drow_has(const drow *r, const keyspace *ks, const char *key) {
-    int i = ks_find(ks, key);
-    return i >= 0 && r->v[i] != NULL;
-}
-
-void drow_set_n(drow *r, keyspace *ks, int id, const char *value, size_t n) {
+void drow_set(drow *r, keyspace *ks, int id, opdb_span value) {
     if (id < 0) return;
-    r->v[id] = opdb_arena_strndup(&ks->arena, value ? value : "", value ? n : 0);
-}
-
-void drow_set(drow *r, keyspace *ks, const char *key, const char *value) {
-    drow_set_n(r, ks, ks_add(ks, key), value, value ? strlen(value) : 0);
+    if (ks->is_col[id] && !opdb_span_eq(drow_at(r, id), value)) r->dirty = true;
+    r->v[id] = opdb_span_make(opdb_arena_strndup(&ks->arena, value.p, value.n), value.n);
 }

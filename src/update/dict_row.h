@@ -1,6 +1,6 @@
 /* Python-dict-like rows for the write-back: a per-file key space (column
- * names) and rows holding one value per key (NULL = key absent).  All memory
- * of a file's rows comes from the key space's arena and is freed with it. */
+ * names) and rows holding one value per key (p == NULL: key absent).  Values
+ * point into the file's read buffer or the key space's arena. */
 #ifndef OPDB_UPDATE_DICT_ROW_H
 #define OPDB_UPDATE_DICT_ROW_H
 
@@ -9,14 +9,14 @@
 
 typedef struct keyspace {
     char **name;
+    bool *is_col;   /* written on output: only these changes make a row dirty */
     int n, cap;
     opdb_arena arena;
-    int sig_id[6];      /* cache of the signature columns' ids ... */
-    int sig_n;          /* ... valid while n == sig_n */
 } keyspace;
 
 typedef struct drow {
-    char **v;   /* v[key id]; NULL = absent */
+    opdb_span *v;   /* v[key id] */
+    bool dirty;     /* a value changed since the change-detection snapshot */
 } drow;
 
 void ks_init(keyspace *ks, int cap);
@@ -26,10 +26,15 @@ int ks_add(keyspace *ks, const char *name);  /* existing id, or a new one (-1 wh
 
 drow drow_new(keyspace *ks);
 /* row.get(key, "") with None coalesced to "". */
-const char *drow_get(const drow *r, const keyspace *ks, const char *key);
-static inline const char *drow_at(const drow *r, int id) { return id >= 0 && r->v[id] ? r->v[id] : ""; }
-bool drow_has(const drow *r, const keyspace *ks, const char *key);
-void drow_set(drow *r, keyspace *ks, const char *key, const char *value);
-void drow_set_n(drow *r, keyspace *ks, int id, const char *value, size_t n);
+static inline opdb_span drow_at(const drow *r, int id) {
+    return id >= 0 && r->v[id].p ? r->v[id] : opdb_span_make("", 0);
+}
+static inline bool drow_has(const drow *r, int id) { return id >= 0 && r->v[id].p != NULL; }
+/* Stores a copy; marks the row dirty when a written column's value changes. */
+void drow_set(drow *r, keyspace *ks, int id, opdb_span value);
+/* Points at bytes that outlive the row (the file buffer). */
+static inline void drow_ref(drow *r, int id, const char *p, size_t n) {
+    if (id >= 0) r->v[id] = opdb_span_make(p ? p : "", n);
+}
 
 #endif

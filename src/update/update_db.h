@@ -47,7 +47,4 @@ void update_run_free(update_run *run);
 /* Which CSVs a run touches (also used by the missing-only short-circuit). */
 int update_target_csvs(const opdb_update_opts *o, strvec *paths, opdb_err *err);
 
-/* A row has a valid duration: Average or Profiling Average Duration(us) > 0. */
-bool valid_duration(const char *avg, const char *prof_avg);
-
 #endif

@@ -1,0 +1,70 @@
+/* See update_layout.h: legacy columns dropped or renamed, the base columns
+ * and Average Duration(us) forced, MicroBench <m> before each Profiling
+ * Average <m>. */
+#include "update/update_layout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opdb/ingest.h"
+
+const char *const update_base_cols[8] = {"OP State",      "Accelerator Core", "Input Shapes",      "Input Data Types",
+                                          "Input Formats", "Output Shapes",    "Output Data Types", "Output Formats"};
+
+void layout_canonical(strvec *cols) {
+    for (int b = 0; b < 8; b++) sv_push(cols, opdb_xstrdup(update_base_cols[b]));
+    sv_push(cols, opdb_xstrdup(MB_DUR));
+    sv_push(cols, opdb_xstrdup("Profiling Average Duration(us)"));
+    sv_push(cols, opdb_xstrdup("Profiling Median Duration(us)"));
+    sv_push(cols, opdb_xstrdup("Profiling Std Duration(us)"));
+    for (int m = 0; m < OPDB_NMETRICS; m++) {
+        char buf[96];
+        snprintf(buf, sizeof buf, "MicroBench %s", opdb_metric_names[m]);
+        sv_push(cols, opdb_xstrdup(buf));
+        snprintf(buf, sizeof buf, "Profiling Average %s", opdb_metric_names[m]);
+        sv_push(cols, opdb_xstrdup(buf));
+    }
+}
+
+long sv_index(const strvec *s, const char *x) {
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->v[i], x) == 0) return (long)i;
+    return -1;
+}
+
+static void sv_insert(strvec *s, size_t at, char *owned) {
+    sv_push(s, owned);
+    memmove(&s->v[at + 1], &s->v[at], (s->n - 1 - at) * sizeof *s->v);
+    s->v[at] = owned;
+}
+
+void layout_existing(const strvec *fields, strvec *cols) {
+    for (size_t i = 0; i < fields->n; i++)
+        if (strcmp(fields->v[i], "MicroBench Task Duration(us)") && strcmp(fields->v[i], "MicroBench Kernel Duration(us)"))
+            sv_push(cols, opdb_xstrdup(fields->v[i]));
+    long legacy = sv_index(cols, LEGACY_MB_DUR);
+    if (legacy >= 0 && sv_index(cols, MB_DUR) < 0) {
+        free(cols->v[legacy]);
+        cols->v[legacy] = opdb_xstrdup(MB_DUR);
+    }
+    if (sv_index(cols, MB_DUR) < 0) {
+        strvec c2 = {0};
+        for (int b = 0; b < 8; b++) sv_push(&c2, opdb_xstrdup(update_base_cols[b]));
+        sv_push(&c2, opdb_xstrdup(MB_DUR));
+        for (size_t i = 0; i < cols->n; i++) {
+            bool base = false;
+            for (int b = 0; b < 8; b++) base |= strcmp(cols->v[i], update_base_cols[b]) == 0;
+            if (!base) sv_push(&c2, opdb_xstrdup(cols->v[i]));
+        }
+        sv_free(cols);
+        *cols = c2;
+    }
+    for (int m = 0; m < OPDB_NMETRICS; m++) {
+        char prof[96], mb[96];
+        snprintf(prof, sizeof prof, "Profiling Average %s", opdb_metric_names[m]);
+        snprintf(mb, sizeof mb, "MicroBench %s", opdb_metric_names[m]);
+        long at = sv_index(cols, prof);
+        if (at >= 0 && sv_index(cols, mb) < 0) sv_insert(cols, (size_t)at, opdb_xstrdup(mb));
+    }
+}
