@@ -36,13 +36,29 @@ int ks_add(keyspace *ks, const char *name) {
 }
 
 drow drow_new(keyspace *ks) {
-    drow r = {opdb_arena_alloc(&ks->arena, (size_t)ks->cap * sizeof(opdb_span)), false};
-    memset(r.v, 0, (size_t)ks->cap * sizeof(opdb_span));
+    drow r = {opdb_arena_alloc(&ks->arena, (size_t)(ks->n ? ks->n : 1) * sizeof(opdb_span)), ks->n, false};
+    memset(r.v, 0, (size_t)(ks->n ? ks->n : 1) * sizeof(opdb_span));
     return r;
+}
+
+/* The key came after the row: widen it to every key known now. */
+static void widen(drow *r, keyspace *ks) {
+    opdb_span *v = opdb_arena_alloc(&ks->arena, (size_t)ks->n * sizeof *v);
+    memcpy(v, r->v, (size_t)r->nv * sizeof *v);
+    memset(v + r->nv, 0, (size_t)(ks->n - r->nv) * sizeof *v);
+    r->v = v;
+    r->nv = ks->n;
+}
+
+void drow_link(drow *r, keyspace *ks, int id, opdb_span value) {
+    if (id < 0) return;
+    if (id >= r->nv) widen(r, ks);
+    r->v[id] = value;
 }
 
 void drow_set(drow *r, keyspace *ks, int id, opdb_span value) {
     if (id < 0) return;
+    if (id >= r->nv) widen(r, ks);
     if (ks->is_col[id] && !opdb_span_eq(drow_at(r, id), value)) r->dirty = true;
     r->v[id] = opdb_span_make(opdb_arena_strndup(&ks->arena, value.p, value.n), value.n);
 }

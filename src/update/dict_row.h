@@ -15,7 +15,8 @@ typedef struct keyspace {
 } keyspace;
 
 typedef struct drow {
-    opdb_span *v;   /* v[key id] */
+    opdb_span *v;   /* v[key id] for id < nv; later keys are absent */
+    int nv;
     bool dirty;     /* a value changed since the change-detection snapshot */
 } drow;
 
@@ -24,17 +25,20 @@ void ks_free(keyspace *ks);
 int ks_find(const keyspace *ks, const char *name);
 int ks_add(keyspace *ks, const char *name);  /* existing id, or a new one (-1 when full) */
 
+/* A row with room for the keys known now (it grows when a later key is set). */
 drow drow_new(keyspace *ks);
 /* row.get(key, "") with None coalesced to "". */
 static inline opdb_span drow_at(const drow *r, int id) {
-    return id >= 0 && r->v[id].p ? r->v[id] : opdb_span_make("", 0);
+    return id >= 0 && id < r->nv && r->v[id].p ? r->v[id] : opdb_span_make("", 0);
 }
-static inline bool drow_has(const drow *r, int id) { return id >= 0 && r->v[id].p != NULL; }
+static inline bool drow_has(const drow *r, int id) { return id >= 0 && id < r->nv && r->v[id].p != NULL; }
 /* Stores a copy; marks the row dirty when a written column's value changes. */
 void drow_set(drow *r, keyspace *ks, int id, opdb_span value);
-/* Points at bytes that outlive the row (the file buffer). */
+/* Stores the span itself (no copy, not counted as a change). */
+void drow_link(drow *r, keyspace *ks, int id, opdb_span value);
+/* Points at bytes that outlive the row (the file buffer); id < r->nv. */
 static inline void drow_ref(drow *r, int id, const char *p, size_t n) {
-    if (id >= 0) r->v[id] = opdb_span_make(p ? p : "", n);
+    if (id >= 0 && id < r->nv) r->v[id] = opdb_span_make(p ? p : "", n);
 }
 
 #endif

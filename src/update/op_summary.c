@@ -387,6 +387,9 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
             put(r, "EP Size", opdb_xstrdup(buf));
         }
         for (int m = 0; m < OPDB_NMETRICS; m++) put(r, mb_names[m], fmt6(g->msum[m] / (double)g->count));
+        static const char *const sig_keys[6] = {"Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
+                                                "Output Data Types", "EP Size"};
+        for (int k = 0; k < 6; k++) r->sig[k] = agg_get(r, sig_keys[k]);
         r->samples = g->count;
         if (o->n == o->cap) {
             o->cap = o->cap ? o->cap * 2 : 16;

@@ -13,6 +13,7 @@ typedef struct agg_row {
     int n;                      /* keys in insertion order, like the reference's dict */
     const char *key[AGG_MAX_KEYS];
     char *val[AGG_MAX_KEYS];
+    const char *sig[6];         /* Input Shapes .. Output Data Types, EP Size (aliases of val) */
     unsigned long long samples; /* launches aggregated */
     bool no_numeric_sample;     /* every Task Duration was non-numeric (default mode) */
 } agg_row;

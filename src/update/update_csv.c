@@ -148,9 +148,8 @@ static void sig_of_drow(const drow *r, const ids *id, const char *op, opdb_strbu
 }
 
 static void sig_of_agg(const agg_row *r, const char *op, opdb_strbuf *out, bool display) {
-    opdb_sig_cells c = {opdb_span_cstr(agg_get(r, "Input Shapes")), opdb_span_cstr(agg_get(r, "Input Data Types")),
-                        opdb_span_cstr(agg_get(r, "Input Formats")), opdb_span_cstr(agg_get(r, "Output Shapes")),
-                        opdb_span_cstr(agg_get(r, "Output Data Types")), opdb_span_cstr(agg_get(r, "EP Size"))};
+    opdb_sig_cells c = {opdb_span_cstr(r->sig[0]), opdb_span_cstr(r->sig[1]), opdb_span_cstr(r->sig[2]),
+                        opdb_span_cstr(r->sig[3]), opdb_span_cstr(r->sig[4]), opdb_span_cstr(r->sig[5])};
     if (display) opdb_signature_display(&c, out);
     else opdb_signature(&c, op, out);
 }
@@ -234,6 +233,10 @@ typedef struct merge_ctx {
     const opdb_update_opts *o;
     csvfile *f;
     ids id;
+    /* key id of each aggregated-row key: agg rows share key pointers, so a
+     * pointer compare finds them (strcmp only on a miss) */
+    const char *akey[64];
+    int aid[64], nakey;
     sig_index si;
     update_result *res;
     opdb_strbuf *log;
@@ -265,6 +268,17 @@ static void add_gap(merge_ctx *m, const drow *t) {
     g->ratio = mb / prof;
 }
 
+static int agg_key_id(merge_ctx *m, const char *key) {
+    for (int i = 0; i < m->nakey; i++)
+        if (m->akey[i] == key) return m->aid[i];
+    int id = ks_add(&m->f->ks, key);
+    if (m->nakey < 64) {
+        m->akey[m->nakey] = key;
+        m->aid[m->nakey++] = id;
+    }
+    return id;
+}
+
 /* Copies the measured values of nr into t; returns whether Average
  * Duration(us) changed (compared stripped, as the reference). */
 static bool apply(merge_ctx *m, drow *t, const agg_row *nr) {
@@ -274,7 +288,7 @@ static bool apply(merge_ctx *m, drow *t, const agg_row *nr) {
     bool changed = !opdb_span_eq(old, opdb_py_strip(nv));
     drow_set(t, ks, m->id.mb_dur, nv);
     for (int i = 0; i < nr->n; i++)
-        if (strncmp(nr->key[i], "MicroBench ", 11) == 0) drow_set(t, ks, ks_add(ks, nr->key[i]), opdb_span_cstr(nr->val[i]));
+        if (strncmp(nr->key[i], "MicroBench ", 11) == 0) drow_set(t, ks, agg_key_id(m, nr->key[i]), opdb_span_cstr(nr->val[i]));
     return changed;
 }
 
@@ -296,7 +310,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
         else opdb_sb_addf(m->log, "[WARN] match-only profiling row did not match %s: %s\n", res->name, m->disp.p);
         if (allow_add && !o->missing_only) {
             drow r = drow_new(&f->ks);
-            for (int i = 0; i < nr->n; i++) drow_set(&r, &f->ks, ks_add(&f->ks, nr->key[i]), opdb_span_cstr(nr->val[i]));
+            for (int i = 0; i < nr->n; i++) drow_set(&r, &f->ks, agg_key_id(m, nr->key[i]), opdb_span_cstr(nr->val[i]));
             push_row(f, r);
             si_add(&m->si, m->sig.p, f->n - 1);
             res->added++;
@@ -391,7 +405,12 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     }
     for (size_t i = 0; i < cols.n; i++) ks_add(&f.ks, cols.v[i]);
 
-    merge_ctx m = {o, &f, {{0}, 0, 0, 0}, {0}, res, log, {0}, {0}};
+    merge_ctx m;
+    memset(&m, 0, sizeof m);
+    m.o = o;
+    m.f = &f;
+    m.res = res;
+    m.log = log;
     opdb_sb_init(&m.sig);
     opdb_sb_init(&m.disp);
     char stem_norm[256];
@@ -420,7 +439,8 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     if (res->ndups > 1) qsort(res->dups, res->ndups, sizeof *res->dups, cmp_dup);
     for (size_t r = 0; r < f.n; r++) {
         drow *row = &f.rows[r];
-        if (drow_has(row, m.id.legacy) && !drow_has(row, m.id.mb_dur)) row->v[m.id.mb_dur] = row->v[m.id.legacy];
+        if (drow_has(row, m.id.legacy) && !drow_has(row, m.id.mb_dur))
+            drow_link(row, &f.ks, m.id.mb_dur, row->v[m.id.legacy]);
         row->dirty = false; /* the snapshot for change detection is taken here */
     }
     size_t norig = f.n;
