@@ -17,7 +17,10 @@ typedef struct slots {
 } slots;
 
 static opdb_span strip_ws_quotes(opdb_span s) {
-    return opdb_py_strip_chars(opdb_py_strip(s), "\"");
+    s = opdb_py_strip(s);
+    while (s.n && s.p[0] == '"') s.p++, s.n--;
+    while (s.n && s.p[s.n - 1] == '"') s.n--;
+    return s;
 }
 
 /* split_slots: strip; empty -> []; split on ';', strip each (empties kept). */
@@ -59,7 +62,8 @@ static size_t norm_shape(opdb_span s, char *buf, size_t cap) {
 }
 
 typedef struct norm_slots {
-    char *buf;      /* all normalised shapes back to back */
+    char *buf;      /* all normalised shapes back to back (heap only when big) */
+    char local[512];
     size_t off[MAX_SLOTS], len[MAX_SLOTS];
     int n;
 } norm_slots;
@@ -67,7 +71,7 @@ typedef struct norm_slots {
 static void normalise_shapes(const slots *s, norm_slots *ns) {
     size_t total = 0;
     for (int i = 0; i < s->n; i++) total += s->v[i].n + 1;
-    ns->buf = opdb_xmalloc(total + 1);
+    ns->buf = total + 1 <= sizeof ns->local ? ns->local : opdb_xmalloc(total + 1);
     size_t o = 0;
     ns->n = s->n;
     for (int i = 0; i < s->n; i++) {
@@ -75,6 +79,10 @@ static void normalise_shapes(const slots *s, norm_slots *ns) {
         ns->len[i] = norm_shape(s->v[i], ns->buf + o, s->v[i].n + 1);
         o += ns->len[i];
     }
+}
+
+static void ns_free(norm_slots *ns) {
+    if (ns->buf != ns->local) free(ns->buf);
 }
 
 /* align(shapes, attrs): appends "<shapes>" SEP "<attrs>" pieces as asked. */
@@ -194,8 +202,8 @@ static bool matmul_signature(const opdb_sig_cells *c, opdb_strbuf *out) {
             align(&no, &odt, NULL, out);
         }
     }
-    free(ni.buf);
-    free(no.buf);
+    ns_free(&ni);
+    ns_free(&no);
     return have_k;
 }
 
@@ -258,8 +266,8 @@ void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *ou
         opdb_sb_addc(out, SEP);
         opdb_sb_add(out, ep.p, ep.n);
     }
-    free(ni.buf);
-    free(no.buf);
+    ns_free(&ni);
+    ns_free(&no);
 }
 
 void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out) {

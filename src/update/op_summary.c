@@ -177,6 +177,7 @@ typedef struct os_out {
     os_row *v;
     size_t n, cap;
     opdb_strbuf sigs;
+    opdb_strbuf scratch;        /* one row's signature */
 } os_out;
 
 typedef struct os_job {
@@ -205,15 +206,13 @@ static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o) 
     opbuf[r->op.n] = '\0';
     opdb_sig_cells sc = {CELL(C_BASE0 + 2), CELL(C_BASE0 + 3), CELL(C_BASE0 + 4), CELL(C_BASE0 + 5), CELL(C_BASE0 + 6),
                          CELL(C_EP)};
-    opdb_strbuf sig;
-    opdb_sb_init(&sig);
-    opdb_signature(&sc, opbuf, &sig);
+    opdb_strbuf *sig = &o->scratch;
+    opdb_signature(&sc, opbuf, sig);
     r->sig_off = o->sigs.n;
-    r->sig_len = sig.n;
-    opdb_sb_add(&o->sigs, sig.p, sig.n);
+    r->sig_len = sig->n;
+    opdb_sb_add(&o->sigs, sig->p, sig->n);
     opdb_sb_addc(&o->sigs, '\0');
-    r->hash = opdb_hash_bytes(sig.p, sig.n, opdb_hash_bytes(opbuf, r->op.n, 9));
-    opdb_sb_free(&sig);
+    r->hash = opdb_hash_bytes(sig->p, sig->n, opdb_hash_bytes(opbuf, r->op.n, 9));
     for (int b = 0; b < 8; b++) r->cell[b] = opdb_py_strip(CELL(C_BASE0 + b));
     r->cell[8] = opdb_py_strip(CELL(C_TASKTYPE));
     opdb_span ds = CELL(C_DUR);
@@ -250,6 +249,7 @@ static void *os_new(void *ctx) {
     (void)ctx;
     os_out *o = opdb_xcalloc(1, sizeof *o);
     opdb_sb_init(&o->sigs);
+    opdb_sb_init(&o->scratch);
     return o;
 }
 
@@ -258,6 +258,7 @@ static void os_free(void *out, void *ctx) {
     os_out *o = out;
     free(o->v);
     opdb_sb_free(&o->sigs);
+    opdb_sb_free(&o->scratch);
     free(o);
 }
 
@@ -348,21 +349,19 @@ static agg_op *op_slot(op_summary_agg *a, const char *op) {
     return o;
 }
 
-static void put(agg_row *r, const char *key, char *val) {
-    for (int i = 0; i < r->n; i++)
-        if (strcmp(r->key[i], key) == 0) {
-            free(r->val[i]);
-            r->val[i] = val;
-            return;
-        }
-    r->key[r->n] = key;
-    r->val[r->n++] = val;
-}
-
-static char *fmt6(double x) {
-    char buf[400];
-    opdb_py_fmt_fixed(buf, sizeof buf, x, 6);
-    return opdb_xstrdup(buf);
+/* dict[key] = val (a string, or number `num` when val is NULL), keeping the
+ * position of an existing key like a Python dict. */
+static void put(agg_row *r, const char *key, char *val, int num) {
+    int i;
+    for (i = 0; i < r->n; i++)
+        if (strcmp(r->key[i], key) == 0) break;
+    if (i == r->n) {
+        r->key[r->n++] = key;
+    } else {
+        free(r->val[i]);
+    }
+    r->val[i] = val;
+    r->num[i] = (signed char)num;
 }
 
 int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks, op_summary_agg *out,
@@ -376,20 +375,26 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
     for (size_t i = 0; i < t.n && rc == 0; i++) {
         group *g = &t.g[i];
         agg_row *r = opdb_xcalloc(1, sizeof *r);
-        for (int b = 0; b < 8; b++) put(r, k_base[b], opdb_xstrdup(g->first[b]));
+        for (int b = 0; b < 8; b++) put(r, k_base[b], opdb_xstrdup(g->first[b]), -1);
         r->no_numeric_sample = !g->have_min;
-        put(r, "Average Duration(us)", g->have_min ? fmt6(g->min) : opdb_xstrdup(""));
-        put(r, "Accelerator Core", opdb_xstrdup(g->first[8]));
+        r->dur = g->min;
+        if (g->have_min) put(r, "Average Duration(us)", NULL, 0);
+        else put(r, "Average Duration(us)", opdb_xstrdup(""), -1);
+        put(r, "Accelerator Core", opdb_xstrdup(g->first[8]), -1);
         agg_op *o = op_slot(out, g->op);
         if (strcmp(o->norm, "DispatchFFNCombine") == 0 && ep_size) {
             char buf[32];
             snprintf(buf, sizeof buf, "%ld", ep_size);
-            put(r, "EP Size", opdb_xstrdup(buf));
+            put(r, "EP Size", opdb_xstrdup(buf), -1);
         }
-        for (int m = 0; m < OPDB_NMETRICS; m++) put(r, mb_names[m], fmt6(g->msum[m] / (double)g->count));
+        for (int m = 0; m < OPDB_NMETRICS; m++) {
+            r->mean[m] = g->msum[m] / (double)g->count;
+            put(r, mb_names[m], NULL, 1 + m);
+        }
         static const char *const sig_keys[6] = {"Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
                                                 "Output Data Types", "EP Size"};
-        for (int k = 0; k < 6; k++) r->sig[k] = agg_get(r, sig_keys[k]);
+        char unused[400];
+        for (int k = 0; k < 6; k++) r->sig[k] = agg_get(r, sig_keys[k], unused);
         r->samples = g->count;
         if (o->n == o->cap) {
             o->cap = o->cap ? o->cap * 2 : 16;
@@ -428,8 +433,14 @@ const agg_op *op_summary_get(const op_summary_agg *a, const char *op) {
     return NULL;
 }
 
-const char *agg_get(const agg_row *r, const char *key) {
+const char *agg_val(const agg_row *r, int i, char buf[400]) {
+    if (r->val[i]) return r->val[i];
+    opdb_py_fmt_fixed(buf, 400, r->num[i] == 0 ? r->dur : r->mean[r->num[i] - 1], 6);
+    return buf;
+}
+
+const char *agg_get(const agg_row *r, const char *key, char buf[400]) {
     for (int i = 0; i < r->n; i++)
-        if (strcmp(r->key[i], key) == 0) return r->val[i];
+        if (strcmp(r->key[i], key) == 0) return agg_val(r, i, buf);
     return "";
 }

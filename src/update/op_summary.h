@@ -12,7 +12,9 @@
 typedef struct agg_row {
     int n;                      /* keys in insertion order, like the reference's dict */
     const char *key[AGG_MAX_KEYS];
-    char *val[AGG_MAX_KEYS];
+    char *val[AGG_MAX_KEYS];    /* NULL for a number, rendered on demand by agg_val */
+    signed char num[AGG_MAX_KEYS]; /* -1 string, 0 the minimum duration, 1 + m metric m's mean */
+    double dur, mean[25];
     const char *sig[6];         /* Input Shapes .. Output Data Types, EP Size (aliases of val) */
     unsigned long long samples; /* launches aggregated */
     bool no_numeric_sample;     /* every Task Duration was non-numeric (default mode) */
@@ -40,6 +42,8 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
                          opdb_err *err);
 void op_summary_free(op_summary_agg *a);
 const agg_op *op_summary_get(const op_summary_agg *a, const char *op);
-const char *agg_get(const agg_row *r, const char *key); /* "" when absent */
+/* The string value of key i ("%.6f" of numbers, rendered into buf). */
+const char *agg_val(const agg_row *r, int i, char buf[400]);
+const char *agg_get(const agg_row *r, const char *key, char buf[400]); /* "" when absent */
 
 #endif

@@ -284,11 +284,13 @@ static int agg_key_id(merge_ctx *m, const char *key) {
 static bool apply(merge_ctx *m, drow *t, const agg_row *nr) {
     keyspace *ks = &m->f->ks;
     opdb_span old = opdb_py_strip(drow_at(t, m->id.mb_dur));
-    opdb_span nv = opdb_span_cstr(agg_get(nr, MB_DUR));
+    char buf[400];
+    opdb_span nv = opdb_span_cstr(agg_get(nr, MB_DUR, buf));
     bool changed = !opdb_span_eq(old, opdb_py_strip(nv));
     drow_set(t, ks, m->id.mb_dur, nv);
     for (int i = 0; i < nr->n; i++)
-        if (strncmp(nr->key[i], "MicroBench ", 11) == 0) drow_set(t, ks, agg_key_id(m, nr->key[i]), opdb_span_cstr(nr->val[i]));
+        if (strncmp(nr->key[i], "MicroBench ", 11) == 0)
+            drow_set(t, ks, agg_key_id(m, nr->key[i]), opdb_span_cstr(agg_val(nr, i, buf)));
     return changed;
 }
 
@@ -310,7 +312,9 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
         else opdb_sb_addf(m->log, "[WARN] match-only profiling row did not match %s: %s\n", res->name, m->disp.p);
         if (allow_add && !o->missing_only) {
             drow r = drow_new(&f->ks);
-            for (int i = 0; i < nr->n; i++) drow_set(&r, &f->ks, agg_key_id(m, nr->key[i]), opdb_span_cstr(nr->val[i]));
+            char buf[400];
+            for (int i = 0; i < nr->n; i++)
+                drow_set(&r, &f->ks, agg_key_id(m, nr->key[i]), opdb_span_cstr(agg_val(nr, i, buf)));
             push_row(f, r);
             si_add(&m->si, m->sig.p, f->n - 1);
             res->added++;
@@ -368,7 +372,8 @@ static void legacy_ep_size(merge_ctx *m, strvec *cols, const agg_row *const *mer
     strvec eps = {0};
     for (size_t i = 0; i < nmerge + nmatch; i++) {
         const agg_row *r = i < nmerge ? merge[i] : match[i - nmerge];
-        opdb_span e = opdb_py_strip(opdb_span_cstr(agg_get(r, "EP Size")));
+        char vb[400];
+        opdb_span e = opdb_py_strip(opdb_span_cstr(agg_get(r, "EP Size", vb)));
         char buf[64];
         snprintf(buf, sizeof buf, "%.*s", (int)e.n, e.p);
         if (e.n && sv_index(&eps, buf) < 0) sv_push(&eps, opdb_xstrdup(buf));
