@@ -104,12 +104,6 @@ int op_summary_find_files(const char *const *paths, size_t n, char ***files, siz
 
 /* ---- aggregation */
 
-static char *xstrndup(const char *p, size_t n) {
-    char *s = opdb_xmalloc(n + 1);
-    if (n) memcpy(s, p, n);
-    s[n] = '\0';
-    return s;
-}
 
 typedef struct group {
     char *op;
@@ -127,6 +121,8 @@ typedef struct gtable {
     size_t n, cap;
     uint32_t *slot;
     size_t nslots;
+    opdb_arena *arena;          /* the group strings; handed on to the result */
+    const char *last_op;        /* interning: most rows repeat the previous op */
 } gtable;
 
 static group *gfind(gtable *t, const char *op, const char *sig, uint64_t h) {
@@ -153,8 +149,9 @@ static group *gfind(gtable *t, const char *op, const char *sig, uint64_t h) {
     }
     group *g = &t->g[t->n];
     memset(g, 0, sizeof *g);
-    g->op = opdb_xstrdup(op);
-    g->sig = opdb_xstrdup(sig);
+    if (!t->last_op || strcmp(t->last_op, op) != 0) t->last_op = opdb_arena_strndup(t->arena, op, strlen(op));
+    g->op = (char *)t->last_op;
+    g->sig = opdb_arena_strndup(t->arena, sig, strlen(sig));
     g->hash = h;
     t->slot[j] = (uint32_t)++t->n;
     return g;
@@ -235,7 +232,7 @@ static void take(const os_job *J, const os_out *o) {
         opbuf[r->op.n] = '\0';
         group *g = gfind(J->t, opbuf, o->sigs.p + r->sig_off, r->hash);
         if (g->count == 0)
-            for (int b = 0; b < 9; b++) g->first[b] = xstrndup(r->cell[b].p, r->cell[b].n);
+            for (int b = 0; b < 9; b++) g->first[b] = opdb_arena_strndup(J->t->arena, r->cell[b].p, r->cell[b].n);
         g->count++;
         if (r->numeric || J->quirks) {
             if (!g->have_min || r->dur < g->min) g->min = r->dur;
@@ -336,12 +333,15 @@ static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned lon
 }
 
 static agg_op *op_slot(op_summary_agg *a, const char *op) {
+    static _Thread_local size_t last;
+    if (last < a->n && strcmp(a->ops[last].op, op) == 0) return &a->ops[last];
     for (size_t i = 0; i < a->n; i++)
-        if (strcmp(a->ops[i].op, op) == 0) return &a->ops[i];
+        if (strcmp(a->ops[i].op, op) == 0) return &a->ops[last = i];
     if (a->n == a->cap) {
         a->cap = a->cap ? a->cap * 2 : 32;
         a->ops = opdb_xrealloc(a->ops, a->cap * sizeof *a->ops);
     }
+    last = a->n;
     agg_op *o = &a->ops[a->n++];
     memset(o, 0, sizeof *o);
     o->op = opdb_xstrdup(op);
@@ -351,41 +351,36 @@ static agg_op *op_slot(op_summary_agg *a, const char *op) {
 
 /* dict[key] = val (a string, or number `num` when val is NULL), keeping the
  * position of an existing key like a Python dict. */
-static void put(agg_row *r, const char *key, char *val, int num) {
-    int i;
-    for (i = 0; i < r->n; i++)
-        if (strcmp(r->key[i], key) == 0) break;
-    if (i == r->n) {
-        r->key[r->n++] = key;
-    } else {
-        free(r->val[i]);
-    }
-    r->val[i] = val;
-    r->num[i] = (signed char)num;
+static void put(agg_row *r, const char *key, const char *val, int num) {
+    r->key[r->n] = key;
+    r->val[r->n] = val;
+    r->num[r->n++] = (signed char)num;
 }
 
 int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks, op_summary_agg *out,
                          opdb_err *err) {
     memset(out, 0, sizeof *out);
+    opdb_arena_init(&out->arena, 1 << 20);
     gtable t = {0};
+    t.arena = &out->arena;
     int rc = 0;
     for (size_t i = 0; i < nfiles && rc == 0; i++) rc = aggregate_file(files[i], &t, quirks, &out->rows_read, err);
     static char mb_names[OPDB_NMETRICS][64];
     for (int m = 0; m < OPDB_NMETRICS; m++) snprintf(mb_names[m], sizeof mb_names[m], "MicroBench %s", opdb_metric_names[m]);
     for (size_t i = 0; i < t.n && rc == 0; i++) {
         group *g = &t.g[i];
-        agg_row *r = opdb_xcalloc(1, sizeof *r);
-        for (int b = 0; b < 8; b++) put(r, k_base[b], opdb_xstrdup(g->first[b]), -1);
+        agg_row *r = opdb_arena_alloc(&out->arena, sizeof *r);
+        memset(r, 0, sizeof *r);
+        for (int b = 0; b < 8; b++) put(r, k_base[b], g->first[b], -1);
         r->no_numeric_sample = !g->have_min;
         r->dur = g->min;
-        if (g->have_min) put(r, "Average Duration(us)", NULL, 0);
-        else put(r, "Average Duration(us)", opdb_xstrdup(""), -1);
-        put(r, "Accelerator Core", opdb_xstrdup(g->first[8]), -1);
+        put(r, "Average Duration(us)", g->have_min ? NULL : "", g->have_min ? 0 : -1);
+        r->val[1] = g->first[8]; /* Accelerator Core := Task Type, keeping its position */
         agg_op *o = op_slot(out, g->op);
         if (strcmp(o->norm, "DispatchFFNCombine") == 0 && ep_size) {
             char buf[32];
             snprintf(buf, sizeof buf, "%ld", ep_size);
-            put(r, "EP Size", opdb_xstrdup(buf), -1);
+            put(r, "EP Size", opdb_arena_strndup(&out->arena, buf, strlen(buf)), -1);
         }
         for (int m = 0; m < OPDB_NMETRICS; m++) {
             r->mean[m] = g->msum[m] / (double)g->count;
@@ -402,11 +397,6 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
         }
         o->rows[o->n++] = r;
     }
-    for (size_t i = 0; i < t.n; i++) {
-        free(t.g[i].op);
-        free(t.g[i].sig);
-        for (int b = 0; b < 9; b++) free(t.g[i].first[b]);
-    }
     free(t.g);
     free(t.slot);
     if (rc) op_summary_free(out);
@@ -415,15 +405,11 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
 
 void op_summary_free(op_summary_agg *a) {
     for (size_t i = 0; i < a->n; i++) {
-        for (size_t k = 0; k < a->ops[i].n; k++) {
-            agg_row *r = a->ops[i].rows[k];
-            for (int j = 0; j < r->n; j++) free(r->val[j]);
-            free(r);
-        }
         free(a->ops[i].rows);
         free(a->ops[i].op);
     }
     free(a->ops);
+    opdb_arena_free(&a->arena);
     memset(a, 0, sizeof *a);
 }
 

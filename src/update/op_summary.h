@@ -12,7 +12,7 @@
 typedef struct agg_row {
     int n;                      /* keys in insertion order, like the reference's dict */
     const char *key[AGG_MAX_KEYS];
-    char *val[AGG_MAX_KEYS];    /* NULL for a number, rendered on demand by agg_val */
+    const char *val[AGG_MAX_KEYS]; /* NULL for a number, rendered on demand by agg_val */
     signed char num[AGG_MAX_KEYS]; /* -1 string, 0 the minimum duration, 1 + m metric m's mean */
     double dur, mean[25];
     const char *sig[6];         /* Input Shapes .. Output Data Types, EP Size (aliases of val) */
@@ -31,6 +31,7 @@ typedef struct op_summary_agg {
     agg_op *ops;                /* in order of first appearance */
     size_t n, cap;
     unsigned long long rows_read;
+    opdb_arena arena;           /* rows and their strings */
 } op_summary_agg;
 
 /* PROF_* folders from the given paths (a PROF_* folder itself, or any
