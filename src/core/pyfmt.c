@@ -1,16 +1,75 @@
 /* Python number rendering: "%.Nf" and repr(float). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "opdb/pystr.h"
 
+__extension__ typedef unsigned __int128 u128;
+
+/* Exact "%.<d>f" for |x| * 10^d < 1.8e19 and d <= 9: x = m * 2^e, so x * 10^d is the
+ * integer m * 10^d shifted right by -e; the bits shifted out decide the
+ * rounding, half to even, as glibc does on the exact binary value.
+ * Returns 0 when out of range (the caller falls back to snprintf). */
+static size_t fixed_exact(char *buf, size_t cap, double x, int d) {
+    static const uint64_t p10[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+    double a = fabs(x);
+    if (d < 0 || d > 9 || cap < 40 || !(a < 1.8e19 / (double)p10[d])) return 0; /* q must fit 64 bits */
+    uint64_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    int biased = (int)((bits >> 52) & 0x7ff);
+    uint64_t m = bits & ((1ULL << 52) - 1);
+    int e;
+    if (biased == 0) {
+        e = -1074;
+    } else {
+        m |= 1ULL << 52;
+        e = biased - 1075;
+    }
+    u128 num = (u128)m * p10[d];
+    uint64_t q;
+    if (e >= 0) {
+        q = (uint64_t)(num << e);
+    } else {
+        int s = -e;
+        if (s >= 128) {
+            q = 0; /* num < 2^(s-1): rounds to zero */
+        } else {
+            u128 qq = num >> s;
+            u128 rem = num - (qq << s);
+            u128 half = (u128)1 << (s - 1);
+            if (rem > half || (rem == half && (qq & 1))) qq++;
+            q = (uint64_t)qq;
+        }
+    }
+    char digits[32];
+    int nd = 0;
+    do {
+        digits[nd++] = (char)('0' + q % 10);
+        q /= 10;
+    } while (q);
+    while (nd < d + 1) digits[nd++] = '0';
+    size_t o = 0;
+    if (signbit(x)) buf[o++] = '-';
+    for (int i = nd - 1; i >= d; i--) buf[o++] = digits[i];
+    if (d) {
+        buf[o++] = '.';
+        for (int i = d - 1; i >= 0; i--) buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return o;
+}
+
 size_t opdb_py_fmt_fixed(char *buf, size_t cap, double x, int decimals) {
     int k;
-    if (isnan(x))
+    if (isnan(x)) {
         k = snprintf(buf, cap, "nan");
-    else
+    } else {
+        size_t n = fixed_exact(buf, cap, x, decimals);
+        if (n) return n;
         k = snprintf(buf, cap, "%.*f", decimals, x);
+    }
     return k < 0 ? 0 : (size_t)k;
 }
 

@@ -4,10 +4,11 @@
 #include "opdb/csv.h"
 
 static bool needs_quotes(const char *p, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        char c = p[i];
-        if (c == ',' || c == '"' || c == '\r' || c == '\n') return true;
-    }
+    /* one table lookup per byte: , " \r \n */
+    static const unsigned char special[256] = {[','] = 1, ['"'] = 1, ['\r'] = 1, ['\n'] = 1};
+    const unsigned char *u = (const unsigned char *)p;
+    for (size_t i = 0; i < n; i++)
+        if (special[u[i]]) return true;
     return false;
 }
 
@@ -35,9 +36,21 @@ void opdb_csv_write_record(opdb_strbuf *out, const opdb_span *cells, size_t ncel
         opdb_sb_add(out, "\"\"\r\n", 4);
         return;
     }
+    size_t total = ncells + 2;
+    for (size_t i = 0; i < ncells; i++) total += cells[i].n;
+    opdb_sb_reserve(out, total);
     for (size_t i = 0; i < ncells; i++) {
-        if (i) opdb_sb_addc(out, ',');
-        opdb_csv_write_cell(out, cells[i].p, cells[i].n);
+        if (i) out->p[out->n++] = ',';
+        if (needs_quotes(cells[i].p, cells[i].n)) {
+            opdb_csv_write_cell(out, cells[i].p, cells[i].n);
+        } else if (cells[i].n) {
+            opdb_sb_reserve(out, cells[i].n + 2);
+            memcpy(out->p + out->n, cells[i].p, cells[i].n);
+            out->n += cells[i].n;
+        }
     }
-    opdb_sb_add(out, "\r\n", 2);
+    opdb_sb_reserve(out, 2);
+    out->p[out->n++] = '\r';
+    out->p[out->n++] = '\n';
+    out->p[out->n] = '\0';
 }

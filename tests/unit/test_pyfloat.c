@@ -358,6 +358,37 @@ static void test_int_rejects_overflow(void **s) {
 
 /* ---- opdb_py_fmt_fixed ----------------------------------------------------- */
 
+/* The exact fast path of "%.Nf" must agree with glibc printf on every kind
+ * of double: arbitrary bit patterns, short decimals, dyadic halves (ties go
+ * to even), tiny and large magnitudes, both signs. */
+static void test_fixed_matches_printf_random(void **state) {
+    (void)state;
+    uint64_t r = 88172645463325252ULL;
+    long bad = 0;
+    for (long i = 0; i < 300000; i++) {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        double x;
+        switch (i % 5) {
+        case 0: memcpy(&x, &r, sizeof x); break;
+        case 1: x = (double)(r % 100000000) / 1000.0; break;
+        case 2: x = (double)(r % 1000000000) / 1e6 + (double)(r % 7) * 1e-7; break;
+        case 3: x = ldexp((double)(r % 4096), -(int)(r % 30)); break;
+        default: x = ((double)(r >> 11) / 9007199254740992.0) * pow(10, (int)(r % 16) - 6); break;
+        }
+        if (r & 1) x = -x;
+        if (isnan(x)) continue;
+        for (int d = 0; d <= 9; d += 3) {
+            char a[512], b[512];
+            opdb_py_fmt_fixed(a, sizeof a, x, d);
+            snprintf(b, sizeof b, "%.*f", d, x);
+            if (strcmp(a, b) != 0 && bad++ < 5) printf("x=%.17g d=%d: got %s, printf %s\n", x, d, a, b);
+        }
+    }
+    assert_int_equal(bad, 0);
+}
+
 static void test_fixed_six_decimals(void **s) {
     (void)s;
     expect_fixed(12.0, 6, "12.000000");
@@ -483,6 +514,7 @@ int main(void) {
         cmocka_unit_test(test_int_rejects_ascii_separator_controls),
         cmocka_unit_test(test_int_rejects_overflow),
         cmocka_unit_test(test_fixed_six_decimals),
+        cmocka_unit_test(test_fixed_matches_printf_random),
         cmocka_unit_test(test_fixed_nan_never_negative),
         cmocka_unit_test(test_fixed_negative_zero_and_inf),
         cmocka_unit_test(test_repr_integral_keeps_point_zero),
