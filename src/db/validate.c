@@ -64,8 +64,49 @@ static void problem(vctx *v, const char *file, unsigned long long line, const ch
 
 typedef struct seen {
     char *sig;
+    uint64_t hash;
     unsigned long long line, count;
 } seen;
+
+/* Signature -> first line and count, hashed (files have up to millions of rows). */
+typedef struct seen_set {
+    seen *v;
+    size_t n, cap;
+    uint32_t *slot;
+    size_t nslots;
+} seen_set;
+
+static seen *seen_add(seen_set *s, const char *sig, unsigned long long line) {
+    uint64_t h = opdb_hash_bytes(sig, strlen(sig), 11);
+    if ((s->n + 1) * 2 > s->nslots) {
+        size_t ns = s->nslots ? s->nslots * 2 : 1024;
+        uint32_t *sl = opdb_xcalloc(ns, sizeof *sl);
+        for (size_t i = 0; i < s->n; i++) {
+            size_t j = s->v[i].hash & (ns - 1);
+            while (sl[j]) j = (j + 1) & (ns - 1);
+            sl[j] = (uint32_t)(i + 1);
+        }
+        free(s->slot);
+        s->slot = sl;
+        s->nslots = ns;
+    }
+    size_t j = h & (s->nslots - 1);
+    for (; s->slot[j]; j = (j + 1) & (s->nslots - 1)) {
+        seen *e = &s->v[s->slot[j] - 1];
+        if (e->hash == h && strcmp(e->sig, sig) == 0) return e;
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 256;
+        s->v = opdb_xrealloc(s->v, s->cap * sizeof *s->v);
+    }
+    seen *e = &s->v[s->n];
+    e->sig = opdb_xstrdup(sig);
+    e->hash = h;
+    e->line = line;
+    e->count = 0;
+    s->slot[j] = (uint32_t)++s->n;
+    return e;
+}
 
 static void check_file(vctx *v, const char *path, size_t *rows) {
     opdb_err e;
@@ -81,8 +122,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
     char stem[256];
     const char *name = opdb_path_basename(path);
     snprintf(stem, sizeof stem, "%.*s", (int)(strlen(name) - 4), name);
-    seen *sg = NULL;
-    size_t nsg = 0;
+    seen_set sg = {0};
     if (r <= 0 || c.nf == 0) {
         problem(v, path, 0, "unreadable", "no header");
         goto done;
@@ -136,29 +176,21 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
         opdb_sig_cells sc = {CELL(base[2]), CELL(base[3]), CELL(base[4]), CELL(base[5]), CELL(base[6]), CELL(ep)};
 #undef CELL
         opdb_signature(&sc, stem, &sig);
-        size_t k;
-        for (k = 0; k < nsg; k++)
-            if (strcmp(sg[k].sig, sig.p) == 0) break;
-        if (k == nsg) {
-            sg = opdb_xrealloc(sg, (nsg + 1) * sizeof *sg);
-            sg[nsg].sig = opdb_xstrdup(sig.p);
-            sg[nsg].line = line;
-            sg[nsg++].count = 0;
-        }
-        sg[k].count++;
+        seen_add(&sg, sig.p, line)->count++;
     }
     if (r < 0) problem(v, path, 0, "unreadable", "read failed");
     if (c.x.unterminated) problem(v, path, c.x.rec_line, "unreadable", "unterminated quoted field");
-    for (size_t k = 0; k < nsg; k++)
-        if (sg[k].count > 1)
-            problem(v, path, sg[k].line, "duplicate signature", "%llu rows share this row's signature", sg[k].count);
+    for (size_t k = 0; k < sg.n; k++)
+        if (sg.v[k].count > 1)
+            problem(v, path, sg.v[k].line, "duplicate signature", "%llu rows share this row's signature", sg.v[k].count);
     if (invalid)
         problem(v, path, first_invalid, "no valid duration",
                 "%llu row(s) have neither Average nor Profiling Average Duration(us) > 0 (first here)", invalid);
     opdb_sb_free(&sig);
 done:
-    for (size_t k = 0; k < nsg; k++) free(sg[k].sig);
-    free(sg);
+    for (size_t k = 0; k < sg.n; k++) free(sg.v[k].sig);
+    free(sg.v);
+    free(sg.slot);
     opdb_csv_file_close(&c);
 }
 

@@ -61,8 +61,9 @@ static int short_circuit(const opdb_update_opts *o, bool *done, opdb_err *err) {
 }
 
 int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
-    if (!opdb_is_dir(o->db_dir))
-        return opdb_fail(err, OPDB_ERR_RUNTIME, "database folder not found: %s", o->db_dir);
+    /* Like the reference, a database folder that does not exist yet is
+     * created (the profile then seeds a new database). */
+    if (!opdb_is_dir(o->db_dir) && opdb_mkdirs(o->db_dir, err)) return -1;
     int lock = opdb_dir_lock(o->db_dir, err);
     if (lock < 0) return -1;
     int rc = 0;
