@@ -73,6 +73,8 @@ int cmd_update(int argc, char **argv) {
     }
     char **normops = NULL;
     char *outdir = NULL;
+    if (rc == 0 && quirks && add_new)
+        rc = cli_usage_error(&spec, "--add-new-ops is an opdb addition and cannot be combined with --reference-quirks");
     if (rc == 0 && mode && strcmp(mode, "all") && strcmp(mode, "missing-only"))
         rc = cli_usage_error(&spec, "argument --update-mode: invalid choice: '%s' (choose from 'all', 'missing-only')", mode);
     if (rc == 0 && device && !opdb_device_valid(device))
