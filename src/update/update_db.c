@@ -58,11 +58,7 @@ static const char *const *matmul_aliases(const char *op) {
     return none;
 }
 
-static const char *g_want_name;
-static bool name_is(const char *name, void *ctx) {
-    (void)ctx;
-    return strcmp(name, g_want_name) == 0;
-}
+static bool name_is(const char *name, void *want) { return strcmp(name, (const char *)want) == 0; }
 
 static bool catalogue_csv(const char *name, void *ctx) {
     (void)ctx;
@@ -87,9 +83,8 @@ int update_target_csvs(const opdb_update_opts *o, strvec *paths, opdb_err *err) 
             }
             char **found;
             size_t nf;
-            g_want_name = name;
             if (opdb_is_dir(o->db_dir)) {
-                if (opdb_find_files(o->db_dir, name_is, NULL, &found, &nf, err)) return -1;
+                if (opdb_find_files(o->db_dir, name_is, name, &found, &nf, err)) return -1;
                 for (size_t k = 0; k < nf; k++) sv_push(paths, found[k]);
                 free(found);
             }
