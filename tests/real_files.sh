@@ -36,4 +36,32 @@ for f in "$dir"/*kernel_details*.csv "$dir"/*op_summary*.csv; do
   if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then echo "FAIL quirks rc=$rc: $f"; fail=1; fi
 done
 [ $n -gt 0 ] || { echo "FAIL: no kernel_details/op_summary files in $dir"; fail=1; }
+
+# op_summary files through `opdb update` (a new database seeded from the profile).
+for f in "$dir"/*op_summary*.csv; do
+  [ -f "$f" ] || continue
+  for mode in "" --reference-quirks; do
+    rm -rf "$out/prof" "$out/db"
+    mkdir -p "$out/prof/PROF_000001_real/mindstudio_profiler_output" "$out/db"
+    cp "$f" "$out/prof/PROF_000001_real/mindstudio_profiler_output/op_summary_1.csv"
+    if OPDB_REPORT_TIMESTAMP=20260101_000000 "$opdb" update $mode --prof-path "$out/prof" --database-path "$out/db" >"$out/stdout" 2>"$out/stderr"; then
+      echo "ok: update $mode $(basename "$f"): $(grep -c . "$out/stdout") report lines, $(ls "$out/db" | grep -c csv) CSV(s)"
+    else
+      echo "FAIL update $mode: $f"; cat "$out/stderr"; fail=1
+    fi
+  done
+done
+
+# A real aggregated database CSV through `opdb validate` and `opdb update`.
+agg="$dir/msmodeling_perfdb_FusedInferAttentionScore_aggregated.csv"
+if [ -f "$agg" ]; then
+  rm -rf "$out/db"; mkdir -p "$out/db"; cp "$agg" "$out/db/FusedInferAttentionScore.csv"
+  "$opdb" validate --database-path "$out/db" >"$out/stdout" 2>"$out/stderr"
+  rc=$?
+  if [ $rc -le 1 ] && [ ! -s "$out/stderr" ]; then
+    echo "ok: validate $(basename "$agg"): $(tail -1 "$out/stdout")"
+  else
+    echo "FAIL validate rc=$rc: $agg"; cat "$out/stderr"; fail=1
+  fi
+fi
 exit $fail
