@@ -17,19 +17,14 @@
  * Only integer arithmetic is used, so the output is byte-identical on every
  * platform for the same arguments.
  */
-#include <errno.h>
-#include <inttypes.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#define GEN_NAME "gen_kernel_details"
+#include "gen_common.h"
 
 #define DEFAULT_ROWS 1000000ULL
 #define DEFAULT_SEED 0x6f7064622d62656eULL /* "opdb-ben" */
 #define TARGET_GROUPS 3200u
 #define ROWS_PER_STEP 2500u
-#define OUT_BUF_SIZE (8u << 20)
+#define ROW_MARGIN 8192u /* a row is at most 4 KiB of group strings + numbers */
 
 static const char HEADER[] =
     "Step Id,Model ID,Task ID,Stream ID,Name,Type,OP State,Accelerator Core,"
@@ -44,62 +39,17 @@ static const char HEADER[] =
     "aiv_mte2_ratio,aiv_mte3_time(us),aiv_mte3_ratio,aiv_icache_miss_rate,"
     "cube_utilization(%),Device_id\r\n";
 
-/* ------------------------------------------------------------------ PRNG */
-
-static uint64_t g_rng;
-
-static inline uint64_t rng_next(void)
-{
-    /* splitmix64 */
-    uint64_t z = (g_rng += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-/* uniform in [0, n) (n < 2^32) */
-static inline uint32_t rng_below(uint32_t n)
-{
-    return (uint32_t)(((rng_next() >> 32) * (uint64_t)n) >> 32);
-}
-
-/* uniform in [lo, hi] */
-static inline uint64_t rng_range(uint64_t lo, uint64_t hi)
-{
-    return lo + rng_below((uint32_t)(hi - lo + 1));
-}
-
-#define PICK(arr) ((arr)[rng_below((uint32_t)(sizeof(arr) / sizeof((arr)[0])))])
-
 /* ------------------------------------------------------------ op table */
-
-enum core { CORE_AIC, CORE_AIV, CORE_MIX_AIC, CORE_MIX_AIV, CORE_HCCL };
-
-static const char *const CORE_NAME[] = {"AI_CORE", "AI_VECTOR_CORE", "MIX_AIC",
-                                        "MIX_AIV", "HCCL"};
 
 typedef struct {
     const char *type;
     const char *kname; /* kernel Name column */
     enum core core;
-    unsigned weight;   /* relative share of rows */
-    const char *in;    /* shape template: letters are variables */
-    const char *in_dt; /* '@' = the group's main dtype */
-    const char *in_fmt; /* NULL: "ND" per input slot */
-    const char *out;
-    const char *out_dt;
-    const char *out_fmt;
-    const char *flops; /* cube ops: product of these variables * 2 */
+    unsigned weight; /* relative share of rows */
+    OP_TEMPLATE_FIELDS; /* '@' in dtypes = the group's main dtype */
 } op_def;
 
-/* FusedInferAttentionScore: 31 input slots like real torch_npu profiles. */
-#define FIA_IN "T,N,D;C,Z,R;C,Z,R;;2048,2048;B;B;;;;;;;;B,M;;;;;;;;;;;;;;;;"
-#define U4 "DT_UNDEFINED;DT_UNDEFINED;DT_UNDEFINED;DT_UNDEFINED;"
-#define FIA_DT "@;@;@;DT_UNDEFINED;INT8;INT64;INT64;" U4 "DT_UNDEFINED;DT_UNDEFINED;" \
-               "DT_UNDEFINED;INT32;" U4 U4 U4 "DT_UNDEFINED;DT_UNDEFINED;DT_UNDEFINED;DT_UNDEFINED"
-#define N8 "NULL;NULL;NULL;NULL;NULL;NULL;NULL;NULL;"
-#define FIA_FMT "ND;ND;ND;NULL;ND;ND;ND;NULL;NULL;NULL;NULL;NULL;NULL;NULL;ND;" N8 "NULL;NULL;NULL;NULL;NULL;NULL;NULL;NULL"
-
+/* FIA_IN, FIA_DT, FIA_FMT: see gen_common.h */
 /*
  * Variables (per group): B batch, S seq len, T tokens (=B*S), H hidden,
  * N heads, K kv heads, D head dim, Q=N*D, R=K*D, X=Q+2R, I intermediate,
@@ -261,13 +211,8 @@ typedef struct {
     size_t n, cap;
 } sbuf;
 
-static void die(const char *msg)
-{
-    fprintf(stderr, "gen_kernel_details: %s\n", msg);
-    exit(1);
-}
-
-static void sb_putn(sbuf *b, const char *s, size_t n)
+/* room for n more bytes (+ a NUL) at b->p + b->n */
+static void sb_reserve(sbuf *b, size_t n)
 {
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -279,76 +224,51 @@ static void sb_putn(sbuf *b, const char *s, size_t n)
         b->p = np;
         b->cap = cap;
     }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
+}
+
+/* the bytes put at b->p + b->n up to end (after sb_reserve) */
+static void sb_commit(sbuf *b, const char *end)
+{
+    b->n = (size_t)(end - b->p);
     b->p[b->n] = '\0';
+}
+
+static void sb_putn(sbuf *b, const char *s, size_t n)
+{
+    sb_reserve(b, n);
+    sb_commit(b, put_lit(b->p + b->n, s, n));
 }
 
 static void sb_puts(sbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
 
 static void sb_putu(sbuf *b, uint64_t v)
 {
-    char tmp[24];
-    int n = snprintf(tmp, sizeof tmp, "%" PRIu64, v);
-    sb_putn(b, tmp, (size_t)n);
+    sb_reserve(b, 20);
+    sb_commit(b, put_u64(b->p + b->n, v));
 }
 
-static uint64_t g_var[128];
+/* the gen_common.h template expanders, appending to an sbuf */
 
-/* Expand a shape template; returns the total element count of all slots. */
-static uint64_t expand_shape(sbuf *b, const char *tpl)
+/* returns the total element count of all slots */
+static uint64_t sb_shape(sbuf *b, const char *tpl)
 {
-    uint64_t total = 0, prod = 1;
-    int have = 0;
-    for (const char *s = tpl;; s++) {
-        char c = *s;
-        if (c == ';' || c == '\0') {
-            if (have)
-                total += prod;
-            prod = 1;
-            have = 0;
-            if (c == '\0')
-                break;
-            sb_putn(b, s, 1);
-        } else if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) {
-            uint64_t v = g_var[(unsigned char)c];
-            sb_putu(b, v);
-            prod *= v;
-            have = 1;
-        } else if (c >= '0' && c <= '9') {
-            uint64_t v = 0;
-            while (*s >= '0' && *s <= '9')
-                v = v * 10 + (uint64_t)(*s++ - '0');
-            s--;
-            sb_putu(b, v);
-            prod *= v;
-            have = 1;
-        } else {
-            sb_putn(b, s, 1);
-        }
-    }
-    return total;
+    uint64_t elems = 0;
+    sb_reserve(b, 20 * strlen(tpl)); /* a letter is at most 20 digits */
+    sb_commit(b, expand_shape(b->p + b->n, tpl, &elems));
+    return elems;
 }
 
-static void expand_dtype(sbuf *b, const char *tpl, const char *main_dt)
+static void sb_dtype(sbuf *b, const char *tpl, const char *main_dt)
 {
-    for (const char *s = tpl; *s; s++) {
-        if (*s == '@')
-            sb_puts(b, main_dt);
-        else
-            sb_putn(b, s, 1);
-    }
+    sb_reserve(b, strlen(tpl) * (1 + strlen(main_dt)));
+    sb_commit(b, expand_dtype(b->p + b->n, tpl, main_dt));
 }
 
-static void auto_fmt(sbuf *b, const char *shape_tpl)
+static void sb_auto_fmt(sbuf *b, const char *shape_tpl)
 {
-    sb_puts(b, "ND");
-    for (const char *s = shape_tpl; *s; s++)
-        if (*s == ';')
-            sb_puts(b, ";ND");
+    sb_reserve(b, 3 * strlen(shape_tpl) + 2);
+    sb_commit(b, auto_fmt(b->p + b->n, shape_tpl));
 }
-
-static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 static void draw_vars(void)
 {
@@ -423,32 +343,23 @@ static void draw_vars(void)
     v['a'] = div_up(v['A'], 16);
 }
 
+/* ,"""shapes""",dtypes,formats: the three cells of the inputs or the outputs */
+static void sb_slot_cells(sbuf *b, const sbuf *shapes, const char *shape_tpl,
+                          const char *dt_tpl, const char *fmt, const char *main_dt)
+{
+    sb_puts(b, ",\"\"\"");
+    sb_putn(b, shapes->p, shapes->n);
+    sb_puts(b, "\"\"\",");
+    sb_dtype(b, dt_tpl, main_dt);
+    sb_puts(b, ",");
+    if (fmt)
+        sb_puts(b, fmt);
+    else
+        sb_auto_fmt(b, shape_tpl);
+}
+
 /* ---- 64-bit hash set for group de-duplication (type + in + out shapes) */
-static uint64_t *g_seen;
-static size_t g_seen_cap;
-
-static uint64_t fnv1a(const char *s, uint64_t h)
-{
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
-static int seen_insert(uint64_t h)
-{
-    if (h == 0)
-        h = 1;
-    size_t i = (size_t)(h & (g_seen_cap - 1));
-    while (g_seen[i]) {
-        if (g_seen[i] == h)
-            return 0;
-        i = (i + 1) & (g_seen_cap - 1);
-    }
-    g_seen[i] = h;
-    return 1;
-}
+static hset g_seen;
 
 static char *sb_take(sbuf *b, uint32_t *len)
 {
@@ -489,10 +400,7 @@ static void build_groups(void)
     check_templates();
     for (size_t i = 0; i < NOPS; i++)
         wsum += OPS[i].weight;
-    g_seen_cap = 16384;
-    g_seen = calloc(g_seen_cap, sizeof *g_seen);
-    if (!g_seen)
-        die("out of memory");
+    hset_init(&g_seen, 16384);
 
     for (size_t oi = 0; oi < NOPS; oi++) {
         const op_def *op = &OPS[oi];
@@ -502,10 +410,8 @@ static void build_groups(void)
                             : (uint32_t)((uint64_t)TARGET_GROUPS * op->weight / wsum);
         if (want < 2)
             want = op->core == CORE_HCCL ? 1 : 2;
-        og->groups = calloc(want, sizeof(group_t));
-        og->cdf = calloc(want, sizeof(uint64_t));
-        if (!og->groups || !og->cdf)
-            die("out of memory");
+        og->groups = xcalloc(want, sizeof(group_t));
+        og->cdf = xcalloc(want, sizeof(uint64_t));
 
         uint32_t tries = 0;
         while (og->ngroups < want && tries < want * 50) {
@@ -530,14 +436,14 @@ static void build_groups(void)
                 continue;
             }
 
-            uint64_t elems = expand_shape(&ins, op->in);
-            elems += expand_shape(&outs, op->out);
-            uint64_t h = fnv1a(op->type, 0xcbf29ce484222325ULL);
-            h = fnv1a("|", h);
-            h = fnv1a(ins.p, h);
-            h = fnv1a("|", h);
-            h = fnv1a(outs.p, h);
-            if (!seen_insert(h)) {
+            uint64_t elems = sb_shape(&ins, op->in);
+            elems += sb_shape(&outs, op->out);
+            uint64_t h = fnv1a(op->type, strlen(op->type), FNV1A_INIT);
+            h = fnv1a("|", 1, h);
+            h = fnv1a(ins.p, ins.n, h);
+            h = fnv1a("|", 1, h);
+            h = fnv1a(outs.p, outs.n, h);
+            if (!hset_insert(&g_seen, h)) {
                 free(ins.p);
                 free(outs.p);
                 continue;
@@ -575,38 +481,14 @@ static void build_groups(void)
             sb_puts(&mid, ",");
             sb_putu(&mid, op->core == CORE_MIX_AIC ? bd * 2 : 0);
             sb_puts(&mid, is_cube && strcmp(dt, "FLOAT") == 0 ? ",YES" : ",NO");
-            sb_puts(&mid, ",\"\"\"");
-            sb_putn(&mid, ins.p, ins.n);
-            sb_puts(&mid, "\"\"\",");
-            expand_dtype(&mid, op->in_dt, dt);
-            sb_puts(&mid, ",");
-            if (op->in_fmt)
-                sb_puts(&mid, op->in_fmt);
-            else
-                auto_fmt(&mid, op->in);
-            sb_puts(&mid, ",\"\"\"");
-            sb_putn(&mid, outs.p, outs.n);
-            sb_puts(&mid, "\"\"\",");
-            expand_dtype(&mid, op->out_dt, dt);
-            sb_puts(&mid, ",");
-            if (op->out_fmt)
-                sb_puts(&mid, op->out_fmt);
-            else
-                auto_fmt(&mid, op->out);
+            sb_slot_cells(&mid, &ins, op->in, op->in_dt, op->in_fmt, dt);
+            sb_slot_cells(&mid, &outs, op->out, op->out_dt, op->out_fmt, dt);
             sb_puts(&mid, op->core == CORE_MIX_AIV ? ",0" : ",N/A");
             free(ins.p);
             free(outs.p);
 
             /* duration model */
-            uint64_t ns;
-            if (op->flops) {
-                uint64_t f = 2;
-                for (const char *s = op->flops; *s; s++)
-                    f *= g_var[(unsigned char)*s];
-                ns = 4000 + f / 180000; /* ~180 TFLOPS effective */
-            } else {
-                ns = 1800 + elems * 2 / 900; /* ~0.9 TB/s effective */
-            }
+            uint64_t ns = model_ns(op->flops, elems);
             if (ns > 60000000)
                 ns = 60000000 + rng_below(1000000);
             g->base_ns = ns;
@@ -646,58 +528,6 @@ static uint32_t cdf_pick(const uint64_t *cdf, uint32_t n)
 
 /* ---------------------------------------------------------- formatting */
 
-static inline char *put_u64(char *p, uint64_t v)
-{
-    char tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = tmp[--n];
-    return p;
-}
-
-/* v thousandths -> Python-repr-like decimal: 53741 -> 53.741, 6540 -> 6.54,
- * 0 -> 0.0 */
-static inline char *put_milli(char *p, uint64_t v)
-{
-    p = put_u64(p, v / 1000);
-    uint32_t f = (uint32_t)(v % 1000);
-    *p++ = '.';
-    if (f == 0) {
-        *p++ = '0';
-    } else {
-        *p++ = (char)('0' + f / 100);
-        if (f % 100) {
-            *p++ = (char)('0' + f / 10 % 10);
-            if (f % 10)
-                *p++ = (char)('0' + f % 10);
-        }
-    }
-    return p;
-}
-
-/* exactly 3 decimals (Start Time) */
-static inline char *put_fixed3(char *p, uint64_t v)
-{
-    p = put_u64(p, v / 1000);
-    uint32_t f = (uint32_t)(v % 1000);
-    p[0] = '.';
-    p[1] = (char)('0' + f / 100);
-    p[2] = (char)('0' + f / 10 % 10);
-    p[3] = (char)('0' + f % 10);
-    return p + 4;
-}
-
-static inline char *put_lit(char *p, const char *s, size_t n)
-{
-    memcpy(p, s, n);
-    return p + n;
-}
-#define PUT_LIT(p, s) put_lit((p), (s), sizeof(s) - 1)
-
 #define ZERO_AIC ",0.0,0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0"
 #define ZERO_AIV ",0.0,0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0"
 
@@ -711,14 +541,27 @@ static inline uint64_t jitter_ratio(uint16_t base, uint32_t rnd)
     return (uint64_t)r;
 }
 
+/* first 2 fields of an AIC / AIV block: core time, cycles */
+static char *put_core_time(char *p, const group_t *g, uint64_t core_ns)
+{
+    p = PUT_LIT(p, ",");
+    p = put_milli(p, core_ns);
+    *p++ = ',';
+    return put_u64(p, core_ns * g->block_dim * 9 / 5); /* 1.8 GHz */
+}
+
+/* last field of an AIC / AIV block */
+static char *put_icache(char *p, const group_t *g, uint64_t rnd)
+{
+    *p++ = ',';
+    return put_milli(p, g->icache + (uint32_t)(rnd >> 40) % 3);
+}
+
 /* AIC block: 13 fields */
 static char *put_aic(char *p, const group_t *g, uint64_t core_ns, uint64_t *mac_ratio)
 {
     uint64_t rnd = rng_next();
-    p = PUT_LIT(p, ",");
-    p = put_milli(p, core_ns);
-    *p++ = ',';
-    p = put_u64(p, core_ns * g->block_dim * 9 / 5); /* 1.8 GHz */
+    p = put_core_time(p, g, core_ns);
     for (int i = 0; i < 5; i++) {
         uint64_t r = jitter_ratio(g->ratio[i], (uint32_t)(rnd >> (i * 6)));
         if (i == 0)
@@ -728,19 +571,14 @@ static char *put_aic(char *p, const group_t *g, uint64_t core_ns, uint64_t *mac_
         *p++ = ',';
         p = put_milli(p, r);
     }
-    *p++ = ',';
-    p = put_milli(p, g->icache + (uint32_t)(rnd >> 40) % 3);
-    return p;
+    return put_icache(p, g, rnd);
 }
 
 /* AIV block: 11 fields */
 static char *put_aiv(char *p, const group_t *g, uint64_t core_ns)
 {
     uint64_t rnd = rng_next();
-    p = PUT_LIT(p, ",");
-    p = put_milli(p, core_ns);
-    *p++ = ',';
-    p = put_u64(p, core_ns * g->block_dim * 9 / 5);
+    p = put_core_time(p, g, core_ns);
     for (int i = 0; i < 4; i++) {
         uint64_t r = jitter_ratio(g->ratio[5 + i], (uint32_t)(rnd >> (i * 6)));
         *p++ = ',';
@@ -748,25 +586,10 @@ static char *put_aiv(char *p, const group_t *g, uint64_t core_ns)
         *p++ = ',';
         p = put_milli(p, r);
     }
-    *p++ = ',';
-    p = put_milli(p, g->icache + (uint32_t)(rnd >> 40) % 3);
-    return p;
+    return put_icache(p, g, rnd);
 }
 
 /* ------------------------------------------------------------------ main */
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    if (!*s || *s == '-')
-        return 0;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return 0;
-    *out = (uint64_t)v;
-    return 1;
-}
 
 static void usage(void)
 {
@@ -797,8 +620,7 @@ int main(int argc, char **argv)
         usage();
     }
 
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct timespec t0 = clock_now();
 
     g_rng = seed;
     build_groups();
@@ -810,19 +632,9 @@ int main(int argc, char **argv)
         op_cdf[i] = acc;
     }
 
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "wb");
-    if (!f) {
-        fprintf(stderr, "gen_kernel_details: cannot open %s: %s\n", path,
-                strerror(errno));
-        return 1;
-    }
-    char *buf = malloc(OUT_BUF_SIZE);
-    if (!buf)
-        die("out of memory");
-    size_t used = 0;
-    uint64_t total_bytes = 0;
-    memcpy(buf, HEADER, sizeof HEADER - 1);
-    used = sizeof HEADER - 1;
+    outfile o;
+    of_open(&o, path, xmalloc(OUT_BUF_SIZE), ROW_MARGIN);
+    of_end_row(&o, PUT_LIT(o.buf, HEADER));
 
     uint64_t start_ns = 1736408883704643212ULL; /* thousandths of us */
     uint32_t task_id = 11051;
@@ -830,13 +642,7 @@ int main(int argc, char **argv)
     uint32_t hccl_sub = 0;
 
     for (uint64_t row = 0; row < rows; row++) {
-        if (used > OUT_BUF_SIZE - 8192) {
-            if (fwrite(buf, 1, used, f) != used)
-                die("write failed");
-            total_bytes += used;
-            used = 0;
-        }
-        char *p = buf + used;
+        char *p = of_row(&o);
         uint32_t oi = cdf_pick(op_cdf, (uint32_t)NOPS);
         const op_def *op = &OPS[oi];
         op_groups_t *og = &g_op[oi];
@@ -860,7 +666,7 @@ int main(int argc, char **argv)
         p = PUT_LIT(p, ",4294967295,");
         if (op->core == CORE_HCCL) {
             p = PUT_LIT(p, "N/A,N/A,");
-            p = put_lit(p, op->kname, strlen(op->kname));
+            p = put_str(p, op->kname);
             p = put_u64(p, hccl_op);
             *p++ = '_';
             p = put_u64(p, hccl_sub);
@@ -908,18 +714,13 @@ int main(int argc, char **argv)
             }
         }
         p = PUT_LIT(p, ",0\r\n"); /* Device_id */
-        used = (size_t)(p - buf);
+        of_end_row(&o, p);
         start_ns += dur + wait + 200 + (rnd >> 52) % 800;
     }
-    if (used && fwrite(buf, 1, used, f) != used)
-        die("write failed");
-    total_bytes += used;
-    if (f != stdout ? fclose(f) != 0 : fflush(f) != 0)
-        die("write failed (close)");
-    free(buf);
+    uint64_t total_bytes = of_close(&o);
+    free(o.buf);
 
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    double secs = seconds_since(t0);
     uint32_t ngroups = 0;
     for (size_t i = 0; i < NOPS; i++)
         ngroups += g_op[i].ngroups;

@@ -34,16 +34,12 @@
  * integer arithmetic is used, so the output is byte-identical on every
  * platform for the same arguments.
  */
-#include <errno.h>
-#include <inttypes.h>
+#define GEN_NAME "gen_update_inputs"
+#include "gen_common.h"
+
 #include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <time.h>
 
 #define DEFAULT_DB_ROWS 25000ULL
 #define DEFAULT_PROF_ROWS 1000000ULL
@@ -53,67 +49,19 @@
 #define MAX_REPEAT 6u       /* launches per profiled shape: 1..MAX_REPEAT */
 #define NEW_PERCENT 10u     /* profiled shapes that are not in the database */
 #define MISSING_PERMILLE 50u /* database rows without Average Duration */
-#define OUT_BUF_SIZE (8u << 20)
 #define ROW_MARGIN 16384u
 
-/* ------------------------------------------------------------------ PRNG */
-
-static uint64_t g_rng;
-
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static inline uint64_t rng_next(void)
-{
-    /* splitmix64 */
-    return mix64(g_rng += 0x9e3779b97f4a7c15ULL);
-}
-
-/* uniform in [0, n) (n < 2^32) */
-static inline uint32_t rng_below(uint32_t n)
-{
-    return (uint32_t)(((rng_next() >> 32) * (uint64_t)n) >> 32);
-}
-
-/* uniform in [0, n) from a given 64-bit value */
-static inline uint32_t below(uint64_t r, uint32_t n)
-{
-    return (uint32_t)(((r >> 32) * (uint64_t)n) >> 32);
-}
-
 /* ------------------------------------------------------------ op table */
-
-enum core { CORE_AIC, CORE_AIV, CORE_MIX_AIC, CORE_MIX_AIV, CORE_HCCL };
-
-static const char *const CORE_NAME[] = {"AI_CORE", "AI_VECTOR_CORE", "MIX_AIC",
-                                        "MIX_AIV", "HCCL"};
 
 typedef struct {
     const char *type;
     enum core core;
     unsigned weight;    /* share of profiled catalogue rows; 0 = not in catalogue */
     int slot0;          /* signature keeps only input slot 0 (+ outputs) */
-    const char *in;     /* shape template: letters are variables */
-    const char *in_dt;  /* '@' = the row's main dtype */
-    const char *in_fmt; /* NULL: "ND" per input slot */
-    const char *out;
-    const char *out_dt;
-    const char *out_fmt;
-    const char *flops;  /* cube ops: product of these variables * 2 */
+    OP_TEMPLATE_FIELDS; /* '@' in dtypes = the row's main dtype */
 } op_def;
 
-/* FusedInferAttentionScore: 31 input slots like real profiles. */
-#define FIA_IN "T,N,D;C,Z,R;C,Z,R;;2048,2048;B;B;;;;;;;;B,M;;;;;;;;;;;;;;;;"
-#define U4 "DT_UNDEFINED;DT_UNDEFINED;DT_UNDEFINED;DT_UNDEFINED;"
-#define FIA_DT "@;@;@;DT_UNDEFINED;INT8;INT64;INT64;" U4 "DT_UNDEFINED;DT_UNDEFINED;" \
-               "DT_UNDEFINED;INT32;" U4 U4 U4 "DT_UNDEFINED;DT_UNDEFINED;DT_UNDEFINED;DT_UNDEFINED"
-#define N8 "NULL;NULL;NULL;NULL;NULL;NULL;NULL;NULL;"
-#define FIA_FMT "ND;ND;ND;NULL;ND;ND;ND;NULL;NULL;NULL;NULL;NULL;NULL;NULL;ND;" N8 "NULL;NULL;NULL;NULL;NULL;NULL;NULL;NULL"
-
+/* FIA_IN, FIA_DT, FIA_FMT: see gen_common.h */
 /*
  * Variables (per row): T tokens (unique per row), B batch, H hidden,
  * N heads, K kv heads, D head dim, Q=N*D, R=K*D, X=Q+2R, I intermediate,
@@ -243,28 +191,6 @@ static const char PROF_HEADER[] =
 
 /* ------------------------------------------------------------- helpers */
 
-static void die(const char *msg)
-{
-    fprintf(stderr, "gen_update_inputs: %s\n", msg);
-    exit(1);
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        die("out of memory");
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t s)
-{
-    void *p = calloc(n ? n : 1, s ? s : 1);
-    if (!p)
-        die("out of memory");
-    return p;
-}
-
 /* dst = the concatenation of the strings up to NULL (dies if too long) */
 static void path_cat(char *dst, size_t cap, ...)
 {
@@ -303,182 +229,7 @@ static void mkdir_p(const char *path)
     }
 }
 
-/* buffered output file */
-typedef struct {
-    FILE *f;
-    const char *path;
-    char *buf;
-    size_t used;
-    uint64_t bytes;
-} outfile;
-
-static void of_open(outfile *o, const char *path)
-{
-    o->f = fopen(path, "wb");
-    if (!o->f) {
-        fprintf(stderr, "gen_update_inputs: cannot open %s: %s\n", path, strerror(errno));
-        exit(1);
-    }
-    o->path = path;
-    o->used = 0;
-    o->bytes = 0;
-}
-
-static void of_flush(outfile *o)
-{
-    if (o->used && fwrite(o->buf, 1, o->used, o->f) != o->used)
-        die("write failed");
-    o->bytes += o->used;
-    o->used = 0;
-}
-
-/* room for one more row */
-static char *of_row(outfile *o)
-{
-    if (o->used > OUT_BUF_SIZE - ROW_MARGIN)
-        of_flush(o);
-    return o->buf + o->used;
-}
-
-static void of_close(outfile *o)
-{
-    of_flush(o);
-    if (fclose(o->f) != 0) {
-        fprintf(stderr, "gen_update_inputs: write failed (close) %s\n", o->path);
-        exit(1);
-    }
-}
-
-static inline char *put_lit(char *p, const char *s, size_t n)
-{
-    memcpy(p, s, n);
-    return p + n;
-}
-#define PUT_LIT(p, s) put_lit((p), (s), sizeof(s) - 1)
-
-static inline char *put_str(char *p, const char *s) { return put_lit(p, s, strlen(s)); }
-
-static inline char *put_u64(char *p, uint64_t v)
-{
-    char tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (n)
-        *p++ = tmp[--n];
-    return p;
-}
-
-/* v millionths -> exactly 6 decimals */
-static inline char *put_fixed6(char *p, uint64_t v)
-{
-    p = put_u64(p, v / 1000000);
-    uint32_t f = (uint32_t)(v % 1000000);
-    *p++ = '.';
-    for (int d = 5; d >= 0; d--) {
-        p[d] = (char)('0' + f % 10);
-        f /= 10;
-    }
-    return p + 6;
-}
-
-/* v thousandths -> exactly 3 decimals */
-static inline char *put_fixed3(char *p, uint64_t v)
-{
-    p = put_u64(p, v / 1000);
-    uint32_t f = (uint32_t)(v % 1000);
-    p[0] = '.';
-    p[1] = (char)('0' + f / 100);
-    p[2] = (char)('0' + f / 10 % 10);
-    p[3] = (char)('0' + f % 10);
-    return p + 4;
-}
-
-/* v thousandths -> Python-repr-like decimal: 53741 -> 53.741, 6540 -> 6.54,
- * 0 -> 0.0 */
-static inline char *put_milli(char *p, uint64_t v)
-{
-    p = put_u64(p, v / 1000);
-    uint32_t f = (uint32_t)(v % 1000);
-    *p++ = '.';
-    if (f == 0) {
-        *p++ = '0';
-    } else {
-        *p++ = (char)('0' + f / 100);
-        if (f % 100) {
-            *p++ = (char)('0' + f / 10 % 10);
-            if (f % 10)
-                *p++ = (char)('0' + f % 10);
-        }
-    }
-    return p;
-}
-
-/* ------------------------------------------------------ shape expansion */
-
-static uint64_t g_var[128];
-
-/* Expand a shape template into p; returns the end.  *elems gets the total
- * element count of all slots. */
-static char *expand_shape(char *p, const char *tpl, uint64_t *elems)
-{
-    uint64_t total = 0, prod = 1;
-    int have = 0;
-    for (const char *s = tpl;; s++) {
-        char c = *s;
-        if (c == ';' || c == '\0') {
-            if (have)
-                total += prod;
-            prod = 1;
-            have = 0;
-            if (c == '\0')
-                break;
-            *p++ = c;
-        } else if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) {
-            uint64_t v = g_var[(unsigned char)c];
-            p = put_u64(p, v);
-            prod *= v;
-            have = 1;
-        } else if (c >= '0' && c <= '9') {
-            uint64_t v = 0;
-            while (*s >= '0' && *s <= '9')
-                v = v * 10 + (uint64_t)(*s++ - '0');
-            s--;
-            p = put_u64(p, v);
-            prod *= v;
-            have = 1;
-        } else {
-            *p++ = c;
-        }
-    }
-    if (elems)
-        *elems += total;
-    return p;
-}
-
-static char *expand_dtype(char *p, const char *tpl, const char *main_dt)
-{
-    for (const char *s = tpl; *s; s++) {
-        if (*s == '@')
-            p = put_str(p, main_dt);
-        else
-            *p++ = *s;
-    }
-    return p;
-}
-
-static char *auto_fmt(char *p, const char *shape_tpl)
-{
-    p = PUT_LIT(p, "ND");
-    for (const char *s = shape_tpl; *s; s++)
-        if (*s == ';')
-            p = PUT_LIT(p, ";ND");
-    return p;
-}
-
-static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+/* ------------------------------------------------------ row variables */
 
 /* Variables of row idx (shape index within its operator) with token count T. */
 static const model_cfg *set_vars(uint32_t idx, uint64_t T)
@@ -541,36 +292,6 @@ static void build_cells(const op_def *op, uint32_t idx, uint64_t T, row_cells *c
     c->out_fmt_n = (size_t)((op->out_fmt ? put_str(c->out_fmt, op->out_fmt) : auto_fmt(c->out_fmt, op->out)) - c->out_fmt);
 }
 
-/* ---- 64-bit hash set (per operator) for unique row keys */
-
-typedef struct {
-    uint64_t *v;
-    size_t cap;
-} hset;
-
-static uint64_t fnv1a(const char *s, size_t n, uint64_t h)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
-static int hset_insert(hset *s, uint64_t h)
-{
-    if (h == 0)
-        h = 1;
-    size_t i = (size_t)(h & (s->cap - 1));
-    while (s->v[i]) {
-        if (s->v[i] == h)
-            return 0;
-        i = (i + 1) & (s->cap - 1);
-    }
-    s->v[i] = h;
-    return 1;
-}
-
 /*
  * Token counts of rows 0..n-1 of operator oi, so that every row's signature
  * is unique: the key is the part of the row the signature reads (input slot 0
@@ -582,11 +303,11 @@ static int hset_insert(hset *s, uint64_t h)
 static uint32_t *assign_tokens(const op_def *op, uint32_t n, uint32_t *bumped)
 {
     uint32_t *T = xmalloc((size_t)n * sizeof *T);
+    size_t cap = 1024;
+    while (cap < (size_t)n * 2)
+        cap *= 2;
     hset s;
-    s.cap = 1024;
-    while (s.cap < (size_t)n * 2)
-        s.cap *= 2;
-    s.v = xcalloc(s.cap, sizeof *s.v);
+    hset_init(&s, cap);
     uint64_t span = n / NMODELS + 1;
     row_cells *c = xmalloc(sizeof *c);
     *bumped = 0;
@@ -602,7 +323,7 @@ static uint32_t *assign_tokens(const op_def *op, uint32_t n, uint32_t *bumped)
                 if (semi)
                     kin = (size_t)(semi - c->in);
             }
-            uint64_t h = fnv1a(c->in, kin, 0xcbf29ce484222325ULL);
+            uint64_t h = fnv1a(c->in, kin, FNV1A_INIT);
             h = fnv1a("|", 1, h);
             h = fnv1a(c->out, c->out_n, h);
             h = fnv1a("|", 1, h);
@@ -644,15 +365,7 @@ static void props_of(size_t oi, uint32_t idx, const row_cells *c, row_props *p)
 {
     const op_def *op = &OPS[oi];
     uint64_t h = row_hash(oi, idx);
-    uint64_t ns;
-    if (op->flops) {
-        uint64_t f = 2;
-        for (const char *s = op->flops; *s; s++)
-            f *= g_var[(unsigned char)*s];
-        ns = 4000 + f / 180000; /* ~180 TFLOPS effective */
-    } else {
-        ns = 1800 + c->elems * 2 / 900; /* ~0.9 TB/s effective */
-    }
+    uint64_t ns = model_ns(op->flops, c->elems);
     if (ns > 60000000)
         ns = 60000000 + h % 1000000;
     p->base_ns = ns;
@@ -726,6 +439,22 @@ static char *put_quoted_shape(char *p, const char *s, size_t n)
     return PUT_LIT(p, "\"\"\"");
 }
 
+/* the six cells Input Shapes .. Output Formats, comma-separated */
+static char *put_cells(char *p, const row_cells *c)
+{
+    p = put_quoted_shape(p, c->in, c->in_n);
+    *p++ = ',';
+    p = put_lit(p, c->in_dt, c->in_dt_n);
+    *p++ = ',';
+    p = put_lit(p, c->in_fmt, c->in_fmt_n);
+    *p++ = ',';
+    p = put_quoted_shape(p, c->out, c->out_n);
+    *p++ = ',';
+    p = put_lit(p, c->out_dt, c->out_dt_n);
+    *p++ = ',';
+    return put_lit(p, c->out_fmt, c->out_fmt_n);
+}
+
 /* millionths value whose last digit is never 0, so a re-measured (3-decimal)
  * duration always changes the cell */
 static inline uint64_t nz6(uint64_t v, uint64_t r) { return v - v % 10 + 1 + r % 9; }
@@ -737,9 +466,8 @@ static uint64_t write_db_csv(const char *dir, size_t oi, uint32_t nrows, const u
     int dfc = strcmp(op->type, "DispatchFFNCombine") == 0;
     char path[4096];
     path_cat(path, sizeof path, dir, "/", op->type, ".csv", (char *)NULL);
-    outfile o = {0};
-    o.buf = buf;
-    of_open(&o, path);
+    outfile o;
+    of_open(&o, path, buf, ROW_MARGIN);
 
     char *p = o.buf;
     p = PUT_LIT(p, "OP State,Accelerator Core,Input Shapes,Input Data Types,Input Formats,"
@@ -755,7 +483,7 @@ static uint64_t write_db_csv(const char *dir, size_t oi, uint32_t nrows, const u
     if (dfc)
         p = PUT_LIT(p, ",EP Size");
     p = PUT_LIT(p, "\r\n");
-    o.used = (size_t)(p - o.buf);
+    of_end_row(&o, p);
 
     row_cells *c = xmalloc(sizeof *c);
     row_props rp;
@@ -782,17 +510,7 @@ static uint64_t write_db_csv(const char *dir, size_t oi, uint32_t nrows, const u
         p = rp.is_static ? PUT_LIT(p, "static,") : PUT_LIT(p, "dynamic,");
         p = put_str(p, CORE_NAME[op->core]);
         *p++ = ',';
-        p = put_quoted_shape(p, c->in, c->in_n);
-        *p++ = ',';
-        p = put_lit(p, c->in_dt, c->in_dt_n);
-        *p++ = ',';
-        p = put_lit(p, c->in_fmt, c->in_fmt_n);
-        *p++ = ',';
-        p = put_quoted_shape(p, c->out, c->out_n);
-        *p++ = ',';
-        p = put_lit(p, c->out_dt, c->out_dt_n);
-        *p++ = ',';
-        p = put_lit(p, c->out_fmt, c->out_fmt_n);
+        p = put_cells(p, c);
         *p++ = ',';
         if (!no_mb)
             p = put_fixed6(p, mb_dur);
@@ -817,11 +535,10 @@ static uint64_t write_db_csv(const char *dir, size_t oi, uint32_t nrows, const u
         if (dfc)
             p = PUT_LIT(p, ",16");
         p = PUT_LIT(p, "\r\n");
-        o.used = (size_t)(p - o.buf);
+        of_end_row(&o, p);
     }
     free(c);
-    of_close(&o);
-    return o.bytes;
+    return of_close(&o);
 }
 
 /* --------------------------------------------------------- op_summary */
@@ -841,12 +558,26 @@ static void shuffle(launch *a, size_t n)
     }
 }
 
+/* Task Start Time (with msprof's trailing TAB), Task Duration, Task Wait
+ * Time; all in thousandths of us */
+static char *put_times(char *p, uint64_t start_ns, uint64_t dur, uint64_t wait)
+{
+    p = put_fixed3(p, start_ns);
+    p = PUT_LIT(p, "\t,");
+    p = put_fixed3(p, dur);
+    *p++ = ',';
+    if (!wait) {
+        *p++ = '0';
+        return p;
+    }
+    return put_fixed6(p, wait * 1000);
+}
+
 static uint64_t write_op_summary(const char *path, unsigned dev, const launch *L, size_t n,
                                  uint32_t *const *T, char *buf, uint64_t start_ns)
 {
-    outfile o = {0};
-    o.buf = buf;
-    of_open(&o, path);
+    outfile o;
+    of_open(&o, path, buf, ROW_MARGIN);
     char *p = o.buf;
     p = PUT_LIT(p, PROF_HEADER);
     for (int m = 0; m < 25; m++) {
@@ -854,7 +585,7 @@ static uint64_t write_op_summary(const char *path, unsigned dev, const launch *L
         p = put_str(p, METRICS[m]);
     }
     *p++ = '\n';
-    o.used = (size_t)(p - o.buf);
+    of_end_row(&o, p);
 
     row_cells *c = xmalloc(sizeof *c);
     row_props rp;
@@ -873,20 +604,12 @@ static uint64_t write_op_summary(const char *path, unsigned dev, const launch *L
             p = PUT_LIT(p, "N/A,N/A,hcom_allReduce__");
             p = put_u64(p, hccl_op++);
             p = PUT_LIT(p, "_0_1,hcom_allReduce_,N/A,HCCL,");
-            p = put_fixed3(p, start_ns);
-            p = PUT_LIT(p, "\t,");
-            p = put_fixed3(p, dur);
-            *p++ = ',';
-            if (wait) {
-                p = put_fixed6(p, wait * 1000);
-            } else {
-                *p++ = '0';
-            }
+            p = put_times(p, start_ns, dur, wait);
             p = PUT_LIT(p, ",0,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A");
             for (int m = 0; m < 25; m++)
                 p = PUT_LIT(p, ",N/A");
             *p++ = '\n';
-            o.used = (size_t)(p - o.buf);
+            of_end_row(&o, p);
             start_ns += dur + wait + 300;
             continue;
         }
@@ -917,31 +640,13 @@ static uint64_t write_op_summary(const char *path, unsigned dev, const launch *L
         p = rp.is_static ? PUT_LIT(p, ",static,") : PUT_LIT(p, ",dynamic,");
         p = put_str(p, CORE_NAME[op->core]);
         *p++ = ',';
-        p = put_fixed3(p, start_ns);
-        p = PUT_LIT(p, "\t,");
-        p = put_fixed3(p, dur);
-        *p++ = ',';
-        if (wait) {
-            p = put_fixed6(p, wait * 1000);
-        } else {
-            *p++ = '0';
-        }
+        p = put_times(p, start_ns, dur, wait);
         *p++ = ',';
         p = put_u64(p, rp.block_dim);
         *p++ = ',';
         p = put_u64(p, op->core == CORE_MIX_AIC ? rp.block_dim * 2 : 0);
         p = strcmp(c->m->dt, "FLOAT") == 0 && op->core == CORE_AIC ? PUT_LIT(p, ",YES,") : PUT_LIT(p, ",NO,");
-        p = put_quoted_shape(p, c->in, c->in_n);
-        *p++ = ',';
-        p = put_lit(p, c->in_dt, c->in_dt_n);
-        *p++ = ',';
-        p = put_lit(p, c->in_fmt, c->in_fmt_n);
-        *p++ = ',';
-        p = put_quoted_shape(p, c->out, c->out_n);
-        *p++ = ',';
-        p = put_lit(p, c->out_dt, c->out_dt_n);
-        *p++ = ',';
-        p = put_lit(p, c->out_fmt, c->out_fmt_n);
+        p = put_cells(p, c);
         p = PUT_LIT(p, ",N/A");
         for (int m = 0; m < 25; m++) {
             *p++ = ',';
@@ -951,28 +656,14 @@ static uint64_t write_op_summary(const char *path, unsigned dev, const launch *L
                 p = put_milli(p, mv[m] / 1000);
         }
         *p++ = '\n';
-        o.used = (size_t)(p - o.buf);
+        of_end_row(&o, p);
         start_ns += dur + wait + 200 + (rnd >> 52) % 800;
     }
     free(c);
-    of_close(&o);
-    return o.bytes;
+    return of_close(&o);
 }
 
 /* ------------------------------------------------------------------ main */
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    if (!*s || *s == '-')
-        return 0;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return 0;
-    *out = (uint64_t)v;
-    return 1;
-}
 
 static void usage(void)
 {
@@ -1006,8 +697,7 @@ int main(int argc, char **argv)
     if (strlen(out_dir) > 3000)
         die("OUT_DIR too long");
 
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct timespec t0 = clock_now();
     g_seed = seed;
 
     /* ---- plan the launches: per catalogue op, shapes with 1..6 launches */
@@ -1140,8 +830,7 @@ int main(int argc, char **argv)
      * in each of them */
     exp_updated += 3 * mm_match;
 
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    double secs = seconds_since(t0);
     fprintf(stderr,
             "gen_update_inputs: db: %zu CSVs x %" PRIu64 " rows = %" PRIu64 " rows, %" PRIu64
             " bytes (%.1f MB); %" PRIu64 " rows without Average Duration; %zu CSVs"

@@ -35,6 +35,9 @@
 # shellcheck disable=SC2317  # prepare_* / floor_* are called through run_case
 set -u -o pipefail
 export LC_ALL=C
+# shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC1091
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" || exit 2
+bench_init update.sh 22
 
 BUILD_DIR=${1:-build}
 REPS=${OPDB_BENCH_REPS:-3}
@@ -44,11 +47,10 @@ WORK=${OPDB_BENCH_DIR:-/tmp/opdb-bench}/update
 STRICT=${OPDB_BENCH_STRICT:-0}
 
 if [[ $# -gt 1 || ${1:-} == -h || ${1:-} == --help ]]; then
-    sed -n '2,/^$/s/^# \{0,1\}//p' "$0"
-    exit 2
+    bench_usage
 fi
 for v in REPS DB_ROWS PROF_ROWS; do
-    if ! [[ ${!v} =~ ^[0-9]+$ ]] || ((${!v} < 1)); then
+    if ! bench_is_posint "${!v}"; then
         echo "update.sh: $v must be a positive integer (got '${!v}')" >&2
         exit 2
     fi
@@ -57,34 +59,8 @@ done
 OPDB=$BUILD_DIR/opdb
 GEN=$BUILD_DIR/bench/gen_update_inputs
 
-missing=()
-for b in "$OPDB" "$GEN"; do
-    [[ -x $b ]] || missing+=("$b")
-done
-if ((${#missing[@]})); then
-    {
-        echo "update.sh: missing executable(s): ${missing[*]}"
-        echo "build them first, e.g.:"
-        echo "  cmake -S . -B $BUILD_DIR -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPDB_BUILD_BENCH=ON"
-        echo "  cmake --build $BUILD_DIR"
-    } >&2
-    exit 2
-fi
-
-TIME_BIN=/usr/bin/time
-HAVE_GNU_TIME=0
-if [[ -x $TIME_BIN ]] && "$TIME_BIN" -v true >/dev/null 2>&1; then
-    HAVE_GNU_TIME=1
-else
-    echo "update.sh: warning: GNU time (/usr/bin/time -v) not found; peak RSS will be n/a" >&2
-fi
-if [[ -z ${EPOCHREALTIME:-} ]]; then
-    now() { date +%s.%N; }
-else
-    now() { echo "$EPOCHREALTIME"; }
-fi
-
-mkdir -p "$WORK" "$WORK/logs" || exit 2
+bench_require_executables "$BUILD_DIR" "" "$OPDB" "$GEN"
+bench_start
 IN=$WORK/in_${DB_ROWS}_${PROF_ROWS}
 MANIFEST=$IN/.manifest     # "size path" of every generated file
 GENLOG=$IN/.gen.log
@@ -136,10 +112,7 @@ DB_DATA_ROWS=$((DB_LINES - ${#DB_FILES[@]}))
 NONCAT=(Cast Mul TransData ZerosLike)
 
 # ------------------------------------------------------------ measuring
-# Sets R_TIME[KEY] (best seconds), R_RSS[KEY] (max KiB), R_RC[KEY].
-declare -A R_TIME R_RSS R_RC R_LABEL
-ORDER=()
-
+# run_case KEY LABEL PREPARE -- CMD...  (bench/lib.sh)
 prepare_update() { # fresh copy of the pristine database (not timed)
     rm -rf "$RUN" && cp -r "$DB" "$RUN"
 }
@@ -162,83 +135,23 @@ floor_fsync_cmd() { # same, each written file fsync'ed
     done
 }
 
-run_once() { # KEY PREPARE CMD... ; sets T_SEC T_RSS T_RC
-    local key=$1 prep=$2
-    shift 2
-    local tfile=$WORK/logs/$key.time
-    if ! $prep; then
-        T_RC=125 T_SEC=0 T_RSS=""
-        echo "update.sh: preparing the run failed" >"$WORK/logs/$key.err"
-        return
-    fi
-    local t0 t1
-    if ((HAVE_GNU_TIME)) && [[ $1 != floor_* ]]; then
-        t0=$(now)
-        OPDB_REPORT_TIMESTAMP=20260101_000000 "$TIME_BIN" -v -o "$tfile" "$@" \
-            >"$WORK/logs/$key.out" 2>"$WORK/logs/$key.err"
-        T_RC=$?
-        t1=$(now)
-        T_RSS=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$tfile")
-    else
-        t0=$(now)
-        "$@" >"$WORK/logs/$key.out" 2>"$WORK/logs/$key.err"
-        T_RC=$?
-        t1=$(now)
-        T_RSS=""
-    fi
-    T_SEC=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
-}
-
-run_case() { # KEY LABEL PREPARE -- CMD...
-    local key=$1 label=$2 prep=$3
-    shift 4 # skip "--"
-    ORDER+=("$key")
-    R_LABEL[$key]=$label
-    R_RC[$key]=0
-    R_RSS[$key]=""
-    R_TIME[$key]=""
-    printf '  %-22s' "$label" >&2
-    local i best="" maxrss=0
-    for ((i = 0; i <= REPS; i++)); do # run 0 is the warm-up
-        run_once "$key" "$prep" "$@"
-        if ((T_RC != 0)); then
-            R_RC[$key]=$T_RC
-            printf ' FAILED (exit %s)\n' "$T_RC" >&2
-            return
-        fi
-        if [[ -n $T_RSS ]] && ((T_RSS > maxrss)); then maxrss=$T_RSS; fi
-        if ((i == 0)); then
-            printf ' warm-up %.3fs;' "$T_SEC" >&2
-            continue
-        fi
-        printf ' %.3f' "$T_SEC" >&2
-        if [[ -z $best ]] || awk -v a="$T_SEC" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-            best=$T_SEC
-        fi
-    done
-    printf '\n' >&2
-    R_TIME[$key]=$best
-    ((maxrss > 0)) && R_RSS[$key]=$maxrss
-}
-
-CPU=$(awk -F: '/model name/ { sub(/^ +/, "", $2); print $2; exit }' /proc/cpuinfo 2>/dev/null)
-mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1e6 }'; }
 echo "opdb update benchmark: best of $REPS after 1 warm-up"
-echo "machine: ${CPU:-unknown cpu}, $(nproc) cores, $(uname -sr)"
+bench_machine_line
 SRC=$(cd "$(dirname "$0")/.." && git describe --always --dirty 2>/dev/null)
 echo "opdb: $OPDB (built $(date -r "$OPDB" '+%Y-%m-%d %H:%M:%S')${SRC:+; source tree $SRC})"
 printf 'input: %d op_summary files, %d rows, %d bytes (%s MB)\n' \
-    "${#PROF_FILES[@]}" "$PROF_DATA_ROWS" "$PROF_BYTES" "$(mb "$PROF_BYTES")"
+    "${#PROF_FILES[@]}" "$PROF_DATA_ROWS" "$PROF_BYTES" "$(bench_mb "$PROF_BYTES")"
 printf '       %d database CSVs, %d rows, %d bytes (%s MB)\n' \
-    "${#DB_FILES[@]}" "$DB_DATA_ROWS" "$DB_BYTES" "$(mb "$DB_BYTES")"
-printf '       %d bytes (%s MB) in all\n' "$BYTES" "$(mb "$BYTES")"
+    "${#DB_FILES[@]}" "$DB_DATA_ROWS" "$DB_BYTES" "$(bench_mb "$DB_BYTES")"
+printf '       %d bytes (%s MB) in all\n' "$BYTES" "$(bench_mb "$BYTES")"
 echo "       ${NONCAT[*]}: not in the update catalogue, so opdb update leaves their CSVs alone"
 
 # prime the page cache
 cat "${PROF_FILES[@]}" "${DB_FILES[@]}" >/dev/null
 
 echo "timing runs (seconds):" >&2
-run_case opdb "opdb update" prepare_update -- \
+# (a fixed report timestamp: every run writes the same report file name)
+OPDB_REPORT_TIMESTAMP=20260101_000000 run_case opdb "opdb update" prepare_update -- \
     "$OPDB" update --prof-path "$PROF" --database-path "$RUN"
 run_case floor "floor (cat)" prepare_floor -- floor_cmd
 run_case floor_fsync "floor + fsync (info)" prepare_floor -- floor_fsync_cmd
@@ -246,40 +159,11 @@ rm -rf "$FLOOR_OUT"
 
 # ------------------------------------------------------------ report
 echo
-printf '%-22s %9s %9s %9s %8s\n' "case" "wall_s" "MB/s" "RSS_MiB" "x_floor"
-printf '%-22s %9s %9s %9s %8s\n' "----------------------" "---------" "---------" "---------" "--------"
-FLOOR_T=${R_TIME[floor]:-}
-for key in "${ORDER[@]}"; do
-    label=${R_LABEL[$key]}
-    if [[ ${R_RC[$key]} != 0 ]]; then
-        printf '%-22s %s\n' "$label" "FAILED (exit ${R_RC[$key]}) - see $WORK/logs/$key.err"
-        continue
-    fi
-    awk -v l="$label" -v t="${R_TIME[$key]}" -v b="$BYTES" -v rss="${R_RSS[$key]}" \
-        -v fl="$FLOOR_T" 'BEGIN {
-        rs = (rss == "") ? "n/a" : sprintf("%.1f", rss / 1024);
-        x = (fl == "" || fl <= 0) ? "n/a" : sprintf("%.2f", t / fl);
-        if (t <= 0) t = 1e-6;
-        printf "%-22s %9.3f %9.1f %9s %8s\n", l, t, b / 1e6 / t, rs, x
-    }'
-done
+bench_table floor x_floor "$BYTES"
 echo
 
 any_fail=0
-for key in "${ORDER[@]}"; do
-    if [[ ${R_RC[$key]} != 0 ]]; then
-        any_fail=1
-        sig=""
-        ((R_RC[$key] > 128)) && sig=" (killed by signal $((R_RC[$key] - 128)))"
-        echo "!! ${R_LABEL[$key]} FAILED with exit status ${R_RC[$key]}$sig; last stderr lines ($WORK/logs/$key.err):"
-        if [[ -s $WORK/logs/$key.err ]]; then
-            tail -n 15 "$WORK/logs/$key.err" | sed 's/^/   | /'
-        else
-            echo "   | (stderr empty)"
-        fi
-        echo
-    fi
-done
+bench_report_failures || any_fail=1
 
 # what the (last) update did
 if [[ ${R_RC[opdb]} == 0 ]]; then
@@ -318,7 +202,4 @@ if [[ ${R_RC[opdb]} == 0 && -n ${R_RSS[opdb]} ]]; then
 fi
 echo "reference: 22-42 s and ~1 GB for 220,000 op_summary rows into a 130,000-row database"
 
-if [[ $STRICT == 1 ]] && ((any_fail || miss)); then
-    exit 1
-fi
-exit 0
+bench_exit "$STRICT" $((any_fail || miss))
