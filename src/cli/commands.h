@@ -6,5 +6,6 @@ int cmd_parse(int argc, char **argv);
 int cmd_update(int argc, char **argv);
 int cmd_fia_fill(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_aie(int argc, char **argv);
 
 #endif

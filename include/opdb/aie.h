@@ -1,0 +1,33 @@
+/* `opdb aie`: AMD AIE hardware-trace post-processing (spec aie-trace.md):
+ * per-core kernel pairing, iterations split at long lock stalls, phases,
+ * per-core and system GMAC/s. */
+#ifndef OPDB_AIE_H
+#define OPDB_AIE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "opdb/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct opdb_aie_opts {
+    long long M, K, N, m, k, n, rows, cols;
+    const char *hwid;
+    long long warmup, iterations;  /* clamped to >= 0 by the run */
+    const char *trace;             /* NULL: outputs/<hwid>-gemm_<M>_<K>_<N>-<row>_row_<col>_col/traces/trace_mm_<M>_<K>_<N>.json */
+    const char *out_dir;           /* NULL: the trace's folder */
+    double clock_ghz;              /* 1.25 */
+    double peak_macs_per_cycle;    /* 64 */
+    double lock_stall_factor;      /* 20.0 */
+    bool quirks;                   /* reproduce the reference exactly */
+    FILE *out;                     /* "[write] <path>" lines */
+} opdb_aie_opts;
+
+int opdb_aie_run(const opdb_aie_opts *o, opdb_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,43 @@
+/* JSON text exactly as Python's json.dump(obj, f, indent=2) writes it:
+ * one item per line, ": " after keys, "[]"/"{}" for empty containers,
+ * floats in repr, NaN/Infinity bare, non-ASCII as \uXXXX, no final newline. */
+#ifndef OPDB_JSON_WRITER_H
+#define OPDB_JSON_WRITER_H
+
+#include <stdbool.h>
+#include "opdb/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OPDB_JSON_MAX_DEPTH 64
+
+typedef struct opdb_json {
+    opdb_strbuf *out;
+    int depth;
+    bool empty[OPDB_JSON_MAX_DEPTH]; /* no item written yet at this level */
+    bool after_key;
+} opdb_json;
+
+void opdb_json_init(opdb_json *j, opdb_strbuf *out);
+void opdb_json_begin_object(opdb_json *j);
+void opdb_json_end_object(opdb_json *j);
+void opdb_json_begin_array(opdb_json *j);
+void opdb_json_end_array(opdb_json *j);
+void opdb_json_key(opdb_json *j, const char *key);
+void opdb_json_string(opdb_json *j, const char *s);
+void opdb_json_int(opdb_json *j, long long v);
+void opdb_json_float(opdb_json *j, double v);
+void opdb_json_bool(opdb_json *j, bool v);
+void opdb_json_null(opdb_json *j);
+/* A value already rendered as JSON text (e.g. a number kept verbatim). */
+void opdb_json_raw(opdb_json *j, const char *text);
+
+/* Appends s as a JSON string literal with ensure_ascii escaping. */
+void opdb_json_quote(opdb_strbuf *out, const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,76 @@
+/* `opdb aie`: flags -> opdb_aie_run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_opts.h"
+#include "cli/commands.h"
+#include "opdb/aie.h"
+
+static bool parse_ll(const char *s, long long *out) {
+    if (!s || !*s) return false;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    while (*end == ' ' || *end == '\t') end++;
+    if (*end) return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_d(const char *s, double *out) {
+    if (!s || !*s) return false;
+    char *end;
+    double v = strtod(s, &end);
+    if (*end) return false;
+    *out = v;
+    return true;
+}
+
+int cmd_aie(int argc, char **argv) {
+    const char *sv[11] = {0}, *hwid = NULL, *trace = NULL, *out_dir = NULL, *clock = NULL, *peak = NULL, *factor = NULL;
+    bool quirks = false;
+    static const char *const names[11] = {"--M", "--K", "--N", "--m", "--k", "--n", "--row", "--col", "--warmup", "--iterations", NULL};
+    cli_opt opts[] = {
+        {"--M", "M", "problem size M", true, &sv[0], NULL},
+        {"--K", "K", "problem size K", true, &sv[1], NULL},
+        {"--N", "N", "problem size N", true, &sv[2], NULL},
+        {"--m", "m", "tile size m (echoed into index.json)", true, &sv[3], NULL},
+        {"--k", "k", "tile size k", true, &sv[4], NULL},
+        {"--n", "n", "tile size n", true, &sv[5], NULL},
+        {"--row", "R", "AIE array rows used", true, &sv[6], NULL},
+        {"--col", "C", "AIE array columns used", true, &sv[7], NULL},
+        {"--hwid", "ID", "hardware id (names the input folder)", true, &hwid, NULL},
+        {"--warmup", "W", "warm-up iterations", true, &sv[8], NULL},
+        {"--iterations", "I", "performance iterations after warm-up", true, &sv[9], NULL},
+        {"--trace", "FILE", "trace JSON (default: outputs/<hwid>-gemm_<M>_<K>_<N>-<row>_row_<col>_col/traces/trace_mm_<M>_<K>_<N>.json)", false, &trace, NULL},
+        {"--out-dir", "DIR", "output folder (default: the trace's folder)", false, &out_dir, NULL},
+        {"--clock-ghz", "GHZ", "AIE clock (default 1.25)", false, &clock, NULL},
+        {"--peak-macs-per-cycle", "X", "peak MACs per cycle per core (default 64)", false, &peak, NULL},
+        {"--lock-stall-factor", "F", "a lock stall this many median kernels long ends an iteration (default 20.0)", false, &factor, NULL},
+        {"--reference-quirks", NULL, "reproduce the reference post-processor exactly, quirks included", false, NULL, &quirks},
+    };
+    cli_spec spec = {"opdb aie",
+                     "Post-process an AMD AIE hardware trace: per-core kernel timings per iteration and GMAC/s.", NULL,
+                     opts, sizeof opts / sizeof opts[0]};
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc == CLI_HELP) return 0;
+    if (rc != CLI_OK) return 2;
+    long long v[10];
+    for (int i = 0; i < 10; i++)
+        if (!parse_ll(sv[i], &v[i])) return cli_usage_error(&spec, "argument %s: invalid int value: '%s'", names[i], sv[i]);
+    opdb_aie_opts o = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], hwid, v[8], v[9], trace, out_dir,
+                       1.25, 64.0, 20.0, quirks, stdout};
+    if (clock && !parse_d(clock, &o.clock_ghz)) return cli_usage_error(&spec, "argument --clock-ghz: invalid float value: '%s'", clock);
+    if (peak && !parse_d(peak, &o.peak_macs_per_cycle))
+        return cli_usage_error(&spec, "argument --peak-macs-per-cycle: invalid float value: '%s'", peak);
+    if (factor && !parse_d(factor, &o.lock_stall_factor))
+        return cli_usage_error(&spec, "argument --lock-stall-factor: invalid float value: '%s'", factor);
+    opdb_err err;
+    opdb_err_clear(&err);
+    if (opdb_aie_run(&o, &err)) {
+        fflush(stdout);
+        fprintf(stderr, "opdb aie: %s\n", err.msg);
+        return err.code ? err.code : 1;
+    }
+    return 0;
+}
