@@ -88,7 +88,7 @@ void opdb_json_quote(opdb_strbuf *out, const char *s) {
         else if (c == '\t') opdb_sb_add(out, "\\t", 2);
         else if (c == '\b') opdb_sb_add(out, "\\b", 2);
         else if (c == '\f') opdb_sb_add(out, "\\f", 2);
-        else if (c < 0x20) opdb_sb_addf(out, "\\u%04x", c);
+        else if (c < 0x20 || c == 0x7f) opdb_sb_addf(out, "\\u%04x", c);
         else if (c < 0x80) opdb_sb_addc(out, (char)c);
         else {
             unsigned cp;

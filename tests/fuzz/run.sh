@@ -44,6 +44,7 @@ run_target fuzz_csv csv ""
 # the parser warns on stderr for many inputs: silence the target's stderr
 run_target fuzz_parse csv "-close_fd_mask=2"
 run_target fuzz_op_summary op_summary "-close_fd_mask=2"
+run_target fuzz_aie aie "-close_fd_mask=3"
 
 if [ "$status" -eq 0 ]; then
     rm -rf "$work"

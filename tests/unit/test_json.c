@@ -1,0 +1,84 @@
+/* The JSON writer must produce Python's json.dump(obj, indent=2) text. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "opdb/json_writer.h"
+
+static void test_nested_layout(void **state) {
+    (void)state;
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    opdb_json j;
+    opdb_json_init(&j, &sb);
+    opdb_json_begin_object(&j);
+    opdb_json_key(&j, "a");
+    opdb_json_int(&j, 1);
+    opdb_json_key(&j, "list");
+    opdb_json_begin_array(&j);
+    opdb_json_float(&j, 2.0);
+    opdb_json_null(&j);
+    opdb_json_begin_object(&j);
+    opdb_json_key(&j, "x");
+    opdb_json_bool(&j, true);
+    opdb_json_end_object(&j);
+    opdb_json_end_array(&j);
+    opdb_json_key(&j, "empty_list");
+    opdb_json_begin_array(&j);
+    opdb_json_end_array(&j);
+    opdb_json_key(&j, "empty_obj");
+    opdb_json_begin_object(&j);
+    opdb_json_end_object(&j);
+    opdb_json_end_object(&j);
+    /* json.dumps({"a": 1, "list": [2.0, None, {"x": True}], "empty_list": [], "empty_obj": {}}, indent=2) */
+    assert_string_equal(sb.p, "{\n  \"a\": 1,\n  \"list\": [\n    2.0,\n    null,\n    {\n      \"x\": true\n    }\n  ],\n"
+                              "  \"empty_list\": [],\n  \"empty_obj\": {}\n}");
+    opdb_sb_free(&sb);
+}
+
+static void test_top_level_empty_and_scalars(void **state) {
+    (void)state;
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    opdb_json j;
+    opdb_json_init(&j, &sb);
+    opdb_json_begin_array(&j);
+    opdb_json_end_array(&j);
+    assert_string_equal(sb.p, "[]");
+    opdb_sb_clear(&sb);
+    opdb_json_init(&j, &sb);
+    opdb_json_begin_array(&j);
+    opdb_json_float(&j, NAN);
+    opdb_json_float(&j, INFINITY);
+    opdb_json_float(&j, -INFINITY);
+    opdb_json_float(&j, 1e16);
+    opdb_json_float(&j, 1.5e-05);
+    opdb_json_float(&j, 6.632392826782172);
+    opdb_json_int(&j, -7);
+    opdb_json_end_array(&j);
+    assert_string_equal(sb.p, "[\n  NaN,\n  Infinity,\n  -Infinity,\n  1e+16,\n  1.5e-05,\n  6.632392826782172,\n  -7\n]");
+    opdb_sb_free(&sb);
+}
+
+static void test_string_escapes_ensure_ascii(void **state) {
+    (void)state;
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    /* json.dumps('a"b\\c\n\t\x01/é😀\x7f') */
+    opdb_json_quote(&sb, "a\"b\\c\n\t\x01/\xc3\xa9\xf0\x9f\x98\x80\x7f");
+    assert_string_equal(sb.p, "\"a\\\"b\\\\c\\n\\t\\u0001/\\u00e9\\ud83d\\ude00\\u007f\"");
+    opdb_sb_free(&sb);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nested_layout),
+        cmocka_unit_test(test_top_level_empty_and_scalars),
+        cmocka_unit_test(test_string_escapes_ensure_ascii),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
