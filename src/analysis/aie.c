@@ -6,6 +6,7 @@
 #include "opdb/aie.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -543,18 +544,20 @@ static char *core_file_name(const opdb_aie_opts *o, const char *tile, char **use
         sprintf(n, "%s.json", tile);
         return n;
     }
-    size_t len = strlen(tile);
+    size_t len = strlen(tile), nb = 0;
     char *base = opdb_xmalloc(len + 1);
     for (size_t i = 0; i < len; i++) {
-        char c = tile[i];
+        unsigned char c = (unsigned char)tile[i];
+        if ((c & 0xc0) == 0x80) continue; /* one '_' per code point */
         bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-        base[i] = ok ? c : '_';
+        base[nb++] = ok ? (char)c : '_';
     }
-    base[len] = '\0';
-    char *n = opdb_xmalloc(len + 32);
+    base[nb] = '\0';
+    char *n = opdb_xmalloc(nb + 32);
     sprintf(n, "%s.json", base);
     for (int k = 2;; k++) {
-        bool taken = false;
+        /* the run's own index.json and aggregate_perf.json are never a core's */
+        bool taken = strcmp(n, "index.json") == 0 || strcmp(n, "aggregate_perf.json") == 0;
         for (size_t i = 0; i < nused && !taken; i++) taken = strcmp(used[i], n) == 0;
         if (!taken) break;
         sprintf(n, "%s-%d.json", base, k);
@@ -617,8 +620,9 @@ static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size
     opdb_json_init(&j, out);
     bool *left = opdb_xcalloc(n + 1, sizeof *left);
     size_t nleft = 0, nused = 0;
+    static const core none; /* no iterations, empty window */
     for (size_t i = 0; i < n; i++) {
-        const core *d = &c[src[i]];
+        const core *d = src[i] == SIZE_MAX ? &none : &c[src[i]];
         if (!o->quirks && d->perf_end <= d->perf_start) {
             left[i] = true;
             nleft++;
@@ -631,7 +635,7 @@ static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size
     bool first = true;
     for (size_t i = 0; i < n; i++) {
         if (left[i]) continue;
-        const core *d = &c[src[i]];
+        const core *d = src[i] == SIZE_MAX ? &none : &c[src[i]];
         long long a = d->perf_start, b = d->perf_end < (long long)d->nit ? d->perf_end : (long long)d->nit;
         if (first) lo = a, hi = b, first = false;
         else lo = a > lo ? a : lo, hi = b < hi ? b : hi;
@@ -654,7 +658,7 @@ static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size
             bool any = false;
             for (size_t i = 0; i < n; i++) {
                 if (left[i]) continue;
-                long long span = c[src[i]].it[lo + (long long)k].span;
+                long long span = c[src[i]].it[lo + (long long)k].span; /* src[i] is a real core here */
                 if (!any || span > best) best = span;
                 any = true;
             }
@@ -701,9 +705,11 @@ static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size
             opdb_json_key(&j, "peak_gmacs_per_second");
             opdb_json_float(&j, peak);
             opdb_json_key(&j, "best");
-            opdb_json_float(&j, gm[bi] / peak);
+            if (peak > 0) opdb_json_float(&j, gm[bi] / peak);
+            else opdb_json_null(&j);
             opdb_json_key(&j, "average");
-            opdb_json_float(&j, avg_g / peak);
+            if (peak > 0) opdb_json_float(&j, avg_g / peak);
+            else opdb_json_null(&j);
             opdb_json_end_object(&j);
             if (nleft) left_out_json(&j, c, left, n);
         }
@@ -730,9 +736,9 @@ int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
     char *dir;
     if (o.out_dir) {
         dir = opdb_xstrdup(o.out_dir);
-    } else { /* os.path.dirname */
+    } else { /* os.path.dirname, "." when the trace has no folder part */
         const char *sl = strrchr(input, '/');
-        dir = opdb_xstrdup("");
+        dir = opdb_xstrdup(".");
         if (sl) {
             free(dir);
             size_t k = (size_t)(sl - input);
@@ -759,27 +765,30 @@ int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
         process_core(&o, &t.p[i], name, &c[n++]);
     }
     if (rc == 0) rc = opdb_mkdirs(*dir ? dir : ".", err);
+    /* Every file name is decided before anything is written. */
     size_t *src = opdb_xcalloc(n + 1, sizeof *src);
     char **used = opdb_xcalloc(n + 1, sizeof *used);
     opdb_strbuf sb;
     opdb_sb_init(&sb);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         used[i] = core_file_name(&o, c[i].tile, used, i, err);
-        if (!used[i]) {
-            rc = -1;
-            break;
-        }
-        c[i].path = py_join(dir, used[i]);
+        if (!used[i]) rc = -1;
+        else c[i].path = py_join(dir, used[i]);
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
         opdb_sb_clear(&sb);
         core_json(&o, &c[i], &sb);
         rc = write_file(&o, c[i].path, &sb, err);
     }
     /* The reference re-reads the files it wrote: a shared file name means the
-     * later core's data for both. */
+     * later core's data for both, and a core file named index.json has been
+     * replaced by the run index (no performance window) by then. */
+    char *index_path = py_join(dir, "index.json");
     for (size_t i = 0; i < n; i++) {
         src[i] = i;
         for (size_t k = i + 1; k < n; k++)
             if (c[i].path && c[k].path && strcmp(c[i].path, c[k].path) == 0) src[i] = k;
+        if (c[i].path && strcmp(c[i].path, index_path) == 0) src[i] = SIZE_MAX;
     }
     char *details = NULL;
     if (rc == 0) rc = write_details(&o, dir, c, n, &details, err);
@@ -815,9 +824,7 @@ int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
         if (details) opdb_json_string(&j, details);
         else opdb_json_null(&j);
         opdb_json_end_object(&j);
-        char *ip = py_join(dir, "index.json");
-        rc = write_file(&o, ip, &sb, err);
-        free(ip);
+        rc = write_file(&o, index_path, &sb, err);
     }
     if (rc == 0) {
         opdb_sb_clear(&sb);
@@ -836,6 +843,7 @@ int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
     free(used);
     free(src);
     free(details);
+    free(index_path);
     opdb_sb_free(&sb);
     trace_free(&t);
     free(input);
