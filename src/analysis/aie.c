@@ -240,9 +240,39 @@ typedef struct core_result {
     long long unmatched_starts, unmatched_ends;
 } core_result;
 
+/* Walks both lists merged in time order (an end before a start at equal
+ * times); a start still pending when the next start comes, or an end with no
+ * start pending, is counted and skipped, so one stray event costs one pair. */
+static void resync_pairs(const i64vec *s, const i64vec *e, pairs *out, long long *ustart, long long *uend) {
+    size_t i = 0, j = 0;
+    bool pending = false;
+    long long ps = 0;
+    while (i < s->n || j < e->n) {
+        bool take_end = j < e->n && (i >= s->n || e->v[j] <= s->v[i]);
+        if (take_end) {
+            if (pending) {
+                pr_push(out, ps, e->v[j]);
+                pending = false;
+            } else {
+                (*uend)++;
+            }
+            j++;
+        } else {
+            if (pending) (*ustart)++;
+            pending = true;
+            ps = s->v[i++];
+        }
+    }
+    if (pending) (*ustart)++;
+}
+
 static void robust_pairs(const i64vec *s, const i64vec *e, bool quirks, core_result *r) {
+    /* The preliminary median sets the de-dup gap; by default it comes from the
+     * re-synchronising pairing so stray events cannot inflate it. */
     pairs prelim = {0};
-    greedy(s, e, &prelim);
+    long long ignore_s = 0, ignore_e = 0;
+    if (quirks) greedy(s, e, &prelim);
+    else resync_pairs(s, e, &prelim, &ignore_s, &ignore_e);
     long long md = 1;
     if (prelim.n) {
         long long t = med_trunc(median_of(&prelim));
@@ -272,29 +302,7 @@ static void robust_pairs(const i64vec *s, const i64vec *e, bool quirks, core_res
             i++, j++;
         }
     } else {
-        /* Merge in time order (an end before a start at equal times); a start
-         * still pending when the next start comes, or an end with no start
-         * pending, is counted and skipped, so one stray event costs one pair. */
-        size_t i = 0, j = 0;
-        bool pending = false;
-        long long ps = 0;
-        while (i < sc.n || j < ec.n) {
-            bool take_end = j < ec.n && (i >= sc.n || ec.v[j] <= sc.v[i]);
-            if (take_end) {
-                if (pending) {
-                    pr_push(&all, ps, ec.v[j]);
-                    pending = false;
-                } else {
-                    r->unmatched_ends++;
-                }
-                j++;
-            } else {
-                if (pending) r->unmatched_starts++;
-                pending = true;
-                ps = sc.v[i++];
-            }
-        }
-        if (pending) r->unmatched_starts++;
+        resync_pairs(&sc, &ec, &all, &r->unmatched_starts, &r->unmatched_ends);
     }
     free(sc.v);
     free(ec.v);
