@@ -84,6 +84,49 @@ void opdb_sb_clear(opdb_strbuf *sb);
 /* 64-bit hash of a byte string; `seed` chains several strings into one key. */
 uint64_t opdb_hash_bytes(const void *p, size_t n, uint64_t seed);
 
+/* A hash index over entries that live in the caller's array: it maps a key's
+ * hash to the positions of entries with that hash; the caller compares keys.
+ *   for (opdb_hprobe p = opdb_hindex_probe(&ix, h); opdb_hprobe_next(&p, &i);)
+ *       if (equal(entries[i], key)) return &entries[i];
+ *   opdb_hindex_add(&ix, h, new_index);                                      */
+typedef struct opdb_hslot {
+    uint64_t hash;
+    uint32_t idx1;  /* entry index + 1; 0 = empty */
+} opdb_hslot;
+
+typedef struct opdb_hindex {
+    opdb_hslot *slot;
+    size_t nslots, n;
+} opdb_hindex;
+
+typedef struct opdb_hprobe {
+    const opdb_hindex *ix;
+    size_t j;
+    uint64_t h;
+} opdb_hprobe;
+
+static inline opdb_hprobe opdb_hindex_probe(const opdb_hindex *ix, uint64_t h) {
+    opdb_hprobe p = {ix, ix->nslots ? h & (ix->nslots - 1) : 0, h};
+    return p;
+}
+
+/* Next entry index whose hash equals the probed one; false when none is left. */
+static inline bool opdb_hprobe_next(opdb_hprobe *p, uint32_t *idx) {
+    const opdb_hindex *ix = p->ix;
+    while (ix->nslots && ix->slot[p->j].idx1) {
+        const opdb_hslot *s = &ix->slot[p->j];
+        p->j = (p->j + 1) & (ix->nslots - 1);
+        if (s->hash == p->h) {
+            *idx = s->idx1 - 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+void opdb_hindex_add(opdb_hindex *ix, uint64_t hash, uint32_t idx);
+void opdb_hindex_free(opdb_hindex *ix);
+
 #ifdef __cplusplus
 }
 #endif

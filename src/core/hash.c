@@ -1,5 +1,6 @@
 /* A small, fast 64-bit string hash (8 bytes per step, multiply-xorshift mix).
  * Quality is enough for open addressing; it is not for adversarial input. */
+#include <stdlib.h>
 #include <string.h>
 #include "opdb/core.h"
 
@@ -29,4 +30,31 @@ uint64_t opdb_hash_bytes(const void *data, size_t n, uint64_t seed) {
         h = (h ^ w) * 0x94d049bb133111ebULL;
     }
     return mix64(h);
+}
+
+static void place(opdb_hslot *slot, size_t nslots, opdb_hslot s) {
+    size_t j = s.hash & (nslots - 1);
+    while (slot[j].idx1) j = (j + 1) & (nslots - 1);
+    slot[j] = s;
+}
+
+void opdb_hindex_add(opdb_hindex *ix, uint64_t hash, uint32_t idx) {
+    if ((ix->n + 1) * 2 > ix->nslots) { /* keep the load at most 1/2 */
+        size_t ns = ix->nslots ? ix->nslots * 2 : 64;
+        opdb_hslot *s = opdb_xcalloc(ns, sizeof *s);
+        for (size_t i = 0; i < ix->nslots; i++)
+            if (ix->slot[i].idx1) place(s, ns, ix->slot[i]);
+        free(ix->slot);
+        ix->slot = s;
+        ix->nslots = ns;
+    }
+    opdb_hslot s = {hash, idx + 1};
+    place(ix->slot, ix->nslots, s);
+    ix->n++;
+}
+
+void opdb_hindex_free(opdb_hindex *ix) {
+    free(ix->slot);
+    ix->slot = NULL;
+    ix->nslots = ix->n = 0;
 }

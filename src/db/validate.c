@@ -72,29 +72,14 @@ typedef struct seen {
 typedef struct seen_set {
     seen *v;
     size_t n, cap;
-    uint32_t *slot;
-    size_t nslots;
+    opdb_hindex ix;
 } seen_set;
 
 static seen *seen_add(seen_set *s, const char *sig, unsigned long long line) {
     uint64_t h = opdb_hash_bytes(sig, strlen(sig), 11);
-    if ((s->n + 1) * 2 > s->nslots) {
-        size_t ns = s->nslots ? s->nslots * 2 : 1024;
-        uint32_t *sl = opdb_xcalloc(ns, sizeof *sl);
-        for (size_t i = 0; i < s->n; i++) {
-            size_t j = s->v[i].hash & (ns - 1);
-            while (sl[j]) j = (j + 1) & (ns - 1);
-            sl[j] = (uint32_t)(i + 1);
-        }
-        free(s->slot);
-        s->slot = sl;
-        s->nslots = ns;
-    }
-    size_t j = h & (s->nslots - 1);
-    for (; s->slot[j]; j = (j + 1) & (s->nslots - 1)) {
-        seen *e = &s->v[s->slot[j] - 1];
-        if (e->hash == h && strcmp(e->sig, sig) == 0) return e;
-    }
+    uint32_t i;
+    for (opdb_hprobe p = opdb_hindex_probe(&s->ix, h); opdb_hprobe_next(&p, &i);)
+        if (strcmp(s->v[i].sig, sig) == 0) return &s->v[i];
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 256;
         s->v = opdb_xrealloc(s->v, s->cap * sizeof *s->v);
@@ -104,7 +89,7 @@ static seen *seen_add(seen_set *s, const char *sig, unsigned long long line) {
     e->hash = h;
     e->line = line;
     e->count = 0;
-    s->slot[j] = (uint32_t)++s->n;
+    opdb_hindex_add(&s->ix, h, (uint32_t)s->n++);
     return e;
 }
 
@@ -190,7 +175,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
 done:
     for (size_t k = 0; k < sg.n; k++) free(sg.v[k].sig);
     free(sg.v);
-    free(sg.slot);
+    opdb_hindex_free(&sg.ix);
     opdb_csv_file_close(&c);
 }
 

@@ -134,22 +134,14 @@ typedef struct keyed {
 typedef struct index_t {
     keyed *k;
     size_t n, cap;
-    uint32_t *slot;  /* open addressing: entry index + 1 */
-    size_t nslots;
+    opdb_hindex ix;
 } index_t;
-
-static void ix_place(index_t *ix, size_t i) {
-    size_t j = ix->k[i].hash & (ix->nslots - 1);
-    while (ix->slot[j]) j = (j + 1) & (ix->nslots - 1);
-    ix->slot[j] = (uint32_t)(i + 1);
-}
 
 static keyed *ix_get(index_t *ix, const char *key, bool create) {
     uint64_t h = opdb_hash_bytes(key, strlen(key), 3);
-    for (size_t j = ix->nslots ? h & (ix->nslots - 1) : 0; ix->nslots && ix->slot[j]; j = (j + 1) & (ix->nslots - 1)) {
-        keyed *e = &ix->k[ix->slot[j] - 1];
-        if (e->hash == h && strcmp(e->key, key) == 0) return e;
-    }
+    uint32_t i;
+    for (opdb_hprobe p = opdb_hindex_probe(&ix->ix, h); opdb_hprobe_next(&p, &i);)
+        if (strcmp(ix->k[i].key, key) == 0) return &ix->k[i];
     if (!create) return NULL;
     if (ix->n == ix->cap) {
         ix->cap = ix->cap ? ix->cap * 2 : 16;
@@ -159,15 +151,7 @@ static keyed *ix_get(index_t *ix, const char *key, bool create) {
     memset(e, 0, sizeof *e);
     e->key = opdb_xstrdup(key);
     e->hash = h;
-    ix->n++;
-    if (ix->n * 2 > ix->nslots) {
-        free(ix->slot);
-        ix->nslots = ix->nslots ? ix->nslots * 2 : 64;
-        ix->slot = opdb_xcalloc(ix->nslots, sizeof *ix->slot);
-        for (size_t i = 0; i < ix->n; i++) ix_place(ix, i);
-    } else {
-        ix_place(ix, ix->n - 1);
-    }
+    opdb_hindex_add(&ix->ix, h, (uint32_t)ix->n++);
     return e;
 }
 
@@ -300,7 +284,7 @@ static void ix_free(index_t *ix) {
         free(ix->k[i].key);
     }
     free(ix->k);
-    free(ix->slot);
+    opdb_hindex_free(&ix->ix);
 }
 
 /* CSV-side key from Input Shapes. */

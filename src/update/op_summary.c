@@ -119,30 +119,15 @@ typedef struct group {
 typedef struct gtable {
     group *g;
     size_t n, cap;
-    uint32_t *slot;
-    size_t nslots;
+    opdb_hindex ix;
     opdb_arena *arena;          /* the group strings; handed on to the result */
     const char *last_op;        /* interning: most rows repeat the previous op */
 } gtable;
 
 static group *gfind(gtable *t, const char *op, const char *sig, uint64_t h) {
-    if (t->n * 2 >= t->nslots) {
-        size_t ns = t->nslots ? t->nslots * 2 : 1024;
-        uint32_t *s = opdb_xcalloc(ns, sizeof *s);
-        for (size_t i = 0; i < t->n; i++) {
-            size_t j = t->g[i].hash & (ns - 1);
-            while (s[j]) j = (j + 1) & (ns - 1);
-            s[j] = (uint32_t)(i + 1);
-        }
-        free(t->slot);
-        t->slot = s;
-        t->nslots = ns;
-    }
-    size_t j = h & (t->nslots - 1);
-    for (; t->slot[j]; j = (j + 1) & (t->nslots - 1)) {
-        group *g = &t->g[t->slot[j] - 1];
-        if (g->hash == h && strcmp(g->op, op) == 0 && strcmp(g->sig, sig) == 0) return g;
-    }
+    uint32_t i;
+    for (opdb_hprobe p = opdb_hindex_probe(&t->ix, h); opdb_hprobe_next(&p, &i);)
+        if (strcmp(t->g[i].op, op) == 0 && strcmp(t->g[i].sig, sig) == 0) return &t->g[i];
     if (t->n == t->cap) {
         t->cap = t->cap ? t->cap * 2 : 256;
         t->g = opdb_xrealloc(t->g, t->cap * sizeof *t->g);
@@ -153,7 +138,7 @@ static group *gfind(gtable *t, const char *op, const char *sig, uint64_t h) {
     g->op = (char *)t->last_op;
     g->sig = opdb_arena_strndup(t->arena, sig, strlen(sig));
     g->hash = h;
-    t->slot[j] = (uint32_t)++t->n;
+    opdb_hindex_add(&t->ix, h, (uint32_t)t->n++);
     return g;
 }
 
@@ -398,7 +383,7 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
         o->rows[o->n++] = r;
     }
     free(t.g);
-    free(t.slot);
+    opdb_hindex_free(&t.ix);
     if (rc) op_summary_free(out);
     return rc;
 }

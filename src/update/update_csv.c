@@ -166,44 +166,33 @@ typedef struct sig_entry {
 typedef struct sig_index {
     sig_entry *e;   /* first-seen order */
     size_t n, cap;
-    uint32_t *slot; /* open addressing: entry index + 1 */
-    size_t nslots;
+    opdb_hindex ix;
 } sig_index;
 
-static sig_entry *si_find(sig_index *si, const char *sig) {
-    if (!si->nslots) return NULL;
-    uint64_t h = opdb_hash_bytes(sig, strlen(sig), 5);
-    for (size_t j = h & (si->nslots - 1); si->slot[j]; j = (j + 1) & (si->nslots - 1)) {
-        sig_entry *e = &si->e[si->slot[j] - 1];
-        if (e->hash == h && strcmp(e->sig, sig) == 0) return e;
-    }
+static sig_entry *si_find_h(sig_index *si, const char *sig, uint64_t h) {
+    uint32_t i;
+    for (opdb_hprobe p = opdb_hindex_probe(&si->ix, h); opdb_hprobe_next(&p, &i);)
+        if (strcmp(si->e[i].sig, sig) == 0) return &si->e[i];
     return NULL;
 }
 
-static void si_place(sig_index *si, size_t idx) {
-    size_t j = si->e[idx].hash & (si->nslots - 1);
-    while (si->slot[j]) j = (j + 1) & (si->nslots - 1);
-    si->slot[j] = (uint32_t)(idx + 1);
+static sig_entry *si_find(sig_index *si, const char *sig) {
+    return si_find_h(si, sig, opdb_hash_bytes(sig, strlen(sig), 5));
 }
 
 static void si_add(sig_index *si, const char *sig, size_t row) {
-    sig_entry *e = si_find(si, sig);
+    uint64_t h = opdb_hash_bytes(sig, strlen(sig), 5);
+    sig_entry *e = si_find_h(si, sig, h);
     if (!e) {
         if (si->n == si->cap) {
             si->cap = si->cap ? si->cap * 2 : 64;
             si->e = opdb_xrealloc(si->e, si->cap * sizeof *si->e);
         }
-        if ((si->n + 1) * 2 > si->nslots) {
-            free(si->slot);
-            si->nslots = si->nslots ? si->nslots * 2 : 128;
-            si->slot = opdb_xcalloc(si->nslots, sizeof *si->slot);
-            for (size_t i = 0; i < si->n; i++) si_place(si, i);
-        }
         e = &si->e[si->n];
         memset(e, 0, sizeof *e);
         e->sig = opdb_xstrdup(sig);
-        e->hash = opdb_hash_bytes(sig, strlen(sig), 5);
-        si_place(si, si->n++);
+        e->hash = h;
+        opdb_hindex_add(&si->ix, h, (uint32_t)si->n++);
     }
     if (e->n == e->cap) {
         e->cap = e->cap ? e->cap * 2 : 2;
@@ -218,7 +207,7 @@ static void si_free(sig_index *si) {
         free(si->e[i].rows);
     }
     free(si->e);
-    free(si->slot);
+    opdb_hindex_free(&si->ix);
 }
 
 static int cmp_dup(const void *a, const void *b) {
