@@ -23,14 +23,12 @@ enum { COL_SOURCE = 0, COL_ASL_SHAPE = 1, COL_ASLKV_SHAPE = 3, COL_BT_SHAPE = 6,
 
 void fia_index_init(fia_index *ix) {
     memset(ix, 0, sizeof *ix);
-    ix->nslots = 64;
-    ix->slots = opdb_xcalloc(ix->nslots, sizeof *ix->slots);
     opdb_arena_init(&ix->arena, 64 * 1024);
 }
 
 void fia_index_free(fia_index *ix) {
     free(ix->v);
-    free(ix->slots);
+    opdb_hindex_free(&ix->ix);
     opdb_arena_free(&ix->arena);
     memset(ix, 0, sizeof *ix);
 }
@@ -41,21 +39,14 @@ static uint64_t key_hash(opdb_span in, opdb_span out) {
 
 const fia_meta *fia_index_get(const fia_index *ix, opdb_span in, opdb_span out) {
     uint64_t h = key_hash(in, out);
-    for (size_t j = h & (ix->nslots - 1);; j = (j + 1) & (ix->nslots - 1)) {
-        uint32_t s = ix->slots[j];
-        if (!s) return NULL;
-        const fia_meta *m = &ix->v[s - 1];
-        if (m->hash == h && opdb_span_eq(m->in, in) && opdb_span_eq(m->out, out)) return m;
-    }
+    uint32_t i;
+    for (opdb_hprobe p = opdb_hindex_probe(&ix->ix, h); opdb_hprobe_next(&p, &i);)
+        if (opdb_span_eq(ix->v[i].in, in) && opdb_span_eq(ix->v[i].out, out)) return &ix->v[i];
+    return NULL;
 }
 
 bool fia_index_has(const fia_index *ix, opdb_span in, opdb_span out) { return fia_index_get(ix, in, out) != NULL; }
 
-static void insert_slot(uint32_t *slots, size_t nslots, uint64_t h, uint32_t v) {
-    size_t j = h & (nslots - 1);
-    while (slots[j]) j = (j + 1) & (nslots - 1);
-    slots[j] = v;
-}
 
 /* One slot as a shape: "" if absent, else the integers joined by ",". */
 static int slot_text(opdb_arena *a, opdb_span slot, bool lenient, bool *bad, int idx,
@@ -121,17 +112,7 @@ int fia_index_add(fia_index *ix, opdb_span in, opdb_span out, opdb_span source,
     m->cells[COL_BT_SHAPE] = shape[14];
     /* No runtime values come from a profile, so avg_seq_len stays empty. */
     m->cells[COL_COMPLETENESS] = "profile_shapes_only";
-    ix->n++;
-    if (ix->n * 2 > ix->nslots) {
-        size_t ns = ix->nslots * 2;
-        uint32_t *s = opdb_xcalloc(ns, sizeof *s);
-        for (size_t i = 0; i < ix->n; i++) insert_slot(s, ns, ix->v[i].hash, (uint32_t)(i + 1));
-        free(ix->slots);
-        ix->slots = s;
-        ix->nslots = ns;
-    } else {
-        insert_slot(ix->slots, ix->nslots, m->hash, (uint32_t)ix->n);
-    }
+    opdb_hindex_add(&ix->ix, m->hash, (uint32_t)ix->n++);
     return 0;
 }
 

@@ -19,8 +19,7 @@ typedef struct fia_meta {
 typedef struct fia_index {
     fia_meta *v;
     size_t n, cap;
-    uint32_t *slots;
-    size_t nslots;
+    opdb_hindex ix;
     opdb_arena arena;
 } fia_index;
 

@@ -77,33 +77,34 @@ static void row(opdb_strbuf *out, kd_group *g, const fia_index *ix, bool fia) {
 static type_entry *collect_types(const kd_agg *a, size_t *ntypes) {
     type_entry *t = NULL;
     size_t n = 0, cap = 0;
-    size_t nslots = 64;
-    while (nslots < a->n * 2 + 2) nslots *= 2;
-    uint32_t *slots = opdb_xcalloc(nslots, sizeof *slots);
+    opdb_hindex ix = {0};
     for (size_t i = 0; i < a->n; i++) {
         const kd_group *g = &a->g[i];
         opdb_span type = g->key->type;
         if (type.n == 0) continue; /* the reference drops empty types here */
         uint64_t h = opdb_hash_bytes(type.p, type.n, 3);
-        size_t j = h & (nslots - 1);
-        while (slots[j] && !opdb_span_eq(t[slots[j] - 1].name, type)) j = (j + 1) & (nslots - 1);
-        if (!slots[j]) {
+        uint32_t k = 0;
+        bool found = false;
+        for (opdb_hprobe p = opdb_hindex_probe(&ix, h); !found && opdb_hprobe_next(&p, &k);)
+            found = opdb_span_eq(t[k].name, type);
+        if (!found) {
             if (n == cap) {
                 cap = cap ? cap * 2 : 32;
                 t = opdb_xrealloc(t, cap * sizeof *t);
             }
             memset(&t[n], 0, sizeof t[n]);
             t[n].name = type;
-            slots[j] = (uint32_t)++n;
+            k = (uint32_t)n;
+            opdb_hindex_add(&ix, h, (uint32_t)n++);
         }
-        type_entry *e = &t[slots[j] - 1];
+        type_entry *e = &t[k];
         if (e->n == e->cap) {
             e->cap = e->cap ? e->cap * 2 : 8;
             e->groups = opdb_xrealloc(e->groups, e->cap * sizeof *e->groups);
         }
         e->groups[e->n++] = i;
     }
-    free(slots);
+    opdb_hindex_free(&ix);
     *ntypes = n;
     return t;
 }
