@@ -49,6 +49,19 @@ void opdb_dir_unlock(int fd);
  * rename over the target.  A failed or interrupted run leaves the old file.
  * Temp files of a run that is killed by SIGINT/SIGTERM are removed. */
 int opdb_atomic_write(const char *path, const void *data, size_t n, opdb_err *err);
+
+/* The same, streamed: open, append to f->buf (flushed by opdb_atomic_flush
+ * whenever the caller likes), then commit (or abort: the target is untouched). */
+typedef struct opdb_atomic_file {
+    int fd, slot, err;
+    char tmpl[4096];
+    char *path;
+    opdb_strbuf buf;
+} opdb_atomic_file;
+int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err);
+int opdb_atomic_flush(opdb_atomic_file *f);
+int opdb_atomic_commit(opdb_atomic_file *f, opdb_err *err);
+void opdb_atomic_abort(opdb_atomic_file *f);
 /* Install the signal handlers that remove in-flight temp files. */
 void opdb_atomic_install_signal_cleanup(void);
 

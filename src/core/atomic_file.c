@@ -68,66 +68,104 @@ static void read_umask(void) {
     umask(g_umask);
 }
 
-int opdb_atomic_write(const char *path, const void *data, size_t n, opdb_err *err) {
+static void signal_set(sigset_t *block) {
+    sigemptyset(block);
+    sigaddset(block, SIGINT);
+    sigaddset(block, SIGTERM);
+    sigaddset(block, SIGHUP);
+}
+
+int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, read_umask);
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    f->slot = -1;
     char *dir = opdb_path_parent(path);
     const char *base = opdb_path_basename(path);
     size_t need = strlen(dir) + strlen(base) + 32;
-    if (need > sizeof g_inflight[0]) {
+    if (need > sizeof f->tmpl) {
         free(dir);
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: path too long", path);
     }
-    char tmpl[sizeof g_inflight[0]];
-    snprintf(tmpl, sizeof tmpl, "%s/.%s.tmp.XXXXXX", dir, base);
+    snprintf(f->tmpl, sizeof f->tmpl, "%s/.%s.tmp.XXXXXX", dir, base);
     free(dir);
+    f->path = opdb_xstrdup(path);
+    opdb_sb_init(&f->buf);
 
     /* The name is registered before the file exists (a handler that runs
      * first just fails to unlink it), with signals held off meanwhile. */
-    int slot = take_slot();
+    f->slot = take_slot();
     sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGHUP);
+    signal_set(&block);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    int fd = -1;
-    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-        random_suffix(tmpl + strlen(tmpl) - 6);
-        if (slot >= 0) {
-            memcpy(g_inflight[slot], tmpl, strlen(tmpl) + 1);
-            g_used[slot] = 1;
+    for (int attempt = 0; attempt < 100 && f->fd < 0; attempt++) {
+        random_suffix(f->tmpl + strlen(f->tmpl) - 6);
+        if (f->slot >= 0) {
+            memcpy(g_inflight[f->slot], f->tmpl, strlen(f->tmpl) + 1);
+            g_used[f->slot] = 1;
         }
-        fd = open(tmpl, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0 && errno != EEXIST) break;
+        f->fd = open(f->tmpl, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (f->fd < 0 && errno != EEXIST) break;
     }
     int open_errno = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (fd < 0) {
-        if (slot >= 0) g_used[slot] = 0;
-        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot create temporary file: %s", path, strerror(open_errno));
+    if (f->fd < 0) {
+        if (f->slot >= 0) g_used[f->slot] = 0;
+        opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot create temporary file: %s", path, strerror(open_errno));
+        free(f->path);
+        f->path = NULL;
+        return -1;
     }
-    const char *p = data;
-    size_t left = n;
-    int e = 0;
+    return 0;
+}
+
+static int write_all(int fd, const char *p, size_t left) {
     while (left > 0) {
         ssize_t w = write(fd, p, left);
         if (w < 0) {
             if (errno == EINTR) continue;
-            e = errno;
-            break;
+            return errno;
         }
         p += w;
         left -= (size_t)w;
     }
-    if (!e && fchmod(fd, 0666 & ~g_umask) != 0) e = errno;
-    if (!e && fsync(fd) != 0) e = errno;
-    if (close(fd) != 0 && !e) e = errno;
-    if (!e && rename(tmpl, path) != 0) e = errno;
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    if (e) unlink(tmpl);
-    if (slot >= 0) g_used[slot] = 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (e) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot write: %s", path, strerror(e));
     return 0;
+}
+
+int opdb_atomic_flush(opdb_atomic_file *f) {
+    if (!f->err && f->buf.n) f->err = write_all(f->fd, f->buf.p, f->buf.n);
+    opdb_sb_clear(&f->buf);
+    return f->err;
+}
+
+static int finish(opdb_atomic_file *f, bool commit, opdb_err *err) {
+    int e = commit ? opdb_atomic_flush(f) : ECANCELED;
+    if (!e && fchmod(f->fd, 0666 & ~g_umask) != 0) e = errno;
+    if (!e && fsync(f->fd) != 0) e = errno;
+    if (close(f->fd) != 0 && !e) e = errno;
+    if (!e && rename(f->tmpl, f->path) != 0) e = errno;
+    sigset_t block, old;
+    signal_set(&block);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    if (e) unlink(f->tmpl);
+    if (f->slot >= 0) g_used[f->slot] = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = 0;
+    if (e && commit) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot write: %s", f->path, strerror(e));
+    opdb_sb_free(&f->buf);
+    free(f->path);
+    f->path = NULL;
+    f->fd = -1;
+    return rc;
+}
+
+int opdb_atomic_commit(opdb_atomic_file *f, opdb_err *err) { return finish(f, true, err); }
+void opdb_atomic_abort(opdb_atomic_file *f) { finish(f, false, NULL); }
+
+int opdb_atomic_write(const char *path, const void *data, size_t n, opdb_err *err) {
+    opdb_atomic_file f;
+    if (opdb_atomic_open(&f, path, err)) return -1;
+    f.err = write_all(f.fd, data, n);
+    return opdb_atomic_commit(&f, err);
 }

@@ -328,7 +328,10 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
 
 /* ---- writing */
 
-static void write_rows(opdb_strbuf *out, const strvec *cols, csvfile *f, const bool *keep) {
+/* Renders the kept rows into the file through its buffer, flushing every
+ * MiB so no whole-file copy is held in memory. */
+static void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, const bool *keep) {
+    opdb_strbuf *out = &af->buf;
     size_t nc = cols->n;
     opdb_span *cells = opdb_xmalloc((nc + 1) * sizeof *cells);
     int *id = opdb_xmalloc((nc + 1) * sizeof *id);
@@ -341,6 +344,7 @@ static void write_rows(opdb_strbuf *out, const strvec *cols, csvfile *f, const b
         if (!keep[r]) continue;
         for (size_t i = 0; i < nc; i++) cells[i] = drow_at(&f->rows[r], id[i]);
         opdb_csv_write_record(out, cells, nc);
+        if (out->n > (1u << 20)) opdb_atomic_flush(af);
     }
     free(id);
     free(cells);
@@ -456,16 +460,17 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     }
     int rc = 0;
     if (!exists || changed) {
-        opdb_strbuf out;
-        opdb_sb_init(&out);
-        write_rows(&out, &cols, &f, keep);
         if (!exists) {
             char *dir = opdb_path_parent(path);
             rc = opdb_mkdirs(dir, err);
             free(dir);
         }
-        if (rc == 0) rc = opdb_atomic_write(path, out.p, out.n, err);
-        opdb_sb_free(&out);
+        opdb_atomic_file af;
+        if (rc == 0) rc = opdb_atomic_open(&af, path, err);
+        if (rc == 0) {
+            write_rows(&af, &cols, &f, keep);
+            rc = opdb_atomic_commit(&af, err);
+        }
     }
     free(keep);
     opdb_sb_free(&m.sig);
