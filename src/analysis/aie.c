@@ -440,6 +440,13 @@ static void json_pid(opdb_json *j, yajl_val pid) {
     else opdb_json_bool(j, YAJL_IS_TRUE(pid));
 }
 
+static void unmatched_json(opdb_json *j, const core *c) {
+    opdb_json_key(j, "unmatched_starts");
+    opdb_json_int(j, c->unmatched_starts);
+    opdb_json_key(j, "unmatched_ends");
+    opdb_json_int(j, c->unmatched_ends);
+}
+
 static void core_json(const opdb_aie_opts *o, const core *c, opdb_strbuf *out) {
     opdb_json j;
     opdb_json_init(&j, out);
@@ -449,12 +456,7 @@ static void core_json(const opdb_aie_opts *o, const core *c, opdb_strbuf *out) {
     opdb_json_key(&j, "tile_name");
     opdb_json_string(&j, c->tile);
     if (!c->has_pairs) {
-        if (!o->quirks) {
-            opdb_json_key(&j, "unmatched_starts");
-            opdb_json_int(&j, c->unmatched_starts);
-            opdb_json_key(&j, "unmatched_ends");
-            opdb_json_int(&j, c->unmatched_ends);
-        }
+        if (!o->quirks) unmatched_json(&j, c);
         opdb_json_key(&j, "detected_total_iterations");
         opdb_json_int(&j, 0);
         opdb_json_key(&j, "expected_total_iterations");
@@ -475,12 +477,7 @@ static void core_json(const opdb_aie_opts *o, const core *c, opdb_strbuf *out) {
     else opdb_json_float(&j, c->med.f);
     opdb_json_key(&j, "lock_stall_boundary_count");
     opdb_json_int(&j, c->boundaries);
-    if (!o->quirks) {
-        opdb_json_key(&j, "unmatched_starts");
-        opdb_json_int(&j, c->unmatched_starts);
-        opdb_json_key(&j, "unmatched_ends");
-        opdb_json_int(&j, c->unmatched_ends);
-    }
+    if (!o->quirks) unmatched_json(&j, c);
     opdb_json_key(&j, "detected_total_iterations");
     opdb_json_int(&j, (long long)c->nit);
     opdb_json_key(&j, "expected_total_iterations");

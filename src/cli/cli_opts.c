@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opdb/db.h"
+
 static void print_usage(const cli_spec *s, FILE *f) {
     fprintf(f, "usage: %s [-h]", s->prog);
     for (size_t i = 0; i < s->nopts; i++) {
@@ -116,4 +118,21 @@ bool cli_parse_uint(const char *s, unsigned long *out) {
     if (*end || s[0] == '-') return false;
     *out = v;
     return true;
+}
+
+int cli_check_db_flags(const cli_spec *spec, const char *device, const char *vllm, const char *torch, const char *cann) {
+    if (device && !opdb_device_valid(device)) {
+        char list[1024] = "";
+        for (size_t i = 0; i < opdb_ndevices; i++) {
+            strcat(list, i ? ", '" : "'");
+            strcat(list, opdb_devices[i]);
+            strcat(list, "'");
+        }
+        return cli_usage_error(spec, "argument --device: invalid choice: '%s' (choose from %s)", device, list);
+    }
+    const char *flags[3][2] = {{"--vllm-version", vllm}, {"--torch-version", torch}, {"--cann-version", cann}};
+    for (int i = 0; i < 3; i++)
+        if (flags[i][1] && !opdb_version_valid(flags[i][1]))
+            return cli_usage_error(spec, "argument %s: %s", flags[i][0], opdb_version_hint);
+    return CLI_OK;
 }

@@ -30,6 +30,10 @@ enum { CLI_OK = 0, CLI_HELP = 1, CLI_USAGE = 2 };
 int cli_parse(const cli_spec *spec, int argc, char **argv);
 /* Prints "usage: ..." and "PROG: error: MSG" to stderr; returns CLI_USAGE. */
 int cli_usage_error(const cli_spec *spec, const char *fmt, ...);
+/* The database-location flags shared by several commands: --device must be
+ * one of the devices, version flags must look like versions. CLI_OK or a
+ * printed usage error (CLI_USAGE). */
+int cli_check_db_flags(const cli_spec *spec, const char *device, const char *vllm, const char *torch, const char *cann);
 /* Parses a non-negative integer option value. */
 bool cli_parse_uint(const char *s, unsigned long *out);
 

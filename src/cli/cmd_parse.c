@@ -38,20 +38,7 @@ int cmd_parse(int argc, char **argv) {
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
 
-    if (device && !opdb_device_valid(device)) {
-        char list[1024] = "";
-        for (size_t i = 0; i < opdb_ndevices; i++) {
-            strcat(list, i ? ", " : "");
-            strcat(list, "'");
-            strcat(list, opdb_devices[i]);
-            strcat(list, "'");
-        }
-        return cli_usage_error(&spec, "argument --device: invalid choice: '%s' (choose from %s)", device, list);
-    }
-    const char *vflags[3][2] = {{"--vllm-version", vllm}, {"--torch-version", torch}, {"--cann-version", cann}};
-    for (int i = 0; i < 3; i++)
-        if (vflags[i][1] && !opdb_version_valid(vflags[i][1]))
-            return cli_usage_error(&spec, "argument %s: %s", vflags[i][0], opdb_version_hint);
+    if (cli_check_db_flags(&spec, device, vllm, torch, cann) != CLI_OK) return 2;
     unsigned long nthreads = 0;
     if (threads && (!cli_parse_uint(threads, &nthreads) || nthreads > 64))
         return cli_usage_error(&spec, "argument --threads: expected a whole number from 0 to 64, got '%s'", threads);

@@ -77,12 +77,7 @@ int cmd_update(int argc, char **argv) {
         rc = cli_usage_error(&spec, "--add-new-ops is an opdb addition and cannot be combined with --reference-quirks");
     if (rc == 0 && mode && strcmp(mode, "all") && strcmp(mode, "missing-only"))
         rc = cli_usage_error(&spec, "argument --update-mode: invalid choice: '%s' (choose from 'all', 'missing-only')", mode);
-    if (rc == 0 && device && !opdb_device_valid(device))
-        rc = cli_usage_error(&spec, "argument --device: invalid choice: '%s'", device);
-    const char *vflags[3][2] = {{"--vllm-version", vllm}, {"--torch-version", torch}, {"--cann-version", cann}};
-    for (int i = 0; i < 3 && rc == 0; i++)
-        if (vflags[i][1] && !opdb_version_valid(vflags[i][1]))
-            rc = cli_usage_error(&spec, "argument %s: %s", vflags[i][0], opdb_version_hint);
+    if (rc == 0) rc = cli_check_db_flags(&spec, device, vllm, torch, cann);
     long ep_size = 16;
     if (rc == 0 && ep) {
         char *end;

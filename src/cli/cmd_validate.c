@@ -25,11 +25,7 @@ int cmd_validate(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
-    if (device && !opdb_device_valid(device)) return cli_usage_error(&spec, "argument --device: invalid choice: '%s'", device);
-    const char *vflags[3][2] = {{"--vllm-version", vllm}, {"--torch-version", torch}, {"--cann-version", cann}};
-    for (int i = 0; i < 3; i++)
-        if (vflags[i][1] && !opdb_version_valid(vflags[i][1]))
-            return cli_usage_error(&spec, "argument %s: %s", vflags[i][0], opdb_version_hint);
+    if (cli_check_db_flags(&spec, device, vllm, torch, cann) != CLI_OK) return 2;
     opdb_err err;
     opdb_err_clear(&err);
     opdb_db_target target = {database, device ? device : OPDB_DEFAULT_DEVICE, vllm, torch, cann, NULL};
