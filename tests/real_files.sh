@@ -52,6 +52,16 @@ for f in "$dir"/*op_summary*.csv; do
   done
 done
 
+# Real Chrome/Kineto traces (plain and gzip) through `opdb trace2csv`.
+for f in "$dir"/../kineto/* "$dir"/*trace_view*.json; do
+  [ -f "$f" ] || continue
+  if "$opdb" trace2csv --trace "$f" >"$out/stdout" 2>"$out/stderr" && head -1 "$out/stdout" | grep -q '^op_name,'; then
+    echo "ok: trace2csv $(basename "$f"): $(($(wc -l <"$out/stdout") - 1)) complete event(s)"
+  else
+    echo "FAIL trace2csv: $f"; cat "$out/stderr"; fail=1
+  fi
+done
+
 # A real aggregated database CSV through `opdb validate` and `opdb update`.
 agg="$dir/msmodeling_perfdb_FusedInferAttentionScore_aggregated.csv"
 if [ -f "$agg" ]; then

@@ -7,5 +7,6 @@ int cmd_update(int argc, char **argv);
 int cmd_fia_fill(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_aie(int argc, char **argv);
+int cmd_trace2csv(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const command k_commands[] = {
     {"parse", cmd_parse, "profiler kernel_details/op_summary CSVs -> per-operator database tables"},
     {"aie", cmd_aie, "AMD AIE trace post-processing: per-core iteration timings and GMAC/s"},
     {"fia-fill", cmd_fia_fill, "back-fill FusedInferAttentionScore runtime metadata from a JSONL dump"},
+    {"trace2csv", cmd_trace2csv, "flatten a performance-model Chrome trace's complete events into CSV"},
     {"update", cmd_update, "merge msprof op_summary measurements into a database, report the gaps"},
     {"validate", cmd_validate, "check a database folder and list its problems (exit 1 if any)"},
 };
