@@ -40,7 +40,10 @@ void opdb_csv_write_record(opdb_strbuf *out, const opdb_span *cells, size_t ncel
     for (size_t i = 0; i < ncells; i++) total += cells[i].n;
     opdb_sb_reserve(out, total);
     for (size_t i = 0; i < ncells; i++) {
-        if (i) out->p[out->n++] = ',';
+        if (i) {
+            opdb_sb_reserve(out, 1); /* a quoted cell may have used the room */
+            out->p[out->n++] = ',';
+        }
         if (needs_quotes(cells[i].p, cells[i].n)) {
             opdb_csv_write_cell(out, cells[i].p, cells[i].n);
         } else if (cells[i].n) {

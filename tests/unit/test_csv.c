@@ -555,6 +555,26 @@ static void test_writer_literal_quoted_shape(void **s) {
     free(o);
 }
 
+/* Regression (found by fuzz_parse under ASan): a quoted cell that grows past
+ * the room reserved for the record must not let the following ',' separators
+ * (around empty cells, which reserve nothing) overflow.  Every size is tried
+ * so that some quoted cell ends exactly at the buffer's capacity. */
+static void test_writer_growing_quoted_cell_then_more_cells(void **s) {
+    (void)s;
+    for (size_t k = 1; k < 700; k++) {
+        char *q = malloc(k + 1);
+        memset(q, '"', k);
+        q[k] = '\0';
+        const char *c[] = {q, "", "", "", "a"};
+        char *o = write_rec(c, 5);
+        size_t want = 2 + 2 * k + 4 + 1 + 2;
+        assert_int_equal(strlen(o), want);
+        assert_string_equal(o + want - 8, "\",,,,a\r\n");
+        free(o);
+        free(q);
+    }
+}
+
 static void test_writer_lone_empty_cell(void **s) {
     (void)s;
     const char *c[] = {""};
@@ -618,6 +638,7 @@ int main(void) {
         cmocka_unit_test(test_writer_quotes_special_cells),
         cmocka_unit_test(test_writer_literal_quoted_shape),
         cmocka_unit_test(test_writer_lone_empty_cell),
+        cmocka_unit_test(test_writer_growing_quoted_cell_then_more_cells),
         cmocka_unit_test(test_writer_roundtrip_through_exact_reader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
