@@ -10,6 +10,10 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build-fuzz}
 secs=${2:-30}
+# CI uses a fixed seed so a run is reproducible; by hand every run explores anew.
+if [ -n "${OPDB_FUZZ_SEED:-}" ]; then seed_opt="-seed=$OPDB_FUZZ_SEED"
+elif [ -n "${CI:-}" ]; then seed_opt="-seed=1"
+else seed_opt=""; fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/opdb_fuzz_run.XXXXXX")
 artifacts="$work/artifacts"
 mkdir -p "$artifacts"
@@ -30,7 +34,7 @@ run_target() {
     echo "== $name: ${secs}s"
     # shellcheck disable=SC2086
     if ! "$bin" "$work/corpus_$name" -max_total_time="$secs" -rss_limit_mb=2048 \
-        -artifact_prefix="$artifacts/$name-" -print_final_stats=1 $extra >"$work/$name.log" 2>&1; then
+        -artifact_prefix="$artifacts/$name-" -print_final_stats=1 $seed_opt $extra >"$work/$name.log" 2>&1; then
         echo "== $name: FAILED (log: $work/$name.log, artifacts: $artifacts)"
         tail -n 60 "$work/$name.log"
         status=1
