@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages opdb needs to build, test, fuzz and bench.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
-      libcmocka-dev libcsv-dev libyajl-dev libyaml-dev uthash-dev zlib1g-dev time)
+      libcmocka-dev libcsv-dev libyajl-dev libyaml-dev uthash-dev zlib1g-dev time
+      libopenblas-dev chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
