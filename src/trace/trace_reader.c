@@ -1,6 +1,10 @@
 /* See trace_reader.h: a yajl event parser with a small state machine that
  * knows where the event array is, plus a stack that renders nested values
- * (lists, dicts) as Python literal text. */
+ * (lists, dicts) as Python literal text.
+ *
+ * Speed: an event's keys and texts go into one buffer reused from event to
+ * event (no allocation per field once warm), and a top-level string is
+ * copied as is; only values inside containers are rendered as repr. */
 #include "opdb/trace_reader.h"
 
 #include <errno.h>
@@ -13,11 +17,33 @@
 #include "opdb/pystr.h"
 
 #define MAX_DEPTH 256
+#define CHUNK (1 << 17)
 
 typedef struct rframe {
     opdb_strbuf text;
     bool dict, first, want_value;
 } rframe;
+
+/* Offsets into reader.store of one field's key and text. */
+typedef struct field_at {
+    size_t key, text;
+    opdb_jkind kind;
+} field_at;
+
+typedef struct field_list {
+    field_at *at;
+    size_t n, cap;
+} field_list;
+
+/* A pending event-field or args key. With a list of wanted keys only which
+ * one it is gets noted (no copy); otherwise its text is kept. */
+typedef struct pkey {
+    opdb_strbuf text;
+    const char *name;  /* the key to store with the value; NULL: not wanted */
+    size_t name_len;
+    bool have;         /* a key is pending at this level */
+    bool is_args;      /* it is "args" */
+} pkey;
 
 typedef struct reader {
     int depth;
@@ -25,115 +51,165 @@ typedef struct reader {
     bool top_object;
     bool top_key_events;    /* the last top-level key was "traceEvents" */
     bool in_event, in_args;
-    char *field_key;        /* pending event field key */
-    char *arg_key;          /* pending args field key */
+    pkey field_key, arg_key;
     rframe stack[MAX_DEPTH];
-    int nstack;
+    int nstack, nframes_init;
     opdb_jkind stack_kind[MAX_DEPTH];
+    opdb_strbuf store;      /* NUL-terminated keys and texts of the current event */
+    field_list fields, args;
     opdb_trace_event ev;
     opdb_trace_cb cb;
     void *ctx;
     int stop;
-    unsigned long long offset;
+    yajl_handle h;
+    unsigned long long chunk_off; /* offset of the chunk being parsed */
+    const char *const *want_fields, *const *want_args; /* NULL = every key */
+    size_t *want_fields_len, *want_args_len;
 } reader;
 
-static void fields_clear(opdb_trace_field *f, size_t *n) {
-    for (size_t i = 0; i < *n; i++) {
-        free(f[i].key);
-        free(f[i].text);
-    }
-    *n = 0;
+/* Appends n bytes: the common case (room left) stays inline. */
+static inline void sb_put(opdb_strbuf *sb, const char *s, size_t n) {
+    if (sb->cap - sb->n <= n) opdb_sb_reserve(sb, n + 1);
+    memcpy(sb->p + sb->n, s, n);
+    sb->n += n;
+    sb->p[sb->n] = '\0';
 }
 
-static void add_field(opdb_trace_field **v, size_t *n, size_t *cap, const char *key, opdb_jkind kind, const char *text) {
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 16;
-        *v = opdb_xrealloc(*v, *cap * sizeof **v);
-    }
-    (*v)[*n].key = opdb_xstrdup(key ? key : "");
-    (*v)[*n].kind = kind;
-    (*v)[*n].text = opdb_xstrdup(text);
-    (*n)++;
+static inline void sb_putc(opdb_strbuf *sb, char c) { sb_put(sb, &c, 1); }
+
+/* Copies s into the event store as a C string; returns its offset. */
+static size_t store_add(reader *r, const char *s, size_t n) {
+    size_t at = r->store.n;
+    sb_put(&r->store, s, n);
+    r->store.n++; /* keep the NUL sb_put wrote */
+    return at;
 }
 
-/* Python repr of a str: single quotes unless it has ' and no ". */
+static void add_field(reader *r, field_list *l, const pkey *key, opdb_jkind kind, const char *text, size_t n) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->at = opdb_xrealloc(l->at, l->cap * sizeof *l->at);
+    }
+    field_at *f = &l->at[l->n++];
+    f->key = store_add(r, key->name, key->name_len);
+    f->text = store_add(r, text, n);
+    f->kind = kind;
+}
+
+/* Python repr of a str: single quotes unless it has ' and no ". Runs of
+ * bytes that need no escape are copied at once. */
 static void py_repr_str(opdb_strbuf *o, const char *s, size_t n) {
     bool dq = memchr(s, '\'', n) && !memchr(s, '"', n);
     char q = dq ? '"' : '\'';
-    opdb_sb_addc(o, q);
+    sb_putc(o, q);
+    size_t run = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c == '\\') opdb_sb_add(o, "\\\\", 2);
-        else if (c == (unsigned char)q) { opdb_sb_addc(o, '\\'); opdb_sb_addc(o, (char)c); }
-        else if (c == '\n') opdb_sb_add(o, "\\n", 2);
-        else if (c == '\r') opdb_sb_add(o, "\\r", 2);
-        else if (c == '\t') opdb_sb_add(o, "\\t", 2);
-        else if (c < 0x20 || c == 0x7f) opdb_sb_addf(o, "\\x%02x", c);
-        else opdb_sb_addc(o, (char)c);
+        if (c >= 0x20 && c != 0x7f && c != '\\' && c != (unsigned char)q) continue;
+        sb_put(o, s + run, i - run);
+        run = i + 1;
+        if (c == '\\') sb_put(o, "\\\\", 2);
+        else if (c == (unsigned char)q) { sb_putc(o, '\\'); sb_putc(o, (char)c); }
+        else if (c == '\n') sb_put(o, "\\n", 2);
+        else if (c == '\r') sb_put(o, "\\r", 2);
+        else if (c == '\t') sb_put(o, "\\t", 2);
+        else opdb_sb_addf(o, "\\x%02x", c);
     }
-    opdb_sb_addc(o, q);
+    sb_put(o, s + run, n - run);
+    sb_putc(o, q);
 }
 
-/* Delivers a rendered value to whatever encloses it. */
-static void deliver(reader *r, opdb_jkind kind, const char *top_text, const char *nested_text) {
-    if (r->nstack) {
-        rframe *fr = &r->stack[r->nstack - 1];
-        if (!fr->first && !(fr->dict && fr->want_value)) opdb_sb_adds(&fr->text, ", ");
-        if (fr->dict && fr->want_value) opdb_sb_adds(&fr->text, ": ");
-        opdb_sb_adds(&fr->text, nested_text);
-        fr->first = false;
-        if (fr->dict) fr->want_value = false;
+/* The frame a nested value goes into, after its separator; NULL at the top. */
+static rframe *nested_target(reader *r) {
+    if (!r->nstack) return NULL;
+    rframe *fr = &r->stack[r->nstack - 1];
+    if (!fr->first && !(fr->dict && fr->want_value)) sb_put(&fr->text, ", ", 2);
+    if (fr->dict && fr->want_value) sb_put(&fr->text, ": ", 2);
+    fr->first = false;
+    if (fr->dict) fr->want_value = false;
+    return fr;
+}
+
+static void set_pkey(pkey *k, const char *const *want, const size_t *len, const unsigned char *s, size_t n) {
+    k->have = true;
+    k->is_args = n == 4 && memcmp(s, "args", 4) == 0;
+    if (!want) {
+        k->text.n = 0;
+        sb_put(&k->text, (const char *)s, n);
+        k->name = k->text.p;
+        k->name_len = n;
         return;
     }
+    k->name = NULL;
+    for (size_t i = 0; want[i] && !k->name; i++)
+        if (len[i] == n && memcmp(want[i], s, n) == 0) {
+            k->name = want[i];
+            k->name_len = n;
+        }
+}
+
+/* strlen of each name of a NULL-terminated list (NULL for no list). */
+static size_t *name_lengths(const char *const *names) {
+    if (!names) return NULL;
+    size_t n = 0;
+    while (names[n]) n++;
+    size_t *len = opdb_xmalloc((n + 1) * sizeof *len);
+    for (size_t i = 0; i < n; i++) len[i] = strlen(names[i]);
+    return len;
+}
+
+/* Delivers a top-level value (rendered text) to the event field it belongs to. */
+static void deliver_top(reader *r, opdb_jkind kind, const char *text, size_t n) {
     if (!r->in_event) return;
-    if (r->in_args && r->depth == r->events_depth + 2 && r->arg_key) {
-        add_field(&r->ev.args, &r->ev.nargs, &r->ev.capargs, r->arg_key, kind, top_text);
-    } else if (r->depth == r->events_depth + 1 && r->field_key) {
-        add_field(&r->ev.f, &r->ev.nf, &r->ev.capf, r->field_key, kind, top_text);
+    if (r->in_args && r->depth == r->events_depth + 2 && r->arg_key.have) {
+        if (r->arg_key.name) add_field(r, &r->args, &r->arg_key, kind, text, n);
+    } else if (r->depth == r->events_depth + 1 && r->field_key.have) {
+        if (r->field_key.name) add_field(r, &r->fields, &r->field_key, kind, text, n);
     }
+}
+
+/* A scalar whose text is the same at the top and nested. */
+static void deliver(reader *r, opdb_jkind kind, const char *text, size_t n) {
+    rframe *fr = nested_target(r);
+    if (fr) sb_put(&fr->text, text, n);
+    else deliver_top(r, kind, text, n);
 }
 
 static int on_null(void *ctx) {
-    deliver(ctx, OPDB_J_NULL, "", "None");
+    reader *r = ctx;
+    rframe *fr = nested_target(r);
+    if (fr) sb_put(&fr->text, "None", 4);
+    else deliver_top(r, OPDB_J_NULL, "", 0);
     return 1;
 }
 
 static int on_bool(void *ctx, int b) {
-    deliver(ctx, OPDB_J_BOOL, b ? "True" : "False", b ? "True" : "False");
+    deliver(ctx, OPDB_J_BOOL, b ? "True" : "False", b ? 4 : 5);
     return 1;
 }
 
 static int on_number(void *ctx, const char *s, size_t n) {
-    char buf[512];
-    bool is_float = memchr(s, '.', n) || memchr(s, 'e', n) || memchr(s, 'E', n);
-    if (is_float) {
-        char tmp[512];
-        size_t k = n < sizeof tmp - 1 ? n : sizeof tmp - 1;
-        memcpy(tmp, s, k);
-        tmp[k] = '\0';
-        opdb_py_fmt_repr(buf, sizeof buf, strtod(tmp, NULL));
-        deliver(ctx, OPDB_J_FLOAT, buf, buf);
-    } else { /* Python ints print as written, but -0 is 0 */
-        size_t k = n < sizeof buf - 1 ? n : sizeof buf - 1;
-        memcpy(buf, s, k);
-        buf[k] = '\0';
-        if (strcmp(buf, "-0") == 0) strcpy(buf, "0");
-        deliver(ctx, OPDB_J_INT, buf, buf);
+    bool is_float = false;
+    for (size_t i = 0; i < n && !is_float; i++) is_float = s[i] == '.' || s[i] == 'e' || s[i] == 'E';
+    if (!is_float) { /* Python ints print as written, but -0 is 0 */
+        if (n == 2 && s[0] == '-' && s[1] == '0') deliver(ctx, OPDB_J_INT, "0", 1);
+        else deliver(ctx, OPDB_J_INT, s, n);
+        return 1;
     }
+    char buf[512], rep[64];
+    size_t k = n < sizeof buf - 1 ? n : sizeof buf - 1;
+    memcpy(buf, s, k);
+    buf[k] = '\0';
+    size_t m = opdb_py_fmt_repr(rep, sizeof rep, strtod(buf, NULL));
+    deliver(ctx, OPDB_J_FLOAT, rep, m);
     return 1;
 }
 
 static int on_string(void *ctx, const unsigned char *s, size_t n) {
     reader *r = ctx;
-    char *top = opdb_xmalloc(n + 1);
-    memcpy(top, s, n);
-    top[n] = '\0';
-    opdb_strbuf rep;
-    opdb_sb_init(&rep);
-    py_repr_str(&rep, (const char *)s, n);
-    deliver(r, OPDB_J_STRING, top, rep.p);
-    opdb_sb_free(&rep);
-    free(top);
+    rframe *fr = nested_target(r);
+    if (fr) py_repr_str(&fr->text, (const char *)s, n);
+    else deliver_top(r, OPDB_J_STRING, (const char *)s, n);
     return 1;
 }
 
@@ -141,26 +217,18 @@ static int on_key(void *ctx, const unsigned char *s, size_t n) {
     reader *r = ctx;
     if (r->nstack) { /* a key inside a nested dict being rendered */
         rframe *fr = &r->stack[r->nstack - 1];
-        if (!fr->first) opdb_sb_adds(&fr->text, ", ");
+        if (!fr->first) sb_put(&fr->text, ", ", 2);
         py_repr_str(&fr->text, (const char *)s, n);
         fr->first = false;
         fr->want_value = true;
         return 1;
     }
-    char *k = opdb_xmalloc(n + 1);
-    memcpy(k, s, n);
-    k[n] = '\0';
     if (r->depth == 1 && r->top_object) {
-        r->top_key_events = strcmp(k, "traceEvents") == 0;
-        free(k);
+        r->top_key_events = n == 11 && memcmp(s, "traceEvents", 11) == 0;
     } else if (r->in_event && r->in_args && r->depth == r->events_depth + 2) {
-        free(r->arg_key);
-        r->arg_key = k;
+        set_pkey(&r->arg_key, r->want_args, r->want_args_len, s, n);
     } else if (r->in_event && r->depth == r->events_depth + 1) {
-        free(r->field_key);
-        r->field_key = k;
-    } else {
-        free(k);
+        set_pkey(&r->field_key, r->want_fields, r->want_fields_len, s, n);
     }
     return 1;
 }
@@ -179,19 +247,24 @@ static int start_container(reader *r, bool dict) {
         } else {
             render = false; /* a non-object element: skipped */
         }
-    } else if (!render && r->in_event && r->depth == r->events_depth + 1 && dict && r->field_key &&
-               strcmp(r->field_key, "args") == 0 && !r->in_args) {
+    } else if (!render && r->in_event && r->depth == r->events_depth + 1 && dict && r->field_key.have && r->field_key.is_args &&
+               !r->in_args) {
         r->in_args = true;
     } else if (r->in_event) {
         render = true;
     }
+    if (render) nested_target(r); /* the separator before this container in its parent */
     r->depth++;
     if (render) {
         rframe *fr = &r->stack[r->nstack];
         r->stack_kind[r->nstack] = dict ? OPDB_J_DICT : OPDB_J_LIST;
+        if (r->nstack == r->nframes_init) { /* frames keep their buffers for reuse */
+            opdb_sb_init(&fr->text);
+            r->nframes_init++;
+        }
         r->nstack++;
-        opdb_sb_init(&fr->text);
-        opdb_sb_addc(&fr->text, dict ? '{' : '[');
+        opdb_sb_clear(&fr->text);
+        sb_putc(&fr->text, dict ? '{' : '[');
         fr->dict = dict;
         fr->first = true;
         fr->want_value = false;
@@ -199,28 +272,47 @@ static int start_container(reader *r, bool dict) {
     return 1;
 }
 
+static void resolve(reader *r, const field_list *l, opdb_trace_field **out, size_t *n, size_t *cap) {
+    if (*cap < l->n) {
+        *cap = l->cap;
+        *out = opdb_xrealloc(*out, *cap * sizeof **out);
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        (*out)[i].key = r->store.p + l->at[i].key;
+        (*out)[i].text = r->store.p + l->at[i].text;
+        (*out)[i].kind = l->at[i].kind;
+    }
+    *n = l->n;
+}
+
+static int end_event(reader *r) {
+    r->in_event = false;
+    resolve(r, &r->fields, &r->ev.f, &r->ev.nf, &r->ev.capf);
+    resolve(r, &r->args, &r->ev.args, &r->ev.nargs, &r->ev.capargs);
+    r->ev.offset = r->chunk_off + yajl_get_bytes_consumed(r->h);
+    r->stop = r->cb(&r->ev, r->ctx);
+    r->ev.index++;
+    r->ev.nf = r->ev.nargs = 0;
+    r->fields.n = r->args.n = 0;
+    opdb_sb_clear(&r->store);
+    r->field_key.have = false;
+    return r->stop ? 0 : 1;
+}
+
 static int end_container(reader *r, bool dict) {
     r->depth--;
     if (r->nstack) {
         rframe *fr = &r->stack[--r->nstack];
-        opdb_sb_addc(&fr->text, dict ? '}' : ']');
-        deliver(r, r->stack_kind[r->nstack], fr->text.p, fr->text.p);
-        opdb_sb_free(&fr->text);
+        sb_putc(&fr->text, dict ? '}' : ']');
+        if (r->nstack) sb_put(&r->stack[r->nstack - 1].text, fr->text.p, fr->text.n);
+        else deliver_top(r, r->stack_kind[r->nstack], fr->text.p, fr->text.n);
         return 1;
     }
     if (r->in_args && r->depth == r->events_depth + 1) {
         r->in_args = false;
-        free(r->arg_key);
-        r->arg_key = NULL;
+        r->arg_key.have = false;
     } else if (r->in_event && r->depth == r->events_depth) {
-        r->in_event = false;
-        r->stop = r->cb(&r->ev, r->ctx);
-        r->ev.index++;
-        fields_clear(r->ev.f, &r->ev.nf);
-        fields_clear(r->ev.args, &r->ev.nargs);
-        free(r->field_key);
-        r->field_key = NULL;
-        if (r->stop) return 0;
+        return end_event(r);
     } else if (r->events_depth && r->depth == r->events_depth - 1) {
         r->events_depth = -1; /* the event array is over: ignore the rest */
     }
@@ -235,44 +327,71 @@ static int on_end_array(void *ctx) { return end_container(ctx, false); }
 static const yajl_callbacks k_callbacks = {on_null, on_bool, NULL, NULL, on_number, on_string,
                                            on_start_map, on_key, on_end_map, on_start_array, on_end_array};
 
-const opdb_trace_field *opdb_trace_get(const opdb_trace_event *ev, const char *key) {
+/* The last field named key (first byte compared inline: most keys differ there). */
+static const opdb_trace_field *find(const opdb_trace_field *f, size_t n, const char *key) {
     const opdb_trace_field *hit = NULL;
-    for (size_t i = 0; i < ev->nf; i++)
-        if (strcmp(ev->f[i].key, key) == 0) hit = &ev->f[i];
+    for (size_t i = 0; i < n; i++)
+        if (f[i].key[0] == key[0] && strcmp(f[i].key, key) == 0) hit = &f[i];
     return hit;
 }
 
+const opdb_trace_field *opdb_trace_get(const opdb_trace_event *ev, const char *key) { return find(ev->f, ev->nf, key); }
+
 const opdb_trace_field *opdb_trace_arg(const opdb_trace_event *ev, const char *key) {
-    const opdb_trace_field *hit = NULL;
-    for (size_t i = 0; i < ev->nargs; i++)
-        if (strcmp(ev->args[i].key, key) == 0) hit = &ev->args[i];
-    return hit;
+    return find(ev->args, ev->nargs, key);
+}
+
+static void reader_free(reader *r) {
+    for (int i = 0; i < r->nframes_init; i++) opdb_sb_free(&r->stack[i].text);
+    opdb_sb_free(&r->store);
+    opdb_sb_free(&r->field_key.text);
+    opdb_sb_free(&r->arg_key.text);
+    free(r->fields.at);
+    free(r->args.at);
+    free(r->ev.f);
+    free(r->ev.args);
+    free(r->want_fields_len);
+    free(r->want_args_len);
+    free(r);
 }
 
 int opdb_trace_read(const char *path, opdb_trace_cb cb, void *ctx, opdb_err *err) {
+    return opdb_trace_read_some(path, NULL, NULL, cb, ctx, err);
+}
+
+int opdb_trace_read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
+                         void *ctx, opdb_err *err) {
     gzFile gz = gzopen(path, "rb"); /* reads plain files too */
     if (!gz) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno ? errno : ENOENT));
-    gzbuffer(gz, 1 << 17);
+    gzbuffer(gz, CHUNK);
     reader *r = opdb_xcalloc(1, sizeof *r);
     r->cb = cb;
     r->ctx = ctx;
+    r->want_fields = fields;
+    r->want_args = args;
+    r->want_fields_len = name_lengths(fields);
+    r->want_args_len = name_lengths(args);
+    opdb_sb_init(&r->store);
+    opdb_sb_init(&r->field_key.text);
+    opdb_sb_init(&r->arg_key.text);
     yajl_handle h = yajl_alloc(&k_callbacks, NULL, r);
+    r->h = h;
     yajl_config(h, yajl_allow_comments, 0);
-    unsigned char *buf = opdb_xmalloc(1 << 17);
+    unsigned char *buf = opdb_xmalloc(CHUNK);
     int rc = 0, n;
-    unsigned long long off = 0;
-    while ((n = gzread(gz, buf, 1 << 17)) > 0) {
+    while ((n = gzread(gz, buf, CHUNK)) > 0) {
         yajl_status st = yajl_parse(h, buf, (size_t)n);
         if (st != yajl_status_ok) {
             if (!r->stop) {
                 size_t at = yajl_get_bytes_consumed(h);
                 unsigned char *msg = yajl_get_error(h, 0, buf, (size_t)n);
-                rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: invalid JSON at byte %llu: %s", path, off + at, (const char *)msg);
+                rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: invalid JSON at byte %llu: %s", path, r->chunk_off + at,
+                               (const char *)msg);
                 yajl_free_error(h, msg);
             }
             break;
         }
-        off += (unsigned long long)n;
+        r->chunk_off += (unsigned long long)n;
     }
     if (n < 0 && rc == 0) {
         int e;
@@ -281,20 +400,13 @@ int opdb_trace_read(const char *path, opdb_trace_cb cb, void *ctx, opdb_err *err
     }
     if (rc == 0 && !r->stop) {
         if (yajl_complete_parse(h) != yajl_status_ok)
-            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: truncated or invalid JSON at byte %llu", path, off);
+            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: truncated or invalid JSON at byte %llu", path, r->chunk_off);
         else if (r->events_depth == 0)
             rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: no trace events (expected an array or {\"traceEvents\": [...]})", path);
     }
     yajl_free(h);
     gzclose(gz);
     free(buf);
-    for (int i = 0; i < r->nstack; i++) opdb_sb_free(&r->stack[i].text);
-    fields_clear(r->ev.f, &r->ev.nf);
-    fields_clear(r->ev.args, &r->ev.nargs);
-    free(r->ev.f);
-    free(r->ev.args);
-    free(r->field_key);
-    free(r->arg_key);
-    free(r);
+    reader_free(r);
     return rc;
 }

@@ -1,0 +1,51 @@
+/* M6, the end-to-end empirical prediction ratio (spec analysis.md §4):
+ * the durations of the TC-trace ops the database answered, summed, over the
+ * real time of one forward pass in a profiler CSV (hcom rows de-duplicated,
+ * AicpuKernel rows excluded, durations quantised as end - start). */
+#ifndef OPDB_M6_H
+#define OPDB_M6_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "opdb/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct opdb_m6_opts {
+    const char *tc_trace;       /* Chrome trace (.json / .json.gz, object or bare array) */
+    const char *prof_trace;     /* forward-pass kernel_details CSV */
+    const char *source_filter;  /* comma list; NULL or "" = MEASURED,INTERPOLATED */
+    const char *json_output;    /* NULL: no JSON */
+    bool quirks;                /* --reference-quirks */
+} opdb_m6_opts;
+
+typedef struct opdb_m6_result {
+    double tc_sum;     /* empirical ops, summed (a float from 0.0) */
+    double compute;    /* non-hcom rows */
+    double hcom;       /* de-duplicated hcom rows */
+    double real;       /* compute + hcom */
+    double ratio;      /* tc_sum / real, 0.0 when real <= 0 */
+    char **filter;     /* the source filter: unique, sorted by code point */
+    size_t nfilter;
+} opdb_m6_result;
+
+/* Reads both inputs. Errors: "TC trace not found: P", "Prof trace not
+ * found: P", invalid JSON (file, byte), a non-numeric dur (file, event, byte). */
+int opdb_m6_compute(const opdb_m6_opts *o, opdb_m6_result *r, opdb_err *err);
+void opdb_m6_result_free(opdb_m6_result *r);
+
+/* The console report (without the JSON line) and the JSON document. */
+void opdb_m6_report(const opdb_m6_opts *o, const opdb_m6_result *r, opdb_strbuf *out);
+void opdb_m6_json(const opdb_m6_opts *o, const opdb_m6_result *r, opdb_strbuf *out);
+
+/* Everything `opdb m6` does: compute, write the JSON (parent folders
+ * created), print the report to out. */
+int opdb_m6_run(const opdb_m6_opts *o, FILE *out, opdb_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,59 @@
+/* `opdb compare`: flags -> opdb_compare_run. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/cli_opts.h"
+#include "cli/commands.h"
+#include "opdb/compare.h"
+
+int cmd_compare(int argc, char **argv) {
+    opdb_compare_args a = {0};
+    const char *pid = NULL;
+    bool quirks = false;
+    cli_opt opts[] = {
+        {"--trace-dir", "DIR", "folder of the forward-pass trace CSVs (default docs/perf_database/forward_pass_traces)", false, &a.trace_dir, NULL},
+        {"--data-dir", "DIR", "profiling database folder holding op_mapping.yaml (default: the reference's A3 vllm0.18.0 folder)", false, &a.data_dir, NULL},
+        {"--output", "FILE", "JSON to write (default results/op_comparison.json)", false, &a.output, NULL},
+        {"--tc-trace", "FILE", "one scenario: the predicted Chrome trace (.json / .json.gz)", false, &a.tc_trace, NULL},
+        {"--prof-trace", "FILE", "one scenario: the measured forward-pass kernel CSV", false, &a.prof_trace, NULL},
+        {"--m6", "FILE", "one scenario: M6 JSON giving n_forward_passes (default 1)", false, &a.m6, NULL},
+        {"--name", "NAME", "one scenario: its name (default: the TC trace's file name)", false, &a.name, NULL},
+        {"--pid", "N", "use the trace process with this pid (a number, or the text of a string pid) instead of finding it by name", false, &pid, NULL},
+        {"--html", "FILE", "also write a self-contained HTML report with a chart per scenario", false, &a.html, NULL},
+        {"--reference-quirks", NULL, "reproduce the reference tool exactly, quirks included", false, NULL, &quirks},
+    };
+    cli_spec spec = {"opdb compare",
+                     "Compare a performance model's per-kernel-type predictions with a measured forward pass.",
+                     "Without --tc-trace the reference's four fixed scenarios are read from results/ and --trace-dir.\n"
+                     "Exit status: 0 ok, 1 failure, 2 usage error.",
+                     opts, sizeof opts / sizeof opts[0]};
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc == CLI_HELP) return 0;
+    if (rc != CLI_OK) return 2;
+    if (!a.tc_trace != !a.prof_trace)
+        return cli_usage_error(&spec, "--tc-trace and --prof-trace go together");
+    if (!a.tc_trace && (a.m6 || a.name))
+        return cli_usage_error(&spec, "--m6 and --name need --tc-trace and --prof-trace");
+    if (a.tc_trace && a.trace_dir)
+        return cli_usage_error(&spec, "--trace-dir is for the fixed scenarios, not with --tc-trace");
+    char pid_text[32];
+    if (pid) { /* a number is normalised (007 finds pid 7); other text names a string pid */
+        char *end;
+        errno = 0;
+        long long v = strtoll(pid, &end, 10);
+        if (!*pid) return cli_usage_error(&spec, "argument --pid: empty value");
+        if (!*end && !errno) snprintf(pid_text, sizeof pid_text, "%lld", v);
+        a.o.pid = !*end && !errno ? pid_text : pid;
+        a.o.pid_is_text = *end || errno;
+    }
+    a.o.quirks = quirks;
+    opdb_err err;
+    opdb_err_clear(&err);
+    if (opdb_compare_run(&a, stdout, &err)) {
+        fflush(stdout);
+        fprintf(stderr, "opdb compare: %s\n", err.msg);
+        return err.code ? err.code : 1;
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}

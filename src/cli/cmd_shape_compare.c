@@ -1,0 +1,37 @@
+/* `opdb shape-compare`: flags -> opdb_shapecmp_run. */
+#include <stdio.h>
+
+#include "cli/cli_opts.h"
+#include "cli/commands.h"
+#include "opdb/shape_compare.h"
+
+int cmd_shape_compare(int argc, char **argv) {
+    opdb_shapecmp_opts o = {0};
+    cli_opt opts[] = {
+        {"--tc-trace", "T", "performance-model Chrome trace (.json or .json.gz; {\"traceEvents\": [...]} or a bare array)",
+         true, &o.tc_trace, NULL},
+        {"--prof-trace", "P", "forward-pass trace CSV (profiler kernel_details slice of one forward pass)", true,
+         &o.prof_trace, NULL},
+        {"--output", "O", "CSV to write (default: stdout)", false, &o.output, NULL},
+        {"--reference-quirks", NULL,
+         "reproduce the reference exactly: empty cells count as 0 and invalid numbers or flat shape lists are fatal, "
+         "hcom rows de-duplicated on the start time truncated to whole microseconds, infinite deltas written as inf",
+         false, NULL, &o.quirks},
+    };
+    cli_spec spec = {"opdb shape-compare",
+                     "Compare a TC trace with a forward-pass trace per (kernel type, shape): time, count, error %.",
+                     "Rows are sorted by the larger of the two times, descending; ties by kernel type, then shape.",
+                     opts, sizeof opts / sizeof opts[0]};
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc == CLI_HELP) return 0;
+    if (rc != CLI_OK) return 2;
+    opdb_err err;
+    opdb_err_clear(&err);
+    size_t rows;
+    if (opdb_shapecmp_run(&o, stdout, &rows, &err)) {
+        fflush(stdout);
+        fprintf(stderr, "opdb shape-compare: %s\n", err.msg);
+        return err.code ? err.code : 1;
+    }
+    return fflush(stdout) == 0 ? 0 : 1;
+}

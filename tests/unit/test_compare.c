@@ -1,0 +1,245 @@
+/* `compare` building blocks: op_mapping.yaml truthiness (expected values
+ * from PyYAML's safe_load + bool()), lookups at the top level and under
+ * operator_mappings, and the rows' int-versus-float defaults. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opdb/compare.h"
+
+typedef struct {
+    const char *yaml_value;
+    bool truthy; /* bool(yaml.safe_load(...)) */
+} truth_case;
+
+static const truth_case truth[] = {
+    {"true", true},
+    {"True", true},
+    {"yes", true},
+    {"Yes", true},
+    {"on", true},
+    {"ON", true},
+    {"y", true},
+    {"n", true},
+    {"no", false},
+    {"off", false},
+    {"false", false},
+    {"0", false},
+    {"00", false},
+    {"0x0", false},
+    {"0o0", true},
+    {"0b0", false},
+    {"+0", false},
+    {"-0", false},
+    {"0.0", false},
+    {".0", false},
+    {"0.", false},
+    {"-0.0e+5", false},
+    {"0.0e+5", false},
+    {"0:0", true},
+    {"0:00.0", false},
+    {"1", true},
+    {"0x1", true},
+    {"0.1", true},
+    {".inf", true},
+    {"-.inf", true},
+    {".nan", true},
+    {"~", false},
+    {"null", false},
+    {"", false},
+    {"\"\"", false},
+    {"\"0\"", true},
+    {"'false'", true},
+    {"[]", false},
+    {"[0]", true},
+    {"{}", false},
+    {"{a: 1}", true},
+    {"abc", true},
+    {"1e5", true},
+    {"0e0", true},
+    {"1_000", true},
+    {"0_0", false},
+    {"NULL", false},
+    {"Null", false},
+    {"nUll", true},
+    {"FALSE", false},
+    {"fAlse", true},
+    {"0x_0", false},
+    {"0b_1", true},
+};
+
+static char dir_tmpl[64];
+
+static const char *write_mapping(const char *text) {
+    snprintf(dir_tmpl, sizeof dir_tmpl, "/tmp/opdb_test_compare.XXXXXX");
+    if (!mkdtemp(dir_tmpl)) abort();
+    char path[128];
+    snprintf(path, sizeof path, "%s/op_mapping.yaml", dir_tmpl);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    return dir_tmpl;
+}
+
+static void remove_mapping(void) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/op_mapping.yaml", dir_tmpl);
+    unlink(path);
+    rmdir(dir_tmpl);
+}
+
+static void test_zero_cost_truthiness_matches_pyyaml(void **st) {
+    (void)st;
+    int bad = 0;
+    for (size_t k = 0; k < sizeof truth / sizeof truth[0]; k++) {
+        char text[256];
+        snprintf(text, sizeof text, "aten.x.default:\n  kernel_type: K\n  zero_cost: %s\n", truth[k].yaml_value);
+        opdb_cmp_mapping *m = NULL;
+        opdb_err err;
+        opdb_err_clear(&err);
+        assert_int_equal(opdb_cmp_mapping_load(&m, write_mapping(text), false, &err), 0);
+        const char *kt;
+        bool zc;
+        opdb_cmp_mapping_lookup(m, "torch.ops.aten.x.default", &kt, &zc);
+        if (zc != truth[k].truthy) {
+            print_error("zero_cost: %s -> %d, PyYAML says %d\n", truth[k].yaml_value, zc, truth[k].truthy);
+            bad++;
+        }
+        if (!kt || strcmp(kt, "K") != 0) bad++;
+        opdb_cmp_mapping_free(m);
+        remove_mapping();
+    }
+    assert_int_equal(bad, 0);
+}
+
+static void test_lookup_levels(void **st) {
+    (void)st;
+    const char *text = "aten.a.default:\n  kernel_type: A\n"
+                       "aten.empty.default: {}\n"
+                       "torch.ops.aten.empty.default:\n  kernel_type: RawName\n"
+                       "aten.str.default: just a string\n"
+                       "base: &b\n  kernel_type: Merged\n"
+                       "aten.m.default:\n  <<: *b\n"
+                       "operator_mappings:\n  aten.n.default:\n    kernel_type: N\n    zero_cost: true\n"
+                       "  aten.a.default:\n    kernel_type: Nested\n";
+    for (int nested = 0; nested <= 1; nested++) {
+        opdb_cmp_mapping *m = NULL;
+        opdb_err err;
+        opdb_err_clear(&err);
+        assert_int_equal(opdb_cmp_mapping_load(&m, write_mapping(text), nested, &err), 0);
+        const char *kt;
+        bool zc;
+        opdb_cmp_mapping_lookup(m, "aten.a.default", &kt, &zc);
+        assert_string_equal(kt, "A"); /* the top level wins */
+        /* an empty entry under the short name falls back to the raw name */
+        opdb_cmp_mapping_lookup(m, "torch.ops.aten.empty.default", &kt, &zc);
+        assert_string_equal(kt, "RawName");
+        /* a truthy non-mapping entry is no entry (and no fallback) */
+        opdb_cmp_mapping_lookup(m, "aten.str.default", &kt, &zc);
+        assert_null(kt);
+        opdb_cmp_mapping_lookup(m, "aten.m.default", &kt, &zc);
+        assert_string_equal(kt, "Merged");
+        opdb_cmp_mapping_lookup(m, "aten.n.default", &kt, &zc);
+        if (nested) {
+            assert_string_equal(kt, "N");
+            assert_true(zc);
+        } else { /* the reference never looks under operator_mappings */
+            assert_null(kt);
+            assert_false(zc);
+        }
+        opdb_cmp_mapping_free(m);
+        remove_mapping();
+    }
+}
+
+static void test_mapping_absent_or_bad(void **st) {
+    (void)st;
+    opdb_cmp_mapping *m = NULL;
+    opdb_err err;
+    opdb_err_clear(&err);
+    assert_int_equal(opdb_cmp_mapping_load(&m, "/nonexistent/dir", true, &err), 0);
+    const char *kt;
+    bool zc;
+    opdb_cmp_mapping_lookup(m, "aten.a.default", &kt, &zc);
+    assert_null(kt);
+    opdb_cmp_mapping_free(m);
+    /* a falsy document is an empty mapping, a truthy list is an error */
+    assert_int_equal(opdb_cmp_mapping_load(&m, write_mapping("[]\n"), true, &err), 0);
+    opdb_cmp_mapping_free(m);
+    remove_mapping();
+    assert_int_equal(opdb_cmp_mapping_load(&m, write_mapping("- a\n"), true, &err), -1);
+    assert_non_null(strstr(err.msg, "not a mapping"));
+    opdb_cmp_mapping_free(m);
+    remove_mapping();
+    opdb_err_clear(&err);
+    assert_int_equal(opdb_cmp_mapping_load(&m, write_mapping("a: [1\n"), true, &err), -1);
+    assert_non_null(strstr(err.msg, "invalid YAML at line"));
+    opdb_cmp_mapping_free(m);
+    remove_mapping();
+}
+
+static void test_rows_int_defaults_and_order(void **st) {
+    (void)st;
+    opdb_cmp_stats tc, prof;
+    memset(&tc, 0, sizeof tc);
+    memset(&prof, 0, sizeof prof);
+    opdb_cmp_stat *s = opdb_cmp_stats_get(&tc, "B", 1);
+    s->total = 5.0;
+    s->count = 1;
+    s->hit = 1;
+    s = opdb_cmp_stats_get(&tc, "A", 1);
+    s->total = 5.0;
+    s->count = 2;
+    s->miss = 1;
+    s->hit = 1;
+    opdb_cmp_stat_add_func(s, "f1", 2);
+    opdb_cmp_stat_add_func(s, "f1", 2);
+    opdb_cmp_stat_add_func(s, "f2", 2);
+    s = opdb_cmp_stats_get(&prof, "C", 1);
+    s->total = 10.0;
+    s->count = 2;
+    opdb_cmp_scenario sc = {0};
+    opdb_cmp_build_rows(&tc, &prof, 2.0, &sc);
+    assert_int_equal(sc.nrows, 3);
+    /* equal maxima keep the kernel-type order */
+    assert_string_equal(sc.rows[0].kt, "A");
+    assert_string_equal(sc.rows[1].kt, "B");
+    assert_string_equal(sc.rows[2].kt, "C");
+    assert_string_equal(sc.rows[0].funcs, "f1, f2");
+    assert_string_equal(sc.rows[0].status, "PARTIAL");
+    assert_string_equal(sc.rows[1].status, "HIT");
+    assert_true(sc.rows[2].tc_total.is_int);       /* no TC stats: int 0 */
+    assert_false(sc.rows[0].prof_per_fwd.is_int);  /* 0 / n_fwd is a float */
+    assert_true(sc.rows[0].error_pct.is_int);      /* prof 0: int 0 */
+    assert_true(sc.rows[2].prof_per_fwd.v == 5.0);
+    assert_int_equal(sc.rows[2].prof_count, 1);
+    assert_true(sc.rows[2].error_pct.v == -100.0);
+    opdb_cmp_scenario_free(&sc);
+    /* n_fwd 0: every per-forward value is the int 0 */
+    opdb_cmp_build_rows(&tc, &prof, 0.0, &sc);
+    for (size_t i = 0; i < sc.nrows; i++) {
+        assert_true(sc.rows[i].prof_per_fwd.is_int);
+        assert_int_equal(sc.rows[i].prof_count, 0);
+        assert_true(sc.rows[i].count_error_pct.is_int);
+    }
+    opdb_cmp_scenario_free(&sc);
+    opdb_cmp_stats_free(&tc);
+    opdb_cmp_stats_free(&prof);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zero_cost_truthiness_matches_pyyaml),
+        cmocka_unit_test(test_lookup_levels),
+        cmocka_unit_test(test_mapping_absent_or_bad),
+        cmocka_unit_test(test_rows_int_defaults_and_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
