@@ -54,6 +54,7 @@ void opdb_elem_set(void *data, opdb_dtype dt, size_t i, double v);
 /* ---- tensors and problems ---- */
 #define OPDB_MAX_DIMS 8
 #define OPDB_MAX_TENSORS 32
+#define OPDB_MAX_AUX 4096
 
 typedef struct opdb_tensor {
     int ndim;                       /* 0: absent slot (no buffer) */
@@ -85,14 +86,23 @@ typedef struct opdb_op_problem {
     size_t workspace_bytes;         /* extra scratch the kernel needs */
     double flops;                   /* arithmetic operations per execution (GEMM: 2*M*N*K) */
     double bytes;                   /* minimum bytes moved per execution (inputs read + outputs written) */
+    /* Op-specific integer lists the plan computes and fill/kernels read
+     * (FusedInferAttentionScore: per-batch q and kv sequence lengths). */
+    int naux;
+    int64_t aux[OPDB_MAX_AUX];
 } opdb_op_problem;
 
 /* ---- operators ---- */
+enum { OPDB_PLAN_SKIP = 1 };
+
 typedef struct opdb_op_def {
     const char *name;               /* catalogue name, e.g. "MatMulV2" */
     const char *const *aliases;     /* NULL-terminated list or NULL */
     /* Parse a row into a problem (replay.md §1.3-§2). A malformed row
-     * returns -1 with the reason in err (the row is reported as failed). */
+     * returns -1 with the reason in err (the row is reported as failed).
+     * OPDB_PLAN_SKIP (1) with the reason in err: the row is valid but not
+     * replayable exactly (e.g. FusedInferAttentionScore §2.5): keep the row,
+     * report it as skipped, never drop it. */
     int (*plan)(const opdb_replay_row *row, opdb_op_problem *p, opdb_err *err);
     /* Fill the inputs (host memory) after allocation; NULL = the default
      * fill (replay.md §1.4: floats random in [-1,1), ints in [0,8), bools 0/1).
@@ -118,6 +128,14 @@ int opdb_replay_shape(const char *text, opdb_tensor *t, opdb_err *err);
 /* Default tensor building from Input/Output Shapes/Data Types/Formats
  * (replay.md §1.5): nonempty-lists; expect_in < 0 = any count. */
 int opdb_replay_default_io(const opdb_replay_row *row, opdb_op_problem *p, int expect_in, opdb_err *err);
+/* make(shape, format, dtype, transpose) of §1.4 for slot-based rows: blank
+ * shape -> error "missing shape"; format FRACTAL_NZ needs a 4-D (a,b,c,d)
+ * and gives the logical 2-D (b*c, a*d) with nz set; transpose swaps the
+ * two dims of a 2-D logical tensor. dtype text as in opdb_dtype_parse. */
+int opdb_replay_make(const char *shape, const char *format, const char *dtype, bool transpose,
+                     opdb_tensor *t, opdb_err *err);
+/* A "Runtime ..." style cell parsed as an integer; false when blank or not an integer. */
+bool opdb_replay_cell_int(const opdb_replay_row *row, const char *column, int64_t *v);
 /* Default fill of one tensor (see opdb_op_def.fill). */
 void opdb_replay_fill_default(opdb_tensor *t, uint64_t *rng);
 uint64_t opdb_rng_next(uint64_t *state);      /* splitmix64 */

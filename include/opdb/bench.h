@@ -1,0 +1,63 @@
+/* `opdb bench`: replay a database's operator rows on this machine's CPU (or
+ * a CUDA GPU), measure them (measure.h) and write the durations back through
+ * the `opdb update` path (update.h). Spec: replay.md, docs/REPLAY.md. */
+#ifndef OPDB_BENCH_H
+#define OPDB_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "opdb/core.h"
+#include "opdb/measure.h"
+#include "opdb/replay.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Consecutive failed rows after which an operator's remaining rows are skipped. */
+#define OPDB_BENCH_BREAKER 5
+
+/* Columns opdb bench adds after the existing ones (default mode). */
+extern const char *const opdb_bench_extra_cols[];
+extern const size_t opdb_bench_nextra_cols;
+
+typedef struct opdb_bench_opts {
+    const char *db_dir;              /* database folder */
+    const char *const *ops;          /* normalised selection; NULL/0 = all */
+    size_t nops;
+    bool missing_only;               /* --update-mode missing-only */
+    opdb_measure_opts measure;
+    bool fail_fast;                  /* stop at the first failed row */
+    bool resume;                     /* reuse the journal of an unfinished run */
+    bool drop_failed;                /* delete rows that failed to replay */
+    bool quirks;                     /* --reference-quirks: no extra columns, failed rows deleted */
+    const char *grid;                /* NULL, or "default": benchmark the built-in grid */
+    const char *timestamp;           /* report stamp (NULL: $OPDB_REPORT_TIMESTAMP or now) */
+    FILE *out;                       /* progress, status and report (stdout) */
+} opdb_bench_opts;
+
+/* Runs the benchmark on backend b. Returns 0 when every selected row was
+ * measured or skipped, 1 when some row failed (results are still written
+ * back), -1 with err set on an error that stopped the run. */
+int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err);
+
+/* `<data root>/<device, sanitised>/opdb_<backend>/<stack>` (malloc'd), data
+ * root = data_root, else $OPDB_DATA_ROOT, else "data". */
+char *opdb_bench_default_dir(const opdb_backend *b, const char *data_root);
+
+/* The built-in grid: rows of LLM-typical shapes per operator. */
+typedef struct opdb_grid_row {
+    const char *op;                  /* catalogue name = CSV stem */
+    const char *cell[8];             /* OP State .. Output Formats (update_base_cols order) */
+} opdb_grid_row;
+
+/* Rows of grid `name` ("default"; $OPDB_BENCH_GRID_LIMIT=N keeps the first N
+ * rows of each operator, for tests). Caller frees with opdb_grid_free. */
+int opdb_grid_rows(const char *name, opdb_grid_row **rows, size_t *n, opdb_err *err);
+void opdb_grid_free(opdb_grid_row *rows, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,178 @@
+/* `opdb bench`: flags -> backend + opdb_bench_run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_opts.h"
+#include "cli/commands.h"
+#include "opdb/bench.h"
+#include "opdb/db.h"
+
+/* The grid's own stop rule when none is given: it keeps the whole default
+ * grid under two minutes on a 2-core machine (docs/REPLAY.md). */
+#define GRID_MIN_TIME_S 0.1
+#define GRID_TIMEOUT_S 2.0
+
+static bool parse_pos_double(const char *s, double *out) {
+    char *end;
+    double v = strtod(s, &end);
+    if (!*s || *end || !(v >= 0)) return false;
+    *out = v;
+    return true;
+}
+
+typedef struct flags {
+    const char *database, *device, *vllm, *torch, *cann, *mode, *repeat, *min_samples, *min_time, *timeout, *threads,
+        *backend, *grid;
+    bool hot, fail_fast, resume, drop_failed, quirks;
+} flags;
+
+/* Stop-rule flags into m (after defaults). */
+static int measure_flags(const cli_spec *spec, const flags *f, opdb_measure_opts *m) {
+    opdb_measure_defaults(m);
+    if (f->grid) {
+        m->min_time_s = GRID_MIN_TIME_S;
+        m->timeout_s = GRID_TIMEOUT_S;
+    }
+    m->hot_cache = f->hot;
+    unsigned long u;
+    if (f->min_samples) {
+        if (!cli_parse_uint(f->min_samples, &u) || u == 0)
+            return cli_usage_error(spec, "argument --min-samples: expected a positive integer, got '%s'", f->min_samples);
+        m->min_samples = (long)u;
+    }
+    if (f->min_time && !parse_pos_double(f->min_time, &m->min_time_s))
+        return cli_usage_error(spec, "argument --min-time: expected seconds >= 0, got '%s'", f->min_time);
+    if (f->timeout && !parse_pos_double(f->timeout, &m->timeout_s))
+        return cli_usage_error(spec, "argument --timeout: expected seconds >= 0, got '%s'", f->timeout);
+    opdb_err err;
+    opdb_err_clear(&err);
+    if (opdb_repeat_count_resolve(f->repeat, &m->repeat_count, &err)) return cli_usage_error(spec, "%s", err.msg);
+    return CLI_OK;
+}
+
+/* Backend name from --backend / --device cpu|cuda. */
+static int backend_name(const cli_spec *spec, const flags *f, const char **name) {
+    bool dev_backend = f->device && (strcmp(f->device, "cpu") == 0 || strcmp(f->device, "cuda") == 0);
+    *name = f->backend ? f->backend : dev_backend ? f->device : "cpu";
+    if (strcmp(*name, "cpu") && strcmp(*name, "cuda"))
+        return cli_usage_error(spec, "argument --backend: invalid choice: '%s' (choose from 'cpu', 'cuda')", *name);
+    if (dev_backend && strcmp(*name, f->device))
+        return cli_usage_error(spec, "--device %s conflicts with --backend %s", f->device, *name);
+    if (f->device && !dev_backend) return cli_check_db_flags(spec, f->device, f->vllm, f->torch, f->cann);
+    return cli_check_db_flags(spec, NULL, f->vllm, f->torch, f->cann);
+}
+
+/* The database folder: --database-path, the reference's device layout, or
+ * this machine's own folder (--device cpu|cuda, or --grid without a device). */
+static char *database_dir(const flags *f, const opdb_backend *b, opdb_err *err) {
+    bool own = (f->device && (!strcmp(f->device, "cpu") || !strcmp(f->device, "cuda"))) || (!f->device && f->grid);
+    if (!f->database && own) return opdb_bench_default_dir(b, NULL);
+    opdb_db_target t = {f->database, f->device ? f->device : OPDB_DEFAULT_DEVICE, f->vllm, f->torch, f->cann, NULL};
+    return opdb_db_resolve(&t, err);
+}
+
+static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t nops, const char *bname) {
+    opdb_err err;
+    opdb_err_clear(&err);
+    unsigned long threads = 0;
+    if (f->threads) cli_parse_uint(f->threads, &threads);
+    opdb_backend_opts bo = {(int)threads, f->hot, 0};
+    opdb_backend *b = opdb_backend_create(bname, &bo, &err);
+    if (!b) {
+        fprintf(stderr, "opdb bench: %s\n", err.msg);
+        return 1;
+    }
+    char *dir = database_dir(f, b, &err);
+    int rc = 1;
+    if (!dir) {
+        fprintf(stderr, "opdb bench: %s\n", err.msg);
+    } else {
+        opdb_bench_opts o = {dir, (const char *const *)ops, nops, f->mode && strcmp(f->mode, "missing-only") == 0,
+                             *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL, stdout};
+        rc = opdb_bench_run(&o, b, &err);
+        fflush(stdout);
+        if (rc < 0) fprintf(stderr, "opdb bench: %s\n", err.msg);
+        rc = rc < 0 ? (err.code ? err.code : 1) : rc;
+    }
+    free(dir);
+    b->destroy(b);
+    return rc;
+}
+
+int cmd_bench(int argc, char **argv) {
+    flags f;
+    memset(&f, 0, sizeof f);
+    const char *ops_flag = NULL;
+    cli_opt opts[] = {
+        {"--database-path", "D", "database folder (created by --grid)", false, &f.database, NULL},
+        {"--device", "DEVICE", "cpu or cuda (this machine's own database), or a reference device folder", false, &f.device, NULL},
+        {"--vllm-version", "V", "vLLM-Ascend version or full version-folder name", false, &f.vllm, NULL},
+        {"--torch-version", "V", "PyTorch version", false, &f.torch, NULL},
+        {"--cann-version", "V", "CANN version", false, &f.cann, NULL},
+        {"--ops", "OP [OP ...]", "operators to benchmark (alias --op; default: every catalogue CSV)", false, &ops_flag, NULL},
+        {"--update-mode", "MODE", "all (default): measure every row; missing-only: rows without a valid duration", false, &f.mode, NULL},
+        {"--repeat-count", "N", "exactly N samples per row (else $OPDB_REPLAY_REPEAT_COUNT, $MSMODELING_OP_REPLAY_REPEAT_COUNT, or the stop rule)", false, &f.repeat, NULL},
+        {"--min-samples", "N", "stop rule: at least N samples (default 10)", false, &f.min_samples, NULL},
+        {"--min-time", "S", "stop rule: at least S seconds of samples (default 0.5; --grid: 0.1)", false, &f.min_time, NULL},
+        {"--timeout", "S", "stop rule: give up on RSD <= 0.5% after S seconds (default 15; --grid: 2)", false, &f.timeout, NULL},
+        {"--hot-cache", NULL, "do not evict the last-level cache between samples", false, NULL, &f.hot},
+        {"--threads", "N", "CPU threads, pinned to distinct CPUs (default: all online CPUs; 1 is more repeatable on a shared machine)", false, &f.threads, NULL},
+        {"--backend", "NAME", "cpu (default) or cuda", false, &f.backend, NULL},
+        {"--grid", "NAME", "benchmark the built-in grid 'default' (LLM shapes) into a new or existing database", false, &f.grid, NULL},
+        {"--fail-fast", NULL, "stop at the first row that fails (default: continue)", false, NULL, &f.fail_fast},
+        {"--resume", NULL, "continue an interrupted run from its journal", false, NULL, &f.resume},
+        {"--drop-failed", NULL, "delete rows that fail to replay (default: keep them, report the error)", false, NULL, &f.drop_failed},
+        {"--reference-quirks", NULL, "write back like the reference: no extra columns, failed rows deleted", false, NULL, &f.quirks},
+    };
+    cli_spec spec = {
+        "opdb bench",
+        "Replay a database's operator rows on this machine (CPU, or a CUDA GPU), measure them and write the\n"
+        "durations back (Average Duration(us) = the minimum sample, plus MicroBench statistics columns).",
+        "Measurement: a time-budgeted warm-up, then samples until >= --min-samples AND >= --min-time AND\n"
+        "RSD <= 0.5%, or --timeout; the last-level cache is evicted before every sample unless --hot-cache.\n"
+        "On the CPU, bf16 and fp16 tensors are stored as such and computed in fp32 (the conversion is part\n"
+        "of the timed operator); GEMMs run through OpenBLAS. Operators without a CPU meaning are skipped\n"
+        "with the reason. An operator is skipped after 5 consecutive failed rows (circuit breaker).\n"
+        "Rows are journaled in <database>/.opdb_bench/ as they finish; --resume continues a killed run.\n"
+        "Without --database-path, --device cpu uses <data root>/<CPU model>/opdb_cpu/<stack>/ (data root\n"
+        "$OPDB_DATA_ROOT or ./data). Exit status: 0 ok, 1 some row failed or a runtime error, 2 usage error.",
+        opts, sizeof opts / sizeof opts[0]};
+    const char **ops = NULL;
+    size_t nops = 0;
+    char **rest = malloc(((size_t)argc + 1) * sizeof *rest);
+    int nrest = 0, rc = 0;
+    rest[nrest++] = argv[0];
+    for (int i = 1; i < argc && rc == 0; i++) {
+        if (strcmp(argv[i], "--ops") == 0 || strcmp(argv[i], "--op") == 0) {
+            if (cli_take_list(&i, argc, argv, &ops, &nops) == 0)
+                rc = cli_usage_error(&spec, "argument %s: expected at least one argument", argv[i]);
+            continue;
+        }
+        rest[nrest++] = argv[i];
+    }
+    bool help = false;
+    if (rc == 0) {
+        rc = cli_parse(&spec, nrest, rest);
+        help = rc == CLI_HELP;
+        if (help) rc = -1;
+    }
+    opdb_measure_opts m;
+    char **norm = NULL;
+    const char *bname = "cpu";
+    unsigned long threads;
+    if (rc == 0 && f.mode && strcmp(f.mode, "all") && strcmp(f.mode, "missing-only"))
+        rc = cli_usage_error(&spec, "argument --update-mode: invalid choice: '%s' (choose from 'all', 'missing-only')", f.mode);
+    if (rc == 0 && f.grid && strcmp(f.grid, "default"))
+        rc = cli_usage_error(&spec, "argument --grid: invalid choice: '%s' (choose from 'default')", f.grid);
+    if (rc == 0 && f.threads && !cli_parse_uint(f.threads, &threads))
+        rc = cli_usage_error(&spec, "argument --threads: invalid int value: '%s'", f.threads);
+    if (rc == 0) rc = measure_flags(&spec, &f, &m);
+    if (rc == 0) rc = backend_name(&spec, &f, &bname);
+    if (rc == 0 && nops && cli_normalize_ops("opdb bench", ops, nops, &norm)) rc = 1;
+    if (rc == 0) rc = run(&f, &m, norm, nops, bname);
+    cli_free_ops(norm, nops);
+    free(ops);
+    free(rest);
+    return help ? 0 : rc;
+}

@@ -1,0 +1,134 @@
+/* See bench_rows.h. Per-row lines go to stderr (progress, timings); the
+ * status summary and the report go to the output stream. */
+#include "replay/bench_rows.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *bench_row_cell(const bench_row *r, const char *col) {
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->name[i], col) == 0) return r->val[i];
+    return "";
+}
+
+static const char *row_cell_cb(const opdb_replay_row *row, const char *col) {
+    return bench_row_cell(row->ctx, col);
+}
+
+op_status *bench_status(bench_ctx *c, const char *op) {
+    for (size_t i = 0; i < c->nst; i++)
+        if (strcmp(c->st[i].op, op) == 0) return &c->st[i];
+    c->st = opdb_xrealloc(c->st, (c->nst + 1) * sizeof *c->st);
+    op_status *s = &c->st[c->nst++];
+    memset(s, 0, sizeof *s);
+    s->op = opdb_xstrdup(op);
+    return s;
+}
+
+void bench_skip_op(bench_ctx *c, op_status *s, const char *reason) {
+    (void)c;
+    s->kind = ST_SKIPPED;
+    free(s->reason);
+    s->reason = opdb_xstrdup(reason);
+}
+
+static void first_failure(op_status *s, const bench_row *r, const char *msg) {
+    if (s->reason) return;
+    size_t n = strlen(r->csv) + strlen(msg) + 32;
+    s->reason = opdb_xmalloc(n);
+    snprintf(s->reason, n, "%s:%ld %s", r->csv, r->line, msg);
+}
+
+static void fmt_num(char *buf, size_t n, double v, int digits) { snprintf(buf, n, "%.*f", digits, v); }
+
+/* plan -> prepare -> measure -> release; fills the journal record's measured cells. */
+static int measure_row(bench_ctx *c, const opdb_op_def *def, const char *stem, const bench_row *r, char num[10][64],
+                       opdb_measure_result *res, opdb_err *err) {
+    opdb_replay_row row = {stem, row_cell_cb, (void *)r};
+    opdb_op_problem *p = opdb_xcalloc(1, sizeof *p);
+    int rc = def->plan(&row, p, err);
+    void *inst = NULL;
+    if (rc == 0) rc = c->b->prepare(c->b, def, p, opdb_hash_bytes(c->sig.p, c->sig.n, 11), &inst, err);
+    if (rc == 0) {
+        rc = opdb_measure(c->b, inst, &c->o->measure, res, err);
+        c->b->release(c->b, inst);
+    }
+    if (rc == 0) {
+        const opdb_sample_stats *s = &res->st;
+        fmt_num(num[0], 64, s->min, 6);
+        fmt_num(num[1], 64, s->median, 6);
+        fmt_num(num[2], 64, s->p20, 6);
+        fmt_num(num[3], 64, s->p80, 6);
+        fmt_num(num[4], 64, s->rsd_pct, 4);
+        snprintf(num[5], 64, "%zu", s->n);
+        fmt_num(num[6], 64, s->min > 0 ? p->flops / s->min * 1e-3 : 0.0, 3);
+        fmt_num(num[7], 64, s->min > 0 ? p->bytes / s->min * 1e-3 : 0.0, 3);
+    }
+    free(p);
+    return rc;
+}
+
+int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const bench_row *r, opdb_err *err) {
+    op_status *s = bench_status(c, stem);
+    const char *cells[9];
+    static const char *const names[9] = {"OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
+                                         "Input Formats", "Output Shapes", "Output Data Types", "Output Formats",
+                                         "EP Size"};
+    for (int i = 0; i < 9; i++) cells[i] = bench_row_cell(r, names[i]);
+    journal_sig(stem, cells, &c->sig);
+    const jrec *done = journal_find(&c->j, stem, c->sig.p ? c->sig.p : "");
+    if (done) {
+        bool ok = strcmp(done->f[J_STATUS], "ok") == 0;
+        bool earlier = (size_t)(done - c->j.r) < c->nloaded;
+        fprintf(stderr, "[%s] %s:%ld %s (%s)\n", earlier ? "RESUME" : "SAME", r->csv, r->line,
+                earlier ? "already in the journal" : "same signature as an earlier row", ok ? "ok" : "failed");
+        s->reused++;
+        if (ok) {
+            s->measured++;
+        } else {
+            s->failed++;
+            first_failure(s, r, done->f[J_ERROR]);
+        }
+        return 0;
+    }
+    if (s->consecutive >= OPDB_BENCH_BREAKER) {
+        fprintf(stderr, "[SKIP] %s:%ld circuit breaker open for %s\n", r->csv, r->line, stem);
+        s->skipped++;
+        return 0;
+    }
+    char num[10][64] = {{0}};
+    opdb_measure_result res;
+    opdb_err rerr;
+    opdb_err_clear(&rerr);
+    int rc = measure_row(c, def, stem, r, num, &res, &rerr);
+    const char *f[J_N] = {0};
+    char line[32];
+    snprintf(line, sizeof line, "%ld", r->line);
+    f[J_CSV] = stem;
+    f[J_ROW] = line;
+    for (int i = 0; i < 9; i++) f[J_CELL0 + i] = cells[i];
+    f[J_BACKEND] = c->backend_cell;
+    if (rc == 0) {
+        f[J_STATUS] = "ok";
+        const int at[8] = {J_MIN, J_MEDIAN, J_P20, J_P80, J_RSD, J_SAMPLES, J_GFLOPS, J_GBS};
+        for (int i = 0; i < 8; i++) f[at[i]] = num[i];
+        f[J_CACHE] = c->o->measure.hot_cache ? "hot" : "cold";
+        s->measured++;
+        s->consecutive = 0;
+        fprintf(stderr, "[OK] %s:%ld shapes=%s min=%sus median=%sus rsd=%s%% n=%s%s\n", r->csv, r->line, cells[2],
+                num[0], num[1], num[4], num[5], res.stop_rule_met || c->o->measure.repeat_count ? "" : " (timeout)");
+    } else {
+        f[J_STATUS] = "failed";
+        f[J_ERROR] = rerr.msg;
+        s->failed++;
+        s->consecutive++;
+        first_failure(s, r, rerr.msg);
+        fprintf(stderr, "[FAIL] %s:%ld shapes=%s error=%s\n", r->csv, r->line, cells[2], rerr.msg);
+        if (s->consecutive == OPDB_BENCH_BREAKER)
+            fprintf(stderr, "[BREAKER] %s: %d consecutive failures; skipping its remaining rows\n", stem,
+                    OPDB_BENCH_BREAKER);
+        if (c->o->fail_fast) c->stop = true;
+    }
+    return journal_append(&c->j, f, err);
+}

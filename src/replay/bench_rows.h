@@ -1,0 +1,46 @@
+/* opdb bench's row loop: one row (a database row or a grid row) planned,
+ * prepared, measured and journaled, with per-operator status. */
+#ifndef OPDB_REPLAY_BENCH_ROWS_H
+#define OPDB_REPLAY_BENCH_ROWS_H
+
+#include "opdb/bench.h"
+#include "replay/bench_journal.h"
+
+enum { ST_SUCCESS, ST_FAILED, ST_SKIPPED };
+
+typedef struct op_status {
+    char *op;                 /* CSV stem */
+    int kind;                 /* ST_* once decided; ST_SUCCESS by default */
+    char *reason;             /* skip reason / first failure */
+    long measured, failed, skipped, reused;
+    long consecutive;         /* failed rows in a row (circuit breaker) */
+} op_status;
+
+typedef struct bench_ctx {
+    const opdb_bench_opts *o;
+    opdb_backend *b;
+    bench_journal j;
+    size_t nloaded;           /* journal records from an earlier run (--resume) */
+    op_status *st;
+    size_t nst;
+    bool stop;                /* --fail-fast tripped */
+    opdb_strbuf sig;
+    char backend_cell[400];   /* MicroBench Backend: description + timer overhead */
+} bench_ctx;
+
+/* A row as named cells. */
+typedef struct bench_row {
+    const char *csv;          /* file name for messages ("Add.csv") */
+    long line;                /* row number (first data row = 2) */
+    const char *const *name;
+    const char *const *val;
+    int n;
+} bench_row;
+
+const char *bench_row_cell(const bench_row *r, const char *col); /* "" when absent */
+op_status *bench_status(bench_ctx *c, const char *op);
+void bench_skip_op(bench_ctx *c, op_status *s, const char *reason);
+/* Benchmarks one row of CSV stem `stem` with operator def (journal, status, messages). */
+int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const bench_row *r, opdb_err *err);
+
+#endif

@@ -1,0 +1,332 @@
+/* `opdb bench` as a whole (see bench.h): lock the database, benchmark the
+ * rows of each selected CSV (or the built-in grid) into the journal, turn the
+ * journal into an op_summary file and the MicroBench statistics, and merge
+ * them with opdb_update_run under the same lock. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opdb/bench.h"
+#include "opdb/csv.h"
+#include "opdb/db.h"
+#include "opdb/fs.h"
+#include "opdb/pystr.h"
+#include "opdb/signature.h"
+#include "opdb/update.h"
+#include "replay/bench_rows.h"
+#include "replay/bench_writeback.h"
+
+
+char *opdb_bench_default_dir(const opdb_backend *b, const char *data_root) {
+    const char *root = data_root ? data_root : getenv(OPDB_DATA_ROOT_ENV);
+    if (!root || !*root) root = "data";
+    char *dev = opdb_sanitize_type_name(b->device_name, strlen(b->device_name));
+    char *stack = opdb_sanitize_type_name(b->stack, strlen(b->stack));
+    size_t n = strlen(root) + strlen(dev) + strlen(stack) + strlen(b->name) + 16;
+    char *joined = opdb_xmalloc(n);
+    snprintf(joined, n, "%s/%s/opdb_%s/%s", root, dev, b->name, stack);
+    char *out = opdb_path_normalize(joined);
+    free(joined), free(dev), free(stack);
+    return out;
+}
+
+static bool selected(const opdb_bench_opts *o, const char *stem) {
+    if (!o->nops) return true;
+    for (size_t i = 0; i < o->nops; i++)
+        if (strcmp(o->ops[i], stem) == 0) return true;
+    return false;
+}
+
+/* ---- the database's CSVs */
+
+static int cmp_str(const void *a, const void *b) { return opdb_path_cmp(*(char *const *)a, *(char *const *)b); }
+
+/* Catalogue CSVs directly in the database folder, selected, sorted. */
+static char **list_csvs(const opdb_bench_opts *o, size_t *n) {
+    char **v = NULL;
+    *n = 0;
+    DIR *d = opendir(o->db_dir);
+    if (!d) return NULL;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".csv") != 0) continue;
+        char norm[256];
+        opdb_normalize_op_name(e->d_name, len - 4, norm, sizeof norm);
+        if (!opdb_is_replay_op(norm) || !selected(o, norm)) continue;
+        char *p = opdb_path_join(o->db_dir, e->d_name);
+        if (opdb_is_file(p)) {
+            v = opdb_xrealloc(v, (*n + 1) * sizeof *v);
+            v[(*n)++] = p;
+        } else {
+            free(p);
+        }
+    }
+    closedir(d);
+    if (*n > 1) qsort(v, *n, sizeof *v, cmp_str);
+    return v;
+}
+
+static bool row_complete(const bench_row *r) {
+    const char *a = bench_row_cell(r, "Average Duration(us)"), *p = bench_row_cell(r, "Profiling Average Duration(us)");
+    if (!*a) a = bench_row_cell(r, "MicroBench Duration(us)");
+    return opdb_py_float_or_zero(a, strlen(a)) > 0 || opdb_py_float_or_zero(p, strlen(p)) > 0;
+}
+
+typedef struct loaded {
+    char **name;
+    int ncol;
+    char ***rows;
+    size_t nrows;
+} loaded;
+
+static void loaded_free(loaded *l) {
+    for (size_t r = 0; r < l->nrows; r++) {
+        for (int i = 0; i < l->ncol; i++) free(l->rows[r][i]);
+        free(l->rows[r]);
+    }
+    for (int i = 0; i < l->ncol; i++) free(l->name[i]);
+    free(l->rows);
+    free(l->name);
+}
+
+static char *span_dup(const opdb_field *f) {
+    char *s = opdb_xmalloc(f->n + 1);
+    memcpy(s, f->p, f->n);
+    s[f->n] = '\0';
+    return s;
+}
+
+static int load_csv(const char *path, loaded *l, opdb_err *err) {
+    memset(l, 0, sizeof *l);
+    opdb_csv_file c;
+    if (opdb_csv_file_open(&c, path, 4096, err)) return -1;
+    int rc = opdb_csv_file_next(&c, true);
+    if (rc <= 0 || c.nf == 0 || (c.nf == 1 && c.f[0].n == 0)) {
+        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: CSV has no header", path);
+    } else if (c.f[0].n >= 40 && strncmp(c.f[0].p, "version https://git-lfs.github.com/spec/", 40) == 0) {
+        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s is a Git LFS pointer, not CSV data (run git lfs pull)", path);
+    } else {
+        l->ncol = c.nf;
+        l->name = opdb_xmalloc((size_t)c.nf * sizeof *l->name);
+        for (int i = 0; i < c.nf; i++) l->name[i] = span_dup(&c.f[i]);
+        while ((rc = opdb_csv_file_next(&c, false)) > 0) {
+            char **row = opdb_xmalloc((size_t)l->ncol * sizeof *row);
+            for (int i = 0; i < l->ncol; i++) row[i] = i < c.nf ? span_dup(&c.f[i]) : opdb_xstrdup("");
+            l->rows = opdb_xrealloc(l->rows, (l->nrows + 1) * sizeof *l->rows);
+            l->rows[l->nrows++] = row;
+        }
+        if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
+    }
+    opdb_csv_file_close(&c);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Whether backend b can run operator stem; sets the skip reason if not. */
+static const opdb_op_def *runnable(bench_ctx *c, const char *stem, op_status *s) {
+    const opdb_op_def *def = opdb_op_find(stem);
+    const char *reason = NULL;
+    if (!def) {
+        bench_skip_op(c, s, "no replay definition for this operator in this build");
+        return NULL;
+    }
+    if (!c->b->supports(c->b, def, &reason)) {
+        bench_skip_op(c, s, reason ? reason : "not supported by this backend");
+        return NULL;
+    }
+    return def;
+}
+
+static int bench_csv(bench_ctx *c, const char *path, opdb_err *err) {
+    const char *file = opdb_path_basename(path);
+    char stem[256];
+    opdb_normalize_op_name(file, strlen(file) - 4, stem, sizeof stem);
+    op_status *s = bench_status(c, stem);
+    loaded l;
+    opdb_err lerr;
+    opdb_err_clear(&lerr);
+    if (load_csv(path, &l, &lerr)) {
+        s->kind = ST_FAILED;
+        free(s->reason);
+        s->reason = opdb_xstrdup(lerr.msg);
+        fprintf(stderr, "[FAIL] %s\n", lerr.msg);
+        loaded_free(&l);
+        if (c->o->fail_fast) c->stop = true;
+        return 0;
+    }
+    size_t todo = 0;
+    for (size_t r = 0; r < l.nrows; r++) {
+        bench_row br = {file, (long)r + 2, (const char *const *)l.name, (const char *const *)l.rows[r], l.ncol};
+        todo += !(c->o->missing_only && row_complete(&br));
+    }
+    int rc = 0;
+    const opdb_op_def *def = NULL;
+    if (c->o->missing_only && todo == 0) {
+        fprintf(c->o->out, "[SKIP] %s all %zu row(s) already have usable Average/Profiling durations.\n", path, l.nrows);
+    } else if ((def = runnable(c, stem, s)) != NULL) {
+        for (size_t r = 0; r < l.nrows && rc == 0 && !c->stop; r++) {
+            bench_row br = {file, (long)r + 2, (const char *const *)l.name, (const char *const *)l.rows[r], l.ncol};
+            if (c->o->missing_only && row_complete(&br)) {
+                s->skipped++;
+                continue;
+            }
+            rc = bench_one_row(c, stem, def, &br, err);
+        }
+    }
+    loaded_free(&l);
+    return rc;
+}
+
+/* Signatures of the complete rows of <db>/<op>.csv (missing-only grid runs skip them). */
+static void complete_sigs(bench_ctx *c, const char *op, char ***sigs, size_t *n) {
+    *sigs = NULL;
+    *n = 0;
+    char name[280];
+    snprintf(name, sizeof name, "%s.csv", op);
+    char *path = opdb_path_join(c->o->db_dir, name);
+    loaded l;
+    memset(&l, 0, sizeof l);
+    opdb_err e;
+    opdb_err_clear(&e);
+    if (opdb_is_file(path) && load_csv(path, &l, &e) == 0) {
+        static const char *const names[9] = {"OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
+                                             "Input Formats", "Output Shapes", "Output Data Types", "Output Formats",
+                                             "EP Size"};
+        for (size_t r = 0; r < l.nrows; r++) {
+            bench_row br = {name, (long)r + 2, (const char *const *)l.name, (const char *const *)l.rows[r], l.ncol};
+            if (!row_complete(&br)) continue;
+            const char *cells[9];
+            for (int i = 0; i < 9; i++) cells[i] = bench_row_cell(&br, names[i]);
+            journal_sig(op, cells, &c->sig);
+            *sigs = opdb_xrealloc(*sigs, (*n + 1) * sizeof **sigs);
+            (*sigs)[(*n)++] = opdb_xstrdup(c->sig.p ? c->sig.p : "");
+        }
+    }
+    loaded_free(&l);
+    free(path);
+}
+
+static bool grid_row_done(bench_ctx *c, const char *op, const bench_row *br, char **sigs, size_t n) {
+    const char *cells[9];
+    for (int i = 0; i < 8; i++) cells[i] = br->val[i];
+    cells[8] = "";
+    journal_sig(op, cells, &c->sig);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(sigs[i], c->sig.p ? c->sig.p : "") == 0) return true;
+    return false;
+}
+
+static int bench_grid(bench_ctx *c, opdb_err *err) {
+    opdb_grid_row *g;
+    size_t n;
+    if (opdb_grid_rows(c->o->grid, &g, &n, err)) return -1;
+    static const char *const names[8] = {"OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
+                                         "Input Formats", "Output Shapes", "Output Data Types", "Output Formats"};
+    int rc = 0;
+    long line = 2;
+    const char *prev = NULL;
+    const opdb_op_def *def = NULL;
+    char **done = NULL;
+    size_t ndone = 0;
+    for (size_t i = 0; i < n && rc == 0 && !c->stop; i++) {
+        if (!selected(c->o, g[i].op)) continue;
+        op_status *s = bench_status(c, g[i].op);
+        if (!prev || strcmp(prev, g[i].op) != 0) {
+            def = s->kind == ST_SKIPPED ? NULL : runnable(c, g[i].op, s);
+            prev = g[i].op;
+            line = 2;
+            opdb_free_paths(done, ndone);
+            done = NULL, ndone = 0;
+            if (c->o->missing_only) complete_sigs(c, g[i].op, &done, &ndone);
+        }
+        if (!def) continue;
+        char csv[280];
+        snprintf(csv, sizeof csv, "%s.csv(grid)", g[i].op);
+        bench_row br = {csv, line++, names, g[i].cell, 8};
+        if (ndone && grid_row_done(c, g[i].op, &br, done, ndone)) {
+            s->skipped++; /* missing-only: the database already has it */
+            continue;
+        }
+        rc = bench_one_row(c, g[i].op, def, &br, err);
+    }
+    opdb_free_paths(done, ndone);
+    opdb_grid_free(g, n);
+    return rc;
+}
+
+static bool status_of(const bench_ctx *c, const char *op) {
+    for (size_t i = 0; i < c->nst; i++)
+        if (strcmp(c->st[i].op, op) == 0) return true;
+    return false;
+}
+
+int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
+    if (!opdb_is_dir(o->db_dir)) {
+        if (!o->grid) return opdb_fail(err, OPDB_ERR_RUNTIME, "database folder not found: %s (use --grid default to create one)", o->db_dir);
+        if (opdb_mkdirs(o->db_dir, err)) return -1;
+    }
+    int lock = opdb_dir_lock(o->db_dir, err);
+    if (lock < 0) return -1;
+    char *work = opdb_path_join(o->db_dir, BENCH_WORK_DIR);
+    char *journal = opdb_path_join(work, "journal.csv");
+    bench_ctx c;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.b = b;
+    opdb_sb_init(&c.sig);
+    int rc = opdb_mkdirs(work, err);
+    if (rc == 0 && !o->resume && opdb_path_exists(journal))
+        fprintf(stderr, "[BENCH] discarding the journal of an unfinished run (--resume continues it): %s\n", journal);
+    if (rc == 0) rc = journal_open(&c.j, journal, o->resume, err);
+    c.nloaded = c.j.n;
+    if (rc == 0) {
+        const opdb_measure_opts *m = &o->measure;
+        snprintf(c.backend_cell, sizeof c.backend_cell, "%s; timer overhead %.3f us", b->description,
+                 opdb_timer_overhead_us());
+        fprintf(stderr, "[BENCH] backend: %s\n", c.backend_cell);
+        if (m->repeat_count > 0)
+            fprintf(stderr, "[BENCH] fixed count: %ld sample(s) per row, %s cache\n", m->repeat_count,
+                    m->hot_cache ? "hot" : "cold");
+        else
+            fprintf(stderr, "[BENCH] stop rule: >= %ld samples, >= %g s, RSD <= %g%%, or %g s timeout; %s cache\n",
+                    m->min_samples, m->min_time_s, m->max_rsd_pct, m->timeout_s, m->hot_cache ? "hot" : "cold");
+        if (c.nloaded) fprintf(stderr, "[BENCH] resuming: %zu row(s) already in the journal\n", c.nloaded);
+    }
+    if (rc == 0 && o->grid) {
+        rc = bench_grid(&c, err);
+    } else if (rc == 0) {
+        size_t n;
+        char **csvs = list_csvs(o, &n);
+        for (size_t i = 0; i < n && rc == 0 && !c.stop; i++) rc = bench_csv(&c, csvs[i], err);
+        for (size_t i = 0; i < o->nops; i++)
+            if (!c.stop && !status_of(&c, o->ops[i])) { /* the reference's run-all message */
+                char why[300];
+                snprintf(why, sizeof why, "No %s.csv operator file found in this database.", o->ops[i]);
+                bench_skip_op(&c, bench_status(&c, o->ops[i]), why);
+            }
+        opdb_free_paths(csvs, n);
+    }
+    if (rc == 0) rc = bench_write_back(&c, work, err);
+    bool any_failed = false;
+    for (size_t i = 0; i < c.nst; i++) {
+        any_failed |= c.st[i].failed > 0 || c.st[i].kind == ST_FAILED;
+        free(c.st[i].op);
+        free(c.st[i].reason);
+    }
+    free(c.st);
+    journal_close(&c.j);
+    if (rc == 0) {
+        bench_remove_work(work, journal);
+        fprintf(o->out, "[CLEAN] removed %s\n", work);
+    } else {
+        fprintf(stderr, "[PRESERVE] journal kept for --resume: %s\n", journal);
+    }
+    opdb_sb_free(&c.sig);
+    free(work);
+    free(journal);
+    opdb_dir_unlock(lock);
+    if (rc) return -1;
+    return any_failed || c.stop ? 1 : 0;
+}

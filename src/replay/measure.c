@@ -1,0 +1,182 @@
+/* See measure.h. */
+#include "opdb/measure.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Samples kept for the order statistics; a run that reaches it stops (only
+ * sub-microsecond kernels with a hot cache get there). */
+#define MAX_SAMPLES (1u << 20)
+
+void opdb_measure_defaults(opdb_measure_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->min_samples = 10;
+    o->min_time_s = 0.5;
+    o->max_rsd_pct = 0.5;
+    o->timeout_s = 15.0;
+    o->warmup_s = 0.05;
+}
+
+double opdb_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double opdb_timer_overhead_us(void) {
+    double best = INFINITY;
+    for (int i = 0; i < 2000; i++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        double d = (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) * 1e-3;
+        if (d < best) best = d;
+    }
+    return best;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double opdb_percentile_sorted(const double *s, size_t n, double q) {
+    if (n == 0) return 0.0;
+    double pos = q / 100.0 * (double)(n - 1);
+    size_t lo = (size_t)floor(pos);
+    if (lo + 1 >= n) return s[n - 1];
+    double frac = pos - (double)lo;
+    return s[lo] + (s[lo + 1] - s[lo]) * frac;
+}
+
+void opdb_sample_stats_of(double *v, size_t n, opdb_sample_stats *s) {
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    if (n == 0) return;
+    qsort(v, n, sizeof *v, cmp_double);
+    /* Welford: no cancellation for tight distributions. */
+    double mean = 0, m2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = v[i] - mean;
+        mean += d / (double)(i + 1);
+        m2 += d * (v[i] - mean);
+    }
+    s->min = v[0];
+    s->median = opdb_percentile_sorted(v, n, 50);
+    s->p20 = opdb_percentile_sorted(v, n, 20);
+    s->p80 = opdb_percentile_sorted(v, n, 80);
+    s->mean = mean;
+    s->rsd_pct = n > 1 && mean > 0 ? sqrt(m2 / (double)(n - 1)) / mean * 100.0 : 0.0;
+}
+
+/* Running mean and spread, for the stop rule after every sample. */
+typedef struct running {
+    size_t n;
+    double mean, m2, sum;
+} running;
+
+static void run_add(running *r, double x) {
+    r->n++;
+    r->sum += x;
+    double d = x - r->mean;
+    r->mean += d / (double)r->n;
+    r->m2 += d * (x - r->mean);
+}
+
+static double run_rsd(const running *r) {
+    return r->n > 1 && r->mean > 0 ? sqrt(r->m2 / (double)(r->n - 1)) / r->mean * 100.0 : INFINITY;
+}
+
+static bool stop_rule(const opdb_measure_opts *o, const running *r) {
+    return (long)r->n >= o->min_samples && r->sum * 1e-6 >= o->min_time_s && run_rsd(r) <= o->max_rsd_pct;
+}
+
+int opdb_measure(opdb_backend *b, void *inst, const opdb_measure_opts *o, opdb_measure_result *res, opdb_err *err) {
+    memset(res, 0, sizeof *res);
+    double t0 = opdb_now_s();
+    double us;
+    /* Warm-up: page faults, thread pools, clocks; at least one run. */
+    do {
+        if (b->run(b, inst, &us, err)) return -1;
+        res->warmup_runs++;
+    } while (opdb_now_s() - t0 < o->warmup_s && opdb_now_s() - t0 < o->timeout_s);
+
+    size_t cap = 64, n = 0;
+    double *v = opdb_xmalloc(cap * sizeof *v);
+    running r = {0};
+    int rc = 0;
+    for (;;) {
+        if (o->repeat_count > 0) {
+            if ((long)n >= o->repeat_count) break;
+        } else {
+            if (stop_rule(o, &r)) {
+                res->stop_rule_met = true;
+                break;
+            }
+            /* at least one sample, so every measurement has a result */
+            if (n >= 1 && (opdb_now_s() - t0 >= o->timeout_s || n >= MAX_SAMPLES)) break;
+        }
+        if (!o->hot_cache && b->flush_cache) b->flush_cache(b);
+        if (b->run(b, inst, &us, err)) {
+            rc = -1;
+            break;
+        }
+        if (n == cap) {
+            cap *= 2;
+            v = opdb_xrealloc(v, cap * sizeof *v);
+        }
+        v[n++] = us;
+        run_add(&r, us);
+    }
+    if (rc == 0) opdb_sample_stats_of(v, n, &res->st);
+    res->wall_s = opdb_now_s() - t0;
+    free(v);
+    return rc;
+}
+
+/* A positive integer, as int(value) after strip would accept it. */
+static bool parse_long(const char *s, long *out) {
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+    if (!*s) return false;
+    errno = 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || errno) return false;
+    while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r') end++;
+    if (*end) return false;
+    *out = v;
+    return true;
+}
+
+static bool blank(const char *s) {
+    if (!s) return true;
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r') return false;
+    return true;
+}
+
+int opdb_repeat_count_resolve(const char *flag, long *out, opdb_err *err) {
+    *out = 0;
+    if (flag) {
+        long v;
+        if (!parse_long(flag, &v))
+            return opdb_fail(err, OPDB_ERR_USAGE, "argument --repeat-count: invalid int value: '%s'", flag);
+        if (v <= 0) return opdb_fail(err, OPDB_ERR_USAGE, "--repeat-count must be positive, got %ld", v);
+        *out = v;
+        return 0;
+    }
+    static const char *const envs[2] = {OPDB_REPEAT_ENV, OPDB_REPEAT_ENV_REFERENCE};
+    for (int i = 0; i < 2; i++) {
+        const char *e = getenv(envs[i]);
+        if (blank(e)) continue;
+        long v;
+        if (!parse_long(e, &v)) return opdb_fail(err, OPDB_ERR_USAGE, "%s must be an integer, got '%s'", envs[i], e);
+        if (v <= 0) return opdb_fail(err, OPDB_ERR_USAGE, "%s must be positive, got '%s'", envs[i], e);
+        *out = v;
+        return 0;
+    }
+    return 0;
+}

@@ -1,0 +1,240 @@
+/* The measurement engine with a fake backend whose "durations" come from a
+ * script, so the stop rule, the fixed count, cache eviction and the
+ * statistics are checked without depending on real time. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opdb/measure.h"
+
+typedef struct fake {
+    const double *seq;   /* durations returned in turn; the last one repeats */
+    size_t nseq, calls, flushes;
+    size_t fail_at;      /* 1-based call that fails; 0 = never */
+} fake;
+
+static int fake_run(opdb_backend *b, void *inst, double *us, opdb_err *err) {
+    (void)inst;
+    fake *f = b->impl;
+    f->calls++;
+    if (f->fail_at && f->calls == f->fail_at) return opdb_fail(err, OPDB_ERR_RUNTIME, "kernel failed on call %zu", f->calls);
+    *us = f->seq[f->calls - 1 < f->nseq ? f->calls - 1 : f->nseq - 1];
+    return 0;
+}
+
+static void fake_flush(opdb_backend *b) { ((fake *)b->impl)->flushes++; }
+
+static opdb_backend make_backend(fake *f) {
+    opdb_backend b;
+    memset(&b, 0, sizeof b);
+    b.name = "fake";
+    b.run = fake_run;
+    b.flush_cache = fake_flush;
+    b.impl = f;
+    return b;
+}
+
+/* Measures fake f with options o (err cleared first). */
+static int measure_fake(fake *f, const opdb_measure_opts *o, opdb_measure_result *r, opdb_err *err) {
+    opdb_backend b = make_backend(f);
+    opdb_err_clear(err);
+    return opdb_measure(&b, NULL, o, r, err);
+}
+
+/* Deterministic options: one warm-up run, no timeout unless a test sets one. */
+static opdb_measure_opts opts(void) {
+    opdb_measure_opts o;
+    opdb_measure_defaults(&o);
+    o.warmup_s = 0;
+    o.timeout_s = 1e9;
+    return o;
+}
+
+static void test_defaults(void **state) {
+    (void)state;
+    opdb_measure_opts o;
+    opdb_measure_defaults(&o);
+    assert_int_equal(o.min_samples, 10);
+    assert_true(o.min_time_s == 0.5);
+    assert_true(o.max_rsd_pct == 0.5);
+    assert_true(o.timeout_s == 15.0);
+    assert_int_equal(o.repeat_count, 0);
+    assert_false(o.hot_cache);
+}
+
+static void test_stable_stops_at_min_samples(void **state) {
+    (void)state;
+    double seq[] = {100.0};
+    fake f = {seq, 1, 0, 0, 0};
+    opdb_measure_opts o = opts();
+    o.min_time_s = 0.0005; /* 5 samples of 100 us */
+    opdb_measure_result r;
+    opdb_err err;
+    assert_int_equal(measure_fake(&f, &o, &r, &err), 0);
+    assert_int_equal(r.st.n, 10);
+    assert_int_equal(r.warmup_runs, 1);
+    assert_int_equal(f.calls, 11);
+    assert_int_equal(f.flushes, 10); /* one eviction before every sample, none in warm-up */
+    assert_true(r.stop_rule_met);
+    assert_true(r.st.min == 100.0 && r.st.median == 100.0 && r.st.rsd_pct == 0.0);
+}
+
+static void test_min_time_dominates(void **state) {
+    (void)state;
+    double seq[] = {100.0};
+    fake f = {seq, 1, 0, 0, 0};
+    opdb_measure_opts o = opts();
+    o.min_time_s = 0.01; /* 10000 us of samples = 100 samples */
+    opdb_measure_result r;
+    opdb_err err;
+    assert_int_equal(measure_fake(&f, &o, &r, &err), 0);
+    assert_int_equal(r.st.n, 100);
+    assert_true(r.stop_rule_met);
+}
+
+/* Noisy first samples: the run stops at the first n where the RSD of all
+ * samples so far is within the bound, not earlier and not later. */
+static void test_stops_when_rsd_settles(void **state) {
+    (void)state;
+    double seq[] = {0 /* warm-up */, 130, 70, 120, 80, 110, 100};
+    fake f = {seq, sizeof seq / sizeof seq[0], 0, 0, 0};
+    opdb_measure_opts o = opts();
+    o.min_time_s = 0;
+    opdb_measure_result r;
+    opdb_err err;
+    assert_int_equal(measure_fake(&f, &o, &r, &err), 0);
+    assert_true(r.stop_rule_met);
+    size_t n = r.st.n;
+    assert_true(n > 10);
+    assert_true(r.st.rsd_pct <= 0.5);
+    double *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n - 1; i++) v[i] = seq[i + 1 < f.nseq ? i + 1 : f.nseq - 1];
+    opdb_sample_stats s;
+    opdb_sample_stats_of(v, n - 1, &s);
+    assert_true(s.rsd_pct > 0.5);
+    free(v);
+    assert_true(r.st.min == 70.0);
+}
+
+static void test_timeout_keeps_one_sample(void **state) {
+    (void)state;
+    double seq[] = {100, 300};
+    fake f = {seq, 2, 0, 0, 0};
+    opdb_measure_opts o = opts();
+    o.timeout_s = 0;
+    opdb_measure_result r;
+    opdb_err err;
+    assert_int_equal(measure_fake(&f, &o, &r, &err), 0);
+    assert_int_equal(r.st.n, 1);
+    assert_false(r.stop_rule_met);
+    assert_true(r.st.min == 300.0);
+}
+
+static void test_fixed_count_ignores_rule(void **state) {
+    (void)state;
+    double seq[] = {5, 50, 500, 5000};
+    fake f = {seq, 4, 0, 0, 0};
+    opdb_measure_opts o = opts();
+    o.repeat_count = 3;
+    o.timeout_s = 0;
+    o.hot_cache = true;
+    opdb_measure_result r;
+    opdb_err err;
+    assert_int_equal(measure_fake(&f, &o, &r, &err), 0);
+    assert_int_equal(r.st.n, 3);
+    assert_int_equal(f.flushes, 0);
+    assert_false(r.stop_rule_met);
+    assert_true(r.st.min == 50.0 && r.st.median == 500.0);
+}
+
+static void test_run_error_propagates(void **state) {
+    (void)state;
+    double seq[] = {100};
+    fake f = {seq, 1, 0, 0, 4};
+    opdb_measure_opts o = opts();
+    opdb_measure_result r;
+    opdb_err err;
+    assert_int_equal(measure_fake(&f, &o, &r, &err), -1);
+    assert_string_equal(err.msg, "kernel failed on call 4");
+}
+
+static void test_statistics(void **state) {
+    (void)state;
+    double v[] = {5, 1, 4, 2, 3};
+    opdb_sample_stats s;
+    opdb_sample_stats_of(v, 5, &s);
+    assert_int_equal(s.n, 5);
+    assert_true(s.min == 1 && s.median == 3 && s.mean == 3);
+    assert_true(fabs(s.p20 - 1.8) < 1e-12);
+    assert_true(fabs(s.p80 - 4.2) < 1e-12);
+    assert_true(fabs(s.rsd_pct - sqrt(2.5) / 3 * 100) < 1e-9);
+    double w[] = {7, 9};
+    opdb_sample_stats_of(w, 2, &s);
+    assert_true(s.median == 8 && s.p20 == 7.4);
+    double one[] = {42};
+    opdb_sample_stats_of(one, 1, &s);
+    assert_true(s.p20 == 42 && s.p80 == 42 && s.rsd_pct == 0);
+}
+
+static void test_timer_overhead(void **state) {
+    (void)state;
+    double t = opdb_timer_overhead_us();
+    assert_true(t >= 0 && t < 1000);
+    double a = opdb_now_s(), b = opdb_now_s();
+    assert_true(b >= a);
+}
+
+static void check_resolve(const char *flag, int rc, long want, const char *msg) {
+    long v = -1;
+    opdb_err err;
+    opdb_err_clear(&err);
+    assert_int_equal(opdb_repeat_count_resolve(flag, &v, &err), rc);
+    if (rc == 0) assert_int_equal(v, want);
+    else assert_string_equal(err.msg, msg);
+}
+
+static void test_repeat_count(void **state) {
+    (void)state;
+    unsetenv(OPDB_REPEAT_ENV);
+    unsetenv(OPDB_REPEAT_ENV_REFERENCE);
+    check_resolve(NULL, 0, 0, NULL);
+    check_resolve("7", 0, 7, NULL);
+    check_resolve("0", -1, 0, "--repeat-count must be positive, got 0");
+    check_resolve("-3", -1, 0, "--repeat-count must be positive, got -3");
+    check_resolve("x", -1, 0, "argument --repeat-count: invalid int value: 'x'");
+    setenv(OPDB_REPEAT_ENV_REFERENCE, " 12 ", 1);
+    check_resolve(NULL, 0, 12, NULL);
+    setenv(OPDB_REPEAT_ENV, "  ", 1); /* blank: ignored */
+    check_resolve(NULL, 0, 12, NULL);
+    setenv(OPDB_REPEAT_ENV, "5", 1);  /* opdb's variable wins */
+    check_resolve(NULL, 0, 5, NULL);
+    check_resolve("2", 0, 2, NULL);   /* the flag wins */
+    setenv(OPDB_REPEAT_ENV, "abc", 1);
+    check_resolve(NULL, -1, 0, "OPDB_REPLAY_REPEAT_COUNT must be an integer, got 'abc'");
+    unsetenv(OPDB_REPEAT_ENV);
+    setenv(OPDB_REPEAT_ENV_REFERENCE, "0", 1);
+    check_resolve(NULL, -1, 0, "MSMODELING_OP_REPLAY_REPEAT_COUNT must be positive, got '0'");
+    unsetenv(OPDB_REPEAT_ENV_REFERENCE);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_stable_stops_at_min_samples),
+        cmocka_unit_test(test_min_time_dominates),
+        cmocka_unit_test(test_stops_when_rsd_settles),
+        cmocka_unit_test(test_timeout_keeps_one_sample),
+        cmocka_unit_test(test_fixed_count_ignores_rule),
+        cmocka_unit_test(test_run_error_propagates),
+        cmocka_unit_test(test_statistics),
+        cmocka_unit_test(test_timer_overhead),
+        cmocka_unit_test(test_repeat_count),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
