@@ -18,6 +18,7 @@ typedef struct opdb_json {
     int depth;
     bool empty[OPDB_JSON_MAX_DEPTH]; /* no item written yet at this level */
     bool after_key;
+    bool raw_utf8;   /* json.dump(..., ensure_ascii=False): set after opdb_json_init */
 } opdb_json;
 
 void opdb_json_init(opdb_json *j, opdb_strbuf *out);
@@ -36,6 +37,8 @@ void opdb_json_raw(opdb_json *j, const char *text);
 
 /* Appends s as a JSON string literal with ensure_ascii escaping. */
 void opdb_json_quote(opdb_strbuf *out, const char *s);
+/* The same with ensure_ascii=False: only `"`, `\\` and C0 controls escaped. */
+void opdb_json_quote_utf8(opdb_strbuf *out, const char *s);
 
 #ifdef __cplusplus
 }

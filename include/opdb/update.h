@@ -18,6 +18,27 @@ extern const char *const opdb_replay_ops[];
 extern const size_t opdb_nreplay_ops;
 bool opdb_is_replay_op(const char *normalised_name);
 
+/* Values a caller sets beside the merged durations (opdb bench's MicroBench
+ * statistics), for the rows of one CSV with one signature. */
+typedef struct opdb_update_extra {
+    const char *csv_stem;          /* the CSV's file stem (its operator) */
+    const char *sig;               /* opdb_signature() of the row, op = csv_stem */
+    const char *const *values;     /* one per opdb_update_opts.extra_cols; NULL = leave the cell */
+    bool drop;                     /* delete the rows with this signature instead */
+} opdb_update_extra;
+
+/* The "Operator Execution Status" report section (update-and-report.md §3.3). */
+typedef struct opdb_update_status_entry {
+    const char *op, *reason;
+} opdb_update_status_entry;
+
+typedef struct opdb_update_status {
+    const char *const *success;
+    size_t nsuccess;
+    const opdb_update_status_entry *failed, *skipped;
+    size_t nfailed, nskipped;
+} opdb_update_status;
+
 typedef struct opdb_update_opts {
     const char *db_dir;            /* target database folder */
     const char *const *prof_paths; /* PROF_* folders or folders holding them */
@@ -32,6 +53,15 @@ typedef struct opdb_update_opts {
     long ep_size;                  /* --dispatch-ffn-combine-ep-size (0 = none) */
     const char *timestamp;         /* report file stamp; NULL: $OPDB_REPORT_TIMESTAMP or now */
     FILE *out;                     /* where the report goes (stdout) */
+    /* opdb bench additions (all zero for `opdb update`): */
+    const char *const *extra_cols; /* appended after the existing columns where absent */
+    size_t nextra_cols;
+    const opdb_update_extra *extra;/* values of extra_cols set on updated/added rows; drops */
+    size_t nextra;
+    bool lock_held;                /* the caller already holds opdb_dir_lock(db_dir) */
+    bool bench_rows;               /* rows from opdb bench: each CSV takes only its own operator's
+                                      rows (no MatMul aliasing), MatMul CSVs may gain rows */
+    const opdb_update_status *status; /* report section; NULL = none */
 } opdb_update_opts;
 
 int opdb_update_run(const opdb_update_opts *o, opdb_err *err);

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "opdb/db.h"
+#include "opdb/signature.h"
+#include "opdb/update.h"
 
 static void print_usage(const cli_spec *s, FILE *f) {
     fprintf(f, "usage: %s [-h]", s->prog);
@@ -135,4 +137,44 @@ int cli_check_db_flags(const cli_spec *spec, const char *device, const char *vll
         if (flags[i][1] && !opdb_version_valid(flags[i][1]))
             return cli_usage_error(spec, "argument %s: %s", flags[i][0], opdb_version_hint);
     return CLI_OK;
+}
+
+int cli_take_list(int *i, int argc, char **argv, const char ***out, size_t *n) {
+    int k = *i + 1;
+    while (k < argc && strncmp(argv[k], "--", 2) != 0) {
+        *out = realloc((void *)*out, (*n + 1) * sizeof **out);
+        (*out)[(*n)++] = argv[k++];
+    }
+    int took = k - (*i + 1);
+    *i = k - 1;
+    return took;
+}
+
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int cli_normalize_ops(const char *prog, const char *const *ops, size_t n, char ***norm) {
+    *norm = calloc(n + 1, sizeof **norm);
+    char **bad = calloc(n + 1, sizeof *bad);
+    size_t nbad = 0;
+    for (size_t i = 0; i < n; i++) {
+        char buf[256];
+        opdb_normalize_op_name(ops[i], strlen(ops[i]), buf, sizeof buf);
+        (*norm)[i] = strdup(buf);
+        if (!opdb_is_replay_op(buf)) bad[nbad++] = (*norm)[i];
+    }
+    if (nbad) {
+        qsort(bad, nbad, sizeof *bad, cmp_cstr);
+        fprintf(stderr, "%s: Unsupported --ops: ", prog);
+        for (size_t i = 0; i < nbad; i++) fprintf(stderr, "%s%s", i ? ", " : "", bad[i]);
+        fprintf(stderr, ". Available: ");
+        for (size_t i = 0; i < opdb_nreplay_ops; i++) fprintf(stderr, "%s%s", i ? ", " : "", opdb_replay_ops[i]);
+        fputc('\n', stderr);
+    }
+    free(bad);
+    return nbad ? 1 : 0;
+}
+
+void cli_free_ops(char **norm, size_t n) {
+    for (size_t i = 0; norm && i < n; i++) free(norm[i]);
+    free(norm);
 }

@@ -34,6 +34,14 @@ int cli_usage_error(const cli_spec *spec, const char *fmt, ...);
  * one of the devices, version flags must look like versions. CLI_OK or a
  * printed usage error (CLI_USAGE). */
 int cli_check_db_flags(const cli_spec *spec, const char *device, const char *vllm, const char *torch, const char *cann);
+/* Collects the values after a multi-value flag at argv[*i] (--ops A B) into
+ * *out (realloc'd); *i is left on the last value. Returns how many. */
+int cli_take_list(int *i, int argc, char **argv, const char ***out, size_t *n);
+/* Normalises operator names into *norm (malloc'd strings); an unknown name
+ * prints "PROG: Unsupported --ops: <sorted>. Available: <catalogue>" and
+ * returns 1. */
+int cli_normalize_ops(const char *prog, const char *const *ops, size_t n, char ***norm);
+void cli_free_ops(char **norm, size_t n);
 /* Parses a non-negative integer option value. */
 bool cli_parse_uint(const char *s, unsigned long *out);
 

@@ -9,18 +9,6 @@
 #include "opdb/signature.h"
 #include "opdb/update.h"
 
-/* Collects the values that follow a multi-value flag (--ops A B, --prof-path P Q). */
-static int take_list(int *i, int argc, char **argv, const char ***out, size_t *n) {
-    int k = *i + 1;
-    while (k < argc && strncmp(argv[k], "--", 2) != 0) {
-        *out = realloc((void *)*out, (*n + 1) * sizeof **out);
-        (*out)[(*n)++] = argv[k++];
-    }
-    int took = k - (*i + 1);
-    *i = k - 1;
-    return took;
-}
-
 int cmd_update(int argc, char **argv) {
     const char *database = NULL, *device = NULL, *vllm = NULL, *torch = NULL, *cann = NULL, *mode = NULL,
                *ep = NULL, *ops_flag = NULL, *prof_flag = NULL;
@@ -55,7 +43,7 @@ int cmd_update(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--prof-path") == 0 || strcmp(argv[i], "--ops") == 0 || strcmp(argv[i], "--op") == 0) {
             bool is_prof = strcmp(argv[i], "--prof-path") == 0;
-            if (take_list(&i, argc, argv, is_prof ? &prof : &ops, is_prof ? &nprof : &nops) == 0) {
+            if (cli_take_list(&i, argc, argv, is_prof ? &prof : &ops, is_prof ? &nprof : &nops) == 0) {
                 rc = cli_usage_error(&spec, "argument %s: expected at least one argument", argv[i]);
                 break;
             }
@@ -86,35 +74,7 @@ int cmd_update(int argc, char **argv) {
     }
     opdb_err err;
     opdb_err_clear(&err);
-    if (rc == 0 && nops) {
-        normops = calloc(nops, sizeof *normops);
-        opdb_strbuf bad;
-        opdb_sb_init(&bad);
-        char **sorted = calloc(nops, sizeof *sorted);
-        size_t nbad = 0;
-        for (size_t i = 0; i < nops; i++) {
-            char buf[256];
-            opdb_normalize_op_name(ops[i], strlen(ops[i]), buf, sizeof buf);
-            normops[i] = strdup(buf);
-            if (!opdb_is_replay_op(buf)) sorted[nbad++] = normops[i];
-        }
-        if (nbad) {
-            for (size_t i = 1; i < nbad; i++)
-                for (size_t j = i; j > 0 && strcmp(sorted[j - 1], sorted[j]) > 0; j--) {
-                    char *t = sorted[j];
-                    sorted[j] = sorted[j - 1];
-                    sorted[j - 1] = t;
-                }
-            opdb_sb_adds(&bad, "Unsupported --ops: ");
-            for (size_t i = 0; i < nbad; i++) opdb_sb_addf(&bad, "%s%s", i ? ", " : "", sorted[i]);
-            opdb_sb_adds(&bad, ". Available: ");
-            for (size_t i = 0; i < opdb_nreplay_ops; i++) opdb_sb_addf(&bad, "%s%s", i ? ", " : "", opdb_replay_ops[i]);
-            fprintf(stderr, "opdb update: %s\n", bad.p);
-            rc = 1;
-        }
-        free(sorted);
-        opdb_sb_free(&bad);
-    }
+    if (rc == 0 && nops && cli_normalize_ops("opdb update", ops, nops, &normops)) rc = 1;
     if (rc == 0) {
         opdb_db_target target = {database, device ? device : OPDB_DEFAULT_DEVICE, vllm, torch, cann, NULL};
         outdir = opdb_db_resolve(&target, &err);
@@ -126,15 +86,14 @@ int cmd_update(int argc, char **argv) {
     if (rc == 0) {
         opdb_update_opts o = {outdir, prof, nprof, (const char *const *)normops, nops,
                               mode && strcmp(mode, "missing-only") == 0, prune, quirks, add_new, json, ep_size,
-                              NULL, stdout};
+                              NULL, stdout, NULL, 0, NULL, 0, false, false, NULL};
         if (opdb_update_run(&o, &err)) {
             fflush(stdout);
             fprintf(stderr, "opdb update: %s\n", err.msg);
             rc = err.code ? err.code : 1;
         }
     }
-    for (size_t i = 0; normops && i < nops; i++) free(normops[i]);
-    free(normops);
+    cli_free_ops(normops, nops);
     free(outdir);
     free(prof);
     free(ops);

@@ -3,10 +3,14 @@
 #define OPDB_CLI_COMMANDS_H
 
 int cmd_parse(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 int cmd_update(int argc, char **argv);
 int cmd_fia_fill(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_aie(int argc, char **argv);
 int cmd_trace2csv(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_m6(int argc, char **argv);
+int cmd_shape_compare(int argc, char **argv);
 
 #endif

@@ -18,7 +18,11 @@ typedef struct command {
 static const command k_commands[] = {
     {"parse", cmd_parse, "profiler kernel_details/op_summary CSVs -> per-operator database tables"},
     {"aie", cmd_aie, "AMD AIE trace post-processing: per-core iteration timings and GMAC/s"},
+    {"bench", cmd_bench, "replay database rows on this CPU/GPU, measure them and write the durations back"},
     {"fia-fill", cmd_fia_fill, "back-fill FusedInferAttentionScore runtime metadata from a JSONL dump"},
+    {"m6", cmd_m6, "M6: predicted time of database-answered ops / real forward-pass time"},
+    {"shape-compare", cmd_shape_compare, "per (kernel type, shape) TC-trace vs forward-pass comparison as CSV"},
+    {"compare", cmd_compare, "per-kernel-type comparison of a model's Chrome trace with a measured forward pass"},
     {"trace2csv", cmd_trace2csv, "flatten a performance-model Chrome trace's complete events into CSV"},
     {"update", cmd_update, "merge msprof op_summary measurements into a database, report the gaps"},
     {"validate", cmd_validate, "check a database folder and list its problems (exit 1 if any)"},
@@ -28,7 +32,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: opdb <command> [options]\n\n"
                "opdb builds, maintains and checks operator performance databases.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
-        fprintf(f, "  %-10s %s\n", k_commands[i].name, k_commands[i].summary);
+        fprintf(f, "  %-13s %s\n", k_commands[i].name, k_commands[i].summary);
     fprintf(f, "\nRun 'opdb <command> --help' for a command's options.\n");
 }
 

@@ -48,7 +48,8 @@ void opdb_json_end_array(opdb_json *j) { end(j, ']'); }
 
 void opdb_json_key(opdb_json *j, const char *key) {
     before_value(j);
-    opdb_json_quote(j->out, key);
+    if (j->raw_utf8) opdb_json_quote_utf8(j->out, key);
+    else opdb_json_quote(j->out, key);
     opdb_sb_add(j->out, ": ", 2);
     j->after_key = true;
 }
@@ -76,7 +77,9 @@ static int utf8_decode(const unsigned char *s, unsigned *cp) {
     return n;
 }
 
-void opdb_json_quote(opdb_strbuf *out, const char *s) {
+/* json.dumps string escaping; with ascii (ensure_ascii) DEL and every
+ * non-ASCII character become \uXXXX, otherwise they stay raw. */
+static void quote(opdb_strbuf *out, const char *s, bool ascii) {
     opdb_sb_addc(out, '"');
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
@@ -88,8 +91,8 @@ void opdb_json_quote(opdb_strbuf *out, const char *s) {
         else if (c == '\t') opdb_sb_add(out, "\\t", 2);
         else if (c == '\b') opdb_sb_add(out, "\\b", 2);
         else if (c == '\f') opdb_sb_add(out, "\\f", 2);
-        else if (c < 0x20 || c == 0x7f) opdb_sb_addf(out, "\\u%04x", c);
-        else if (c < 0x80) opdb_sb_addc(out, (char)c);
+        else if (c < 0x20 || (ascii && c == 0x7f)) opdb_sb_addf(out, "\\u%04x", c);
+        else if (c < 0x80 || !ascii) opdb_sb_addc(out, (char)c);
         else {
             unsigned cp;
             p += utf8_decode(p, &cp) - 1;
@@ -105,9 +108,14 @@ void opdb_json_quote(opdb_strbuf *out, const char *s) {
     opdb_sb_addc(out, '"');
 }
 
+void opdb_json_quote(opdb_strbuf *out, const char *s) { quote(out, s, true); }
+
+void opdb_json_quote_utf8(opdb_strbuf *out, const char *s) { quote(out, s, false); }
+
 void opdb_json_string(opdb_json *j, const char *s) {
     before_value(j);
-    opdb_json_quote(j->out, s);
+    if (j->raw_utf8) opdb_json_quote_utf8(j->out, s);
+    else opdb_json_quote(j->out, s);
 }
 
 void opdb_json_int(opdb_json *j, long long v) {

@@ -17,6 +17,7 @@
 #include "opdb/pystr.h"
 #include "opdb/signature.h"
 #include "update/dict_row.h"
+#include "update/update_extra.h"
 #include "update/update_layout.h"
 
 typedef struct csvfile {
@@ -227,6 +228,7 @@ typedef struct merge_ctx {
     const char *akey[64];
     int aid[64], nakey;
     sig_index si;
+    extra_index xi;      /* opdb bench's extra values for this CSV */
     update_result *res;
     opdb_strbuf *log;
     opdb_strbuf sig, disp;
@@ -283,6 +285,14 @@ static bool apply(merge_ctx *m, drow *t, const agg_row *nr) {
     return changed;
 }
 
+/* The extra values measured for signature m->sig (opdb bench), if any. */
+static void set_extras(merge_ctx *m, drow *t) {
+    const opdb_update_extra *x = extra_find(&m->xi, m->sig.p);
+    if (!x || x->drop || !x->values) return;
+    for (size_t c = 0; c < m->o->nextra_cols; c++)
+        if (x->values[c]) drow_set(t, &m->f->ks, ks_add(&m->f->ks, m->o->extra_cols[c]), opdb_span_cstr(x->values[c]));
+}
+
 static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
     const opdb_update_opts *o = m->o;
     update_result *res = m->res;
@@ -304,6 +314,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
             char buf[400];
             for (int i = 0; i < nr->n; i++)
                 drow_set(&r, &f->ks, agg_key_id(m, nr->key[i]), opdb_span_cstr(agg_val(nr, i, buf)));
+            set_extras(m, &r);
             push_row(f, r);
             si_add(&m->si, m->sig.p, f->n - 1);
             res->added++;
@@ -319,8 +330,9 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
         if (!can_update) {
             if (!allow_add) continue;
             res->unchanged++;
-        } else if (apply(m, t, nr)) {
-            res->updated++;
+        } else {
+            if (apply(m, t, nr)) res->updated++;
+            set_extras(m, t);
         }
         add_gap(m, t);
     }
@@ -401,6 +413,9 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
             for (int k = 0; k < merge[i]->n; k++)
                 if (sv_index(&cols, merge[i]->key[k]) < 0) sv_push(&cols, opdb_xstrdup(merge[i]->key[k]));
     }
+    if (!o->quirks)
+        for (size_t i = 0; i < o->nextra_cols; i++)
+            if (sv_index(&cols, o->extra_cols[i]) < 0) sv_push(&cols, opdb_xstrdup(o->extra_cols[i]));
     for (size_t i = 0; i < cols.n; i++) ks_add(&f.ks, cols.v[i]);
 
     merge_ctx m;
@@ -411,6 +426,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     m.log = log;
     opdb_sb_init(&m.sig);
     opdb_sb_init(&m.disp);
+    extra_index_build(&m.xi, o, res->stem);
     char stem_norm[256];
     opdb_normalize_op_name(res->stem, strlen(res->stem), stem_norm, sizeof stem_norm);
     if (strcmp(stem_norm, "DispatchFFNCombine") == 0 && sv_index(&cols, "EP Size") < 0)
@@ -451,7 +467,13 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     for (size_t r = 0; r < f.n; r++) {
         keep[r] = true;
         changed |= f.rows[r].dirty;
-        if (o->prune && !row_valid(&f.rows[r], &m.id)) {
+        bool drop = false;
+        if (m.xi.ndrop) {
+            sig_of_drow(&f.rows[r], &m.id, res->stem, &m.sig, false);
+            const opdb_update_extra *x = extra_find(&m.xi, m.sig.p);
+            drop = x && x->drop;
+        }
+        if (drop || (o->prune && !row_valid(&f.rows[r], &m.id))) {
             keep[r] = false;
             changed = true;
             sig_of_drow(&f.rows[r], &m.id, res->stem, &m.disp, true);
@@ -476,6 +498,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     opdb_sb_free(&m.sig);
     opdb_sb_free(&m.disp);
     si_free(&m.si);
+    extra_index_free(&m.xi);
     sv_free(&cols);
     csvfile_free(&f);
     return rc;

@@ -58,6 +58,12 @@ static const char *const *matmul_aliases(const char *op) {
     return none;
 }
 
+/* opdb bench measured each CSV's own rows: no cross-CSV aliasing. */
+static const char *const *target_aliases(const opdb_update_opts *o, const char *op) {
+    static const char *const none[] = {NULL};
+    return o->bench_rows ? none : matmul_aliases(op);
+}
+
 static bool name_is(const char *name, void *want) { return strcmp(name, (const char *)want) == 0; }
 
 static bool catalogue_csv(const char *name, void *ctx) {
@@ -147,7 +153,7 @@ static void process_target(const job *J, size_t k) {
     const agg_op *own = op_summary_get(J->agg, t->stem);
     if (own && !selected(o, own->norm)) own = NULL;
     size_t cap = (own ? own->n : 0) + 1;
-    for (const char *const *a = matmul_aliases(t->stem); *a; a++) {
+    for (const char *const *a = target_aliases(o, t->stem); *a; a++) {
         const agg_op *ao = op_summary_get(J->agg, *a);
         if (ao && selected(o, ao->norm)) cap += ao->n;
     }
@@ -155,12 +161,12 @@ static void process_target(const job *J, size_t k) {
     size_t nmerge = 0, nmatch = 0;
     char norm[256];
     opdb_normalize_op_name(t->stem, strlen(t->stem), norm, sizeof norm);
-    bool mm = opdb_is_matmul_family(norm);
+    bool mm = opdb_is_matmul_family(norm) && !o->bench_rows;
     for (size_t i = 0; own && i < own->n; i++) {
         if (mm) match[nmatch++] = own->rows[i];
         else merge[nmerge++] = own->rows[i];
     }
-    for (const char *const *a = matmul_aliases(t->stem); *a; a++) {
+    for (const char *const *a = target_aliases(o, t->stem); *a; a++) {
         const agg_op *ao = op_summary_get(J->agg, *a);
         if (ao && selected(o, ao->norm))
             for (size_t i = 0; i < ao->n; i++) match[nmatch++] = ao->rows[i];
@@ -215,7 +221,7 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
         bool taken = new_db;
         for (size_t k = 0; k < nt && !taken; k++) {
             taken = strcmp(t[k].stem, op->op) == 0;
-            for (const char *const *a = matmul_aliases(t[k].stem); *a && !taken; a++) taken = strcmp(*a, op->op) == 0;
+            for (const char *const *a = target_aliases(o, t[k].stem); *a && !taken; a++) taken = strcmp(*a, op->op) == 0;
         }
         if (taken) continue;
         if (!o->quirks && o->add_new_ops) {

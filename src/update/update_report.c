@@ -182,6 +182,36 @@ static void list_section(opdb_strbuf *out, const char *title, const update_run *
     t_render(&t, out);
 }
 
+static bool has_status(const opdb_update_opts *o) {
+    const opdb_update_status *s = o->status;
+    return s && s->nsuccess + s->nfailed + s->nskipped > 0;
+}
+
+/* Operator Execution Status (opdb bench's run status; skip reasons are an opdb addition). */
+static void status_section(const opdb_update_opts *o, opdb_strbuf *out) {
+    if (!has_status(o)) return;
+    const opdb_update_status *s = o->status;
+    opdb_sb_addf(out, "\n\n## Operator Execution Status\n- Success: %zu\n- Failed: %zu\n- Skipped: %zu", s->nsuccess,
+                 s->nfailed, s->nskipped);
+    for (size_t i = 0; i < s->nfailed; i++) opdb_sb_addf(out, "\n  - FAILED: %s: %s", s->failed[i].op, s->failed[i].reason);
+    if (!o->quirks)
+        for (size_t i = 0; i < s->nskipped; i++)
+            opdb_sb_addf(out, "\n  - SKIPPED: %s: %s", s->skipped[i].op, s->skipped[i].reason);
+}
+
+static void failures_section(const opdb_update_opts *o, opdb_strbuf *out) {
+    if (!has_status(o) || !o->status->nfailed) return;
+    static const char *const hdr[] = {"Operator", "Reason"};
+    table t;
+    t_init(&t, 2, hdr);
+    for (size_t i = 0; i < o->status->nfailed; i++) {
+        char *c2[2] = {opdb_xstrdup(o->status->failed[i].op), opdb_xstrdup(o->status->failed[i].reason)};
+        t_row(&t, c2);
+    }
+    opdb_sb_adds(out, "\n\n## Failures\n> [!WARNING]\n> Operators that failed.\n\n");
+    t_render(&t, out);
+}
+
 void update_report_text(const opdb_update_opts *o, const update_run *run, opdb_strbuf *out) {
     opdb_sb_clear(out);
     long upd = 0, add = 0, del = 0, unch = 0, dups = 0, miss = 0;
@@ -196,6 +226,7 @@ void update_report_text(const opdb_update_opts *o, const update_run *run, opdb_s
     size_t nh;
     hot *h = hotspots(run, &nh);
     opdb_sb_adds(out, "# Profile Update Report");
+    status_section(o, out);
     static const char *const ov_hdr[] = {"Metric", "Value"};
     table t;
     t_init(&t, 2, ov_hdr);
@@ -253,6 +284,7 @@ void update_report_text(const opdb_update_opts *o, const update_run *run, opdb_s
     }
     opdb_sb_adds(out, "\n\n## Duration Gap Hotspots\n");
     t_render(&t, out);
+    failures_section(o, out);
     opdb_sb_addc(out, '\n');
     free(h);
 }

@@ -69,8 +69,8 @@ int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
     /* Like the reference, a database folder that does not exist yet is
      * created (the profile then seeds a new database). */
     if (!opdb_is_dir(o->db_dir) && opdb_mkdirs(o->db_dir, err)) return -1;
-    int lock = opdb_dir_lock(o->db_dir, err);
-    if (lock < 0) return -1;
+    int lock = o->lock_held ? -1 : opdb_dir_lock(o->db_dir, err);
+    if (lock < 0 && !o->lock_held) return -1;
     int rc = 0;
     if (o->missing_only) {
         bool done;
