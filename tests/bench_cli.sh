@@ -184,5 +184,29 @@ OPDB_BENCH_GRID_LIMIT=1 OPDB_DATA_ROOT="$w/root" "$opdb" bench --device cpu --gr
 has "$w/g4.out" "[STATUS] MatMulV2: success (1 measured, 0 skipped)"
 ck "missing-only grid run re-creates a missing CSV" test "$(rows "$g")" -eq 1
 
+# CUDA plugin: where it was built (beside opdb), it loads on demand and the
+# opdb binary itself never maps the CUDA libraries (they cost ~200 MiB of RSS
+# at every start). Without a GPU, creating the backend fails for that reason.
+if [ -f "$(dirname "$opdb")/libopdb_cuda.so" ]; then
+  if command -v ldd >/dev/null 2>&1; then
+    ldd "$opdb" >"$w/ldd.out" 2>&1
+    hasnt "$w/ldd.out" "libcudart"
+    hasnt "$w/ldd.out" "libcublasLt"
+  fi
+  "$opdb" bench --backend cuda --grid default --repeat-count 1 --database-path "$w/cudadb" >"$w/cu.out" 2>&1
+  cu_rc=$?
+  hasnt "$w/cu.out" "cannot load"
+  hasnt "$w/cu.out" "not found beside"
+  hasnt "$w/cu.out" "built for another opdb"
+  if [ $cu_rc -ne 0 ]; then has "$w/cu.out" "no CUDA device"; fi
+  OPDB_CUDA_PLUGIN="$w/none.so" "$opdb" bench --backend cuda --grid default --database-path "$w/cudadb2" >"$w/cu2.out" 2>&1
+  ck "unreadable OPDB_CUDA_PLUGIN is an error" test $? -eq 1
+  has "$w/cu2.out" "OPDB_CUDA_PLUGIN=$w/none.so: cannot read the file"
+else
+  "$opdb" bench --backend cuda --grid default --database-path "$w/cudadb" >"$w/cu.out" 2>&1
+  ck "cuda backend absent is a runtime error" test $? -eq 1
+  has "$w/cu.out" "CUDA backend not built"
+fi
+
 [ $fail = 0 ] && echo "bench cli: ok"
 exit $fail

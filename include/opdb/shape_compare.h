@@ -39,6 +39,7 @@ opdb_pylit *opdb_skd_parse(const opdb_trace_field *f);
  * else goes through opdb_skd_parse, so the result is always the same. */
 typedef struct opdb_skd_pair {
     size_t name_off, name_len; /* str(name) in opdb_skd.names */
+    bool name_is_str;          /* the name was a str without NUL (not an int, a tuple...) */
     int num;                   /* 0: not a number, 1: int (or bool) in i, 2: float in f */
     long long i;
     double f;                  /* the value as a float (also for ints) */

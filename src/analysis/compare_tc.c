@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "opdb/compare.h"
-#include "opdb/pyliteral.h"
 #include "opdb/pystr.h"
+#include "opdb/shape_compare.h"
 #include "opdb/trace_reader.h"
 
 typedef struct pid_acc {
@@ -83,6 +83,7 @@ typedef struct tc_ctx {
     char *fatal;             /* an error the reference hits whatever the pid (metadata) */
     unsigned long long x_without_pid; /* 1 + index of the first X event without pid */
     unsigned long long nx_without_pid;
+    opdb_skd skd;             /* sub_kernel_durations of the current event, reused */
 } tc_ctx;
 
 static bool is_number_kind(opdb_jkind k) { return k == OPDB_J_INT || k == OPDB_J_FLOAT || k == OPDB_J_BOOL; }
@@ -206,24 +207,6 @@ static int pid_problem(tc_ctx *c, pid_acc *p, const opdb_trace_event *ev, const 
     return 0;
 }
 
-/* The sub_kernel_durations pairs, or NULL when the reference would not use them. */
-static opdb_pylit *parse_skd(const opdb_trace_event *ev) {
-    const opdb_trace_field *f = opdb_trace_arg(ev, "sub_kernel_durations");
-    if (!field_truthy(f) || f->kind != OPDB_J_STRING) return NULL;
-    opdb_pylit *v = opdb_pylit_parse(f->text, strlen(f->text), NULL, NULL);
-    if (!v) return NULL;
-    bool ok = v->kind == OPDB_PYLIT_LIST && v->nitems > 0;
-    for (size_t k = 0; ok && k < v->nitems; k++) {
-        const opdb_pylit *it = v->items[k];
-        ok = (it->kind == OPDB_PYLIT_LIST || it->kind == OPDB_PYLIT_TUPLE) && it->nitems == 2;
-    }
-    if (!ok) {
-        opdb_pylit_free(v);
-        return NULL;
-    }
-    return v;
-}
-
 static int on_complete(tc_ctx *c, pid_acc *p, const opdb_trace_event *ev) {
     if (p->problem) return 0; /* this process is already unusable */
     const opdb_trace_field *nf = opdb_trace_get(ev, "name");
@@ -249,24 +232,14 @@ static int on_complete(tc_ctx *c, pid_acc *p, const opdb_trace_event *ev) {
         return 0;
     }
     const kt_split *ks = kt_get(c, ktf->text);
-    opdb_pylit *skd = parse_skd(ev);
-    if (skd) {
-        for (size_t k = 0; k < skd->nitems; k++) {
-            const opdb_pylit *nm = skd->items[k]->items[0], *d = skd->items[k]->items[1];
-            if (nm->kind != OPDB_PYLIT_STR || memchr(nm->s, '\0', nm->n)) {
-                opdb_pylit_free(skd);
-                return pid_problem(c, p, ev, "a sub_kernel_durations name is not a string");
-            }
-            if (d->kind != OPDB_PYLIT_INT && d->kind != OPDB_PYLIT_FLOAT && d->kind != OPDB_PYLIT_BOOL) {
-                opdb_pylit_free(skd);
-                return pid_problem(c, p, ev, "a sub_kernel_durations duration is not a number");
-            }
+    opdb_skd *skd = &c->skd;
+    if (opdb_skd_read(opdb_trace_arg(ev, "sub_kernel_durations"), skd)) {
+        for (size_t k = 0; k < skd->n; k++) {
+            if (!skd->p[k].name_is_str) return pid_problem(c, p, ev, "a sub_kernel_durations name is not a string");
+            if (!skd->p[k].num) return pid_problem(c, p, ev, "a sub_kernel_durations duration is not a number");
         }
-        for (size_t k = 0; k < skd->nitems; k++) {
-            const opdb_pylit *nm = skd->items[k]->items[0], *d = skd->items[k]->items[1];
-            add_hit(&p->st, nm->s, nm->n, d->f, op);
-        }
-        opdb_pylit_free(skd);
+        for (size_t k = 0; k < skd->n; k++)
+            add_hit(&p->st, opdb_skd_name(skd, k), skd->p[k].name_len, skd->p[k].f, op);
     } else if (ks->nsub) {
         if (!dur_ok) return pid_problem(c, p, ev, "\"dur\" is not a number");
         double per = dur / (double)ks->nsub;
@@ -378,6 +351,7 @@ int opdb_cmp_read_tc(const char *path, const opdb_cmp_mapping *map, const opdb_c
     c.o = o;
     c.ops.elem = sizeof(op_info);
     c.kts.elem = sizeof(kt_split);
+    opdb_skd_init(&c.skd);
     /* only the keys the reference reads are copied out of each event */
     static const char *const fields[] = {"ph", "name", "pid", "dur", "args", NULL};
     static const char *const args[] = {"kernel_type", "sub_kernel_durations", "name", NULL};
@@ -418,5 +392,6 @@ int opdb_cmp_read_tc(const char *path, const opdb_cmp_mapping *map, const opdb_c
     opdb_hindex_free(&c.kts.ix);
     free(c.named_pid);
     free(c.fatal);
+    opdb_skd_free(&c.skd);
     return rc;
 }

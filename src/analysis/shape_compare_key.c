@@ -170,6 +170,7 @@ static bool fast_pairs(const char *t, opdb_skd *s) {
         opdb_skd_pair *pair = new_pair(s);
         opdb_sb_add(&s->names, name, (size_t)(p - name));
         end_name(s, pair);
+        pair->name_is_str = true;
         p = skip_spaces(p + 1);
         if (*p++ != ',') return false;
         p = fast_number(skip_spaces(p), pair);
@@ -197,6 +198,7 @@ bool opdb_skd_read(const opdb_trace_field *f, opdb_skd *s) {
         opdb_skd_pair *pair = new_pair(s);
         opdb_pylit_str(&s->names, name);
         end_name(s, pair);
+        pair->name_is_str = name->kind == OPDB_PYLIT_STR && !memchr(name->s, '\0', name->n);
         if ((d->kind == OPDB_PYLIT_INT && d->fits_int64) || d->kind == OPDB_PYLIT_BOOL) {
             pair->num = 1;
             pair->i = d->i;

@@ -2,7 +2,8 @@
  * the host exactly as the CPU backend fills them (default fill from the
  * seed, then the op's structured fill), uploaded once, and each run() is
  * one launch between CUDA events on the device's stream, synchronised.
- * All CUDA calls live in the .cu files behind cu_api.h. */
+ * All CUDA calls live in the .cu files behind cu_api.h. Built as the plugin
+ * module libopdb_cuda.so (see loader.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,7 +140,13 @@ static void cuda_destroy(opdb_backend *b) {
     free(b);
 }
 
-opdb_backend *opdb_backend_cuda_create(const opdb_backend_opts *o, opdb_err *err) {
+/* The plugin's entry points, looked up by src/replay/cuda/loader.c. */
+__attribute__((visibility("default"))) extern const char *const opdb_cuda_plugin_abi;
+const char *const opdb_cuda_plugin_abi = OPDB_CUDA_PLUGIN_ABI;
+
+__attribute__((visibility("default"))) opdb_backend *opdb_cuda_plugin_create(const opdb_backend_opts *o,
+                                                                              opdb_err *err);
+opdb_backend *opdb_cuda_plugin_create(const opdb_backend_opts *o, opdb_err *err) {
     opdb_backend_opts defaults = {0, false, 0};
     if (!o) o = &defaults;
     opdb_cu *cu = NULL;
