@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "opdb/pystr.h"
+#include "trace/trace_pipe.h"
 
 #define MAX_DEPTH 256
 #define CHUNK (1 << 17)
@@ -25,10 +26,6 @@ typedef struct rframe {
 } rframe;
 
 /* Offsets into reader.store of one field's key and text. */
-typedef struct field_at {
-    size_t key, text;
-    opdb_jkind kind;
-} field_at;
 
 typedef struct field_list {
     field_at *at;
@@ -65,6 +62,7 @@ typedef struct reader {
     unsigned long long chunk_off; /* offset of the chunk being parsed */
     const char *const *want_fields, *const *want_args; /* NULL = every key */
     size_t *want_fields_len, *want_args_len;
+    trace_pipe *pipe;       /* set: events go to the consumer thread in batches */
 } reader;
 
 /* Appends n bytes: the common case (room left) stays inline. */
@@ -158,14 +156,26 @@ static size_t *name_lengths(const char *const *names) {
     return len;
 }
 
+/* The wanted key a top-level value goes to, with its list; NULL when the
+ * value is dropped (outside an event, or a key nobody asked for). */
+static const pkey *top_target(reader *r, field_list **list) {
+    if (!r->in_event) return NULL;
+    if (r->in_args && r->depth == r->events_depth + 2 && r->arg_key.have) {
+        *list = &r->args;
+        return r->arg_key.name ? &r->arg_key : NULL;
+    }
+    if (r->depth == r->events_depth + 1 && r->field_key.have) {
+        *list = &r->fields;
+        return r->field_key.name ? &r->field_key : NULL;
+    }
+    return NULL;
+}
+
 /* Delivers a top-level value (rendered text) to the event field it belongs to. */
 static void deliver_top(reader *r, opdb_jkind kind, const char *text, size_t n) {
-    if (!r->in_event) return;
-    if (r->in_args && r->depth == r->events_depth + 2 && r->arg_key.have) {
-        if (r->arg_key.name) add_field(r, &r->args, &r->arg_key, kind, text, n);
-    } else if (r->depth == r->events_depth + 1 && r->field_key.have) {
-        if (r->field_key.name) add_field(r, &r->fields, &r->field_key, kind, text, n);
-    }
+    field_list *l;
+    const pkey *k = top_target(r, &l);
+    if (k) add_field(r, l, k, kind, text, n);
 }
 
 /* A scalar whose text is the same at the top and nested. */
@@ -189,6 +199,10 @@ static int on_bool(void *ctx, int b) {
 }
 
 static int on_number(void *ctx, const char *s, size_t n) {
+    reader *r = ctx;
+    field_list *l;
+    /* a number nobody reads (ts, tid...) is neither converted nor rendered */
+    if (!r->nstack && !top_target(r, &l)) return 1;
     bool is_float = false;
     for (size_t i = 0; i < n && !is_float; i++) is_float = s[i] == '.' || s[i] == 'e' || s[i] == 'E';
     if (!is_float) { /* Python ints print as written, but -0 is 0 */
@@ -287,12 +301,18 @@ static void resolve(reader *r, const field_list *l, opdb_trace_field **out, size
 
 static int end_event(reader *r) {
     r->in_event = false;
-    resolve(r, &r->fields, &r->ev.f, &r->ev.nf, &r->ev.capf);
-    resolve(r, &r->args, &r->ev.args, &r->ev.nargs, &r->ev.capargs);
-    r->ev.offset = r->chunk_off + yajl_get_bytes_consumed(r->h);
-    r->stop = r->cb(&r->ev, r->ctx);
+    unsigned long long offset = r->chunk_off + yajl_get_bytes_consumed(r->h);
+    if (r->pipe) {
+        r->stop = opdb_trace_pipe_put(r->pipe, r->ev.index, offset, &r->store, r->fields.at, r->fields.n, r->args.at,
+                                      r->args.n);
+    } else {
+        resolve(r, &r->fields, &r->ev.f, &r->ev.nf, &r->ev.capf);
+        resolve(r, &r->args, &r->ev.args, &r->ev.nargs, &r->ev.capargs);
+        r->ev.offset = offset;
+        r->stop = r->cb(&r->ev, r->ctx);
+        r->ev.nf = r->ev.nargs = 0;
+    }
     r->ev.index++;
-    r->ev.nf = r->ev.nargs = 0;
     r->fields.n = r->args.n = 0;
     opdb_sb_clear(&r->store);
     r->field_key.have = false;
@@ -359,21 +379,11 @@ int opdb_trace_read(const char *path, opdb_trace_cb cb, void *ctx, opdb_err *err
     return opdb_trace_read_some(path, NULL, NULL, cb, ctx, err);
 }
 
-int opdb_trace_read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
-                         void *ctx, opdb_err *err) {
+/* The whole parse of path into r's sink (the callback, or the pipe). */
+static int parse_file(reader *r, const char *path, opdb_err *err) {
     gzFile gz = gzopen(path, "rb"); /* reads plain files too */
     if (!gz) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno ? errno : ENOENT));
     gzbuffer(gz, CHUNK);
-    reader *r = opdb_xcalloc(1, sizeof *r);
-    r->cb = cb;
-    r->ctx = ctx;
-    r->want_fields = fields;
-    r->want_args = args;
-    r->want_fields_len = name_lengths(fields);
-    r->want_args_len = name_lengths(args);
-    opdb_sb_init(&r->store);
-    opdb_sb_init(&r->field_key.text);
-    opdb_sb_init(&r->arg_key.text);
     yajl_handle h = yajl_alloc(&k_callbacks, NULL, r);
     r->h = h;
     yajl_config(h, yajl_allow_comments, 0);
@@ -407,6 +417,34 @@ int opdb_trace_read_some(const char *path, const char *const *fields, const char
     yajl_free(h);
     gzclose(gz);
     free(buf);
+    return rc;
+}
+
+static int parse_file_thread(void *r, const char *path, opdb_err *err) { return parse_file(r, path, err); }
+
+int opdb_trace_read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
+                         void *ctx, opdb_err *err) {
+    reader *r = opdb_xcalloc(1, sizeof *r);
+    r->cb = cb;
+    r->ctx = ctx;
+    r->want_fields = fields;
+    r->want_args = args;
+    r->want_fields_len = name_lengths(fields);
+    r->want_args_len = name_lengths(args);
+    opdb_sb_init(&r->store);
+    opdb_sb_init(&r->field_key.text);
+    opdb_sb_init(&r->arg_key.text);
+    int rc;
+    if (opdb_trace_pipe_wanted(path)) {
+        /* big input: parsing on a second thread, the callback on this one */
+        r->pipe = opdb_trace_pipe_new();
+        rc = opdb_trace_pipe_run(r->pipe, parse_file_thread, r, path, cb, ctx, err);
+        opdb_trace_pipe_free(r->pipe);
+        r->pipe = NULL;
+        if (rc == -2) rc = parse_file(r, path, err); /* no thread: parse here */
+    } else {
+        rc = parse_file(r, path, err);
+    }
     reader_free(r);
     return rc;
 }
