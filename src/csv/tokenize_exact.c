@@ -81,8 +81,13 @@ typedef struct {
     size_t field_len;
 } machine;
 
-static void add_char(machine *m, int c) {
-    opdb_sb_addc(&m->x->cell, (char)c);
+/* The hot path of this tokenizer: one byte per call, so the common case
+ * (room left) stays inline. */
+static inline void add_char(machine *m, int c) {
+    opdb_strbuf *cell = &m->x->cell;
+    if (cell->n + 2 > cell->cap) opdb_sb_reserve(cell, 1);
+    cell->p[cell->n++] = (char)c;
+    cell->p[cell->n] = '\0';
     m->field_len++;
 }
 

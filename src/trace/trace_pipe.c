@@ -1,50 +1,82 @@
-/* See trace_pipe.h. A ring of NBATCH batches: the parser fills the slot
- * after the full ones, the consumer empties the oldest; one mutex and two
- * condition variables, touched once per batch (thousands of events). */
+/* See trace_pipe.h. A ring of NBATCH byte batches: the parser fills the
+ * slot after the full ones, the consumer empties the oldest; one mutex and
+ * two condition variables, touched once per batch (about 1 MiB of tokens).
+ * Token encoding: one type byte; KEY/STRING/NUMBER add a size_t length and
+ * the bytes; END_MAP/END_ARRAY add the byte offset. */
 #include "trace/trace_pipe.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define NBATCH 4
-#define BATCH_EVENTS 2048
 #define BATCH_BYTES (1u << 20)
 #define PIPE_MIN_FILE (4u << 20)
+#define CHUNK (1 << 17)
+#define MAX_DEPTH 256 /* as the reader's: cancel at the same container */
 
-typedef struct ev_head {
-    unsigned long long index, offset;
-    size_t store_off; /* where the event's store starts in the batch's */
-    size_t fa_off;    /* its fields, then its args, in fa */
-    size_t nf, na;
-} ev_head;
+enum { T_NULL, T_FALSE, T_TRUE, T_NUMBER, T_STRING, T_KEY, T_START_MAP, T_END_MAP, T_START_ARRAY, T_END_ARRAY };
 
-typedef struct batch {
-    opdb_strbuf store;
-    field_at *fa;
-    size_t nfa, capfa;
-    ev_head *eh;
-    size_t neh, capeh;
-} batch;
-
-struct trace_pipe {
-    batch b[NBATCH];
-    size_t head, count; /* oldest full slot, number of full slots */
-    batch *cur;         /* the slot the parser fills: b[(head + count) % NBATCH] */
-    bool done;          /* the parser has returned */
+typedef struct pipe {
+    opdb_strbuf b[NBATCH];
+    size_t head, count;  /* oldest full slot, number of full slots */
+    opdb_strbuf *cur;    /* the slot the parser fills: b[(head + count) % NBATCH] */
+    bool done;           /* the parser has returned */
     int parse_rc;
     opdb_err parse_err;
-    atomic_int stop;    /* set by the consumer: discard, stop parsing */
+    atomic_int stop;     /* set by the consumer: stop parsing */
     pthread_mutex_t mu;
     pthread_cond_t has_full, has_room;
-    /* the parser thread's job */
-    int (*parse)(void *, const char *, opdb_err *);
-    void *arg;
     const char *path;
-};
+    trace_yajl_run y;    /* the parser's */
+    int depth;           /* the parser's container depth */
+} pipe_t;
+
+int opdb_trace_yajl_file(const char *path, const yajl_callbacks *cbs, void *ctx, bool (*stopped)(void *),
+                         trace_yajl_run *y, opdb_err *err) {
+    gzFile gz = gzopen(path, "rb"); /* reads plain files too */
+    if (!gz) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno ? errno : ENOENT));
+    gzbuffer(gz, CHUNK);
+    yajl_handle h = yajl_alloc(cbs, NULL, ctx);
+    y->h = h;
+    y->chunk_off = 0;
+    yajl_config(h, yajl_allow_comments, 0);
+    unsigned char *buf = opdb_xmalloc(CHUNK);
+    int rc = 0, n;
+    bool stop = false;
+    while ((n = gzread(gz, buf, CHUNK)) > 0) {
+        yajl_status st = yajl_parse(h, buf, (size_t)n);
+        if (st != yajl_status_ok) {
+            stop = st == yajl_status_client_canceled && stopped(ctx);
+            if (!stop) {
+                size_t at = yajl_get_bytes_consumed(h);
+                unsigned char *msg = yajl_get_error(h, 0, buf, (size_t)n);
+                rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: invalid JSON at byte %llu: %s", path, y->chunk_off + at,
+                               (const char *)msg);
+                yajl_free_error(h, msg);
+            }
+            break;
+        }
+        y->chunk_off += (unsigned long long)n;
+    }
+    if (n < 0 && rc == 0 && !stop) {
+        int e;
+        const char *m = gzerror(gz, &e);
+        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed: %s", path, m);
+    }
+    if (rc == 0 && !stop && yajl_complete_parse(h) != yajl_status_ok && !stopped(ctx))
+        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: truncated or invalid JSON at byte %llu", path, y->chunk_off);
+    yajl_free(h);
+    y->h = NULL;
+    gzclose(gz);
+    free(buf);
+    return rc;
+}
 
 bool opdb_trace_pipe_wanted(const char *path) {
     const char *env = getenv("OPDB_TRACE_PIPELINE");
@@ -55,81 +87,68 @@ bool opdb_trace_pipe_wanted(const char *path) {
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (unsigned long long)st.st_size >= PIPE_MIN_FILE;
 }
 
-trace_pipe *opdb_trace_pipe_new(void) {
-    trace_pipe *p = opdb_xcalloc(1, sizeof *p);
-    for (int i = 0; i < NBATCH; i++) opdb_sb_init(&p->b[i].store);
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->has_full, NULL);
-    pthread_cond_init(&p->has_room, NULL);
-    p->cur = &p->b[0];
-    return p;
-}
+/* ------------------------------------------------------------ parser side */
 
-void opdb_trace_pipe_free(trace_pipe *p) {
-    if (!p) return;
-    for (int i = 0; i < NBATCH; i++) {
-        opdb_sb_free(&p->b[i].store);
-        free(p->b[i].fa);
-        free(p->b[i].eh);
-    }
-    pthread_mutex_destroy(&p->mu);
-    pthread_cond_destroy(&p->has_full);
-    pthread_cond_destroy(&p->has_room);
-    free(p);
-}
-
-static void batch_clear(batch *b) {
-    opdb_sb_clear(&b->store);
-    b->nfa = b->neh = 0;
-}
-
-/* The slot the parser fills: the one after the full ones (count < NBATCH). */
-static batch *filling(trace_pipe *p) { return &p->b[(p->head + p->count) % NBATCH]; }
-
-/* Hands the filled slot over and waits for room; non-zero when stopped. */
-static int publish(trace_pipe *p) {
+/* Hands the filled slot over and waits for room; 0 (cancel) when stopped. */
+static int publish(pipe_t *p) {
     pthread_mutex_lock(&p->mu);
     p->count++;
     pthread_cond_signal(&p->has_full);
     while (p->count == NBATCH && !atomic_load(&p->stop)) pthread_cond_wait(&p->has_room, &p->mu);
-    p->cur = filling(p);
+    p->cur = &p->b[(p->head + p->count) % NBATCH];
     pthread_mutex_unlock(&p->mu);
-    return atomic_load(&p->stop);
+    return !atomic_load(&p->stop);
 }
 
-int opdb_trace_pipe_put(trace_pipe *p, unsigned long long index, unsigned long long offset, const opdb_strbuf *store,
-                        const field_at *f, size_t nf, const field_at *a, size_t na) {
-    if (atomic_load_explicit(&p->stop, memory_order_relaxed)) return 1;
-    batch *b = p->cur; /* ours until publish(): the consumer never touches it */
-    if (b->neh == b->capeh) {
-        b->capeh = b->capeh ? b->capeh * 2 : BATCH_EVENTS;
-        b->eh = opdb_xrealloc(b->eh, b->capeh * sizeof *b->eh);
+static inline int put(pipe_t *p, int type, const void *data, size_t n, bool with_len) {
+    opdb_strbuf *b = p->cur; /* ours until publish(): the consumer never touches it */
+    size_t need = 1 + (with_len ? sizeof n : 0) + n;
+    if (b->cap - b->n <= need) opdb_sb_reserve(b, need + 1);
+    b->p[b->n++] = (char)type;
+    if (with_len) {
+        memcpy(b->p + b->n, &n, sizeof n);
+        b->n += sizeof n;
     }
-    if (b->nfa + nf + na > b->capfa) {
-        b->capfa = (b->nfa + nf + na) * 2 + 64;
-        b->fa = opdb_xrealloc(b->fa, b->capfa * sizeof *b->fa);
-    }
-    ev_head *h = &b->eh[b->neh++];
-    h->index = index;
-    h->offset = offset;
-    h->store_off = b->store.n;
-    h->fa_off = b->nfa;
-    h->nf = nf;
-    h->na = na;
-    opdb_sb_add(&b->store, store->p ? store->p : "", store->n);
-    if (nf) memcpy(b->fa + b->nfa, f, nf * sizeof *f);
-    if (na) memcpy(b->fa + b->nfa + nf, a, na * sizeof *a);
-    b->nfa += nf + na;
-    if (b->neh >= BATCH_EVENTS || b->store.n >= BATCH_BYTES) return publish(p);
-    return 0;
+    if (n) memcpy(b->p + b->n, data, n);
+    b->n += n;
+    if (b->n >= BATCH_BYTES) return publish(p);
+    return !atomic_load_explicit(&p->stop, memory_order_relaxed);
 }
+
+static int rec_null(void *c) { return put(c, T_NULL, NULL, 0, false); }
+static int rec_bool(void *c, int v) { return put(c, v ? T_TRUE : T_FALSE, NULL, 0, false); }
+static int rec_number(void *c, const char *s, size_t n) { return put(c, T_NUMBER, s, n, true); }
+static int rec_string(void *c, const unsigned char *s, size_t n) { return put(c, T_STRING, s, n, true); }
+static int rec_key(void *c, const unsigned char *s, size_t n) { return put(c, T_KEY, s, n, true); }
+
+static int rec_start(pipe_t *p, int type) {
+    if (p->depth + 1 >= MAX_DEPTH) return 0; /* the reader's limit: the same error, at the same byte */
+    p->depth++;
+    return put(p, type, NULL, 0, false);
+}
+
+static int rec_end(pipe_t *p, int type) {
+    p->depth--;
+    unsigned long long off = p->y.chunk_off + yajl_get_bytes_consumed(p->y.h);
+    return put(p, type, &off, sizeof off, false);
+}
+
+static int rec_start_map(void *c) { return rec_start(c, T_START_MAP); }
+static int rec_end_map(void *c) { return rec_end(c, T_END_MAP); }
+static int rec_start_array(void *c) { return rec_start(c, T_START_ARRAY); }
+static int rec_end_array(void *c) { return rec_end(c, T_END_ARRAY); }
+
+static const yajl_callbacks k_record = {rec_null,      rec_bool, NULL,        NULL,            rec_number, rec_string,
+                                        rec_start_map, rec_key,  rec_end_map, rec_start_array, rec_end_array};
+
+static bool pipe_stopped(void *c) { return atomic_load(&((pipe_t *)c)->stop) != 0; }
 
 static void *parser_main(void *arg) {
-    trace_pipe *p = arg;
+    pipe_t *p = arg;
     memset(&p->parse_err, 0, sizeof p->parse_err);
-    int rc = p->parse(p->arg, p->path, &p->parse_err);
+    int rc = opdb_trace_yajl_file(p->path, &k_record, p, pipe_stopped, &p->y, &p->parse_err);
     pthread_mutex_lock(&p->mu);
-    if (p->cur->neh && !atomic_load(&p->stop)) p->count++; /* the last, partial batch */
+    if (p->cur->n && !atomic_load(&p->stop)) p->count++; /* the last, partial batch */
     p->parse_rc = rc;
     p->done = true;
     pthread_cond_signal(&p->has_full);
@@ -137,65 +156,83 @@ static void *parser_main(void *arg) {
     return NULL;
 }
 
-static void resolve(const batch *b, const ev_head *h, size_t from, size_t n, opdb_trace_field **out, size_t *cap) {
-    if (*cap < n) {
-        *cap = n * 2;
-        *out = opdb_xrealloc(*out, *cap * sizeof **out);
+/* ------------------------------------------------------------ consumer side */
+
+/* Replays one batch; false when a callback stopped the read. */
+static bool replay(const opdb_strbuf *b, const yajl_callbacks *cbs, void *ctx,
+                   void (*set_offset)(void *, unsigned long long)) {
+    const char *q = b->p, *end = b->p + b->n;
+    while (q < end) {
+        int type = (unsigned char)*q++;
+        size_t n = 0;
+        unsigned long long off = 0;
+        int ok = 1;
+        if (type == T_NUMBER || type == T_STRING || type == T_KEY) {
+            memcpy(&n, q, sizeof n);
+            q += sizeof n;
+        } else if (type == T_END_MAP || type == T_END_ARRAY) {
+            memcpy(&off, q, sizeof off);
+            q += sizeof off;
+            set_offset(ctx, off);
+        }
+        switch (type) {
+        case T_NULL: ok = cbs->yajl_null(ctx); break;
+        case T_FALSE: ok = cbs->yajl_boolean(ctx, 0); break;
+        case T_TRUE: ok = cbs->yajl_boolean(ctx, 1); break;
+        case T_NUMBER: ok = cbs->yajl_number(ctx, q, n); break;
+        case T_STRING: ok = cbs->yajl_string(ctx, (const unsigned char *)q, n); break;
+        case T_KEY: ok = cbs->yajl_map_key(ctx, (const unsigned char *)q, n); break;
+        case T_START_MAP: ok = cbs->yajl_start_map(ctx); break;
+        case T_END_MAP: ok = cbs->yajl_end_map(ctx); break;
+        case T_START_ARRAY: ok = cbs->yajl_start_array(ctx); break;
+        case T_END_ARRAY: ok = cbs->yajl_end_array(ctx); break;
+        }
+        q += n;
+        if (!ok) return false;
     }
-    const char *base = b->store.p + h->store_off;
-    for (size_t i = 0; i < n; i++) {
-        const field_at *f = &b->fa[h->fa_off + from + i];
-        (*out)[i].key = (char *)base + f->key;
-        (*out)[i].text = (char *)base + f->text;
-        (*out)[i].kind = f->kind;
-    }
+    return true;
 }
 
-int opdb_trace_pipe_run(trace_pipe *p, int (*parse)(void *, const char *, opdb_err *), void *arg, const char *path,
-                        opdb_trace_cb cb, void *ctx, opdb_err *err) {
-    p->parse = parse;
-    p->arg = arg;
+int opdb_trace_pipe_replay(const char *path, const yajl_callbacks *cbs, void *ctx,
+                           void (*set_offset)(void *, unsigned long long), opdb_err *err) {
+    pipe_t *p = opdb_xcalloc(1, sizeof *p);
+    for (int i = 0; i < NBATCH; i++) opdb_sb_init(&p->b[i]);
+    p->cur = &p->b[0];
     p->path = path;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->has_full, NULL);
+    pthread_cond_init(&p->has_room, NULL);
     pthread_t th;
-    if (pthread_create(&th, NULL, parser_main, p) != 0) return -2;
-    opdb_trace_event ev;
-    memset(&ev, 0, sizeof ev);
-    bool stopped = false;
-    for (;;) {
-        pthread_mutex_lock(&p->mu);
-        while (p->count == 0 && !p->done) pthread_cond_wait(&p->has_full, &p->mu);
-        if (p->count == 0) { /* done, everything delivered */
+    int rc = -2;
+    if (pthread_create(&th, NULL, parser_main, p) == 0) {
+        bool stopped = false;
+        for (;;) {
+            pthread_mutex_lock(&p->mu);
+            while (p->count == 0 && !p->done) pthread_cond_wait(&p->has_full, &p->mu);
+            opdb_strbuf *b = p->count ? &p->b[p->head] : NULL;
             pthread_mutex_unlock(&p->mu);
-            break;
+            if (!b) break; /* done, everything replayed */
+            stopped = !replay(b, cbs, ctx, set_offset);
+            opdb_sb_clear(b);
+            pthread_mutex_lock(&p->mu);
+            p->head = (p->head + 1) % NBATCH;
+            p->count--;
+            if (stopped) atomic_store(&p->stop, 1);
+            pthread_cond_signal(&p->has_room);
+            pthread_mutex_unlock(&p->mu);
+            if (stopped) break;
         }
-        batch *b = &p->b[p->head];
-        pthread_mutex_unlock(&p->mu);
-        for (size_t i = 0; i < b->neh && !stopped; i++) {
-            const ev_head *h = &b->eh[i];
-            resolve(b, h, 0, h->nf, &ev.f, &ev.capf);
-            resolve(b, h, h->nf, h->na, &ev.args, &ev.capargs);
-            ev.nf = h->nf;
-            ev.nargs = h->na;
-            ev.index = h->index;
-            ev.offset = h->offset;
-            stopped = cb(&ev, ctx) != 0;
+        pthread_join(th, NULL);
+        rc = 0;
+        if (!stopped && p->parse_rc) {
+            *err = p->parse_err;
+            rc = p->parse_rc;
         }
-        batch_clear(b);
-        pthread_mutex_lock(&p->mu);
-        p->head = (p->head + 1) % NBATCH;
-        p->count--;
-        if (stopped) atomic_store(&p->stop, 1);
-        pthread_cond_signal(&p->has_room);
-        pthread_mutex_unlock(&p->mu);
-        if (stopped) break;
     }
-    pthread_join(th, NULL);
-    free(ev.f);
-    free(ev.args);
-    if (stopped) return 0;
-    if (p->parse_rc) {
-        *err = p->parse_err;
-        return p->parse_rc;
-    }
-    return 0;
+    for (int i = 0; i < NBATCH; i++) opdb_sb_free(&p->b[i]);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->has_full);
+    pthread_cond_destroy(&p->has_room);
+    free(p);
+    return rc;
 }

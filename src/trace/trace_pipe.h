@@ -1,38 +1,37 @@
-/* Parser/consumer pipeline of the trace reader: for a big trace, yajl
- * parses on a second thread and hands events over in batches, while the
- * caller's callback runs on the calling thread, in file order. The
- * callback sees exactly what the one-thread path gives it; only where the
- * time goes changes (parsing and analysis overlap on two cores). */
+/* Two-thread reading of a big trace: one thread runs zlib + yajl and records
+ * yajl's tokens (strings already unescaped, numbers as text, the byte offset
+ * at each container end) into batches; the calling thread replays them into
+ * the reader's own yajl callbacks, so the event state machine and the
+ * caller's callback run exactly as on one thread, in file order. Only where
+ * the time goes changes: tokenizing and analysis overlap on two cores. */
 #ifndef OPDB_TRACE_PIPE_H
 #define OPDB_TRACE_PIPE_H
 #include <stdbool.h>
-#include <stddef.h>
-#include "opdb/trace_reader.h"
+#include <yajl/yajl_parse.h>
+#include "opdb/core.h"
 
-/* Offsets into an event's store of one field's key and text. */
-typedef struct field_at {
-    size_t key, text;
-    opdb_jkind kind;
-} field_at;
+/* One yajl pass over a (possibly gzip) file; the handle and the offset of
+ * the chunk being parsed are visible to callbacks for byte offsets. */
+typedef struct trace_yajl_run {
+    yajl_handle h;
+    unsigned long long chunk_off;
+} trace_yajl_run;
 
-typedef struct trace_pipe trace_pipe;
+/* Parses path with cbs/ctx; a callback's 0 is a deliberate stop (no error)
+ * when stopped(ctx) says so, else an error with the byte offset. Errors:
+ * cannot open, invalid or truncated JSON, read failures. */
+int opdb_trace_yajl_file(const char *path, const yajl_callbacks *cbs, void *ctx, bool (*stopped)(void *),
+                         trace_yajl_run *y, opdb_err *err);
 
 /* Whether path is worth a second thread: OPDB_TRACE_PIPELINE=1 always, =0
- * never; otherwise files of 4 MiB or more (on disk) on a machine with more
- * than one CPU. */
+ * never; otherwise files of 4 MiB or more on a machine with several CPUs. */
 bool opdb_trace_pipe_wanted(const char *path);
-trace_pipe *opdb_trace_pipe_new(void);
-void opdb_trace_pipe_free(trace_pipe *p);
 
-/* Parser side: appends one event (its NUL-separated store, top-level
- * fields, args fields). Non-zero once the consumer has stopped the read. */
-int opdb_trace_pipe_put(trace_pipe *p, unsigned long long index, unsigned long long offset, const opdb_strbuf *store,
-                        const field_at *f, size_t nf, const field_at *a, size_t na);
-
-/* Runs parse(arg, path, err) on a new thread and calls cb for each event on
- * this one. Returns parse's result once every event before its end (or
- * error) was delivered; 0 when cb stopped the read; -2 when no thread could
- * be started (nothing was parsed: the caller parses by itself). */
-int opdb_trace_pipe_run(trace_pipe *p, int (*parse)(void *, const char *, opdb_err *), void *arg, const char *path,
-                        opdb_trace_cb cb, void *ctx, opdb_err *err);
+/* Replays path's tokens into cbs/ctx (set_offset(ctx, off) is called before
+ * each container-end callback with the offset yajl had reached there).
+ * Returns 0 when every token was replayed or a callback returned 0 (a stop),
+ * the parse error after replaying every token before it, or -2 when no
+ * thread could be started (nothing was replayed). */
+int opdb_trace_pipe_replay(const char *path, const yajl_callbacks *cbs, void *ctx,
+                           void (*set_offset)(void *, unsigned long long), opdb_err *err);
 #endif

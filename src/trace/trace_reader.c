@@ -7,18 +7,15 @@
  * copied as is; only values inside containers are rendered as repr. */
 #include "opdb/trace_reader.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
-#include <zlib.h>
 
 #include "opdb/pystr.h"
 #include "trace/trace_pipe.h"
 
 #define MAX_DEPTH 256
-#define CHUNK (1 << 17)
 
 typedef struct rframe {
     opdb_strbuf text;
@@ -26,6 +23,11 @@ typedef struct rframe {
 } rframe;
 
 /* Offsets into reader.store of one field's key and text. */
+
+typedef struct field_at {
+    size_t key, text;
+    opdb_jkind kind;
+} field_at;
 
 typedef struct field_list {
     field_at *at;
@@ -58,11 +60,11 @@ typedef struct reader {
     opdb_trace_cb cb;
     void *ctx;
     int stop;
-    yajl_handle h;
-    unsigned long long chunk_off; /* offset of the chunk being parsed */
+    trace_yajl_run y;       /* the yajl pass (one-thread reading) */
     const char *const *want_fields, *const *want_args; /* NULL = every key */
     size_t *want_fields_len, *want_args_len;
-    trace_pipe *pipe;       /* set: events go to the consumer thread in batches */
+    bool replaying;         /* tokens come from trace_pipe.c: offsets from replay_off */
+    unsigned long long replay_off;
 } reader;
 
 /* Appends n bytes: the common case (room left) stays inline. */
@@ -301,18 +303,12 @@ static void resolve(reader *r, const field_list *l, opdb_trace_field **out, size
 
 static int end_event(reader *r) {
     r->in_event = false;
-    unsigned long long offset = r->chunk_off + yajl_get_bytes_consumed(r->h);
-    if (r->pipe) {
-        r->stop = opdb_trace_pipe_put(r->pipe, r->ev.index, offset, &r->store, r->fields.at, r->fields.n, r->args.at,
-                                      r->args.n);
-    } else {
-        resolve(r, &r->fields, &r->ev.f, &r->ev.nf, &r->ev.capf);
-        resolve(r, &r->args, &r->ev.args, &r->ev.nargs, &r->ev.capargs);
-        r->ev.offset = offset;
-        r->stop = r->cb(&r->ev, r->ctx);
-        r->ev.nf = r->ev.nargs = 0;
-    }
+    resolve(r, &r->fields, &r->ev.f, &r->ev.nf, &r->ev.capf);
+    resolve(r, &r->args, &r->ev.args, &r->ev.nargs, &r->ev.capargs);
+    r->ev.offset = r->replaying ? r->replay_off : r->y.chunk_off + yajl_get_bytes_consumed(r->y.h);
+    r->stop = r->cb(&r->ev, r->ctx);
     r->ev.index++;
+    r->ev.nf = r->ev.nargs = 0;
     r->fields.n = r->args.n = 0;
     opdb_sb_clear(&r->store);
     r->field_key.have = false;
@@ -379,48 +375,9 @@ int opdb_trace_read(const char *path, opdb_trace_cb cb, void *ctx, opdb_err *err
     return opdb_trace_read_some(path, NULL, NULL, cb, ctx, err);
 }
 
-/* The whole parse of path into r's sink (the callback, or the pipe). */
-static int parse_file(reader *r, const char *path, opdb_err *err) {
-    gzFile gz = gzopen(path, "rb"); /* reads plain files too */
-    if (!gz) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno ? errno : ENOENT));
-    gzbuffer(gz, CHUNK);
-    yajl_handle h = yajl_alloc(&k_callbacks, NULL, r);
-    r->h = h;
-    yajl_config(h, yajl_allow_comments, 0);
-    unsigned char *buf = opdb_xmalloc(CHUNK);
-    int rc = 0, n;
-    while ((n = gzread(gz, buf, CHUNK)) > 0) {
-        yajl_status st = yajl_parse(h, buf, (size_t)n);
-        if (st != yajl_status_ok) {
-            if (!r->stop) {
-                size_t at = yajl_get_bytes_consumed(h);
-                unsigned char *msg = yajl_get_error(h, 0, buf, (size_t)n);
-                rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: invalid JSON at byte %llu: %s", path, r->chunk_off + at,
-                               (const char *)msg);
-                yajl_free_error(h, msg);
-            }
-            break;
-        }
-        r->chunk_off += (unsigned long long)n;
-    }
-    if (n < 0 && rc == 0) {
-        int e;
-        const char *m = gzerror(gz, &e);
-        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed: %s", path, m);
-    }
-    if (rc == 0 && !r->stop) {
-        if (yajl_complete_parse(h) != yajl_status_ok)
-            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: truncated or invalid JSON at byte %llu", path, r->chunk_off);
-        else if (r->events_depth == 0)
-            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: no trace events (expected an array or {\"traceEvents\": [...]})", path);
-    }
-    yajl_free(h);
-    gzclose(gz);
-    free(buf);
-    return rc;
-}
+static bool reader_stopped(void *r) { return ((reader *)r)->stop != 0; }
 
-static int parse_file_thread(void *r, const char *path, opdb_err *err) { return parse_file(r, path, err); }
+static void reader_set_offset(void *r, unsigned long long off) { ((reader *)r)->replay_off = off; }
 
 int opdb_trace_read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
                          void *ctx, opdb_err *err) {
@@ -434,17 +391,16 @@ int opdb_trace_read_some(const char *path, const char *const *fields, const char
     opdb_sb_init(&r->store);
     opdb_sb_init(&r->field_key.text);
     opdb_sb_init(&r->arg_key.text);
-    int rc;
+    int rc = -2;
     if (opdb_trace_pipe_wanted(path)) {
-        /* big input: parsing on a second thread, the callback on this one */
-        r->pipe = opdb_trace_pipe_new();
-        rc = opdb_trace_pipe_run(r->pipe, parse_file_thread, r, path, cb, ctx, err);
-        opdb_trace_pipe_free(r->pipe);
-        r->pipe = NULL;
-        if (rc == -2) rc = parse_file(r, path, err); /* no thread: parse here */
-    } else {
-        rc = parse_file(r, path, err);
+        /* big input: zlib + yajl on a second thread, everything else here */
+        r->replaying = true;
+        rc = opdb_trace_pipe_replay(path, &k_callbacks, r, reader_set_offset, err);
+        r->replaying = false;
     }
+    if (rc == -2) rc = opdb_trace_yajl_file(path, &k_callbacks, r, reader_stopped, &r->y, err);
+    if (rc == 0 && !r->stop && r->events_depth == 0)
+        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: no trace events (expected an array or {\"traceEvents\": [...]})", path);
     reader_free(r);
     return rc;
 }

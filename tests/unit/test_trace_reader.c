@@ -150,11 +150,37 @@ static void test_truncated(void **state) {
     free(p);
 }
 
+/* Nesting beyond the reader's limit: the same error at the same byte, after
+ * the same events, whichever thread tokenizes. */
+static void test_too_deep(void **state) {
+    (void)state;
+    char path[] = "/tmp/opdb_test_trace_deep_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "[");
+    for (int i = 0; i < 5000; i++) fprintf(f, "{\"ph\": \"X\", \"name\": \"e%d\", \"dur\": %d},\n", i, i);
+    fprintf(f, "{\"args\": {\"deep\": ");
+    for (int i = 0; i < 300; i++) fputc('[', f);
+    for (int i = 0; i < 300; i++) fputc(']', f);
+    fprintf(f, "}}]");
+    fclose(f);
+    same_both_ways(path, false, 0, 5000, -1);
+    opdb_strbuf log;
+    char msg[1024];
+    unsigned long long n;
+    read_in_mode(path, "1", false, 0, &log, msg, &n);
+    assert_non_null(strstr(msg, "invalid JSON at byte"));
+    opdb_sb_free(&log);
+    unlink(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_whole_trace),
         cmocka_unit_test(test_stop_midway),
         cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_too_deep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
