@@ -76,6 +76,30 @@ ck "breaker: rows kept" test "$(rows "$w/a/MatMulV3.csv")" -eq 7
 ck "skipped operator untouched" cmp -s "$w/a/DispatchFFNCombine.csv" "$(mkdb "$w/a0" && echo "$w/a0/DispatchFFNCombine.csv")"
 ck "report saved" test -f "$w/a/reports/profile_update_report_20260101_000000.md"
 
+# ---- --rounds: interleaved passes; the statistics cover every pass's samples,
+# failures are reported once (by the last pass), a fixed count makes one pass
+mkdb "$w/rounds"
+"$opdb" bench --database-path "$w/rounds" --ops MatMulV2 MatMulV3 --rounds 3 --min-samples 2 --min-time 0 --timeout 0.03 \
+  >"$w/rounds.out" 2>"$w/rounds.err"
+ck "rounds: exits 1 (a row failed)" test $? -eq 1
+has "$w/rounds.err" "[BENCH] 3 interleaved passes over the rows"
+has "$w/rounds.err" "[PASS 1/3] MatMulV2.csv:2 "
+has "$w/rounds.err" "[PASS 2/3] MatMulV2.csv:4 "
+ck "rounds: one [FAIL] line per failed row" test "$(grep -c '^\[FAIL\] MatMulV2.csv:3 ' "$w/rounds.err")" -eq 1
+ck "rounds: the breaker counts the last pass only" test "$(grep -c '^\[BREAKER\]' "$w/rounds.err")" -eq 1
+has "$w/rounds.out" "[STATUS] MatMulV2: failed (2 measured, 1 row(s) failed;"
+has "$w/rounds.out" "[STATUS] MatMulV3: failed (0 measured, 5 row(s) failed, 2 skipped by the circuit breaker;"
+p1=$(grep '^\[PASS 1/3\] MatMulV2.csv:2 ' "$w/rounds.err" | sed 's/.* n=//')
+p2=$(grep '^\[PASS 2/3\] MatMulV2.csv:2 ' "$w/rounds.err" | sed 's/.* n=//')
+nall=$(cell "$w/rounds/MatMulV2.csv" 2 'MicroBench Samples')
+ck "rounds: Samples counts every pass ($p1 + $p2 + last = $nall)" awk -v a="$p1" -v b="$p2" -v n="$nall" 'BEGIN { exit !(a >= 1 && b >= 1 && n >= a + b + 1) }'
+"$opdb" bench --database-path "$w/rounds" --ops MatMulV2 --rounds 3 --repeat-count 2 >"$w/rounds2.out" 2>"$w/rounds2.err"
+hasnt "$w/rounds2.err" "[PASS "
+ck "rounds + fixed count: exactly the count" test "$(cell "$w/rounds/MatMulV2.csv" 2 'MicroBench Samples')" = 2
+"$opdb" bench --database-path "$w/rounds" --rounds 0 >/dev/null 2>"$w/rounds3.err"
+ck "--rounds 0 is a usage error" test $? -eq 2
+has "$w/rounds3.err" "argument --rounds: expected an integer from 1 to 100, got '0'"
+
 # ---- missing-only: complete rows are neither measured nor changed
 mkdb "$w/b"
 "$opdb" bench --database-path "$w/b" --ops MatMulV2 --update-mode missing-only --repeat-count 1 >"$w/b.out" 2>"$w/b.err"

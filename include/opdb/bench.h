@@ -35,6 +35,7 @@ typedef struct opdb_bench_opts {
     const char *grid;                /* NULL, or "default": benchmark the built-in grid */
     const char *timestamp;           /* report stamp (NULL: $OPDB_REPORT_TIMESTAMP or now) */
     FILE *out;                       /* progress, status and report (stdout) */
+    int rounds;                      /* > 1: interleaved passes over the rows (stop-rule mode only) */
 } opdb_bench_opts;
 
 /* Runs the benchmark on backend b. Returns 0 when every selected row was

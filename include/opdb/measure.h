@@ -29,6 +29,7 @@ typedef struct opdb_measure_opts {
     double timeout_s;      /* default 15: wall clock, warm-up and evictions included */
     double warmup_s;       /* default 0.05: warm-up budget (at least one run) */
     bool hot_cache;        /* no eviction between samples */
+    bool keep_samples;     /* hand the samples over in opdb_measure_result.samples */
 } opdb_measure_opts;
 
 void opdb_measure_defaults(opdb_measure_opts *o);
@@ -49,6 +50,7 @@ typedef struct opdb_measure_result {
     size_t warmup_runs;
     bool stop_rule_met;    /* false: stopped by the timeout (or fixed count) */
     double wall_s;         /* whole measurement, warm-up included */
+    double *samples;       /* with keep_samples: the st.n samples in the order taken (free()); else NULL */
 } opdb_measure_result;
 
 /* Times inst on backend b. Samples are taken with b->run(); errors from it

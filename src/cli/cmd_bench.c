@@ -12,6 +12,7 @@
  * grid under two minutes on a 2-core machine (docs/REPLAY.md). */
 #define GRID_MIN_TIME_S 0.1
 #define GRID_TIMEOUT_S 2.0
+#define GRID_ROUNDS 3
 
 static bool parse_pos_double(const char *s, double *out) {
     char *end;
@@ -23,7 +24,7 @@ static bool parse_pos_double(const char *s, double *out) {
 
 typedef struct flags {
     const char *database, *device, *vllm, *torch, *cann, *mode, *repeat, *min_samples, *min_time, *timeout, *threads,
-        *backend, *grid;
+        *backend, *grid, *rounds;
     bool hot, fail_fast, resume, drop_failed, quirks;
 } flags;
 
@@ -89,7 +90,10 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
         fprintf(stderr, "opdb bench: %s\n", err.msg);
     } else {
         opdb_bench_opts o = {dir, (const char *const *)ops, nops, f->mode && strcmp(f->mode, "missing-only") == 0,
-                             *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL, stdout};
+                             *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL, stdout, 1};
+        unsigned long rounds;
+        if (f->rounds && cli_parse_uint(f->rounds, &rounds)) o.rounds = (int)rounds;
+        else if (f->grid) o.rounds = GRID_ROUNDS;
         rc = opdb_bench_run(&o, b, &err);
         fflush(stdout);
         if (rc < 0) fprintf(stderr, "opdb bench: %s\n", err.msg);
@@ -116,6 +120,7 @@ int cmd_bench(int argc, char **argv) {
         {"--min-samples", "N", "stop rule: at least N samples (default 10)", false, &f.min_samples, NULL},
         {"--min-time", "S", "stop rule: at least S seconds of samples (default 0.5; --grid: 0.1)", false, &f.min_time, NULL},
         {"--timeout", "S", "stop rule: give up on RSD <= 0.5% after S seconds (default 15; --grid: 2)", false, &f.timeout, NULL},
+        {"--rounds", "N", "interleaved passes over the rows, each with 1/N of --min-time and --timeout; statistics over all samples (default 1; --grid: 3)", false, &f.rounds, NULL},
         {"--hot-cache", NULL, "do not evict the last-level cache between samples", false, NULL, &f.hot},
         {"--threads", "N", "CPU threads, pinned to distinct CPUs (default: all online CPUs; 1 is more repeatable on a shared machine)", false, &f.threads, NULL},
         {"--backend", "NAME", "cpu (default) or cuda", false, &f.backend, NULL},
@@ -131,6 +136,9 @@ int cmd_bench(int argc, char **argv) {
         "durations back (Average Duration(us) = the minimum sample, plus MicroBench statistics columns).",
         "Measurement: a time-budgeted warm-up, then samples until >= --min-samples AND >= --min-time AND\n"
         "RSD <= 0.5%, or --timeout; the last-level cache is evicted before every sample unless --hot-cache.\n"
+        "With --rounds N every row is measured in N passes over the selection, each with 1/N of the\n"
+        "budget, and its statistics are taken over the samples of all passes (a slow spell of a shared\n"
+        "machine then spoils one pass of a row, not its result); a fixed --repeat-count makes one pass.\n"
         "On the CPU, bf16 and fp16 tensors are stored as such and computed in fp32 (the conversion is part\n"
         "of the timed operator); GEMMs run through OpenBLAS. Operators without a CPU meaning are skipped\n"
         "with the reason. An operator is skipped after 5 consecutive failed rows (circuit breaker).\n"
@@ -167,6 +175,9 @@ int cmd_bench(int argc, char **argv) {
         rc = cli_usage_error(&spec, "argument --grid: invalid choice: '%s' (choose from 'default')", f.grid);
     if (rc == 0 && f.threads && !cli_parse_uint(f.threads, &threads))
         rc = cli_usage_error(&spec, "argument --threads: invalid int value: '%s'", f.threads);
+    unsigned long rounds;
+    if (rc == 0 && f.rounds && (!cli_parse_uint(f.rounds, &rounds) || rounds == 0 || rounds > 100))
+        rc = cli_usage_error(&spec, "argument --rounds: expected an integer from 1 to 100, got '%s'", f.rounds);
     if (rc == 0) rc = measure_flags(&spec, &f, &m);
     if (rc == 0) rc = backend_name(&spec, &f, &bname);
     if (rc == 0 && nops && cli_normalize_ops("opdb bench", ops, nops, &norm)) rc = 1;

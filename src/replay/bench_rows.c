@@ -42,6 +42,43 @@ static void first_failure(op_status *s, const bench_row *r, const char *msg) {
 
 static void fmt_num(char *buf, size_t n, double v, int digits) { snprintf(buf, n, "%.*f", digits, v); }
 
+/* The samples kept for key (c->sig) from earlier passes; created on demand. */
+static row_samples *samples_of(bench_ctx *c, bool create) {
+    const char *key = c->sig.p ? c->sig.p : "";
+    uint64_t h = opdb_hash_bytes(key, strlen(key), 5);
+    uint32_t i;
+    for (opdb_hprobe pr = opdb_hindex_probe(&c->acc_ix, h); opdb_hprobe_next(&pr, &i);)
+        if (strcmp(c->acc[i].key, key) == 0) return &c->acc[i];
+    if (!create) return NULL;
+    if (c->nacc == c->capacc) {
+        c->capacc = c->capacc ? c->capacc * 2 : 64;
+        c->acc = opdb_xrealloc(c->acc, c->capacc * sizeof *c->acc);
+    }
+    row_samples *rs = &c->acc[c->nacc];
+    memset(rs, 0, sizeof *rs);
+    rs->key = opdb_xstrdup(key);
+    opdb_hindex_add(&c->acc_ix, h, (uint32_t)c->nacc++);
+    return rs;
+}
+
+static void samples_add(row_samples *rs, const double *v, size_t n) {
+    if (rs->n + n > rs->cap) {
+        rs->cap = (rs->n + n) * 2;
+        rs->v = opdb_xrealloc(rs->v, rs->cap * sizeof *rs->v);
+    }
+    memcpy(rs->v + rs->n, v, n * sizeof *v);
+    rs->n += n;
+}
+
+void bench_samples_free(bench_ctx *c) {
+    for (size_t i = 0; i < c->nacc; i++) {
+        free(c->acc[i].key);
+        free(c->acc[i].v);
+    }
+    free(c->acc);
+    opdb_hindex_free(&c->acc_ix);
+}
+
 /* plan -> prepare -> measure -> release; fills the journal record's measured cells. */
 static int measure_row(bench_ctx *c, const opdb_op_def *def, const char *stem, const bench_row *r, char num[10][64],
                        opdb_measure_result *res, opdb_err *err) {
@@ -51,8 +88,21 @@ static int measure_row(bench_ctx *c, const opdb_op_def *def, const char *stem, c
     void *inst = NULL;
     if (rc == 0) rc = c->b->prepare(c->b, def, p, opdb_hash_bytes(c->sig.p, c->sig.n, 11), &inst, err);
     if (rc == 0) {
-        rc = opdb_measure(c->b, inst, &c->o->measure, res, err);
+        rc = opdb_measure(c->b, inst, &c->m, res, err);
         c->b->release(c->b, inst);
+    }
+    if (rc == 0 && c->nrounds > 1) {
+        /* every pass's samples: the statistics are over all of them */
+        row_samples *rs = samples_of(c, true);
+        samples_add(rs, res->samples, res->st.n);
+        free(res->samples);
+        res->samples = NULL;
+        if (c->round == c->nrounds) {
+            double *all = opdb_xmalloc(rs->n * sizeof *all);
+            memcpy(all, rs->v, rs->n * sizeof *all);
+            opdb_sample_stats_of(all, rs->n, &res->st);
+            free(all);
+        }
     }
     if (rc == 0) {
         const opdb_sample_stats *s = &res->st;
@@ -91,6 +141,17 @@ int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const 
             first_failure(s, r, done->f[J_ERROR]);
         }
         return 0;
+    }
+    if (c->round < c->nrounds) { /* an earlier pass: measure and keep the samples, nothing else */
+        if (done || s->consecutive >= OPDB_BENCH_BREAKER) return 0;
+        char num[10][64] = {{0}};
+        opdb_measure_result res;
+        opdb_err rerr;
+        opdb_err_clear(&rerr);
+        if (measure_row(c, def, stem, r, num, &res, &rerr) == 0)
+            fprintf(stderr, "[PASS %d/%d] %s:%ld shapes=%s min=%sus n=%s\n", c->round, c->nrounds, r->csv, r->line,
+                    cells[2], num[0], num[5]);
+        return 0; /* a failure is measured again, and reported, in the last pass */
     }
     if (s->consecutive >= OPDB_BENCH_BREAKER) {
         fprintf(stderr, "[SKIP] %s:%ld circuit breaker open for %s\n", r->csv, r->line, stem);

@@ -16,6 +16,13 @@ typedef struct op_status {
     long consecutive;         /* failed rows in a row (circuit breaker) */
 } op_status;
 
+/* Samples of one row signature from the earlier passes (--rounds). */
+typedef struct row_samples {
+    char *key;
+    double *v;
+    size_t n, cap;
+} row_samples;
+
 typedef struct bench_ctx {
     const opdb_bench_opts *o;
     opdb_backend *b;
@@ -26,6 +33,11 @@ typedef struct bench_ctx {
     bool stop;                /* --fail-fast tripped */
     opdb_strbuf sig;
     char backend_cell[400];   /* MicroBench Backend: description + timer overhead */
+    int round, nrounds;       /* the pass (1-based) and how many; only the last one journals */
+    opdb_measure_opts m;      /* the stop rule of one pass (budgets divided by nrounds) */
+    row_samples *acc;         /* samples of the earlier passes, by row signature */
+    size_t nacc, capacc;
+    opdb_hindex acc_ix;
 } bench_ctx;
 
 /* A row as named cells. */
@@ -40,7 +52,11 @@ typedef struct bench_row {
 const char *bench_row_cell(const bench_row *r, const char *col); /* "" when absent */
 op_status *bench_status(bench_ctx *c, const char *op);
 void bench_skip_op(bench_ctx *c, op_status *s, const char *reason);
-/* Benchmarks one row of CSV stem `stem` with operator def (journal, status, messages). */
+/* Benchmarks one row of CSV stem `stem` with operator def (journal, status,
+ * messages). In a pass before the last (round < nrounds) it only measures
+ * and keeps the samples, which the last pass adds to its own. */
 int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const bench_row *r, opdb_err *err);
+
+void bench_samples_free(bench_ctx *c);
 
 #endif

@@ -147,7 +147,12 @@ static int bench_csv(bench_ctx *c, const char *path, opdb_err *err) {
     loaded l;
     opdb_err lerr;
     opdb_err_clear(&lerr);
+    bool last = c->round == c->nrounds; /* earlier passes only measure: no status, no messages */
     if (load_csv(path, &l, &lerr)) {
+        if (!last) {
+            loaded_free(&l);
+            return 0;
+        }
         s->kind = ST_FAILED;
         free(s->reason);
         s->reason = opdb_xstrdup(lerr.msg);
@@ -164,12 +169,13 @@ static int bench_csv(bench_ctx *c, const char *path, opdb_err *err) {
     int rc = 0;
     const opdb_op_def *def = NULL;
     if (c->o->missing_only && todo == 0) {
-        fprintf(c->o->out, "[SKIP] %s all %zu row(s) already have usable Average/Profiling durations.\n", path, l.nrows);
+        if (last)
+            fprintf(c->o->out, "[SKIP] %s all %zu row(s) already have usable Average/Profiling durations.\n", path, l.nrows);
     } else if ((def = runnable(c, stem, s)) != NULL) {
         for (size_t r = 0; r < l.nrows && rc == 0 && !c->stop; r++) {
             bench_row br = {file, (long)r + 2, (const char *const *)l.name, (const char *const *)l.rows[r], l.ncol};
             if (c->o->missing_only && row_complete(&br)) {
-                s->skipped++;
+                s->skipped += last;
                 continue;
             }
             rc = bench_one_row(c, stem, def, &br, err);
@@ -246,7 +252,7 @@ static int bench_grid(bench_ctx *c, opdb_err *err) {
         snprintf(csv, sizeof csv, "%s.csv(grid)", g[i].op);
         bench_row br = {csv, line++, names, g[i].cell, 8};
         if (ndone && grid_row_done(c, g[i].op, &br, done, ndone)) {
-            s->skipped++; /* missing-only: the database already has it */
+            s->skipped += c->round == c->nrounds; /* missing-only: the database already has it */
             continue;
         }
         rc = bench_one_row(c, g[i].op, def, &br, err);
@@ -281,6 +287,15 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
         fprintf(stderr, "[BENCH] discarding the journal of an unfinished run (--resume continues it): %s\n", journal);
     if (rc == 0) rc = journal_open(&c.j, journal, o->resume, err);
     c.nloaded = c.j.n;
+    /* --rounds: interleaved passes, each with its share of the time budget,
+     * so that a slow spell of the machine meets one pass of a row, not all */
+    c.m = o->measure;
+    c.nrounds = o->rounds > 1 && o->measure.repeat_count <= 0 ? o->rounds : 1;
+    if (c.nrounds > 1) {
+        c.m.min_time_s /= c.nrounds;
+        c.m.timeout_s /= c.nrounds;
+        c.m.keep_samples = true;
+    }
     if (rc == 0) {
         const opdb_measure_opts *m = &o->measure;
         snprintf(c.backend_cell, sizeof c.backend_cell, "%s; timer overhead %.3f us", b->description,
@@ -292,8 +307,23 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
         else
             fprintf(stderr, "[BENCH] stop rule: >= %ld samples, >= %g s, RSD <= %g%%, or %g s timeout; %s cache\n",
                     m->min_samples, m->min_time_s, m->max_rsd_pct, m->timeout_s, m->hot_cache ? "hot" : "cold");
+        if (c.nrounds > 1)
+            fprintf(stderr, "[BENCH] %d interleaved passes over the rows, each with 1/%d of the time budget; statistics "
+                            "over the samples of all passes\n",
+                    c.nrounds, c.nrounds);
         if (c.nloaded) fprintf(stderr, "[BENCH] resuming: %zu row(s) already in the journal\n", c.nloaded);
     }
+    for (c.round = 1; c.round < c.nrounds && rc == 0 && !c.stop; c.round++) {
+        if (o->grid) {
+            rc = bench_grid(&c, err);
+        } else {
+            size_t n;
+            char **csvs = list_csvs(o, &n);
+            for (size_t i = 0; i < n && rc == 0; i++) rc = bench_csv(&c, csvs[i], err);
+            opdb_free_paths(csvs, n);
+        }
+    }
+    c.round = c.nrounds; /* the last pass journals and reports */
     if (rc == 0 && o->grid) {
         rc = bench_grid(&c, err);
     } else if (rc == 0) {
@@ -324,6 +354,7 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
         fprintf(stderr, "[PRESERVE] journal kept for --resume: %s\n", journal);
     }
     opdb_sb_free(&c.sig);
+    bench_samples_free(&c);
     free(work);
     free(journal);
     opdb_dir_unlock(lock);

@@ -131,6 +131,10 @@ int opdb_measure(opdb_backend *b, void *inst, const opdb_measure_opts *o, opdb_m
         v[n++] = us;
         run_add(&r, us);
     }
+    if (rc == 0 && o->keep_samples) {
+        res->samples = opdb_xmalloc((n ? n : 1) * sizeof *v);
+        memcpy(res->samples, v, n * sizeof *v);
+    }
     if (rc == 0) opdb_sample_stats_of(v, n, &res->st);
     res->wall_s = opdb_now_s() - t0;
     free(v);

@@ -153,6 +153,28 @@ static void test_fixed_count_ignores_rule(void **state) {
     assert_true(r.st.min == 50.0 && r.st.median == 500.0);
 }
 
+/* keep_samples hands over the timed samples in order (not the warm-up);
+ * without it nothing is allocated. */
+static void test_keep_samples(void **state) {
+    (void)state;
+    double seq[] = {5, 50, 500, 5000};
+    fake f = {seq, 4, 0, 0, 0};
+    opdb_measure_opts o = opts();
+    o.repeat_count = 3;
+    o.keep_samples = true;
+    opdb_measure_result r;
+    opdb_err err;
+    assert_int_equal(measure_fake(&f, &o, &r, &err), 0);
+    assert_non_null(r.samples);
+    assert_int_equal(r.st.n, 3);
+    assert_true(r.samples[0] == 50.0 && r.samples[1] == 500.0 && r.samples[2] == 5000.0);
+    free(r.samples);
+    fake g = {seq, 4, 0, 0, 0};
+    o.keep_samples = false;
+    assert_int_equal(measure_fake(&g, &o, &r, &err), 0);
+    assert_null(r.samples);
+}
+
 static void test_run_error_propagates(void **state) {
     (void)state;
     double seq[] = {100};
@@ -231,6 +253,7 @@ int main(void) {
         cmocka_unit_test(test_stops_when_rsd_settles),
         cmocka_unit_test(test_timeout_keeps_one_sample),
         cmocka_unit_test(test_fixed_count_ignores_rule),
+        cmocka_unit_test(test_keep_samples),
         cmocka_unit_test(test_run_error_propagates),
         cmocka_unit_test(test_statistics),
         cmocka_unit_test(test_timer_overhead),
