@@ -100,6 +100,23 @@ ck "rounds + fixed count: exactly the count" test "$(cell "$w/rounds/MatMulV2.cs
 ck "--rounds 0 is a usage error" test $? -eq 2
 has "$w/rounds3.err" "argument --rounds: expected an integer from 1 to 100, got '0'"
 
+# ---- hardware counters: a CPU/GPU measurement has none, so MicroBench <metric>
+# cells keep what they held (empty in new rows); the reference writes 0.000000
+for q in default quirks; do
+  mkdir -p "$w/met_$q"
+  {
+    printf '%s\r\n' "$hdr,MicroBench aiv_time(us),Profiling Average aiv_time(us)"
+    printf 'dynamic,AI_CORE,"""4,8;16,8""",DT_FLOAT;DT_FLOAT,ND;ND,"""4,16""",DT_FLOAT,ND,,a,7.500000,8.0\r\n'
+  } >"$w/met_$q/MatMulV2.csv"
+  qflag=
+  [ $q = quirks ] && qflag=--reference-quirks
+  "$opdb" bench --database-path "$w/met_$q" --repeat-count 1 $qflag >/dev/null 2>&1
+  ck "metrics ($q): row measured" awk -v v="$(cell "$w/met_$q/MatMulV2.csv" 2 'Average Duration(us)')" 'BEGIN { exit !(v > 0) }'
+done
+ck "metrics: default keeps the counter value" test "$(cell "$w/met_default/MatMulV2.csv" 2 'MicroBench aiv_time(us)')" = 7.500000
+ck "metrics: quirks writes the reference's zero" test "$(cell "$w/met_quirks/MatMulV2.csv" 2 'MicroBench aiv_time(us)')" = 0.000000
+ck "metrics: profiling value untouched" test "$(cell "$w/met_default/MatMulV2.csv" 2 'Profiling Average aiv_time(us)')" = 8.0
+
 # ---- missing-only: complete rows are neither measured nor changed
 mkdb "$w/b"
 "$opdb" bench --database-path "$w/b" --ops MatMulV2 --update-mode missing-only --repeat-count 1 >"$w/b.out" 2>"$w/b.err"
@@ -191,6 +208,7 @@ case "$g" in "$w/root/"*/opdb_cpu/*/MatMulV2.csv) ;; *) echo "FAIL: grid databas
 gd=$(dirname "$g")
 ck "grid: one row per operator" test "$(rows "$g")" -eq 1
 has "$g" "MicroBench Backend"
+ck "grid row: no counter invented (MicroBench aicore_time empty)" test -z "$(cell "$g" 2 'MicroBench aicore_time(us)')"
 "$opdb" validate --database-path "$gd" >"$w/v.out" 2>&1
 ck "grid database passes validate" test $? -eq 0
 # a second grid run updates the same rows (no duplicates)

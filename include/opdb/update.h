@@ -61,6 +61,9 @@ typedef struct opdb_update_opts {
     bool lock_held;                /* the caller already holds opdb_dir_lock(db_dir) */
     bool bench_rows;               /* rows from opdb bench: each CSV takes only its own operator's
                                       rows (no MatMul aliasing), MatMul CSVs may gain rows */
+    bool no_metrics;               /* the rows carry no hardware counters (opdb bench on a CPU/GPU):
+                                      MicroBench <metric> cells are left as they are (empty in new
+                                      rows) instead of being set to 0.000000 */
     const opdb_update_status *status; /* report section; NULL = none */
 } opdb_update_opts;
 

@@ -342,7 +342,7 @@ static void put(agg_row *r, const char *key, const char *val, int num) {
     r->num[r->n++] = (signed char)num;
 }
 
-int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks, op_summary_agg *out,
+int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks, bool with_metrics, op_summary_agg *out,
                          opdb_err *err) {
     memset(out, 0, sizeof *out);
     opdb_arena_init(&out->arena, 1 << 20);
@@ -367,7 +367,7 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
             snprintf(buf, sizeof buf, "%ld", ep_size);
             put(r, "EP Size", opdb_arena_strndup(&out->arena, buf, strlen(buf)), -1);
         }
-        for (int m = 0; m < OPDB_NMETRICS; m++) {
+        for (int m = 0; m < OPDB_NMETRICS && with_metrics; m++) {
             r->mean[m] = g->msum[m] / (double)g->count;
             put(r, mb_names[m], NULL, 1 + m);
         }

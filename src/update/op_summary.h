@@ -39,7 +39,7 @@ typedef struct op_summary_agg {
  * op_summary_*.csv files, sorted like the reference. */
 int op_summary_find_files(const char *const *paths, size_t n, char ***files, size_t *nfiles, opdb_err *err);
 
-int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks, op_summary_agg *out,
+int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks, bool with_metrics, op_summary_agg *out,
                          opdb_err *err);
 void op_summary_free(op_summary_agg *a);
 const agg_op *op_summary_get(const op_summary_agg *a, const char *op);

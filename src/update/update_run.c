@@ -85,7 +85,7 @@ int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
     op_summary_agg agg;
     memset(&agg, 0, sizeof agg);
     rc = op_summary_find_files(o->prof_paths, o->nprof, &files, &nfiles, err);
-    if (rc == 0) rc = op_summary_aggregate(files, nfiles, o->ep_size, o->quirks, &agg, err);
+    if (rc == 0) rc = op_summary_aggregate(files, nfiles, o->ep_size, o->quirks, !o->no_metrics, &agg, err);
     update_run run;
     memset(&run, 0, sizeof run);
     if (rc == 0) rc = update_db(o, &agg, &run, err);
