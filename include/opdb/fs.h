@@ -29,6 +29,9 @@ bool opdb_is_dir(const char *p);
 bool opdb_is_file(const char *p);
 bool opdb_path_exists(const char *p);
 /* mkdir -p. */
+/* The whole of path into out (cleared first; NUL-terminated, also when
+ * empty). Errors name the file: cannot open, read failed. */
+int opdb_read_file(const char *path, opdb_strbuf *out, opdb_err *err);
 int opdb_mkdirs(const char *p, opdb_err *err);
 
 /* Recursive listing of regular files below root (not following symlinked

@@ -153,16 +153,14 @@ static int ts_int(yajl_val ts, long long *out) {
 }
 
 static int read_trace(const char *path, bool quirks, trace *t, opdb_err *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno));
     opdb_strbuf text;
     opdb_sb_init(&text);
-    char buf[1 << 16];
-    size_t k;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0) opdb_sb_add(&text, buf, k);
-    fclose(f);
+    if (opdb_read_file(path, &text, err)) {
+        opdb_sb_free(&text);
+        return -1;
+    }
     char ebuf[512] = "";
-    t->root = yajl_tree_parse(text.p ? text.p : "", ebuf, sizeof ebuf);
+    t->root = yajl_tree_parse(text.p, ebuf, sizeof ebuf);
     opdb_sb_free(&text);
     if (!t->root) {
         for (char *c = ebuf; *c; c++)

@@ -6,23 +6,16 @@
 #include <yajl/yajl_tree.h>
 
 #include "opdb/compare.h"
+#include "opdb/fs.h"
 
 int opdb_cmp_read_nfwd(const char *path, double *n_fwd, opdb_err *err) {
     *n_fwd = 1.0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno));
     opdb_strbuf sb;
     opdb_sb_init(&sb);
-    char buf[1 << 14];
-    size_t k;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0) opdb_sb_add(&sb, buf, k);
-    bool rd_err = ferror(f);
-    fclose(f);
-    if (rd_err) {
+    if (opdb_read_file(path, &sb, err)) {
         opdb_sb_free(&sb);
-        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
+        return -1;
     }
-    opdb_sb_addc(&sb, '\0');
     char msg[256] = "";
     yajl_val root = yajl_tree_parse(sb.p, msg, sizeof msg);
     opdb_sb_free(&sb);

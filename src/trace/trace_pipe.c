@@ -18,7 +18,6 @@
 #define BATCH_BYTES (1u << 20)
 #define PIPE_MIN_FILE (4u << 20)
 #define CHUNK (1 << 17)
-#define MAX_DEPTH 256 /* as the reader's: cancel at the same container */
 
 enum { T_NULL, T_FALSE, T_TRUE, T_NUMBER, T_STRING, T_KEY, T_START_MAP, T_END_MAP, T_START_ARRAY, T_END_ARRAY };
 
@@ -122,7 +121,7 @@ static int rec_string(void *c, const unsigned char *s, size_t n) { return put(c,
 static int rec_key(void *c, const unsigned char *s, size_t n) { return put(c, T_KEY, s, n, true); }
 
 static int rec_start(pipe_t *p, int type) {
-    if (p->depth + 1 >= MAX_DEPTH) return 0; /* the reader's limit: the same error, at the same byte */
+    if (p->depth + 1 >= TRACE_MAX_DEPTH) return 0; /* the reader's limit: the same error, at the same byte */
     p->depth++;
     return put(p, type, NULL, 0, false);
 }

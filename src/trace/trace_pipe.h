@@ -10,6 +10,10 @@
 #include <yajl/yajl_parse.h>
 #include "opdb/core.h"
 
+/* Deepest nesting the reader follows; both paths cancel at the same
+ * container, so the error and its byte offset are the same. */
+#define TRACE_MAX_DEPTH 256
+
 /* One yajl pass over a (possibly gzip) file; the handle and the offset of
  * the chunk being parsed are visible to callbacks for byte offsets. */
 typedef struct trace_yajl_run {

@@ -15,7 +15,6 @@
 #include "opdb/pystr.h"
 #include "trace/trace_pipe.h"
 
-#define MAX_DEPTH 256
 
 typedef struct rframe {
     opdb_strbuf text;
@@ -51,9 +50,9 @@ typedef struct reader {
     bool top_key_events;    /* the last top-level key was "traceEvents" */
     bool in_event, in_args;
     pkey field_key, arg_key;
-    rframe stack[MAX_DEPTH];
+    rframe stack[TRACE_MAX_DEPTH];
     int nstack, nframes_init;
-    opdb_jkind stack_kind[MAX_DEPTH];
+    opdb_jkind stack_kind[TRACE_MAX_DEPTH];
     opdb_strbuf store;      /* NUL-terminated keys and texts of the current event */
     field_list fields, args;
     opdb_trace_event ev;
@@ -250,7 +249,7 @@ static int on_key(void *ctx, const unsigned char *s, size_t n) {
 }
 
 static int start_container(reader *r, bool dict) {
-    if (r->depth + 1 >= MAX_DEPTH) return 0;
+    if (r->depth + 1 >= TRACE_MAX_DEPTH) return 0;
     bool render = r->nstack > 0;
     if (!render && r->events_depth == 0) {
         /* looking for the event array: the top level, or "traceEvents" */
