@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,9 +75,22 @@ typedef struct opdb_strbuf {
 
 void opdb_sb_init(opdb_strbuf *sb);
 void opdb_sb_free(opdb_strbuf *sb);
-void opdb_sb_reserve(opdb_strbuf *sb, size_t extra);
-void opdb_sb_add(opdb_strbuf *sb, const char *p, size_t n);
-void opdb_sb_addc(opdb_strbuf *sb, char c);
+void opdb_sb_grow(opdb_strbuf *sb, size_t extra); /* the slow path of reserve */
+/* Inline: these sit in every hot loop (signatures, CSV writing). */
+static inline void opdb_sb_reserve(opdb_strbuf *sb, size_t extra) {
+    if (sb->n + extra + 1 > sb->cap) opdb_sb_grow(sb, extra);
+}
+static inline void opdb_sb_add(opdb_strbuf *sb, const char *p, size_t n) {
+    opdb_sb_reserve(sb, n);
+    if (n) memcpy(sb->p + sb->n, p, n);
+    sb->n += n;
+    sb->p[sb->n] = '\0';
+}
+static inline void opdb_sb_addc(opdb_strbuf *sb, char c) {
+    opdb_sb_reserve(sb, 1);
+    sb->p[sb->n++] = c;
+    sb->p[sb->n] = '\0';
+}
 void opdb_sb_adds(opdb_strbuf *sb, const char *s);
 void opdb_sb_addf(opdb_strbuf *sb, const char *fmt, ...) OPDB_PRINTF(2, 3);
 void opdb_sb_clear(opdb_strbuf *sb);

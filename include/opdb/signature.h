@@ -25,6 +25,9 @@ int opdb_is_matmul_family(const char *op);
  * 0x1f). op is resolved like the reference: stripped of whitespace and `"`,
  * normalised. Appends to *out (cleared first). */
 void opdb_signature(const opdb_sig_cells *c, const char *op, opdb_strbuf *out);
+/* The same through the general rules only (opdb_signature takes a fast path
+ * for cells already in normal form); for tests. */
+void opdb_signature_general(const opdb_sig_cells *c, const char *op, opdb_strbuf *out);
 
 /* Display form: `<raw Input Shapes or N/A> -> <raw Output Shapes or N/A>`. */
 void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out);

@@ -14,25 +14,12 @@ void opdb_sb_free(opdb_strbuf *sb) {
     opdb_sb_init(sb);
 }
 
-void opdb_sb_reserve(opdb_strbuf *sb, size_t extra) {
+void opdb_sb_grow(opdb_strbuf *sb, size_t extra) {
     if (sb->n + extra + 1 <= sb->cap) return;
     size_t cap = sb->cap ? sb->cap : 256;
     while (cap < sb->n + extra + 1) cap *= 2;
     sb->p = opdb_xrealloc(sb->p, cap);
     sb->cap = cap;
-}
-
-void opdb_sb_add(opdb_strbuf *sb, const char *p, size_t n) {
-    opdb_sb_reserve(sb, n);
-    if (n) memcpy(sb->p + sb->n, p, n);
-    sb->n += n;
-    sb->p[sb->n] = '\0';
-}
-
-void opdb_sb_addc(opdb_strbuf *sb, char c) {
-    opdb_sb_reserve(sb, 1);
-    sb->p[sb->n++] = c;
-    sb->p[sb->n] = '\0';
 }
 
 void opdb_sb_adds(opdb_strbuf *sb, const char *s) { opdb_sb_add(sb, s, strlen(s)); }

@@ -4,6 +4,7 @@
 #include "opdb/signature.h"
 
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "opdb/pystr.h"
@@ -36,26 +37,37 @@ static void split_slots(opdb_span cell, slots *out) {
     }
 }
 
+/* The bytes norm_shape splits on: ',' and the ASCII whitespace of \s. */
+static const unsigned char k_shape_sep[256] = {[','] = 1, [' '] = 1, ['\t'] = 1, ['\n'] = 1,
+                                              ['\r'] = 1, ['\v'] = 1, ['\f'] = 1};
+
+/* "()", "N/A", "NA", "NULL", "None", "none": shapes that mean "no tensor".
+ * Tested by length first: nearly every shape is longer than four bytes. */
+static bool is_placeholder(opdb_span s) {
+    if (s.n < 2 || s.n > 4) return false;
+    static const char *const empty[] = {"()", "N/A", "NA", "NULL", "None", "none"};
+    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++)
+        if (strlen(empty[i]) == s.n && memcmp(s.p, empty[i], s.n) == 0) return true;
+    return false;
+}
+
 /* norm_shape into buf: "" for placeholders, "(a, b)" -> "a,b". */
 static size_t norm_shape(opdb_span s, char *buf, size_t cap) {
     s = strip_ws_quotes(s);
-    static const char *const empty[] = {"()", "N/A", "NA", "NULL", "None", "none"};
-    for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++)
-        if (opdb_span_eq_cstr(s, empty[i])) return 0;
+    if (is_placeholder(s)) return 0;
     if (s.n >= 2 && s.p[0] == '(' && s.p[s.n - 1] == ')') s = opdb_span_make(s.p + 1, s.n - 2);
+    const unsigned char *u = (const unsigned char *)s.p;
     size_t o = 0;
     size_t i = 0;
     while (i < s.n) {
-        while (i < s.n && (s.p[i] == ',' || s.p[i] == ' ' || s.p[i] == '\t' || s.p[i] == '\n' || s.p[i] == '\r' ||
-                           s.p[i] == '\v' || s.p[i] == '\f'))
-            i++;
+        while (i < s.n && k_shape_sep[u[i]]) i++;
         size_t st = i;
-        while (i < s.n && !(s.p[i] == ',' || s.p[i] == ' ' || s.p[i] == '\t' || s.p[i] == '\n' || s.p[i] == '\r' ||
-                            s.p[i] == '\v' || s.p[i] == '\f'))
-            i++;
+        while (i < s.n && !k_shape_sep[u[i]]) i++;
         if (i > st) {
             if (o && o < cap) buf[o++] = ',';
-            for (size_t k = st; k < i && o < cap; k++) buf[o++] = s.p[k];
+            size_t k = i - st < cap - o ? i - st : cap - o;
+            memcpy(buf + o, s.p + st, k);
+            o += k;
         }
     }
     return o;
@@ -138,6 +150,26 @@ static bool dims2(const char *p, size_t n, long long d[2]) {
     return opdb_py_int(p, (size_t)(comma - p), &d[0]) && opdb_py_int(comma + 1, n - (size_t)(comma - p) - 1, &d[1]);
 }
 
+/* Appends the decimal form of v (what "%lld" prints). */
+static void add_ll(opdb_strbuf *out, long long v) {
+    char tmp[24];
+    int i = (int)sizeof tmp;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) tmp[--i] = '-';
+    opdb_sb_add(out, tmp + i, sizeof tmp - (size_t)i);
+}
+
+/* Appends "a,b". */
+static void add_pair(opdb_strbuf *out, long long a, long long b) {
+    add_ll(out, a);
+    opdb_sb_addc(out, ',');
+    add_ll(out, b);
+}
+
 static void join_first_two(const slots *s, opdb_strbuf *out) {
     for (int i = 0; i < s->n && i < 2; i++) {
         if (i) opdb_sb_addc(out, ';');
@@ -194,11 +226,16 @@ static bool matmul_signature(const opdb_sig_cells *c, opdb_strbuf *out) {
             split_slots(c->in_dtypes, &dt);
             split_slots(c->in_formats, &fm);
             split_slots(c->out_dtypes, &odt);
-            opdb_sb_addf(out, "%lld,%lld;%lld,%lld%c", m, k, n, k, SEP);
+            add_pair(out, m, k);
+            opdb_sb_addc(out, ';');
+            add_pair(out, n, k);
+            opdb_sb_addc(out, SEP);
             join_first_two(&dt, out);
             opdb_sb_addc(out, SEP);
             join_first_two(&fm, out);
-            opdb_sb_addf(out, "%c%lld,%lld%c", SEP, m, n, SEP);
+            opdb_sb_addc(out, SEP);
+            add_pair(out, m, n);
+            opdb_sb_addc(out, SEP);
             align(&no, &odt, NULL, out);
         }
     }
@@ -207,7 +244,7 @@ static bool matmul_signature(const opdb_sig_cells *c, opdb_strbuf *out) {
     return have_k;
 }
 
-void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
+void opdb_signature_general(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
     opdb_sb_clear(out);
     char op[256];
     opdb_span o = strip_ws_quotes(opdb_span_cstr(op_raw));
@@ -268,6 +305,101 @@ void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *ou
     }
     ns_free(&ni);
     ns_free(&no);
+}
+
+/* ---- fast path
+ * Nearly every cell a profiler or opdb writes is already in normal form:
+ * printable ASCII without spaces, shapes of digits and commas, no empty
+ * slots.  For those the general rules reduce to "shapes as they are, each
+ * attribute cell cut to as many slots as its shapes have"; cells that are
+ * not in that form (and the operators with rewrites) take the general path.
+ * tests/unit/test_signature.c checks that both paths agree. */
+
+enum { FC_OK, FC_SEMI, FC_COMMA, FC_DIGIT, FC_BAD, FC_PAREN };
+
+static inline unsigned fast_class(unsigned char c) {
+    if (c >= '0' && c <= '9') return FC_DIGIT;
+    if (c <= 0x20 || c >= 0x7f || c == '"') return FC_BAD;
+    if (c == ';') return FC_SEMI;
+    if (c == ',') return FC_COMMA;
+    if (c == '(' || c == ')') return FC_PAREN;
+    return FC_OK;
+}
+
+/* A cell in normal form: *out is the cell without its surrounding quotes,
+ * *nslots its ';'-separated slot count (0 for an empty cell). Shapes: every
+ * slot and every dimension starts with a digit, no parentheses. */
+static bool fast_cell(opdb_span c, bool shape, opdb_span *out, int *nslots) {
+    while (c.n && c.p[0] == '"') c.p++, c.n--;
+    while (c.n && c.p[c.n - 1] == '"') c.n--;
+    *out = c;
+    *nslots = 0;
+    if (c.n == 0) return true;
+    const unsigned char *u = (const unsigned char *)c.p;
+    bool at_start = true; /* of a slot (shapes: or of a dimension) */
+    int n = 1;
+    for (size_t i = 0; i < c.n; i++) {
+        unsigned k = fast_class(u[i]);
+        if (k == FC_BAD) return false;
+        if (at_start && (k == FC_SEMI || (shape && k != FC_DIGIT))) return false;
+        if (k == FC_SEMI) n++;
+        if (shape && k == FC_PAREN) return false;
+        at_start = k == FC_SEMI || (shape && k == FC_COMMA);
+    }
+    if (at_start) return false; /* trailing ';' or ',' */
+    *nslots = n;
+    return true;
+}
+
+/* The first k ';'-separated slots of an attribute cell. */
+static void add_slots(opdb_strbuf *out, opdb_span attrs, int nattr, int k) {
+    if (k >= nattr) {
+        opdb_sb_add(out, attrs.p, attrs.n);
+        return;
+    }
+    size_t i = 0;
+    for (int seen = 0; i < attrs.n; i++)
+        if (attrs.p[i] == ';' && ++seen == k) break;
+    opdb_sb_add(out, attrs.p, k > 0 ? i : 0);
+}
+
+static bool signature_fast(const opdb_sig_cells *c, const char *op, opdb_strbuf *out) {
+    opdb_span in, dt, fm, osh, odt;
+    int nin, ndt, nfm, nosh, nodt;
+    if (!fast_cell(c->in_shapes, true, &in, &nin) || !fast_cell(c->out_shapes, true, &osh, &nosh) ||
+        !fast_cell(c->in_dtypes, false, &dt, &ndt) || !fast_cell(c->in_formats, false, &fm, &nfm) ||
+        !fast_cell(c->out_dtypes, false, &odt, &nodt))
+        return false;
+    opdb_sb_clear(out);
+    opdb_sb_add(out, in.p, in.n);
+    opdb_sb_addc(out, SEP);
+    add_slots(out, dt, ndt, nin);
+    opdb_sb_addc(out, SEP);
+    add_slots(out, fm, nfm, nin);
+    opdb_sb_addc(out, SEP);
+    opdb_sb_add(out, osh.p, osh.n);
+    opdb_sb_addc(out, SEP);
+    add_slots(out, odt, nodt, nosh);
+    if (strcmp(op, "DispatchFFNCombine") == 0) {
+        opdb_span ep = opdb_py_strip(c->ep_size);
+        opdb_sb_addc(out, SEP);
+        opdb_sb_add(out, ep.p, ep.n);
+    }
+    return true;
+}
+
+/* Operators whose signature rewrites cells: always the general path. */
+static bool has_rewrites(const char *op) {
+    return opdb_is_matmul_family(op) || strcmp(op, "Index") == 0 || strcmp(op, "Slice") == 0 ||
+           strcmp(op, "SliceAiCore") == 0 || strcmp(op, "Transpose") == 0 || strcmp(op, "TransposeAiCore") == 0;
+}
+
+void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
+    char op[256];
+    opdb_span o = strip_ws_quotes(opdb_span_cstr(op_raw));
+    opdb_normalize_op_name(o.p, o.n, op, sizeof op);
+    if (!has_rewrites(op) && signature_fast(c, op, out)) return;
+    opdb_signature_general(c, op_raw, out);
 }
 
 void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out) {

@@ -1,0 +1,106 @@
+/* Row signatures: the fast path for cells in normal form must give exactly
+ * what the general rules give, for every input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "opdb/signature.h"
+
+static void expect_same(const opdb_sig_cells *c, const char *op) {
+    opdb_strbuf fast, general;
+    opdb_sb_init(&fast);
+    opdb_sb_init(&general);
+    opdb_signature(c, op, &fast);
+    opdb_signature_general(c, op, &general);
+    if (fast.n != general.n || memcmp(fast.p, general.p, fast.n) != 0) {
+        print_error("op %s: in [%.*s] dt [%.*s] fm [%.*s] out [%.*s] odt [%.*s]\n  fast    [%s]\n  general [%s]\n", op,
+                    (int)c->in_shapes.n, c->in_shapes.p, (int)c->in_dtypes.n, c->in_dtypes.p, (int)c->in_formats.n,
+                    c->in_formats.p, (int)c->out_shapes.n, c->out_shapes.p, (int)c->out_dtypes.n, c->out_dtypes.p,
+                    fast.p, general.p);
+        fail();
+    }
+    opdb_sb_free(&fast);
+    opdb_sb_free(&general);
+}
+
+static opdb_sig_cells cells(const char *in, const char *dt, const char *fm, const char *out, const char *odt,
+                            const char *ep) {
+    opdb_sig_cells c = {opdb_span_cstr(in), opdb_span_cstr(dt), opdb_span_cstr(fm), opdb_span_cstr(out),
+                        opdb_span_cstr(odt), opdb_span_cstr(ep)};
+    return c;
+}
+
+/* The forms seen in real files and opdb's own databases. */
+static void test_known_forms(void **state) {
+    (void)state;
+    static const char *const ops[] = {"Add", "SwiGlu", "DispatchFFNCombine", "RmsNorm_run.py", " \"Sort\" "};
+    static const char *const rows[][5] = {
+        {"\"1,4096;1,4096\"", "DT_BF16;DT_BF16", "ND;ND", "\"1,4096\"", "DT_BF16"},
+        {"1,4096;1,4096", "DT_BF16", "ND;ND;ND", "1,4096", "DT_BF16;INT64"},
+        {"\"5,1989,28,128;4\"", "DT_BF16;INT64", "ND;ND", "\"5,28,1989,128\"", "DT_BF16"},
+        {"", "DT_BF16", "ND", "", ""},
+        {"1,4096;", "DT_BF16;DT_BF16", "ND;ND", "1,4096", "DT_BF16"},
+        {";1,4096", "DT_BF16;DT_BF16", "ND;ND", "1,4096", "DT_BF16"},
+        {"(1, 4096);(2,3)", "DT_BF16;DT_BF16", "ND;ND", "N/A", "DT_BF16"},
+        {"1,,4096", "DT_BF16;;X", "ND; ND", "1,4096,", "DT_BF16;"},
+        {"NULL;1", "A;B", "C;D", "none", "E"},
+        {"1,4096", "\"DT_BF16\"", "\"\"", "\"\"", "\" \""},
+        {"1,-1", "DT_BF16", "ND", "\xc2\xa0" "1", "DT_BF16"},
+        {"1,4096", "DT_BF16;", ";ND", "1,4096", ";"},
+    };
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+        for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+            opdb_sig_cells c = cells(rows[r][0], rows[r][1], rows[r][2], rows[r][3], rows[r][4], " 8 ");
+            expect_same(&c, ops[o]);
+        }
+}
+
+/* Random cells over the bytes that matter to either path. */
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+static unsigned next_rand(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (unsigned)(rng >> 32);
+}
+
+static void random_cell(char *buf, size_t cap, bool shape) {
+    static const char shape_bytes[] = "0123456789,,,;;\"( )\tNA/-";
+    static const char attr_bytes[] = "DT_BF16ND;;;\" \t";
+    /* half the cells from the normal-form bytes only, so both paths run */
+    bool clean = next_rand() % 2;
+    const char *alpha = shape ? (clean ? "0123456789,;" : shape_bytes) : (clean ? "DT_BF16ND;" : attr_bytes);
+    size_t na = strlen(alpha);
+    size_t n = next_rand() % (cap - 1);
+    if (next_rand() % 4 == 0) n %= 6;
+    for (size_t i = 0; i < n; i++) buf[i] = alpha[next_rand() % na];
+    buf[n] = '\0';
+}
+
+static void test_random_cells(void **state) {
+    (void)state;
+    static const char *const ops[] = {"Add", "DispatchFFNCombine", "SoftmaxV2"};
+    char in[24], dt[20], fm[20], out[24], odt[20];
+    for (int i = 0; i < 300000; i++) {
+        random_cell(in, sizeof in, true);
+        random_cell(dt, sizeof dt, false);
+        random_cell(fm, sizeof fm, false);
+        random_cell(out, sizeof out, true);
+        random_cell(odt, sizeof odt, false);
+        opdb_sig_cells c = cells(in, dt, fm, out, odt, "16");
+        expect_same(&c, ops[i % 3]);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_forms),
+        cmocka_unit_test(test_random_cells),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
