@@ -18,6 +18,9 @@ typedef struct drow {
     opdb_span *v;   /* v[key id] for id < nv; later keys are absent */
     int nv;
     bool dirty;     /* a value changed since the change-detection snapshot */
+    uint32_t raw_len; /* > 0: the record's bytes as read, which the writer
+                         would reproduce exactly (see update_csv.c) */
+    size_t raw_off;
 } drow;
 
 void ks_init(keyspace *ks, int cap);

@@ -5,6 +5,7 @@
 #include "update/update_csv.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@ typedef struct csvfile {
     keyspace ks;
     strvec fields;       /* header as read */
     char *buf;           /* whole file; cells point into it */
+    char *raw;           /* the same bytes before quoted cells were decoded in
+                            place; NULL when no row may be copied as read */
     drow *rows;
     size_t n, cap;
 } csvfile;
@@ -39,6 +42,7 @@ static void push_row(csvfile *f, drow r) {
 static void csvfile_free(csvfile *f) {
     free(f->rows);
     free(f->buf);
+    free(f->raw);
     sv_free(&f->fields);
     ks_free(&f->ks);
 }
@@ -68,6 +72,43 @@ static void add_record(csvfile *f, const int *colkey, int nh, const opdb_field *
         drow_ref(&r, colkey[i], p, n);
     }
     push_row(f, r);
+}
+
+/* Rows the writer would reproduce byte for byte are copied as read instead
+ * of rendered again: as many cells as the header, each quoted exactly when it
+ * holds , " CR or LF (QUOTE_MINIMAL), and "\r\n" after the last cell only.
+ * The fast tokenizer has already proved the quoting itself canonical, and it
+ * decodes a quoted cell to the cell's own first byte, so c[i].p tells where
+ * each cell started in the raw copy.  The cells are judged here ... */
+static bool record_fields_ok(const csvfile *f, const opdb_field *c, int nc, int nh) {
+    if (nc != nh || nh < 2) return false;
+    for (int i = 0; i < nc; i++) {
+        if (f->raw[c[i].p - f->buf] != '"') continue;
+        bool special = false;
+        for (size_t k = 0; k < c[i].n && !special; k++)
+            special = c[i].p[k] == ',' || c[i].p[k] == '"' || c[i].p[k] == '\r' || c[i].p[k] == '\n';
+        if (!special) return false;
+    }
+    return true;
+}
+
+/* ... and the last row's terminator once the next record's start (or the end
+ * of the file) is known: exactly one "\r\n", no blank line after it. */
+static void mark_raw(csvfile *f, size_t off, size_t end) {
+    const char *r = f->raw;
+    if (end - off < 3 || end - off > UINT32_MAX) return;
+    if (r[end - 2] != '\r' || r[end - 1] != '\n' || r[end - 3] == '\r' || r[end - 3] == '\n') return;
+    drow *row = &f->rows[f->n - 1];
+    row->raw_off = off;
+    row->raw_len = (uint32_t)(end - off);
+}
+
+/* A header that DictWriter writes back as it was read: no name twice. */
+static bool header_unique(const int *colkey, int nh) {
+    for (int i = 0; i < nh; i++)
+        for (int k = 0; k < i; k++)
+            if (colkey[i] == colkey[k]) return false;
+    return true;
 }
 
 static int load_exact(const char *path, csvfile *f, opdb_err *err) {
@@ -113,16 +154,27 @@ static int load_csv(const char *path, csvfile *f, opdb_err *err) {
         opdb_field *c = opdb_xmalloc(MAXF * sizeof *c);
         int nc, rc;
         size_t off;
+        f->raw = opdb_xmalloc(len + 1);
+        memcpy(f->raw, f->buf, len);
         rc = opdb_csv_fast_next(&t, c, MAXF, &nc, &off);
         if (rc > 0) {
             int nh = nc;
             int *colkey = start_header(f, c, nh);
-            while ((rc = opdb_csv_fast_next(&t, c, MAXF, &nc, &off)) > 0) add_record(f, colkey, nh, c, nc, false);
+            bool copyable = header_unique(colkey, nh);
+            size_t prev = SIZE_MAX; /* start of the previous record, if its cells qualify */
+            while ((rc = opdb_csv_fast_next(&t, c, MAXF, &nc, &off)) > 0) {
+                if (prev != SIZE_MAX) mark_raw(f, prev, off);
+                add_record(f, colkey, nh, c, nc, false);
+                prev = copyable && record_fields_ok(f, c, nc, nh) ? off : SIZE_MAX;
+            }
+            if (rc == 0 && prev != SIZE_MAX) mark_raw(f, prev, len);
             free(colkey);
         }
         free(c);
         if (rc == 0) return 0;
         /* Anomaly: start again with the exact tokenizer. */
+        free(f->raw);
+        f->raw = NULL;
         free(f->rows);
         f->rows = NULL;
         f->n = f->cap = 0;
@@ -352,9 +404,18 @@ static void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, con
         id[i] = ks_find(&f->ks, cols->v[i]);
     }
     opdb_csv_write_record(out, cells, nc);
+    /* rows copied as read only when the columns are the file's own */
+    bool same_columns = f->raw && nc == f->fields.n;
+    for (size_t i = 0; i < nc && same_columns; i++) same_columns = strcmp(cols->v[i], f->fields.v[i]) == 0;
     for (size_t r = 0; r < f->n; r++) {
         if (!keep[r]) continue;
-        for (size_t i = 0; i < nc; i++) cells[i] = drow_at(&f->rows[r], id[i]);
+        const drow *row = &f->rows[r];
+        if (same_columns && row->raw_len && !row->dirty) {
+            opdb_sb_add(out, f->raw + row->raw_off, row->raw_len);
+            if (out->n > (1u << 20)) opdb_atomic_flush(af);
+            continue;
+        }
+        for (size_t i = 0; i < nc; i++) cells[i] = drow_at(row, id[i]);
         opdb_csv_write_record(out, cells, nc);
         if (out->n > (1u << 20)) opdb_atomic_flush(af);
     }
