@@ -93,6 +93,89 @@ static void normalise_shapes(const slots *s, norm_slots *ns) {
     }
 }
 
+/* ---- fast path
+ * Nearly every cell a profiler or opdb writes is already in normal form:
+ * printable ASCII without spaces, shapes of digits and commas, no empty
+ * slots.  For those the general rules reduce to "shapes as they are, each
+ * attribute cell cut to as many slots as its shapes have"; cells that are
+ * not in that form (and the operators with rewrites) take the general path.
+ * tests/unit/test_signature.c checks that both paths agree. */
+
+enum { FC_OK, FC_SEMI, FC_COMMA, FC_DIGIT, FC_BAD, FC_PAREN };
+
+static inline unsigned fast_class(unsigned char c) {
+    if (c >= '0' && c <= '9') return FC_DIGIT;
+    if (c <= 0x20 || c >= 0x7f || c == '"') return FC_BAD;
+    if (c == ';') return FC_SEMI;
+    if (c == ',') return FC_COMMA;
+    if (c == '(' || c == ')') return FC_PAREN;
+    return FC_OK;
+}
+
+/* A cell in normal form: *out is the cell without its surrounding quotes,
+ * *nslots its ';'-separated slot count (0 for an empty cell). Shapes: every
+ * slot and every dimension starts with a digit, no parentheses. */
+static bool fast_cell(opdb_span c, bool shape, opdb_span *out, int *nslots) {
+    while (c.n && c.p[0] == '"') c.p++, c.n--;
+    while (c.n && c.p[c.n - 1] == '"') c.n--;
+    *out = c;
+    *nslots = 0;
+    if (c.n == 0) return true;
+    const unsigned char *u = (const unsigned char *)c.p;
+    bool at_start = true; /* of a slot (shapes: or of a dimension) */
+    int n = 1;
+    for (size_t i = 0; i < c.n; i++) {
+        unsigned k = fast_class(u[i]);
+        if (k == FC_BAD) return false;
+        if (at_start && (k == FC_SEMI || (shape && k != FC_DIGIT))) return false;
+        if (k == FC_SEMI) n++;
+        if (shape && k == FC_PAREN) return false;
+        at_start = k == FC_SEMI || (shape && k == FC_COMMA);
+    }
+    if (at_start || n > MAX_SLOTS) return false; /* trailing ';' or ','; too many to keep */
+    *nslots = n;
+    return true;
+}
+
+/* split_slots for a cell in normal form is a plain split on ';'. */
+static void split_cell(opdb_span cell, bool shape, bool fast, slots *out, bool *normal) {
+    opdb_span c;
+    int n;
+    *normal = fast && fast_cell(cell, shape, &c, &n);
+    if (!*normal) {
+        split_slots(cell, out);
+        return;
+    }
+    out->n = 0;
+    for (int k = 0; k < n && k < MAX_SLOTS; k++) {
+        const char *semi = memchr(c.p, ';', c.n);
+        size_t len = semi ? (size_t)(semi - c.p) : c.n;
+        out->v[out->n++] = opdb_span_make(c.p, len);
+        c.p += len + (semi != NULL);
+        c.n -= len + (semi != NULL);
+    }
+}
+
+/* normalise_shapes for slots in normal form: the shapes as they are. */
+static void copy_shapes(const slots *s, norm_slots *ns) {
+    size_t total = 0;
+    for (int i = 0; i < s->n; i++) total += s->v[i].n;
+    ns->buf = total + 1 <= sizeof ns->local ? ns->local : opdb_xmalloc(total + 1);
+    size_t o = 0;
+    ns->n = s->n;
+    for (int i = 0; i < s->n; i++) {
+        ns->off[i] = o;
+        ns->len[i] = s->v[i].n;
+        memcpy(ns->buf + o, s->v[i].p, s->v[i].n);
+        o += s->v[i].n;
+    }
+}
+
+static void shapes_of(const slots *s, bool normal, norm_slots *ns) {
+    if (normal) copy_shapes(s, ns);
+    else normalise_shapes(s, ns);
+}
+
 static void ns_free(norm_slots *ns) {
     if (ns->buf != ns->local) free(ns->buf);
 }
@@ -177,14 +260,15 @@ static void join_first_two(const slots *s, opdb_strbuf *out) {
     }
 }
 
-static bool matmul_signature(const opdb_sig_cells *c, opdb_strbuf *out) {
+static bool matmul_signature(const opdb_sig_cells *c, bool fast, opdb_strbuf *out) {
     slots in, out_s;
-    split_slots(c->in_shapes, &in);
-    split_slots(c->out_shapes, &out_s);
+    bool in_normal, out_normal, unused;
+    split_cell(c->in_shapes, true, fast, &in, &in_normal);
+    split_cell(c->out_shapes, true, fast, &out_s, &out_normal);
     if (in.n < 2 || out_s.n < 1) return false;
     norm_slots ni, no;
-    normalise_shapes(&in, &ni);
-    normalise_shapes(&out_s, &no);
+    shapes_of(&in, in_normal, &ni);
+    shapes_of(&out_s, out_normal, &no);
     long long A[2], B[2], O[2];
     bool ok = dims2(ni.buf + ni.off[0], ni.len[0], A) && dims2(ni.buf + ni.off[1], ni.len[1], B) &&
               dims2(no.buf + no.off[0], no.len[0], O);
@@ -223,9 +307,9 @@ static bool matmul_signature(const opdb_sig_cells *c, opdb_strbuf *out) {
         }
         if (have_k) {
             slots dt, fm, odt;
-            split_slots(c->in_dtypes, &dt);
-            split_slots(c->in_formats, &fm);
-            split_slots(c->out_dtypes, &odt);
+            split_cell(c->in_dtypes, false, fast, &dt, &unused);
+            split_cell(c->in_formats, false, fast, &fm, &unused);
+            split_cell(c->out_dtypes, false, fast, &odt, &unused);
             add_pair(out, m, k);
             opdb_sb_addc(out, ';');
             add_pair(out, n, k);
@@ -244,22 +328,22 @@ static bool matmul_signature(const opdb_sig_cells *c, opdb_strbuf *out) {
     return have_k;
 }
 
-void opdb_signature_general(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
+/* The rules; `fast`: cells in normal form skip stripping and normalising,
+ * which leave them as they are. */
+static void signature_rules(const opdb_sig_cells *c, const char *op, bool fast, opdb_strbuf *out) {
     opdb_sb_clear(out);
-    char op[256];
-    opdb_span o = strip_ws_quotes(opdb_span_cstr(op_raw));
-    opdb_normalize_op_name(o.p, o.n, op, sizeof op);
-    if (opdb_is_matmul_family(op) && matmul_signature(c, out)) return;
+    if (opdb_is_matmul_family(op) && matmul_signature(c, fast, out)) return;
     opdb_sb_clear(out);
 
     slots in, dt, fm, osh, odt;
-    split_slots(c->in_shapes, &in);
-    split_slots(c->in_dtypes, &dt);
-    split_slots(c->in_formats, &fm);
-    split_slots(c->out_shapes, &osh);
-    split_slots(c->out_dtypes, &odt);
+    bool in_normal, out_normal, unused;
+    split_cell(c->in_shapes, true, fast, &in, &in_normal);
+    split_cell(c->in_dtypes, false, fast, &dt, &unused);
+    split_cell(c->in_formats, false, fast, &fm, &unused);
+    split_cell(c->out_shapes, true, fast, &osh, &out_normal);
+    split_cell(c->out_dtypes, false, fast, &odt, &unused);
     norm_slots no;
-    normalise_shapes(&osh, &no);
+    shapes_of(&osh, out_normal, &no);
     char index_slot[64];
     if (strcmp(op, "Index") == 0) {
         /* inputs become [slot0, first output dim], dtypes/formats [first, last] */
@@ -270,6 +354,7 @@ void opdb_signature_general(const opdb_sig_cells *c, const char *op_raw, opdb_st
             size_t dn = comma ? (size_t)(comma - o0) : o0n;
             snprintf(index_slot, sizeof index_slot, "%.*s", (int)dn, o0);
             in.v[1] = opdb_span_cstr(index_slot);
+            in_normal = false; /* the new slot comes from the output shape */
             in.n = 2;
             if (dt.n) {
                 dt.v[1] = dt.v[dt.n - 1];
@@ -288,7 +373,7 @@ void opdb_signature_general(const opdb_sig_cells *c, const char *op_raw, opdb_st
         fm.v[0] = opdb_span_cstr("ND");
     }
     norm_slots ni;
-    normalise_shapes(&in, &ni);
+    shapes_of(&in, in_normal, &ni);
     align(&ni, &dt, out, NULL);
     opdb_sb_addc(out, SEP);
     align(&ni, &dt, NULL, out);
@@ -307,48 +392,11 @@ void opdb_signature_general(const opdb_sig_cells *c, const char *op_raw, opdb_st
     ns_free(&no);
 }
 
-/* ---- fast path
- * Nearly every cell a profiler or opdb writes is already in normal form:
- * printable ASCII without spaces, shapes of digits and commas, no empty
- * slots.  For those the general rules reduce to "shapes as they are, each
- * attribute cell cut to as many slots as its shapes have"; cells that are
- * not in that form (and the operators with rewrites) take the general path.
- * tests/unit/test_signature.c checks that both paths agree. */
-
-enum { FC_OK, FC_SEMI, FC_COMMA, FC_DIGIT, FC_BAD, FC_PAREN };
-
-static inline unsigned fast_class(unsigned char c) {
-    if (c >= '0' && c <= '9') return FC_DIGIT;
-    if (c <= 0x20 || c >= 0x7f || c == '"') return FC_BAD;
-    if (c == ';') return FC_SEMI;
-    if (c == ',') return FC_COMMA;
-    if (c == '(' || c == ')') return FC_PAREN;
-    return FC_OK;
-}
-
-/* A cell in normal form: *out is the cell without its surrounding quotes,
- * *nslots its ';'-separated slot count (0 for an empty cell). Shapes: every
- * slot and every dimension starts with a digit, no parentheses. */
-static bool fast_cell(opdb_span c, bool shape, opdb_span *out, int *nslots) {
-    while (c.n && c.p[0] == '"') c.p++, c.n--;
-    while (c.n && c.p[c.n - 1] == '"') c.n--;
-    *out = c;
-    *nslots = 0;
-    if (c.n == 0) return true;
-    const unsigned char *u = (const unsigned char *)c.p;
-    bool at_start = true; /* of a slot (shapes: or of a dimension) */
-    int n = 1;
-    for (size_t i = 0; i < c.n; i++) {
-        unsigned k = fast_class(u[i]);
-        if (k == FC_BAD) return false;
-        if (at_start && (k == FC_SEMI || (shape && k != FC_DIGIT))) return false;
-        if (k == FC_SEMI) n++;
-        if (shape && k == FC_PAREN) return false;
-        at_start = k == FC_SEMI || (shape && k == FC_COMMA);
-    }
-    if (at_start) return false; /* trailing ';' or ',' */
-    *nslots = n;
-    return true;
+void opdb_signature_general(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
+    char op[256];
+    opdb_span o = strip_ws_quotes(opdb_span_cstr(op_raw));
+    opdb_normalize_op_name(o.p, o.n, op, sizeof op);
+    signature_rules(c, op, false, out);
 }
 
 /* The first k ';'-separated slots of an attribute cell. */
@@ -399,7 +447,7 @@ void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *ou
     opdb_span o = strip_ws_quotes(opdb_span_cstr(op_raw));
     opdb_normalize_op_name(o.p, o.n, op, sizeof op);
     if (!has_rewrites(op) && signature_fast(c, op, out)) return;
-    opdb_signature_general(c, op_raw, out);
+    signature_rules(c, op, true, out);
 }
 
 void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out) {

@@ -38,7 +38,9 @@ static opdb_sig_cells cells(const char *in, const char *dt, const char *fm, cons
 /* The forms seen in real files and opdb's own databases. */
 static void test_known_forms(void **state) {
     (void)state;
-    static const char *const ops[] = {"Add", "SwiGlu", "DispatchFFNCombine", "RmsNorm_run.py", " \"Sort\" "};
+    static const char *const ops[] = {"Add",       "SwiGlu",       "DispatchFFNCombine", "RmsNorm_run.py", " \"Sort\" ",
+                                      "MatMulV2",  "MatMulCommon", "Index",              "Slice",          "Transpose",
+                                      "MatMulV3_run"};
     static const char *const rows[][5] = {
         {"\"1,4096;1,4096\"", "DT_BF16;DT_BF16", "ND;ND", "\"1,4096\"", "DT_BF16"},
         {"1,4096;1,4096", "DT_BF16", "ND;ND;ND", "1,4096", "DT_BF16;INT64"},
@@ -52,6 +54,12 @@ static void test_known_forms(void **state) {
         {"1,4096", "\"DT_BF16\"", "\"\"", "\"\"", "\" \""},
         {"1,-1", "DT_BF16", "ND", "\xc2\xa0" "1", "DT_BF16"},
         {"1,4096", "DT_BF16;", ";ND", "1,4096", ";"},
+        {"\"1,4096;6144,4096\"", "DT_BF16;DT_BF16", "ND;ND", "\"1,6144\"", "DT_BF16"},
+        {"4096,1;4096,6144", "DT_BF16;DT_BF16;INT8", "ND;NZ;ND", "1,6144", "DT_BF16"},
+        {"16,4096;6144,4096;6144", "DT_BF16;DT_BF16;FLOAT", "ND;ND;ND", "16,6144", "DT_BF16"},
+        {"8,8;8,8", "DT_BF16;DT_BF16", "ND;ND", "8,8", "DT_BF16"},
+        {"4,7168;4;1", "DT_BF16;INT64;BOOL", "ND;ND;ND", "3,7168", "DT_BF16"},
+        {"1,4096", "A", "B", "1,4096", "C"},
     };
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
         for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
@@ -84,7 +92,8 @@ static void random_cell(char *buf, size_t cap, bool shape) {
 
 static void test_random_cells(void **state) {
     (void)state;
-    static const char *const ops[] = {"Add", "DispatchFFNCombine", "SoftmaxV2"};
+    static const char *const ops[] = {"Add", "DispatchFFNCombine", "SoftmaxV2", "MatMulV2",
+                                      "Index", "Slice", "Transpose", "MatMulCommon"};
     char in[24], dt[20], fm[20], out[24], odt[20];
     for (int i = 0; i < 300000; i++) {
         random_cell(in, sizeof in, true);
@@ -93,7 +102,7 @@ static void test_random_cells(void **state) {
         random_cell(out, sizeof out, true);
         random_cell(odt, sizeof odt, false);
         opdb_sig_cells c = cells(in, dt, fm, out, odt, "16");
-        expect_same(&c, ops[i % 3]);
+        expect_same(&c, ops[i % (int)(sizeof ops / sizeof ops[0])]);
     }
 }
 
