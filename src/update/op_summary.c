@@ -202,7 +202,9 @@ static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o) 
     if (!r->numeric) r->dur = 0.0;
     for (int m = 0; m < OPDB_NMETRICS; m++) {
         opdb_span ms = CELL(C_METRIC0 + m);
-        r->metric[m] = opdb_py_float_or_zero(ms.p, ms.n);
+        /* half the counters of a row are those of the other core type: 0 */
+        bool zero = (ms.n == 1 && ms.p[0] == '0') || (ms.n == 3 && ms.p[0] == '0' && ms.p[1] == '.' && ms.p[2] == '0');
+        r->metric[m] = zero ? 0.0 : opdb_py_float_or_zero(ms.p, ms.n);
     }
 #undef CELL
 }
@@ -334,13 +336,26 @@ static agg_op *op_slot(op_summary_agg *a, const char *op) {
     return o;
 }
 
-/* dict[key] = val (a string, or number `num` when val is NULL), keeping the
- * position of an existing key like a Python dict. */
-static void put(agg_row *r, const char *key, const char *val, int num) {
-    r->key[r->n] = key;
-    r->val[r->n] = val;
-    r->num[r->n++] = (signed char)num;
+static void put(agg_layout *l, const char *key, int num) {
+    l->key[l->n] = key;
+    l->num[l->n++] = (signed char)num;
 }
+
+/* The reference's row dict: the 8 descriptive cells, the duration, EP Size
+ * (DispatchFFNCombine with --dispatch-ffn-combine-ep-size), the metric means. */
+static agg_layout *make_layout(opdb_arena *a, bool with_ep, bool with_metrics) {
+    static char mb_names[OPDB_NMETRICS][64];
+    for (int m = 0; m < OPDB_NMETRICS; m++) snprintf(mb_names[m], sizeof mb_names[m], "MicroBench %s", opdb_metric_names[m]);
+    agg_layout *l = opdb_arena_alloc(a, sizeof *l);
+    memset(l, 0, sizeof *l);
+    for (int b = 0; b < 8; b++) put(l, k_base[b], -1);
+    put(l, "Average Duration(us)", 0);
+    if (with_ep) put(l, "EP Size", -1);
+    for (int m = 0; m < OPDB_NMETRICS && with_metrics; m++) put(l, mb_names[m], 1 + m);
+    return l;
+}
+
+enum { K_DUR = 8, K_EP = 9 }; /* key positions in a layout */
 
 int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks, bool with_metrics, op_summary_agg *out,
                          opdb_err *err) {
@@ -350,31 +365,29 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
     t.arena = &out->arena;
     int rc = 0;
     for (size_t i = 0; i < nfiles && rc == 0; i++) rc = aggregate_file(files[i], &t, quirks, &out->rows_read, err);
-    static char mb_names[OPDB_NMETRICS][64];
-    for (int m = 0; m < OPDB_NMETRICS; m++) snprintf(mb_names[m], sizeof mb_names[m], "MicroBench %s", opdb_metric_names[m]);
+    const agg_layout *plain = make_layout(&out->arena, false, with_metrics);
+    const agg_layout *with_ep = make_layout(&out->arena, true, with_metrics);
+    const char *ep_text = "";
+    if (ep_size) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%ld", ep_size);
+        ep_text = opdb_arena_strndup(&out->arena, buf, strlen(buf));
+    }
     for (size_t i = 0; i < t.n && rc == 0; i++) {
         group *g = &t.g[i];
         agg_row *r = opdb_arena_alloc(&out->arena, sizeof *r);
-        memset(r, 0, sizeof *r);
-        for (int b = 0; b < 8; b++) put(r, k_base[b], g->first[b], -1);
+        agg_op *o = op_slot(out, g->op);
+        bool ep = strcmp(o->norm, "DispatchFFNCombine") == 0 && ep_size;
+        r->lay = ep ? with_ep : plain;
+        for (int b = 0; b < 8; b++) r->val[b] = g->first[b];
+        r->val[1] = g->first[8]; /* Accelerator Core := Task Type, keeping its position */
+        r->val[K_DUR] = NULL;
+        r->val[K_EP] = ep ? ep_text : NULL;
         r->no_numeric_sample = !g->have_min;
         r->dur = g->min;
-        put(r, "Average Duration(us)", g->have_min ? NULL : "", g->have_min ? 0 : -1);
-        r->val[1] = g->first[8]; /* Accelerator Core := Task Type, keeping its position */
-        agg_op *o = op_slot(out, g->op);
-        if (strcmp(o->norm, "DispatchFFNCombine") == 0 && ep_size) {
-            char buf[32];
-            snprintf(buf, sizeof buf, "%ld", ep_size);
-            put(r, "EP Size", opdb_arena_strndup(&out->arena, buf, strlen(buf)), -1);
-        }
-        for (int m = 0; m < OPDB_NMETRICS && with_metrics; m++) {
-            r->mean[m] = g->msum[m] / (double)g->count;
-            put(r, mb_names[m], NULL, 1 + m);
-        }
-        static const char *const sig_keys[6] = {"Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
-                                                "Output Data Types", "EP Size"};
-        char unused[400];
-        for (int k = 0; k < 6; k++) r->sig[k] = agg_get(r, sig_keys[k], unused);
+        for (int m = 0; m < OPDB_NMETRICS; m++) r->mean[m] = with_metrics ? g->msum[m] / (double)g->count : 0.0;
+        for (int k = 0; k < 5; k++) r->sig[k] = r->val[2 + k]; /* Input Shapes .. Output Data Types */
+        r->sig[5] = ep ? ep_text : "";
         r->samples = g->count;
         if (o->n == o->cap) {
             o->cap = o->cap ? o->cap * 2 : 16;
@@ -405,13 +418,15 @@ const agg_op *op_summary_get(const op_summary_agg *a, const char *op) {
 }
 
 const char *agg_val(const agg_row *r, int i, char buf[400]) {
-    if (r->val[i]) return r->val[i];
-    opdb_py_fmt_fixed(buf, 400, r->num[i] == 0 ? r->dur : r->mean[r->num[i] - 1], 6);
+    int num = r->lay->num[i];
+    if (num < 0) return i < AGG_MAX_STR && r->val[i] ? r->val[i] : "";
+    if (num == 0 && r->no_numeric_sample) return "";
+    opdb_py_fmt_fixed(buf, 400, num == 0 ? r->dur : r->mean[num - 1], 6);
     return buf;
 }
 
 const char *agg_get(const agg_row *r, const char *key, char buf[400]) {
-    for (int i = 0; i < r->n; i++)
-        if (strcmp(r->key[i], key) == 0) return agg_val(r, i, buf);
+    for (int i = 0; i < r->lay->n; i++)
+        if (strcmp(r->lay->key[i], key) == 0) return agg_val(r, i, buf);
     return "";
 }

@@ -8,17 +8,28 @@
 #include "opdb/core.h"
 
 #define AGG_MAX_KEYS 40
+#define AGG_MAX_STR 10
+
+/* The keys of the aggregated rows, in insertion order like the reference's
+ * dict; shared by every row of one layout (with or without EP Size). */
+typedef struct agg_layout {
+    int n;
+    const char *key[AGG_MAX_KEYS];
+    signed char num[AGG_MAX_KEYS]; /* -1 string, 0 the minimum duration, 1 + m metric m's mean */
+} agg_layout;
 
 typedef struct agg_row {
-    int n;                      /* keys in insertion order, like the reference's dict */
-    const char *key[AGG_MAX_KEYS];
-    const char *val[AGG_MAX_KEYS]; /* NULL for a number, rendered on demand by agg_val */
-    signed char num[AGG_MAX_KEYS]; /* -1 string, 0 the minimum duration, 1 + m metric m's mean */
+    const agg_layout *lay;
+    const char *val[AGG_MAX_STR]; /* the string values (keys with num -1 come first) */
     double dur, mean[25];
     const char *sig[6];         /* Input Shapes .. Output Data Types, EP Size (aliases of val) */
     unsigned long long samples; /* launches aggregated */
-    bool no_numeric_sample;     /* every Task Duration was non-numeric (default mode) */
+    bool no_numeric_sample;     /* every Task Duration was non-numeric (default mode):
+                                   the duration's value is "" */
 } agg_row;
+
+static inline int agg_nkeys(const agg_row *r) { return r->lay->n; }
+static inline const char *agg_key(const agg_row *r, int i) { return r->lay->key[i]; }
 
 typedef struct agg_op {
     char *op;                   /* OP Type as profiled */

@@ -331,9 +331,9 @@ static bool apply(merge_ctx *m, drow *t, const agg_row *nr) {
     opdb_span nv = opdb_span_cstr(agg_get(nr, MB_DUR, buf));
     bool changed = !opdb_span_eq(old, opdb_py_strip(nv));
     drow_set(t, ks, m->id.mb_dur, nv);
-    for (int i = 0; i < nr->n; i++)
-        if (strncmp(nr->key[i], "MicroBench ", 11) == 0)
-            drow_set(t, ks, agg_key_id(m, nr->key[i]), opdb_span_cstr(agg_val(nr, i, buf)));
+    for (int i = 0; i < agg_nkeys(nr); i++)
+        if (strncmp(agg_key(nr, i), "MicroBench ", 11) == 0)
+            drow_set(t, ks, agg_key_id(m, agg_key(nr, i)), opdb_span_cstr(agg_val(nr, i, buf)));
     return changed;
 }
 
@@ -364,8 +364,8 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
         if (allow_add && !o->missing_only) {
             drow r = drow_new(&f->ks);
             char buf[400];
-            for (int i = 0; i < nr->n; i++)
-                drow_set(&r, &f->ks, agg_key_id(m, nr->key[i]), opdb_span_cstr(agg_val(nr, i, buf)));
+            for (int i = 0; i < agg_nkeys(nr); i++)
+                drow_set(&r, &f->ks, agg_key_id(m, agg_key(nr, i)), opdb_span_cstr(agg_val(nr, i, buf)));
             set_extras(m, &r);
             push_row(f, r);
             si_add(&m->si, m->sig.p, f->n - 1);
@@ -471,8 +471,8 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
         ks_init(&f.ks, 140);
         layout_canonical(&cols);
         for (size_t i = 0; i < nmerge; i++)
-            for (int k = 0; k < merge[i]->n; k++)
-                if (sv_index(&cols, merge[i]->key[k]) < 0) sv_push(&cols, opdb_xstrdup(merge[i]->key[k]));
+            for (int k = 0; k < agg_nkeys(merge[i]); k++)
+                if (sv_index(&cols, agg_key(merge[i], k)) < 0) sv_push(&cols, opdb_xstrdup(agg_key(merge[i], k)));
     }
     if (!o->quirks)
         for (size_t i = 0; i < o->nextra_cols; i++)
