@@ -101,54 +101,69 @@ static void normalise_shapes(const slots *s, norm_slots *ns) {
  * not in that form (and the operators with rewrites) take the general path.
  * tests/unit/test_signature.c checks that both paths agree. */
 
-enum { FC_OK, FC_SEMI, FC_COMMA, FC_DIGIT, FC_BAD, FC_PAREN };
+enum { FC_BAD = 1, FC_SEMI = 2, FC_COMMA = 4, FC_DIGIT = 8, FC_PAREN = 16 };
 
-static inline unsigned fast_class(unsigned char c) {
-    if (c >= '0' && c <= '9') return FC_DIGIT;
-    if (c <= 0x20 || c >= 0x7f || c == '"') return FC_BAD;
-    if (c == ';') return FC_SEMI;
-    if (c == ',') return FC_COMMA;
-    if (c == '(' || c == ')') return FC_PAREN;
-    return FC_OK;
-}
+/* FC_BAD: controls, space, '"', DEL and every non-ASCII byte. */
+static const unsigned char k_fast_class[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 0, 1, 0, 0, 0, 0, 0, 16, 16, 0, 0, 4, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 0, 2, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
 
-/* A cell in normal form: *out is the cell without its surrounding quotes,
- * *nslots its ';'-separated slot count (0 for an empty cell). Shapes: every
+/* A cell in normal form: c->c is the cell without its surrounding quotes,
+ * c->n its ';'-separated slot count (0 for an empty cell). Shapes: every
  * slot and every dimension starts with a digit, no parentheses. */
-static bool fast_cell(opdb_span c, bool shape, opdb_span *out, int *nslots) {
-    while (c.n && c.p[0] == '"') c.p++, c.n--;
-    while (c.n && c.p[c.n - 1] == '"') c.n--;
-    *out = c;
-    *nslots = 0;
-    if (c.n == 0) return true;
-    const unsigned char *u = (const unsigned char *)c.p;
-    bool at_start = true; /* of a slot (shapes: or of a dimension) */
-    int n = 1;
-    for (size_t i = 0; i < c.n; i++) {
-        unsigned k = fast_class(u[i]);
-        if (k == FC_BAD) return false;
-        if (at_start && (k == FC_SEMI || (shape && k != FC_DIGIT))) return false;
-        if (k == FC_SEMI) n++;
-        if (shape && k == FC_PAREN) return false;
-        at_start = k == FC_SEMI || (shape && k == FC_COMMA);
-    }
-    if (at_start || n > MAX_SLOTS) return false; /* trailing ';' or ','; too many to keep */
-    *nslots = n;
-    return true;
-}
-
-/* split_slots for a cell in normal form is a plain split on ';'. */
-static void split_cell(opdb_span cell, bool shape, bool fast, slots *out, bool *normal) {
+typedef struct cell_form {
     opdb_span c;
     int n;
-    *normal = fast && fast_cell(cell, shape, &c, &n);
+    bool normal;
+} cell_form;
+
+static cell_form fast_cell(opdb_span c, bool shape) {
+    cell_form f = {c, 0, false};
+    while (c.n && c.p[0] == '"') c.p++, c.n--;
+    while (c.n && c.p[c.n - 1] == '"') c.n--;
+    f.c = c;
+    if (c.n == 0) {
+        f.normal = true;
+        return f;
+    }
+    const unsigned char *u = (const unsigned char *)c.p;
+    /* shapes: a slot or a dimension starts with a digit; attributes: a slot
+     * starts with anything but ';' */
+    const unsigned bad_mask = shape ? FC_BAD | FC_PAREN : FC_BAD;
+    const unsigned sep_mask = shape ? FC_SEMI | FC_COMMA : FC_SEMI;
+    const unsigned start_mask = shape ? FC_DIGIT : FC_SEMI, start_xor = shape ? FC_DIGIT : 0;
+    unsigned bad = 0, at_start = 1;
+    int n = 1;
+    for (size_t i = 0; i < c.n; i++) {
+        unsigned k = k_fast_class[u[i]];
+        bad |= (k & bad_mask) | (at_start & (((k ^ start_xor) & start_mask) != 0));
+        n += (k & FC_SEMI) != 0;
+        at_start = (k & sep_mask) != 0;
+    }
+    f.n = n;
+    f.normal = !bad && !at_start && n <= MAX_SLOTS; /* no trailing ';' or ','; not too many to keep */
+    return f;
+}
+
+/* split_slots; for a cell in normal form (f, when given, says) a plain
+ * split on ';'. */
+static void split_cell(opdb_span cell, const cell_form *f, slots *out, bool *normal) {
+    *normal = f && f->normal;
     if (!*normal) {
         split_slots(cell, out);
         return;
     }
+    opdb_span c = f->c;
     out->n = 0;
-    for (int k = 0; k < n && k < MAX_SLOTS; k++) {
-        const char *semi = memchr(c.p, ';', c.n);
+    for (int k = 0; k < f->n; k++) {
+        const char *semi = k + 1 < f->n ? memchr(c.p, ';', c.n) : NULL;
         size_t len = semi ? (size_t)(semi - c.p) : c.n;
         out->v[out->n++] = opdb_span_make(c.p, len);
         c.p += len + (semi != NULL);
@@ -260,11 +275,11 @@ static void join_first_two(const slots *s, opdb_strbuf *out) {
     }
 }
 
-static bool matmul_signature(const opdb_sig_cells *c, bool fast, opdb_strbuf *out) {
+static bool matmul_signature(const opdb_sig_cells *c, const cell_form *f, opdb_strbuf *out) {
     slots in, out_s;
     bool in_normal, out_normal, unused;
-    split_cell(c->in_shapes, true, fast, &in, &in_normal);
-    split_cell(c->out_shapes, true, fast, &out_s, &out_normal);
+    split_cell(c->in_shapes, f ? &f[0] : NULL, &in, &in_normal);
+    split_cell(c->out_shapes, f ? &f[3] : NULL, &out_s, &out_normal);
     if (in.n < 2 || out_s.n < 1) return false;
     norm_slots ni, no;
     shapes_of(&in, in_normal, &ni);
@@ -307,9 +322,9 @@ static bool matmul_signature(const opdb_sig_cells *c, bool fast, opdb_strbuf *ou
         }
         if (have_k) {
             slots dt, fm, odt;
-            split_cell(c->in_dtypes, false, fast, &dt, &unused);
-            split_cell(c->in_formats, false, fast, &fm, &unused);
-            split_cell(c->out_dtypes, false, fast, &odt, &unused);
+            split_cell(c->in_dtypes, f ? &f[1] : NULL, &dt, &unused);
+            split_cell(c->in_formats, f ? &f[2] : NULL, &fm, &unused);
+            split_cell(c->out_dtypes, f ? &f[4] : NULL, &odt, &unused);
             add_pair(out, m, k);
             opdb_sb_addc(out, ';');
             add_pair(out, n, k);
@@ -328,20 +343,21 @@ static bool matmul_signature(const opdb_sig_cells *c, bool fast, opdb_strbuf *ou
     return have_k;
 }
 
-/* The rules; `fast`: cells in normal form skip stripping and normalising,
- * which leave them as they are. */
-static void signature_rules(const opdb_sig_cells *c, const char *op, bool fast, opdb_strbuf *out) {
+/* The rules; with f (the forms of in_shapes, in_dtypes, in_formats,
+ * out_shapes, out_dtypes), cells in normal form skip stripping and
+ * normalising, which would leave them as they are. */
+static void signature_rules(const opdb_sig_cells *c, const char *op, const cell_form *f, opdb_strbuf *out) {
     opdb_sb_clear(out);
-    if (opdb_is_matmul_family(op) && matmul_signature(c, fast, out)) return;
+    if (opdb_is_matmul_family(op) && matmul_signature(c, f, out)) return;
     opdb_sb_clear(out);
 
     slots in, dt, fm, osh, odt;
     bool in_normal, out_normal, unused;
-    split_cell(c->in_shapes, true, fast, &in, &in_normal);
-    split_cell(c->in_dtypes, false, fast, &dt, &unused);
-    split_cell(c->in_formats, false, fast, &fm, &unused);
-    split_cell(c->out_shapes, true, fast, &osh, &out_normal);
-    split_cell(c->out_dtypes, false, fast, &odt, &unused);
+    split_cell(c->in_shapes, f ? &f[0] : NULL, &in, &in_normal);
+    split_cell(c->in_dtypes, f ? &f[1] : NULL, &dt, &unused);
+    split_cell(c->in_formats, f ? &f[2] : NULL, &fm, &unused);
+    split_cell(c->out_shapes, f ? &f[3] : NULL, &osh, &out_normal);
+    split_cell(c->out_dtypes, f ? &f[4] : NULL, &odt, &unused);
     norm_slots no;
     shapes_of(&osh, out_normal, &no);
     char index_slot[64];
@@ -396,7 +412,7 @@ void opdb_signature_general(const opdb_sig_cells *c, const char *op_raw, opdb_st
     char op[256];
     opdb_span o = strip_ws_quotes(opdb_span_cstr(op_raw));
     opdb_normalize_op_name(o.p, o.n, op, sizeof op);
-    signature_rules(c, op, false, out);
+    signature_rules(c, op, NULL, out);
 }
 
 /* The first k ';'-separated slots of an attribute cell. */
@@ -411,29 +427,24 @@ static void add_slots(opdb_strbuf *out, opdb_span attrs, int nattr, int k) {
     opdb_sb_add(out, attrs.p, k > 0 ? i : 0);
 }
 
-static bool signature_fast(const opdb_sig_cells *c, const char *op, opdb_strbuf *out) {
-    opdb_span in, dt, fm, osh, odt;
-    int nin, ndt, nfm, nosh, nodt;
-    if (!fast_cell(c->in_shapes, true, &in, &nin) || !fast_cell(c->out_shapes, true, &osh, &nosh) ||
-        !fast_cell(c->in_dtypes, false, &dt, &ndt) || !fast_cell(c->in_formats, false, &fm, &nfm) ||
-        !fast_cell(c->out_dtypes, false, &odt, &nodt))
-        return false;
+/* Every cell in normal form, no rewrites: the shapes as they are, each
+ * attribute cell cut to as many slots as its shapes have. */
+static void signature_fast(const opdb_sig_cells *c, const char *op, const cell_form *f, opdb_strbuf *out) {
     opdb_sb_clear(out);
-    opdb_sb_add(out, in.p, in.n);
+    opdb_sb_add(out, f[0].c.p, f[0].c.n);
     opdb_sb_addc(out, SEP);
-    add_slots(out, dt, ndt, nin);
+    add_slots(out, f[1].c, f[1].n, f[0].n);
     opdb_sb_addc(out, SEP);
-    add_slots(out, fm, nfm, nin);
+    add_slots(out, f[2].c, f[2].n, f[0].n);
     opdb_sb_addc(out, SEP);
-    opdb_sb_add(out, osh.p, osh.n);
+    opdb_sb_add(out, f[3].c.p, f[3].c.n);
     opdb_sb_addc(out, SEP);
-    add_slots(out, odt, nodt, nosh);
+    add_slots(out, f[4].c, f[4].n, f[3].n);
     if (strcmp(op, "DispatchFFNCombine") == 0) {
         opdb_span ep = opdb_py_strip(c->ep_size);
         opdb_sb_addc(out, SEP);
         opdb_sb_add(out, ep.p, ep.n);
     }
-    return true;
 }
 
 /* Operators whose signature rewrites cells: always the general path. */
@@ -446,8 +457,11 @@ void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *ou
     char op[256];
     opdb_span o = strip_ws_quotes(opdb_span_cstr(op_raw));
     opdb_normalize_op_name(o.p, o.n, op, sizeof op);
-    if (!has_rewrites(op) && signature_fast(c, op, out)) return;
-    signature_rules(c, op, true, out);
+    cell_form f[5] = {fast_cell(c->in_shapes, true), fast_cell(c->in_dtypes, false), fast_cell(c->in_formats, false),
+                      fast_cell(c->out_shapes, true), fast_cell(c->out_dtypes, false)};
+    bool normal = f[0].normal && f[1].normal && f[2].normal && f[3].normal && f[4].normal;
+    if (normal && !has_rewrites(op)) signature_fast(c, op, f, out);
+    else signature_rules(c, op, f, out);
 }
 
 void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out) {
