@@ -28,6 +28,9 @@ void opdb_signature(const opdb_sig_cells *c, const char *op, opdb_strbuf *out);
 /* The same through the general rules only (opdb_signature takes a fast path
  * for cells already in normal form); for tests. */
 void opdb_signature_general(const opdb_sig_cells *c, const char *op, opdb_strbuf *out);
+/* For tests: the slot count of a cell in the fast path's normal form, -1 when
+ * it is not; by the vector (where built) or the byte-at-a-time scanner. */
+int opdb_sig_cell_slots(opdb_span cell, bool shape, bool simd);
 
 /* Display form: `<raw Input Shapes or N/A> -> <raw Output Shapes or N/A>`. */
 void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out);
