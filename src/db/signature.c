@@ -160,6 +160,14 @@ static cell_form fast_cell_scalar(opdb_span c, bool shape) {
 /* 16 bytes at a time: bit masks of the byte classes, as the CSV tokenizer. */
 static inline uint32_t mask_of(__m128i eq) { return (uint32_t)_mm_movemask_epi8(eq); }
 
+/* Set bits of a 16-bit mask (baseline x86-64 has no popcnt instruction). */
+static inline int bits16(uint32_t x) {
+    x = x - ((x >> 1) & 0x5555u);
+    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+    x = (x + (x >> 4)) & 0x0F0Fu;
+    return (int)((x + (x >> 8)) & 0x1Fu);
+}
+
 static cell_form fast_cell_simd(opdb_span c, bool shape) {
     cell_form f = {c, 0, false};
     while (c.n && c.p[0] == '"') c.p++, c.n--;
@@ -192,7 +200,7 @@ static cell_form fast_cell_simd(opdb_span c, bool shape) {
         uint32_t digit = mask_of(_mm_andnot_si128(_mm_cmplt_epi8(v, _mm_set1_epi8('0')), _mm_cmplt_epi8(v, _mm_set1_epi8(':'))));
         uint32_t starts = ((sep << 1) | carry) & valid;
         bad |= (junk & valid) | (shape ? starts & ~digit : starts & semi);
-        semis += __builtin_popcount(semi & valid);
+        semis += bits16(semi & valid);
         carry = (sep >> 15) & 1;
         last_sep = (sep >> (len - 1)) & 1;
     }
