@@ -355,7 +355,7 @@ static agg_layout *make_layout(opdb_arena *a, bool with_ep, bool with_metrics) {
     return l;
 }
 
-enum { K_DUR = 8, K_EP = 9 }; /* key positions in a layout */
+enum { K_DUR = AGG_K_DUR, K_EP = 9 }; /* key positions in a layout */
 
 int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks, bool with_metrics, op_summary_agg *out,
                          opdb_err *err) {
@@ -417,13 +417,17 @@ const agg_op *op_summary_get(const op_summary_agg *a, const char *op) {
     return NULL;
 }
 
-const char *agg_val(const agg_row *r, int i, char buf[400]) {
+opdb_span agg_span(const agg_row *r, int i, char buf[400]) {
     int num = r->lay->num[i];
-    if (num < 0) return i < AGG_MAX_STR && r->val[i] ? r->val[i] : "";
-    if (num == 0 && r->no_numeric_sample) return "";
-    opdb_py_fmt_fixed(buf, 400, num == 0 ? r->dur : r->mean[num - 1], 6);
-    return buf;
+    if (num < 0) return opdb_span_cstr(i < AGG_MAX_STR && r->val[i] ? r->val[i] : "");
+    if (num == 0 && r->no_numeric_sample) return opdb_span_make("", 0);
+    double x = num == 0 ? r->dur : r->mean[num - 1];
+    if (x == 0 && !signbit(x)) return opdb_span_make("0.000000", 8); /* most counter means */
+    size_t n = opdb_py_fmt_fixed(buf, 400, x, 6);
+    return opdb_span_make(buf, n);
 }
+
+const char *agg_val(const agg_row *r, int i, char buf[400]) { return agg_span(r, i, buf).p; }
 
 const char *agg_get(const agg_row *r, const char *key, char buf[400]) {
     for (int i = 0; i < r->lay->n; i++)

@@ -28,6 +28,8 @@ typedef struct agg_row {
                                    the duration's value is "" */
 } agg_row;
 
+#define AGG_K_DUR 8 /* the position of "Average Duration(us)" in every layout */
+
 static inline int agg_nkeys(const agg_row *r) { return r->lay->n; }
 static inline const char *agg_key(const agg_row *r, int i) { return r->lay->key[i]; }
 
@@ -57,5 +59,6 @@ const agg_op *op_summary_get(const op_summary_agg *a, const char *op);
 /* The string value of key i ("%.6f" of numbers, rendered into buf). */
 const char *agg_val(const agg_row *r, int i, char buf[400]);
 const char *agg_get(const agg_row *r, const char *key, char buf[400]); /* "" when absent */
+opdb_span agg_span(const agg_row *r, int i, char buf[400]); /* agg_val with its length */
 
 #endif

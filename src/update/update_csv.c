@@ -210,32 +210,40 @@ static void sig_of_agg(const agg_row *r, const char *op, opdb_strbuf *out, bool 
 /* ---- signature index: signature -> row indexes (first = the match target) */
 
 typedef struct sig_entry {
-    char *sig;
+    const char *sig;     /* in the index's arena */
+    size_t len;
     uint64_t hash;
-    size_t *rows;
-    size_t n, cap;
+    size_t row0;         /* the first row; more only for duplicates */
+    size_t *more;
+    size_t n, cap;       /* rows in all; room in more */
 } sig_entry;
+
+static size_t entry_row(const sig_entry *e, size_t k) { return k == 0 ? e->row0 : e->more[k - 1]; }
 
 typedef struct sig_index {
     sig_entry *e;   /* first-seen order */
     size_t n, cap;
     opdb_hindex ix;
+    opdb_arena arena;
 } sig_index;
 
-static sig_entry *si_find_h(sig_index *si, const char *sig, uint64_t h) {
+static sig_entry *si_find_h(sig_index *si, const char *sig, size_t len, uint64_t h) {
     uint32_t i;
-    for (opdb_hprobe p = opdb_hindex_probe(&si->ix, h); opdb_hprobe_next(&p, &i);)
-        if (strcmp(si->e[i].sig, sig) == 0) return &si->e[i];
+    for (opdb_hprobe p = opdb_hindex_probe(&si->ix, h); opdb_hprobe_next(&p, &i);) {
+        const sig_entry *e = &si->e[i];
+        if (e->hash == h && e->len == len && memcmp(e->sig, sig, len) == 0) return &si->e[i];
+    }
     return NULL;
 }
 
-static sig_entry *si_find(sig_index *si, const char *sig) {
-    return si_find_h(si, sig, opdb_hash_bytes(sig, strlen(sig), 5));
+static sig_entry *si_find(sig_index *si, const opdb_strbuf *sig) {
+    return si_find_h(si, sig->p, sig->n, opdb_hash_bytes(sig->p, sig->n, 5));
 }
 
-static void si_add(sig_index *si, const char *sig, size_t row) {
-    uint64_t h = opdb_hash_bytes(sig, strlen(sig), 5);
-    sig_entry *e = si_find_h(si, sig, h);
+static void si_add(sig_index *si, const opdb_strbuf *sig, size_t row) {
+    if (!si->arena.chunk_size) opdb_arena_init(&si->arena, 1 << 20);
+    uint64_t h = opdb_hash_bytes(sig->p, sig->n, 5);
+    sig_entry *e = si_find_h(si, sig->p, sig->n, h);
     if (!e) {
         if (si->n == si->cap) {
             si->cap = si->cap ? si->cap * 2 : 64;
@@ -243,24 +251,26 @@ static void si_add(sig_index *si, const char *sig, size_t row) {
         }
         e = &si->e[si->n];
         memset(e, 0, sizeof *e);
-        e->sig = opdb_xstrdup(sig);
+        e->sig = opdb_arena_strndup(&si->arena, sig->p, sig->n);
+        e->len = sig->n;
         e->hash = h;
+        e->row0 = row;
+        e->n = 1;
         opdb_hindex_add(&si->ix, h, (uint32_t)si->n++);
+        return;
     }
-    if (e->n == e->cap) {
+    if (e->n - 1 == e->cap) {
         e->cap = e->cap ? e->cap * 2 : 2;
-        e->rows = opdb_xrealloc(e->rows, e->cap * sizeof *e->rows);
+        e->more = opdb_xrealloc(e->more, e->cap * sizeof *e->more);
     }
-    e->rows[e->n++] = row;
+    e->more[e->n++ - 1] = row;
 }
 
 static void si_free(sig_index *si) {
-    for (size_t i = 0; i < si->n; i++) {
-        free(si->e[i].sig);
-        free(si->e[i].rows);
-    }
+    for (size_t i = 0; i < si->n; i++) free(si->e[i].more);
     free(si->e);
     opdb_hindex_free(&si->ix);
+    if (si->arena.chunk_size) opdb_arena_free(&si->arena);
 }
 
 static int cmp_dup(const void *a, const void *b) {
@@ -271,14 +281,14 @@ static int cmp_dup(const void *a, const void *b) {
 
 /* ---- merging */
 
+enum { MAX_LAYOUTS = 4 };
+
 typedef struct merge_ctx {
     const opdb_update_opts *o;
     csvfile *f;
     ids id;
-    /* key id of each aggregated-row key: agg rows share key pointers, so a
-     * pointer compare finds them (strcmp only on a miss) */
-    const char *akey[64];
-    int aid[64], nakey;
+    const agg_layout *lay[MAX_LAYOUTS]; /* layouts seen, and their key ids */
+    int lay_id[MAX_LAYOUTS][AGG_MAX_KEYS], nlay;
     sig_index si;
     extra_index xi;      /* opdb bench's extra values for this CSV */
     update_result *res;
@@ -311,29 +321,30 @@ static void add_gap(merge_ctx *m, const drow *t) {
     g->ratio = mb / prof;
 }
 
-static int agg_key_id(merge_ctx *m, const char *key) {
-    for (int i = 0; i < m->nakey; i++)
-        if (m->akey[i] == key) return m->aid[i];
-    int id = ks_add(&m->f->ks, key);
-    if (m->nakey < 64) {
-        m->akey[m->nakey] = key;
-        m->aid[m->nakey++] = id;
-    }
-    return id;
+/* The key ids of a layout's keys in this file's key space (rows of one
+ * aggregation share a handful of layouts). */
+static const int *layout_ids(merge_ctx *m, const agg_layout *lay) {
+    for (int k = 0; k < m->nlay; k++)
+        if (m->lay[k] == lay) return m->lay_id[k];
+    int k = m->nlay < MAX_LAYOUTS ? m->nlay++ : MAX_LAYOUTS - 1;
+    m->lay[k] = lay;
+    for (int i = 0; i < lay->n; i++) m->lay_id[k][i] = ks_add(&m->f->ks, lay->key[i]);
+    return m->lay_id[k];
 }
 
 /* Copies the measured values of nr into t; returns whether Average
  * Duration(us) changed (compared stripped, as the reference). */
 static bool apply(merge_ctx *m, drow *t, const agg_row *nr) {
     keyspace *ks = &m->f->ks;
+    const int *ids = layout_ids(m, nr->lay);
     opdb_span old = opdb_py_strip(drow_at(t, m->id.mb_dur));
     char buf[400];
-    opdb_span nv = opdb_span_cstr(agg_get(nr, MB_DUR, buf));
+    opdb_span nv = agg_span(nr, AGG_K_DUR, buf);
     bool changed = !opdb_span_eq(old, opdb_py_strip(nv));
     drow_set(t, ks, m->id.mb_dur, nv);
     for (int i = 0; i < agg_nkeys(nr); i++)
-        if (strncmp(agg_key(nr, i), "MicroBench ", 11) == 0)
-            drow_set(t, ks, agg_key_id(m, agg_key(nr, i)), opdb_span_cstr(agg_val(nr, i, buf)));
+        if (nr->lay->num[i] > 0) /* the "MicroBench <metric>" means */
+            drow_set(t, ks, ids[i], agg_span(nr, i, buf));
     return changed;
 }
 
@@ -356,7 +367,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
         return;
     }
     sig_of_agg(nr, res->stem, &m->sig, false);
-    sig_entry *e = si_find(&m->si, m->sig.p);
+    sig_entry *e = si_find(&m->si, &m->sig);
     if (!e) {
         sig_of_agg(nr, res->stem, &m->disp, true);
         if (allow_add) sv_push(&res->missing, opdb_xstrdup(m->disp.p));
@@ -364,11 +375,11 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
         if (allow_add && !o->missing_only) {
             drow r = drow_new(&f->ks);
             char buf[400];
-            for (int i = 0; i < agg_nkeys(nr); i++)
-                drow_set(&r, &f->ks, agg_key_id(m, agg_key(nr, i)), opdb_span_cstr(agg_val(nr, i, buf)));
+            const int *ids = layout_ids(m, nr->lay);
+            for (int i = 0; i < agg_nkeys(nr); i++) drow_set(&r, &f->ks, ids[i], agg_span(nr, i, buf));
             set_extras(m, &r);
             push_row(f, r);
-            si_add(&m->si, m->sig.p, f->n - 1);
+            si_add(&m->si, &m->sig, f->n - 1);
             res->added++;
         }
         return;
@@ -377,7 +388,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
      * counting per database row so "Rows updated" is rows really changed. */
     size_t ntargets = o->quirks ? 1 : e->n;
     for (size_t k = 0; k < ntargets; k++) {
-        drow *t = &f->rows[e->rows[k]];
+        drow *t = &f->rows[entry_row(e, k)];
         bool can_update = !o->missing_only || !row_valid(t, &m->id);
         if (!can_update) {
             if (!allow_add) continue;
@@ -502,12 +513,12 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
 
     for (size_t r = 0; r < f.n; r++) {
         sig_of_drow(&f.rows[r], &m.id, res->stem, &m.sig, false);
-        si_add(&m.si, m.sig.p, r);
+        si_add(&m.si, &m.sig, r);
     }
     for (size_t i = 0; i < m.si.n; i++) {
         if (m.si.e[i].n < 2) continue;
         res->dups = opdb_xrealloc(res->dups, (res->ndups + 1) * sizeof *res->dups);
-        sig_of_drow(&f.rows[m.si.e[i].rows[0]], &m.id, res->stem, &m.disp, true);
+        sig_of_drow(&f.rows[m.si.e[i].row0], &m.id, res->stem, &m.disp, true);
         res->dups[res->ndups].sig = opdb_xstrdup(m.disp.p);
         res->dups[res->ndups++].count = m.si.e[i].n;
     }
