@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-static double T_(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}
 
 #include "opdb/fs.h"
 #include "opdb/update.h"
@@ -86,14 +84,11 @@ int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
     size_t nfiles = 0;
     op_summary_agg agg;
     memset(&agg, 0, sizeof agg);
-    double t0=T_();
     rc = op_summary_find_files(o->prof_paths, o->nprof, &files, &nfiles, err);
     if (rc == 0) rc = op_summary_aggregate(files, nfiles, o->ep_size, o->quirks, !o->no_metrics, &agg, err);
     update_run run;
     memset(&run, 0, sizeof run);
-    double t1=T_();
     if (rc == 0) rc = update_db(o, &agg, &run, err);
-    double t2=T_(); fprintf(stderr,"TIMING agg %.3f db %.3f\n",t1-t0,t2-t1);
     if (rc == 0) {
         opdb_strbuf text;
         opdb_sb_init(&text);
