@@ -15,12 +15,18 @@
 #    >= 100 us. Target <= 3%.
 # 3. The wall time of `opdb bench --device cpu --grid default` end to end
 #    (the first of the RUNS). Target < 120 s.
+# 4. The host's noise floor, the CV that 2. is to be read against: WINDOWS
+#    (40) windows, a second apart, each the best of 20 OpenBLAS 1024^3 SGEMM
+#    calls (~0.4 s, every thread); the CV of the window bests. On a machine
+#    whose speed drifts from second to second this best itself moves, and no
+#    measurement method can show a smaller run-to-run spread than it.
 #
 # Environment:
 #   OPDB_BENCH_DIR    work dir (default /tmp/opdb-bench; this uses .../replay)
 #   OPDB_BENCH_REPS   OpenBLAS timed calls (default 10)
 #   OPDB_BENCH_RUNS   repeated grid runs (default 5)
 #   OPDB_BENCH_FLAGS  extra `opdb bench` flags for the grid runs (e.g. "--threads 1")
+#   OPDB_BENCH_WINDOWS  noise-floor windows (default 40)
 #
 # Exit status: 0 (it is a report), 2 on bad usage / missing binaries.
 set -u -o pipefail
@@ -34,6 +40,7 @@ OPDB=$BUILD_DIR/opdb
 GEMM=$BUILD_DIR/bench/openblas_gemm
 REPS=${OPDB_BENCH_REPS:-10}
 RUNS=${OPDB_BENCH_RUNS:-5}
+WINDOWS=${OPDB_BENCH_WINDOWS:-40}
 read -r -a FLAGS <<<"${OPDB_BENCH_FLAGS:-}"
 WORK=${OPDB_BENCH_DIR:-/tmp/opdb-bench}/replay
 for b in "$OPDB" "$GEMM"; do
@@ -109,6 +116,23 @@ awk -v runs="$RUNS" '
         med = nsel == 0 ? 0 : (nsel % 2 ? cvs[(nsel + 1) / 2] : (cvs[nsel / 2] + cvs[nsel / 2 + 1]) / 2)
         printf "median CV over %d rows >= 100 us: %.2f%% (target <= 3%%)\n", nsel, med
     }' "$WORK/durations.txt"
+echo
+echo "== host noise floor: $WINDOWS windows, each the best of 20 SGEMM 1024^3 calls"
+t0=$(date +%s.%N)
+for ((w = 1; w <= WINDOWS; w++)); do
+    "$GEMM" 1024 20 | awk '{ print $2 }'
+    sleep 1
+done >"$WORK/noise.txt"
+t1=$(date +%s.%N)
+awk -v secs="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", b - a }')" '
+    { v[++n] = $1; s += $1; if (n == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+    END {
+        if (n < 2) { print "noise floor: no data"; exit }
+        mean = s / n
+        for (i = 1; i <= n; i++) ss += (v[i] - mean) ^ 2
+        printf "window best: %.0f .. %.0f us (mean %.0f) over %s s; CV of the window bests %.2f%%\n", lo, hi, mean, secs, sqrt(ss / (n - 1)) / mean * 100
+        print "(a row'"'"'s run-to-run CV in 2. cannot be expected below this on this machine)"
+    }' "$WORK/noise.txt"
 echo
 echo "opdb bench --device cpu --grid default end to end: ${first:-?} s (target < 120 s)"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
