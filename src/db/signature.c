@@ -128,15 +128,18 @@ typedef struct cell_form {
     bool normal;
 } cell_form;
 
-static cell_form fast_cell_scalar(opdb_span c, bool shape) {
-    cell_form f = {c, 0, false};
+/* The cell without its surrounding quotes; an empty one is in normal form. */
+static cell_form unquoted(opdb_span c) {
     while (c.n && c.p[0] == '"') c.p++, c.n--;
     while (c.n && c.p[c.n - 1] == '"') c.n--;
-    f.c = c;
-    if (c.n == 0) {
-        f.normal = true;
-        return f;
-    }
+    cell_form f = {c, 0, c.n == 0};
+    return f;
+}
+
+static cell_form fast_cell_scalar(opdb_span c, bool shape) {
+    cell_form f = unquoted(c);
+    if (f.normal) return f;
+    c = f.c;
     const unsigned char *u = (const unsigned char *)c.p;
     /* shapes: a slot or a dimension starts with a digit; attributes: a slot
      * starts with anything but ';' */
@@ -169,14 +172,9 @@ static inline int bits16(uint32_t x) {
 }
 
 static cell_form fast_cell_simd(opdb_span c, bool shape) {
-    cell_form f = {c, 0, false};
-    while (c.n && c.p[0] == '"') c.p++, c.n--;
-    while (c.n && c.p[c.n - 1] == '"') c.n--;
-    f.c = c;
-    if (c.n == 0) {
-        f.normal = true;
-        return f;
-    }
+    cell_form f = unquoted(c);
+    if (f.normal) return f;
+    c = f.c;
     uint32_t bad = 0, carry = 1, last_sep = 0; /* carry: the next byte starts a slot */
     int semis = 0;
     for (size_t i = 0; i < c.n; i += 16) {
