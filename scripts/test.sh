@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: a warnings-as-errors build with ctest, the same under
-# AddressSanitizer + UndefinedBehaviorSanitizer, and a short run of every
-# fuzz target (clang/libFuzzer). Set OPDB_FUZZ_SECONDS=0 to skip fuzzing.
+# AddressSanitizer + UndefinedBehaviorSanitizer, again under ThreadSanitizer
+# (all but the replay tests, whose OpenMP runtime TSan cannot see into), and
+# a short run of every fuzz target (clang/libFuzzer). Set OPDB_FUZZ_SECONDS=0
+# to skip fuzzing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -15,6 +17,10 @@ echo "== build with ASan+UBSan and test"
 bash scripts/build.sh build-asan -DOPDB_SANITIZE=ON -DOPDB_BUILD_BENCH=OFF
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
    ctest --output-on-failure -j"$jobs")
+
+echo "== build with ThreadSanitizer and test (the threaded readers, merges and writers)"
+bash scripts/build.sh build-tsan -DOPDB_SANITIZE_THREAD=ON -DOPDB_BUILD_BENCH=OFF
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j"$jobs" -E "bench|replay|cuda|chromium")
 
 if [ "$fuzz_seconds" != 0 ] && [ -f tests/fuzz/run.sh ]; then
   echo "== fuzz (${fuzz_seconds}s per target)"

@@ -18,12 +18,14 @@
 
 #define SLOTS 16
 static char g_inflight[SLOTS][4096];
-static volatile sig_atomic_t g_used[SLOTS];
+/* Atomic (lock-free, so the signal handler may read it): writers update a
+ * slot outside the mutex while another thread's take_slot scans. */
+static atomic_int g_used[SLOTS];
 static pthread_mutex_t g_slot_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_fatal_signal(int sig) {
     for (int i = 0; i < SLOTS; i++)
-        if (g_used[i] == 1) unlink(g_inflight[i]);
+        if (atomic_load(&g_used[i]) == 1) unlink(g_inflight[i]);
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -33,8 +35,8 @@ static int take_slot(void) {
     pthread_mutex_lock(&g_slot_mu);
     int s = -1;
     for (int i = 0; i < SLOTS && s < 0; i++)
-        if (!g_used[i]) s = i;
-    if (s >= 0) g_used[s] = 2;
+        if (!atomic_load(&g_used[i])) s = i;
+    if (s >= 0) atomic_store(&g_used[s], 2);
     pthread_mutex_unlock(&g_slot_mu);
     return s;
 }
@@ -103,7 +105,7 @@ int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err) {
         random_suffix(f->tmpl + strlen(f->tmpl) - 6);
         if (f->slot >= 0) {
             memcpy(g_inflight[f->slot], f->tmpl, strlen(f->tmpl) + 1);
-            g_used[f->slot] = 1;
+            atomic_store(&g_used[f->slot], 1);
         }
         f->fd = open(f->tmpl, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (f->fd < 0 && errno != EEXIST) break;
@@ -111,7 +113,7 @@ int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err) {
     int open_errno = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (f->fd < 0) {
-        if (f->slot >= 0) g_used[f->slot] = 0;
+        if (f->slot >= 0) atomic_store(&g_used[f->slot], 0);
         opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot create temporary file: %s", path, strerror(open_errno));
         free(f->path);
         f->path = NULL;
@@ -149,7 +151,7 @@ static int finish(opdb_atomic_file *f, bool commit, opdb_err *err) {
     signal_set(&block);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     if (e) unlink(f->tmpl);
-    if (f->slot >= 0) g_used[f->slot] = 0;
+    if (f->slot >= 0) atomic_store(&g_used[f->slot], 0);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     int rc = 0;
     if (e && commit) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot write: %s", f->path, strerror(e));

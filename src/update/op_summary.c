@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,10 +106,16 @@ int op_summary_find_files(const char *const *paths, size_t n, char ***files, siz
 /* ---- aggregation */
 
 
-typedef struct group {
-    char *op;
-    char *sig;
+/* A group's identity, immutable once published in the key table. */
+typedef struct gkey {
+    const char *op, *sig;       /* NUL-terminated, in the arena */
+    size_t opn, sign;
     uint64_t hash;
+    uint32_t index;             /* position in gtable.g */
+} gkey;
+
+typedef struct group {
+    const gkey *key;
     unsigned long long count;
     double min;
     bool have_min;
@@ -116,29 +123,105 @@ typedef struct group {
     char *first[9];  /* base 8 + Task Type, stripped */
 } group;
 
+/* Open addressing over published keys; grown by the caller's thread, older
+ * tables kept until the end because workers may still be reading them. */
+typedef struct gslots {
+    size_t nslots;              /* power of two */
+    struct gslots *retired;
+    _Atomic(const gkey *) slot[];
+} gslots;
+
+/* Groups in first-seen order.  The key table is append-only and published
+ * with release/acquire atomics, so workers look rows up (gprobe) while the
+ * caller's thread adds groups and accumulates in file order: the string
+ * compares and their cache misses run in parallel, and a row the probe
+ * misses is looked up again, authoritatively, by the caller. */
 typedef struct gtable {
     group *g;
     size_t n, cap;
-    opdb_hindex ix;
+    _Atomic(gslots *) table;
     opdb_arena *arena;          /* the group strings; handed on to the result */
     const char *last_op;        /* interning: most rows repeat the previous op */
+    size_t last_opn;
 } gtable;
 
-static group *gfind(gtable *t, const char *op, const char *sig, uint64_t h) {
-    uint32_t i;
-    for (opdb_hprobe p = opdb_hindex_probe(&t->ix, h); opdb_hprobe_next(&p, &i);)
-        if (strcmp(t->g[i].op, op) == 0 && strcmp(t->g[i].sig, sig) == 0) return &t->g[i];
+static gslots *gslots_new(size_t nslots) {
+    gslots *t = opdb_xcalloc(1, sizeof *t + nslots * sizeof t->slot[0]);
+    t->nslots = nslots;
+    for (size_t i = 0; i < nslots; i++) atomic_init(&t->slot[i], NULL);
+    return t;
+}
+
+static void gtable_init(gtable *t, opdb_arena *arena) {
+    memset(t, 0, sizeof *t);
+    t->arena = arena;
+    atomic_init(&t->table, gslots_new(1024));
+}
+
+static void gtable_free(gtable *t) {
+    free(t->g);
+    gslots *s = atomic_load(&t->table);
+    while (s) {
+        gslots *next = s->retired;
+        free(s);
+        s = next;
+    }
+}
+
+static bool key_is(const gkey *k, const char *op, size_t opn, const char *sig, size_t sign, uint64_t h) {
+    return k->hash == h && k->sign == sign && k->opn == opn && memcmp(k->sig, sig, sign) == 0 &&
+           memcmp(k->op, op, opn) == 0;
+}
+
+/* Any thread: the group index + 1 of (op, sig) if already published, else 0. */
+static uint32_t gprobe(const gtable *t, const char *op, size_t opn, const char *sig, size_t sign, uint64_t h) {
+    const gslots *s = atomic_load_explicit(&((gtable *)t)->table, memory_order_acquire);
+    size_t mask = s->nslots - 1;
+    for (size_t j = h & mask;; j = (j + 1) & mask) {
+        const gkey *k = atomic_load_explicit(&((gslots *)s)->slot[j], memory_order_acquire);
+        if (!k) return 0;
+        if (key_is(k, op, opn, sig, sign, h)) return k->index + 1;
+    }
+}
+
+static void gplace(gslots *s, const gkey *k) {
+    size_t mask = s->nslots - 1;
+    size_t j = k->hash & mask;
+    while (atomic_load_explicit(&s->slot[j], memory_order_relaxed)) j = (j + 1) & mask;
+    atomic_store_explicit(&s->slot[j], k, memory_order_release);
+}
+
+/* Caller's thread only. */
+static group *gfind(gtable *t, const char *op, size_t opn, const char *sig, size_t sign, uint64_t h) {
+    uint32_t hit = gprobe(t, op, opn, sig, sign, h);
+    if (hit) return &t->g[hit - 1];
     if (t->n == t->cap) {
         t->cap = t->cap ? t->cap * 2 : 256;
         t->g = opdb_xrealloc(t->g, t->cap * sizeof *t->g);
     }
-    group *g = &t->g[t->n];
+    if (!t->last_op || t->last_opn != opn || memcmp(t->last_op, op, opn) != 0) {
+        t->last_op = opdb_arena_strndup(t->arena, op, opn);
+        t->last_opn = opn;
+    }
+    gkey *k = opdb_arena_alloc(t->arena, sizeof *k);
+    k->op = t->last_op;
+    k->opn = opn;
+    k->sig = opdb_arena_strndup(t->arena, sig, sign);
+    k->sign = sign;
+    k->hash = h;
+    k->index = (uint32_t)t->n;
+    group *g = &t->g[t->n++];
     memset(g, 0, sizeof *g);
-    if (!t->last_op || strcmp(t->last_op, op) != 0) t->last_op = opdb_arena_strndup(t->arena, op, strlen(op));
-    g->op = (char *)t->last_op;
-    g->sig = opdb_arena_strndup(t->arena, sig, strlen(sig));
-    g->hash = h;
-    opdb_hindex_add(&t->ix, h, (uint32_t)t->n++);
+    g->key = k;
+    gslots *s = atomic_load_explicit(&t->table, memory_order_relaxed);
+    if (t->n * 2 > s->nslots) {
+        gslots *ns = gslots_new(s->nslots * 2);
+        for (size_t i = 0; i + 1 < t->n; i++) gplace(ns, t->g[i].key);
+        ns->retired = s;
+        atomic_store_explicit(&t->table, ns, memory_order_release);
+        s = ns;
+    }
+    gplace(s, k);
     return g;
 }
 
@@ -150,6 +233,7 @@ typedef struct os_row {
     opdb_span cell[9];          /* base 8 + Task Type, stripped */
     size_t sig_off, sig_len;    /* in the batch's signature buffer */
     uint64_t hash;
+    uint32_t group;             /* index + 1 when the worker's probe found it */
     double dur;
     bool numeric;
     double metric[OPDB_NMETRICS];
@@ -195,6 +279,7 @@ static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o) 
     opdb_sb_add(&o->sigs, sig->p, sig->n);
     opdb_sb_addc(&o->sigs, '\0');
     r->hash = opdb_hash_bytes(sig->p, sig->n, opdb_hash_bytes(opbuf, r->op.n, 9));
+    r->group = gprobe(J->t, r->op.p, r->op.n, sig->p, sig->n, r->hash);
     for (int b = 0; b < 8; b++) r->cell[b] = opdb_py_strip(CELL(C_BASE0 + b));
     r->cell[8] = opdb_py_strip(CELL(C_TASKTYPE));
     opdb_span ds = CELL(C_DUR);
@@ -214,10 +299,8 @@ static void take(const os_job *J, const os_out *o) {
         const os_row *r = &o->v[i];
         (*J->rows)++;
         if (r->op.n == 0) continue;
-        char opbuf[512];
-        memcpy(opbuf, r->op.p, r->op.n);
-        opbuf[r->op.n] = '\0';
-        group *g = gfind(J->t, opbuf, o->sigs.p + r->sig_off, r->hash);
+        group *g = r->group ? &J->t->g[r->group - 1]
+                            : gfind(J->t, r->op.p, r->op.n, o->sigs.p + r->sig_off, r->sig_len, r->hash);
         if (g->count == 0)
             for (int b = 0; b < 9; b++) g->first[b] = opdb_arena_strndup(J->t->arena, r->cell[b].p, r->cell[b].n);
         g->count++;
@@ -361,8 +444,8 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
                          opdb_err *err) {
     memset(out, 0, sizeof *out);
     opdb_arena_init(&out->arena, 1 << 20);
-    gtable t = {0};
-    t.arena = &out->arena;
+    gtable t;
+    gtable_init(&t, &out->arena);
     int rc = 0;
     for (size_t i = 0; i < nfiles && rc == 0; i++) rc = aggregate_file(files[i], &t, quirks, &out->rows_read, err);
     const agg_layout *plain = make_layout(&out->arena, false, with_metrics);
@@ -376,7 +459,7 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
     for (size_t i = 0; i < t.n && rc == 0; i++) {
         group *g = &t.g[i];
         agg_row *r = opdb_arena_alloc(&out->arena, sizeof *r);
-        agg_op *o = op_slot(out, g->op);
+        agg_op *o = op_slot(out, g->key->op);
         bool ep = strcmp(o->norm, "DispatchFFNCombine") == 0 && ep_size;
         r->lay = ep ? with_ep : plain;
         for (int b = 0; b < 8; b++) r->val[b] = g->first[b];
@@ -395,8 +478,7 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
         }
         o->rows[o->n++] = r;
     }
-    free(t.g);
-    opdb_hindex_free(&t.ix);
+    gtable_free(&t);
     if (rc) op_summary_free(out);
     return rc;
 }
