@@ -111,10 +111,24 @@ static bool header_unique(const int *colkey, int nh) {
     return true;
 }
 
+/* The readers keep this many cells of a record: a header that fills them
+ * may have been cut, and writing it back would lose columns. */
+enum { MAX_COLUMNS = 4096 };
+
+static int too_wide(const char *path, opdb_err *err) {
+    return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: the header has %d or more columns; opdb update handles at most %d",
+                     path, MAX_COLUMNS, MAX_COLUMNS - 1);
+}
+
 static int load_exact(const char *path, csvfile *f, opdb_err *err) {
     opdb_csv_file c;
-    if (opdb_csv_file_open(&c, path, 4096, err)) return -1;
+    if (opdb_csv_file_open(&c, path, MAX_COLUMNS, err)) return -1;
     int rc = opdb_csv_file_next(&c, true);
+    if (rc > 0 && c.nf >= MAX_COLUMNS) {
+        ks_init(&f->ks, 140);
+        opdb_csv_file_close(&c);
+        return too_wide(path, err);
+    }
     if (rc > 0) {
         int nh = c.nf;
         int *colkey = start_header(f, c.f, nh);
@@ -150,13 +164,19 @@ static int load_csv(const char *path, csvfile *f, opdb_err *err) {
     if (fast) {
         opdb_csv_fast t;
         opdb_csv_fast_init(&t, f->buf, len);
-        enum { MAXF = 4096 };
+        enum { MAXF = MAX_COLUMNS };
         opdb_field *c = opdb_xmalloc(MAXF * sizeof *c);
         int nc, rc;
         size_t off;
         f->raw = opdb_xmalloc(len + 1);
         memcpy(f->raw, f->buf, len);
+        f->raw[len] = '\0'; /* an empty last cell starts at len */
         rc = opdb_csv_fast_next(&t, c, MAXF, &nc, &off);
+        if (rc > 0 && nc >= MAXF) {
+            free(c);
+            ks_init(&f->ks, 140);
+            return too_wide(path, err);
+        }
         if (rc > 0) {
             int nh = nc;
             int *colkey = start_header(f, c, nh);
