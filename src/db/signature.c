@@ -14,12 +14,40 @@
 #endif
 
 #define SEP '\x1f'
-#define MAX_SLOTS 256
+#define LOCAL_SLOTS 64
 
+/* A cell's ';'-separated slots: on the stack, on the heap past LOCAL_SLOTS
+ * (a grouped operator can take hundreds of tensors; none is dropped).
+ * Never copied by value: v may point at local. */
 typedef struct slots {
-    opdb_span v[MAX_SLOTS];
-    int n;
+    opdb_span *v;
+    int n, cap;
+    opdb_span local[LOCAL_SLOTS];
 } slots;
+
+static void slots_init(slots *s) {
+    s->v = s->local;
+    s->n = 0;
+    s->cap = LOCAL_SLOTS;
+}
+
+static void slots_push(slots *s, opdb_span x) {
+    if (s->n == s->cap) {
+        s->cap *= 2;
+        if (s->v == s->local) {
+            s->v = opdb_xmalloc((size_t)s->cap * sizeof *s->v);
+            memcpy(s->v, s->local, sizeof s->local);
+        } else {
+            s->v = opdb_xrealloc(s->v, (size_t)s->cap * sizeof *s->v);
+        }
+    }
+    s->v[s->n++] = x;
+}
+
+static void slots_free(slots *s) {
+    if (s->v != s->local) free(s->v);
+    slots_init(s);
+}
 
 static opdb_span strip_ws_quotes(opdb_span s) {
     s = opdb_py_strip(s);
@@ -30,13 +58,13 @@ static opdb_span strip_ws_quotes(opdb_span s) {
 
 /* split_slots: strip; empty -> []; split on ';', strip each (empties kept). */
 static void split_slots(opdb_span cell, slots *out) {
-    out->n = 0;
+    slots_init(out);
     cell = strip_ws_quotes(cell);
     if (cell.n == 0) return;
     size_t start = 0;
     for (size_t i = 0; i <= cell.n; i++) {
         if (i < cell.n && cell.p[i] != ';') continue;
-        if (out->n < MAX_SLOTS) out->v[out->n++] = strip_ws_quotes(opdb_span_make(cell.p + start, i - start));
+        slots_push(out, strip_ws_quotes(opdb_span_make(cell.p + start, i - start)));
         start = i + 1;
     }
 }
@@ -80,16 +108,29 @@ static size_t norm_shape(opdb_span s, char *buf, size_t cap) {
 typedef struct norm_slots {
     char *buf;      /* all normalised shapes back to back (heap only when big) */
     char local[512];
-    size_t off[MAX_SLOTS], len[MAX_SLOTS];
+    size_t *off, *len; /* heap only past LOCAL_SLOTS */
+    size_t local_off[LOCAL_SLOTS], local_len[LOCAL_SLOTS];
     int n;
 } norm_slots;
+
+/* Room for s's shapes, `bytes` in all. */
+static void ns_alloc(norm_slots *ns, const slots *s, size_t bytes) {
+    ns->buf = bytes + 1 <= sizeof ns->local ? ns->local : opdb_xmalloc(bytes + 1);
+    ns->n = s->n;
+    if (s->n <= LOCAL_SLOTS) {
+        ns->off = ns->local_off;
+        ns->len = ns->local_len;
+    } else {
+        ns->off = opdb_xmalloc((size_t)s->n * sizeof *ns->off);
+        ns->len = opdb_xmalloc((size_t)s->n * sizeof *ns->len);
+    }
+}
 
 static void normalise_shapes(const slots *s, norm_slots *ns) {
     size_t total = 0;
     for (int i = 0; i < s->n; i++) total += s->v[i].n + 1;
-    ns->buf = total + 1 <= sizeof ns->local ? ns->local : opdb_xmalloc(total + 1);
+    ns_alloc(ns, s, total);
     size_t o = 0;
-    ns->n = s->n;
     for (int i = 0; i < s->n; i++) {
         ns->off[i] = o;
         ns->len[i] = norm_shape(s->v[i], ns->buf + o, s->v[i].n + 1);
@@ -155,7 +196,7 @@ static cell_form fast_cell_scalar(opdb_span c, bool shape) {
         at_start = (k & sep_mask) != 0;
     }
     f.n = n;
-    f.normal = !bad && !at_start && n <= MAX_SLOTS; /* no trailing ';' or ','; not too many to keep */
+    f.normal = !bad && !at_start; /* no trailing ';' or ',' */
     return f;
 }
 
@@ -203,7 +244,7 @@ static cell_form fast_cell_simd(opdb_span c, bool shape) {
         last_sep = (sep >> (len - 1)) & 1;
     }
     f.n = semis + 1;
-    f.normal = !bad && !last_sep && f.n <= MAX_SLOTS; /* no trailing ';' or ','; not too many to keep */
+    f.normal = !bad && !last_sep; /* no trailing ';' or ',' */
     return f;
 }
 #define fast_cell fast_cell_simd
@@ -225,11 +266,11 @@ static void split_cell(opdb_span cell, const cell_form *f, slots *out, bool *nor
         return;
     }
     opdb_span c = f->c;
-    out->n = 0;
+    slots_init(out);
     for (int k = 0; k < f->n; k++) {
         const char *semi = k + 1 < f->n ? memchr(c.p, ';', c.n) : NULL;
         size_t len = semi ? (size_t)(semi - c.p) : c.n;
-        out->v[out->n++] = opdb_span_make(c.p, len);
+        slots_push(out, opdb_span_make(c.p, len));
         c.p += len + (semi != NULL);
         c.n -= len + (semi != NULL);
     }
@@ -239,9 +280,8 @@ static void split_cell(opdb_span cell, const cell_form *f, slots *out, bool *nor
 static void copy_shapes(const slots *s, norm_slots *ns) {
     size_t total = 0;
     for (int i = 0; i < s->n; i++) total += s->v[i].n;
-    ns->buf = total + 1 <= sizeof ns->local ? ns->local : opdb_xmalloc(total + 1);
+    ns_alloc(ns, s, total);
     size_t o = 0;
-    ns->n = s->n;
     for (int i = 0; i < s->n; i++) {
         ns->off[i] = o;
         ns->len[i] = s->v[i].n;
@@ -257,6 +297,8 @@ static void shapes_of(const slots *s, bool normal, norm_slots *ns) {
 
 static void ns_free(norm_slots *ns) {
     if (ns->buf != ns->local) free(ns->buf);
+    if (ns->off != ns->local_off) free(ns->off);
+    if (ns->len != ns->local_len) free(ns->len);
 }
 
 /* align(shapes, attrs): appends "<shapes>" SEP "<attrs>" pieces as asked. */
@@ -344,7 +386,11 @@ static bool matmul_signature(const opdb_sig_cells *c, const cell_form *f, opdb_s
     bool in_normal, out_normal, unused;
     split_cell(c->in_shapes, f ? &f[0] : NULL, &in, &in_normal);
     split_cell(c->out_shapes, f ? &f[3] : NULL, &out_s, &out_normal);
-    if (in.n < 2 || out_s.n < 1) return false;
+    if (in.n < 2 || out_s.n < 1) {
+        slots_free(&in);
+        slots_free(&out_s);
+        return false;
+    }
     norm_slots ni, no;
     shapes_of(&in, in_normal, &ni);
     shapes_of(&out_s, out_normal, &no);
@@ -400,10 +446,15 @@ static bool matmul_signature(const opdb_sig_cells *c, const cell_form *f, opdb_s
             add_pair(out, m, n);
             opdb_sb_addc(out, SEP);
             align(&no, &odt, NULL, out);
+            slots_free(&dt);
+            slots_free(&fm);
+            slots_free(&odt);
         }
     }
     ns_free(&ni);
     ns_free(&no);
+    slots_free(&in);
+    slots_free(&out_s);
     return have_k;
 }
 
@@ -470,6 +521,11 @@ static void signature_rules(const opdb_sig_cells *c, const char *op, const cell_
     }
     ns_free(&ni);
     ns_free(&no);
+    slots_free(&in);
+    slots_free(&dt);
+    slots_free(&fm);
+    slots_free(&osh);
+    slots_free(&odt);
 }
 
 void opdb_signature_general(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {

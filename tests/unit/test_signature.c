@@ -123,11 +123,46 @@ static void test_cell_scanners(void **state) {
     }
 }
 
+/* A grouped operator can take hundreds of tensors: every slot counts, none is
+ * dropped past a fixed number (the first 256 used to decide alone). */
+static void test_many_slots(void **state) {
+    (void)state;
+    static char in_a[4000], in_b[4000], dt[4000];
+    size_t a = 0, b = 0, d = 0;
+    for (int i = 0; i < 300; i++) {
+        a += (size_t)snprintf(in_a + a, sizeof in_a - a, "%s16,%d", i ? ";" : "", i == 290 ? 7 : 8);
+        b += (size_t)snprintf(in_b + b, sizeof in_b - b, "%s16,%d", i ? ";" : "", i == 290 ? 9 : 8);
+        d += (size_t)snprintf(dt + d, sizeof dt - d, "%sDT_BF16", i ? ";" : "");
+    }
+    static const char *const ops[] = {"GroupedMatmul", "Index", "MatMulV2", "Transpose"};
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        opdb_sig_cells ca = cells(in_a, dt, "ND", "16,8", "DT_BF16", ""), cb = cells(in_b, dt, "ND", "16,8", "DT_BF16", "");
+        expect_same(&ca, ops[o]);
+        expect_same(&cb, ops[o]);
+        /* spaces force the general rules */
+        opdb_sig_cells cs = cells(" 16,8 ; 16,8 ", dt, "ND", "16,8", "DT_BF16", "");
+        expect_same(&cs, ops[o]);
+    }
+    opdb_strbuf sa, sb;
+    opdb_sb_init(&sa);
+    opdb_sb_init(&sb);
+    opdb_sig_cells ca = cells(in_a, dt, "ND", "16,8", "DT_BF16", ""), cb = cells(in_b, dt, "ND", "16,8", "DT_BF16", "");
+    opdb_signature(&ca, "GroupedMatmul", &sa);
+    opdb_signature(&cb, "GroupedMatmul", &sb);
+    assert_true(sa.n != sb.n || memcmp(sa.p, sb.p, sa.n) != 0);
+    opdb_signature_general(&ca, "GroupedMatmul", &sa);
+    opdb_signature_general(&cb, "GroupedMatmul", &sb);
+    assert_true(sa.n != sb.n || memcmp(sa.p, sb.p, sa.n) != 0);
+    opdb_sb_free(&sa);
+    opdb_sb_free(&sb);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_forms),
         cmocka_unit_test(test_random_cells),
         cmocka_unit_test(test_cell_scanners),
+        cmocka_unit_test(test_many_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
