@@ -6,28 +6,16 @@
 #include <string.h>
 #include "opdb/stats.h"
 
-static kd_table *table_new(size_t nslots) {
-    kd_table *t = opdb_xcalloc(1, sizeof *t + nslots * sizeof t->slot[0]);
-    t->nslots = nslots;
-    for (size_t i = 0; i < nslots; i++) atomic_init(&t->slot[i], NULL);
-    return t;
-}
-
 void kd_agg_init(kd_agg *a) {
     memset(a, 0, sizeof *a);
     opdb_arena_init(&a->arena, 256 * 1024);
-    atomic_init(&a->table, table_new(1024));
+    atomic_init(&a->table, opdb_pub_slots_new(1024));
 }
 
 void kd_agg_free(kd_agg *a) {
     for (size_t i = 0; i < a->n; i++) free(a->g[i].durs);
     free(a->g);
-    kd_table *t = atomic_load(&a->table);
-    while (t) {
-        kd_table *next = t->retired;
-        free(t);
-        t = next;
-    }
+    opdb_pub_slots_free(atomic_load(&a->table));
     opdb_arena_free(&a->arena);
     memset(a, 0, sizeof *a);
 }
@@ -38,10 +26,10 @@ static inline bool key_eq(const kd_key *k, const kd_row *r) {
 }
 
 uint32_t kd_agg_probe(const kd_agg *a, const kd_row *r) {
-    const kd_table *t = atomic_load_explicit(&((kd_agg *)a)->table, memory_order_acquire);
+    const opdb_pub_slots *t = atomic_load_explicit(&((kd_agg *)a)->table, memory_order_acquire);
     size_t mask = t->nslots - 1;
     for (size_t j = r->hash & mask;; j = (j + 1) & mask) {
-        const kd_key *k = atomic_load_explicit(&((kd_table *)t)->slot[j], memory_order_acquire);
+        const kd_key *k = opdb_pub_slots_at(t, j);
         if (!k) return 0;
         if (key_eq(k, r)) return k->index + 1;
     }
@@ -49,13 +37,6 @@ uint32_t kd_agg_probe(const kd_agg *a, const kd_row *r) {
 
 static opdb_span keep(kd_agg *a, opdb_span s) {
     return opdb_span_make(opdb_arena_strndup(&a->arena, s.p, s.n), s.n);
-}
-
-static void place(kd_table *t, const kd_key *k) {
-    size_t mask = t->nslots - 1;
-    size_t j = k->hash & mask;
-    while (atomic_load_explicit(&t->slot[j], memory_order_relaxed)) j = (j + 1) & mask;
-    atomic_store_explicit(&t->slot[j], k, memory_order_release);
 }
 
 static kd_group *find_or_add(kd_agg *a, const kd_row *r) {
@@ -75,16 +56,16 @@ static kd_group *find_or_add(kd_agg *a, const kd_row *r) {
     memset(g, 0, sizeof *g);
     g->key = k;
     for (int i = 0; i < KD_NDESC; i++) g->desc[i] = opdb_span_make("", 0);
-    kd_table *t = atomic_load_explicit(&a->table, memory_order_relaxed);
+    opdb_pub_slots *t = atomic_load_explicit(&a->table, memory_order_relaxed);
     if (a->n * 2 > t->nslots) {
         /* Grow: readers may still hold the old table, so keep it until the end. */
-        kd_table *nt = table_new(t->nslots * 2);
-        for (size_t i = 0; i < a->n - 1; i++) place(nt, a->g[i].key);
+        opdb_pub_slots *nt = opdb_pub_slots_new(t->nslots * 2);
+        for (size_t i = 0; i < a->n - 1; i++) opdb_pub_slots_place(nt, a->g[i].key, a->g[i].key->hash);
         nt->retired = t;
         atomic_store_explicit(&a->table, nt, memory_order_release);
         t = nt;
     }
-    place(t, k);
+    opdb_pub_slots_place(t, k, k->hash);
     return g;
 }
 

@@ -9,6 +9,7 @@
 #define OPDB_INGEST_KD_AGGREGATE_H
 
 #include <stdatomic.h>
+#include "core/pub_slots.h"
 #include "ingest/kd_rows.h"
 
 typedef struct kd_key {      /* immutable once published */
@@ -29,16 +30,10 @@ typedef struct kd_group {
     double mean, median, std;   /* set by kd_agg_finish */
 } kd_group;
 
-typedef struct kd_table {
-    size_t nslots;              /* power of two */
-    struct kd_table *retired;   /* older tables, freed with the aggregate */
-    _Atomic(const kd_key *) slot[];
-} kd_table;
-
 typedef struct kd_agg {
     kd_group *g;
     size_t n, cap;
-    _Atomic(kd_table *) table;
+    _Atomic(opdb_pub_slots *) table; /* of kd_key */
     opdb_arena arena;
 } kd_agg;
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/pub_slots.h"
 #include "csv/batch.h"
 #include "opdb/csv.h"
 #include "opdb/fs.h"
@@ -123,14 +124,6 @@ typedef struct group {
     char *first[9];  /* base 8 + Task Type, stripped */
 } group;
 
-/* Open addressing over published keys; grown by the caller's thread, older
- * tables kept until the end because workers may still be reading them. */
-typedef struct gslots {
-    size_t nslots;              /* power of two */
-    struct gslots *retired;
-    _Atomic(const gkey *) slot[];
-} gslots;
-
 /* Groups in first-seen order.  The key table is append-only and published
  * with release/acquire atomics, so workers look rows up (gprobe) while the
  * caller's thread adds groups and accumulates in file order: the string
@@ -139,33 +132,21 @@ typedef struct gslots {
 typedef struct gtable {
     group *g;
     size_t n, cap;
-    _Atomic(gslots *) table;
+    _Atomic(opdb_pub_slots *) table; /* of gkey */
     opdb_arena *arena;          /* the group strings; handed on to the result */
     const char *last_op;        /* interning: most rows repeat the previous op */
     size_t last_opn;
 } gtable;
 
-static gslots *gslots_new(size_t nslots) {
-    gslots *t = opdb_xcalloc(1, sizeof *t + nslots * sizeof t->slot[0]);
-    t->nslots = nslots;
-    for (size_t i = 0; i < nslots; i++) atomic_init(&t->slot[i], NULL);
-    return t;
-}
-
 static void gtable_init(gtable *t, opdb_arena *arena) {
     memset(t, 0, sizeof *t);
     t->arena = arena;
-    atomic_init(&t->table, gslots_new(1024));
+    atomic_init(&t->table, opdb_pub_slots_new(1024));
 }
 
 static void gtable_free(gtable *t) {
     free(t->g);
-    gslots *s = atomic_load(&t->table);
-    while (s) {
-        gslots *next = s->retired;
-        free(s);
-        s = next;
-    }
+    opdb_pub_slots_free(atomic_load(&t->table));
 }
 
 static bool key_is(const gkey *k, const char *op, size_t opn, const char *sig, size_t sign, uint64_t h) {
@@ -175,20 +156,13 @@ static bool key_is(const gkey *k, const char *op, size_t opn, const char *sig, s
 
 /* Any thread: the group index + 1 of (op, sig) if already published, else 0. */
 static uint32_t gprobe(const gtable *t, const char *op, size_t opn, const char *sig, size_t sign, uint64_t h) {
-    const gslots *s = atomic_load_explicit(&((gtable *)t)->table, memory_order_acquire);
+    const opdb_pub_slots *s = atomic_load_explicit(&((gtable *)t)->table, memory_order_acquire);
     size_t mask = s->nslots - 1;
     for (size_t j = h & mask;; j = (j + 1) & mask) {
-        const gkey *k = atomic_load_explicit(&((gslots *)s)->slot[j], memory_order_acquire);
+        const gkey *k = opdb_pub_slots_at(s, j);
         if (!k) return 0;
         if (key_is(k, op, opn, sig, sign, h)) return k->index + 1;
     }
-}
-
-static void gplace(gslots *s, const gkey *k) {
-    size_t mask = s->nslots - 1;
-    size_t j = k->hash & mask;
-    while (atomic_load_explicit(&s->slot[j], memory_order_relaxed)) j = (j + 1) & mask;
-    atomic_store_explicit(&s->slot[j], k, memory_order_release);
 }
 
 /* Caller's thread only. */
@@ -213,15 +187,15 @@ static group *gfind(gtable *t, const char *op, size_t opn, const char *sig, size
     group *g = &t->g[t->n++];
     memset(g, 0, sizeof *g);
     g->key = k;
-    gslots *s = atomic_load_explicit(&t->table, memory_order_relaxed);
+    opdb_pub_slots *s = atomic_load_explicit(&t->table, memory_order_relaxed);
     if (t->n * 2 > s->nslots) {
-        gslots *ns = gslots_new(s->nslots * 2);
-        for (size_t i = 0; i + 1 < t->n; i++) gplace(ns, t->g[i].key);
+        opdb_pub_slots *ns = opdb_pub_slots_new(s->nslots * 2);
+        for (size_t i = 0; i + 1 < t->n; i++) opdb_pub_slots_place(ns, t->g[i].key, t->g[i].key->hash);
         ns->retired = s;
         atomic_store_explicit(&t->table, ns, memory_order_release);
         s = ns;
     }
-    gplace(s, k);
+    opdb_pub_slots_place(s, k, k->hash);
     return g;
 }
 
