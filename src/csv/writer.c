@@ -4,10 +4,6 @@
 #include <string.h>
 #include "opdb/csv.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 /* Whether any byte of p[0..n) is , " CR or LF: eight bytes at a time (a
  * byte equal to c makes (w ^ c) have a zero byte, which the classic
  * (v - 0x01..) & ~v & 0x80.. test finds exactly), then byte by byte. */
@@ -47,27 +43,6 @@ void opdb_csv_write_cell(opdb_strbuf *out, const char *p, size_t n) {
     opdb_sb_addc(out, '"');
 }
 
-#if defined(__SSE2__)
-/* Whether out[start, end) - cells joined by commas, unquoted - holds no
- * " CR LF and exactly `commas` commas, i.e. no cell needed quoting. */
-static bool joined_plain(const char *p, size_t n, size_t commas) {
-    size_t seen = 0, i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
-        __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r'))),
-                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\n')));
-        if (_mm_movemask_epi8(bad)) return false;
-        unsigned c = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')));
-        for (; c; c &= c - 1) seen++;
-    }
-    for (; i < n; i++) {
-        if (p[i] == '"' || p[i] == '\r' || p[i] == '\n') return false;
-        seen += p[i] == ',';
-    }
-    return seen == commas;
-}
-#endif
-
 void opdb_csv_write_record(opdb_strbuf *out, const opdb_span *cells, size_t ncells) {
     if (ncells == 1 && cells[0].n == 0) {
         opdb_sb_add(out, "\"\"\r\n", 4);
@@ -76,22 +51,6 @@ void opdb_csv_write_record(opdb_strbuf *out, const opdb_span *cells, size_t ncel
     size_t total = ncells + 2;
     for (size_t i = 0; i < ncells; i++) total += cells[i].n;
     opdb_sb_reserve(out, total);
-    size_t start = out->n;
-#if defined(__SSE2__)
-    /* Most records need no quotes: join them, check the whole line once. */
-    for (size_t i = 0; i < ncells; i++) {
-        if (i) out->p[out->n++] = ',';
-        if (cells[i].n) memcpy(out->p + out->n, cells[i].p, cells[i].n);
-        out->n += cells[i].n;
-    }
-    if (joined_plain(out->p + start, out->n - start, ncells ? ncells - 1 : 0)) {
-        out->p[out->n++] = '\r';
-        out->p[out->n++] = '\n';
-        out->p[out->n] = '\0';
-        return;
-    }
-    out->n = start;
-#endif
     /* room for every unquoted cell, its comma and the CRLF is reserved; a
      * quoted cell reserves its own and whatever follows */
     for (size_t i = 0; i < ncells; i++) {
