@@ -32,18 +32,33 @@ typedef struct opdb_csv_fast {
     size_t blk;          /* offset of the next block to load */
     size_t cur;          /* offset of the block whose bits are pending */
     uint64_t bits;       /* pending structural bits of block `cur` */
+    uint64_t eol;        /* the record ends among them */
     uint64_t inq;        /* all-ones when the previous block ended inside quotes */
     uint64_t prev_dq;    /* 1 if the previous byte is a delimiter or quote */
     int pending_close;   /* a closing quote ended the previous block */
     size_t field_start;
     bool anomaly;
+    bool avx2;           /* the CPU has AVX2 and PCLMUL: 32-byte compares */
 } opdb_csv_fast;
+
+/* Tests: when true, opdb_csv_fast_init picks the portable block scan. */
+extern bool opdb_csv_fast_portable_only;
 
 void opdb_csv_fast_init(opdb_csv_fast *t, char *buf, size_t len);
 /* 1: a record in fields[0..*nfields) (cells beyond max_fields are dropped),
  * *rec_off = offset of its first byte; 0: end of buffer; -1: anomaly. */
 int opdb_csv_fast_next(opdb_csv_fast *t, opdb_field *fields, int max_fields,
                        int *nfields, size_t *rec_off);
+/* Like opdb_csv_fast_next, but the buffer is left as it is: fields[] gets the
+ * first `keep` (>= 1) cells as written (a quoted cell keeps its quotes), the
+ * rest of the record is skipped a block at a time and only counted.
+ * *nfields is the record's whole cell count; *quote_after tells whether a
+ * '"' appears after the kept cells.  Anomalies as opdb_csv_fast_next. */
+int opdb_csv_fast_skim(opdb_csv_fast *t, opdb_field *fields, int keep, int *nfields,
+                       size_t *rec_off, bool *quote_after);
+/* A cell as written -> its value: outer quotes dropped, `""` -> `"`,
+ * written to out (room for raw.n bytes); returns the length. */
+size_t opdb_csv_unquote(const char *raw, size_t n, char *out);
 
 /* ---- Buffered byte source over a file descriptor. */
 typedef struct opdb_byte_reader {

@@ -13,6 +13,12 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#define OPDB_FAST_AVX2 1
+#include <immintrin.h>
+#else
+#define OPDB_FAST_AVX2 0
+#endif
 
 static inline uint64_t prefix_xor(uint64_t x) {
     x ^= x << 1;
@@ -68,26 +74,36 @@ static inline block_masks scan_block(const char *p) {
 
 void opdb_csv_fast_init(opdb_csv_fast *t, char *buf, size_t len) {
     memset(t, 0, sizeof *t);
+#if OPDB_FAST_AVX2
+    t->avx2 = !opdb_csv_fast_portable_only && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul");
+#endif
     t->buf = buf;
     t->len = len;
     t->prev_dq = 1; /* the buffer starts at a record start */
 }
 
-static void load_block(opdb_csv_fast *t) {
+/* The block at t->blk: in place, or padded with NULs near the end of the
+ * input, where the end acts as a delimiter (*end_bit). */
+static inline const char *block_at(const opdb_csv_fast *t, char tmp[64], uint64_t *end_bit) {
     size_t avail = t->len - t->blk;
     const char *p = t->buf + t->blk;
-    char tmp[64];
-    uint64_t end_bit = 0;
+    *end_bit = 0;
     if (avail < 64) {
-        memset(tmp, 0, sizeof tmp);
+        memset(tmp, 0, 64);
         memcpy(tmp, p, avail);
         p = tmp;
-        end_bit = 1ULL << avail; /* the end of input acts as a delimiter */
+        *end_bit = 1ULL << avail;
     }
-    block_masks m = scan_block(p);
+    return p;
+}
+
+/* Quote state, anomaly checks and the structural bits of one block, given
+ * its masks and the prefix-XOR of its quote mask. */
+static inline __attribute__((always_inline)) void take_block(opdb_csv_fast *t, block_masks m, uint64_t quote_pxor,
+                                                             uint64_t end_bit) {
     uint64_t dq = m.comma | m.eol | m.quote;
     if (t->pending_close && !(dq & 1)) t->anomaly = true;
-    uint64_t inside = prefix_xor(m.quote) ^ t->inq;
+    uint64_t inside = quote_pxor ^ t->inq;
     t->inq = (uint64_t)((int64_t)inside >> 63);
     uint64_t open = m.quote & inside;
     uint64_t close = m.quote & ~inside;
@@ -96,8 +112,53 @@ static void load_block(opdb_csv_fast *t) {
     t->pending_close = (int)(close >> 63);
     t->prev_dq = dq >> 63;
     t->bits = (m.comma | m.eol) & ~inside;
+    t->eol = m.eol & ~inside;
     t->cur = t->blk;
     t->blk += 64;
+}
+
+static void load_block_portable(opdb_csv_fast *t) {
+    char tmp[64];
+    uint64_t end_bit;
+    block_masks m = scan_block(block_at(t, tmp, &end_bit));
+    take_block(t, m, prefix_xor(m.quote), end_bit);
+}
+
+#if OPDB_FAST_AVX2
+/* The same with 32-byte compares and a carry-less multiply for the prefix
+ * XOR (as simdjson does), on CPUs that have them. */
+__attribute__((target("avx2,pclmul"))) static void load_block_avx2(opdb_csv_fast *t) {
+    char tmp[64];
+    uint64_t end_bit;
+    const char *p = block_at(t, tmp, &end_bit);
+    const __m256i lo = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    const __m256i hi = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+    const __m256i kq = _mm256_set1_epi8('"'), kc = _mm256_set1_epi8(','), kn = _mm256_set1_epi8('\n'),
+                  kr = _mm256_set1_epi8('\r');
+#define MASK64(expr_lo, expr_hi) \
+    ((uint64_t)(uint32_t)_mm256_movemask_epi8(expr_lo) | ((uint64_t)(uint32_t)_mm256_movemask_epi8(expr_hi) << 32))
+    block_masks m;
+    m.quote = MASK64(_mm256_cmpeq_epi8(lo, kq), _mm256_cmpeq_epi8(hi, kq));
+    m.comma = MASK64(_mm256_cmpeq_epi8(lo, kc), _mm256_cmpeq_epi8(hi, kc));
+    m.eol = MASK64(_mm256_or_si256(_mm256_cmpeq_epi8(lo, kn), _mm256_cmpeq_epi8(lo, kr)),
+                   _mm256_or_si256(_mm256_cmpeq_epi8(hi, kn), _mm256_cmpeq_epi8(hi, kr)));
+#undef MASK64
+    uint64_t pxor = (uint64_t)_mm_cvtsi128_si64(
+        _mm_clmulepi64_si128(_mm_set_epi64x(0, (long long)m.quote), _mm_set1_epi8((char)0xFF), 0));
+    take_block(t, m, pxor, end_bit);
+}
+#endif
+
+bool opdb_csv_fast_portable_only = false;
+
+static void load_block(opdb_csv_fast *t) {
+#if OPDB_FAST_AVX2
+    if (t->avx2) {
+        load_block_avx2(t);
+        return;
+    }
+#endif
+    load_block_portable(t);
 }
 
 /* Decodes a canonical quoted cell in place: drop the outer quotes, `""` -> `"`. */
@@ -183,6 +244,104 @@ int opdb_csv_fast_next(opdb_csv_fast *t, opdb_field *fields, int max_fields, int
 record:
     *nfields = n < max_fields ? n : max_fields;
     *rec_off = rec_start;
+out:
+    t->bits = bits;
+    t->cur = cur;
+    t->field_start = field_start;
+    return rc;
+}
+
+size_t opdb_csv_unquote(const char *raw, size_t n, char *out) {
+    if (n < 2 || raw[0] != '"') {
+        memcpy(out, raw, n);
+        return n;
+    }
+    size_t o = 0;
+    for (size_t i = 1; i + 1 < n; i++) {
+        out[o++] = raw[i];
+        if (raw[i] == '"') i++; /* canonical: a quote inside is doubled */
+    }
+    return o;
+}
+
+/* Set bits of x (baseline x86-64 has no popcnt instruction). */
+static inline int popcount64(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+}
+
+int opdb_csv_fast_skim(opdb_csv_fast *t, opdb_field *fields, int keep, int *nfields, size_t *rec_off,
+                       bool *quote_after) {
+    char *const buf = t->buf;
+    uint64_t bits = t->bits;
+    size_t cur = t->cur, field_start = t->field_start;
+    size_t rec_start = field_start, skip_from = 0;
+    int n = 0, rc;
+    bool skipping = false;
+    for (;;) {
+        while (bits == 0) {
+            if (t->anomaly) {
+                rc = -1;
+                goto out;
+            }
+            if (t->blk >= t->len) {
+                if (t->inq) {
+                    t->anomaly = true;
+                    rc = -1;
+                    goto out;
+                }
+                if (field_start < t->len || n > 0) {
+                    if (n < keep) fields[n] = (opdb_field){buf + field_start, (uint32_t)(t->len - field_start)};
+                    n++;
+                    field_start = t->len;
+                    rc = 1;
+                    goto record;
+                }
+                rc = 0;
+                goto out;
+            }
+            load_block(t);
+            bits = t->bits;
+            cur = t->cur;
+        }
+        if (skipping) { /* count the cells up to the record's end */
+            uint64_t e = bits & t->eol;
+            if (!e) {
+                n += popcount64(bits);
+                bits = 0;
+                continue;
+            }
+            uint64_t first = e & (0 - e);
+            n += popcount64(bits & (first - 1)) + 1;
+            bits &= ~((first - 1) | first);
+            field_start = cur + (size_t)__builtin_ctzll(first) + 1;
+            rc = 1;
+            goto record;
+        }
+        size_t pos = cur + (size_t)__builtin_ctzll(bits);
+        bits &= bits - 1;
+        bool comma = buf[pos] == ',';
+        if (!comma && n == 0 && pos == field_start) { /* blank line */
+            field_start = rec_start = pos + 1;
+            continue;
+        }
+        fields[n++] = (opdb_field){buf + field_start, (uint32_t)(pos - field_start)};
+        field_start = pos + 1;
+        if (!comma) {
+            rc = 1;
+            goto record;
+        }
+        if (n == keep) {
+            skipping = true;
+            skip_from = field_start;
+        }
+    }
+record:
+    *nfields = n;
+    *rec_off = rec_start;
+    *quote_after = skipping && memchr(buf + skip_from, '"', field_start - skip_from) != NULL;
 out:
     t->bits = bits;
     t->cur = cur;

@@ -15,12 +15,14 @@ typedef struct keyspace {
 } keyspace;
 
 typedef struct drow {
-    opdb_span *v;   /* v[key id] for id < nv; later keys are absent */
+    opdb_span *v;   /* v[key id] for id < nv; later keys are absent.  For a
+                       lazy row: only the cells its file keeps (update_csv.c) */
     int nv;
     bool dirty;     /* a value changed since the change-detection snapshot */
-    uint32_t raw_len; /* > 0: the record's bytes as read, which the writer
-                         would reproduce exactly (see update_csv.c) */
-    size_t raw_off;
+    bool lazy;      /* not tokenized past the kept cells yet */
+    bool raw_ok;    /* the writer would reproduce the raw bytes exactly */
+    uint32_t raw_len; /* the record's bytes as read (with its line end and */
+    size_t raw_off;   /* any blank lines after it); 0: none kept */
 } drow;
 
 void ks_init(keyspace *ks, int cap);

@@ -446,6 +446,9 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
         for (int k = 0; k < 5; k++) r->sig[k] = r->val[2 + k]; /* Input Shapes .. Output Data Types */
         r->sig[5] = ep ? ep_text : "";
         r->samples = g->count;
+        r->key_op = g->key->op;
+        r->key_sig = g->key->sig;
+        r->key_sig_len = g->key->sign;
         if (o->n == o->cap) {
             o->cap = o->cap ? o->cap * 2 : 16;
             o->rows = opdb_xrealloc(o->rows, o->cap * sizeof *o->rows);

@@ -23,6 +23,9 @@ typedef struct agg_row {
     const char *val[AGG_MAX_STR]; /* the string values (keys with num -1 come first) */
     double dur, mean[25];
     const char *sig[6];         /* Input Shapes .. Output Data Types, EP Size (aliases of val) */
+    const char *key_op, *key_sig; /* the group's OP Type and signature (of the op_summary
+                                   EP Size cell: not the row's own for DispatchFFNCombine) */
+    size_t key_sig_len;
     unsigned long long samples; /* launches aggregated */
     bool no_numeric_sample;     /* every Task Duration was non-numeric (default mode):
                                    the duration's value is "" */

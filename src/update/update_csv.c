@@ -21,12 +21,29 @@
 #include "update/update_extra.h"
 #include "update/update_layout.h"
 
+/* The cells a lazy row keeps: what signatures, duplicate checks, pruning
+ * and the gap report read.  Every other cell is read only when the row is
+ * updated or has to be rendered again (row_mut). */
+static const char *const k_lazy_names[] = {"Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
+                                           "Output Data Types", "EP Size", MB_DUR, PROF_AVG_DUR};
+enum { NLAZY = sizeof k_lazy_names / sizeof k_lazy_names[0] };
+
+/* The readers keep this many cells of a record: a header that fills them
+ * may have been cut, and writing it back would lose columns. */
+enum { MAX_COLUMNS = 4096 };
+
 typedef struct csvfile {
     keyspace ks;
     strvec fields;       /* header as read */
-    char *buf;           /* whole file; cells point into it */
-    char *raw;           /* the same bytes before quoted cells were decoded in
-                            place; NULL when no row may be copied as read */
+    char *buf;           /* the file's bytes after the header, as read (rows
+                            point into it); NULL after the exact fallback */
+    int nh, *colkey;     /* header columns and their key ids */
+    int header_keys;     /* key ids below this are the header's */
+    int lazy_col[NLAZY], nlazy_cols; /* header columns of the kept cells */
+    signed char *slot_of_key;        /* header key id -> kept cell, or -1 */
+    int *col_of_key;     /* header key id -> its column */
+    opdb_field *scratch; /* MAX_COLUMNS cells */
+    struct row_patch *patch; /* per lazy row (see row_patch) */
     drow *rows;
     size_t n, cap;
 } csvfile;
@@ -42,50 +59,141 @@ static void push_row(csvfile *f, drow r) {
 static void csvfile_free(csvfile *f) {
     free(f->rows);
     free(f->buf);
-    free(f->raw);
+    free(f->colkey);
+    free(f->slot_of_key);
+    free(f->col_of_key);
+    free(f->scratch);
+    free(f->patch);
     sv_free(&f->fields);
     ks_free(&f->ks);
 }
 
+/* A layout of aggregated rows in this file's key space: key ids, and for
+ * every key id the layout position of the measured value apply() sets
+ * there (MB_DUR and the metric means), else -1. */
+typedef struct layout_keys {
+    const agg_layout *lay;
+    int id[AGG_MAX_KEYS];
+    int *measured;      /* ks.cap entries */
+} layout_keys;
+
+/* The measurement applied to a lazy row, kept instead of reading the row in
+ * full: its values are spliced into the row's bytes when it is written, or
+ * set again (drow_set) when the row is read in full. */
+typedef struct row_patch {
+    const agg_row *nr;
+    const layout_keys *lk;
+} row_patch;
+
+static void put_measured(keyspace *ks, drow *t, const agg_row *nr, const int *ids) {
+    char buf[400];
+    drow_set(t, ks, ids[AGG_K_DUR], agg_span(nr, AGG_K_DUR, buf));
+    for (int i = 0; i < agg_nkeys(nr); i++)
+        if (nr->lay->num[i] > 0) /* the "MicroBench <metric>" means */
+            drow_set(t, ks, ids[i], agg_span(nr, i, buf));
+}
+
+/* ---- rows, lazy or not */
+
+/* row.get(key, "") of a row, lazy or not.  Of a lazy row only the kept
+ * cells are read (every caller asks for those). */
+static opdb_span cell(const csvfile *f, const drow *r, int id) {
+    if (!r->lazy) return drow_at(r, id);
+    int j = id >= 0 && id < f->header_keys ? f->slot_of_key[id] : -1;
+    return j >= 0 ? r->v[j] : opdb_span_make("", 0);
+}
+
+/* DictReader: every header key present ("" for a short row); last duplicate wins. */
+static drow dict_record(csvfile *f, const opdb_field *c, int nc) {
+    drow r = drow_new(&f->ks);
+    for (int i = 0; i < f->nh; i++) drow_ref(&r, f->colkey[i], i < nc ? c[i].p : "", i < nc ? c[i].n : 0);
+    return r;
+}
+
+/* The row with every cell: a lazy row's bytes are copied and tokenized
+ * (the whole file passed the fast tokenizer, so its records do too). */
+static drow *row_mut(csvfile *f, size_t i) {
+    drow *row = &f->rows[i];
+    if (!row->lazy) return row;
+    char *copy = opdb_arena_alloc(&f->ks.arena, (size_t)row->raw_len + 1);
+    memcpy(copy, f->buf + row->raw_off, row->raw_len);
+    copy[row->raw_len] = '\0';
+    opdb_csv_fast t;
+    opdb_csv_fast_init(&t, copy, row->raw_len);
+    int nc = 0;
+    size_t off;
+    if (opdb_csv_fast_next(&t, f->scratch, MAX_COLUMNS, &nc, &off) <= 0) nc = 0;
+    drow d = dict_record(f, f->scratch, nc);
+    d.raw_ok = row->raw_ok;
+    d.raw_off = row->raw_off;
+    d.raw_len = row->raw_len;
+    d.dirty = row->dirty;
+    *row = d;
+    if (f->patch && f->patch[i].nr) {
+        put_measured(&f->ks, row, f->patch[i].nr, f->patch[i].lk->id);
+        f->patch[i].nr = NULL;
+    }
+    return row;
+}
+
 /* ---- loading */
 
-static int *start_header(csvfile *f, const opdb_field *h, int nh) {
+static void start_header(csvfile *f, const opdb_field *h, int nh) {
     ks_init(&f->ks, nh + 140);
-    int *colkey = opdb_xmalloc(((size_t)nh + 1) * sizeof *colkey);
+    f->nh = nh;
+    f->colkey = opdb_xmalloc(((size_t)nh + 1) * sizeof *f->colkey);
     for (int i = 0; i < nh; i++) {
         char *name = opdb_xmalloc(h[i].n + 1);
         memcpy(name, h[i].p, h[i].n);
         name[h[i].n] = '\0';
         sv_push(&f->fields, name);
-        colkey[i] = ks_add(&f->ks, name);
+        f->colkey[i] = ks_add(&f->ks, name);
     }
-    return colkey;
+    f->header_keys = f->ks.n;
 }
 
-/* DictReader: every header key present ("" for a short row); last duplicate wins. */
-static void add_record(csvfile *f, const int *colkey, int nh, const opdb_field *c, int nc, bool copy) {
-    drow r = drow_new(&f->ks);
-    for (int i = 0; i < nh; i++) {
-        const char *p = i < nc ? c[i].p : "";
-        size_t n = i < nc ? c[i].n : 0;
-        if (copy) p = opdb_arena_strndup(&f->ks.arena, p, n);
-        drow_ref(&r, colkey[i], p, n);
+/* A header that DictWriter writes back as it was read: no name twice. */
+static bool header_unique(const csvfile *f) {
+    for (int i = 0; i < f->nh; i++)
+        for (int k = 0; k < i; k++)
+            if (f->colkey[i] == f->colkey[k]) return false;
+    return true;
+}
+
+/* Rows are kept lazy unless a rule reads other cells of every row: a header
+ * with a name twice (last one wins), or a legacy duration column standing
+ * in for a missing MB_DUR.  Returns the cells to skim (>= 1). */
+static int plan_lazy(csvfile *f, bool *lazy) {
+    int legacy = ks_find(&f->ks, LEGACY_MB_DUR), mb = ks_find(&f->ks, MB_DUR);
+    *lazy = header_unique(f) && !(legacy >= 0 && mb < 0);
+    int keep = 1;
+    f->slot_of_key = opdb_xmalloc((size_t)f->header_keys + 1);
+    memset(f->slot_of_key, -1, (size_t)f->header_keys + 1);
+    f->col_of_key = opdb_xmalloc(((size_t)f->header_keys + 1) * sizeof *f->col_of_key);
+    for (int i = 0; i < f->nh; i++) f->col_of_key[f->colkey[i]] = i;
+    for (int j = 0; j < NLAZY; j++) {
+        int id = ks_find(&f->ks, k_lazy_names[j]);
+        if (id >= 0) f->slot_of_key[id] = (signed char)j;
+        f->lazy_col[j] = -1;
+        for (int i = 0; i < f->nh && id >= 0; i++)
+            if (f->colkey[i] == id) f->lazy_col[j] = i;
+        if (f->lazy_col[j] + 1 > keep) keep = f->lazy_col[j] + 1;
     }
-    push_row(f, r);
+    return *lazy ? keep : 1;
 }
 
 /* Rows the writer would reproduce byte for byte are copied as read instead
  * of rendered again: as many cells as the header, each quoted exactly when it
  * holds , " CR or LF (QUOTE_MINIMAL), and "\r\n" after the last cell only.
- * The fast tokenizer has already proved the quoting itself canonical, and it
- * decodes a quoted cell to the cell's own first byte, so c[i].p tells where
- * each cell started in the raw copy.  The cells are judged here ... */
-static bool record_fields_ok(const csvfile *f, const opdb_field *c, int nc, int nh) {
-    if (nc != nh || nh < 2) return false;
-    for (int i = 0; i < nc; i++) {
-        if (f->raw[c[i].p - f->buf] != '"') continue;
+ * The fast tokenizer has already proved the quoting itself canonical.  The
+ * cells are judged here (c: the first ones as written; quote_after: a quote
+ * in the rest, judged by rendering) ... */
+static bool record_fields_ok(const csvfile *f, const opdb_field *c, int nkept, int nc, bool quote_after) {
+    if (nc != f->nh || f->nh < 2 || quote_after) return false;
+    for (int i = 0; i < nkept; i++) {
+        if (c[i].n < 2 || c[i].p[0] != '"') continue;
         bool special = false;
-        for (size_t k = 0; k < c[i].n && !special; k++)
+        for (size_t k = 1; k + 1 < c[i].n && !special; k++)
             special = c[i].p[k] == ',' || c[i].p[k] == '"' || c[i].p[k] == '\r' || c[i].p[k] == '\n';
         if (!special) return false;
     }
@@ -94,26 +202,14 @@ static bool record_fields_ok(const csvfile *f, const opdb_field *c, int nc, int 
 
 /* ... and the last row's terminator once the next record's start (or the end
  * of the file) is known: exactly one "\r\n", no blank line after it. */
-static void mark_raw(csvfile *f, size_t off, size_t end) {
-    const char *r = f->raw;
-    if (end - off < 3 || end - off > UINT32_MAX) return;
-    if (r[end - 2] != '\r' || r[end - 1] != '\n' || r[end - 3] == '\r' || r[end - 3] == '\n') return;
+static void close_record(csvfile *f, size_t off, size_t end) {
     drow *row = &f->rows[f->n - 1];
+    const char *r = f->buf;
     row->raw_off = off;
     row->raw_len = (uint32_t)(end - off);
+    if (end - off < 3 || r[end - 2] != '\r' || r[end - 1] != '\n' || r[end - 3] == '\r' || r[end - 3] == '\n')
+        row->raw_ok = false;
 }
-
-/* A header that DictWriter writes back as it was read: no name twice. */
-static bool header_unique(const int *colkey, int nh) {
-    for (int i = 0; i < nh; i++)
-        for (int k = 0; k < i; k++)
-            if (colkey[i] == colkey[k]) return false;
-    return true;
-}
-
-/* The readers keep this many cells of a record: a header that fills them
- * may have been cut, and writing it back would lose columns. */
-enum { MAX_COLUMNS = 4096 };
 
 static int too_wide(const char *path, opdb_err *err) {
     return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: the header has %d or more columns; opdb update handles at most %d",
@@ -130,16 +226,87 @@ static int load_exact(const char *path, csvfile *f, opdb_err *err) {
         return too_wide(path, err);
     }
     if (rc > 0) {
-        int nh = c.nf;
-        int *colkey = start_header(f, c.f, nh);
-        while ((rc = opdb_csv_file_next(&c, false)) > 0) add_record(f, colkey, nh, c.f, c.nf, true);
-        free(colkey);
+        start_header(f, c.f, c.nf);
+        while ((rc = opdb_csv_file_next(&c, false)) > 0) {
+            drow r = dict_record(f, c.f, c.nf);
+            for (int i = 0; i < r.nv; i++)
+                if (r.v[i].p) r.v[i].p = opdb_arena_strndup(&f->ks.arena, r.v[i].p, r.v[i].n);
+            push_row(f, r);
+        }
     } else {
         ks_init(&f->ks, 140);
     }
     if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
     opdb_csv_file_close(&c);
     return rc < 0 ? -1 : 0;
+}
+
+/* The header with the fast tokenizer's cells decoded. */
+static void fast_header(csvfile *f, int nc) {
+    size_t total = 0;
+    for (int i = 0; i < nc; i++) total += f->scratch[i].n;
+    char *names = opdb_xmalloc(total + 1);
+    size_t o = 0;
+    for (int i = 0; i < nc; i++) {
+        size_t n = opdb_csv_unquote(f->scratch[i].p, f->scratch[i].n, names + o);
+        f->scratch[i].p = names + o;
+        f->scratch[i].n = (uint32_t)n;
+        o += n;
+    }
+    start_header(f, f->scratch, nc);
+    free(names);
+}
+
+/* A lazy row: its kept cells (decoded), the rest left in the buffer. */
+static void lazy_record(csvfile *f, const opdb_field *c, int nkept) {
+    drow r = {opdb_arena_alloc(&f->ks.arena, NLAZY * sizeof(opdb_span)), NLAZY, false, true, false, 0, 0};
+    for (int j = 0; j < NLAZY; j++) {
+        int col = f->lazy_col[j];
+        if (col < 0 || col >= nkept) {
+            r.v[j] = opdb_span_make("", 0);
+        } else if (c[col].n >= 2 && c[col].p[0] == '"') {
+            char *d = opdb_arena_alloc(&f->ks.arena, c[col].n);
+            r.v[j] = opdb_span_make(d, opdb_csv_unquote(c[col].p, c[col].n, d));
+        } else {
+            r.v[j] = opdb_span_make(c[col].p, c[col].n);
+        }
+    }
+    push_row(f, r);
+}
+
+/* Fast path: 0, or 1 when the file needs the exact rules (nothing kept). */
+static int load_fast(const char *path, csvfile *f, size_t len, opdb_err *err) {
+    opdb_csv_fast t;
+    opdb_csv_fast_init(&t, f->buf, len);
+    int nc, rc;
+    size_t off;
+    bool quote_after;
+    rc = opdb_csv_fast_skim(&t, f->scratch, MAX_COLUMNS, &nc, &off, &quote_after);
+    if (rc > 0 && nc >= MAX_COLUMNS) {
+        ks_init(&f->ks, 140);
+        return too_wide(path, err);
+    }
+    if (rc <= 0) return rc < 0 ? 1 : 0;
+    fast_header(f, nc);
+    bool lazy;
+    int keep = plan_lazy(f, &lazy);
+    size_t prev = SIZE_MAX; /* start of the previous record */
+    while ((rc = opdb_csv_fast_skim(&t, f->scratch, keep, &nc, &off, &quote_after)) > 0) {
+        if (prev != SIZE_MAX) close_record(f, prev, off);
+        int nkept = nc < keep ? nc : keep;
+        lazy_record(f, f->scratch, nkept);
+        f->rows[f->n - 1].raw_ok = record_fields_ok(f, f->scratch, nkept, nc, quote_after);
+        prev = off;
+    }
+    if (rc < 0) return 1;
+    if (prev != SIZE_MAX) close_record(f, prev, len);
+    if (!header_unique(f))
+        for (size_t i = 0; i < f->n; i++) f->rows[i].raw_ok = false;
+    if (!lazy)
+        for (size_t i = 0; i < f->n; i++) row_mut(f, i);
+    else
+        f->patch = opdb_xcalloc(f->n + 1, sizeof *f->patch);
+    return 0;
 }
 
 static int load_csv(const char *path, csvfile *f, opdb_err *err) {
@@ -150,6 +317,7 @@ static int load_csv(const char *path, csvfile *f, opdb_err *err) {
     size_t size = fstat(fd, &st) == 0 ? (size_t)st.st_size : 0;
     size_t len = size > body ? size - (size_t)body : 0;
     f->buf = opdb_xmalloc(len + 1);
+    f->scratch = opdb_xmalloc(MAX_COLUMNS * sizeof *f->scratch);
     size_t got = 0;
     while (got < len) {
         ssize_t k = pread(fd, f->buf + got, len - got, (off_t)(body + got));
@@ -159,45 +327,22 @@ static int load_csv(const char *path, csvfile *f, opdb_err *err) {
     }
     close(fd);
     if (got != len) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
-    /* A leading blank line is a header of its own for DictReader: exact rules. */
-    bool fast = len && f->buf[0] != '\n' && f->buf[0] != '\r';
-    if (fast) {
-        opdb_csv_fast t;
-        opdb_csv_fast_init(&t, f->buf, len);
-        enum { MAXF = MAX_COLUMNS };
-        opdb_field *c = opdb_xmalloc(MAXF * sizeof *c);
-        int nc, rc;
-        size_t off;
-        f->raw = opdb_xmalloc(len + 1);
-        memcpy(f->raw, f->buf, len);
-        f->raw[len] = '\0'; /* an empty last cell starts at len */
-        rc = opdb_csv_fast_next(&t, c, MAXF, &nc, &off);
-        if (rc > 0 && nc >= MAXF) {
-            free(c);
-            ks_init(&f->ks, 140);
-            return too_wide(path, err);
-        }
-        if (rc > 0) {
-            int nh = nc;
-            int *colkey = start_header(f, c, nh);
-            bool copyable = header_unique(colkey, nh);
-            size_t prev = SIZE_MAX; /* start of the previous record, if its cells qualify */
-            while ((rc = opdb_csv_fast_next(&t, c, MAXF, &nc, &off)) > 0) {
-                if (prev != SIZE_MAX) mark_raw(f, prev, off);
-                add_record(f, colkey, nh, c, nc, false);
-                prev = copyable && record_fields_ok(f, c, nc, nh) ? off : SIZE_MAX;
-            }
-            if (rc == 0 && prev != SIZE_MAX) mark_raw(f, prev, len);
-            free(colkey);
-        }
-        free(c);
-        if (rc == 0) return 0;
+    f->buf[len] = '\0';
+    /* A leading blank line is a header of its own for DictReader: exact
+     * rules; so are files too big for 32-bit record lengths. */
+    if (len && len <= UINT32_MAX && f->buf[0] != '\n' && f->buf[0] != '\r') {
+        int rc = load_fast(path, f, len, err);
+        if (rc <= 0) return rc;
         /* Anomaly: start again with the exact tokenizer. */
-        free(f->raw);
-        f->raw = NULL;
         free(f->rows);
         f->rows = NULL;
         f->n = f->cap = 0;
+        free(f->colkey);
+        f->colkey = NULL;
+        free(f->slot_of_key);
+        f->slot_of_key = NULL;
+        free(f->col_of_key);
+        f->col_of_key = NULL;
         sv_free(&f->fields);
         ks_free(&f->ks);
     }
@@ -213,9 +358,10 @@ typedef struct ids {
     int mb_dur, prof_avg, legacy;
 } ids;
 
-static void sig_of_drow(const drow *r, const ids *id, const char *op, opdb_strbuf *out, bool display) {
-    opdb_sig_cells c = {drow_at(r, id->sig[0]), drow_at(r, id->sig[1]), drow_at(r, id->sig[2]),
-                        drow_at(r, id->sig[3]), drow_at(r, id->sig[4]), drow_at(r, id->sig[5])};
+static void sig_of_drow(const csvfile *f, const drow *r, const ids *id, const char *op, opdb_strbuf *out,
+                        bool display) {
+    opdb_sig_cells c = {cell(f, r, id->sig[0]), cell(f, r, id->sig[1]), cell(f, r, id->sig[2]),
+                        cell(f, r, id->sig[3]), cell(f, r, id->sig[4]), cell(f, r, id->sig[5])};
     if (display) opdb_signature_display(&c, out);
     else opdb_signature(&c, op, out);
 }
@@ -307,22 +453,23 @@ typedef struct merge_ctx {
     const opdb_update_opts *o;
     csvfile *f;
     ids id;
-    const agg_layout *lay[MAX_LAYOUTS]; /* layouts seen, and their key ids */
-    int lay_id[MAX_LAYOUTS][AGG_MAX_KEYS], nlay;
+    layout_keys *lay[MAX_LAYOUTS]; /* layouts seen (in the key space's arena) */
+    int nlay;
     sig_index si;
     extra_index xi;      /* opdb bench's extra values for this CSV */
     update_result *res;
     opdb_strbuf *log;
     opdb_strbuf sig, disp;
+    bool own_sig_reusable; /* signatures do not read EP Size here */
 } merge_ctx;
 
-static bool row_valid(const drow *r, const ids *id) {
-    opdb_span a = drow_at(r, id->mb_dur), p = drow_at(r, id->prof_avg);
+static bool row_valid(const csvfile *f, const drow *r, const ids *id) {
+    opdb_span a = cell(f, r, id->mb_dur), p = cell(f, r, id->prof_avg);
     return opdb_py_float_or_zero(a.p, a.n) > 0 || opdb_py_float_or_zero(p.p, p.n) > 0;
 }
 
 static void add_gap(merge_ctx *m, const drow *t) {
-    opdb_span mbs = drow_at(t, m->id.mb_dur), ps = drow_at(t, m->id.prof_avg);
+    opdb_span mbs = cell(m->f, t, m->id.mb_dur), ps = cell(m->f, t, m->id.prof_avg);
     double mb = opdb_py_float_or_zero(mbs.p, mbs.n), prof = opdb_py_float_or_zero(ps.p, ps.n);
     if (!(mb > 0 && prof > 0)) return;
     update_result *r = m->res;
@@ -330,7 +477,7 @@ static void add_gap(merge_ctx *m, const drow *t) {
         r->capgaps = r->capgaps ? r->capgaps * 2 : 16;
         r->gaps = opdb_xrealloc(r->gaps, r->capgaps * sizeof *r->gaps);
     }
-    sig_of_drow(t, &m->id, r->stem, &m->disp, true);
+    sig_of_drow(m->f, t, &m->id, r->stem, &m->disp, true);
     gap *g = &r->gaps[r->ngaps++];
     g->op = opdb_xstrdup(r->stem);
     g->csv_name = opdb_xstrdup(r->name);
@@ -341,31 +488,78 @@ static void add_gap(merge_ctx *m, const drow *t) {
     g->ratio = mb / prof;
 }
 
-/* The key ids of a layout's keys in this file's key space (rows of one
- * aggregation share a handful of layouts). */
-static const int *layout_ids(merge_ctx *m, const agg_layout *lay) {
+/* A layout's keys in this file's key space (rows of one aggregation share
+ * a handful of layouts). */
+static const layout_keys *layout_keys_of(merge_ctx *m, const agg_layout *lay) {
     for (int k = 0; k < m->nlay; k++)
-        if (m->lay[k] == lay) return m->lay_id[k];
-    int k = m->nlay < MAX_LAYOUTS ? m->nlay++ : MAX_LAYOUTS - 1;
-    m->lay[k] = lay;
-    for (int i = 0; i < lay->n; i++) m->lay_id[k][i] = ks_add(&m->f->ks, lay->key[i]);
-    return m->lay_id[k];
+        if (m->lay[k]->lay == lay) return m->lay[k];
+    keyspace *ks = &m->f->ks;
+    layout_keys *lk = opdb_arena_alloc(&ks->arena, sizeof *lk);
+    lk->lay = lay;
+    for (int i = 0; i < lay->n; i++) lk->id[i] = ks_add(ks, lay->key[i]);
+    lk->measured = opdb_arena_alloc(&ks->arena, (size_t)ks->cap * sizeof *lk->measured);
+    for (int k = 0; k < ks->cap; k++) lk->measured[k] = -1;
+    for (int i = lay->n - 1; i >= 0; i--)
+        if (lk->id[i] >= 0 && (i == AGG_K_DUR || lay->num[i] > 0)) lk->measured[lk->id[i]] = i;
+    if (m->nlay == MAX_LAYOUTS) m->nlay--; /* forget one; the old one stays valid */
+    m->lay[m->nlay++] = lk;
+    return lk;
 }
 
 /* Copies the measured values of nr into t; returns whether Average
  * Duration(us) changed (compared stripped, as the reference). */
 static bool apply(merge_ctx *m, drow *t, const agg_row *nr) {
-    keyspace *ks = &m->f->ks;
-    const int *ids = layout_ids(m, nr->lay);
     opdb_span old = opdb_py_strip(drow_at(t, m->id.mb_dur));
     char buf[400];
     opdb_span nv = agg_span(nr, AGG_K_DUR, buf);
     bool changed = !opdb_span_eq(old, opdb_py_strip(nv));
-    drow_set(t, ks, m->id.mb_dur, nv);
-    for (int i = 0; i < agg_nkeys(nr); i++)
-        if (nr->lay->num[i] > 0) /* the "MicroBench <metric>" means */
-            drow_set(t, ks, ids[i], agg_span(nr, i, buf));
+    put_measured(&m->f->ks, t, nr, layout_keys_of(m, nr->lay)->id);
     return changed;
+}
+
+/* apply() for a lazy row that has no patch yet and keeps MB_DUR: the new
+ * duration goes into the kept cell, the rest is kept as a patch. */
+static bool apply_lazy(merge_ctx *m, size_t ri, const agg_row *nr) {
+    csvfile *f = m->f;
+    drow *t = &f->rows[ri];
+    int slot = f->slot_of_key[m->id.mb_dur];
+    char buf[400];
+    opdb_span nv = agg_span(nr, AGG_K_DUR, buf);
+    bool changed = !opdb_span_eq(opdb_py_strip(t->v[slot]), opdb_py_strip(nv));
+    t->v[slot] = opdb_span_make(opdb_arena_strndup(&f->ks.arena, nv.p, nv.n), nv.n);
+    f->patch[ri].nr = nr;
+    f->patch[ri].lk = layout_keys_of(m, nr->lay);
+    return changed;
+}
+
+static bool lazy_patchable(const merge_ctx *m, size_t ri) {
+    const csvfile *f = m->f;
+    return f->rows[ri].lazy && !f->patch[ri].nr && m->id.mb_dur < f->header_keys && f->slot_of_key[m->id.mb_dur] >= 0;
+}
+
+/* Whether a lazy row's patch changes a written column (drow_set's rule). */
+static bool patch_changes(csvfile *f, size_t ri) {
+    const drow *row = &f->rows[ri];
+    const row_patch *p = &f->patch[ri];
+    const agg_layout *lay = p->nr->lay;
+    opdb_csv_fast t;
+    opdb_csv_fast_init(&t, f->buf + row->raw_off, row->raw_len);
+    int nc = 0;
+    size_t off;
+    bool quote_after;
+    if (opdb_csv_fast_skim(&t, f->scratch, f->nh, &nc, &off, &quote_after) <= 0) nc = 0;
+    char buf[400], *old = opdb_xmalloc(row->raw_len + 1);
+    bool changes = false;
+    for (int i = 0; i < lay->n && !changes; i++) {
+        int id = p->lk->id[i];
+        if (id < 0 || p->lk->measured[id] != i || !f->ks.is_col[id]) continue;
+        opdb_span was = opdb_span_make("", 0);
+        int col = id < f->header_keys ? f->col_of_key[id] : -1;
+        if (col >= 0 && col < nc) was = opdb_span_make(old, opdb_csv_unquote(f->scratch[col].p, f->scratch[col].n, old));
+        changes = !opdb_span_eq(was, agg_span(p->nr, i, buf));
+    }
+    free(old);
+    return changes;
 }
 
 /* The extra values measured for signature m->sig (opdb bench), if any. */
@@ -374,6 +568,11 @@ static void set_extras(merge_ctx *m, drow *t) {
     if (!x || x->drop || !x->values) return;
     for (size_t c = 0; c < m->o->nextra_cols; c++)
         if (x->values[c]) drow_set(t, &m->f->ks, ks_add(&m->f->ks, m->o->extra_cols[c]), opdb_span_cstr(x->values[c]));
+}
+
+static bool has_extras(merge_ctx *m) {
+    const opdb_update_extra *x = extra_find(&m->xi, m->sig.p);
+    return x && !x->drop && x->values;
 }
 
 static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
@@ -386,7 +585,13 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
         sv_push(&res->no_sample, opdb_xstrdup(m->disp.p));
         return;
     }
-    sig_of_agg(nr, res->stem, &m->sig, false);
+    if (m->own_sig_reusable && nr->key_sig && strcmp(nr->key_op, res->stem) == 0) {
+        /* the signature the aggregation computed for this very operator */
+        opdb_sb_clear(&m->sig);
+        opdb_sb_add(&m->sig, nr->key_sig, nr->key_sig_len);
+    } else {
+        sig_of_agg(nr, res->stem, &m->sig, false);
+    }
     sig_entry *e = si_find(&m->si, &m->sig);
     if (!e) {
         sig_of_agg(nr, res->stem, &m->disp, true);
@@ -395,7 +600,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
         if (allow_add && !o->missing_only) {
             drow r = drow_new(&f->ks);
             char buf[400];
-            const int *ids = layout_ids(m, nr->lay);
+            const int *ids = layout_keys_of(m, nr->lay)->id;
             for (int i = 0; i < agg_nkeys(nr); i++) drow_set(&r, &f->ks, ids[i], agg_span(nr, i, buf));
             set_extras(m, &r);
             push_row(f, r);
@@ -409,19 +614,51 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
     size_t ntargets = o->quirks ? 1 : e->n;
     for (size_t k = 0; k < ntargets; k++) {
         drow *t = &f->rows[entry_row(e, k)];
-        bool can_update = !o->missing_only || !row_valid(t, &m->id);
+        bool can_update = !o->missing_only || !row_valid(f, t, &m->id);
         if (!can_update) {
             if (!allow_add) continue;
             res->unchanged++;
         } else {
-            if (apply(m, t, nr)) res->updated++;
-            set_extras(m, t);
+            size_t ri = entry_row(e, k);
+            if (lazy_patchable(m, ri) && !has_extras(m)) {
+                if (apply_lazy(m, ri, nr)) res->updated++;
+            } else {
+                t = row_mut(f, ri);
+                if (apply(m, t, nr)) res->updated++;
+                set_extras(m, t);
+            }
+            t = &f->rows[ri];
         }
         add_gap(m, t);
     }
 }
 
 /* ---- writing */
+
+/* A lazy row with a patch, as rendering it would write it: its bytes with
+ * the measured cells replaced (every other cell is written as read, which
+ * raw_ok says is how the writer renders it). */
+static void write_spliced(opdb_strbuf *out, csvfile *f, size_t ri) {
+    const drow *row = &f->rows[ri];
+    const row_patch *p = &f->patch[ri];
+    const char *rec = f->buf + row->raw_off, *run = rec;
+    opdb_csv_fast t;
+    opdb_csv_fast_init(&t, (char *)rec, row->raw_len);
+    int nc = 0;
+    size_t off;
+    bool quote_after;
+    if (opdb_csv_fast_skim(&t, f->scratch, f->nh, &nc, &off, &quote_after) <= 0) nc = 0;
+    char buf[400];
+    for (int i = 0; i < nc && i < f->nh; i++) {
+        int li = p->lk->measured[f->colkey[i]];
+        if (li < 0) continue;
+        opdb_span v = agg_span(p->nr, li, buf);
+        opdb_sb_add(out, run, (size_t)(f->scratch[i].p - run));
+        opdb_csv_write_cell(out, v.p, v.n);
+        run = f->scratch[i].p + f->scratch[i].n;
+    }
+    opdb_sb_add(out, run, (size_t)(rec + row->raw_len - run));
+}
 
 /* Renders the kept rows into the file through its buffer, flushing every
  * MiB so no whole-file copy is held in memory. */
@@ -436,16 +673,19 @@ static void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, con
     }
     opdb_csv_write_record(out, cells, nc);
     /* rows copied as read only when the columns are the file's own */
-    bool same_columns = f->raw && nc == f->fields.n;
+    bool same_columns = f->buf && nc == f->fields.n;
     for (size_t i = 0; i < nc && same_columns; i++) same_columns = strcmp(cols->v[i], f->fields.v[i]) == 0;
     for (size_t r = 0; r < f->n; r++) {
         if (!keep[r]) continue;
         const drow *row = &f->rows[r];
-        if (same_columns && row->raw_len && !row->dirty) {
-            opdb_sb_add(out, f->raw + row->raw_off, row->raw_len);
+        bool patched = row->lazy && f->patch[r].nr;
+        if (same_columns && row->raw_ok && !row->dirty) {
+            if (patched) write_spliced(out, f, r);
+            else opdb_sb_add(out, f->buf + row->raw_off, row->raw_len);
             if (out->n > (1u << 20)) opdb_atomic_flush(af);
             continue;
         }
+        row = row_mut(f, r);
         for (size_t i = 0; i < nc; i++) cells[i] = drow_at(row, id[i]);
         opdb_csv_write_record(out, cells, nc);
         if (out->n > (1u << 20)) opdb_atomic_flush(af);
@@ -478,7 +718,7 @@ static void legacy_ep_size(merge_ctx *m, strvec *cols, const agg_row *const *mer
     if (eps.n == 1) {
         sv_push(cols, opdb_xstrdup("EP Size"));
         int id = ks_add(&m->f->ks, "EP Size");
-        for (size_t r = 0; r < m->f->n; r++) drow_set(&m->f->rows[r], &m->f->ks, id, opdb_span_cstr(eps.v[0]));
+        for (size_t r = 0; r < m->f->n; r++) drow_set(row_mut(m->f, r), &m->f->ks, id, opdb_span_cstr(eps.v[0]));
         opdb_sb_addf(m->log, "[WARN] %s has no EP Size column; using incoming EP Size=%s for legacy row matching.\n",
                      m->res->name, eps.v[0]);
     }
@@ -521,6 +761,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     extra_index_build(&m.xi, o, res->stem);
     char stem_norm[256];
     opdb_normalize_op_name(res->stem, strlen(res->stem), stem_norm, sizeof stem_norm);
+    m.own_sig_reusable = strcmp(stem_norm, "DispatchFFNCombine") != 0;
     if (strcmp(stem_norm, "DispatchFFNCombine") == 0 && sv_index(&cols, "EP Size") < 0)
         legacy_ep_size(&m, &cols, merge, nmerge, match, nmatch);
     for (size_t i = 0; i < cols.n; i++) f.ks.is_col[ks_add(&f.ks, cols.v[i])] = true;
@@ -532,20 +773,21 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     m.id.legacy = ks_find(&f.ks, LEGACY_MB_DUR);
 
     for (size_t r = 0; r < f.n; r++) {
-        sig_of_drow(&f.rows[r], &m.id, res->stem, &m.sig, false);
+        sig_of_drow(&f, &f.rows[r], &m.id, res->stem, &m.sig, false);
         si_add(&m.si, &m.sig, r);
     }
     for (size_t i = 0; i < m.si.n; i++) {
         if (m.si.e[i].n < 2) continue;
         res->dups = opdb_xrealloc(res->dups, (res->ndups + 1) * sizeof *res->dups);
-        sig_of_drow(&f.rows[m.si.e[i].row0], &m.id, res->stem, &m.disp, true);
+        sig_of_drow(&f, &f.rows[m.si.e[i].row0], &m.id, res->stem, &m.disp, true);
         res->dups[res->ndups].sig = opdb_xstrdup(m.disp.p);
         res->dups[res->ndups++].count = m.si.e[i].n;
     }
     if (res->ndups > 1) qsort(res->dups, res->ndups, sizeof *res->dups, cmp_dup);
     for (size_t r = 0; r < f.n; r++) {
         drow *row = &f.rows[r];
-        if (drow_has(row, m.id.legacy) && !drow_has(row, m.id.mb_dur))
+        /* (a file with the legacy column and no MB_DUR has no lazy rows) */
+        if (!row->lazy && drow_has(row, m.id.legacy) && !drow_has(row, m.id.mb_dur))
             drow_link(row, &f.ks, m.id.mb_dur, row->v[m.id.legacy]);
         row->dirty = false; /* the snapshot for change detection is taken here */
     }
@@ -559,16 +801,17 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     for (size_t r = 0; r < f.n; r++) {
         keep[r] = true;
         changed |= f.rows[r].dirty;
+        if (!changed && f.patch && r < norig && f.patch[r].nr) changed = patch_changes(&f, r);
         bool drop = false;
         if (m.xi.ndrop) {
-            sig_of_drow(&f.rows[r], &m.id, res->stem, &m.sig, false);
+            sig_of_drow(&f, &f.rows[r], &m.id, res->stem, &m.sig, false);
             const opdb_update_extra *x = extra_find(&m.xi, m.sig.p);
             drop = x && x->drop;
         }
-        if (drop || (o->prune && !row_valid(&f.rows[r], &m.id))) {
+        if (drop || (o->prune && !row_valid(&f, &f.rows[r], &m.id))) {
             keep[r] = false;
             changed = true;
-            sig_of_drow(&f.rows[r], &m.id, res->stem, &m.disp, true);
+            sig_of_drow(&f, &f.rows[r], &m.id, res->stem, &m.disp, true);
             sv_push(&res->deleted, opdb_xstrdup(m.disp.p));
         }
     }

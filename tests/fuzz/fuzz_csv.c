@@ -63,6 +63,60 @@ static int run_fast(const uint8_t *data, size_t n, opdb_strbuf *out, bool poke) 
     return k;
 }
 
+/* Skim over a private copy, serialised like `next`: the kept cells decoded,
+ * the rest as empty cells, so it must equal next's output with every cell
+ * past `keep` emptied.  The buffer must be left as it was. */
+static int run_skim(const uint8_t *data, size_t n, int keep, opdb_strbuf *out) {
+    char *buf = malloc(n ? n : 1), *dec = malloc(n ? n : 1);
+    if (!buf || !dec) abort();
+    if (n) memcpy(buf, data, n);
+    opdb_csv_fast t;
+    opdb_csv_fast_init(&t, buf, n);
+    opdb_field f[MAXF], g[MAXF];
+    int nf, k;
+    size_t off;
+    bool quote_after;
+    while ((k = opdb_csv_fast_skim(&t, f, keep, &nf, &off, &quote_after)) == 1) {
+        if (nf < 1 || off > n) abort();
+        int shown = nf < MAXF ? nf : MAXF;
+        size_t o = 0;
+        for (int i = 0; i < shown; i++) {
+            if (i < keep) {
+                if (f[i].p < buf || f[i].p + f[i].n > buf + n) abort();
+                g[i].p = dec + o;
+                g[i].n = (uint32_t)opdb_csv_unquote(f[i].p, f[i].n, dec + o);
+                o += g[i].n;
+            } else {
+                g[i].p = dec;
+                g[i].n = 0;
+            }
+        }
+        ser(out, g, shown);
+    }
+    if (n && memcmp(buf, data, n) != 0) abort();
+    free(buf);
+    free(dec);
+    return k;
+}
+
+/* next's records with the cells past `keep` emptied (the skim's view). */
+static int run_fast_cut(const uint8_t *data, size_t n, int keep, opdb_strbuf *out) {
+    char *buf = malloc(n ? n : 1);
+    if (!buf) abort();
+    if (n) memcpy(buf, data, n);
+    opdb_csv_fast t;
+    opdb_csv_fast_init(&t, buf, n);
+    opdb_field f[MAXF];
+    int nf, k;
+    size_t off;
+    while ((k = opdb_csv_fast_next(&t, f, MAXF, &nf, &off)) == 1) {
+        for (int i = keep; i < nf; i++) f[i].n = 0;
+        ser(out, f, nf);
+    }
+    free(buf);
+    return k;
+}
+
 static int run_exact(const uint8_t *data, size_t n, opdb_strbuf *out) {
     int fd = memfd_create("fuzz_csv", 0);
     if (fd < 0) abort();
@@ -105,6 +159,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     opdb_sb_add(&ex, "", 0);
 
     int rf = run_fast(data, size, &fa, true);
+    {
+        /* the portable block scan must give what the CPU's does */
+        opdb_strbuf po;
+        opdb_sb_init(&po);
+        opdb_sb_add(&po, "", 0);
+        opdb_csv_fast_portable_only = true;
+        int rp = run_fast(data, size, &po, false);
+        opdb_csv_fast_portable_only = false;
+        if (rp != rf || po.n != fa.n || memcmp(po.p, fa.p, fa.n) != 0) report("portable scan vs CPU scan", &po, &fa);
+        opdb_sb_free(&po);
+        /* skim keeps what next decodes, counts the rest */
+        int keep = size ? 1 + data[0] % 4 : 1;
+        opdb_strbuf sk, fc;
+        opdb_sb_init(&sk);
+        opdb_sb_init(&fc);
+        opdb_sb_add(&sk, "", 0);
+        opdb_sb_add(&fc, "", 0);
+        int rs = run_skim(data, size, keep, &sk);
+        int rc = run_fast_cut(data, size, keep, &fc);
+        if (rs != rc || (rs == 0 && (sk.n != fc.n || memcmp(sk.p, fc.p, fc.n) != 0))) report("skim vs next", &sk, &fc);
+        opdb_sb_free(&sk);
+        opdb_sb_free(&fc);
+    }
     int re = run_exact(data, size, &ex);
     if (re != 0) abort(); /* memfd reads cannot fail */
     if (rf == 0 && (fa.n != ex.n || memcmp(fa.p, ex.p, fa.n) != 0)) report("whole input", &fa, &ex);

@@ -467,6 +467,121 @@ static void test_differential_canonical_quoting(void **s) {
     }
 }
 
+/* ---- the block scans: AVX2 + PCLMUL == portable --------------------------- */
+
+static bool cpu_has_avx2_scan(void) {
+    opdb_csv_fast t;
+    char c = 'a';
+    opdb_csv_fast_init(&t, &c, 1);
+    return t.avx2;
+}
+
+static void test_block_scans_agree(void **s) {
+    (void)s;
+    if (!cpu_has_avx2_scan()) {
+        print_message("no AVX2/PCLMUL here: only the portable scan runs\n");
+        skip();
+    }
+    const char *alphabets[] = {"ab,\"\n\r ", "aaaaaaaaaabbbbbbbbbb,,,,,,,,,,\n\n\r    \"", "1,\"\"\"\r\n;"};
+    char buf[600];
+    rng_state = 4242;
+    int anomalies = 0, decided = 0;
+    for (int it = 0; it < 6000; it++) {
+        const char *alpha = alphabets[it % 3];
+        size_t na = strlen(alpha), n = rng() % 500;
+        for (size_t i = 0; i < n; i++) buf[i] = alpha[rng() % na];
+        opdb_csv_fast_portable_only = true;
+        parsed a = run_fast(buf, n, MAXF);
+        opdb_csv_fast_portable_only = false;
+        parsed b = run_fast(buf, n, MAXF);
+        assert_int_equal(a.rc, b.rc);
+        assert_int_equal(a.nrec, b.nrec);
+        assert_string_equal(a.text, b.text);
+        for (int r = 0; r < a.nrec && r < 256; r++) assert_int_equal(a.offs[r], b.offs[r]);
+        anomalies += a.rc < 0;
+        decided += a.rc == 0;
+        parsed_free(&a);
+        parsed_free(&b);
+    }
+    print_message("anomalies %d, decided %d of 6000\n", anomalies, decided);
+    assert_true(anomalies > 300 && decided > 150); /* both outcomes compared */
+}
+
+/* ---- skim == next on the cells it keeps ----------------------------------- */
+
+static void test_skim_matches_next(void **s) {
+    (void)s;
+    const char cellchars[] = "ab,\"\n\r 1";
+    rng_state = 99;
+    int skipped_quotes = 0;
+    for (int it = 0; it < 3000; it++) {
+        opdb_strbuf sb;
+        opdb_sb_init(&sb);
+        opdb_sb_add(&sb, "", 0);
+        int nrec = 1 + (int)(rng() % 6);
+        for (int r = 0; r < nrec; r++) {
+            int nc = 1 + (int)(rng() % 9);
+            for (int c = 0; c < nc; c++) {
+                if (c) opdb_sb_addc(&sb, ',');
+                int len = (int)(rng() % (it % 4 == 0 ? 40 : 6));
+                bool quote = rng() % 3 == 0;
+                if (quote) opdb_sb_addc(&sb, '"');
+                for (int k = 0; k < len; k++) {
+                    char ch = cellchars[rng() % (sizeof cellchars - 1)];
+                    if (!quote && (ch == ',' || ch == '"' || ch == '\n' || ch == '\r')) ch = 'x';
+                    if (ch == '"') opdb_sb_addc(&sb, '"');
+                    opdb_sb_addc(&sb, ch);
+                }
+                if (quote) opdb_sb_addc(&sb, '"');
+            }
+            static const char *const ends[] = {"\n", "\r\n", "\r", "\n\n"};
+            if (r + 1 < nrec || rng() % 2) opdb_sb_adds(&sb, ends[rng() % 4]);
+        }
+        int keep = 1 + (int)(rng() % 5);
+        char *raw = malloc(sb.n + 1), *dec = malloc(sb.n + 1), *tmp = malloc(sb.n + 1);
+        memcpy(raw, sb.p, sb.n);
+        memcpy(dec, sb.p, sb.n);
+        opdb_csv_fast ts, tn;
+        opdb_csv_fast_init(&ts, raw, sb.n);
+        opdb_csv_fast_init(&tn, dec, sb.n);
+        opdb_field fs[MAXF], fn[MAXF];
+        for (;;) {
+            int ns = -1, nn = -1;
+            size_t os = 0, on = 0;
+            bool qa = false;
+            int ks = opdb_csv_fast_skim(&ts, fs, keep, &ns, &os, &qa);
+            int kn = opdb_csv_fast_next(&tn, fn, MAXF, &nn, &on);
+            assert_int_equal(ks, kn);
+            if (ks != 1) break;
+            assert_int_equal(ns, nn);
+            assert_int_equal(os, on);
+            bool quote_beyond = false;
+            for (int c = 0; c < nn; c++) {
+                if (c < keep) {
+                    size_t k = opdb_csv_unquote(fs[c].p, fs[c].n, tmp);
+                    assert_int_equal(k, fn[c].n);
+                    assert_memory_equal(tmp, fn[c].p, k);
+                    assert_true(fs[c].p >= raw && fs[c].p + fs[c].n <= raw + sb.n);
+                } else {
+                    /* fn decoded in place: the raw cell starts where it does */
+                    size_t at = (size_t)(fn[c].p - dec);
+                    quote_beyond |= at < sb.n && raw[at] == '"';
+                }
+            }
+            if (qa != quote_beyond) print_error("keep %d record at %zu of \"%.*s\"\n", keep, os, (int)sb.n, sb.p);
+            assert_int_equal(qa, quote_beyond);
+            skipped_quotes += qa;
+        }
+        assert_memory_equal(raw, sb.p, sb.n); /* skim leaves the buffer alone */
+        free(raw);
+        free(dec);
+        free(tmp);
+        opdb_sb_free(&sb);
+    }
+    print_message("records with quotes past the kept cells: %d\n", skipped_quotes);
+    assert_true(skipped_quotes > 100);
+}
+
 /* ---- opdb_batch_cut ------------------------------------------------------ */
 
 static size_t ref_cut(const char *b, size_t n) {
@@ -667,6 +782,8 @@ int main(void) {
         cmocka_unit_test(test_differential_small_alphabet),
         cmocka_unit_test(test_differential_few_quotes_long),
         cmocka_unit_test(test_differential_canonical_quoting),
+        cmocka_unit_test(test_block_scans_agree),
+        cmocka_unit_test(test_skim_matches_next),
         cmocka_unit_test(test_batch_cut_after_last_newline),
         cmocka_unit_test(test_batch_cut_crlf_and_cr),
         cmocka_unit_test(test_batch_cut_skips_newline_inside_quotes),
