@@ -13,7 +13,13 @@ extern "C" {
 
 /* str.strip() with no argument: strips Python whitespace (ASCII and the
  * Unicode White_Space code points, UTF-8 encoded). */
-opdb_span opdb_py_strip(opdb_span s);
+opdb_span opdb_py_strip_any(opdb_span s);
+static inline opdb_span opdb_py_strip(opdb_span s) {
+    /* most cells start and end with printable ASCII: nothing to strip */
+    if (s.n && (unsigned)(unsigned char)s.p[0] - 0x21u < 0x5fu && (unsigned)(unsigned char)s.p[s.n - 1] - 0x21u < 0x5fu)
+        return s;
+    return opdb_py_strip_any(s);
+}
 /* The whitespace float() and int() ignore around a number: like str.strip()
  * but without the ASCII separators \x1c-\x1f. */
 opdb_span opdb_py_strip_number(opdb_span s);

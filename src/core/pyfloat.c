@@ -187,43 +187,24 @@ bool opdb_py_int(const char *p0, size_t n0, long long *out) {
     return true;
 }
 
-/* Single pass over the common shape `[-]digits[.digits]` with optional
- * surrounding spaces/tabs; anything else takes the general path. */
+/* Single pass over the common shape `[-]digits[.digits]` (at most 19 digits
+ * in all, so the integer cannot overflow); anything else, surrounding
+ * whitespace included, takes the general path. */
 bool opdb_py_float(const char *p, size_t n, double *out) {
-    while (n && (*p == ' ' || *p == '\t')) p++, n--;
-    while (n && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r' || p[n - 1] == '\n')) n--;
-    size_t i = 0;
-    bool neg = false;
-    if (n && (*p == '-' || *p == '+')) {
-        neg = *p == '-';
-        i = 1;
-    }
+    const char *q = p, *end = p + n;
+    bool neg = q < end && *q == '-';
+    q += neg;
     uint64_t mant = 0;
-    int sig = 0;     /* significant digits taken */
-    int frac = 0;    /* digits after the point */
-    size_t digits = 0;
-    for (; i < n; i++) {
-        unsigned d = (unsigned)(unsigned char)p[i] - '0';
-        if (d > 9) break;
-        digits++;
-        if (sig || d) {
-            if (++sig > 19) return py_float_general(p, n, out);
-            mant = mant * 10 + d;
-        }
+    const char *digits = q;
+    while (q < end && (unsigned)(unsigned char)*q - '0' <= 9) mant = mant * 10 + (uint64_t)(*q++ - '0');
+    size_t nint = (size_t)(q - digits), frac = 0;
+    if (q < end && *q == '.') {
+        const char *f = ++q;
+        while (q < end && (unsigned)(unsigned char)*q - '0' <= 9) mant = mant * 10 + (uint64_t)(*q++ - '0');
+        frac = (size_t)(q - f);
     }
-    if (i < n && p[i] == '.') {
-        for (i++; i < n; i++) {
-            unsigned d = (unsigned)(unsigned char)p[i] - '0';
-            if (d > 9) break;
-            digits++;
-            frac++;
-            if (sig || d) {
-                if (++sig > 19) return py_float_general(p, n, out);
-                mant = mant * 10 + d;
-            }
-        }
-    }
-    if (i != n || digits == 0 || frac > 22 || mant > (1ULL << 53)) return py_float_general(p, n, out);
+    if (q != end || nint + frac == 0 || nint + frac > 19 || frac > 22 || mant > (1ULL << 53))
+        return py_float_general(p, n, out);
     double v = frac ? (double)mant / k_pow10[frac] : (double)mant;
     *out = neg ? -v : v;
     return true;

@@ -32,7 +32,7 @@ static size_t uspace_before(const unsigned char *p, size_t n) {
  * separators \x1c-\x1f are stripped by str.strip() but refused by float(). */
 static opdb_span strip_impl(opdb_span s, bool with_seps);
 
-opdb_span opdb_py_strip(opdb_span s) { return strip_impl(s, true); }
+opdb_span opdb_py_strip_any(opdb_span s) { return strip_impl(s, true); }
 opdb_span opdb_py_strip_number(opdb_span s) { return strip_impl(s, false); }
 
 static opdb_span strip_impl(opdb_span s, bool with_seps) {

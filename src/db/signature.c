@@ -573,14 +573,41 @@ static bool has_rewrites(const char *op) {
            strcmp(op, "SliceAiCore") == 0 || strcmp(op, "Transpose") == 0 || strcmp(op, "TransposeAiCore") == 0;
 }
 
-void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
+/* An operator name as the rules see it: normalised, and whether it has
+ * rewrites.  Signatures are taken row after row for a few dozen names, so
+ * each thread keeps the last ones (keyed by the name's text). */
+typedef struct op_rules {
+    char raw[48];
     char op[256];
-    opdb_span o = strip_ws_quotes(opdb_span_cstr(op_raw));
-    opdb_normalize_op_name(o.p, o.n, op, sizeof op);
+    bool rewrites;
+} op_rules;
+
+static const op_rules *rules_for(const char *op_raw) {
+    static _Thread_local op_rules cache[32];
+    size_t n = strlen(op_raw);
+    op_rules *e = &cache[(n * 31 + (n ? (unsigned char)op_raw[0] * 7u + (unsigned char)op_raw[n - 1] : 0u)) & 31];
+    if (n < sizeof e->raw && e->op[0] && memcmp(e->raw, op_raw, n + 1) == 0) return e;
+    static _Thread_local op_rules one; /* names too long to cache */
+    op_rules *r = n < sizeof e->raw ? e : &one;
+    opdb_span o = strip_ws_quotes(opdb_span_make(op_raw, n));
+    opdb_normalize_op_name(o.p, o.n, r->op, sizeof r->op);
+    r->rewrites = has_rewrites(r->op);
+    if (r == e) memcpy(e->raw, op_raw, n + 1);
+    if (!r->op[0]) { /* an empty name: not a cache entry (op[0] marks one) */
+        one = *r;
+        memset(e, 0, sizeof *e);
+        return &one;
+    }
+    return r;
+}
+
+void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
+    const op_rules *rules = rules_for(op_raw);
+    const char *op = rules->op;
     cell_form f[5] = {fast_cell(c->in_shapes, true), fast_cell(c->in_dtypes, false), fast_cell(c->in_formats, false),
                       fast_cell(c->out_shapes, true), fast_cell(c->out_dtypes, false)};
     bool normal = f[0].normal && f[1].normal && f[2].normal && f[3].normal && f[4].normal;
-    if (normal && !has_rewrites(op)) signature_fast(c, op, f, out);
+    if (normal && !rules->rewrites) signature_fast(c, op, f, out);
     else signature_rules(c, op, f, out);
 }
 

@@ -116,13 +116,22 @@ typedef struct gkey {
 } gkey;
 
 typedef struct group {
-    const gkey *key;
+    /* what every row updates first, on as few cache lines as possible */
     unsigned long long count;
     double min;
-    bool have_min;
     double msum[OPDB_NMETRICS];
+    bool have_min;
+    const gkey *key;
     char *first[9];  /* base 8 + Task Type, stripped */
 } group;
+
+/* Groups and keys are looked up in a table far bigger than the caches, one
+ * row after another: rows ask for their cache lines this many rows ahead. */
+enum { AHEAD = 8 };
+
+static inline void prefetch_lines(const void *p, int lines) {
+    for (int i = 0; i < lines; i++) __builtin_prefetch((const char *)p + 64 * i);
+}
 
 /* Groups in first-seen order.  The key table is append-only and published
  * with release/acquire atomics, so workers look rows up (gprobe) while the
@@ -253,7 +262,7 @@ static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o) 
     opdb_sb_add(&o->sigs, sig->p, sig->n);
     opdb_sb_addc(&o->sigs, '\0');
     r->hash = opdb_hash_bytes(sig->p, sig->n, opdb_hash_bytes(opbuf, r->op.n, 9));
-    r->group = gprobe(J->t, r->op.p, r->op.n, sig->p, sig->n, r->hash);
+    r->group = 0; /* probe_batch */
     for (int b = 0; b < 8; b++) r->cell[b] = opdb_py_strip(CELL(C_BASE0 + b));
     r->cell[8] = opdb_py_strip(CELL(C_TASKTYPE));
     opdb_span ds = CELL(C_DUR);
@@ -268,8 +277,36 @@ static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o) 
 #undef CELL
 }
 
+/* Worker: every decoded row of a batch looked up in the published keys,
+ * with the slot and then the key of the rows AHEAD further on requested
+ * from memory before they are needed. */
+static void probe_batch(const os_job *J, os_out *o) {
+    const opdb_pub_slots *s = atomic_load_explicit(&J->t->table, memory_order_acquire);
+    size_t mask = s->nslots - 1, n = o->n;
+    for (size_t i = 0; i < n + 2 * AHEAD; i++) {
+        if (i < n && o->v[i].op.n) __builtin_prefetch(&s->slot[o->v[i].hash & mask]);
+        if (i >= AHEAD && i - AHEAD < n && o->v[i - AHEAD].op.n) {
+            const void *k = opdb_pub_slots_at(s, o->v[i - AHEAD].hash & mask);
+            if (k) prefetch_lines(k, 3); /* the key and its signature after it */
+        }
+        if (i >= 2 * AHEAD) {
+            os_row *r = &o->v[i - 2 * AHEAD];
+            if (r->op.n) r->group = gprobe(J->t, r->op.p, r->op.n, o->sigs.p + r->sig_off, r->sig_len, r->hash);
+        }
+    }
+}
+
 static void take(const os_job *J, const os_out *o) {
     for (size_t i = 0; i < o->n; i++) {
+        if (i + AHEAD < o->n) {
+            const os_row *a = &o->v[i + AHEAD];
+            if (a->group) {
+                prefetch_lines(&J->t->g[a->group - 1], 4);
+            } else if (a->op.n) { /* a new group, or one published since: its slot */
+                const opdb_pub_slots *s = atomic_load_explicit(&J->t->table, memory_order_relaxed);
+                __builtin_prefetch(&s->slot[a->hash & (s->nslots - 1)]);
+            }
+        }
         const os_row *r = &o->v[i];
         (*J->rows)++;
         if (r->op.n == 0) continue;
@@ -315,6 +352,7 @@ static void os_work(opdb_batch *b, void *ctx) {
     size_t off;
     while ((rc = opdb_csv_fast_next(&t, f, J->maxf, &nf, &off)) > 0) decode_row(J, f, nf, o);
     if (rc < 0) b->anomaly = true;
+    else probe_batch(J, o);
     free(f);
 }
 
@@ -376,16 +414,22 @@ static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned lon
     return rc < 0 ? -1 : 0;
 }
 
-static agg_op *op_slot(op_summary_agg *a, const char *op) {
-    static _Thread_local size_t last;
-    if (last < a->n && strcmp(a->ops[last].op, op) == 0) return &a->ops[last];
+/* The previous lookup: consecutive groups of one op share its string. */
+typedef struct op_cache {
+    const char *op;
+    size_t at;
+} op_cache;
+
+static agg_op *op_slot(op_summary_agg *a, const char *op, op_cache *c) {
+    if (c->op == op) return &a->ops[c->at];
+    c->op = op;
     for (size_t i = 0; i < a->n; i++)
-        if (strcmp(a->ops[i].op, op) == 0) return &a->ops[last = i];
+        if (strcmp(a->ops[i].op, op) == 0) return &a->ops[c->at = i];
     if (a->n == a->cap) {
         a->cap = a->cap ? a->cap * 2 : 32;
         a->ops = opdb_xrealloc(a->ops, a->cap * sizeof *a->ops);
     }
-    last = a->n;
+    c->at = a->n;
     agg_op *o = &a->ops[a->n++];
     memset(o, 0, sizeof *o);
     o->op = opdb_xstrdup(op);
@@ -430,10 +474,11 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
         snprintf(buf, sizeof buf, "%ld", ep_size);
         ep_text = opdb_arena_strndup(&out->arena, buf, strlen(buf));
     }
+    op_cache cache = {NULL, 0};
     for (size_t i = 0; i < t.n && rc == 0; i++) {
         group *g = &t.g[i];
         agg_row *r = opdb_arena_alloc(&out->arena, sizeof *r);
-        agg_op *o = op_slot(out, g->key->op);
+        agg_op *o = op_slot(out, g->key->op, &cache);
         bool ep = strcmp(o->norm, "DispatchFFNCombine") == 0 && ep_size;
         r->lay = ep ? with_ep : plain;
         for (int b = 0; b < 8; b++) r->val[b] = g->first[b];

@@ -193,6 +193,50 @@ static void test_float_zero_length_span_not_nul_terminated(void **s) {
 
 /* ---- opdb_py_float: rejected forms ------------------------------------- */
 
+/* The fast path against the general one: a leading space sends the same
+ * text through the general parser (Python strips it), so both must accept
+ * the same strings and give the same bits; plain decimals also against
+ * strtod. */
+static void test_float_fast_path_matches_general(void **s) {
+    (void)s;
+    const char alphabet[] = "0123456789000.-+e_ x";
+    uint64_t st = 0x2545F4914F6CDD1DULL;
+    int plain = 0;
+    for (int it = 0; it < 200000; it++) {
+        st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+        char text[40], spaced[41];
+        size_t n = 1 + st % 26;
+        uint64_t r = st;
+        bool decimal = it % 2 == 0; /* half: [-]digits[.digits] only */
+        size_t o = 0;
+        if (decimal && (r & 1)) text[o++] = '-';
+        size_t dot = decimal ? (r >> 1) % (n + 1) : SIZE_MAX;
+        for (size_t i = 0; o < n; i++) {
+            st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+            if (i == dot) text[o++] = '.';
+            else text[o++] = decimal ? (char)('0' + st % 10) : alphabet[st % (sizeof alphabet - 1)];
+        }
+        text[o] = '\0';
+        spaced[0] = ' ';
+        memcpy(spaced + 1, text, o + 1);
+        double a = 0, b = 0;
+        bool ka = opdb_py_float(text, o, &a), kb = opdb_py_float(spaced, o + 1, &b);
+        if (ka != kb || (ka && memcmp(&a, &b, sizeof a) != 0)) {
+            print_error("'%s': fast %d %.17g, general %d %.17g\n", text, ka, a, kb, b);
+            fail();
+        }
+        if (decimal && ka) {
+            plain++;
+            double want = strtod(text, NULL);
+            if (memcmp(&a, &want, sizeof a) != 0) {
+                print_error("'%s': %.17g, strtod %.17g\n", text, a, want);
+                fail();
+            }
+        }
+    }
+    assert_true(plain > 90000);
+}
+
 static void test_float_rejects_empty_and_blank(void **s) {
     (void)s;
     expect_float_rejected("");
@@ -504,6 +548,7 @@ int main(void) {
         cmocka_unit_test(test_float_rejects_bad_underscores),
         cmocka_unit_test(test_float_rejects_hex_and_incomplete),
         cmocka_unit_test(test_float_rejects_junk),
+        cmocka_unit_test(test_float_fast_path_matches_general),
         cmocka_unit_test(test_float_rejects_ascii_separator_controls),
         cmocka_unit_test(test_float_rejects_embedded_nul),
         cmocka_unit_test(test_float_or_zero_on_failure),
