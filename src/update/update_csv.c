@@ -44,6 +44,11 @@ typedef struct csvfile {
     int *col_of_key;     /* header key id -> its column */
     opdb_field *scratch; /* MAX_COLUMNS cells */
     struct row_patch *patch; /* per lazy row (see row_patch) */
+    /* called for each lazy row as it is read (its cells still in cache) */
+    void (*on_lazy_row)(void *ctx, struct csvfile *f, size_t r);
+    void *on_lazy_row_ctx;
+    size_t seen_lazy;    /* rows passed to on_lazy_row */
+    bool reread;         /* the exact tokenizer read the file again */
     drow *rows;
     size_t n, cap;
 } csvfile;
@@ -296,6 +301,10 @@ static int load_fast(const char *path, csvfile *f, size_t len, opdb_err *err) {
         int nkept = nc < keep ? nc : keep;
         lazy_record(f, f->scratch, nkept);
         f->rows[f->n - 1].raw_ok = record_fields_ok(f, f->scratch, nkept, nc, quote_after);
+        if (lazy && f->on_lazy_row) {
+            f->on_lazy_row(f->on_lazy_row_ctx, f, f->n - 1);
+            f->seen_lazy = f->n;
+        }
         prev = off;
     }
     if (rc < 0) return 1;
@@ -334,6 +343,8 @@ static int load_csv(const char *path, csvfile *f, opdb_err *err) {
         int rc = load_fast(path, f, len, err);
         if (rc <= 0) return rc;
         /* Anomaly: start again with the exact tokenizer. */
+        f->reread = true;
+        f->seen_lazy = 0;
         free(f->rows);
         f->rows = NULL;
         f->n = f->cap = 0;
@@ -633,6 +644,16 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
     }
 }
 
+/* A lazy row's signature as soon as it is read: its kept cells 0..5 are
+ * the signature's cells (k_lazy_names), as sig_of_drow would read them. */
+static void index_at_load(void *ctx, csvfile *f, size_t r) {
+    merge_ctx *m = ctx;
+    const drow *row = &f->rows[r];
+    opdb_sig_cells c = {row->v[0], row->v[1], row->v[2], row->v[3], row->v[4], row->v[5]};
+    opdb_signature(&c, m->res->stem, &m->sig);
+    si_add(&m->si, &m->sig, r);
+}
+
 /* ---- writing */
 
 /* A lazy row with a patch, as rendering it would write it: its bytes with
@@ -731,11 +752,34 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     csvfile f;
     memset(&f, 0, sizeof f);
     strvec cols = {0};
+    merge_ctx m;
+    memset(&m, 0, sizeof m);
+    m.o = o;
+    m.f = &f;
+    m.res = res;
+    m.log = log;
+    opdb_sb_init(&m.sig);
+    opdb_sb_init(&m.disp);
+    char stem_norm[256];
+    opdb_normalize_op_name(res->stem, strlen(res->stem), stem_norm, sizeof stem_norm);
+    /* EP Size may still change (legacy_ep_size), and only DFC signatures read it */
+    m.own_sig_reusable = strcmp(stem_norm, "DispatchFFNCombine") != 0;
+    if (m.own_sig_reusable) {
+        f.on_lazy_row = index_at_load;
+        f.on_lazy_row_ctx = &m;
+    }
     bool exists = opdb_path_exists(path);
     if (exists) {
         if (load_csv(path, &f, err)) {
+            opdb_sb_free(&m.sig);
+            opdb_sb_free(&m.disp);
+            si_free(&m.si);
             csvfile_free(&f);
             return -1;
+        }
+        if (f.reread) { /* rows indexed before the anomaly are gone */
+            si_free(&m.si);
+            memset(&m.si, 0, sizeof m.si);
         }
         layout_existing(&f.fields, &cols);
     } else {
@@ -750,18 +794,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
             if (sv_index(&cols, o->extra_cols[i]) < 0) sv_push(&cols, opdb_xstrdup(o->extra_cols[i]));
     for (size_t i = 0; i < cols.n; i++) ks_add(&f.ks, cols.v[i]);
 
-    merge_ctx m;
-    memset(&m, 0, sizeof m);
-    m.o = o;
-    m.f = &f;
-    m.res = res;
-    m.log = log;
-    opdb_sb_init(&m.sig);
-    opdb_sb_init(&m.disp);
     extra_index_build(&m.xi, o, res->stem);
-    char stem_norm[256];
-    opdb_normalize_op_name(res->stem, strlen(res->stem), stem_norm, sizeof stem_norm);
-    m.own_sig_reusable = strcmp(stem_norm, "DispatchFFNCombine") != 0;
     if (strcmp(stem_norm, "DispatchFFNCombine") == 0 && sv_index(&cols, "EP Size") < 0)
         legacy_ep_size(&m, &cols, merge, nmerge, match, nmatch);
     for (size_t i = 0; i < cols.n; i++) f.ks.is_col[ks_add(&f.ks, cols.v[i])] = true;
@@ -772,7 +805,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     m.id.prof_avg = ks_add(&f.ks, PROF_AVG_DUR);
     m.id.legacy = ks_find(&f.ks, LEGACY_MB_DUR);
 
-    for (size_t r = 0; r < f.n; r++) {
+    for (size_t r = f.seen_lazy; r < f.n; r++) {
         sig_of_drow(&f, &f.rows[r], &m.id, res->stem, &m.sig, false);
         si_add(&m.si, &m.sig, r);
     }
