@@ -19,16 +19,18 @@ typedef struct agg_layout {
 } agg_layout;
 
 typedef struct agg_row {
+    /* what merging reads of every row first, on one cache line */
     const agg_layout *lay;
-    const char *val[AGG_MAX_STR]; /* the string values (keys with num -1 come first) */
-    double dur, mean[25];
-    const char *sig[6];         /* Input Shapes .. Output Data Types, EP Size (aliases of val) */
+    double dur;
     const char *key_op, *key_sig; /* the group's OP Type and signature (of the op_summary
                                    EP Size cell: not the row's own for DispatchFFNCombine) */
     size_t key_sig_len;
-    unsigned long long samples; /* launches aggregated */
     bool no_numeric_sample;     /* every Task Duration was non-numeric (default mode):
                                    the duration's value is "" */
+    unsigned long long samples; /* launches aggregated */
+    const char *val[AGG_MAX_STR]; /* the string values (keys with num -1 come first) */
+    const char *sig[6];         /* Input Shapes .. Output Data Types, EP Size (aliases of val) */
+    double mean[25];
 } agg_row;
 
 #define AGG_K_DUR 8 /* the position of "Average Duration(us)" in every layout */

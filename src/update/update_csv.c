@@ -696,7 +696,12 @@ static void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, con
     /* rows copied as read only when the columns are the file's own */
     bool same_columns = f->buf && nc == f->fields.n;
     for (size_t i = 0; i < nc && same_columns; i++) same_columns = strcmp(cols->v[i], f->fields.v[i]) == 0;
+    enum { AHEAD = 4 };
     for (size_t r = 0; r < f->n; r++) {
+        if (r + AHEAD < f->n && f->rows[r + AHEAD].lazy && f->patch[r + AHEAD].nr) {
+            const char *nr = (const char *)f->patch[r + AHEAD].nr; /* its values, read when spliced */
+            for (size_t line = 0; line < sizeof(agg_row); line += 64) __builtin_prefetch(nr + line);
+        }
         if (!keep[r]) continue;
         const drow *row = &f->rows[r];
         bool patched = row->lazy && f->patch[r].nr;
@@ -826,8 +831,16 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     }
     size_t norig = f.n;
 
-    for (size_t i = 0; i < nmerge; i++) merge_row(&m, merge[i], true);
-    for (size_t i = 0; i < nmatch; i++) merge_row(&m, match[i], false);
+    /* aggregated rows are read in an order unrelated to where they lie */
+    enum { AHEAD = 8 };
+    for (size_t i = 0; i < nmerge; i++) {
+        if (i + AHEAD < nmerge) __builtin_prefetch(merge[i + AHEAD]);
+        merge_row(&m, merge[i], true);
+    }
+    for (size_t i = 0; i < nmatch; i++) {
+        if (i + AHEAD < nmatch) __builtin_prefetch(match[i + AHEAD]);
+        merge_row(&m, match[i], false);
+    }
 
     bool *keep = opdb_xmalloc((f.n + 1) * sizeof *keep);
     bool changed = f.n != norig;
