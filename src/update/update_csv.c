@@ -483,6 +483,9 @@ static void add_gap(merge_ctx *m, const drow *t) {
     opdb_span mbs = cell(m->f, t, m->id.mb_dur), ps = cell(m->f, t, m->id.prof_avg);
     double mb = opdb_py_float_or_zero(mbs.p, mbs.n), prof = opdb_py_float_or_zero(ps.p, ps.n);
     if (!(mb > 0 && prof > 0)) return;
+    /* only hotspots are reported (update_report.c): ratio outside [0.8, 1.2] */
+    double ratio = mb / prof;
+    if (!(ratio < 0.8 || ratio > 1.2)) return;
     update_result *r = m->res;
     if (r->ngaps == r->capgaps) {
         r->capgaps = r->capgaps ? r->capgaps * 2 : 16;
@@ -496,7 +499,7 @@ static void add_gap(merge_ctx *m, const drow *t) {
     g->mb = mb;
     g->prof = prof;
     g->diff = mb - prof < 0 ? prof - mb : mb - prof;
-    g->ratio = mb / prof;
+    g->ratio = ratio;
 }
 
 /* A layout's keys in this file's key space (rows of one aggregation share

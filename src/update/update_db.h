@@ -13,6 +13,7 @@ typedef struct strvec {
 void sv_push(strvec *s, char *owned);
 void sv_free(strvec *s);
 
+/* A hotspot: a row whose microbenchmark/profiling ratio is outside [0.8, 1.2]. */
 typedef struct gap {
     char *op, *csv_name, *sig;
     double mb, prof, diff, ratio;
