@@ -113,6 +113,7 @@ typedef struct gkey {
     size_t opn, sign;
     uint64_t hash;
     uint32_t index;             /* position in gtable.g */
+    uint32_t opid;              /* the op's position in gtable.ops */
 } gkey;
 
 typedef struct group {
@@ -143,8 +144,10 @@ typedef struct gtable {
     size_t n, cap;
     _Atomic(opdb_pub_slots *) table; /* of gkey */
     opdb_arena *arena;          /* the group strings; handed on to the result */
-    const char *last_op;        /* interning: most rows repeat the previous op */
-    size_t last_opn;
+    /* interned op names: a group's op is one of a few dozen */
+    const char **ops;
+    size_t *opn, nops, capops;
+    uint32_t recent[64];        /* op id + 1 by op hash, the last seen */
 } gtable;
 
 static void gtable_init(gtable *t, opdb_arena *arena) {
@@ -154,6 +157,8 @@ static void gtable_init(gtable *t, opdb_arena *arena) {
 }
 
 static void gtable_free(gtable *t) {
+    free(t->ops);
+    free(t->opn);
     free(t->g);
     opdb_pub_slots_free(atomic_load(&t->table));
 }
@@ -174,20 +179,39 @@ static uint32_t gprobe(const gtable *t, const char *op, size_t opn, const char *
     }
 }
 
+/* Caller's thread: the id of op (hash hop), interned once. */
+static uint32_t op_id(gtable *t, const char *op, size_t opn, uint64_t hop) {
+    uint32_t *slot = &t->recent[hop & 63];
+    if (*slot && t->opn[*slot - 1] == opn && memcmp(t->ops[*slot - 1], op, opn) == 0) return *slot - 1;
+    size_t i;
+    for (i = 0; i < t->nops; i++)
+        if (t->opn[i] == opn && memcmp(t->ops[i], op, opn) == 0) break;
+    if (i == t->nops) {
+        if (t->nops == t->capops) {
+            t->capops = t->capops ? t->capops * 2 : 64;
+            t->ops = opdb_xrealloc(t->ops, t->capops * sizeof *t->ops);
+            t->opn = opdb_xrealloc(t->opn, t->capops * sizeof *t->opn);
+        }
+        t->ops[i] = opdb_arena_strndup(t->arena, op, opn);
+        t->opn[i] = opn;
+        t->nops++;
+    }
+    *slot = (uint32_t)i + 1;
+    return (uint32_t)i;
+}
+
 /* Caller's thread only. */
-static group *gfind(gtable *t, const char *op, size_t opn, const char *sig, size_t sign, uint64_t h) {
+static group *gfind(gtable *t, const char *op, size_t opn, uint64_t hop, const char *sig, size_t sign, uint64_t h) {
     uint32_t hit = gprobe(t, op, opn, sig, sign, h);
     if (hit) return &t->g[hit - 1];
     if (t->n == t->cap) {
         t->cap = t->cap ? t->cap * 2 : 256;
         t->g = opdb_xrealloc(t->g, t->cap * sizeof *t->g);
     }
-    if (!t->last_op || t->last_opn != opn || memcmp(t->last_op, op, opn) != 0) {
-        t->last_op = opdb_arena_strndup(t->arena, op, opn);
-        t->last_opn = opn;
-    }
+    uint32_t opid = op_id(t, op, opn, hop);
     gkey *k = opdb_arena_alloc(t->arena, sizeof *k);
-    k->op = t->last_op;
+    k->op = t->ops[opid];
+    k->opid = opid;
     k->opn = opn;
     k->sig = opdb_arena_strndup(t->arena, sig, sign);
     k->sign = sign;
@@ -215,7 +239,7 @@ typedef struct os_row {
     opdb_span op;
     opdb_span cell[9];          /* base 8 + Task Type, stripped */
     size_t sig_off, sig_len;    /* in the batch's signature buffer */
-    uint64_t hash;
+    uint64_t hash, ophash;
     uint32_t group;             /* index + 1 when the worker's probe found it */
     double dur;
     bool numeric;
@@ -261,7 +285,8 @@ static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o) 
     r->sig_len = sig->n;
     opdb_sb_add(&o->sigs, sig->p, sig->n);
     opdb_sb_addc(&o->sigs, '\0');
-    r->hash = opdb_hash_bytes(sig->p, sig->n, opdb_hash_bytes(opbuf, r->op.n, 9));
+    r->ophash = opdb_hash_bytes(opbuf, r->op.n, 9);
+    r->hash = opdb_hash_bytes(sig->p, sig->n, r->ophash);
     r->group = 0; /* probe_batch */
     for (int b = 0; b < 8; b++) r->cell[b] = opdb_py_strip(CELL(C_BASE0 + b));
     r->cell[8] = opdb_py_strip(CELL(C_TASKTYPE));
@@ -311,7 +336,7 @@ static void take(const os_job *J, const os_out *o) {
         (*J->rows)++;
         if (r->op.n == 0) continue;
         group *g = r->group ? &J->t->g[r->group - 1]
-                            : gfind(J->t, r->op.p, r->op.n, o->sigs.p + r->sig_off, r->sig_len, r->hash);
+                            : gfind(J->t, r->op.p, r->op.n, r->ophash, o->sigs.p + r->sig_off, r->sig_len, r->hash);
         if (g->count == 0)
             for (int b = 0; b < 9; b++) g->first[b] = opdb_arena_strndup(J->t->arena, r->cell[b].p, r->cell[b].n);
         g->count++;
@@ -414,22 +439,14 @@ static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned lon
     return rc < 0 ? -1 : 0;
 }
 
-/* The previous lookup: consecutive groups of one op share its string. */
-typedef struct op_cache {
-    const char *op;
-    size_t at;
-} op_cache;
-
-static agg_op *op_slot(op_summary_agg *a, const char *op, op_cache *c) {
-    if (c->op == op) return &a->ops[c->at];
-    c->op = op;
+/* The op's entry in a (a new one at the end for a new op). */
+static agg_op *op_slot(op_summary_agg *a, const char *op) {
     for (size_t i = 0; i < a->n; i++)
-        if (strcmp(a->ops[i].op, op) == 0) return &a->ops[c->at = i];
+        if (strcmp(a->ops[i].op, op) == 0) return &a->ops[i];
     if (a->n == a->cap) {
         a->cap = a->cap ? a->cap * 2 : 32;
         a->ops = opdb_xrealloc(a->ops, a->cap * sizeof *a->ops);
     }
-    c->at = a->n;
     agg_op *o = &a->ops[a->n++];
     memset(o, 0, sizeof *o);
     o->op = opdb_xstrdup(op);
@@ -474,11 +491,14 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
         snprintf(buf, sizeof buf, "%ld", ep_size);
         ep_text = opdb_arena_strndup(&out->arena, buf, strlen(buf));
     }
-    op_cache cache = {NULL, 0};
+    long *slot_of_op = opdb_xmalloc((t.nops + 1) * sizeof *slot_of_op); /* op id -> out->ops index */
+    for (size_t i = 0; i < t.nops; i++) slot_of_op[i] = -1;
     for (size_t i = 0; i < t.n && rc == 0; i++) {
         group *g = &t.g[i];
         agg_row *r = opdb_arena_alloc(&out->arena, sizeof *r);
-        agg_op *o = op_slot(out, g->key->op, &cache);
+        long *so = &slot_of_op[g->key->opid];
+        if (*so < 0) *so = op_slot(out, g->key->op) - out->ops;
+        agg_op *o = &out->ops[*so];
         bool ep = strcmp(o->norm, "DispatchFFNCombine") == 0 && ep_size;
         r->lay = ep ? with_ep : plain;
         for (int b = 0; b < 8; b++) r->val[b] = g->first[b];
@@ -487,7 +507,7 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
         r->val[K_EP] = ep ? ep_text : NULL;
         r->no_numeric_sample = !g->have_min;
         r->dur = g->min;
-        for (int m = 0; m < OPDB_NMETRICS; m++) r->mean[m] = with_metrics ? g->msum[m] / (double)g->count : 0.0;
+        r->msum = with_metrics ? g->msum : NULL;
         for (int k = 0; k < 5; k++) r->sig[k] = r->val[2 + k]; /* Input Shapes .. Output Data Types */
         r->sig[5] = ep ? ep_text : "";
         r->samples = g->count;
@@ -500,6 +520,9 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
         }
         o->rows[o->n++] = r;
     }
+    free(slot_of_op);
+    out->groups = t.g; /* kept: the rows' metric sums */
+    t.g = NULL;
     gtable_free(&t);
     if (rc) op_summary_free(out);
     return rc;
@@ -511,6 +534,7 @@ void op_summary_free(op_summary_agg *a) {
         free(a->ops[i].op);
     }
     free(a->ops);
+    free(a->groups);
     opdb_arena_free(&a->arena);
     memset(a, 0, sizeof *a);
 }
@@ -525,7 +549,7 @@ opdb_span agg_span(const agg_row *r, int i, char buf[400]) {
     int num = r->lay->num[i];
     if (num < 0) return opdb_span_cstr(i < AGG_MAX_STR && r->val[i] ? r->val[i] : "");
     if (num == 0 && r->no_numeric_sample) return opdb_span_make("", 0);
-    double x = num == 0 ? r->dur : r->mean[num - 1];
+    double x = num == 0 ? r->dur : r->msum ? r->msum[num - 1] / (double)r->samples : 0.0; /* the mean */
     if (x == 0 && !signbit(x)) return opdb_span_make("0.000000", 8); /* most counter means */
     size_t n = opdb_py_fmt_fixed(buf, 400, x, 6);
     return opdb_span_make(buf, n);

@@ -30,7 +30,7 @@ typedef struct agg_row {
     unsigned long long samples; /* launches aggregated */
     const char *val[AGG_MAX_STR]; /* the string values (keys with num -1 come first) */
     const char *sig[6];         /* Input Shapes .. Output Data Types, EP Size (aliases of val) */
-    double mean[25];
+    const double *msum;         /* metric sums over the samples (NULL: means are 0) */
 } agg_row;
 
 #define AGG_K_DUR 8 /* the position of "Average Duration(us)" in every layout */
@@ -50,6 +50,7 @@ typedef struct op_summary_agg {
     size_t n, cap;
     unsigned long long rows_read;
     opdb_arena arena;           /* rows and their strings */
+    void *groups;               /* the aggregation's groups (agg_row.msum points there) */
 } op_summary_agg;
 
 /* PROF_* folders from the given paths (a PROF_* folder itself, or any
