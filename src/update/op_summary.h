@@ -22,6 +22,7 @@ typedef struct agg_row {
     /* what merging reads of every row first, on one cache line */
     const agg_layout *lay;
     double dur;
+    const double *msum;         /* metric sums over the samples (NULL: means are 0) */
     const char *key_op, *key_sig; /* the group's OP Type and signature (of the op_summary
                                    EP Size cell: not the row's own for DispatchFFNCombine) */
     size_t key_sig_len;
@@ -30,7 +31,6 @@ typedef struct agg_row {
     unsigned long long samples; /* launches aggregated */
     const char *val[AGG_MAX_STR]; /* the string values (keys with num -1 come first) */
     const char *sig[6];         /* Input Shapes .. Output Data Types, EP Size (aliases of val) */
-    const double *msum;         /* metric sums over the samples (NULL: means are 0) */
 } agg_row;
 
 #define AGG_K_DUR 8 /* the position of "Average Duration(us)" in every layout */
