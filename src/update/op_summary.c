@@ -150,10 +150,14 @@ typedef struct gtable {
     uint32_t recent[64];        /* op id + 1 by op hash, the last seen */
 } gtable;
 
-static void gtable_init(gtable *t, opdb_arena *arena) {
+/* expect_groups: a guess that sizes the table, so it seldom grows (growing
+ * places every key again, on the thread that accumulates). */
+static void gtable_init(gtable *t, opdb_arena *arena, size_t expect_groups) {
     memset(t, 0, sizeof *t);
     t->arena = arena;
-    atomic_init(&t->table, opdb_pub_slots_new(1024));
+    size_t slots = 1024;
+    while (slots < 2 * expect_groups && slots < ((size_t)1 << 22)) slots *= 2; /* 32 MiB at most */
+    atomic_init(&t->table, opdb_pub_slots_new(slots));
 }
 
 static void gtable_free(gtable *t) {
@@ -337,8 +341,17 @@ static void take(const os_job *J, const os_out *o) {
         if (r->op.n == 0) continue;
         group *g = r->group ? &J->t->g[r->group - 1]
                             : gfind(J->t, r->op.p, r->op.n, r->ophash, o->sigs.p + r->sig_off, r->sig_len, r->hash);
-        if (g->count == 0)
-            for (int b = 0; b < 9; b++) g->first[b] = opdb_arena_strndup(J->t->arena, r->cell[b].p, r->cell[b].n);
+        if (g->count == 0) { /* the first row's cells, in one piece of the arena */
+            size_t total = 0;
+            for (int b = 0; b < 9; b++) total += r->cell[b].n + 1;
+            char *d = opdb_arena_alloc(J->t->arena, total);
+            for (int b = 0; b < 9; b++) {
+                memcpy(d, r->cell[b].p, r->cell[b].n);
+                d[r->cell[b].n] = '\0';
+                g->first[b] = d;
+                d += r->cell[b].n + 1;
+            }
+        }
         g->count++;
         if (r->numeric || J->quirks) {
             if (!g->have_min || r->dur < g->min) g->min = r->dur;
@@ -480,7 +493,13 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
     memset(out, 0, sizeof *out);
     opdb_arena_init(&out->arena, 1 << 20);
     gtable t;
-    gtable_init(&t, &out->arena);
+    /* op_summary rows take 300-400 bytes; a group has a few of them */
+    size_t bytes = 0;
+    for (size_t i = 0; i < nfiles; i++) {
+        struct stat st;
+        if (stat(files[i], &st) == 0) bytes += (size_t)st.st_size;
+    }
+    gtable_init(&t, &out->arena, bytes / 1024);
     int rc = 0;
     for (size_t i = 0; i < nfiles && rc == 0; i++) rc = aggregate_file(files[i], &t, quirks, &out->rows_read, err);
     const agg_layout *plain = make_layout(&out->arena, false, with_metrics);

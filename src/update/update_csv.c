@@ -701,8 +701,9 @@ static void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, con
     bool same_columns = f->buf && nc == f->fields.n;
     for (size_t i = 0; i < nc && same_columns; i++) same_columns = strcmp(cols->v[i], f->fields.v[i]) == 0;
     /* a patched row's values are far away: its aggregated row is asked for
-     * 8 rows ahead, the metric sums that row points at 4 rows ahead */
-    enum { AHEAD = 4 };
+     * 32 rows ahead, the metric sums that row points at 16 rows ahead (most
+     * rows are copied as read, in a fraction of a memory access's time) */
+    enum { AHEAD = 16 };
     const row_patch *patch = f->patch;
     size_t npatch = f->npatch; /* rows added later have none */
     for (size_t r = 0; r < f->n; r++) {
