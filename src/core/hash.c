@@ -13,8 +13,30 @@ static inline uint64_t mix64(uint64_t x) {
     return x;
 }
 
+/* The last 1..7 bytes as one word, without a variable-length copy: with 8
+ * or more bytes in all, the (overlapping) last 8; else two 4-byte or
+ * single-byte reads. */
+static inline uint64_t tail_word(const unsigned char *p, size_t n, size_t total) {
+    uint64_t w;
+    if (total >= 8) {
+        memcpy(&w, p + n - 8, 8);
+        return w;
+    }
+    if (n >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, p, 4);
+        memcpy(&hi, p + n - 4, 4);
+        return (uint64_t)lo | (uint64_t)hi << 32;
+    }
+    w = p[0];
+    w |= (uint64_t)p[n / 2] << 8;
+    w |= (uint64_t)p[n - 1] << 16;
+    return w;
+}
+
 uint64_t opdb_hash_bytes(const void *data, size_t n, uint64_t seed) {
     const unsigned char *p = data;
+    const size_t total = n;
     uint64_t h = seed ^ (0x9e3779b97f4a7c15ULL * (n + 1));
     while (n >= 8) {
         uint64_t w;
@@ -24,11 +46,7 @@ uint64_t opdb_hash_bytes(const void *data, size_t n, uint64_t seed) {
         p += 8;
         n -= 8;
     }
-    if (n) {
-        uint64_t w = 0;
-        memcpy(&w, p, n);
-        h = (h ^ w) * 0x94d049bb133111ebULL;
-    }
+    if (n) h = (h ^ tail_word(p, n, total)) * 0x94d049bb133111ebULL;
     return mix64(h);
 }
 

@@ -43,12 +43,23 @@ static size_t fixed_exact(char *buf, size_t cap, double x, int d) {
             q = (uint64_t)qq;
         }
     }
-    char digits[32];
+    static const char k_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                     "8081828384858687888990919293949596979899";
+    char digits[32]; /* least significant first */
     int nd = 0;
-    do {
-        digits[nd++] = (char)('0' + q % 10);
-        q /= 10;
-    } while (q);
+    while (q >= 100) { /* two digits per division */
+        unsigned r = (unsigned)(q % 100);
+        q /= 100;
+        digits[nd++] = k_pairs[2 * r + 1];
+        digits[nd++] = k_pairs[2 * r];
+    }
+    if (q >= 10) {
+        digits[nd++] = k_pairs[2 * q + 1];
+        digits[nd++] = k_pairs[2 * q];
+    } else {
+        digits[nd++] = (char)('0' + q);
+    }
     while (nd < d + 1) digits[nd++] = '0';
     size_t o = 0;
     if (signbit(x)) buf[o++] = '-';
