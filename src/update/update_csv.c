@@ -414,13 +414,12 @@ static sig_entry *si_find_h(sig_index *si, const char *sig, size_t len, uint64_t
     return NULL;
 }
 
-static sig_entry *si_find(sig_index *si, const opdb_strbuf *sig) {
-    return si_find_h(si, sig->p, sig->n, opdb_hash_bytes(sig->p, sig->n, 5));
-}
+
+static uint64_t si_hash(const char *sig, size_t n) { return opdb_hash_bytes(sig, n, 5); }
 
 static void si_add(sig_index *si, const opdb_strbuf *sig, size_t row) {
     if (!si->arena.chunk_size) opdb_arena_init(&si->arena, 1 << 20);
-    uint64_t h = opdb_hash_bytes(sig->p, sig->n, 5);
+    uint64_t h = si_hash(sig->p, sig->n);
     sig_entry *e = si_find_h(si, sig->p, sig->n, h);
     if (!e) {
         if (si->n == si->cap) {
@@ -590,7 +589,13 @@ static bool has_extras(merge_ctx *m) {
     return x && !x->drop && x->values;
 }
 
-static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
+/* The signature of nr for this file is the one the aggregation computed. */
+static bool sig_reusable(const merge_ctx *m, const agg_row *nr) {
+    return m->own_sig_reusable && nr->key_sig && strcmp(nr->key_op, m->res->stem) == 0;
+}
+
+/* pre: the row's signature index hash when sig_reusable (merge_list). */
+static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uint64_t *pre) {
     const opdb_update_opts *o = m->o;
     update_result *res = m->res;
     csvfile *f = m->f;
@@ -600,14 +605,13 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
         sv_push(&res->no_sample, opdb_xstrdup(m->disp.p));
         return;
     }
-    if (m->own_sig_reusable && nr->key_sig && strcmp(nr->key_op, res->stem) == 0) {
-        /* the signature the aggregation computed for this very operator */
+    if (pre) {
         opdb_sb_clear(&m->sig);
         opdb_sb_add(&m->sig, nr->key_sig, nr->key_sig_len);
     } else {
         sig_of_agg(nr, res->stem, &m->sig, false);
     }
-    sig_entry *e = si_find(&m->si, &m->sig);
+    sig_entry *e = si_find_h(&m->si, m->sig.p, m->sig.n, pre ? *pre : si_hash(m->sig.p, m->sig.n));
     if (!e) {
         sig_of_agg(nr, res->stem, &m->disp, true);
         if (allow_add) sv_push(&res->missing, opdb_xstrdup(m->disp.p));
@@ -645,6 +649,39 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add) {
             t = &f->rows[ri];
         }
         add_gap(m, t);
+    }
+}
+
+/* merge_row over a list, with what each row will look up asked for from
+ * memory a few rows ahead: the aggregated row, then its signature, then
+ * the index slot and entry of that signature. */
+static void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool allow_add) {
+    /* stage distances, in rows behind the lead row i */
+    enum { RING = 16, TO_SIG = 4, TO_SLOT = 8, TO_ENTRY = 10, TO_MERGE = 12 };
+    uint64_t hash[RING];
+    bool reuse[RING];
+    for (size_t i = 0; i < n + TO_MERGE; i++) {
+        size_t k;
+        if (i < n) __builtin_prefetch(rows[i]);
+        if (i >= TO_SIG && (k = i - TO_SIG) < n && (reuse[k % RING] = sig_reusable(m, rows[k]))) {
+            __builtin_prefetch(rows[k]->key_sig);
+            __builtin_prefetch(rows[k]->key_sig + 64);
+        }
+        if (i >= TO_SLOT && (k = i - TO_SLOT) < n && reuse[k % RING]) {
+            uint64_t h = hash[k % RING] = si_hash(rows[k]->key_sig, rows[k]->key_sig_len);
+            if (m->si.ix.nslots) __builtin_prefetch(&m->si.ix.slot[h & (m->si.ix.nslots - 1)]);
+        }
+        if (i >= TO_ENTRY && (k = i - TO_ENTRY) < n && reuse[k % RING]) {
+            uint32_t idx;
+            opdb_hprobe pr = opdb_hindex_probe(&m->si.ix, hash[k % RING]);
+            if (opdb_hprobe_next(&pr, &idx)) {
+                const sig_entry *e = &m->si.e[idx];
+                __builtin_prefetch(e);
+                __builtin_prefetch(e->sig);
+            }
+        }
+        if (i >= TO_MERGE && (k = i - TO_MERGE) < n)
+            merge_row(m, rows[k], allow_add, reuse[k % RING] ? &hash[k % RING] : NULL);
     }
 }
 
@@ -841,16 +878,8 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     }
     size_t norig = f.n;
 
-    /* aggregated rows are read in an order unrelated to where they lie */
-    enum { AHEAD = 8 };
-    for (size_t i = 0; i < nmerge; i++) {
-        if (i + AHEAD < nmerge) __builtin_prefetch(merge[i + AHEAD]);
-        merge_row(&m, merge[i], true);
-    }
-    for (size_t i = 0; i < nmatch; i++) {
-        if (i + AHEAD < nmatch) __builtin_prefetch(match[i + AHEAD]);
-        merge_row(&m, match[i], false);
-    }
+    merge_list(&m, merge, nmerge, true);
+    merge_list(&m, match, nmatch, false);
 
     bool *keep = opdb_xmalloc((f.n + 1) * sizeof *keep);
     bool changed = f.n != norig;
