@@ -56,6 +56,7 @@ typedef struct opdb_arena {
     size_t chunk_size;
 } opdb_arena;
 
+/* chunk_size of 16 MiB or more: chunks are opdb_big_alloc'ed (huge pages) */
 void opdb_arena_init(opdb_arena *a, size_t chunk_size);
 void *opdb_arena_alloc(opdb_arena *a, size_t n);          /* 8-byte aligned, aborts on OOM */
 char *opdb_arena_strndup(opdb_arena *a, const char *p, size_t n); /* NUL-terminated copy */
@@ -65,6 +66,11 @@ void opdb_arena_free(opdb_arena *a);
 void *opdb_xmalloc(size_t n);
 void *opdb_xcalloc(size_t n, size_t size);
 void *opdb_xrealloc(void *p, size_t n);
+/* Big zeroed arrays (huge pages where the kernel gives them); the caller
+ * keeps the size for realloc/free.  Aborts on OOM. */
+void *opdb_big_alloc(size_t n);
+void *opdb_big_realloc(void *p, size_t old_n, size_t n);
+void opdb_big_free(void *p, size_t n);
 char *opdb_xstrdup(const char *s);
 
 /* Growable byte buffer (always NUL-terminated). */

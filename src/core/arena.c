@@ -7,6 +7,7 @@
 struct opdb_arena_chunk {
     opdb_arena_chunk *next;
     size_t used, cap;
+    bool big;   /* from opdb_big_alloc: arenas of big chunks fill huge pages */
     _Alignas(16) unsigned char data[];
 };
 
@@ -50,9 +51,11 @@ void *opdb_arena_alloc(opdb_arena *a, size_t n) {
     opdb_arena_chunk *c = a->head;
     if (!c || c->cap - c->used < n) {
         size_t cap = n > a->chunk_size ? n : a->chunk_size;
-        c = opdb_xmalloc(sizeof *c + cap);
+        bool big = a->chunk_size >= ((size_t)16 << 20);
+        c = big ? opdb_big_alloc(sizeof *c + cap) : opdb_xmalloc(sizeof *c + cap);
         c->used = 0;
         c->cap = cap;
+        c->big = big;
         c->next = a->head;
         a->head = c;
     }
@@ -72,7 +75,8 @@ void opdb_arena_free(opdb_arena *a) {
     opdb_arena_chunk *c = a->head;
     while (c) {
         opdb_arena_chunk *next = c->next;
-        free(c);
+        if (c->big) opdb_big_free(c, sizeof *c + c->cap);
+        else free(c);
         c = next;
     }
     a->head = NULL;

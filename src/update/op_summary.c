@@ -157,13 +157,15 @@ static void gtable_init(gtable *t, opdb_arena *arena, size_t expect_groups) {
     t->arena = arena;
     size_t slots = 1024;
     while (slots < 2 * expect_groups && slots < ((size_t)1 << 22)) slots *= 2; /* 32 MiB at most */
+    t->cap = expect_groups > 256 ? expect_groups : 256;
+    t->g = opdb_big_alloc(t->cap * sizeof *t->g);
     atomic_init(&t->table, opdb_pub_slots_new(slots));
 }
 
 static void gtable_free(gtable *t) {
     free(t->ops);
     free(t->opn);
-    free(t->g);
+    opdb_big_free(t->g, t->cap * sizeof *t->g);
     opdb_pub_slots_free(atomic_load(&t->table));
 }
 
@@ -209,8 +211,8 @@ static group *gfind(gtable *t, const char *op, size_t opn, uint64_t hop, const c
     uint32_t hit = gprobe(t, op, opn, sig, sign, h);
     if (hit) return &t->g[hit - 1];
     if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 256;
-        t->g = opdb_xrealloc(t->g, t->cap * sizeof *t->g);
+        t->g = opdb_big_realloc(t->g, t->cap * sizeof *t->g, 2 * t->cap * sizeof *t->g);
+        t->cap *= 2;
     }
     uint32_t opid = op_id(t, op, opn, hop);
     gkey *k = opdb_arena_alloc(t->arena, sizeof *k);
@@ -491,14 +493,15 @@ enum { K_DUR = AGG_K_DUR, K_EP = 9 }; /* key positions in a layout */
 int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks, bool with_metrics, op_summary_agg *out,
                          opdb_err *err) {
     memset(out, 0, sizeof *out);
-    opdb_arena_init(&out->arena, 1 << 20);
-    gtable t;
     /* op_summary rows take 300-400 bytes; a group has a few of them */
     size_t bytes = 0;
     for (size_t i = 0; i < nfiles; i++) {
         struct stat st;
         if (stat(files[i], &st) == 0) bytes += (size_t)st.st_size;
     }
+    /* the groups' strings take about a quarter of the input */
+    opdb_arena_init(&out->arena, bytes > ((size_t)256 << 20) ? (size_t)32 << 20 : (size_t)1 << 20);
+    gtable t;
     gtable_init(&t, &out->arena, bytes / 1024);
     int rc = 0;
     for (size_t i = 0; i < nfiles && rc == 0; i++) rc = aggregate_file(files[i], &t, quirks, &out->rows_read, err);
@@ -512,9 +515,11 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
     }
     long *slot_of_op = opdb_xmalloc((t.nops + 1) * sizeof *slot_of_op); /* op id -> out->ops index */
     for (size_t i = 0; i < t.nops; i++) slot_of_op[i] = -1;
+    out->rows_bytes = (t.n + 1) * sizeof(agg_row);
+    out->rows = opdb_big_alloc(out->rows_bytes);
     for (size_t i = 0; i < t.n && rc == 0; i++) {
         group *g = &t.g[i];
-        agg_row *r = opdb_arena_alloc(&out->arena, sizeof *r);
+        agg_row *r = &((agg_row *)out->rows)[i];
         long *so = &slot_of_op[g->key->opid];
         if (*so < 0) *so = op_slot(out, g->key->op) - out->ops;
         agg_op *o = &out->ops[*so];
@@ -541,6 +546,7 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
     }
     free(slot_of_op);
     out->groups = t.g; /* kept: the rows' metric sums */
+    out->groups_bytes = t.cap * sizeof *t.g;
     t.g = NULL;
     gtable_free(&t);
     if (rc) op_summary_free(out);
@@ -553,7 +559,8 @@ void op_summary_free(op_summary_agg *a) {
         free(a->ops[i].op);
     }
     free(a->ops);
-    free(a->groups);
+    opdb_big_free(a->groups, a->groups_bytes);
+    opdb_big_free(a->rows, a->rows_bytes);
     opdb_arena_free(&a->arena);
     memset(a, 0, sizeof *a);
 }

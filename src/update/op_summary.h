@@ -51,6 +51,9 @@ typedef struct op_summary_agg {
     unsigned long long rows_read;
     opdb_arena arena;           /* rows and their strings */
     void *groups;               /* the aggregation's groups (agg_row.msum points there) */
+    size_t groups_bytes;
+    void *rows;                 /* the agg_rows of every op, one array */
+    size_t rows_bytes;
 } op_summary_agg;
 
 /* PROF_* folders from the given paths (a PROF_* folder itself, or any
