@@ -656,10 +656,13 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uin
  * memory a few rows ahead: the aggregated row, then its signature, then
  * the index slot and entry of that signature. */
 static void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool allow_add) {
-    /* stage distances, in rows behind the lead row i */
-    enum { RING = 16, TO_SIG = 4, TO_SLOT = 8, TO_ENTRY = 10, TO_MERGE = 12 };
+    /* stage distances, in rows behind the lead row i: each stage reads what
+     * the one before asked for and asks for what the next one reads */
+    enum { RING = 32, TO_SIG = 4, TO_SLOT = 8, TO_ENTRY = 12, TO_ROW = 16, TO_CELL = 20, TO_MERGE = 24 };
     uint64_t hash[RING];
     bool reuse[RING];
+    size_t row_of[RING]; /* the matching database row, when the probe found one (a hint) */
+    const csvfile *f = m->f;
     for (size_t i = 0; i < n + TO_MERGE; i++) {
         size_t k;
         if (i < n) __builtin_prefetch(rows[i]);
@@ -671,13 +674,33 @@ static void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool 
             uint64_t h = hash[k % RING] = si_hash(rows[k]->key_sig, rows[k]->key_sig_len);
             if (m->si.ix.nslots) __builtin_prefetch(&m->si.ix.slot[h & (m->si.ix.nslots - 1)]);
         }
-        if (i >= TO_ENTRY && (k = i - TO_ENTRY) < n && reuse[k % RING]) {
+        if (i >= TO_ENTRY && (k = i - TO_ENTRY) < n) {
+            row_of[k % RING] = SIZE_MAX;
             uint32_t idx;
-            opdb_hprobe pr = opdb_hindex_probe(&m->si.ix, hash[k % RING]);
-            if (opdb_hprobe_next(&pr, &idx)) {
-                const sig_entry *e = &m->si.e[idx];
-                __builtin_prefetch(e);
-                __builtin_prefetch(e->sig);
+            if (reuse[k % RING]) {
+                opdb_hprobe pr = opdb_hindex_probe(&m->si.ix, hash[k % RING]);
+                if (opdb_hprobe_next(&pr, &idx)) {
+                    __builtin_prefetch(&m->si.e[idx]);
+                    row_of[k % RING] = idx;
+                }
+            }
+        }
+        if (i >= TO_ROW && (k = i - TO_ROW) < n && row_of[k % RING] != SIZE_MAX) {
+            const sig_entry *e = &m->si.e[row_of[k % RING]];
+            __builtin_prefetch(e->sig);
+            row_of[k % RING] = e->row0 < f->n ? e->row0 : SIZE_MAX;
+            if (row_of[k % RING] != SIZE_MAX) {
+                __builtin_prefetch(&f->rows[e->row0]);
+                if (e->row0 < f->npatch) __builtin_prefetch(&f->patch[e->row0]);
+            }
+        }
+        if (i >= TO_CELL && (k = i - TO_CELL) < n && row_of[k % RING] != SIZE_MAX) {
+            const drow *d = &f->rows[row_of[k % RING]];
+            if (d->lazy) {
+                __builtin_prefetch(d->v);
+                __builtin_prefetch(f->buf + d->raw_off); /* its first cells */
+                __builtin_prefetch(f->buf + d->raw_off + 64);
+                __builtin_prefetch(f->buf + d->raw_off + 128);
             }
         }
         if (i >= TO_MERGE && (k = i - TO_MERGE) < n)
