@@ -658,7 +658,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uin
 static void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool allow_add) {
     /* stage distances, in rows behind the lead row i: each stage reads what
      * the one before asked for and asks for what the next one reads */
-    enum { RING = 32, TO_SIG = 4, TO_SLOT = 8, TO_ENTRY = 12, TO_ROW = 16, TO_CELL = 20, TO_MERGE = 24 };
+    enum { RING = 64, TO_SIG = 8, TO_SLOT = 16, TO_ENTRY = 24, TO_ROW = 32, TO_CELL = 40, TO_MERGE = 48 };
     uint64_t hash[RING];
     bool reuse[RING];
     size_t row_of[RING]; /* the matching database row, when the probe found one (a hint) */
