@@ -59,7 +59,7 @@ static bool slow_path(const char *p, size_t n, double *out) {
 }
 
 /* Python float() for any input; see opdb_py_float for the fast entry. */
-static bool py_float_general(const char *p0, size_t n0, double *out) {
+__attribute__((noinline)) static bool py_float_general(const char *p0, size_t n0, double *out) {
     opdb_span s = opdb_py_strip_number(opdb_span_make(p0, n0));
     const char *p = s.p;
     size_t n = s.n;

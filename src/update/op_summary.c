@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -490,6 +491,41 @@ static agg_layout *make_layout(opdb_arena *a, bool with_ep, bool with_metrics) {
 
 enum { K_DUR = AGG_K_DUR, K_EP = 9 }; /* key positions in a layout */
 
+/* Groups [from, to) into their agg_rows. */
+typedef struct fill_job {
+    const gtable *t;
+    agg_row *rows;
+    const agg_layout *plain, *with_ep;
+    const char *ep_text;
+    const bool *ep_of_op;
+    bool with_metrics;
+    size_t from, to;
+} fill_job;
+
+static void *fill_rows(void *arg) {
+    const fill_job *J = arg;
+    for (size_t i = J->from; i < J->to; i++) {
+        const group *g = &J->t->g[i];
+        agg_row *r = &J->rows[i];
+        bool ep = J->ep_of_op[g->key->opid];
+        r->lay = ep ? J->with_ep : J->plain;
+        for (int b = 0; b < 8; b++) r->val[b] = g->first[b];
+        r->val[1] = g->first[8]; /* Accelerator Core := Task Type, keeping its position */
+        r->val[K_DUR] = NULL;
+        r->val[K_EP] = ep ? J->ep_text : NULL;
+        r->no_numeric_sample = !g->have_min;
+        r->dur = g->min;
+        r->msum = J->with_metrics ? g->msum : NULL;
+        for (int k = 0; k < 5; k++) r->sig[k] = r->val[2 + k]; /* Input Shapes .. Output Data Types */
+        r->sig[5] = ep ? J->ep_text : "";
+        r->samples = g->count;
+        r->key_op = g->key->op;
+        r->key_sig = g->key->sig;
+        r->key_sig_len = g->key->sign;
+    }
+    return NULL;
+}
+
 int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks, bool with_metrics, op_summary_agg *out,
                          opdb_err *err) {
     memset(out, 0, sizeof *out);
@@ -513,37 +549,37 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
         snprintf(buf, sizeof buf, "%ld", ep_size);
         ep_text = opdb_arena_strndup(&out->arena, buf, strlen(buf));
     }
+    /* In group order: each op's entry (first seen first) and its rows. */
     long *slot_of_op = opdb_xmalloc((t.nops + 1) * sizeof *slot_of_op); /* op id -> out->ops index */
+    bool *ep_of_op = opdb_xcalloc(t.nops + 1, sizeof *ep_of_op);
     for (size_t i = 0; i < t.nops; i++) slot_of_op[i] = -1;
     out->rows_bytes = (t.n + 1) * sizeof(agg_row);
     out->rows = opdb_big_alloc(out->rows_bytes);
     for (size_t i = 0; i < t.n && rc == 0; i++) {
-        group *g = &t.g[i];
-        agg_row *r = &((agg_row *)out->rows)[i];
-        long *so = &slot_of_op[g->key->opid];
-        if (*so < 0) *so = op_slot(out, g->key->op) - out->ops;
+        uint32_t opid = t.g[i].key->opid;
+        long *so = &slot_of_op[opid];
+        if (*so < 0) {
+            *so = op_slot(out, t.g[i].key->op) - out->ops;
+            ep_of_op[opid] = strcmp(out->ops[*so].norm, "DispatchFFNCombine") == 0 && ep_size;
+        }
         agg_op *o = &out->ops[*so];
-        bool ep = strcmp(o->norm, "DispatchFFNCombine") == 0 && ep_size;
-        r->lay = ep ? with_ep : plain;
-        for (int b = 0; b < 8; b++) r->val[b] = g->first[b];
-        r->val[1] = g->first[8]; /* Accelerator Core := Task Type, keeping its position */
-        r->val[K_DUR] = NULL;
-        r->val[K_EP] = ep ? ep_text : NULL;
-        r->no_numeric_sample = !g->have_min;
-        r->dur = g->min;
-        r->msum = with_metrics ? g->msum : NULL;
-        for (int k = 0; k < 5; k++) r->sig[k] = r->val[2 + k]; /* Input Shapes .. Output Data Types */
-        r->sig[5] = ep ? ep_text : "";
-        r->samples = g->count;
-        r->key_op = g->key->op;
-        r->key_sig = g->key->sig;
-        r->key_sig_len = g->key->sign;
         if (o->n == o->cap) {
             o->cap = o->cap ? o->cap * 2 : 16;
             o->rows = opdb_xrealloc(o->rows, o->cap * sizeof *o->rows);
         }
-        o->rows[o->n++] = r;
+        o->rows[o->n++] = &((agg_row *)out->rows)[i];
     }
+    /* The rows themselves: independent, two threads for many. */
+    if (rc == 0) {
+        fill_job jobs[2] = {{&t, out->rows, plain, with_ep, ep_text, ep_of_op, with_metrics, 0, t.n / 2},
+                            {&t, out->rows, plain, with_ep, ep_text, ep_of_op, with_metrics, t.n / 2, t.n}};
+        pthread_t th;
+        bool two = t.n > 100000 && pthread_create(&th, NULL, fill_rows, &jobs[1]) == 0;
+        if (!two) jobs[0].to = t.n;
+        fill_rows(&jobs[0]);
+        if (two) pthread_join(th, NULL);
+    }
+    free(ep_of_op);
     free(slot_of_op);
     out->groups = t.g; /* kept: the rows' metric sums */
     out->groups_bytes = t.cap * sizeof *t.g;
