@@ -89,6 +89,7 @@ typedef struct layout_keys {
 typedef struct row_patch {
     const agg_row *nr;
     const layout_keys *lk;
+    const struct row_patch *prev; /* measurements applied before (MatMul aliases), oldest last */
 } row_patch;
 
 static void put_measured(keyspace *ks, drow *t, const agg_row *nr, const int *ids) {
@@ -135,9 +136,16 @@ static drow *row_mut(csvfile *f, size_t i) {
     d.raw_len = row->raw_len;
     d.dirty = row->dirty;
     *row = d;
-    if (f->patch && f->patch[i].nr) {
-        put_measured(&f->ks, row, f->patch[i].nr, f->patch[i].lk->id);
+    if (f->patch && f->patch[i].nr) { /* the measurements again, oldest first */
+        size_t np = 0;
+        for (const row_patch *p = &f->patch[i]; p; p = p->prev) np++;
+        const row_patch **order = opdb_xmalloc(np * sizeof *order);
+        size_t k = np;
+        for (const row_patch *p = &f->patch[i]; p; p = p->prev) order[--k] = p;
+        for (k = 0; k < np; k++) put_measured(&f->ks, row, order[k]->nr, order[k]->lk->id);
+        free(order);
         f->patch[i].nr = NULL;
+        f->patch[i].prev = NULL;
     }
     return row;
 }
@@ -541,38 +549,70 @@ static bool apply_lazy(merge_ctx *m, size_t ri, const agg_row *nr) {
     opdb_span nv = agg_span(nr, AGG_K_DUR, buf);
     bool changed = !opdb_span_eq(opdb_py_strip(t->v[slot]), opdb_py_strip(nv));
     t->v[slot] = opdb_span_make(opdb_arena_strndup(&f->ks.arena, nv.p, nv.n), nv.n);
+    if (f->patch[ri].nr) { /* keep the earlier measurement for replay and change detection */
+        row_patch *earlier = opdb_arena_alloc(&f->ks.arena, sizeof *earlier);
+        *earlier = f->patch[ri];
+        f->patch[ri].prev = earlier;
+    }
     f->patch[ri].nr = nr;
     f->patch[ri].lk = layout_keys_of(m, nr->lay);
     return changed;
 }
 
-static bool lazy_patchable(const merge_ctx *m, size_t ri) {
+/* A lazy row can take nr as a patch: it keeps MB_DUR, and any earlier
+ * patch has nr's layout (so both set the same keys). */
+static bool lazy_patchable(const merge_ctx *m, size_t ri, const agg_row *nr) {
     const csvfile *f = m->f;
-    return f->rows[ri].lazy && !f->patch[ri].nr && m->id.mb_dur < f->header_keys && f->slot_of_key[m->id.mb_dur] >= 0;
+    return f->rows[ri].lazy && (!f->patch[ri].nr || f->patch[ri].nr->lay == nr->lay) &&
+           m->id.mb_dur < f->header_keys && f->slot_of_key[m->id.mb_dur] >= 0;
 }
 
-/* Whether a lazy row's patch changes a written column (drow_set's rule). */
+/* Whether a lazy row's patches change a written column, by drow_set's rule:
+ * each measured value against the value before it (the row's own first). */
 static bool patch_changes(csvfile *f, size_t ri) {
     const drow *row = &f->rows[ri];
-    const row_patch *p = &f->patch[ri];
-    const agg_layout *lay = p->nr->lay;
     opdb_csv_fast t;
     opdb_csv_fast_init(&t, f->buf + row->raw_off, row->raw_len);
     int nc = 0;
     size_t off;
     bool quote_after;
     if (opdb_csv_fast_skim(&t, f->scratch, f->nh, &nc, &off, &quote_after) <= 0) nc = 0;
-    char buf[400], *old = opdb_xmalloc(row->raw_len + 1);
+    size_t np = 0;
+    for (const row_patch *p = &f->patch[ri]; p; p = p->prev) np++;
+    const row_patch **order = opdb_xmalloc(np * sizeof *order);
+    size_t k = np;
+    for (const row_patch *p = &f->patch[ri]; p; p = p->prev) order[--k] = p;
+    /* the current value of each key, as it would be after each drow_set */
+    opdb_span *cur = opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *cur);
+    bool *known = opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *known);
+    opdb_arena vals;
+    opdb_arena_init(&vals, 4096);
     bool changes = false;
-    for (int i = 0; i < lay->n && !changes; i++) {
-        int id = p->lk->id[i];
-        if (id < 0 || p->lk->measured[id] != i || !f->ks.is_col[id]) continue;
-        opdb_span was = opdb_span_make("", 0);
-        int col = id < f->header_keys ? f->col_of_key[id] : -1;
-        if (col >= 0 && col < nc) was = opdb_span_make(old, opdb_csv_unquote(f->scratch[col].p, f->scratch[col].n, old));
-        changes = !opdb_span_eq(was, agg_span(p->nr, i, buf));
+    for (k = 0; k < np && !changes; k++) {
+        const row_patch *p = order[k];
+        const agg_layout *lay = p->nr->lay;
+        for (int i = 0; i < lay->n && !changes; i++) {
+            int id = p->lk->id[i];
+            if (id < 0 || p->lk->measured[id] != i || !f->ks.is_col[id]) continue;
+            if (!known[id]) {
+                int col = id < f->header_keys ? f->col_of_key[id] : -1;
+                cur[id] = opdb_span_make("", 0);
+                if (col >= 0 && col < nc) {
+                    char *d = opdb_arena_alloc(&vals, f->scratch[col].n + 1);
+                    cur[id] = opdb_span_make(d, opdb_csv_unquote(f->scratch[col].p, f->scratch[col].n, d));
+                }
+                known[id] = true;
+            }
+            char buf[400];
+            opdb_span v = agg_span(p->nr, i, buf);
+            changes = !opdb_span_eq(cur[id], v);
+            cur[id] = opdb_span_make(opdb_arena_strndup(&vals, v.p, v.n), v.n);
+        }
     }
-    free(old);
+    opdb_arena_free(&vals);
+    free(known);
+    free(cur);
+    free(order);
     return changes;
 }
 
@@ -639,7 +679,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uin
             res->unchanged++;
         } else {
             size_t ri = entry_row(e, k);
-            if (lazy_patchable(m, ri) && !has_extras(m)) {
+            if (lazy_patchable(m, ri, nr) && !has_extras(m)) {
                 if (apply_lazy(m, ri, nr)) res->updated++;
             } else {
                 t = row_mut(f, ri);
