@@ -161,6 +161,21 @@ static void load_block(opdb_csv_fast *t) {
     load_block_portable(t);
 }
 
+/* The next block's structural bits: 1; 0 at the end of the input; -1 on an
+ * anomaly (seen in a block already loaded, or an unterminated quote). */
+static inline int next_block(opdb_csv_fast *t, uint64_t *bits, size_t *cur) {
+    if (t->anomaly) return -1;
+    if (t->blk >= t->len) {
+        if (!t->inq) return 0;
+        t->anomaly = true;
+        return -1;
+    }
+    load_block(t);
+    *bits = t->bits;
+    *cur = t->cur;
+    return 1;
+}
+
 /* Decodes a canonical quoted cell in place: drop the outer quotes, `""` -> `"`. */
 static uint32_t unquote_in_place(char *s, size_t n) {
     char *src = s + 1, *end = s + n - 1, *dst = s;
@@ -202,16 +217,12 @@ int opdb_csv_fast_next(opdb_csv_fast *t, opdb_field *fields, int max_fields, int
     int n = 0, rc;
     for (;;) {
         while (bits == 0) {
-            if (t->anomaly) {
+            int more = next_block(t, &bits, &cur);
+            if (more < 0) {
                 rc = -1;
                 goto out;
             }
-            if (t->blk >= t->len) {
-                if (t->inq) {
-                    t->anomaly = true;
-                    rc = -1;
-                    goto out;
-                }
+            if (!more) {
                 if (field_start < t->len || n > 0) {
                     emit(buf, field_start, t->len, fields, max_fields, &n);
                     field_start = t->len;
@@ -221,9 +232,6 @@ int opdb_csv_fast_next(opdb_csv_fast *t, opdb_field *fields, int max_fields, int
                 rc = 0;
                 goto out;
             }
-            load_block(t);
-            bits = t->bits;
-            cur = t->cur;
         }
         size_t pos = cur + (size_t)__builtin_ctzll(bits);
         bits &= bits - 1;
@@ -282,16 +290,12 @@ int opdb_csv_fast_skim(opdb_csv_fast *t, opdb_field *fields, int keep, int *nfie
     bool skipping = false;
     for (;;) {
         while (bits == 0) {
-            if (t->anomaly) {
+            int more = next_block(t, &bits, &cur);
+            if (more < 0) {
                 rc = -1;
                 goto out;
             }
-            if (t->blk >= t->len) {
-                if (t->inq) {
-                    t->anomaly = true;
-                    rc = -1;
-                    goto out;
-                }
+            if (!more) {
                 if (field_start < t->len || n > 0) {
                     if (n < keep) fields[n] = (opdb_field){buf + field_start, (uint32_t)(t->len - field_start)};
                     n++;
@@ -302,9 +306,6 @@ int opdb_csv_fast_skim(opdb_csv_fast *t, opdb_field *fields, int keep, int *nfie
                 rc = 0;
                 goto out;
             }
-            load_block(t);
-            bits = t->bits;
-            cur = t->cur;
         }
         if (skipping) { /* count the cells up to the record's end */
             uint64_t e = bits & t->eol;
