@@ -66,7 +66,8 @@ void opdb_arena_free(opdb_arena *a);
 void *opdb_xmalloc(size_t n);
 void *opdb_xcalloc(size_t n, size_t size);
 void *opdb_xrealloc(void *p, size_t n);
-/* Big zeroed arrays (huge pages where the kernel gives them); the caller
+/* Big zeroed arrays (4 MiB and more: own mappings with huge pages where the
+ * kernel gives them; less: calloc); the caller
  * keeps the size for realloc/free.  Aborts on OOM. */
 void *opdb_big_alloc(size_t n);
 void *opdb_big_realloc(void *p, size_t old_n, size_t n);

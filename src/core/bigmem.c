@@ -4,6 +4,7 @@
  * plain zeroed mappings. */
 #include "opdb/core.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,12 @@ static size_t round_up(size_t n) {
     return n ? (n + huge - 1) / huge * huge : huge;
 }
 
+/* Below this, a plain calloc: a mapping and a huge page would cost more
+ * than they save (and small runs, like a fuzzer's, would pay it each time). */
+static bool is_big(size_t n) { return n >= ((size_t)4 << 20); }
+
 void *opdb_big_alloc(size_t n) {
+    if (!is_big(n)) return opdb_xcalloc(1, n);
     size_t len = round_up(n);
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
@@ -29,7 +35,12 @@ void *opdb_big_alloc(size_t n) {
 
 void *opdb_big_realloc(void *p, size_t old_n, size_t n) {
     if (!p) return opdb_big_alloc(n);
-    if (round_up(n) <= round_up(old_n)) return p;
+    if (is_big(old_n) && round_up(n) <= round_up(old_n)) return p;
+    if (!is_big(old_n) && !is_big(n)) {
+        char *q = opdb_xrealloc(p, n);
+        if (n > old_n) memset(q + old_n, 0, n - old_n);
+        return q;
+    }
     void *q = opdb_big_alloc(n);
     memcpy(q, p, old_n < n ? old_n : n);
     opdb_big_free(p, old_n);
@@ -37,5 +48,7 @@ void *opdb_big_realloc(void *p, size_t old_n, size_t n) {
 }
 
 void opdb_big_free(void *p, size_t n) {
-    if (p) munmap(p, round_up(n));
+    if (!p) return;
+    if (is_big(n)) munmap(p, round_up(n));
+    else free(p);
 }
