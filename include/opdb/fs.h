@@ -63,6 +63,9 @@ typedef struct opdb_atomic_file {
 } opdb_atomic_file;
 int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err);
 int opdb_atomic_flush(opdb_atomic_file *f);
+/* Flushes f->buf, then writes p[0..n) straight to the file (no copy into
+ * the buffer: for long runs of bytes that are already in memory). */
+int opdb_atomic_append_direct(opdb_atomic_file *f, const void *p, size_t n);
 int opdb_atomic_commit(opdb_atomic_file *f, opdb_err *err);
 void opdb_atomic_abort(opdb_atomic_file *f);
 /* Install the signal handlers that remove in-flight temp files. */

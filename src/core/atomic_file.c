@@ -141,6 +141,12 @@ int opdb_atomic_flush(opdb_atomic_file *f) {
     return f->err;
 }
 
+int opdb_atomic_append_direct(opdb_atomic_file *f, const void *p, size_t n) {
+    if (opdb_atomic_flush(f)) return f->err;
+    f->err = write_all(f->fd, p, n);
+    return f->err;
+}
+
 static int finish(opdb_atomic_file *f, bool commit, opdb_err *err) {
     int e = commit ? opdb_atomic_flush(f) : ECANCELED;
     if (!e && fchmod(f->fd, 0666 & ~g_umask) != 0) e = errno;

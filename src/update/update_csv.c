@@ -785,6 +785,17 @@ static void write_spliced(opdb_strbuf *out, csvfile *f, size_t ri) {
     opdb_sb_add(out, run, (size_t)(rec + row->raw_len - run));
 }
 
+/* A run of bytes copied as read: long ones go to the file directly, short
+ * ones through the buffer. */
+static void put_run(opdb_atomic_file *af, const char *p, size_t n) {
+    if (n >= ((size_t)64 << 10)) {
+        opdb_atomic_append_direct(af, p, n);
+        return;
+    }
+    opdb_sb_add(&af->buf, p, n);
+    if (af->buf.n > (1u << 20)) opdb_atomic_flush(af);
+}
+
 /* Renders the kept rows into the file through its buffer, flushing every
  * MiB so no whole-file copy is held in memory. */
 static void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, const bool *keep) {
@@ -804,6 +815,7 @@ static void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, con
      * 32 rows ahead, the metric sums that row points at 16 rows ahead (most
      * rows are copied as read, in a fraction of a memory access's time) */
     enum { AHEAD = 16 };
+    size_t run_off = 0, run_len = 0; /* rows to copy as read, not yet written */
     const row_patch *patch = f->patch;
     size_t npatch = f->npatch; /* rows added later have none */
     for (size_t r = 0; r < f->n; r++) {
@@ -815,9 +827,22 @@ static void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, con
         if (!keep[r]) continue;
         const drow *row = &f->rows[r];
         bool patched = row->lazy && f->patch[r].nr;
+        if (same_columns && row->raw_ok && !row->dirty && !patched) {
+            /* rows copied as read, back to back in the file: one run */
+            if (run_len && row->raw_off != run_off + run_len) {
+                put_run(af, f->buf + run_off, run_len);
+                run_len = 0;
+            }
+            if (!run_len) run_off = row->raw_off;
+            run_len += row->raw_len;
+            continue;
+        }
+        if (run_len) {
+            put_run(af, f->buf + run_off, run_len);
+            run_len = 0;
+        }
         if (same_columns && row->raw_ok && !row->dirty) {
-            if (patched) write_spliced(out, f, r);
-            else opdb_sb_add(out, f->buf + row->raw_off, row->raw_len);
+            write_spliced(out, f, r);
             if (out->n > (1u << 20)) opdb_atomic_flush(af);
             continue;
         }
@@ -826,6 +851,7 @@ static void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, con
         opdb_csv_write_record(out, cells, nc);
         if (out->n > (1u << 20)) opdb_atomic_flush(af);
     }
+    if (run_len) put_run(af, f->buf + run_off, run_len);
     free(id);
     free(cells);
 }
