@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "opdb/fs.h"
@@ -142,6 +143,7 @@ typedef struct job {
     opdb_err *err;
     int *rc;
     size_t next;
+    const size_t *order; /* targets by estimated work, largest first */
     pthread_mutex_t mu;
 } job;
 
@@ -182,10 +184,10 @@ static void *worker(void *arg) {
     job *J = arg;
     for (;;) {
         pthread_mutex_lock(&J->mu);
-        size_t k = J->next++;
+        size_t i = J->next++;
         pthread_mutex_unlock(&J->mu);
-        if (k >= J->nt) return NULL;
-        process_target(J, k);
+        if (i >= J->nt) return NULL;
+        process_target(J, J->order[i]);
     }
 }
 
@@ -252,7 +254,28 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
     run->r = opdb_xcalloc(nt + 1, sizeof *run->r);
     run->n = nt;
     job J = {o, agg, t, nt, run->r, opdb_xcalloc(nt + 1, sizeof(opdb_strbuf)), opdb_xcalloc(nt + 1, sizeof(opdb_err)),
-             opdb_xcalloc(nt + 1, sizeof(int)), 0, PTHREAD_MUTEX_INITIALIZER};
+             opdb_xcalloc(nt + 1, sizeof(int)), 0, NULL, PTHREAD_MUTEX_INITIALIZER};
+    /* Largest first, so that the last CSVs to finish are small ones and no
+     * thread waits long for another at the end (results stay in target order). */
+    size_t *order = opdb_xmalloc((nt + 1) * sizeof *order);
+    double *work = opdb_xmalloc((nt + 1) * sizeof *work);
+    for (size_t k = 0; k < nt; k++) {
+        struct stat st;
+        const agg_op *own = op_summary_get(agg, t[k].stem);
+        work[k] = (stat(t[k].path, &st) == 0 ? (double)st.st_size : 0.0) + 1000.0 * (own ? (double)own->n : 0.0);
+        for (const char *const *a = target_aliases(o, t[k].stem); *a; a++) {
+            const agg_op *ao = op_summary_get(agg, *a);
+            if (ao) work[k] += 1000.0 * (double)ao->n;
+        }
+        order[k] = k;
+    }
+    for (size_t i = 1; i < nt; i++) /* insertion sort: a few dozen targets, stable */
+        for (size_t j = i; j > 0 && work[order[j - 1]] < work[order[j]]; j--) {
+            size_t x = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = x;
+        }
+    J.order = order;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     int nth = ncpu > 1 ? (int)(ncpu < 8 ? ncpu : 8) : 1;
     if ((size_t)nth > nt) nth = (int)nt;
@@ -271,6 +294,8 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
         }
         opdb_sb_free(&J.log[k]);
     }
+    free(order);
+    free(work);
     free(J.log);
     free(J.err);
     free(J.rc);
