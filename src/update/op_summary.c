@@ -124,7 +124,7 @@ typedef struct group {
     double msum[OPDB_NMETRICS];
     bool have_min;
     const gkey *key;
-    char *first[9];  /* base 8 + Task Type, stripped */
+    char *first;     /* base 8 + Task Type, stripped, each NUL-terminated, back to back */
 } group;
 
 /* Groups and keys are looked up in a table far bigger than the caches, one
@@ -348,11 +348,15 @@ static void take(const os_job *J, const os_out *o) {
             size_t total = 0;
             for (int b = 0; b < 9; b++) total += r->cell[b].n + 1;
             char *d = opdb_arena_alloc(J->t->arena, total);
+            g->first = d;
             for (int b = 0; b < 9; b++) {
-                memcpy(d, r->cell[b].p, r->cell[b].n);
-                d[r->cell[b].n] = '\0';
-                g->first[b] = d;
-                d += r->cell[b].n + 1;
+                /* up to a NUL byte, as every reader of the C string sees it:
+                 * the cells are found again by walking their terminators */
+                const char *nul = memchr(r->cell[b].p, '\0', r->cell[b].n);
+                size_t n = nul ? (size_t)(nul - r->cell[b].p) : r->cell[b].n;
+                memcpy(d, r->cell[b].p, n);
+                d[n] = '\0';
+                d += n + 1;
             }
         }
         g->count++;
@@ -509,8 +513,9 @@ static void *fill_rows(void *arg) {
         agg_row *r = &J->rows[i];
         bool ep = J->ep_of_op[g->key->opid];
         r->lay = ep ? J->with_ep : J->plain;
-        for (int b = 0; b < 8; b++) r->val[b] = g->first[b];
-        r->val[1] = g->first[8]; /* Accelerator Core := Task Type, keeping its position */
+        const char *cell = g->first;
+        for (int b = 0; b < 8; b++, cell += strlen(cell) + 1) r->val[b] = cell;
+        r->val[1] = cell; /* Accelerator Core := Task Type (the 9th), keeping its position */
         r->val[K_DUR] = NULL;
         r->val[K_EP] = ep ? J->ep_text : NULL;
         r->no_numeric_sample = !g->have_min;
