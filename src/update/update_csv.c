@@ -92,6 +92,17 @@ typedef struct row_patch {
     const struct row_patch *prev; /* measurements applied before (MatMul aliases), oldest last */
 } row_patch;
 
+/* A row's patches, oldest first (malloc'ed; *n of them). */
+static const row_patch **patch_chain(const row_patch *last, size_t *n) {
+    size_t np = 0;
+    for (const row_patch *p = last; p; p = p->prev) np++;
+    const row_patch **order = opdb_xmalloc((np ? np : 1) * sizeof *order);
+    size_t k = np;
+    for (const row_patch *p = last; p; p = p->prev) order[--k] = p;
+    *n = np;
+    return order;
+}
+
 static void put_measured(keyspace *ks, drow *t, const agg_row *nr, const int *ids) {
     char buf[400];
     drow_set(t, ks, ids[AGG_K_DUR], agg_span(nr, AGG_K_DUR, buf));
@@ -137,12 +148,9 @@ static drow *row_mut(csvfile *f, size_t i) {
     d.dirty = row->dirty;
     *row = d;
     if (f->patch && f->patch[i].nr) { /* the measurements again, oldest first */
-        size_t np = 0;
-        for (const row_patch *p = &f->patch[i]; p; p = p->prev) np++;
-        const row_patch **order = opdb_xmalloc(np * sizeof *order);
-        size_t k = np;
-        for (const row_patch *p = &f->patch[i]; p; p = p->prev) order[--k] = p;
-        for (k = 0; k < np; k++) put_measured(&f->ks, row, order[k]->nr, order[k]->lk->id);
+        size_t np;
+        const row_patch **order = patch_chain(&f->patch[i], &np);
+        for (size_t k = 0; k < np; k++) put_measured(&f->ks, row, order[k]->nr, order[k]->lk->id);
         free(order);
         f->patch[i].nr = NULL;
         f->patch[i].prev = NULL;
@@ -577,11 +585,8 @@ static bool patch_changes(csvfile *f, size_t ri) {
     size_t off;
     bool quote_after;
     if (opdb_csv_fast_skim(&t, f->scratch, f->nh, &nc, &off, &quote_after) <= 0) nc = 0;
-    size_t np = 0;
-    for (const row_patch *p = &f->patch[ri]; p; p = p->prev) np++;
-    const row_patch **order = opdb_xmalloc(np * sizeof *order);
-    size_t k = np;
-    for (const row_patch *p = &f->patch[ri]; p; p = p->prev) order[--k] = p;
+    size_t np, k;
+    const row_patch **order = patch_chain(&f->patch[ri], &np);
     /* the current value of each key, as it would be after each drow_set */
     opdb_span *cur = opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *cur);
     bool *known = opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *known);
