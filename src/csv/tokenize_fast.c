@@ -7,6 +7,7 @@
  * every closing quote must precede a delimiter, a quote or the end.  Input
  * that breaks this (e.g. `ab"c`, which Python reads literally) is reported
  * as an anomaly and re-read by the exact tokenizer. */
+#include <stdint.h>
 #include <string.h>
 #include "opdb/csv.h"
 
@@ -75,7 +76,8 @@ static inline block_masks scan_block(const char *p) {
 void opdb_csv_fast_init(opdb_csv_fast *t, char *buf, size_t len) {
     memset(t, 0, sizeof *t);
 #if OPDB_FAST_AVX2
-    t->avx2 = !opdb_csv_fast_portable_only && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul");
+    t->avx2 = !opdb_csv_fast_portable_only && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
+              __builtin_cpu_supports("popcnt");
 #endif
     t->buf = buf;
     t->len = len;
@@ -195,13 +197,24 @@ static uint32_t unquote_in_place(char *s, size_t n) {
     return (uint32_t)(dst - s);
 }
 
+/* A canonical quoted cell's value: where it can be read without moving
+ * bytes, the span inside the quotes ("x" -> x, and """x""" -> "x", the form
+ * profilers quote shapes in, when x has no quote); else decoded in place. */
+static inline opdb_field unquote_cell(char *s, size_t n) {
+    char *in = s + 1;
+    size_t m = n - 2;
+    const char *q = memchr(in, '"', m);
+    if (!q) return (opdb_field){in, (uint32_t)m};
+    if (q == in && m >= 4 && in[1] == '"' && in[m - 2] == '"' && in[m - 1] == '"' && !memchr(in + 2, '"', m - 4))
+        return (opdb_field){s + 2, (uint32_t)(n - 4)};
+    return (opdb_field){s, unquote_in_place(s, n)};
+}
+
 static inline void emit(char *buf, size_t start, size_t end, opdb_field *fields, int max_fields, int *n) {
     if (*n < max_fields) {
         char *p = buf + start;
         size_t len = end - start;
-        if (len && *p == '"') len = unquote_in_place(p, len);
-        fields[*n].p = p;
-        fields[*n].n = (uint32_t)len;
+        fields[*n] = len && *p == '"' ? unquote_cell(p, len) : (opdb_field){p, (uint32_t)len};
     }
     (*n)++;
 }
@@ -280,12 +293,69 @@ static inline int popcount64(uint64_t x) {
     return (int)((x * 0x0101010101010101ULL) >> 56);
 }
 
+#if OPDB_FAST_AVX2
+/* From p: the offset of the first '"', '\n' or '\r' (len if none), and
+ * the commas before it. */
+__attribute__((target("avx2,popcnt"))) static size_t find_quote_or_eol_avx2(const char *p, size_t len, int *commas) {
+    const __m256i kq = _mm256_set1_epi8('"'), kc = _mm256_set1_epi8(','), kn = _mm256_set1_epi8('\n'),
+                  kr = _mm256_set1_epi8('\r');
+    int c = 0;
+    size_t i = 0;
+    for (; i + 32 <= len; i += 32) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(p + i));
+        uint32_t stop = (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(
+            _mm256_cmpeq_epi8(v, kq), _mm256_or_si256(_mm256_cmpeq_epi8(v, kn), _mm256_cmpeq_epi8(v, kr))));
+        uint32_t comma = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, kc));
+        if (stop) {
+            uint32_t before = (stop & (0u - stop)) - 1;
+            *commas = c + __builtin_popcount(comma & before);
+            return i + (size_t)__builtin_ctz(stop);
+        }
+        c += __builtin_popcount(comma);
+    }
+    for (; i < len; i++) {
+        char ch = p[i];
+        if (ch == '"' || ch == '\n' || ch == '\r') break;
+        c += ch == ',';
+    }
+    *commas = c;
+    return i;
+}
+#endif
+
+/* The rest of a skimmed record, past the current block, when no quote comes
+ * before its end: no quote means no quoting state and nothing the block scan
+ * could find wrong, so a search for the first quote or line end (and a count
+ * of the commas before it) stands in for the block scan.  Adds the cells to
+ * *n, sets *eol to the record's terminator and restarts the block scan after
+ * it.  False (nothing changed) when a quote, or the end of the input, comes
+ * first, or the scan is inside quotes: the block scan goes on as before. */
+static inline bool skip_ahead(opdb_csv_fast *t, int *n, size_t *eol) {
+#if OPDB_FAST_AVX2
+    if (!t->avx2 || t->inq || t->pending_close || t->anomaly || t->blk >= t->len) return false;
+    int commas;
+    size_t k = find_quote_or_eol_avx2(t->buf + t->blk, t->len - t->blk, &commas);
+    if (t->blk + k >= t->len || t->buf[t->blk + k] == '"') return false;
+    *n += commas + 1;
+    *eol = t->blk + k;
+    t->bits = 0;
+    t->eol = 0;
+    t->prev_dq = 1; /* a line end: a quote may open the next cell */
+    return true;
+#else
+    (void)t;
+    (void)n;
+    (void)eol;
+    return false;
+#endif
+}
+
 int opdb_csv_fast_skim(opdb_csv_fast *t, opdb_field *fields, int keep, int *nfields, size_t *rec_off,
                        bool *quote_after) {
     char *const buf = t->buf;
     uint64_t bits = t->bits;
     size_t cur = t->cur, field_start = t->field_start;
-    size_t rec_start = field_start, skip_from = 0;
+    size_t rec_start = field_start, skip_from = 0, quote_from = SIZE_MAX;
     int n = 0, rc;
     bool skipping = false;
     for (;;) {
@@ -312,6 +382,14 @@ int opdb_csv_fast_skim(opdb_csv_fast *t, opdb_field *fields, int keep, int *nfie
             if (!e) {
                 n += popcount64(bits);
                 bits = 0;
+                size_t eol;
+                if (skip_ahead(t, &n, &eol)) {
+                    quote_from = t->blk; /* nothing to look for after it */
+                    field_start = eol + 1;
+                    t->blk = cur = field_start;
+                    rc = 1;
+                    goto record;
+                }
                 continue;
             }
             uint64_t first = e & (0 - e);
@@ -342,7 +420,8 @@ int opdb_csv_fast_skim(opdb_csv_fast *t, opdb_field *fields, int keep, int *nfie
 record:
     *nfields = n;
     *rec_off = rec_start;
-    *quote_after = skipping && memchr(buf + skip_from, '"', field_start - skip_from) != NULL;
+    if (quote_from > field_start) quote_from = field_start;
+    *quote_after = skipping && memchr(buf + skip_from, '"', quote_from - skip_from) != NULL;
 out:
     t->bits = bits;
     t->cur = cur;

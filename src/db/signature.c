@@ -397,6 +397,36 @@ static void join_first_two(const slots *s, opdb_strbuf *out) {
     }
 }
 
+/* The reduction dimension k of A x B -> O (m, n): the one the two inputs
+ * share, as the reference picks it; false when it cannot tell. */
+static bool matmul_k(const long long A[2], const long long B[2], const long long O[2], long long *k) {
+    long long m = O[0], n = O[1];
+    if (A[0] == m && ((B[0] == n && A[1] == B[1]) || (B[1] == n && A[1] == B[0]))) {
+        *k = A[1];
+        return true;
+    }
+    /* common = set(A) & set(B); candidates = common - {m, n} */
+    long long common[2];
+    int nc = 0;
+    for (int i = 0; i < 2; i++) {
+        if (i == 1 && A[1] == A[0]) break;
+        if ((A[i] == B[0] || A[i] == B[1])) common[nc++] = A[i];
+    }
+    long long cand[2];
+    int ncand = 0;
+    for (int i = 0; i < nc; i++)
+        if (common[i] != m && common[i] != n) cand[ncand++] = common[i];
+    if (ncand == 1) {
+        *k = cand[0];
+        return true;
+    }
+    if (nc == 1) {
+        *k = common[0];
+        return true;
+    }
+    return false;
+}
+
 static bool matmul_signature(const opdb_sig_cells *c, const cell_form *f, opdb_strbuf *out) {
     slots in, out_s;
     bool in_normal, out_normal, unused;
@@ -414,38 +444,9 @@ static bool matmul_signature(const opdb_sig_cells *c, const cell_form *f, opdb_s
     bool ok = dims2(ni.buf + ni.off[0], ni.len[0], A) && dims2(ni.buf + ni.off[1], ni.len[1], B) &&
               dims2(no.buf + no.off[0], no.len[0], O);
     long long k = 0;
-    bool have_k = false;
+    bool have_k = ok && matmul_k(A, B, O, &k);
     if (ok) {
         long long m = O[0], n = O[1];
-        if (A[0] == m) {
-            if (B[0] == n && A[1] == B[1]) {
-                k = A[1];
-                have_k = true;
-            } else if (B[1] == n && A[1] == B[0]) {
-                k = A[1];
-                have_k = true;
-            }
-        }
-        if (!have_k) {
-            /* common = set(A) & set(B); candidates = common - {m, n} */
-            long long common[2];
-            int nc = 0;
-            for (int i = 0; i < 2; i++) {
-                if (i == 1 && A[1] == A[0]) break;
-                if ((A[i] == B[0] || A[i] == B[1])) common[nc++] = A[i];
-            }
-            long long cand[2];
-            int ncand = 0;
-            for (int i = 0; i < nc; i++)
-                if (common[i] != m && common[i] != n) cand[ncand++] = common[i];
-            if (ncand == 1) {
-                k = cand[0];
-                have_k = true;
-            } else if (nc == 1) {
-                k = common[0];
-                have_k = true;
-            }
-        }
         if (have_k) {
             slots dt, fm, odt;
             split_cell(c->in_dtypes, f ? &f[1] : NULL, &dt, &unused);
@@ -583,6 +584,104 @@ static void signature_fast(const opdb_sig_cells *c, const char *op, const cell_f
     }
 }
 
+/* Slot k (< f->n) of a cell in normal form. */
+static opdb_span slot_at(const cell_form *f, int k) {
+    opdb_span c = f->c;
+    for (int i = 0; i < k; i++) {
+        size_t skip = (size_t)((const char *)memchr(c.p, ';', c.n) - c.p) + 1;
+        c.p += skip;
+        c.n -= skip;
+    }
+    const char *semi = memchr(c.p, ';', c.n);
+    if (semi) c.n = (size_t)(semi - c.p);
+    return c;
+}
+
+/* A shape "a,b" of plain digits (at most 18 each): what dims2 reads from it.
+ * False for any other form, which the general rules then judge. */
+static bool dims2_digits(opdb_span s, long long d[2]) {
+    int k = 0, nd = 0;
+    long long v = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        unsigned dig = (unsigned)(unsigned char)s.p[i] - '0';
+        if (s.p[i] == ',') {
+            if (k == 1 || nd == 0) return false;
+            d[k++] = v;
+            v = 0;
+            nd = 0;
+        } else if (dig > 9 || ++nd > 18) {
+            return false;
+        } else {
+            v = v * 10 + (long long)dig;
+        }
+    }
+    if (k != 1 || nd == 0) return false;
+    d[1] = v;
+    return true;
+}
+
+/* Index's attribute cells: the first slot and the last one. */
+static void add_first_last(opdb_strbuf *out, const cell_form *f) {
+    if (f->n == 0) return;
+    opdb_span last = slot_at(f, f->n - 1);
+    opdb_sb_add(out, f->c.p, slot_at(f, 0).n);
+    opdb_sb_addc(out, ';');
+    opdb_sb_add(out, last.p, last.n);
+}
+
+/* signature_rules' rewrites for cells in normal form (every slot present,
+ * shapes as they are), without splitting or copying them: MatMul family,
+ * Index, Slice and Transpose.  False where the general rules must decide
+ * (a MatMul shape that is not two plain integers, no k, empty inputs). */
+static bool signature_fast_rewrites(const char *op, const cell_form *f, opdb_strbuf *out) {
+    opdb_sb_clear(out);
+    if (opdb_is_matmul_family(op)) {
+        long long A[2], B[2], O[2], k;
+        if (f[0].n < 2 || f[3].n < 1 || !dims2_digits(slot_at(&f[0], 0), A) || !dims2_digits(slot_at(&f[0], 1), B) ||
+            !dims2_digits(slot_at(&f[3], 0), O) || !matmul_k(A, B, O, &k))
+            return false;
+        add_pair(out, O[0], k);
+        opdb_sb_addc(out, ';');
+        add_pair(out, O[1], k);
+        opdb_sb_addc(out, SEP);
+        add_slots(out, f[1].c, f[1].n, 2);
+        opdb_sb_addc(out, SEP);
+        add_slots(out, f[2].c, f[2].n, 2);
+        opdb_sb_addc(out, SEP);
+        add_pair(out, O[0], O[1]);
+        opdb_sb_addc(out, SEP);
+        add_slots(out, f[4].c, f[4].n, f[3].n);
+        return true;
+    }
+    if (strcmp(op, "Index") == 0) {
+        /* inputs become [slot 0, first output dim], dtypes/formats [first, last] */
+        if (f[0].n == 0 || f[3].n == 0) return false;
+        opdb_span o0 = slot_at(&f[3], 0);
+        const char *comma = memchr(o0.p, ',', o0.n);
+        size_t dn = comma ? (size_t)(comma - o0.p) : o0.n;
+        if (dn > 63) return false; /* the general rules cut it to 63 bytes */
+        opdb_sb_add(out, f[0].c.p, slot_at(&f[0], 0).n);
+        opdb_sb_addc(out, ';');
+        opdb_sb_add(out, o0.p, dn);
+        opdb_sb_addc(out, SEP);
+        add_first_last(out, &f[1]);
+        opdb_sb_addc(out, SEP);
+        add_first_last(out, &f[2]);
+    } else { /* Slice, Transpose (has_rewrites): the first input only, format ND */
+        int nin = f[0].n > 0;
+        opdb_sb_add(out, f[0].c.p, nin ? slot_at(&f[0], 0).n : 0);
+        opdb_sb_addc(out, SEP);
+        add_slots(out, f[1].c, f[1].n, nin);
+        opdb_sb_addc(out, SEP);
+        if (nin) opdb_sb_add(out, "ND", 2);
+    }
+    opdb_sb_addc(out, SEP);
+    opdb_sb_add(out, f[3].c.p, f[3].c.n);
+    opdb_sb_addc(out, SEP);
+    add_slots(out, f[4].c, f[4].n, f[3].n);
+    return true;
+}
+
 /* Operators whose signature rewrites cells: always the general path. */
 static bool has_rewrites(const char *op) {
     return opdb_is_matmul_family(op) || strcmp(op, "Index") == 0 || strcmp(op, "Slice") == 0 ||
@@ -624,7 +723,7 @@ void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *ou
                       fast_cell(c->out_shapes, true), fast_cell(c->out_dtypes, false)};
     bool normal = f[0].normal && f[1].normal && f[2].normal && f[3].normal && f[4].normal;
     if (normal && !rules->rewrites) signature_fast(c, op, f, out);
-    else signature_rules(c, op, f, out);
+    else if (!normal || !signature_fast_rewrites(op, f, out)) signature_rules(c, op, f, out);
 }
 
 void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out) {

@@ -157,12 +157,62 @@ static void test_many_slots(void **state) {
     opdb_sb_free(&sb);
 }
 
+/* A random shape cell in normal form, shaped like the rewrites read it:
+ * slots of 1-3 dimensions drawn from a few values (so MatMul inputs share
+ * a dimension often), now and then a long or zero-padded dimension. */
+static void shape_cell(char *buf, size_t cap, int slots) {
+    static const char *const dims[] = {"1", "8", "16", "4096", "0016", "7", "8", "16", "9223372036854775807",
+                                       "123456789012345678", "9999999999999999999", "1234567890123456789012345678901234567890123456789012345678901234"};
+    size_t o = 0;
+    for (int s = 0; s < slots; s++) {
+        int nd = 1 + (int)(next_rand() % 4 == 0 ? next_rand() % 3 : 1);
+        for (int d = 0; d < nd; d++)
+            o += (size_t)snprintf(buf + o, cap - o, "%s%s", d ? "," : (s ? ";" : ""),
+                                  dims[next_rand() % (next_rand() % 8 ? 8 : sizeof dims / sizeof dims[0])]);
+    }
+}
+
+static void attr_cell(char *buf, size_t cap, int slots) {
+    static const char *const names[] = {"DT_BF16", "INT8", "FLOAT", "ND", "NZ", "INT64"};
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int s = 0; s < slots; s++) o += (size_t)snprintf(buf + o, cap - o, "%s%s", s ? ";" : "", names[next_rand() % 6]);
+}
+
+/* The rewriting operators (MatMul family, Index, Slice, Transpose) on cells
+ * in normal form take their own fast path: it must agree with the rules. */
+static void test_rewrites_on_normal_cells(void **state) {
+    (void)state;
+    static const char *const ops[] = {"MatMulV2", "MatMulV3_run", "MatMulCommon", "Index", "Slice",
+                                      "SliceAiCore", "Transpose", "TransposeAiCore"};
+    char in[400], dt[100], fm[100], out[400], odt[100];
+    for (int i = 0; i < 200000; i++) {
+        shape_cell(in, sizeof in, (int)(next_rand() % 4));
+        shape_cell(out, sizeof out, (int)(next_rand() % 3));
+        attr_cell(dt, sizeof dt, (int)(next_rand() % 4));
+        attr_cell(fm, sizeof fm, (int)(next_rand() % 4));
+        attr_cell(odt, sizeof odt, (int)(next_rand() % 3));
+        opdb_sig_cells c = cells(in, dt, fm, out, odt, "4");
+        expect_same(&c, ops[i % (int)(sizeof ops / sizeof ops[0])]);
+    }
+    /* A x B -> O with k found each way the reference looks for it */
+    static const char *const mm[][2] = {{"16,4096;6144,4096", "16,6144"}, {"16,4096;4096,6144", "16,6144"},
+                                        {"4096,16;4096,6144", "16,6144"}, {"8,8;8,8", "8,8"},
+                                        {"16,4096;4096,16", "16,16"},     {"016,4096;4096,6144", "16,6144"},
+                                        {"1,2;3,4", "5,6"}};
+    for (size_t k = 0; k < sizeof mm / sizeof mm[0]; k++) {
+        opdb_sig_cells c = cells(mm[k][0], "DT_BF16;DT_BF16;INT8", "ND;NZ;ND", mm[k][1], "DT_BF16", "");
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) expect_same(&c, ops[o]);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_forms),
         cmocka_unit_test(test_random_cells),
         cmocka_unit_test(test_cell_scanners),
         cmocka_unit_test(test_many_slots),
+        cmocka_unit_test(test_rewrites_on_normal_cells),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
