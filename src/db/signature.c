@@ -682,6 +682,72 @@ static bool signature_fast_rewrites(const char *op, const cell_form *f, opdb_str
     return true;
 }
 
+/* A shape cell (outer quotes dropped) that is not in normal form only for
+ * its empty slots (inputs or outputs left out: "a;;b", "a;b;"): each other
+ * slot in normal form, as it is. */
+static bool shapes_with_gaps(opdb_span c) {
+    for (;;) {
+        const char *semi = memchr(c.p, ';', c.n);
+        size_t len = semi ? (size_t)(semi - c.p) : c.n;
+        if (len) {
+            cell_form f = fast_cell(opdb_span_make(c.p, len), true);
+            if (!f.normal || f.n != 1 || f.c.n != len) return false;
+        }
+        if (!semi) return true;
+        c.p += len + 1;
+        c.n -= len + 1;
+    }
+}
+
+/* align()'s shapes: up to the last non-empty slot. */
+static opdb_span trailing_gaps_dropped(opdb_span c) {
+    while (c.n && c.p[c.n - 1] == ';') c.n--;
+    return c;
+}
+
+/* align()'s attributes for shapes that may have empty slots: slot i of an
+ * attribute cell in normal form where shape i is present, "" where not,
+ * up to the last slot that has both. */
+static void add_aligned_attrs(opdb_strbuf *out, opdb_span shapes, opdb_span attrs) {
+    if (!attrs.n || !shapes.n) return;
+    const char *sp = shapes.p, *se = shapes.p + shapes.n, *ap = attrs.p, *ae = attrs.p + attrs.n;
+    size_t keep = out->n; /* the output up to the last slot written */
+    for (bool first = true; sp <= se && ap <= ae; first = false) {
+        const char *s_end = memchr(sp, ';', (size_t)(se - sp)), *a_end = memchr(ap, ';', (size_t)(ae - ap));
+        if (!s_end) s_end = se;
+        if (!a_end) a_end = ae;
+        if (!first) opdb_sb_addc(out, ';');
+        if (s_end > sp) {
+            opdb_sb_add(out, ap, (size_t)(a_end - ap));
+            keep = out->n;
+        }
+        sp = s_end + 1;
+        ap = a_end + 1;
+    }
+    out->n = keep;
+    if (out->p) out->p[keep] = '\0';
+}
+
+/* signature_fast where a shape cell has empty slots. */
+static void signature_gaps(const opdb_sig_cells *c, const char *op, const cell_form *f, opdb_strbuf *out) {
+    opdb_span in = trailing_gaps_dropped(f[0].c), os = trailing_gaps_dropped(f[3].c);
+    opdb_sb_clear(out);
+    opdb_sb_add(out, in.p, in.n);
+    opdb_sb_addc(out, SEP);
+    add_aligned_attrs(out, f[0].c, f[1].c);
+    opdb_sb_addc(out, SEP);
+    add_aligned_attrs(out, f[0].c, f[2].c);
+    opdb_sb_addc(out, SEP);
+    opdb_sb_add(out, os.p, os.n);
+    opdb_sb_addc(out, SEP);
+    add_aligned_attrs(out, f[3].c, f[4].c);
+    if (strcmp(op, "DispatchFFNCombine") == 0) {
+        opdb_span ep = opdb_py_strip(c->ep_size);
+        opdb_sb_addc(out, SEP);
+        opdb_sb_add(out, ep.p, ep.n);
+    }
+}
+
 /* Operators whose signature rewrites cells: always the general path. */
 static bool has_rewrites(const char *op) {
     return opdb_is_matmul_family(op) || strcmp(op, "Index") == 0 || strcmp(op, "Slice") == 0 ||
@@ -721,9 +787,13 @@ void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *ou
     const char *op = rules->op;
     cell_form f[5] = {fast_cell(c->in_shapes, true), fast_cell(c->in_dtypes, false), fast_cell(c->in_formats, false),
                       fast_cell(c->out_shapes, true), fast_cell(c->out_dtypes, false)};
-    bool normal = f[0].normal && f[1].normal && f[2].normal && f[3].normal && f[4].normal;
+    bool attrs = f[1].normal && f[2].normal && f[4].normal, normal = attrs && f[0].normal && f[3].normal;
     if (normal && !rules->rewrites) signature_fast(c, op, f, out);
-    else if (!normal || !signature_fast_rewrites(op, f, out)) signature_rules(c, op, f, out);
+    else if (normal && signature_fast_rewrites(op, f, out)) return;
+    else if (attrs && !rules->rewrites && (f[0].normal || shapes_with_gaps(f[0].c)) &&
+             (f[3].normal || shapes_with_gaps(f[3].c)))
+        signature_gaps(c, op, f, out);
+    else signature_rules(c, op, f, out);
 }
 
 void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out) {

@@ -60,6 +60,16 @@ static void test_known_forms(void **state) {
         {"8,8;8,8", "DT_BF16;DT_BF16", "ND;ND", "8,8", "DT_BF16"},
         {"4,7168;4;1", "DT_BF16;INT64;BOOL", "ND;ND;ND", "3,7168", "DT_BF16"},
         {"1,4096", "A", "B", "1,4096", "C"},
+        /* optional inputs and outputs left out: empty slots */
+        {"\"167,2048;4;\"", "DT_BF16;INT64;DT_BF16", "ND;ND;ND", "\"167,2112\"", "DT_BF16"},
+        {"\"61,2048;\"", "FLOAT16;DT_UNDEFINED", "ND;NULL", "\"61,2048;61\"", "INT8;FLOAT"},
+        {"\"270,32,128;1024,128,1024;1024,128,1024;;2048,2048;6;6;;;;;;;;6,61;;;;\"",
+         "DT_BF16;DT_BF16;DT_BF16;DT_UNDEFINED;INT8;INT64;INT64;DT_UNDEFINED;DT_UNDEFINED;DT_UNDEFINED;DT_UNDEFINED",
+         "ND;ND;ND;ND;ND;ND;ND;ND;ND;ND;ND;ND;ND;ND;ND;ND", "\"270,32,128;;1,2\"", "DT_BF16;DT_BF16"},
+        {";;1,2;", "A;B", "C;D;E;F", ";", "G"},
+        {"1,2;\"\";3", "A;B;C", "C;D;E", "4;;", "G;H;I"},
+        {"1,2; ;3", "A;B;C", "C;D;E", "4", "G"},
+        {"1,2;,;3", "A;B;C", "C;D;E", "4", "G"},
     };
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
         for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
