@@ -390,6 +390,12 @@ static void os_work(opdb_batch *b, void *ctx) {
     os_out *o = b->out;
     o->n = 0;
     opdb_sb_clear(&o->sigs);
+    size_t want = b->len / 192 + 64; /* op_summary rows take 200-1000 bytes: seldom grown (and copied) */
+    if (o->cap < want) {
+        free(o->v);
+        o->v = opdb_xmalloc(want * sizeof *o->v);
+        o->cap = want;
+    }
     opdb_csv_fast t;
     opdb_csv_fast_init(&t, b->data, b->len);
     opdb_field *f = opdb_xmalloc((size_t)J->maxf * sizeof *f);

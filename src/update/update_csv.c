@@ -784,7 +784,7 @@ static void write_spliced(opdb_strbuf *out, csvfile *f, size_t ri) {
         if (li < 0) continue;
         opdb_span v = agg_span(p->nr, li, buf);
         opdb_sb_add(out, run, (size_t)(f->scratch[i].p - run));
-        opdb_csv_write_cell(out, v.p, v.n);
+        opdb_sb_add(out, v.p, v.n); /* a number ("%.6f", nan, inf) or "": never quoted */
         run = f->scratch[i].p + f->scratch[i].n;
     }
     opdb_sb_add(out, run, (size_t)(rec + row->raw_len - run));
