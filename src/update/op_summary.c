@@ -115,6 +115,10 @@ typedef struct gkey {
     uint64_t hash;
     uint32_t index;             /* position in gtable.g */
     uint32_t opid;              /* the op's position in gtable.ops */
+    /* in the cells table (set before the key enters it): the first row's
+     * signature cells as stored in group.first, and their hash */
+    const char *cells;
+    uint64_t cells_hash;
 } gkey;
 
 typedef struct group {
@@ -123,7 +127,7 @@ typedef struct group {
     double min;
     double msum[OPDB_NMETRICS];
     bool have_min;
-    const gkey *key;
+    gkey *key;
     char *first;     /* base 8 + Task Type, stripped, each NUL-terminated, back to back */
 } group;
 
@@ -139,11 +143,18 @@ static inline void prefetch_lines(const void *p, int lines) {
  * with release/acquire atomics, so workers look rows up (gprobe) while the
  * caller's thread adds groups and accumulates in file order: the string
  * compares and their cache misses run in parallel, and a row the probe
- * misses is looked up again, authoritatively, by the caller. */
+ * misses is looked up again, authoritatively, by the caller.
+ *
+ * A second table finds a group by its first row's signature cells as
+ * written (OP Type, Input Shapes .. Output Data Types, stripped): a row
+ * with the same cells has the same signature, so a profile's repeated
+ * launches skip computing it.  Rows with an EP Size cell (read by
+ * DispatchFFNCombine's signature) take the signature path only. */
 typedef struct gtable {
     group *g;
     size_t n, cap;
-    _Atomic(opdb_pub_slots *) table; /* of gkey */
+    _Atomic(opdb_pub_slots *) table; /* of gkey, by (op, signature) */
+    _Atomic(opdb_pub_slots *) cells; /* of gkey, by the first row's cells (cells_hash) */
     opdb_arena *arena;          /* the group strings; handed on to the result */
     /* interned op names: a group's op is one of a few dozen */
     const char **ops;
@@ -161,6 +172,7 @@ static void gtable_init(gtable *t, opdb_arena *arena, size_t expect_groups) {
     t->cap = expect_groups > 256 ? expect_groups : 256;
     t->g = opdb_big_alloc(t->cap * sizeof *t->g);
     atomic_init(&t->table, opdb_pub_slots_new(slots));
+    atomic_init(&t->cells, opdb_pub_slots_new(slots));
 }
 
 static void gtable_free(gtable *t) {
@@ -168,6 +180,7 @@ static void gtable_free(gtable *t) {
     free(t->opn);
     opdb_big_free(t->g, t->cap * sizeof *t->g);
     opdb_pub_slots_free(atomic_load(&t->table));
+    opdb_pub_slots_free(atomic_load(&t->cells));
 }
 
 static bool key_is(const gkey *k, const char *op, size_t opn, const char *sig, size_t sign, uint64_t h) {
@@ -223,6 +236,8 @@ static group *gfind(gtable *t, const char *op, size_t opn, uint64_t hop, const c
     k->sig = opdb_arena_strndup(t->arena, sig, sign);
     k->sign = sign;
     k->hash = h;
+    k->cells = NULL; /* not in the cells table (take) */
+    k->cells_hash = 0;
     k->index = (uint32_t)t->n;
     group *g = &t->g[t->n++];
     memset(g, 0, sizeof *g);
@@ -230,9 +245,17 @@ static group *gfind(gtable *t, const char *op, size_t opn, uint64_t hop, const c
     opdb_pub_slots *s = atomic_load_explicit(&t->table, memory_order_relaxed);
     if (t->n * 2 > s->nslots) {
         opdb_pub_slots *ns = opdb_pub_slots_new(s->nslots * 2);
-        for (size_t i = 0; i + 1 < t->n; i++) opdb_pub_slots_place(ns, t->g[i].key, t->g[i].key->hash);
+        opdb_pub_slots *oc = atomic_load_explicit(&t->cells, memory_order_relaxed);
+        opdb_pub_slots *nc = opdb_pub_slots_new(s->nslots * 2); /* as many keys at most */
+        for (size_t i = 0; i + 1 < t->n; i++) {
+            const gkey *old = t->g[i].key;
+            opdb_pub_slots_place(ns, old, old->hash);
+            if (old->cells) opdb_pub_slots_place(nc, old, old->cells_hash);
+        }
         ns->retired = s;
+        nc->retired = oc;
         atomic_store_explicit(&t->table, ns, memory_order_release);
+        atomic_store_explicit(&t->cells, nc, memory_order_release);
         s = ns;
     }
     opdb_pub_slots_place(s, k, k->hash);
@@ -245,8 +268,10 @@ enum { C_OPTYPE, C_DUR, C_TASKTYPE, C_EP, C_BASE0, C_METRIC0 = C_BASE0 + 8, C_N 
 typedef struct os_row {
     opdb_span op;
     opdb_span cell[9];          /* base 8 + Task Type, stripped */
-    size_t sig_off, sig_len;    /* in the batch's signature buffer */
+    opdb_span ep;               /* EP Size, stripped */
+    size_t sig_off, sig_len;    /* in the batch's signature buffer (sign_row) */
     uint64_t hash, ophash;
+    uint64_t cells_hash;        /* of op and the signature cells, when ep is empty */
     uint32_t group;             /* index + 1 when the worker's probe found it */
     double dur;
     bool numeric;
@@ -268,6 +293,14 @@ typedef struct os_job {
     unsigned long long *rows;
 } os_job;
 
+/* The hash the cells table files a row under: OP Type and Input Shapes ..
+ * Output Data Types, stripped. */
+static uint64_t cells_hash_of(const os_row *r) {
+    uint64_t h = opdb_hash_bytes(r->op.p, r->op.n, 17);
+    for (int b = 2; b < 7; b++) h = opdb_hash_bytes(r->cell[b].p, r->cell[b].n, h);
+    return h;
+}
+
 static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o) {
     const int *col = J->col;
 #define CELL(c) (col[c] >= 0 && col[c] < nf ? opdb_span_make(f[col[c]].p, f[col[c]].n) : opdb_span_make("", 0))
@@ -281,22 +314,12 @@ static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o) 
         r->op.n = 0;
         return;
     }
-    char opbuf[512];
-    memcpy(opbuf, r->op.p, r->op.n);
-    opbuf[r->op.n] = '\0';
-    opdb_sig_cells sc = {CELL(C_BASE0 + 2), CELL(C_BASE0 + 3), CELL(C_BASE0 + 4), CELL(C_BASE0 + 5), CELL(C_BASE0 + 6),
-                         CELL(C_EP)};
-    opdb_strbuf *sig = &o->scratch;
-    opdb_signature(&sc, opbuf, sig);
-    r->sig_off = o->sigs.n;
-    r->sig_len = sig->n;
-    opdb_sb_add(&o->sigs, sig->p, sig->n);
-    opdb_sb_addc(&o->sigs, '\0');
-    r->ophash = opdb_hash_bytes(opbuf, r->op.n, 9);
-    r->hash = opdb_hash_bytes(sig->p, sig->n, r->ophash);
-    r->group = 0; /* probe_batch */
+    r->group = 0; /* probe_cells, probe_batch */
+    r->sig_len = 0;
     for (int b = 0; b < 8; b++) r->cell[b] = opdb_py_strip(CELL(C_BASE0 + b));
     r->cell[8] = opdb_py_strip(CELL(C_TASKTYPE));
+    r->ep = opdb_py_strip(CELL(C_EP));
+    r->cells_hash = r->ep.n ? 0 : cells_hash_of(r);
     opdb_span ds = CELL(C_DUR);
     r->numeric = opdb_py_float(ds.p, ds.n, &r->dur);
     if (!r->numeric) r->dur = 0.0;
@@ -309,21 +332,87 @@ static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o) 
 #undef CELL
 }
 
-/* Worker: every decoded row of a batch looked up in the published keys,
+/* A row's signature and hashes, for the rows no group was found for by
+ * their cells.  The signature of stripped cells is that of the cells as
+ * written (every rule strips first). */
+static void sign_row(os_out *o, os_row *r) {
+    char opbuf[512];
+    memcpy(opbuf, r->op.p, r->op.n);
+    opbuf[r->op.n] = '\0';
+    opdb_sig_cells sc = {r->cell[2], r->cell[3], r->cell[4], r->cell[5], r->cell[6], r->ep};
+    opdb_strbuf *sig = &o->scratch;
+    opdb_signature(&sc, opbuf, sig);
+    r->sig_off = o->sigs.n;
+    r->sig_len = sig->n;
+    opdb_sb_add(&o->sigs, sig->p, sig->n);
+    opdb_sb_addc(&o->sigs, '\0');
+    r->ophash = opdb_hash_bytes(opbuf, r->op.n, 9);
+    r->hash = opdb_hash_bytes(sig->p, sig->n, r->ophash);
+}
+
+/* Whether group key k was first seen with row r's op and signature cells
+ * (stored each up to its first NUL byte: a cell with one never matches). */
+static bool cells_match(const gkey *k, const os_row *r) {
+    if (k->cells_hash != r->cells_hash || k->opn != r->op.n || memcmp(k->op, r->op.p, r->op.n) != 0) return false;
+    const char *c = k->cells;
+    for (int b = 2; b < 7; b++) {
+        size_t n = strlen(c);
+        if (n != r->cell[b].n || memcmp(c, r->cell[b].p, n) != 0) return false;
+        c += n + 1;
+    }
+    return true;
+}
+
+/* Worker: the rows of a batch looked up by their cells; each row asks for
+ * its slot, then its key, then the key's cells AHEAD rows before they are
+ * read. */
+static void probe_cells(const os_job *J, os_out *o) {
+    enum { RING = 4 * AHEAD };
+    const opdb_pub_slots *s = atomic_load_explicit(&J->t->cells, memory_order_acquire);
+    size_t mask = s->nslots - 1, n = o->n;
+    const gkey *first[RING]; /* the key in each row's first slot */
+    for (size_t i = 0; i < n + 3 * AHEAD; i++) {
+        os_row *r;
+        if (i < n && (r = &o->v[i])->op.n && !r->ep.n) __builtin_prefetch(&s->slot[r->cells_hash & mask]);
+        if (i >= AHEAD && i - AHEAD < n) {
+            r = &o->v[i - AHEAD];
+            const gkey *k = r->op.n && !r->ep.n ? opdb_pub_slots_at(s, r->cells_hash & mask) : NULL;
+            if (k) __builtin_prefetch(k);
+            first[(i - AHEAD) % RING] = k;
+        }
+        if (i >= 2 * AHEAD && i - 2 * AHEAD < n) {
+            const gkey *k = first[(i - 2 * AHEAD) % RING];
+            if (k && k->cells_hash == o->v[i - 2 * AHEAD].cells_hash) __builtin_prefetch(k->cells);
+        }
+        if (i >= 3 * AHEAD) {
+            r = &o->v[i - 3 * AHEAD];
+            size_t j = r->cells_hash & mask;
+            for (const gkey *k = first[(i - 3 * AHEAD) % RING]; k; j = (j + 1) & mask, k = opdb_pub_slots_at(s, j)) {
+                if (cells_match(k, r)) {
+                    r->group = k->index + 1;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* Worker: every signed row of a batch (sig_len > 0: a signature has at
+ * least its separators) looked up in the published keys,
  * with the slot and then the key of the rows AHEAD further on requested
  * from memory before they are needed. */
 static void probe_batch(const os_job *J, os_out *o) {
     const opdb_pub_slots *s = atomic_load_explicit(&J->t->table, memory_order_acquire);
     size_t mask = s->nslots - 1, n = o->n;
     for (size_t i = 0; i < n + 2 * AHEAD; i++) {
-        if (i < n && o->v[i].op.n) __builtin_prefetch(&s->slot[o->v[i].hash & mask]);
-        if (i >= AHEAD && i - AHEAD < n && o->v[i - AHEAD].op.n) {
+        if (i < n && o->v[i].sig_len) __builtin_prefetch(&s->slot[o->v[i].hash & mask]);
+        if (i >= AHEAD && i - AHEAD < n && o->v[i - AHEAD].sig_len) {
             const void *k = opdb_pub_slots_at(s, o->v[i - AHEAD].hash & mask);
             if (k) prefetch_lines(k, 3); /* the key and its signature after it */
         }
         if (i >= 2 * AHEAD) {
             os_row *r = &o->v[i - 2 * AHEAD];
-            if (r->op.n) r->group = gprobe(J->t, r->op.p, r->op.n, o->sigs.p + r->sig_off, r->sig_len, r->hash);
+            if (r->sig_len) r->group = gprobe(J->t, r->op.p, r->op.n, o->sigs.p + r->sig_off, r->sig_len, r->hash);
         }
     }
 }
@@ -349,7 +438,9 @@ static void take(const os_job *J, const os_out *o) {
             for (int b = 0; b < 9; b++) total += r->cell[b].n + 1;
             char *d = opdb_arena_alloc(J->t->arena, total);
             g->first = d;
+            char *cells = NULL;
             for (int b = 0; b < 9; b++) {
+                if (b == 2) cells = d;
                 /* up to a NUL byte, as every reader of the C string sees it:
                  * the cells are found again by walking their terminators */
                 const char *nul = memchr(r->cell[b].p, '\0', r->cell[b].n);
@@ -357,6 +448,12 @@ static void take(const os_job *J, const os_out *o) {
                 memcpy(d, r->cell[b].p, n);
                 d[n] = '\0';
                 d += n + 1;
+            }
+            if (!r->ep.n) { /* findable by its cells from now on */
+                gkey *k = g->key;
+                k->cells = cells;
+                k->cells_hash = r->cells_hash;
+                opdb_pub_slots_place(atomic_load_explicit(&J->t->cells, memory_order_relaxed), k, k->cells_hash);
             }
         }
         g->count++;
@@ -402,8 +499,14 @@ static void os_work(opdb_batch *b, void *ctx) {
     int nf, rc;
     size_t off;
     while ((rc = opdb_csv_fast_next(&t, f, J->maxf, &nf, &off)) > 0) decode_row(J, f, nf, o);
-    if (rc < 0) b->anomaly = true;
-    else probe_batch(J, o);
+    if (rc < 0) {
+        b->anomaly = true;
+    } else {
+        probe_cells(J, o);
+        for (size_t i = 0; i < o->n; i++)
+            if (o->v[i].op.n && !o->v[i].group) sign_row(o, &o->v[i]);
+        probe_batch(J, o);
+    }
     free(f);
 }
 
@@ -437,7 +540,13 @@ static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned lon
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         opdb_batch_ops ops = {os_new, os_free, os_work, os_consume, &J};
         uint64_t resume = 0;
-        rc = opdb_batch_run(fd, start, n > 0 ? (int)n : 1, 2u << 20, &ops, &resume, err);
+        /* 2 MiB batches; a small file in 8 or more, so that it keeps the
+         * workers busy too and its later batches find earlier groups */
+        struct stat st;
+        size_t batch = 2u << 20;
+        if (fstat(fd, &st) == 0 && (size_t)st.st_size / 8 < batch)
+            batch = (size_t)st.st_size / 8 > (256u << 10) ? (size_t)st.st_size / 8 : 256u << 10;
+        rc = opdb_batch_run(fd, start, n > 0 ? (int)n : 1, batch, &ops, &resume, err);
         if (rc == 1) { /* quoting only the exact rules decide: re-read the rest exactly */
             opdb_byte_reader br;
             opdb_byte_reader_init(&br, fd, resume, 1 << 18);
@@ -450,6 +559,7 @@ static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned lon
                 o->n = 0;
                 opdb_sb_clear(&o->sigs);
                 decode_row(&J, f, nf, o);
+                if (o->n && o->v[0].op.n) sign_row(o, &o->v[0]);
                 take(&J, o);
             }
             if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);

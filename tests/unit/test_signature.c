@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "opdb/pystr.h"
 #include "opdb/signature.h"
 
 static void expect_same(const opdb_sig_cells *c, const char *op) {
@@ -216,6 +217,45 @@ static void test_rewrites_on_normal_cells(void **state) {
     }
 }
 
+/* opdb update signs profile rows from their stripped cells: the signature
+ * of a cell with whitespace around it must be that of the stripped cell. */
+static void test_stripped_cells_sign_alike(void **state) {
+    (void)state;
+    static const char *const pads[] = {"", " ", "\t", " \r\n", "\xc2\xa0", "\xe3\x80\x80 ", "\x1f", "\v\f"};
+    static const char *const ops[] = {"Add", "DispatchFFNCombine", "MatMulV2", "Index", "Slice", "FusedInferAttentionScore"};
+    enum { NPAD = sizeof pads / sizeof pads[0] };
+    char raw[6][300], cell[6][40];
+    for (int i = 0; i < 100000; i++) {
+        random_cell(cell[0], 24, true);
+        random_cell(cell[1], 20, false);
+        random_cell(cell[2], 20, false);
+        random_cell(cell[3], 24, true);
+        random_cell(cell[4], 20, false);
+        snprintf(cell[5], sizeof cell[5], "%s", i % 3 ? "16" : "");
+        opdb_span stripped[6], padded[6];
+        for (int c = 0; c < 6; c++) {
+            snprintf(raw[c], sizeof raw[c], "%s%s%s", pads[next_rand() % NPAD], cell[c], pads[next_rand() % NPAD]);
+            padded[c] = opdb_span_cstr(raw[c]);
+            stripped[c] = opdb_py_strip(padded[c]);
+        }
+        opdb_sig_cells a = {padded[0], padded[1], padded[2], padded[3], padded[4], padded[5]};
+        opdb_sig_cells b = {stripped[0], stripped[1], stripped[2], stripped[3], stripped[4], stripped[5]};
+        opdb_strbuf sa, sb;
+        opdb_sb_init(&sa);
+        opdb_sb_init(&sb);
+        const char *op = ops[i % (int)(sizeof ops / sizeof ops[0])];
+        opdb_signature(&a, op, &sa);
+        opdb_signature(&b, op, &sb);
+        if (sa.n != sb.n || memcmp(sa.p, sb.p, sa.n) != 0) {
+            print_error("op %s: cells [%s] [%s] [%s] [%s] [%s] [%s]\n  as written [%s]\n  stripped   [%s]\n", op, raw[0],
+                        raw[1], raw[2], raw[3], raw[4], raw[5], sa.p, sb.p);
+            fail();
+        }
+        opdb_sb_free(&sa);
+        opdb_sb_free(&sb);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_forms),
@@ -223,6 +263,7 @@ int main(void) {
         cmocka_unit_test(test_cell_scanners),
         cmocka_unit_test(test_many_slots),
         cmocka_unit_test(test_rewrites_on_normal_cells),
+        cmocka_unit_test(test_stripped_cells_sign_alike),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
