@@ -287,6 +287,11 @@ static void lazy_record(csvfile *f, const opdb_field *c, int nkept) {
         if (col < 0 || col >= nkept) {
             r.v[j] = opdb_span_make("", 0);
         } else if (c[col].n >= 2 && c[col].p[0] == '"') {
+            /* "x": x in place unless it holds (doubled) quotes */
+            if (!memchr(c[col].p + 1, '"', c[col].n - 2)) {
+                r.v[j] = opdb_span_make(c[col].p + 1, c[col].n - 2);
+                continue;
+            }
             char *d = opdb_arena_alloc(&f->ks.arena, c[col].n);
             r.v[j] = opdb_span_make(d, opdb_csv_unquote(c[col].p, c[col].n, d));
         } else {
@@ -817,9 +822,9 @@ static void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, con
     bool same_columns = f->buf && nc == f->fields.n;
     for (size_t i = 0; i < nc && same_columns; i++) same_columns = strcmp(cols->v[i], f->fields.v[i]) == 0;
     /* a patched row's values are far away: its aggregated row is asked for
-     * 32 rows ahead, the metric sums that row points at 16 rows ahead (most
+     * 64 rows ahead, the metric sums that row points at 32 rows ahead (most
      * rows are copied as read, in a fraction of a memory access's time) */
-    enum { AHEAD = 16 };
+    enum { AHEAD = 32 };
     size_t run_off = 0, run_len = 0; /* rows to copy as read, not yet written */
     const row_patch *patch = f->patch;
     size_t npatch = f->npatch; /* rows added later have none */
