@@ -30,6 +30,8 @@ opdb_span opdb_py_strip_chars(opdb_span s, const char *chars);
  * (hex floats, empty, junk).  Surrounding whitespace is allowed, so is `_`
  * between digits, inf/infinity/nan in any case. Correctly rounded. */
 bool opdb_py_float(const char *p, size_t n, double *out);
+/* Tests: when true, opdb_py_float skips its vector path for short decimals. */
+extern bool opdb_py_float_portable_only;
 
 /* The reference's parse_float: float() or 0.0 on failure. */
 static inline double opdb_py_float_or_zero(const char *p, size_t n) {

@@ -187,6 +187,53 @@ bool opdb_py_int(const char *p0, size_t n0, long long *out) {
     return true;
 }
 
+bool opdb_py_float_portable_only = false;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#include "core/load_tail.h"
+
+/* Byte shuffles: drop the byte at a position (the dot), and move n bytes
+ * to the top of the register with zeros below (0x80 selects zero). */
+static signed char k_drop[17][16], k_align[17][16];
+static bool k_cpu_short_decimal; /* the CPU has what short_decimal uses */
+
+__attribute__((constructor)) static void init_shuffles(void) {
+    k_cpu_short_decimal =
+        __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("popcnt");
+    for (int at = 0; at <= 16; at++)
+        for (int i = 0; i < 16; i++) {
+            k_drop[at][i] = (signed char)(i < at ? i : i + 1 < 16 ? i + 1 : 0x80);
+            k_align[at][i] = (signed char)(i >= 16 - at ? i - (16 - at) : 0x80);
+        }
+}
+
+/* `digits[.digits]` of at most 16 bytes and 15 digits (n > 0), without a
+ * loop over its bytes: digit and dot masks by compares, the dot dropped and
+ * the digits right-aligned by shuffles, their value by multiply-adds (pairs,
+ * then 4 digits, then 8).  False for any other text. */
+__attribute__((target("ssse3,sse4.1,popcnt"))) static bool short_decimal(const char *p, size_t n, uint64_t *mant,
+                                                                        size_t *frac) {
+    __m128i d = _mm_sub_epi8(opdb_load_tail16(p, n), _mm_set1_epi8('0'));
+    uint32_t all = n == 16 ? 0xFFFFu : (1u << n) - 1;
+    uint32_t digit = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d)) & all;
+    uint32_t dot = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_set1_epi8('.' - '0'))) & all;
+    int ndig = __builtin_popcount(digit);
+    if ((digit | dot) != all || __builtin_popcount(dot) > 1 || ndig == 0 || ndig > 15) return false;
+    int at = dot ? __builtin_ctz(dot) : 16;
+    d = _mm_shuffle_epi8(d, _mm_loadu_si128((const __m128i *)(const void *)k_drop[at]));
+    d = _mm_shuffle_epi8(d, _mm_loadu_si128((const __m128i *)(const void *)k_align[ndig]));
+    __m128i pairs = _mm_maddubs_epi16(d, _mm_set_epi8(1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10));
+    __m128i quads = _mm_madd_epi16(pairs, _mm_set_epi16(1, 100, 1, 100, 1, 100, 1, 100));
+    __m128i octs = _mm_madd_epi16(_mm_packus_epi32(quads, quads), _mm_set_epi16(1, 10000, 1, 10000, 1, 10000, 1, 10000));
+    *mant = (uint64_t)(uint32_t)_mm_cvtsi128_si32(octs) * 100000000u + (uint32_t)_mm_extract_epi32(octs, 1);
+    *frac = dot ? n - (size_t)at - 1 : 0;
+    return true;
+}
+
+static inline bool have_short_decimal(void) { return k_cpu_short_decimal && !opdb_py_float_portable_only; }
+#endif
+
 /* Single pass over the common shape `[-]digits[.digits]` (at most 19 digits
  * in all, so the integer cannot overflow); anything else, surrounding
  * whitespace included, takes the general path. */
@@ -194,6 +241,15 @@ bool opdb_py_float(const char *p, size_t n, double *out) {
     const char *q = p, *end = p + n;
     bool neg = q < end && *q == '-';
     q += neg;
+#if defined(__x86_64__) && defined(__GNUC__)
+    uint64_t m;
+    size_t fr;
+    if (q < end && end - q <= 16 && have_short_decimal() && short_decimal(q, (size_t)(end - q), &m, &fr)) {
+        double v = fr ? (double)m / k_pow10[fr] : (double)m;
+        *out = neg ? -v : v;
+        return true;
+    }
+#endif
     uint64_t mant = 0;
     const char *digits = q;
     while (q < end && (unsigned)(unsigned char)*q - '0' <= 9) mant = mant * 10 + (uint64_t)(*q++ - '0');

@@ -9,9 +9,7 @@
 #include <string.h>
 #include "opdb/pystr.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "core/load_tail.h"
 
 #define SEP '\x1f'
 #define LOCAL_SLOTS 64
@@ -212,29 +210,6 @@ static inline int bits16(uint32_t x) {
     return (int)((x + (x >> 8)) & 0x1Fu);
 }
 
-/* Bytes p[0..len) (0 < len < 16) in the low lanes, zeros above, read in
- * fixed-size pieces that stay inside the cell (x86 is little-endian). */
-static inline __m128i load_tail(const char *p, size_t len) {
-    uint64_t lo = 0, hi = 0;
-    if (len >= 8) {
-        memcpy(&lo, p, 8);
-        if (len > 8) {
-            uint64_t t;
-            memcpy(&t, p + len - 8, 8);
-            hi = t >> (8 * (16 - len));
-        }
-    } else if (len >= 4) {
-        uint32_t a, b;
-        memcpy(&a, p, 4);
-        memcpy(&b, p + len - 4, 4);
-        lo = a | (((uint64_t)b >> (8 * (8 - len))) << 32);
-    } else {
-        const unsigned char *u = (const unsigned char *)p;
-        lo = u[0] | (len > 1 ? (uint64_t)u[1] << 8 : 0) | (len > 2 ? (uint64_t)u[2] << 16 : 0);
-    }
-    return _mm_set_epi64x((long long)hi, (long long)lo);
-}
-
 static cell_form fast_cell_simd(opdb_span c, bool shape) {
     cell_form f = unquoted(c);
     if (f.normal) return f;
@@ -243,7 +218,7 @@ static cell_form fast_cell_simd(opdb_span c, bool shape) {
     int semis = 0;
     for (size_t i = 0; i < c.n; i += 16) {
         size_t len = c.n - i < 16 ? c.n - i : 16;
-        __m128i v = len == 16 ? _mm_loadu_si128((const __m128i *)(const void *)(c.p + i)) : load_tail(c.p + i, len);
+        __m128i v = opdb_load_tail16(c.p + i, len);
         uint32_t valid = len == 16 ? 0xFFFFu : (1u << len) - 1;
         /* signed compare: bytes >= 0x80 are negative, so "< 0x21" takes them too */
         uint32_t junk = mask_of(_mm_cmplt_epi8(v, _mm_set1_epi8(0x21))) | mask_of(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f))) |

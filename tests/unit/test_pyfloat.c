@@ -202,12 +202,14 @@ static void test_float_fast_path_matches_general(void **s) {
     const char alphabet[] = "0123456789000.-+e_ x";
     uint64_t st = 0x2545F4914F6CDD1DULL;
     int plain = 0;
-    for (int it = 0; it < 200000; it++) {
+    /* even rounds take the vector path for short decimals where the CPU has one, odd ones the loop */
+    for (int it = 0; it < 400000; it++) {
+        opdb_py_float_portable_only = it % 2;
         st ^= st << 13, st ^= st >> 7, st ^= st << 17;
         char text[40], spaced[41];
         size_t n = 1 + st % 26;
         uint64_t r = st;
-        bool decimal = it % 2 == 0; /* half: [-]digits[.digits] only */
+        bool decimal = it % 4 < 2; /* half: [-]digits[.digits] only */
         size_t o = 0;
         if (decimal && (r & 1)) text[o++] = '-';
         size_t dot = decimal ? (r >> 1) % (n + 1) : SIZE_MAX;
@@ -234,7 +236,8 @@ static void test_float_fast_path_matches_general(void **s) {
             }
         }
     }
-    assert_true(plain > 90000);
+    opdb_py_float_portable_only = false;
+    assert_true(plain > 180000);
 }
 
 static void test_float_rejects_empty_and_blank(void **s) {
