@@ -629,16 +629,11 @@ static void *fill_rows(void *arg) {
         agg_row *r = &J->rows[i];
         bool ep = J->ep_of_op[g->key->opid];
         r->lay = ep ? J->with_ep : J->plain;
-        const char *cell = g->first;
-        for (int b = 0; b < 8; b++, cell += strlen(cell) + 1) r->val[b] = cell;
-        r->val[1] = cell; /* Accelerator Core := Task Type (the 9th), keeping its position */
-        r->val[K_DUR] = NULL;
-        r->val[K_EP] = ep ? J->ep_text : NULL;
+        r->first = g->first;
+        r->ep = ep ? J->ep_text : NULL;
         r->no_numeric_sample = !g->have_min;
         r->dur = g->min;
         r->msum = J->with_metrics ? g->msum : NULL;
-        for (int k = 0; k < 5; k++) r->sig[k] = r->val[2 + k]; /* Input Shapes .. Output Data Types */
-        r->sig[5] = ep ? J->ep_text : "";
         r->samples = g->count;
         r->key_op = g->key->op;
         r->key_sig = g->key->sig;
@@ -728,9 +723,27 @@ const agg_op *op_summary_get(const op_summary_agg *a, const char *op) {
     return NULL;
 }
 
+/* Cell b (0..8) of a group's first-launch cells. */
+static const char *first_cell(const char *first, int b) {
+    for (; b > 0; b--) first += strlen(first) + 1;
+    return first;
+}
+
+const char *agg_str(const agg_row *r, int i) {
+    if (i == K_EP) return r->ep ? r->ep : "";
+    if (i < 0 || i > 7) return "";
+    return first_cell(r->first, i == 1 ? 8 : i); /* Accelerator Core := Task Type, in its position */
+}
+
+void agg_sig_cells(const agg_row *r, const char *out[6]) {
+    const char *c = first_cell(r->first, 2);
+    for (int k = 0; k < 5; k++, c += strlen(c) + 1) out[k] = c; /* Input Shapes .. Output Data Types */
+    out[5] = r->ep ? r->ep : "";
+}
+
 opdb_span agg_span(const agg_row *r, int i, char buf[400]) {
     int num = r->lay->num[i];
-    if (num < 0) return opdb_span_cstr(i < AGG_MAX_STR && r->val[i] ? r->val[i] : "");
+    if (num < 0) return opdb_span_cstr(agg_str(r, i));
     if (num == 0 && r->no_numeric_sample) return opdb_span_make("", 0);
     double x = num == 0 ? r->dur : r->msum ? r->msum[num - 1] / (double)r->samples : 0.0; /* the mean */
     if (x == 0 && !signbit(x)) return opdb_span_make("0.000000", 8); /* most counter means */

@@ -8,7 +8,6 @@
 #include "opdb/core.h"
 
 #define AGG_MAX_KEYS 40
-#define AGG_MAX_STR 10
 
 /* The keys of the aggregated rows, in insertion order like the reference's
  * dict; shared by every row of one layout (with or without EP Size). */
@@ -26,11 +25,12 @@ typedef struct agg_row {
     const char *key_op, *key_sig; /* the group's OP Type and signature (of the op_summary
                                    EP Size cell: not the row's own for DispatchFFNCombine) */
     size_t key_sig_len;
+    unsigned long long samples; /* launches aggregated */
+    const char *first;          /* the first launch's cells: base 8 and Task Type, stripped,
+                                   each NUL-terminated, back to back (agg_str) */
+    const char *ep;             /* EP Size (--dispatch-ffn-combine-ep-size), or NULL */
     bool no_numeric_sample;     /* every Task Duration was non-numeric (default mode):
                                    the duration's value is "" */
-    unsigned long long samples; /* launches aggregated */
-    const char *val[AGG_MAX_STR]; /* the string values (keys with num -1 come first) */
-    const char *sig[6];         /* Input Shapes .. Output Data Types, EP Size (aliases of val) */
 } agg_row;
 
 #define AGG_K_DUR 8 /* the position of "Average Duration(us)" in every layout */
@@ -65,6 +65,10 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
                          opdb_err *err);
 void op_summary_free(op_summary_agg *a);
 const agg_op *op_summary_get(const op_summary_agg *a, const char *op);
+/* String key i of r's layout (num -1): a first-launch cell, or EP Size. */
+const char *agg_str(const agg_row *r, int i);
+/* Input Shapes .. Output Data Types and EP Size ("" when none) of r. */
+void agg_sig_cells(const agg_row *r, const char *out[6]);
 /* The string value of key i ("%.6f" of numbers, rendered into buf). */
 const char *agg_val(const agg_row *r, int i, char buf[400]);
 const char *agg_get(const agg_row *r, const char *key, char buf[400]); /* "" when absent */

@@ -400,8 +400,10 @@ static void sig_of_drow(const csvfile *f, const drow *r, const ids *id, const ch
 }
 
 static void sig_of_agg(const agg_row *r, const char *op, opdb_strbuf *out, bool display) {
-    opdb_sig_cells c = {opdb_span_cstr(r->sig[0]), opdb_span_cstr(r->sig[1]), opdb_span_cstr(r->sig[2]),
-                        opdb_span_cstr(r->sig[3]), opdb_span_cstr(r->sig[4]), opdb_span_cstr(r->sig[5])};
+    const char *sc[6];
+    agg_sig_cells(r, sc);
+    opdb_sig_cells c = {opdb_span_cstr(sc[0]), opdb_span_cstr(sc[1]), opdb_span_cstr(sc[2]),
+                        opdb_span_cstr(sc[3]), opdb_span_cstr(sc[4]), opdb_span_cstr(sc[5])};
     if (display) opdb_signature_display(&c, out);
     else opdb_signature(&c, op, out);
 }
