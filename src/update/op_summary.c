@@ -309,13 +309,13 @@ static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o) 
         o->v = opdb_xrealloc(o->v, o->cap * sizeof *o->v);
     }
     os_row *r = &o->v[o->n++];
+    r->group = 0; /* probe_cells, probe_batch */
+    r->sig_len = 0; /* unsigned: every later pass skips the row (the array is reused) */
     r->op = opdb_py_strip(CELL(C_OPTYPE));
     if (r->op.n == 0 || r->op.n >= 512) {
         r->op.n = 0;
         return;
     }
-    r->group = 0; /* probe_cells, probe_batch */
-    r->sig_len = 0;
     for (int b = 0; b < 8; b++) r->cell[b] = opdb_py_strip(CELL(C_BASE0 + b));
     r->cell[8] = opdb_py_strip(CELL(C_TASKTYPE));
     r->ep = opdb_py_strip(CELL(C_EP));
