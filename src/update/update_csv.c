@@ -320,6 +320,10 @@ static int load_fast(const char *path, csvfile *f, size_t len, opdb_err *err) {
     size_t prev = SIZE_MAX; /* start of the previous record */
     while ((rc = opdb_csv_fast_skim(&t, f->scratch, keep, &nc, &off, &quote_after)) > 0) {
         if (prev != SIZE_MAX) close_record(f, prev, off);
+        if (f->n == 1 && off > prev && f->cap < 2 * (len / (off - prev))) { /* rows like the first: room for all */
+            f->cap = 2 * (len / (off - prev)) + 16;
+            f->rows = opdb_xrealloc(f->rows, f->cap * sizeof *f->rows);
+        }
         int nkept = nc < keep ? nc : keep;
         lazy_record(f, f->scratch, nkept);
         f->rows[f->n - 1].raw_ok = record_fields_ok(f, f->scratch, nkept, nc, quote_after);
