@@ -327,8 +327,8 @@ __attribute__((target("avx2,popcnt"))) static size_t find_quote_or_eol_avx2(cons
  * before its end: no quote means no quoting state and nothing the block scan
  * could find wrong, so a search for the first quote or line end (and a count
  * of the commas before it) stands in for the block scan.  Adds the cells to
- * *n, sets *eol to the record's terminator and restarts the block scan after
- * it.  False (nothing changed) when a quote, or the end of the input, comes
+ * *n and sets *eol to the record's terminator (the caller restarts the block
+ * scan after it).  False (nothing changed) when a quote, or the end of the input, comes
  * first, or the scan is inside quotes: the block scan goes on as before. */
 static inline bool skip_ahead(opdb_csv_fast *t, int *n, size_t *eol) {
 #if OPDB_FAST_AVX2

@@ -539,25 +539,6 @@ static void add_slots(opdb_strbuf *out, opdb_span attrs, int nattr, int k) {
     opdb_sb_add(out, attrs.p, k > 0 ? i : 0);
 }
 
-/* Every cell in normal form, no rewrites: the shapes as they are, each
- * attribute cell cut to as many slots as its shapes have. */
-static void signature_fast(const opdb_sig_cells *c, const char *op, const cell_form *f, opdb_strbuf *out) {
-    opdb_sb_clear(out);
-    opdb_sb_add(out, f[0].c.p, f[0].c.n);
-    opdb_sb_addc(out, SEP);
-    add_slots(out, f[1].c, f[1].n, f[0].n);
-    opdb_sb_addc(out, SEP);
-    add_slots(out, f[2].c, f[2].n, f[0].n);
-    opdb_sb_addc(out, SEP);
-    opdb_sb_add(out, f[3].c.p, f[3].c.n);
-    opdb_sb_addc(out, SEP);
-    add_slots(out, f[4].c, f[4].n, f[3].n);
-    if (strcmp(op, "DispatchFFNCombine") == 0) {
-        opdb_span ep = opdb_py_strip(c->ep_size);
-        opdb_sb_addc(out, SEP);
-        opdb_sb_add(out, ep.p, ep.n);
-    }
-}
 
 /* Slot k (< f->n) of a cell in normal form. */
 static opdb_span slot_at(const cell_form *f, int k) {
@@ -703,19 +684,27 @@ static void add_aligned_attrs(opdb_strbuf *out, opdb_span shapes, opdb_span attr
     if (out->p) out->p[keep] = '\0';
 }
 
-/* signature_fast where a shape cell has empty slots. */
-static void signature_gaps(const opdb_sig_cells *c, const char *op, const cell_form *f, opdb_strbuf *out) {
+/* The attribute cell a aligned with the shape cell sh (both as classified). */
+static void add_attrs(opdb_strbuf *out, const cell_form *sh, const cell_form *a, bool gaps) {
+    if (gaps) add_aligned_attrs(out, sh->c, a->c);
+    else add_slots(out, a->c, a->n, sh->n);
+}
+
+/* No rewrites, attribute cells in normal form, shape cells in normal form
+ * (gaps: or with empty slots): the shapes as they are (trailing empty slots
+ * dropped), each attribute cell cut to the slots its shapes have. */
+static void signature_fast(const opdb_sig_cells *c, const char *op, const cell_form *f, bool gaps, opdb_strbuf *out) {
     opdb_span in = trailing_gaps_dropped(f[0].c), os = trailing_gaps_dropped(f[3].c);
     opdb_sb_clear(out);
     opdb_sb_add(out, in.p, in.n);
     opdb_sb_addc(out, SEP);
-    add_aligned_attrs(out, f[0].c, f[1].c);
+    add_attrs(out, &f[0], &f[1], gaps);
     opdb_sb_addc(out, SEP);
-    add_aligned_attrs(out, f[0].c, f[2].c);
+    add_attrs(out, &f[0], &f[2], gaps);
     opdb_sb_addc(out, SEP);
     opdb_sb_add(out, os.p, os.n);
     opdb_sb_addc(out, SEP);
-    add_aligned_attrs(out, f[3].c, f[4].c);
+    add_attrs(out, &f[3], &f[4], gaps);
     if (strcmp(op, "DispatchFFNCombine") == 0) {
         opdb_span ep = opdb_py_strip(c->ep_size);
         opdb_sb_addc(out, SEP);
@@ -763,11 +752,11 @@ void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *ou
     cell_form f[5] = {fast_cell(c->in_shapes, true), fast_cell(c->in_dtypes, false), fast_cell(c->in_formats, false),
                       fast_cell(c->out_shapes, true), fast_cell(c->out_dtypes, false)};
     bool attrs = f[1].normal && f[2].normal && f[4].normal, normal = attrs && f[0].normal && f[3].normal;
-    if (normal && !rules->rewrites) signature_fast(c, op, f, out);
+    if (normal && !rules->rewrites) signature_fast(c, op, f, false, out);
     else if (normal && signature_fast_rewrites(op, f, out)) return;
     else if (attrs && !rules->rewrites && (f[0].normal || shapes_with_gaps(f[0].c)) &&
              (f[3].normal || shapes_with_gaps(f[3].c)))
-        signature_gaps(c, op, f, out);
+        signature_fast(c, op, f, true, out);
     else signature_rules(c, op, f, out);
 }
 
