@@ -136,6 +136,75 @@ run_case() {
     ((maxrss > 0)) && R_RSS[$key]=$maxrss
 }
 
+# Cases that take turns (bench_case, then run_cases_interleaved): round r
+# runs every case once, in the order they were declared, so a host that
+# slows down or speeds up for a while weighs on every case alike (the
+# cases of run_case run in blocks, one after the other).
+#   R_ALL[KEY]    every timed run's seconds, in round order
+declare -A C_LABEL C_PREP C_CMD R_ALL
+CASES=()
+
+# bench_case KEY LABEL PREPARE -- CMD...: declare a case
+bench_case() {
+    local key=$1
+    C_LABEL[$key]=$2
+    C_PREP[$key]=$3
+    shift 4 # skip "--"
+    C_CMD[$key]=$(printf '%q ' "$@")
+    CASES+=("$key")
+}
+
+# run_cases_interleaved: one warm-up round, then REPS timed rounds of every
+# declared case (a case stops at its first failure); progress on stderr;
+# sets R_*[KEY] for each case and appends them to ORDER
+run_cases_interleaved() {
+    local key r
+    local -A best maxrss
+    for key in "${CASES[@]}"; do
+        ORDER+=("$key")
+        R_LABEL[$key]=${C_LABEL[$key]}
+        R_RC[$key]=0 R_RSS[$key]="" R_TIME[$key]="" R_ALL[$key]=""
+        best[$key]="" maxrss[$key]=0
+    done
+    for ((r = 0; r <= REPS; r++)); do # round 0 is the warm-up
+        if ((r == 0)); then printf '  warm-up round:' >&2; else printf '  round %d:' "$r" >&2; fi
+        for key in "${CASES[@]}"; do
+            [[ ${R_RC[$key]} == 0 ]] || continue
+            eval "set -- ${C_CMD[$key]}"
+            run_once "$key" "${C_PREP[$key]}" "$@"
+            if ((T_RC != 0)); then
+                R_RC[$key]=$T_RC
+                printf ' %s FAILED (exit %s);' "$key" "$T_RC" >&2
+                continue
+            fi
+            printf ' %s %.3f' "$key" "$T_SEC" >&2
+            if [[ -n $T_RSS ]] && ((T_RSS > maxrss[$key])); then maxrss[$key]=$T_RSS; fi
+            ((r == 0)) && continue
+            R_ALL[$key]+="${R_ALL[$key]:+ }$T_SEC"
+            if [[ -z ${best[$key]} ]] || awk -v a="$T_SEC" -v b="${best[$key]}" 'BEGIN { exit !(a < b) }'; then
+                best[$key]=$T_SEC
+            fi
+        done
+        printf '\n' >&2
+    done
+    for key in "${CASES[@]}"; do
+        R_TIME[$key]=${best[$key]}
+        ((maxrss[$key] > 0)) && R_RSS[$key]=${maxrss[$key]}
+    done
+}
+
+# bench_round_ratios KEY REF_KEY: the per-round ratios KEY / REF_KEY (same
+# round, run back to back), as "min median max"
+bench_round_ratios() {
+    awk -v a="${R_ALL[$1]}" -v b="${R_ALL[$2]}" 'BEGIN {
+        n = split(a, x, " "); m = split(b, y, " "); if (m < n) n = m
+        for (i = 1; i <= n; i++) q[i] = x[i] / y[i]
+        for (i = 2; i <= n; i++) { v = q[i]; for (j = i - 1; j >= 1 && q[j] > v; j--) q[j + 1] = q[j]; q[j + 1] = v }
+        med = (n % 2) ? q[(n + 1) / 2] : (q[n / 2] + q[n / 2 + 1]) / 2
+        printf "%.2f %.2f %.2f", q[1], med, q[n]
+    }'
+}
+
 # ------------------------------------------------------------ report
 # bench_mb BYTES: BYTES / 1e6 with one decimal
 bench_mb() {

@@ -5,8 +5,10 @@
 #
 # Generates (once; reused while complete and the generator has not been
 # rebuilt) a synthetic database of 40 per-operator CSVs and 4 msprof PROF_*
-# folders with gen_update_inputs, then measures, after one warm-up run each
-# (so the inputs sit in the page cache), the best wall time of N runs of:
+# folders with gen_update_inputs, then measures, after one warm-up round
+# (so the inputs sit in the page cache), the best wall time of N rounds of
+# (the cases take turns within a round, so a host that is slower for a while
+# weighs on all of them alike):
 #   opdb update --prof-path PROF --database-path COPY
 #       COPY is a fresh copy of the pristine database, made before every
 #       run (not timed); peak RSS from /usr/bin/time -v
@@ -15,8 +17,9 @@
 #       the database CSVs to new files in a fresh folder (cat db/X.csv >
 #       new/X.csv for each)
 # and prints input bytes, rows, wall seconds, MB/s (input bytes / 1e6 / s),
-# peak RSS (MiB) and the time ratio opdb / floor.  Target checked (reported,
-# not enforced): opdb update time <= 3x the floor.
+# peak RSS (MiB) and the time ratio opdb / floor (best / best).  Target
+# checked (reported, not enforced): opdb update time <= 3x the floor.  Also
+# printed: the ratio of the two runs of each round (min, median, max).
 # Also reported for information: the floor with the written files fsync'ed
 # (opdb replaces every CSV it rewrites through temp file + fsync + rename).
 #
@@ -25,14 +28,14 @@
 #
 # Environment:
 #   OPDB_BENCH_DIR        work dir (default /tmp/opdb-bench; this uses .../update)
-#   OPDB_BENCH_REPS       timed runs per case (default 3; best is reported)
+#   OPDB_BENCH_REPS       timed rounds (default 5; best of each case is reported)
 #   OPDB_BENCH_DB_ROWS    rows per database CSV (default 25000)
 #   OPDB_BENCH_PROF_ROWS  op_summary rows over all PROF folders (default 1000000)
 #   OPDB_BENCH_STRICT     if 1, exit 1 when opdb fails or misses the target
 #
 # Exit status: 0 (it is a report), 2 on bad usage / missing binaries.
 
-# shellcheck disable=SC2317  # prepare_* / floor_* are called through run_case
+# shellcheck disable=SC2317  # prepare_* / floor_* are called through run_cases_interleaved
 set -u -o pipefail
 export LC_ALL=C
 # shellcheck source-path=SCRIPTDIR source=lib.sh disable=SC1091
@@ -40,7 +43,7 @@ export LC_ALL=C
 bench_init update.sh 22
 
 BUILD_DIR=${1:-build}
-REPS=${OPDB_BENCH_REPS:-3}
+REPS=${OPDB_BENCH_REPS:-5}
 DB_ROWS=${OPDB_BENCH_DB_ROWS:-25000}
 PROF_ROWS=${OPDB_BENCH_PROF_ROWS:-1000000}
 WORK=${OPDB_BENCH_DIR:-/tmp/opdb-bench}/update
@@ -112,7 +115,7 @@ DB_DATA_ROWS=$((DB_LINES - ${#DB_FILES[@]}))
 NONCAT=(Cast Mul TransData ZerosLike)
 
 # ------------------------------------------------------------ measuring
-# run_case KEY LABEL PREPARE -- CMD...  (bench/lib.sh)
+# bench_case KEY LABEL PREPARE -- CMD...  (bench/lib.sh)
 prepare_update() { # fresh copy of the pristine database (not timed)
     rm -rf "$RUN" && cp -r "$DB" "$RUN"
 }
@@ -135,7 +138,7 @@ floor_fsync_cmd() { # same, each written file fsync'ed
     done
 }
 
-echo "opdb update benchmark: best of $REPS after 1 warm-up"
+echo "opdb update benchmark: best of $REPS rounds after 1 warm-up round (the cases take turns)"
 bench_machine_line
 SRC=$(cd "$(dirname "$0")/.." && git describe --always --dirty 2>/dev/null)
 echo "opdb: $OPDB (built $(date -r "$OPDB" '+%Y-%m-%d %H:%M:%S')${SRC:+; source tree $SRC})"
@@ -151,10 +154,11 @@ cat "${PROF_FILES[@]}" "${DB_FILES[@]}" >/dev/null
 
 echo "timing runs (seconds):" >&2
 # (a fixed report timestamp: every run writes the same report file name)
-OPDB_REPORT_TIMESTAMP=20260101_000000 run_case opdb "opdb update" prepare_update -- \
-    "$OPDB" update --prof-path "$PROF" --database-path "$RUN"
-run_case floor "floor (cat)" prepare_floor -- floor_cmd
-run_case floor_fsync "floor + fsync (info)" prepare_floor -- floor_fsync_cmd
+export OPDB_REPORT_TIMESTAMP=20260101_000000
+bench_case opdb "opdb update" prepare_update -- "$OPDB" update --prof-path "$PROF" --database-path "$RUN"
+bench_case floor "floor (cat)" prepare_floor -- floor_cmd
+bench_case floor_fsync "floor + fsync (info)" prepare_floor -- floor_fsync_cmd
+run_cases_interleaved
 rm -rf "$FLOOR_OUT"
 
 # ------------------------------------------------------------ report
@@ -196,6 +200,8 @@ else
         r = a / b; printf "%.2fx  (%.3f s / %.3f s; target <= 3x: %s)", r, a, b, (r <= 3 ? "PASS" : "MISS") }')
     [[ $res == *MISS* ]] && miss=1
     printf '%-34s %s\n' "opdb update time / floor time:" "$res"
+    read -r rmin rmed rmax < <(bench_round_ratios opdb floor)
+    printf '%-34s %s\n' "same round opdb / floor:" "median ${rmed}x (min ${rmin}x, max ${rmax}x; $REPS rounds)"
 fi
 if [[ ${R_RC[opdb]} == 0 && -n ${R_RSS[opdb]} ]]; then
     printf '%-34s %s MiB\n' "opdb update peak RSS:" "$(awk -v k="${R_RSS[opdb]}" 'BEGIN { printf "%.1f", k / 1024 }')"

@@ -30,6 +30,9 @@ opdb_span opdb_py_strip_chars(opdb_span s, const char *chars);
  * (hex floats, empty, junk).  Surrounding whitespace is allowed, so is `_`
  * between digits, inf/infinity/nan in any case. Correctly rounded. */
 bool opdb_py_float(const char *p, size_t n, double *out);
+/* opdb_py_float for text followed by at least 16 readable bytes (p[0..n+16)
+ * may be read; the bytes past n never change the result). */
+bool opdb_py_float_padded(const char *p, size_t n, double *out);
 /* Tests: when true, opdb_py_float skips its vector path for short decimals. */
 extern bool opdb_py_float_portable_only;
 

@@ -232,7 +232,36 @@ __attribute__((target("ssse3,sse4.1,popcnt"))) static bool short_decimal(const c
 }
 
 static inline bool have_short_decimal(void) { return k_cpu_short_decimal && !opdb_py_float_portable_only; }
+
+/* short_decimal for text with 16 readable bytes from p: one load, no
+ * branches on the length (bytes past n are masked off, never used). */
+__attribute__((target("ssse3,sse4.1,popcnt"))) static bool short_decimal_padded(const char *p, size_t n,
+                                                                               double *out) {
+    __m128i d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), _mm_set1_epi8('0'));
+    uint32_t all = (1u << n) - 1; /* n <= 16 */
+    uint32_t digit = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d)) & all;
+    uint32_t dot = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_set1_epi8('.' - '0'))) & all;
+    int ndig = __builtin_popcount(digit);
+    if ((digit | dot) != all || (dot & (dot - 1)) || ndig == 0 || ndig > 15) return false;
+    int at = dot ? __builtin_ctz(dot) : 16;
+    d = _mm_shuffle_epi8(d, _mm_loadu_si128((const __m128i *)(const void *)k_drop[at]));
+    d = _mm_shuffle_epi8(d, _mm_loadu_si128((const __m128i *)(const void *)k_align[ndig]));
+    __m128i pairs = _mm_maddubs_epi16(d, _mm_set_epi8(1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10));
+    __m128i quads = _mm_madd_epi16(pairs, _mm_set_epi16(1, 100, 1, 100, 1, 100, 1, 100));
+    __m128i octs = _mm_madd_epi16(_mm_packus_epi32(quads, quads), _mm_set_epi16(1, 10000, 1, 10000, 1, 10000, 1, 10000));
+    uint64_t m = (uint64_t)(uint32_t)_mm_cvtsi128_si32(octs) * 100000000u + (uint32_t)_mm_extract_epi32(octs, 1);
+    size_t fr = dot ? n - (size_t)at - 1 : 0;
+    *out = fr ? (double)m / k_pow10[fr] : (double)m;
+    return true;
+}
 #endif
+
+bool opdb_py_float_padded(const char *p, size_t n, double *out) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (n && n < 16 && *p != '-' && have_short_decimal() && short_decimal_padded(p, n, out)) return true;
+#endif
+    return opdb_py_float(p, n, out);
+}
 
 /* Single pass over the common shape `[-]digits[.digits]` (at most 19 digits
  * in all, so the integer cannot overflow); anything else, surrounding

@@ -8,14 +8,47 @@
 
 __extension__ typedef unsigned __int128 u128;
 
+static const char k_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                 "8081828384858687888990919293949596979899";
+
+/* v in decimal at o, two digits per division, written from its last digit
+ * back (no copy); returns the end. */
+static char *put_uint(char *o, uint64_t v) {
+    int n = 1;
+    for (uint64_t t = v; t >= 10; t /= 10) n++;
+    char *p = o + n;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        p -= 2;
+        memcpy(p, k_pairs + 2 * r, 2);
+    }
+    if (v >= 10) memcpy(p - 2, k_pairs + 2 * v, 2);
+    else p[-1] = (char)('0' + v);
+    return o + n;
+}
+
+/* The last d digits of v (leading zeros kept) at o[0..d). */
+static void put_digits(char *o, uint32_t v, int d) {
+    if (d == 6) {
+        memcpy(o, k_pairs + 2 * (v / 10000), 2);
+        memcpy(o + 2, k_pairs + 2 * (v / 100 % 100), 2);
+        memcpy(o + 4, k_pairs + 2 * (v % 100), 2);
+        return;
+    }
+    for (char *p = o + d; p > o; v /= 10) *--p = (char)('0' + v % 10);
+}
+
 /* Exact "%.<d>f" for |x| * 10^d < 1.8e19 and d <= 9: x = m * 2^e, so x * 10^d is the
  * integer m * 10^d shifted right by -e; the bits shifted out decide the
  * rounding, half to even, as glibc does on the exact binary value.
  * Returns 0 when out of range (the caller falls back to snprintf). */
 static size_t fixed_exact(char *buf, size_t cap, double x, int d) {
     static const uint64_t p10[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+    static const double limit[10] = {1.8e19, 1.8e18, 1.8e17, 1.8e16, 1.8e15, 1.8e14, 1.8e13, 1.8e12, 1.8e11, 1.8e10};
     double a = fabs(x);
-    if (d < 0 || d > 9 || cap < 40 || !(a < 1.8e19 / (double)p10[d])) return 0; /* q must fit 64 bits */
+    if (d < 0 || d > 9 || cap < 40 || !(a < limit[d])) return 0; /* q must fit 64 bits */
     uint64_t bits;
     memcpy(&bits, &a, sizeof bits);
     int biased = (int)((bits >> 52) & 0x7ff);
@@ -43,33 +76,24 @@ static size_t fixed_exact(char *buf, size_t cap, double x, int d) {
             q = (uint64_t)qq;
         }
     }
-    static const char k_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                     "8081828384858687888990919293949596979899";
-    char digits[32]; /* least significant first */
-    int nd = 0;
-    while (q >= 100) { /* two digits per division */
-        unsigned r = (unsigned)(q % 100);
-        q /= 100;
-        digits[nd++] = k_pairs[2 * r + 1];
-        digits[nd++] = k_pairs[2 * r];
-    }
-    if (q >= 10) {
-        digits[nd++] = k_pairs[2 * q + 1];
-        digits[nd++] = k_pairs[2 * q];
+    char *o = buf;
+    if (signbit(x)) *o++ = '-';
+    uint64_t ip, fp; /* integer and fraction digits */
+    if (d == 6) { /* the database's format: divisions by constants */
+        ip = q / 1000000;
+        fp = q % 1000000;
     } else {
-        digits[nd++] = (char)('0' + q);
+        ip = q / p10[d];
+        fp = q - ip * p10[d];
     }
-    while (nd < d + 1) digits[nd++] = '0';
-    size_t o = 0;
-    if (signbit(x)) buf[o++] = '-';
-    for (int i = nd - 1; i >= d; i--) buf[o++] = digits[i];
+    o = put_uint(o, ip);
     if (d) {
-        buf[o++] = '.';
-        for (int i = d - 1; i >= 0; i--) buf[o++] = digits[i];
+        *o++ = '.';
+        put_digits(o, (uint32_t)fp, d);
+        o += d;
     }
-    buf[o] = '\0';
-    return o;
+    *o = '\0';
+    return (size_t)(o - buf);
 }
 
 size_t opdb_py_fmt_fixed(char *buf, size_t cap, double x, int decimals) {

@@ -91,7 +91,8 @@ static int fill(reader *r, opdb_batch *b, opdb_err *err) {
     if (b->cap < r->batch_size || b->cap < r->carry.n * 2) {
         size_t cap = r->batch_size > r->carry.n * 2 ? r->batch_size : r->carry.n * 2;
         free(b->data);
-        b->data = opdb_xmalloc(cap);
+        b->data = opdb_xmalloc(cap + OPDB_BATCH_PAD);
+        memset(b->data + cap, 0, OPDB_BATCH_PAD);
         b->cap = cap;
     }
     b->file_off = r->off - r->carry.n;
@@ -126,7 +127,8 @@ static int fill(reader *r, opdb_batch *b, opdb_err *err) {
         }
         /* One record longer than the buffer: grow and read on. */
         b->cap *= 2;
-        b->data = opdb_xrealloc(b->data, b->cap);
+        b->data = opdb_xrealloc(b->data, b->cap + OPDB_BATCH_PAD);
+        memset(b->data + b->cap, 0, OPDB_BATCH_PAD);
     }
 }
 

@@ -13,8 +13,12 @@
 #include <stdint.h>
 #include "opdb/core.h"
 
+/* Readable bytes after data[len] in every batch (not part of the batch):
+ * a cell's number can be loaded 16 bytes at a time. */
+#define OPDB_BATCH_PAD 16
+
 typedef struct opdb_batch {
-    char *data;          /* record-aligned bytes; workers may rewrite them in place */
+    char *data;          /* record-aligned bytes, OPDB_BATCH_PAD more allocated; workers may rewrite them in place */
     size_t len, cap;
     uint64_t file_off;   /* file offset of data[0] */
     bool anomaly;        /* set by `work` when the fast path cannot decide */

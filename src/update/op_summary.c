@@ -301,7 +301,15 @@ static uint64_t cells_hash_of(const os_row *r) {
     return h;
 }
 
-static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o) {
+/* A number cell's value: cells inside [lo, hi], a batch with
+ * OPDB_BATCH_PAD bytes after it, are read 16 bytes at a time. */
+static inline bool cell_float(opdb_span c, const char *lo, const char *hi, double *v) {
+    if ((uintptr_t)c.p - (uintptr_t)lo <= (uintptr_t)hi - (uintptr_t)lo) return opdb_py_float_padded(c.p, c.n, v);
+    return opdb_py_float(c.p, c.n, v);
+}
+
+/* lo..hi: the batch the fields point into (NULL, NULL: no padding known). */
+static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o, const char *lo, const char *hi) {
     const int *col = J->col;
 #define CELL(c) (col[c] >= 0 && col[c] < nf ? opdb_span_make(f[col[c]].p, f[col[c]].n) : opdb_span_make("", 0))
     if (o->n == o->cap) {
@@ -321,13 +329,14 @@ static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o) 
     r->ep = opdb_py_strip(CELL(C_EP));
     r->cells_hash = r->ep.n ? 0 : cells_hash_of(r);
     opdb_span ds = CELL(C_DUR);
-    r->numeric = opdb_py_float(ds.p, ds.n, &r->dur);
+    r->numeric = cell_float(ds, lo, hi, &r->dur);
     if (!r->numeric) r->dur = 0.0;
     for (int m = 0; m < OPDB_NMETRICS; m++) {
         opdb_span ms = CELL(C_METRIC0 + m);
         /* half the counters of a row are those of the other core type: 0 */
         bool zero = (ms.n == 1 && ms.p[0] == '0') || (ms.n == 3 && ms.p[0] == '0' && ms.p[1] == '.' && ms.p[2] == '0');
-        r->metric[m] = zero ? 0.0 : opdb_py_float_or_zero(ms.p, ms.n);
+        double v = 0.0;
+        r->metric[m] = zero || !cell_float(ms, lo, hi, &v) ? 0.0 : v;
     }
 #undef CELL
 }
@@ -498,7 +507,7 @@ static void os_work(opdb_batch *b, void *ctx) {
     opdb_field *f = opdb_xmalloc((size_t)J->maxf * sizeof *f);
     int nf, rc;
     size_t off;
-    while ((rc = opdb_csv_fast_next(&t, f, J->maxf, &nf, &off)) > 0) decode_row(J, f, nf, o);
+    while ((rc = opdb_csv_fast_next(&t, f, J->maxf, &nf, &off)) > 0) decode_row(J, f, nf, o, b->data, b->data + b->len);
     if (rc < 0) {
         b->anomaly = true;
     } else {
@@ -558,7 +567,7 @@ static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned lon
             while ((rc = opdb_csv_exact_next(&x, f, J.maxf, &nf, false)) > 0) {
                 o->n = 0;
                 opdb_sb_clear(&o->sigs);
-                decode_row(&J, f, nf, o);
+                decode_row(&J, f, nf, o, NULL, NULL);
                 if (o->n && o->v[0].op.n) sign_row(o, &o->v[0]);
                 take(&J, o);
             }

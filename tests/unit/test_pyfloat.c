@@ -240,6 +240,40 @@ static void test_float_fast_path_matches_general(void **s) {
     assert_true(plain > 180000);
 }
 
+/* The padded entry reads 16 bytes from the text's start whatever its
+ * length: what follows the text (digits, dots, junk) must never change the
+ * result, which is opdb_py_float's. */
+static void test_float_padded_matches_plain(void **s) {
+    (void)s;
+    const char alphabet[] = "0123456789000..-+e_ x";
+    uint64_t st = 0x9E3779B97F4A7C15ULL;
+    int fast = 0;
+    for (int it = 0; it < 400000; it++) {
+        st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+        char text[64];
+        size_t n = st % 20; /* 0..19: both sides of the 16-byte limit */
+        bool decimal = it % 4 < 3;
+        size_t dot = decimal ? (st >> 8) % (n + 2) : SIZE_MAX;
+        for (size_t i = 0; i < sizeof text; i++) {
+            st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+            /* the bytes after the text: digits and dots, as a following cell could be */
+            text[i] = i < n && !decimal ? alphabet[st % (sizeof alphabet - 1)]
+                      : i == dot      ? '.'
+                                      : (char)(i >= n && st % 3 == 0 ? ".,-"[st % 3] : '0' + (char)(st % 10));
+        }
+        if (decimal && n && it % 8 == 1) text[0] = '-';
+        double a = 0, b = 0;
+        bool ka = opdb_py_float(text, n, &a), kb = opdb_py_float_padded(text, n, &b);
+        if (ka != kb || (ka && memcmp(&a, &b, sizeof a) != 0)) {
+            print_error("'%.*s' (+ '%.*s'): plain %d %.17g, padded %d %.17g\n", (int)n, text, 16, text + n, ka, a, kb,
+                        b);
+            fail();
+        }
+        fast += ka && n < 16 && decimal;
+    }
+    assert_true(fast > 150000);
+}
+
 static void test_float_rejects_empty_and_blank(void **s) {
     (void)s;
     expect_float_rejected("");
@@ -552,6 +586,7 @@ int main(void) {
         cmocka_unit_test(test_float_rejects_hex_and_incomplete),
         cmocka_unit_test(test_float_rejects_junk),
         cmocka_unit_test(test_float_fast_path_matches_general),
+        cmocka_unit_test(test_float_padded_matches_plain),
         cmocka_unit_test(test_float_rejects_ascii_separator_controls),
         cmocka_unit_test(test_float_rejects_embedded_nul),
         cmocka_unit_test(test_float_or_zero_on_failure),
