@@ -1,7 +1,6 @@
 /* The CPU replay backend: host buffers, OpenBLAS + OpenMP kernels on a fixed
  * number of pinned OpenMP threads, CLOCK_MONOTONIC timing, LLC eviction by sweeping
  * a buffer of twice the last-level cache. */
-#include <cblas.h>
 #include <omp.h>
 #include <sched.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "replay/cpu/blas.h"
 #include "replay/cpu/kernels.h"
 
 /* Process-wide state read by the kernels (one CPU backend at a time). */
@@ -100,7 +100,7 @@ static void cpu_model(char *out, size_t cap) {
 
 /* "0.3.21" from openblas_get_config() ("OpenBLAS 0.3.21 NO_AFFINITY ..."). */
 static void openblas_version(char *out, size_t cap) {
-    const char *c = openblas_get_config();
+    const char *c = opdb_blas_config();
     const char *v = c ? strstr(c, "OpenBLAS ") : NULL;
     if (!v) {
         snprintf(out, cap, "unknown");
@@ -226,8 +226,8 @@ static int setup_threads(cpu_impl *im, int *threads, opdb_err *err) {
     pin_self(g_cpus[0]);
     /* One thread pool: OpenBLAS runs single-threaded inside the OpenMP
      * workers (cpu/gemm.c), whose busy-waiting would otherwise compete with
-     * OpenBLAS's own spinning workers for the same CPUs. */
-    openblas_set_num_threads(1);
+     * OpenBLAS's own spinning workers for the same CPUs (cpu/blas.c). */
+    if (opdb_blas_load(err)) return -1;
     omp_set_num_threads(n);
     *threads = n;
     return 0;

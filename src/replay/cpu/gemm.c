@@ -2,8 +2,8 @@
  * runs single-threaded; the backend's pinned OpenMP threads each run one
  * slice of C (rows, or columns when C is wide), so only one thread pool
  * exists and nothing spins against the elementwise kernels' threads. */
-#include <cblas.h>
 #include <omp.h>
+#include "replay/cpu/blas.h"
 #include "replay/cpu/kernels.h"
 
 /* Below this many multiply-adds a GEMM stays on the calling thread. */
@@ -55,11 +55,11 @@ static void run_slice(const slice *s, int64_t i0, int64_t mi, int64_t j0, int64_
     const enum CBLAS_TRANSPOSE tb = s->trans_b ? CblasTrans : CblasNoTrans;
     const int64_t boff = s->trans_b ? j0 * s->ldb : j0; /* B rows are n (trans) or k */
     if (s->dbl)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, tb, (int)mi, (int)nj, (int)s->k, 1.0, (const double *)s->a + i0 * s->lda,
+        opdb_blas_dgemm(CblasRowMajor, CblasNoTrans, tb, (int)mi, (int)nj, (int)s->k, 1.0, (const double *)s->a + i0 * s->lda,
                     (int)s->lda, (const double *)s->b + boff, (int)s->ldb, 0.0, (double *)s->c + i0 * s->ldc + j0,
                     (int)s->ldc);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, (int)mi, (int)nj, (int)s->k, 1.0f, (const float *)s->a + i0 * s->lda,
+        opdb_blas_sgemm(CblasRowMajor, CblasNoTrans, tb, (int)mi, (int)nj, (int)s->k, 1.0f, (const float *)s->a + i0 * s->lda,
                     (int)s->lda, (const float *)s->b + boff, (int)s->ldb, 0.0f, (float *)s->c + i0 * s->ldc + j0,
                     (int)s->ldc);
 }
