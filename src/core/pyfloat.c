@@ -208,18 +208,18 @@ __attribute__((constructor)) static void init_shuffles(void) {
         }
 }
 
-/* `digits[.digits]` of at most 16 bytes and 15 digits (n > 0), without a
- * loop over its bytes: digit and dot masks by compares, the dot dropped and
- * the digits right-aligned by shuffles, their value by multiply-adds (pairs,
- * then 4 digits, then 8).  False for any other text. */
-__attribute__((target("ssse3,sse4.1,popcnt"))) static bool short_decimal(const char *p, size_t n, uint64_t *mant,
-                                                                        size_t *frac) {
-    __m128i d = _mm_sub_epi8(opdb_load_tail16(p, n), _mm_set1_epi8('0'));
+/* `digits[.digits]` of at most 16 bytes and 15 digits (n > 0), in the low
+ * lanes of v minus '0' (lanes from n on are ignored), without a loop over
+ * its bytes: digit and dot masks by compares, the dot dropped and the digits
+ * right-aligned by shuffles, their value by multiply-adds (pairs, then 4
+ * digits, then 8).  False for any other text. */
+__attribute__((target("ssse3,sse4.1,popcnt"))) static inline bool decimal_lanes(__m128i d, size_t n, uint64_t *mant,
+                                                                               size_t *frac) {
     uint32_t all = n == 16 ? 0xFFFFu : (1u << n) - 1;
     uint32_t digit = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d)) & all;
     uint32_t dot = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_set1_epi8('.' - '0'))) & all;
     int ndig = __builtin_popcount(digit);
-    if ((digit | dot) != all || __builtin_popcount(dot) > 1 || ndig == 0 || ndig > 15) return false;
+    if ((digit | dot) != all || (dot & (dot - 1)) || ndig == 0 || ndig > 15) return false;
     int at = dot ? __builtin_ctz(dot) : 16;
     d = _mm_shuffle_epi8(d, _mm_loadu_si128((const __m128i *)(const void *)k_drop[at]));
     d = _mm_shuffle_epi8(d, _mm_loadu_si128((const __m128i *)(const void *)k_align[ndig]));
@@ -231,26 +231,22 @@ __attribute__((target("ssse3,sse4.1,popcnt"))) static bool short_decimal(const c
     return true;
 }
 
+/* decimal_lanes of p[0..n), loaded without reading past its end. */
+__attribute__((target("ssse3,sse4.1,popcnt"))) static bool short_decimal(const char *p, size_t n, uint64_t *mant,
+                                                                        size_t *frac) {
+    return decimal_lanes(_mm_sub_epi8(opdb_load_tail16(p, n), _mm_set1_epi8('0')), n, mant, frac);
+}
+
 static inline bool have_short_decimal(void) { return k_cpu_short_decimal && !opdb_py_float_portable_only; }
 
-/* short_decimal for text with 16 readable bytes from p: one load, no
- * branches on the length (bytes past n are masked off, never used). */
+/* The value of p[0..n) (n < 16) with 16 readable bytes from p: one load, no
+ * branches on the length. */
 __attribute__((target("ssse3,sse4.1,popcnt"))) static bool short_decimal_padded(const char *p, size_t n,
                                                                                double *out) {
-    __m128i d = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), _mm_set1_epi8('0'));
-    uint32_t all = (1u << n) - 1; /* n <= 16 */
-    uint32_t digit = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d)) & all;
-    uint32_t dot = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_set1_epi8('.' - '0'))) & all;
-    int ndig = __builtin_popcount(digit);
-    if ((digit | dot) != all || (dot & (dot - 1)) || ndig == 0 || ndig > 15) return false;
-    int at = dot ? __builtin_ctz(dot) : 16;
-    d = _mm_shuffle_epi8(d, _mm_loadu_si128((const __m128i *)(const void *)k_drop[at]));
-    d = _mm_shuffle_epi8(d, _mm_loadu_si128((const __m128i *)(const void *)k_align[ndig]));
-    __m128i pairs = _mm_maddubs_epi16(d, _mm_set_epi8(1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10, 1, 10));
-    __m128i quads = _mm_madd_epi16(pairs, _mm_set_epi16(1, 100, 1, 100, 1, 100, 1, 100));
-    __m128i octs = _mm_madd_epi16(_mm_packus_epi32(quads, quads), _mm_set_epi16(1, 10000, 1, 10000, 1, 10000, 1, 10000));
-    uint64_t m = (uint64_t)(uint32_t)_mm_cvtsi128_si32(octs) * 100000000u + (uint32_t)_mm_extract_epi32(octs, 1);
-    size_t fr = dot ? n - (size_t)at - 1 : 0;
+    uint64_t m;
+    size_t fr;
+    if (!decimal_lanes(_mm_sub_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), _mm_set1_epi8('0')), n, &m, &fr))
+        return false;
     *out = fr ? (double)m / k_pow10[fr] : (double)m;
     return true;
 }
