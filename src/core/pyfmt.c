@@ -64,6 +64,12 @@ static size_t fixed_exact(char *buf, size_t cap, double x, int d) {
     uint64_t q;
     if (e >= 0) {
         q = (uint64_t)(num << e);
+    } else if (-e < 64) { /* the usual case, in 64-bit halves (q fits 64 bits) */
+        int s = -e;
+        uint64_t lo = (uint64_t)num, hi = (uint64_t)(num >> 64);
+        q = (lo >> s) | (hi << (64 - s));
+        uint64_t rem = lo & ((1ULL << s) - 1), half = 1ULL << (s - 1);
+        if (rem > half || (rem == half && (q & 1))) q++;
     } else {
         int s = -e;
         if (s >= 128) {
