@@ -122,14 +122,22 @@ typedef struct gkey {
 } gkey;
 
 typedef struct group {
-    /* what every row updates first, on as few cache lines as possible */
     unsigned long long count;
     double min;
-    double msum[OPDB_NMETRICS];
+    double *half[2]; /* metric sums by half (agg_msum), in the arena; NULL while all zero */
     bool have_min;
     gkey *key;
     char *first;     /* base 8 + Task Type, stripped, each NUL-terminated, back to back */
 } group;
+
+/* The metrics of each half, in the order of their sums. */
+static const unsigned char k_half_members[2][AGG_HALF0_N] = {{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 24},
+                                                              {13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}};
+static const int k_half_n[2] = {AGG_HALF0_N, AGG_HALF1_N};
+const unsigned char agg_metric_half[OPDB_NMETRICS] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                                      1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0};
+const unsigned char agg_metric_pos[OPDB_NMETRICS] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+                                                     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13};
 
 /* Groups and keys are looked up in a table far bigger than the caches, one
  * row after another: rows ask for their cache lines this many rows ahead. */
@@ -275,6 +283,7 @@ typedef struct os_row {
     uint32_t group;             /* index + 1 when the worker's probe found it */
     double dur;
     bool numeric;
+    unsigned char nonzero;      /* bit h: a metric of half h is not 0 */
     double metric[OPDB_NMETRICS];
 } os_row;
 
@@ -331,13 +340,16 @@ static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o, 
     opdb_span ds = CELL(C_DUR);
     r->numeric = cell_float(ds, lo, hi, &r->dur);
     if (!r->numeric) r->dur = 0.0;
+    unsigned nonzero = 0;
     for (int m = 0; m < OPDB_NMETRICS; m++) {
         opdb_span ms = CELL(C_METRIC0 + m);
         /* half the counters of a row are those of the other core type: 0 */
         bool zero = (ms.n == 1 && ms.p[0] == '0') || (ms.n == 3 && ms.p[0] == '0' && ms.p[1] == '.' && ms.p[2] == '0');
         double v = 0.0;
         r->metric[m] = zero || !cell_float(ms, lo, hi, &v) ? 0.0 : v;
+        nonzero |= (unsigned)(r->metric[m] != 0.0) << agg_metric_half[m]; /* NaN too */
     }
+    r->nonzero = (unsigned char)nonzero;
 #undef CELL
 }
 
@@ -426,16 +438,33 @@ static void probe_batch(const os_job *J, os_out *o) {
     }
 }
 
+/* Adds the metrics of half h of r to g's sums (allocated on first use: a
+ * half skipped while zero keeps its sums at 0.0, as adding zeros would). */
+static inline void add_half(const os_job *J, group *g, const os_row *r, int h) {
+    double *s = g->half[h];
+    if (!s) {
+        s = g->half[h] = opdb_arena_alloc(J->t->arena, (size_t)k_half_n[h] * sizeof *s);
+        memset(s, 0, (size_t)k_half_n[h] * sizeof *s);
+    }
+    for (int j = 0; j < k_half_n[h]; j++) s[j] += r->metric[k_half_members[h][j]];
+}
+
 static void take(const os_job *J, const os_out *o) {
     for (size_t i = 0; i < o->n; i++) {
         if (i + AHEAD < o->n) {
             const os_row *a = &o->v[i + AHEAD];
             if (a->group) {
-                prefetch_lines(&J->t->g[a->group - 1], 4);
+                prefetch_lines(&J->t->g[a->group - 1], 2);
             } else if (a->op.n) { /* a new group, or one published since: its slot */
                 const opdb_pub_slots *s = atomic_load_explicit(&J->t->table, memory_order_relaxed);
                 __builtin_prefetch(&s->slot[a->hash & (s->nslots - 1)]);
             }
+        }
+        if (i + AHEAD / 2 < o->n && o->v[i + AHEAD / 2].group) { /* its group was asked for: its sums */
+            const os_row *a = &o->v[i + AHEAD / 2];
+            const group *ga = &J->t->g[a->group - 1];
+            for (int h = 0; h < 2; h++)
+                if ((a->nonzero >> h & 1) && ga->half[h]) prefetch_lines(ga->half[h], 2);
         }
         const os_row *r = &o->v[i];
         (*J->rows)++;
@@ -470,7 +499,8 @@ static void take(const os_job *J, const os_out *o) {
             if (!g->have_min || r->dur < g->min) g->min = r->dur;
             g->have_min = true;
         }
-        for (int m = 0; m < OPDB_NMETRICS; m++) g->msum[m] += r->metric[m];
+        for (int h = 0; h < 2; h++)
+            if (r->nonzero >> h & 1) add_half(J, g, r, h);
     }
 }
 
@@ -642,7 +672,8 @@ static void *fill_rows(void *arg) {
         r->ep = ep ? J->ep_text : NULL;
         r->no_numeric_sample = !g->have_min;
         r->dur = g->min;
-        r->msum = J->with_metrics ? g->msum : NULL;
+        r->half[0] = J->with_metrics ? g->half[0] : NULL;
+        r->half[1] = J->with_metrics ? g->half[1] : NULL;
         r->samples = g->count;
         r->key_op = g->key->op;
         r->key_sig = g->key->sig;
@@ -706,10 +737,7 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
     }
     free(ep_of_op);
     free(slot_of_op);
-    out->groups = t.g; /* kept: the rows' metric sums */
-    out->groups_bytes = t.cap * sizeof *t.g;
-    t.g = NULL;
-    gtable_free(&t);
+    gtable_free(&t); /* the rows point into the arena only */
     if (rc) op_summary_free(out);
     return rc;
 }
@@ -720,7 +748,6 @@ void op_summary_free(op_summary_agg *a) {
         free(a->ops[i].op);
     }
     free(a->ops);
-    opdb_big_free(a->groups, a->groups_bytes);
     opdb_big_free(a->rows, a->rows_bytes);
     opdb_arena_free(&a->arena);
     memset(a, 0, sizeof *a);
@@ -754,7 +781,7 @@ opdb_span agg_span(const agg_row *r, int i, char buf[400]) {
     int num = r->lay->num[i];
     if (num < 0) return opdb_span_cstr(agg_str(r, i));
     if (num == 0 && r->no_numeric_sample) return opdb_span_make("", 0);
-    double x = num == 0 ? r->dur : r->msum ? r->msum[num - 1] / (double)r->samples : 0.0; /* the mean */
+    double x = num == 0 ? r->dur : agg_msum(r, num - 1) / (double)r->samples; /* the mean */
     if (x == 0 && !signbit(x)) return opdb_span_make("0.000000", 8); /* most counter means */
     size_t n = opdb_py_fmt_fixed(buf, 400, x, 6);
     return opdb_span_make(buf, n);

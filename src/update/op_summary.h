@@ -21,7 +21,7 @@ typedef struct agg_row {
     /* what merging reads of every row first, on one cache line */
     const agg_layout *lay;
     double dur;
-    const double *msum;         /* metric sums over the samples (NULL: means are 0) */
+    const double *half[2];      /* metric sums over the samples, by half (agg_msum; NULL: 0) */
     const char *key_op, *key_sig; /* the group's OP Type and signature (of the op_summary
                                    EP Size cell: not the row's own for DispatchFFNCombine) */
     size_t key_sig_len;
@@ -34,6 +34,21 @@ typedef struct agg_row {
 } agg_row;
 
 #define AGG_K_DUR 8 /* the position of "Average Duration(us)" in every layout */
+
+/* Metric m's sum is kept in half agg_metric_half[m] at agg_metric_pos[m]:
+ * the AI Core counters and cube utilisation in half 0, the AI Vector
+ * counters in half 1.  An operator runs on one kind of core or both, so
+ * one half of a launch's counters is often all zero; a half that was zero
+ * in every launch is never allocated (its sums are 0.0: adding zeros to 0.0
+ * gives 0.0). */
+enum { AGG_HALF0_N = 14, AGG_HALF1_N = 11 };
+extern const unsigned char agg_metric_half[], agg_metric_pos[];
+
+/* The sum of metric m over r's launches. */
+static inline double agg_msum(const agg_row *r, int m) {
+    const double *h = r->half[agg_metric_half[m]];
+    return h ? h[agg_metric_pos[m]] : 0.0;
+}
 
 static inline int agg_nkeys(const agg_row *r) { return r->lay->n; }
 static inline const char *agg_key(const agg_row *r, int i) { return r->lay->key[i]; }
@@ -50,8 +65,6 @@ typedef struct op_summary_agg {
     size_t n, cap;
     unsigned long long rows_read;
     opdb_arena arena;           /* rows and their strings */
-    void *groups;               /* the aggregation's groups (agg_row.msum points there) */
-    size_t groups_bytes;
     void *rows;                 /* the agg_rows of every op, one array */
     size_t rows_bytes;
 } op_summary_agg;

@@ -836,9 +836,11 @@ static void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, con
     size_t npatch = f->npatch; /* rows added later have none */
     for (size_t r = 0; r < f->n; r++) {
         if (r + 2 * AHEAD < npatch && patch[r + 2 * AHEAD].nr) __builtin_prefetch(patch[r + 2 * AHEAD].nr);
-        if (r + AHEAD < npatch && patch[r + AHEAD].nr && patch[r + AHEAD].nr->msum) {
-            const double *ms = patch[r + AHEAD].nr->msum;
-            for (int line = 0; line < 4; line++) __builtin_prefetch((const char *)ms + 64 * line);
+        if (r + AHEAD < npatch && patch[r + AHEAD].nr) {
+            for (int h = 0; h < 2; h++) {
+                const double *ms = patch[r + AHEAD].nr->half[h];
+                if (ms) __builtin_prefetch(ms), __builtin_prefetch((const char *)ms + 64);
+            }
         }
         if (!keep[r]) continue;
         const drow *row = &f->rows[r];
