@@ -168,6 +168,11 @@ typedef struct gtable {
     const char **ops;
     size_t *opn, nops, capops;
     uint32_t recent[64];        /* op id + 1 by op hash, the last seen */
+    /* batch outputs of files read before, for the next file's pipeline (its
+     * row arrays already faulted in: fresh memory is slow to get on a VM
+     * that hands free pages back to its host) */
+    void *spare_out[16];
+    int nspare;
 } gtable;
 
 /* expect_groups: a guess that sizes the table, so it seldom grows (growing
@@ -183,7 +188,10 @@ static void gtable_init(gtable *t, opdb_arena *arena, size_t expect_groups) {
     atomic_init(&t->cells, opdb_pub_slots_new(slots));
 }
 
+static void os_release(void *out);
+
 static void gtable_free(gtable *t) {
+    while (t->nspare) os_release(t->spare_out[--t->nspare]);
     free(t->ops);
     free(t->opn);
     opdb_big_free(t->g, t->cap * sizeof *t->g);
@@ -505,7 +513,8 @@ static void take(const os_job *J, const os_out *o) {
 }
 
 static void *os_new(void *ctx) {
-    (void)ctx;
+    const os_job *J = ctx;
+    if (J && J->t->nspare) return J->t->spare_out[--J->t->nspare];
     os_out *o = opdb_xcalloc(1, sizeof *o);
     opdb_sb_init(&o->sigs);
     opdb_sb_init(&o->scratch);
@@ -513,7 +522,15 @@ static void *os_new(void *ctx) {
 }
 
 static void os_free(void *out, void *ctx) {
-    (void)ctx;
+    const os_job *J = ctx;
+    if (J && J->t->nspare < (int)(sizeof J->t->spare_out / sizeof *J->t->spare_out)) {
+        J->t->spare_out[J->t->nspare++] = out;
+        return;
+    }
+    os_release(out);
+}
+
+static void os_release(void *out) {
     os_out *o = out;
     free(o->v);
     opdb_sb_free(&o->sigs);
