@@ -72,6 +72,15 @@ void *opdb_xrealloc(void *p, size_t n);
 void *opdb_big_alloc(size_t n);
 void *opdb_big_realloc(void *p, size_t old_n, size_t n);
 void opdb_big_free(void *p, size_t n);
+
+/* Faulting memory in ahead of use on otherwise idle CPU time (a thread at
+ * SCHED_IDLE priority; see src/core/prefault.c).  Between begin and end,
+ * every opdb_big_alloc'ed region, and any given to opdb_prefault, is
+ * populated in the background; contents are never changed.  One at a time
+ * per process. */
+void opdb_prefault_begin(void);
+void opdb_prefault(void *p, size_t n);
+void opdb_prefault_end(void);
 char *opdb_xstrdup(const char *s);
 
 /* Growable byte buffer (always NUL-terminated). */

@@ -30,6 +30,7 @@ void *opdb_big_alloc(size_t n) {
 #ifdef MADV_HUGEPAGE
     (void)madvise(p, len, MADV_HUGEPAGE);
 #endif
+    opdb_prefault(p, n); /* while a prefault thread runs */
     return p;
 }
 

@@ -20,9 +20,13 @@ typedef struct opdb_pub_slots {
 } opdb_pub_slots;
 
 static inline opdb_pub_slots *opdb_pub_slots_new(size_t nslots) {
-    opdb_pub_slots *t = opdb_xcalloc(1, sizeof *t + nslots * sizeof t->slot[0]);
+    /* zero-filled memory: every slot starts NULL (all bits zero, as on every
+     * platform opdb builds for), without writing the pages of a big table
+     * here: they are faulted in when keys land in them, or ahead of that by
+     * the prefault thread (opdb_big_alloc) */
+    opdb_pub_slots *t = opdb_big_alloc(sizeof *t + nslots * sizeof t->slot[0]);
     t->nslots = nslots;
-    for (size_t i = 0; i < nslots; i++) atomic_init(&t->slot[i], NULL);
+    t->retired = NULL;
     return t;
 }
 
@@ -30,7 +34,7 @@ static inline opdb_pub_slots *opdb_pub_slots_new(size_t nslots) {
 static inline void opdb_pub_slots_free(opdb_pub_slots *t) {
     while (t) {
         opdb_pub_slots *next = t->retired;
-        free(t);
+        opdb_big_free(t, sizeof *t + t->nslots * sizeof t->slot[0]);
         t = next;
     }
 }

@@ -710,10 +710,17 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
     }
     /* the groups' strings take about a quarter of the input */
     opdb_arena_init(&out->arena, bytes > ((size_t)256 << 20) ? (size_t)32 << 20 : (size_t)1 << 20);
+    /* the group tables and strings are faulted in ahead of the thread that
+     * fills them, while the workers leave a CPU idle */
+    opdb_prefault_begin();
     gtable t;
     gtable_init(&t, &out->arena, bytes / 1024);
+    /* the aggregated rows too: one per group, as many as the table expects */
+    out->rows_bytes = (t.cap + 1) * sizeof(agg_row);
+    out->rows = opdb_big_alloc(out->rows_bytes);
     int rc = 0;
     for (size_t i = 0; i < nfiles && rc == 0; i++) rc = aggregate_file(files[i], &t, quirks, &out->rows_read, err);
+    opdb_prefault_end();
     const agg_layout *plain = make_layout(&out->arena, false, with_metrics);
     const agg_layout *with_ep = make_layout(&out->arena, true, with_metrics);
     const char *ep_text = "";
@@ -726,8 +733,10 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
     long *slot_of_op = opdb_xmalloc((t.nops + 1) * sizeof *slot_of_op); /* op id -> out->ops index */
     bool *ep_of_op = opdb_xcalloc(t.nops + 1, sizeof *ep_of_op);
     for (size_t i = 0; i < t.nops; i++) slot_of_op[i] = -1;
-    out->rows_bytes = (t.n + 1) * sizeof(agg_row);
-    out->rows = opdb_big_alloc(out->rows_bytes);
+    if ((t.n + 1) * sizeof(agg_row) > out->rows_bytes) { /* more groups than expected */
+        out->rows = opdb_big_realloc(out->rows, out->rows_bytes, (t.n + 1) * sizeof(agg_row));
+        out->rows_bytes = (t.n + 1) * sizeof(agg_row);
+    }
     for (size_t i = 0; i < t.n && rc == 0; i++) {
         uint32_t opid = t.g[i].key->opid;
         long *so = &slot_of_op[opid];
