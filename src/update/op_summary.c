@@ -126,6 +126,7 @@ typedef struct group {
     double min;
     double *half[2]; /* metric sums by half (agg_msum), in the arena; NULL while all zero */
     bool have_min;
+    uint32_t opid;   /* key->opid, read here when the groups are walked in order */
     gkey *key;
     char *first;     /* base 8 + Task Type, stripped, each NUL-terminated, back to back */
 } group;
@@ -258,6 +259,7 @@ static group *gfind(gtable *t, const char *op, size_t opn, uint64_t hop, const c
     group *g = &t->g[t->n++];
     memset(g, 0, sizeof *g);
     g->key = k;
+    g->opid = opid;
     opdb_pub_slots *s = atomic_load_explicit(&t->table, memory_order_relaxed);
     if (t->n * 2 > s->nslots) {
         opdb_pub_slots *ns = opdb_pub_slots_new(s->nslots * 2);
@@ -681,9 +683,10 @@ typedef struct fill_job {
 static void *fill_rows(void *arg) {
     const fill_job *J = arg;
     for (size_t i = J->from; i < J->to; i++) {
+        if (i + AHEAD < J->to) __builtin_prefetch(J->t->g[i + AHEAD].key); /* keys lie in the arena, apart */
         const group *g = &J->t->g[i];
         agg_row *r = &J->rows[i];
-        bool ep = J->ep_of_op[g->key->opid];
+        bool ep = J->ep_of_op[g->opid];
         r->lay = ep ? J->with_ep : J->plain;
         r->first = g->first;
         r->ep = ep ? J->ep_text : NULL;
@@ -738,7 +741,7 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
         out->rows_bytes = (t.n + 1) * sizeof(agg_row);
     }
     for (size_t i = 0; i < t.n && rc == 0; i++) {
-        uint32_t opid = t.g[i].key->opid;
+        uint32_t opid = t.g[i].opid;
         long *so = &slot_of_op[opid];
         if (*so < 0) {
             *so = op_slot(out, t.g[i].key->op) - out->ops;
