@@ -158,6 +158,7 @@ export OPDB_REPORT_TIMESTAMP=20260101_000000
 bench_case opdb "opdb update" prepare_update -- "$OPDB" update --prof-path "$PROF" --database-path "$RUN"
 bench_case floor "floor (cat)" prepare_floor -- floor_cmd
 bench_case floor_fsync "floor + fsync (info)" prepare_floor -- floor_fsync_cmd
+# shellcheck disable=SC2119  # it takes no arguments (it sets its own with set --)
 run_cases_interleaved
 rm -rf "$FLOOR_OUT"
 
