@@ -74,7 +74,7 @@ void *opdb_big_realloc(void *p, size_t old_n, size_t n);
 void opdb_big_free(void *p, size_t n);
 
 /* Faulting memory in ahead of use on otherwise idle CPU time (a thread at
- * SCHED_IDLE priority; see src/core/prefault.c).  Between begin and end,
+ * nice 19; see src/core/prefault.c).  Between begin and end,
  * every opdb_big_alloc'ed region, and any given to opdb_prefault, is
  * populated in the background; contents are never changed.  One at a time
  * per process. */
