@@ -27,10 +27,10 @@ static struct {
     pthread_cond_t cv;
     struct { uintptr_t from, to; } q[QUEUE];
     int head, len;
-    bool running, stop;
-    atomic_bool stopping; /* read between steps of a region */
+    bool running;
+    atomic_bool stop; /* also read without the lock, between steps of a region */
     pthread_t th;
-} g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {{0, 0}}, 0, 0, false, false, false, 0};
+} g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {{0, 0}}, 0, 0, false, false, 0};
 
 static void *prefault_main(void *arg) {
     (void)arg;
@@ -41,14 +41,14 @@ static void *prefault_main(void *arg) {
     (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
     pthread_mutex_lock(&g.mu);
     for (;;) {
-        while (!g.stop && g.len == 0) pthread_cond_wait(&g.cv, &g.mu);
-        if (g.stop) break;
+        while (!atomic_load(&g.stop) && g.len == 0) pthread_cond_wait(&g.cv, &g.mu);
+        if (atomic_load(&g.stop)) break;
         uintptr_t from = g.q[g.head].from, to = g.q[g.head].to;
         g.head = (g.head + 1) % QUEUE;
         g.len--;
         pthread_mutex_unlock(&g.mu);
         bool unsupported = false;
-        for (uintptr_t p = from; p < to && !atomic_load_explicit(&g.stopping, memory_order_relaxed); p += STEP) {
+        for (uintptr_t p = from; p < to && !atomic_load_explicit(&g.stop, memory_order_relaxed); p += STEP) {
             size_t n = to - p < STEP ? to - p : STEP;
 #ifdef MADV_POPULATE_WRITE
             if (madvise((void *)p, n, MADV_POPULATE_WRITE) != 0 && errno == EINVAL) unsupported = true;
@@ -67,9 +67,8 @@ static void *prefault_main(void *arg) {
 void opdb_prefault_begin(void) {
     pthread_mutex_lock(&g.mu);
     if (!g.running) {
-        g.stop = false;
         g.len = 0;
-        atomic_store(&g.stopping, false);
+        atomic_store(&g.stop, false);
         g.running = pthread_create(&g.th, NULL, prefault_main, NULL) == 0;
     }
     pthread_mutex_unlock(&g.mu);
@@ -94,8 +93,7 @@ void opdb_prefault(void *p, size_t n) {
 void opdb_prefault_end(void) {
     pthread_mutex_lock(&g.mu);
     bool running = g.running;
-    g.stop = true;
-    atomic_store(&g.stopping, true);
+    atomic_store(&g.stop, true);
     pthread_cond_signal(&g.cv);
     pthread_mutex_unlock(&g.mu);
     if (running) pthread_join(g.th, NULL);
