@@ -155,6 +155,8 @@ static inline bool opdb_hprobe_next(opdb_hprobe *p, uint32_t *idx) {
 }
 
 void opdb_hindex_add(opdb_hindex *ix, uint64_t hash, uint32_t idx);
+/* Room for n entries without growing (each growth places every entry again). */
+void opdb_hindex_reserve(opdb_hindex *ix, size_t n);
 void opdb_hindex_free(opdb_hindex *ix);
 
 #ifdef __cplusplus

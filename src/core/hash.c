@@ -56,16 +56,23 @@ static void place(opdb_hslot *slot, size_t nslots, opdb_hslot s) {
     slot[j] = s;
 }
 
+static void rehash(opdb_hindex *ix, size_t ns) {
+    opdb_hslot *s = opdb_xcalloc(ns, sizeof *s);
+    for (size_t i = 0; i < ix->nslots; i++)
+        if (ix->slot[i].idx1) place(s, ns, ix->slot[i]);
+    free(ix->slot);
+    ix->slot = s;
+    ix->nslots = ns;
+}
+
+void opdb_hindex_reserve(opdb_hindex *ix, size_t n) {
+    size_t ns = ix->nslots ? ix->nslots : 64;
+    while (n * 2 > ns) ns *= 2;
+    if (ns > ix->nslots) rehash(ix, ns);
+}
+
 void opdb_hindex_add(opdb_hindex *ix, uint64_t hash, uint32_t idx) {
-    if ((ix->n + 1) * 2 > ix->nslots) { /* keep the load at most 1/2 */
-        size_t ns = ix->nslots ? ix->nslots * 2 : 64;
-        opdb_hslot *s = opdb_xcalloc(ns, sizeof *s);
-        for (size_t i = 0; i < ix->nslots; i++)
-            if (ix->slot[i].idx1) place(s, ns, ix->slot[i]);
-        free(ix->slot);
-        ix->slot = s;
-        ix->nslots = ns;
-    }
+    if ((ix->n + 1) * 2 > ix->nslots) rehash(ix, ix->nslots ? ix->nslots * 2 : 64); /* load at most 1/2 */
     opdb_hslot s = {hash, idx + 1};
     place(ix->slot, ix->nslots, s);
     ix->n++;

@@ -470,6 +470,15 @@ static void si_add(sig_index *si, const opdb_strbuf *sig, size_t row) {
     e->more[e->n++ - 1] = row;
 }
 
+/* Room for n signatures (a file's rows, estimated from its first): no
+ * growing copies of the entries and the index as the file is read. */
+static void si_reserve(sig_index *si, size_t n) {
+    if (n <= si->cap) return;
+    si->e = opdb_xrealloc(si->e, n * sizeof *si->e);
+    si->cap = n;
+    opdb_hindex_reserve(&si->ix, n);
+}
+
 static void si_free(sig_index *si) {
     for (size_t i = 0; i < si->n; i++) free(si->e[i].more);
     free(si->e);
@@ -768,6 +777,7 @@ static void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool 
  * the signature's cells (k_lazy_names), as sig_of_drow would read them. */
 static void index_at_load(void *ctx, csvfile *f, size_t r) {
     merge_ctx *m = ctx;
+    if (r == 1) si_reserve(&m->si, f->cap / 2 + 16); /* f->cap: twice the rows the first one suggests */
     const drow *row = &f->rows[r];
     opdb_sig_cells c = {row->v[0], row->v[1], row->v[2], row->v[3], row->v[4], row->v[5]};
     opdb_signature(&c, m->res->stem, &m->sig);
@@ -816,6 +826,7 @@ static void put_run(opdb_atomic_file *af, const char *p, size_t n) {
  * MiB so no whole-file copy is held in memory. */
 static void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, const bool *keep) {
     opdb_strbuf *out = &af->buf;
+    opdb_sb_reserve(out, (1u << 20) + (64u << 10)); /* flushed past 1 MiB: never grown by copying */
     size_t nc = cols->n;
     opdb_span *cells = opdb_xmalloc((nc + 1) * sizeof *cells);
     int *id = opdb_xmalloc((nc + 1) * sizeof *id);
