@@ -59,6 +59,10 @@ int opdb_csv_fast_skim(opdb_csv_fast *t, opdb_field *fields, int keep, int *nfie
 /* A cell as written -> its value: outer quotes dropped, `""` -> `"`,
  * written to out (room for raw.n bytes); returns the length. */
 size_t opdb_csv_unquote(const char *raw, size_t n, char *out);
+/* A canonical quoted cell's value where it lies inside the cell as written,
+ * so no byte has to move: "x" -> x, and """x""" -> "x" (the form profilers
+ * quote shapes in), x without quotes.  False for any other cell. */
+bool opdb_csv_quoted_view(const char *raw, size_t n, const char **value, size_t *len);
 
 /* ---- Buffered byte source over a file descriptor. */
 typedef struct opdb_byte_reader {

@@ -200,13 +200,31 @@ static uint32_t unquote_in_place(char *s, size_t n) {
 /* A canonical quoted cell's value: where it can be read without moving
  * bytes, the span inside the quotes ("x" -> x, and """x""" -> "x", the form
  * profilers quote shapes in, when x has no quote); else decoded in place. */
-static inline opdb_field unquote_cell(char *s, size_t n) {
-    char *in = s + 1;
+static inline bool quoted_view(const char *s, size_t n, const char **value, size_t *len) {
+    const char *in = s + 1;
     size_t m = n - 2;
     const char *q = memchr(in, '"', m);
-    if (!q) return (opdb_field){in, (uint32_t)m};
-    if (q == in && m >= 4 && in[1] == '"' && in[m - 2] == '"' && in[m - 1] == '"' && !memchr(in + 2, '"', m - 4))
-        return (opdb_field){s + 2, (uint32_t)(n - 4)};
+    if (!q) {
+        *value = in;
+        *len = m;
+        return true;
+    }
+    if (q == in && m >= 4 && in[1] == '"' && in[m - 2] == '"' && in[m - 1] == '"' && !memchr(in + 2, '"', m - 4)) {
+        *value = s + 2;
+        *len = n - 4;
+        return true;
+    }
+    return false;
+}
+
+bool opdb_csv_quoted_view(const char *raw, size_t n, const char **value, size_t *len) {
+    return n >= 2 && raw[0] == '"' && raw[n - 1] == '"' && quoted_view(raw, n, value, len);
+}
+
+static inline opdb_field unquote_cell(char *s, size_t n) {
+    const char *v;
+    size_t len;
+    if (quoted_view(s, n, &v, &len)) return (opdb_field){(char *)v, (uint32_t)len};
     return (opdb_field){s, unquote_in_place(s, n)};
 }
 

@@ -287,9 +287,11 @@ static void lazy_record(csvfile *f, const opdb_field *c, int nkept) {
         if (col < 0 || col >= nkept) {
             r.v[j] = opdb_span_make("", 0);
         } else if (c[col].n >= 2 && c[col].p[0] == '"') {
-            /* "x": x in place unless it holds (doubled) quotes */
-            if (!memchr(c[col].p + 1, '"', c[col].n - 2)) {
-                r.v[j] = opdb_span_make(c[col].p + 1, c[col].n - 2);
+            /* "x" and """x""": their value in place, else decoded */
+            const char *v;
+            size_t vn;
+            if (opdb_csv_quoted_view(c[col].p, c[col].n, &v, &vn)) {
+                r.v[j] = opdb_span_make(v, vn);
                 continue;
             }
             char *d = opdb_arena_alloc(&f->ks.arena, c[col].n);

@@ -603,6 +603,29 @@ static size_t ref_cut(const char *b, size_t n) {
     return cut;
 }
 
+/* The in-place view of a quoted cell equals its decoded value wherever it
+ * is given, and is refused where bytes would have to move. */
+static void test_quoted_view_matches_unquote(void **s) {
+    (void)s;
+    static const char *const cells[] = {"\"x\"", "\"\"", "\"\"\"1,4096;1,4096\"\"\"", "\"\"\"\"\"\"",
+                                        "\"a\"\"b\"", "\"\"\"a\"\"b\"\"\"", "\"\"\"\"", "\"\"\"a\"",
+                                        "\"a\"\"\"", "plain", "\"", "\"\"\"x\"\"", "\"a,b\""};
+    static const bool viewable[] = {true, true, true, true, false, false, false, false, false, false, false, false,
+                                    true};
+    for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
+        const char *c = cells[i], *v = NULL;
+        size_t n = strlen(c), vn = 0;
+        bool ok = opdb_csv_quoted_view(c, n, &v, &vn);
+        assert_int_equal(ok, viewable[i]);
+        if (!ok) continue;
+        char out[64];
+        size_t on = opdb_csv_unquote(c, n, out);
+        assert_int_equal(vn, on);
+        assert_memory_equal(v, out, on);
+        assert_true(v >= c && v + vn <= c + n);
+    }
+}
+
 static void test_batch_cut_after_last_newline(void **s) {
     (void)s;
     assert_int_equal(opdb_batch_cut("a,b\nc,d", 7), 4);
@@ -762,6 +785,7 @@ static void test_writer_roundtrip_through_exact_reader(void **s) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_simple_records),
+        cmocka_unit_test(test_quoted_view_matches_unquote),
         cmocka_unit_test(test_quoted_comma_newline_and_doubled_quote),
         cmocka_unit_test(test_shape_cell_with_literal_quotes),
         cmocka_unit_test(test_crlf_records),
