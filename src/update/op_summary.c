@@ -306,7 +306,7 @@ typedef struct os_out {
 
 typedef struct os_job {
     gtable *t;
-    const int *col;
+    const int *col;             /* each needed column's position; a missing one: maxf */
     int maxf;
     bool quirks;
     unsigned long long *rows;
@@ -327,10 +327,13 @@ static inline bool cell_float(opdb_span c, const char *lo, const char *hi, doubl
     return opdb_py_float(c.p, c.n, v);
 }
 
-/* lo..hi: the batch the fields point into (NULL, NULL: no padding known). */
-static void decode_row(const os_job *J, const opdb_field *f, int nf, os_out *o, const char *lo, const char *hi) {
+/* f: room for maxf + 1 fields (new_fields), f[maxf] empty; a short row's
+ * missing cells are made empty here, so each cell is read without checks.
+ * lo..hi: the batch the fields point into (NULL, NULL: no padding known). */
+static void decode_row(const os_job *J, opdb_field *f, int nf, os_out *o, const char *lo, const char *hi) {
     const int *col = J->col;
-#define CELL(c) (col[c] >= 0 && col[c] < nf ? opdb_span_make(f[col[c]].p, f[col[c]].n) : opdb_span_make("", 0))
+    for (int i = nf; i < J->maxf; i++) f[i] = (opdb_field){(char *)"", 0};
+#define CELL(c) opdb_span_make(f[col[c]].p, f[col[c]].n)
     if (o->n == o->cap) {
         o->cap = o->cap ? o->cap * 2 : 4096;
         o->v = opdb_xrealloc(o->v, o->cap * sizeof *o->v);
@@ -540,6 +543,14 @@ static void os_release(void *out) {
     free(o);
 }
 
+/* Fields for decode_row: maxf, and an empty one after them for the columns
+ * a file lacks. */
+static opdb_field *new_fields(const os_job *J) {
+    opdb_field *f = opdb_xmalloc(((size_t)J->maxf + 1) * sizeof *f);
+    f[J->maxf] = (opdb_field){(char *)"", 0};
+    return f;
+}
+
 static void os_work(opdb_batch *b, void *ctx) {
     const os_job *J = ctx;
     os_out *o = b->out;
@@ -553,7 +564,7 @@ static void os_work(opdb_batch *b, void *ctx) {
     }
     opdb_csv_fast t;
     opdb_csv_fast_init(&t, b->data, b->len);
-    opdb_field *f = opdb_xmalloc((size_t)J->maxf * sizeof *f);
+    opdb_field *f = new_fields(J);
     int nf, rc;
     size_t off;
     while ((rc = opdb_csv_fast_next(&t, f, J->maxf, &nf, &off)) > 0) decode_row(J, f, nf, o, b->data, b->data + b->len);
@@ -593,7 +604,10 @@ static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned lon
             if (col[i] + 1 > maxcol) maxcol = col[i] + 1;
     }
     int fd = c.fd;
-    os_job J = {t, col, maxcol > 0 ? maxcol : 1, quirks, rows};
+    if (maxcol < 1) maxcol = 1;
+    for (int i = 0; i < C_N; i++)
+        if (col[i] < 0) col[i] = maxcol; /* new_fields: the empty field */
+    os_job J = {t, col, maxcol, quirks, rows};
     if (rc > 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         opdb_batch_ops ops = {os_new, os_free, os_work, os_consume, &J};
@@ -610,7 +624,7 @@ static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned lon
             opdb_byte_reader_init(&br, fd, resume, 1 << 18);
             opdb_csv_exact x;
             opdb_csv_exact_init(&x, &br, 1);
-            opdb_field *f = opdb_xmalloc((size_t)J.maxf * sizeof *f);
+            opdb_field *f = new_fields(&J);
             os_out *o = os_new(NULL);
             int nf;
             while ((rc = opdb_csv_exact_next(&x, f, J.maxf, &nf, false)) > 0) {
