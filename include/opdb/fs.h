@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "opdb/core.h"
 
 #ifdef __cplusplus
@@ -70,6 +71,25 @@ int opdb_atomic_commit(opdb_atomic_file *f, opdb_err *err);
 void opdb_atomic_abort(opdb_atomic_file *f);
 /* Install the signal handlers that remove in-flight temp files. */
 void opdb_atomic_install_signal_cleanup(void);
+/* Removes the temp files of writers in flight (async-signal-safe: for a
+ * handler about to end the process). */
+void opdb_atomic_remove_inflight(void);
+
+/* A whole file in memory from offset `from` of its `size` bytes: mapped
+ * (private, copy-on-write) where allow_map and the file system allow it,
+ * else read into a buffer.  data[len] reads as NUL.  While it is mapped, a
+ * file shrunk by another program ends the process with a one-line error
+ * naming it (exit status 1, temp files removed) instead of SIGBUS. */
+typedef struct opdb_file_view {
+    char *data;
+    size_t len;
+    void *map;        /* the mapping, or NULL when data is malloc'ed */
+    size_t map_len;
+    char *path;       /* when mapped: for the error */
+} opdb_file_view;
+int opdb_file_view_open(opdb_file_view *v, int fd, const char *path, uint64_t from, uint64_t size, bool allow_map,
+                        opdb_err *err);
+void opdb_file_view_close(opdb_file_view *v);
 
 #ifdef __cplusplus
 }

@@ -23,9 +23,13 @@ static char g_inflight[SLOTS][4096];
 static atomic_int g_used[SLOTS];
 static pthread_mutex_t g_slot_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void on_fatal_signal(int sig) {
+void opdb_atomic_remove_inflight(void) {
     for (int i = 0; i < SLOTS; i++)
         if (atomic_load(&g_used[i]) == 1) unlink(g_inflight[i]);
+}
+
+static void on_fatal_signal(int sig) {
+    opdb_atomic_remove_inflight();
     signal(sig, SIG_DFL);
     raise(sig);
 }

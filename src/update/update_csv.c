@@ -36,7 +36,8 @@ typedef struct csvfile {
     keyspace ks;
     strvec fields;       /* header as read */
     char *buf;           /* the file's bytes after the header, as read (rows
-                            point into it); NULL after the exact fallback */
+                            point into it): view.data; NULL after the exact fallback */
+    opdb_file_view view;
     int nh, *colkey;     /* header columns and their key ids */
     int header_keys;     /* key ids below this are the header's */
     int lazy_col[NLAZY], nlazy_cols; /* header columns of the kept cells */
@@ -64,7 +65,7 @@ static void push_row(csvfile *f, drow r) {
 
 static void csvfile_free(csvfile *f) {
     free(f->rows);
-    free(f->buf);
+    if (f->buf) opdb_file_view_close(&f->view);
     free(f->colkey);
     free(f->slot_of_key);
     free(f->col_of_key);
@@ -351,20 +352,14 @@ static int load_csv(const char *path, csvfile *f, opdb_err *err) {
     int fd = opdb_csv_open(path, &body, err);
     if (fd < 0) return -1;
     struct stat st;
-    size_t size = fstat(fd, &st) == 0 ? (size_t)st.st_size : 0;
-    size_t len = size > body ? size - (size_t)body : 0;
-    f->buf = opdb_xmalloc(len + 1);
+    uint64_t size = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
     f->scratch = opdb_xmalloc(MAX_COLUMNS * sizeof *f->scratch);
-    size_t got = 0;
-    while (got < len) {
-        ssize_t k = pread(fd, f->buf + got, len - got, (off_t)(body + got));
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break;
-        got += (size_t)k;
-    }
+    /* mapped: the rows are read, and unchanged ones written, from the page cache */
+    int rc = opdb_file_view_open(&f->view, fd, path, body, size, true, err);
     close(fd);
-    if (got != len) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
-    f->buf[len] = '\0';
+    if (rc) return rc;
+    f->buf = f->view.data;
+    size_t len = f->view.len;
     /* A leading blank line is a header of its own for DictReader: exact
      * rules; so are files too big for 32-bit record lengths. */
     if (len && len <= UINT32_MAX && f->buf[0] != '\n' && f->buf[0] != '\r') {
@@ -385,7 +380,7 @@ static int load_csv(const char *path, csvfile *f, opdb_err *err) {
         sv_free(&f->fields);
         ks_free(&f->ks);
     }
-    free(f->buf);
+    opdb_file_view_close(&f->view);
     f->buf = NULL;
     return load_exact(path, f, err);
 }

@@ -35,6 +35,29 @@ static void test_many_keys_found_after_growth(void **state) {
     opdb_hindex_free(&ix);
 }
 
+/* Reserved room: no growth while that many entries are added, and every
+ * entry placed before the reserve is still found. */
+static void test_reserve_keeps_entries(void **state) {
+    (void)state;
+    opdb_hindex ix = {0};
+    for (uint32_t i = 0; i < 10; i++) opdb_hindex_add(&ix, (uint64_t)i * 0x9e3779b97f4a7c15ULL, i);
+    opdb_hindex_reserve(&ix, 3000);
+    size_t slots = ix.nslots;
+    assert_true(slots >= 6000);
+    for (uint32_t i = 10; i < 3000; i++) opdb_hindex_add(&ix, (uint64_t)i * 0x9e3779b97f4a7c15ULL, i);
+    assert_int_equal(ix.nslots, slots);
+    for (uint32_t i = 0; i < 3000; i++) {
+        uint32_t k;
+        bool found = false;
+        for (opdb_hprobe p = opdb_hindex_probe(&ix, (uint64_t)i * 0x9e3779b97f4a7c15ULL); opdb_hprobe_next(&p, &k);)
+            found |= k == i;
+        assert_true(found);
+    }
+    opdb_hindex_reserve(&ix, 10); /* never shrinks */
+    assert_int_equal(ix.nslots, slots);
+    opdb_hindex_free(&ix);
+}
+
 static void test_equal_hashes_all_visited(void **state) {
     (void)state;
     opdb_hindex ix = {0};
@@ -59,6 +82,7 @@ static void test_empty_index_finds_nothing(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_keys_found_after_growth),
+        cmocka_unit_test(test_reserve_keeps_entries),
         cmocka_unit_test(test_equal_hashes_all_visited),
         cmocka_unit_test(test_empty_index_finds_nothing),
     };
