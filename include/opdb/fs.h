@@ -77,9 +77,11 @@ void opdb_atomic_remove_inflight(void);
 
 /* A whole file in memory from offset `from` of its `size` bytes: mapped
  * (private, copy-on-write) where allow_map and the file system allow it,
- * else read into a buffer.  data[len] reads as NUL.  While it is mapped, a
+ * else read into a buffer.  data[len] reads as NUL; a mapped view has
+ * OPDB_VIEW_PAD readable NUL bytes from there.  While it is mapped, a
  * file shrunk by another program ends the process with a one-line error
  * naming it (exit status 1, temp files removed) instead of SIGBUS. */
+#define OPDB_VIEW_PAD 64
 typedef struct opdb_file_view {
     char *data;
     size_t len;
@@ -89,6 +91,11 @@ typedef struct opdb_file_view {
 } opdb_file_view;
 int opdb_file_view_open(opdb_file_view *v, int fd, const char *path, uint64_t from, uint64_t size, bool allow_map,
                         opdb_err *err);
+/* The mapping only: false (v empty) where the file cannot be mapped or has
+ * no bytes from `from` on. */
+bool opdb_file_view_map(opdb_file_view *v, int fd, const char *path, uint64_t from, uint64_t size);
+/* Tests: true makes every view a read one (compares both paths). */
+extern bool opdb_file_view_map_disabled;
 void opdb_file_view_close(opdb_file_view *v);
 
 #ifdef __cplusplus

@@ -13,6 +13,7 @@
  * temp files of writers in flight and exits with status 1: the database
  * keeps each file old or new, as after any failed run. */
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,30 +72,40 @@ static int read_whole(opdb_file_view *v, int fd, const char *path, uint64_t from
     return 0;
 }
 
-int opdb_file_view_open(opdb_file_view *v, int fd, const char *path, uint64_t from, uint64_t size, bool allow_map,
-                        opdb_err *err) {
+bool opdb_file_view_map_disabled = false;
+
+bool opdb_file_view_map(opdb_file_view *v, int fd, const char *path, uint64_t from, uint64_t size) {
     memset(v, 0, sizeof *v);
-    v->len = size > from ? (size_t)(size - from) : 0;
+    if (opdb_file_view_map_disabled) return false;
     long page = sysconf(_SC_PAGESIZE);
     size_t ps = page > 0 ? (size_t)page : 4096;
-    if (!allow_map || v->len == 0 || size > SIZE_MAX - 2 * ps) return read_whole(v, fd, path, from, err);
-    /* the file's pages, then (when the file fills its last page) one more
-     * anonymous page: the byte after the data reads as NUL either way (a
-     * mapping is zero past the end of the file) */
-    size_t file_len = (size_t)size, total = (file_len + 1 + ps - 1) / ps * ps;
+    if (size <= from || size > SIZE_MAX - 2 * ps - OPDB_VIEW_PAD) return false;
+    /* the file's pages, then anonymous pages up to OPDB_VIEW_PAD bytes past
+     * its end: those bytes read as NUL (a mapping is zero past the end of
+     * the file) */
+    size_t file_len = (size_t)size, total = (file_len + OPDB_VIEW_PAD + ps - 1) / ps * ps;
     char *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED) return read_whole(v, fd, path, from, err);
+    if (base == MAP_FAILED) return false;
     if (mmap(base, file_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
-        munmap(base, total);
-        return read_whole(v, fd, path, from, err); /* a file system without mmap */
+        munmap(base, total); /* a file system without mmap, a pipe */
+        return false;
     }
     install_sigbus(); /* each time: a handler installed since (a test harness's) gives way */
     v->map = base;
     v->map_len = total;
     v->data = base + from;
-    v->path = opdb_xstrdup(path);
+    v->len = file_len - (size_t)from;
+    v->path = opdb_xstrdup(path ? path : "(input)");
     t_mapped_path = v->path;
-    return 0;
+    return true;
+}
+
+int opdb_file_view_open(opdb_file_view *v, int fd, const char *path, uint64_t from, uint64_t size, bool allow_map,
+                        opdb_err *err) {
+    if (allow_map && opdb_file_view_map(v, fd, path, from, size)) return 0;
+    memset(v, 0, sizeof *v);
+    v->len = size > from ? (size_t)(size - from) : 0;
+    return read_whole(v, fd, path, from, err);
 }
 
 void opdb_file_view_close(opdb_file_view *v) {

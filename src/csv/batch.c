@@ -6,7 +6,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "opdb/fs.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -83,10 +86,38 @@ typedef struct reader {
     bool eof;
     opdb_strbuf carry;   /* bytes after the last cut */
     size_t batch_size;
+    /* the file mapped from the start offset on: batches are pieces of it
+     * (no copy through read(), no batch buffers); pos: the next batch */
+    opdb_file_view view;
+    size_t pos;
 } reader;
+
+/* Fills b with the next record-aligned piece of the mapped file (cap 0:
+ * not b's to free).  Returns 1 if filled, 0 at the end. */
+static int fill_mapped(reader *r, opdb_batch *b) {
+    size_t left = r->view.len - r->pos;
+    if (left == 0) return 0;
+    const char *p = r->view.data + r->pos;
+    size_t len = left;
+    for (size_t want = r->batch_size; want < left; want *= 2) { /* a record longer than a batch: more */
+        size_t cut = opdb_batch_cut(p, want);
+        if (cut) {
+            len = cut;
+            break;
+        }
+    }
+    b->data = r->view.data + r->pos;
+    b->len = len;
+    b->cap = 0;
+    b->file_off = r->off + r->pos;
+    b->anomaly = false;
+    r->pos += len;
+    return 1;
+}
 
 /* Fills b with the next record-aligned batch. Returns 1 if filled, 0 at EOF, -1 on error. */
 static int fill(reader *r, opdb_batch *b, opdb_err *err) {
+    if (r->view.map) return fill_mapped(r, b);
     if (r->eof && r->carry.n == 0) return 0;
     if (b->cap < r->batch_size || b->cap < r->carry.n * 2) {
         size_t cap = r->batch_size > r->carry.n * 2 ? r->batch_size : r->carry.n * 2;
@@ -156,17 +187,25 @@ static int run_single(reader *r, const opdb_batch_ops *ops, uint64_t *resume_off
         }
     }
     ops->free_out(b.out, ops->ctx);
-    free(b.data);
+    if (b.cap) free(b.data);
     return rc;
 }
 
-int opdb_batch_run(int fd, uint64_t start, int nthreads, size_t batch_size,
+static void reader_free(reader *r) {
+    opdb_sb_free(&r->carry);
+    if (r->view.map) opdb_file_view_close(&r->view);
+}
+
+int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_t batch_size,
                    const opdb_batch_ops *ops, uint64_t *resume_off, opdb_err *err) {
-    reader r = {fd, start, false, {0}, batch_size ? batch_size : (2u << 20)};
+    reader r = {fd, start, false, {0}, batch_size ? batch_size : (2u << 20), {0}, 0};
     opdb_sb_init(&r.carry);
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) /* else (a pipe, no mmap): read() into batch buffers */
+        (void)opdb_file_view_map(&r.view, fd, path, start, (uint64_t)st.st_size);
     if (nthreads <= 1) {
         int rc = run_single(&r, ops, resume_off, err);
-        opdb_sb_free(&r.carry);
+        reader_free(&r);
         return rc;
     }
     if (nthreads > 8) nthreads = 8;
@@ -185,7 +224,7 @@ int opdb_batch_run(int fd, uint64_t start, int nthreads, size_t batch_size,
         for (int i = 0; i < p->nslots; i++) ops->free_out(p->slot[i].out, ops->ctx);
         free(p);
         int rc = run_single(&r, ops, resume_off, err);
-        opdb_sb_free(&r.carry);
+        reader_free(&r);
         return rc;
     }
 
@@ -242,12 +281,12 @@ int opdb_batch_run(int fd, uint64_t start, int nthreads, size_t batch_size,
     for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
     for (int i = 0; i < p->nslots; i++) {
         ops->free_out(p->slot[i].out, ops->ctx);
-        free(p->slot[i].data);
+        if (p->slot[i].cap) free(p->slot[i].data);
     }
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv_work);
     pthread_cond_destroy(&p->cv_done);
     free(p);
-    opdb_sb_free(&r.carry);
+    reader_free(&r);
     return rc;
 }

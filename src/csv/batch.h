@@ -18,8 +18,8 @@
 #define OPDB_BATCH_PAD 16
 
 typedef struct opdb_batch {
-    char *data;          /* record-aligned bytes, OPDB_BATCH_PAD more allocated; workers may rewrite them in place */
-    size_t len, cap;
+    char *data;          /* record-aligned bytes, OPDB_BATCH_PAD more readable; workers may rewrite them in place */
+    size_t len, cap;     /* cap 0: a piece of the mapped file, else a buffer of cap + OPDB_BATCH_PAD bytes */
     uint64_t file_off;   /* file offset of data[0] */
     bool anomaly;        /* set by `work` when the fast path cannot decide */
     void *out;           /* per-slot output owned by the ops, reused across batches */
@@ -35,10 +35,12 @@ typedef struct opdb_batch_ops {
     void *ctx;
 } opdb_batch_ops;
 
-/* Streams fd from offset `start` to EOF.  Returns 0 when every batch was
- * consumed, 1 when a batch was anomalous (nothing of it consumed; *resume_off
- * is its offset, a record start), -1 on error. */
-int opdb_batch_run(int fd, uint64_t start, int nthreads, size_t batch_size,
+/* Streams fd from offset `start` to EOF: a regular file is mapped and cut
+ * into batches in place (opdb_file_view_map; path names it in errors),
+ * anything else is read() into batch buffers.  Returns 0 when every batch
+ * was consumed, 1 when a batch was anomalous (nothing of it consumed;
+ * *resume_off is its offset, a record start), -1 on error. */
+int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_t batch_size,
                    const opdb_batch_ops *ops, uint64_t *resume_off, opdb_err *err);
 
 /* Offset just past the last line end outside quotes in buf[0..n), given that

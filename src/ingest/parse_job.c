@@ -239,7 +239,7 @@ static int process_file(job *J, const kd_inputs *in, const char *file, opdb_err 
     if (rc == 0) {
         opdb_batch_ops ops = {rows_new, rows_free, rows_work, rows_consume, J};
         uint64_t resume = 0;
-        rc = opdb_batch_run(J->fd, body, J->o->threads, 2u << 20, &ops, &resume, err);
+        rc = opdb_batch_run(J->fd, file, body, J->o->threads, 2u << 20, &ops, &resume, err);
         if (rc == 1) rc = read_exact_from(J, resume, err);
     }
     if (rc == 0 && J->op_rows.n && J->fia_seen != J->op_rows.n) {

@@ -618,7 +618,7 @@ static int aggregate_file(const char *path, gtable *t, bool quirks, unsigned lon
         size_t batch = 2u << 20;
         if (fstat(fd, &st) == 0 && (size_t)st.st_size / 8 < batch)
             batch = (size_t)st.st_size / 8 > (256u << 10) ? (size_t)st.st_size / 8 : 256u << 10;
-        rc = opdb_batch_run(fd, start, n > 0 ? (int)n : 1, batch, &ops, &resume, err);
+        rc = opdb_batch_run(fd, path, start, n > 0 ? (int)n : 1, batch, &ops, &resume, err);
         if (rc == 1) { /* quoting only the exact rules decide: re-read the rest exactly */
             opdb_byte_reader br;
             opdb_byte_reader_init(&br, fd, resume, 1 << 18);

@@ -13,6 +13,7 @@
 
 #include "csv/batch.h"
 #include "opdb/csv.h"
+#include "opdb/fs.h"
 
 #define MAXF 64
 
@@ -626,6 +627,82 @@ static void test_quoted_view_matches_unquote(void **s) {
     }
 }
 
+/* opdb_batch_run: a mapped file and the same file read() into buffers
+ * (mapping refused) give record-aligned batches (a quoted line end never
+ * cuts, a record longer than a batch makes a longer batch) with
+ * OPDB_BATCH_PAD readable bytes after each, consumed in order, together the
+ * whole file from the start offset. */
+typedef struct batch_log {
+    opdb_strbuf all;       /* the batches' bytes, in consume order */
+    uint64_t next_off;     /* where the next batch must start */
+    size_t nbatches, nlong; /* batches; those longer than the batch size */
+    bool misaligned;
+} batch_log;
+
+static void *log_new(void *ctx) { return ctx; }
+static void log_free(void *out, void *ctx) { (void)out, (void)ctx; }
+static void log_work(opdb_batch *b, void *ctx) {
+    (void)ctx;
+    volatile char sink = 0;
+    for (size_t i = 0; i < OPDB_BATCH_PAD; i++) sink ^= b->data[b->len + i]; /* readable (ASan) */
+    (void)sink;
+}
+static int log_consume(opdb_batch *b, void *ctx, opdb_err *err) {
+    (void)err;
+    batch_log *l = ctx;
+    if (b->file_off != l->next_off) l->misaligned = true;
+    l->next_off = b->file_off + b->len;
+    opdb_sb_add(&l->all, b->data, b->len);
+    l->nbatches++;
+    l->nlong += b->len > 256;
+    /* a batch ends at a line end outside quotes (the last may end anyhow) */
+    if (opdb_batch_cut(b->data, b->len) != b->len) l->nlong += 1000;
+    return 0;
+}
+
+static void run_batches(int fd, int threads, batch_log *l) {
+    opdb_batch_ops ops = {log_new, log_free, log_work, log_consume, l};
+    uint64_t resume = 0;
+    opdb_err err = {0};
+    l->next_off = 7;
+    assert_int_equal(opdb_batch_run(fd, "t.csv", 7, threads, 256, &ops, &resume, &err), 0);
+}
+
+static void test_batch_run_mapped_and_read(void **s) {
+    (void)s;
+    opdb_strbuf text = {0};
+    opdb_sb_adds(&text, "header\n");
+    for (int i = 0; i < 400; i++) {
+        if (i % 37 == 0) opdb_sb_addf(&text, "%d,\"quoted\nline end, %d\"\r\n", i, i * 3);
+        else if (i == 100) { /* one record longer than a batch */
+            opdb_sb_addf(&text, "%d,", i);
+            for (int k = 0; k < 700; k++) opdb_sb_addc(&text, (char)('a' + k % 26));
+            opdb_sb_addc(&text, '\n');
+        } else opdb_sb_addf(&text, "%d,plain cell %d,%d.5\n", i, i * 7, i);
+    }
+    opdb_sb_adds(&text, "last,record,without,line,end\n");
+    char path[] = "/tmp/opdb_batch_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text.p, text.n), (ssize_t)text.n);
+    for (int threads = 1; threads <= 2; threads++)
+        for (int mapped = 0; mapped < 2; mapped++) {
+            batch_log l = {0};
+            opdb_file_view_map_disabled = !mapped;
+            run_batches(fd, threads, &l);
+            opdb_file_view_map_disabled = false;
+            assert_false(l.misaligned);
+            assert_int_equal(l.all.n, text.n - 7);
+            assert_memory_equal(l.all.p, text.p + 7, text.n - 7);
+            assert_true(l.nbatches > 20);
+            assert_true(l.nlong >= 1 && l.nlong < 1000); /* the long record's batch; none cut mid-record */
+            opdb_sb_free(&l.all);
+        }
+    close(fd);
+    unlink(path);
+    opdb_sb_free(&text);
+}
+
 static void test_batch_cut_after_last_newline(void **s) {
     (void)s;
     assert_int_equal(opdb_batch_cut("a,b\nc,d", 7), 4);
@@ -785,6 +862,7 @@ static void test_writer_roundtrip_through_exact_reader(void **s) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_simple_records),
+        cmocka_unit_test(test_batch_run_mapped_and_read),
         cmocka_unit_test(test_quoted_view_matches_unquote),
         cmocka_unit_test(test_quoted_comma_newline_and_doubled_quote),
         cmocka_unit_test(test_shape_cell_with_literal_quotes),

@@ -50,7 +50,10 @@ static void test_views_read_the_file(void **s) {
                 assert_int_equal(v[map].data[want], '\0');
             }
             assert_true(v[0].map == NULL); /* allow_map false: read */
-            if (v[1].len) assert_non_null(v[1].map);
+            if (v[1].len) {
+                assert_non_null(v[1].map);
+                for (size_t k = 0; k < OPDB_VIEW_PAD; k++) assert_int_equal(v[1].data[v[1].len + k], '\0');
+            }
             opdb_file_view_close(&v[0]);
             opdb_file_view_close(&v[1]);
         }
