@@ -416,7 +416,7 @@ static void probe_cells(const os_job *J, os_out *o) {
         }
         if (i >= 2 * AHEAD && i - 2 * AHEAD < n) {
             const gkey *k = first[(i - 2 * AHEAD) % RING];
-            if (k && k->cells_hash == o->v[i - 2 * AHEAD].cells_hash) __builtin_prefetch(k->cells);
+            if (k && k->cells_hash == o->v[i - 2 * AHEAD].cells_hash) prefetch_lines(k->cells, 3); /* ~130 bytes */
         }
         if (i >= 3 * AHEAD) {
             r = &o->v[i - 3 * AHEAD];

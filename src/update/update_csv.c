@@ -422,11 +422,23 @@ typedef struct sig_entry {
 
 static size_t entry_row(const sig_entry *e, size_t k) { return k == 0 ? e->row0 : e->more[k - 1]; }
 
+/* Rows indexed as a file is read wait this many rows in a queue, so that
+ * the index slot each will probe is asked for from memory first. */
+enum { SI_AHEAD = 8 };
+
+typedef struct si_pending {
+    uint64_t hash;
+    const char *sig;  /* in the index's arena */
+    size_t len, row;
+} si_pending;
+
 typedef struct sig_index {
     sig_entry *e;   /* first-seen order */
     size_t n, cap;
     opdb_hindex ix;
     opdb_arena arena;
+    si_pending pend[SI_AHEAD]; /* si_add_soon's queue, oldest at phead */
+    int phead, npend;
 } sig_index;
 
 static sig_entry *si_find_h(sig_index *si, const char *sig, size_t len, uint64_t h) {
@@ -441,10 +453,10 @@ static sig_entry *si_find_h(sig_index *si, const char *sig, size_t len, uint64_t
 
 static uint64_t si_hash(const char *sig, size_t n) { return opdb_hash_bytes(sig, n, 5); }
 
-static void si_add(sig_index *si, const opdb_strbuf *sig, size_t row) {
-    if (!si->arena.chunk_size) opdb_arena_init(&si->arena, 1 << 20);
-    uint64_t h = si_hash(sig->p, sig->n);
-    sig_entry *e = si_find_h(si, sig->p, sig->n, h);
+/* Files row under its signature; sig_in_arena: sig is a copy the index
+ * keeps (else it is copied when new). */
+static void si_insert(sig_index *si, const char *sig, size_t len, uint64_t h, size_t row, bool sig_in_arena) {
+    sig_entry *e = si_find_h(si, sig, len, h);
     if (!e) {
         if (si->n == si->cap) {
             si->cap = si->cap ? si->cap * 2 : 64;
@@ -452,8 +464,8 @@ static void si_add(sig_index *si, const opdb_strbuf *sig, size_t row) {
         }
         e = &si->e[si->n];
         memset(e, 0, sizeof *e);
-        e->sig = opdb_arena_strndup(&si->arena, sig->p, sig->n);
-        e->len = sig->n;
+        e->sig = sig_in_arena ? sig : opdb_arena_strndup(&si->arena, sig, len);
+        e->len = len;
         e->hash = h;
         e->row0 = row;
         e->n = 1;
@@ -465,6 +477,36 @@ static void si_add(sig_index *si, const opdb_strbuf *sig, size_t row) {
         e->more = opdb_xrealloc(e->more, e->cap * sizeof *e->more);
     }
     e->more[e->n++ - 1] = row;
+}
+
+/* Files the queued rows, oldest first (first-seen order is kept). */
+static void si_flush(sig_index *si) {
+    for (; si->npend > 0; si->npend--, si->phead = (si->phead + 1) % SI_AHEAD) {
+        const si_pending *q = &si->pend[si->phead];
+        si_insert(si, q->sig, q->len, q->hash, q->row, true);
+    }
+}
+
+static void si_add(sig_index *si, const opdb_strbuf *sig, size_t row) {
+    if (!si->arena.chunk_size) opdb_arena_init(&si->arena, 1 << 20);
+    si_flush(si);
+    si_insert(si, sig->p, sig->n, si_hash(sig->p, sig->n), row, false);
+}
+
+/* si_add a few rows later: the row's slot is asked for now (si_flush files
+ * what is left). */
+static void si_add_soon(sig_index *si, const opdb_strbuf *sig, size_t row) {
+    if (!si->arena.chunk_size) opdb_arena_init(&si->arena, 1 << 20);
+    uint64_t h = si_hash(sig->p, sig->n);
+    if (si->ix.nslots) __builtin_prefetch(&si->ix.slot[h & (si->ix.nslots - 1)]);
+    if (si->npend == SI_AHEAD) {
+        const si_pending *q = &si->pend[si->phead];
+        si_insert(si, q->sig, q->len, q->hash, q->row, true);
+        si->phead = (si->phead + 1) % SI_AHEAD;
+        si->npend--;
+    }
+    si_pending *q = &si->pend[(si->phead + si->npend++) % SI_AHEAD];
+    *q = (si_pending){h, opdb_arena_strndup(&si->arena, sig->p, sig->n), sig->n, row};
 }
 
 /* Room for n signatures (a file's rows, estimated from its first): no
@@ -750,6 +792,7 @@ static void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool 
         if (i >= TO_ROW && (k = i - TO_ROW) < n && row_of[k % RING] != SIZE_MAX) {
             const sig_entry *e = &m->si.e[row_of[k % RING]];
             __builtin_prefetch(e->sig);
+            __builtin_prefetch(e->sig + 64); /* signatures take ~80 bytes */
             row_of[k % RING] = e->row0 < f->n ? e->row0 : SIZE_MAX;
             if (row_of[k % RING] != SIZE_MAX) {
                 __builtin_prefetch(&f->rows[e->row0]);
@@ -778,7 +821,7 @@ static void index_at_load(void *ctx, csvfile *f, size_t r) {
     const drow *row = &f->rows[r];
     opdb_sig_cells c = {row->v[0], row->v[1], row->v[2], row->v[3], row->v[4], row->v[5]};
     opdb_signature(&c, m->res->stem, &m->sig);
-    si_add(&m->si, &m->sig, r);
+    si_add_soon(&m->si, &m->sig, r);
 }
 
 /* ---- writing */
@@ -948,6 +991,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
             si_free(&m.si);
             memset(&m.si, 0, sizeof m.si);
         }
+        si_flush(&m.si); /* the last rows index_at_load queued */
         layout_existing(&f.fields, &cols);
     } else {
         ks_init(&f.ks, 140);
