@@ -56,7 +56,8 @@ typedef struct opdb_arena {
     size_t chunk_size;
 } opdb_arena;
 
-/* chunk_size of 16 MiB or more: chunks are opdb_big_alloc'ed (huge pages) */
+/* chunk_size of 4 MiB or more: chunks are opdb_big_alloc'ed (huge pages), each
+ * chunk_size bytes in all (header included) */
 void opdb_arena_init(opdb_arena *a, size_t chunk_size);
 void *opdb_arena_alloc(opdb_arena *a, size_t n);          /* 8-byte aligned, aborts on OOM */
 char *opdb_arena_strndup(opdb_arena *a, const char *p, size_t n); /* NUL-terminated copy */

@@ -50,8 +50,11 @@ void *opdb_arena_alloc(opdb_arena *a, size_t n) {
     n = (n + 7) & ~(size_t)7;
     opdb_arena_chunk *c = a->head;
     if (!c || c->cap - c->used < n) {
-        size_t cap = n > a->chunk_size ? n : a->chunk_size;
-        bool big = a->chunk_size >= ((size_t)16 << 20);
+        bool big = a->chunk_size >= ((size_t)4 << 20);
+        /* a big chunk, header included, is chunk_size: whole huge pages, none
+         * populated for a few bytes past them */
+        size_t room = big ? a->chunk_size - sizeof *c : a->chunk_size;
+        size_t cap = n > room ? n : room;
         c = big ? opdb_big_alloc(sizeof *c + cap) : opdb_xmalloc(sizeof *c + cap);
         c->used = 0;
         c->cap = cap;

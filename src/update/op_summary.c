@@ -725,8 +725,9 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
         struct stat st;
         if (stat(files[i], &st) == 0) bytes += (size_t)st.st_size;
     }
-    /* the groups' strings take about a quarter of the input */
-    opdb_arena_init(&out->arena, bytes > ((size_t)256 << 20) ? (size_t)32 << 20 : (size_t)1 << 20);
+    /* the groups' strings take about a quarter of the input; in 8 MiB chunks,
+     * each populated whole when it is taken (so the last one wastes little) */
+    opdb_arena_init(&out->arena, bytes > ((size_t)256 << 20) ? (size_t)8 << 20 : (size_t)1 << 20);
     /* the group tables and strings are faulted in ahead of the thread that
      * fills them, while the workers leave a CPU idle */
     opdb_prefault_begin();
