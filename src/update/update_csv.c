@@ -82,6 +82,9 @@ typedef struct layout_keys {
     const agg_layout *lay;
     int id[AGG_MAX_KEYS];
     int *measured;      /* ks.cap entries */
+    /* the file's measured columns in order and each one's layout entry
+     * (write_spliced; nsplice < 0 until worked out) */
+    int nsplice, splice_col[AGG_MAX_KEYS], splice_li[AGG_MAX_KEYS];
 } layout_keys;
 
 /* The measurement applied to a lazy row, kept instead of reading the row in
@@ -586,6 +589,7 @@ static const layout_keys *layout_keys_of(merge_ctx *m, const agg_layout *lay) {
     layout_keys *lk = opdb_arena_alloc(&ks->arena, sizeof *lk);
     lk->lay = lay;
     for (int i = 0; i < lay->n; i++) lk->id[i] = ks_add(ks, lay->key[i]);
+    lk->nsplice = -1;
     lk->measured = opdb_arena_alloc(&ks->arena, (size_t)ks->cap * sizeof *lk->measured);
     for (int k = 0; k < ks->cap; k++) lk->measured[k] = -1;
     for (int i = lay->n - 1; i >= 0; i--)
@@ -832,23 +836,41 @@ static void index_at_load(void *ctx, csvfile *f, size_t r) {
 static void write_spliced(opdb_strbuf *out, csvfile *f, size_t ri) {
     const drow *row = &f->rows[ri];
     const row_patch *p = &f->patch[ri];
+    layout_keys *lk = (layout_keys *)p->lk; /* its splice list is filled once, here */
+    if (lk->nsplice < 0) {
+        int n = 0;
+        for (int i = 0; i < f->nh && n < AGG_MAX_KEYS; i++) {
+            int li = lk->measured[f->colkey[i]];
+            if (li < 0) continue;
+            lk->splice_col[n] = i;
+            lk->splice_li[n++] = li;
+        }
+        lk->nsplice = n;
+    }
     const char *rec = f->buf + row->raw_off, *run = rec;
     opdb_csv_fast t;
     opdb_csv_fast_init(&t, (char *)rec, row->raw_len);
-    int nc = 0;
+    int nc = 0, want = lk->nsplice ? lk->splice_col[lk->nsplice - 1] + 1 : 1; /* cells up to the last measured one */
     size_t off;
     bool quote_after;
-    if (opdb_csv_fast_skim(&t, f->scratch, f->nh, &nc, &off, &quote_after) <= 0) nc = 0;
+    if (opdb_csv_fast_skim(&t, f->scratch, want, &nc, &off, &quote_after) <= 0) nc = 0;
+    /* room for the row and its longest values: the pieces are copied unchecked */
+    opdb_sb_reserve(out, row->raw_len + (size_t)lk->nsplice * 400);
+    char *o = out->p + out->n;
     char buf[400];
-    for (int i = 0; i < nc && i < f->nh; i++) {
-        int li = p->lk->measured[f->colkey[i]];
-        if (li < 0) continue;
-        opdb_span v = agg_span(p->nr, li, buf);
-        opdb_sb_add(out, run, (size_t)(f->scratch[i].p - run));
-        opdb_sb_add(out, v.p, v.n); /* a number ("%.6f", nan, inf) or "": never quoted */
+    for (int k = 0; k < lk->nsplice; k++) {
+        int i = lk->splice_col[k];
+        if (i >= nc || i >= want) break;
+        opdb_span v = agg_span(p->nr, lk->splice_li[k], buf);
+        size_t gap = (size_t)(f->scratch[i].p - run);
+        memcpy(o, run, gap);
+        memcpy(o + gap, v.p, v.n); /* a number ("%.6f", nan, inf) or "": never quoted */
+        o += gap + v.n;
         run = f->scratch[i].p + f->scratch[i].n;
     }
-    opdb_sb_add(out, run, (size_t)(rec + row->raw_len - run));
+    size_t rest = (size_t)(rec + row->raw_len - run);
+    memcpy(o, run, rest);
+    out->n = (size_t)(o + rest - out->p);
 }
 
 /* A run of bytes copied as read: long ones go to the file directly, short
