@@ -25,6 +25,10 @@ int opdb_is_matmul_family(const char *op);
  * 0x1f). op is resolved like the reference: stripped of whitespace and `"`,
  * normalised. Appends to *out (cleared first). */
 void opdb_signature(const opdb_sig_cells *c, const char *op, opdb_strbuf *out);
+/* Which rules opdb_signature applies for op: operators of one class (the
+ * MatMul family; Index; Slice and Transpose; DispatchFFNCombine; any other)
+ * give equal cells equal signatures (the name itself is not part of one). */
+int opdb_signature_class(const char *op);
 /* The same through the general rules only (opdb_signature takes a fast path
  * for cells already in normal form); for tests. */
 void opdb_signature_general(const opdb_sig_cells *c, const char *op, opdb_strbuf *out);

@@ -746,6 +746,15 @@ static const op_rules *rules_for(const char *op_raw) {
     return r;
 }
 
+int opdb_signature_class(const char *op_raw) {
+    const char *op = rules_for(op_raw)->op;
+    if (opdb_is_matmul_family(op)) return 1;
+    if (strcmp(op, "Index") == 0) return 2;
+    if (has_rewrites(op)) return 3; /* Slice, SliceAiCore, Transpose, TransposeAiCore */
+    if (strcmp(op, "DispatchFFNCombine") == 0) return 4;
+    return 0;
+}
+
 void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
     const op_rules *rules = rules_for(op_raw);
     const char *op = rules->op;

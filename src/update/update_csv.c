@@ -550,6 +550,9 @@ typedef struct merge_ctx {
     opdb_strbuf *log;
     opdb_strbuf sig, disp;
     bool own_sig_reusable; /* signatures do not read EP Size here */
+    int own_class;         /* opdb_signature_class of the file's operator */
+    const char *class_op;  /* the last aggregated row's op looked at (interned), */
+    bool class_same;       /* and whether its class is own_class */
 } merge_ctx;
 
 static bool row_valid(const csvfile *f, const drow *r, const ids *id) {
@@ -697,9 +700,15 @@ static bool has_extras(merge_ctx *m) {
     return x && !x->drop && x->values;
 }
 
-/* The signature of nr for this file is the one the aggregation computed. */
-static bool sig_reusable(const merge_ctx *m, const agg_row *nr) {
-    return m->own_sig_reusable && nr->key_sig && strcmp(nr->key_op, m->res->stem) == 0;
+/* The signature of nr for this file is the one the aggregation computed:
+ * its op's signature rules are the file's (MatMul aliases, say). */
+static bool sig_reusable(merge_ctx *m, const agg_row *nr) {
+    if (!m->own_sig_reusable || !nr->key_sig) return false;
+    if (nr->key_op != m->class_op) { /* a group's op name is shared by its rows */
+        m->class_op = nr->key_op;
+        m->class_same = strcmp(nr->key_op, m->res->stem) == 0 || opdb_signature_class(nr->key_op) == m->own_class;
+    }
+    return m->class_same;
 }
 
 /* pre: the row's signature index hash when sig_reusable (merge_list). */
@@ -996,6 +1005,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     opdb_normalize_op_name(res->stem, strlen(res->stem), stem_norm, sizeof stem_norm);
     /* EP Size may still change (legacy_ep_size), and only DFC signatures read it */
     m.own_sig_reusable = strcmp(stem_norm, "DispatchFFNCombine") != 0;
+    m.own_class = opdb_signature_class(res->stem);
     if (m.own_sig_reusable) {
         f.on_lazy_row = index_at_load;
         f.on_lazy_row_ctx = &m;

@@ -117,6 +117,43 @@ static void test_random_cells(void **state) {
     }
 }
 
+/* Operators of one signature class sign equal cells alike (the merge reuses
+ * a MatMulV2 group's signature in MatMulV3.csv on that ground); classes
+ * that sign differently are told apart. */
+static void test_signature_classes(void **state) {
+    (void)state;
+    static const char *const classes[][5] = {
+        {"MatMulV2", "MatMulV3", "MatMulCommon", " \"MatMulV2\" ", "MatMulV3_run"},
+        {"Index", "Index", "Index", "Index", "Index"},
+        {"Slice", "SliceAiCore", "Transpose", "TransposeAiCore", "Slice_run.py"},
+        {"DispatchFFNCombine", "DispatchFFNCombine", "DispatchFFNCombine", "DispatchFFNCombine", "DispatchFFNCombine"},
+        {"Add", "SwiGlu", "RmsNorm", "SoftmaxV2", "GatherV2"},
+    };
+    enum { NC = sizeof classes / sizeof classes[0] };
+    for (int a = 0; a < NC; a++)
+        for (int b = 0; b < NC; b++)
+            if ((opdb_signature_class(classes[a][0]) == opdb_signature_class(classes[b][0])) != (a == b))
+                fail_msg("%s and %s: classes", classes[a][0], classes[b][0]);
+    char in[24], dt[20], fm[20], out[24], odt[20];
+    opdb_strbuf x = {0}, y = {0};
+    for (int i = 0; i < 100000; i++) {
+        random_cell(in, sizeof in, true);
+        random_cell(dt, sizeof dt, false);
+        random_cell(fm, sizeof fm, false);
+        random_cell(out, sizeof out, true);
+        random_cell(odt, sizeof odt, false);
+        opdb_sig_cells c = cells(in, dt, fm, out, odt, "16");
+        const char *const *k = classes[i % NC];
+        assert_int_equal(opdb_signature_class(k[0]), opdb_signature_class(k[1 + i % 4]));
+        opdb_signature(&c, k[0], &x);
+        opdb_signature(&c, k[1 + i % 4], &y);
+        assert_int_equal(x.n, y.n);
+        assert_memory_equal(x.p, y.p, x.n);
+    }
+    opdb_sb_free(&x);
+    opdb_sb_free(&y);
+}
+
 /* The vector and the byte-at-a-time cell scanners agree, across the
  * 16-byte block edges. */
 static void test_cell_scanners(void **state) {
@@ -260,6 +297,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_forms),
         cmocka_unit_test(test_random_cells),
+        cmocka_unit_test(test_signature_classes),
         cmocka_unit_test(test_cell_scanners),
         cmocka_unit_test(test_many_slots),
         cmocka_unit_test(test_rewrites_on_normal_cells),
