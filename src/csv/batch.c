@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,7 +91,22 @@ typedef struct reader {
      * (no copy through read(), no batch buffers); pos: the next batch */
     opdb_file_view view;
     size_t pos;
+    char *kept;          /* mapped pages from here on are still resident */
 } reader;
+
+/* A consumed batch's pages are dropped from the mapping (the page cache
+ * keeps the file): the process holds a few batches of a mapped file, as it
+ * holds a few batch buffers of a read one, not the whole file. */
+static void release_consumed(reader *r, const opdb_batch *b) {
+    if (!r->view.map || b->cap) return;
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t ps = page > 0 ? (uintptr_t)page : 4096;
+    char *upto = (char *)((uintptr_t)(b->data + b->len) / ps * ps); /* later batches start at or after it */
+    if (!r->kept) r->kept = r->view.map;
+    if (upto <= r->kept) return;
+    (void)madvise(r->kept, (size_t)(upto - r->kept), MADV_DONTNEED);
+    r->kept = upto;
+}
 
 /* Fills b with the next record-aligned piece of the mapped file (cap 0:
  * not b's to free).  Returns 1 if filled, 0 at the end. */
@@ -185,6 +201,7 @@ static int run_single(reader *r, const opdb_batch_ops *ops, uint64_t *resume_off
             rc = -1;
             break;
         }
+        release_consumed(r, &b);
     }
     ops->free_out(b.out, ops->ctx);
     if (b.cap) free(b.data);
@@ -198,7 +215,7 @@ static void reader_free(reader *r) {
 
 int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_t batch_size,
                    const opdb_batch_ops *ops, uint64_t *resume_off, opdb_err *err) {
-    reader r = {fd, start, false, {0}, batch_size ? batch_size : (2u << 20), {0}, 0};
+    reader r = {fd, start, false, {0}, batch_size ? batch_size : (2u << 20), {0}, 0, NULL};
     opdb_sb_init(&r.carry);
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) /* else (a pipe, no mmap): read() into batch buffers */
@@ -268,6 +285,7 @@ int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_
             rc = -1;
             break;
         }
+        release_consumed(&r, b);
         p->state[cons_i] = SLOT_FREE;
         cons_i = (cons_i + 1) % p->nslots;
         inflight--;
