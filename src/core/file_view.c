@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -25,6 +26,9 @@
 /* The file this thread maps now, for the SIGBUS handler (initial-exec TLS:
  * read from a signal handler without a call into the dynamic loader). */
 static __thread const char *t_mapped_path __attribute__((tls_model("initial-exec")));
+/* The last file mapped by any thread: for a thread that reads a mapping
+ * another one made (the workers of a batch pipeline). */
+static _Atomic(const char *) g_last_mapped_path;
 
 static void put_err(const char *s) {
     size_t n = strlen(s);
@@ -38,7 +42,7 @@ static void put_err(const char *s) {
 
 static void on_sigbus(int sig) {
     (void)sig;
-    const char *path = t_mapped_path;
+    const char *path = t_mapped_path ? t_mapped_path : atomic_load(&g_last_mapped_path);
     put_err("opdb: ");
     put_err(path ? path : "a mapped file");
     put_err(": the file shrank while it was read (changed by another program?)\n");
@@ -97,6 +101,7 @@ bool opdb_file_view_map(opdb_file_view *v, int fd, const char *path, uint64_t fr
     v->len = file_len - (size_t)from;
     v->path = opdb_xstrdup(path ? path : "(input)");
     t_mapped_path = v->path;
+    atomic_store(&g_last_mapped_path, v->path);
     return true;
 }
 
@@ -111,6 +116,8 @@ int opdb_file_view_open(opdb_file_view *v, int fd, const char *path, uint64_t fr
 void opdb_file_view_close(opdb_file_view *v) {
     if (v->map) {
         if (t_mapped_path == v->path) t_mapped_path = NULL;
+        const char *mine = v->path;
+        atomic_compare_exchange_strong(&g_last_mapped_path, &mine, NULL);
         munmap(v->map, v->map_len);
         free(v->path);
     } else {
