@@ -101,18 +101,27 @@ static void random_cell(char *buf, size_t cap, bool shape) {
     buf[n] = '\0';
 }
 
+/* Five random signature cells (their bytes in *row) and EP Size "16". */
+typedef struct random_row {
+    char in[24], dt[20], fm[20], out[24], odt[20];
+} random_row;
+
+static opdb_sig_cells random_sig_cells(random_row *row) {
+    random_cell(row->in, sizeof row->in, true);
+    random_cell(row->dt, sizeof row->dt, false);
+    random_cell(row->fm, sizeof row->fm, false);
+    random_cell(row->out, sizeof row->out, true);
+    random_cell(row->odt, sizeof row->odt, false);
+    return cells(row->in, row->dt, row->fm, row->out, row->odt, "16");
+}
+
 static void test_random_cells(void **state) {
     (void)state;
     static const char *const ops[] = {"Add", "DispatchFFNCombine", "SoftmaxV2", "MatMulV2",
                                       "Index", "Slice", "Transpose", "MatMulCommon"};
-    char in[24], dt[20], fm[20], out[24], odt[20];
+    random_row row;
     for (int i = 0; i < 300000; i++) {
-        random_cell(in, sizeof in, true);
-        random_cell(dt, sizeof dt, false);
-        random_cell(fm, sizeof fm, false);
-        random_cell(out, sizeof out, true);
-        random_cell(odt, sizeof odt, false);
-        opdb_sig_cells c = cells(in, dt, fm, out, odt, "16");
+        opdb_sig_cells c = random_sig_cells(&row);
         expect_same(&c, ops[i % (int)(sizeof ops / sizeof ops[0])]);
     }
 }
@@ -134,15 +143,10 @@ static void test_signature_classes(void **state) {
         for (int b = 0; b < NC; b++)
             if ((opdb_signature_class(classes[a][0]) == opdb_signature_class(classes[b][0])) != (a == b))
                 fail_msg("%s and %s: classes", classes[a][0], classes[b][0]);
-    char in[24], dt[20], fm[20], out[24], odt[20];
+    random_row row;
     opdb_strbuf x = {0}, y = {0};
     for (int i = 0; i < 100000; i++) {
-        random_cell(in, sizeof in, true);
-        random_cell(dt, sizeof dt, false);
-        random_cell(fm, sizeof fm, false);
-        random_cell(out, sizeof out, true);
-        random_cell(odt, sizeof odt, false);
-        opdb_sig_cells c = cells(in, dt, fm, out, odt, "16");
+        opdb_sig_cells c = random_sig_cells(&row);
         const char *const *k = classes[i % NC];
         assert_int_equal(opdb_signature_class(k[0]), opdb_signature_class(k[1 + i % 4]));
         opdb_signature(&c, k[0], &x);
