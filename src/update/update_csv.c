@@ -83,7 +83,7 @@ typedef struct layout_keys {
     int id[AGG_MAX_KEYS];
     int *measured;      /* ks.cap entries */
     /* the file's measured columns in order and each one's layout entry
-     * (write_spliced; nsplice < 0 until worked out) */
+     * (write_spliced) */
     int nsplice, splice_col[AGG_MAX_KEYS], splice_li[AGG_MAX_KEYS];
 } layout_keys;
 
@@ -482,12 +482,17 @@ static void si_insert(sig_index *si, const char *sig, size_t len, uint64_t h, si
     e->more[e->n++ - 1] = row;
 }
 
+/* Files the oldest queued row. */
+static void si_file_oldest(sig_index *si) {
+    const si_pending *q = &si->pend[si->phead];
+    si_insert(si, q->sig, q->len, q->hash, q->row, true);
+    si->phead = (si->phead + 1) % SI_AHEAD;
+    si->npend--;
+}
+
 /* Files the queued rows, oldest first (first-seen order is kept). */
 static void si_flush(sig_index *si) {
-    for (; si->npend > 0; si->npend--, si->phead = (si->phead + 1) % SI_AHEAD) {
-        const si_pending *q = &si->pend[si->phead];
-        si_insert(si, q->sig, q->len, q->hash, q->row, true);
-    }
+    while (si->npend > 0) si_file_oldest(si);
 }
 
 static void si_add(sig_index *si, const opdb_strbuf *sig, size_t row) {
@@ -502,12 +507,7 @@ static void si_add_soon(sig_index *si, const opdb_strbuf *sig, size_t row) {
     if (!si->arena.chunk_size) opdb_arena_init(&si->arena, 1 << 20);
     uint64_t h = si_hash(sig->p, sig->n);
     if (si->ix.nslots) __builtin_prefetch(&si->ix.slot[h & (si->ix.nslots - 1)]);
-    if (si->npend == SI_AHEAD) {
-        const si_pending *q = &si->pend[si->phead];
-        si_insert(si, q->sig, q->len, q->hash, q->row, true);
-        si->phead = (si->phead + 1) % SI_AHEAD;
-        si->npend--;
-    }
+    if (si->npend == SI_AHEAD) si_file_oldest(si);
     si_pending *q = &si->pend[(si->phead + si->npend++) % SI_AHEAD];
     *q = (si_pending){h, opdb_arena_strndup(&si->arena, sig->p, sig->n), sig->n, row};
 }
@@ -592,11 +592,17 @@ static const layout_keys *layout_keys_of(merge_ctx *m, const agg_layout *lay) {
     layout_keys *lk = opdb_arena_alloc(&ks->arena, sizeof *lk);
     lk->lay = lay;
     for (int i = 0; i < lay->n; i++) lk->id[i] = ks_add(ks, lay->key[i]);
-    lk->nsplice = -1;
     lk->measured = opdb_arena_alloc(&ks->arena, (size_t)ks->cap * sizeof *lk->measured);
     for (int k = 0; k < ks->cap; k++) lk->measured[k] = -1;
     for (int i = lay->n - 1; i >= 0; i--)
         if (lk->id[i] >= 0 && (i == AGG_K_DUR || lay->num[i] > 0)) lk->measured[lk->id[i]] = i;
+    lk->nsplice = 0; /* header columns: only a file read by the fast path has its rows spliced */
+    for (int i = 0; m->f->colkey && i < m->f->nh && lk->nsplice < AGG_MAX_KEYS; i++) {
+        int li = lk->measured[m->f->colkey[i]];
+        if (li < 0) continue;
+        lk->splice_col[lk->nsplice] = i;
+        lk->splice_li[lk->nsplice++] = li;
+    }
     if (m->nlay == MAX_LAYOUTS) m->nlay--; /* forget one; the old one stays valid */
     m->lay[m->nlay++] = lk;
     return lk;
@@ -845,17 +851,7 @@ static void index_at_load(void *ctx, csvfile *f, size_t r) {
 static void write_spliced(opdb_strbuf *out, csvfile *f, size_t ri) {
     const drow *row = &f->rows[ri];
     const row_patch *p = &f->patch[ri];
-    layout_keys *lk = (layout_keys *)p->lk; /* its splice list is filled once, here */
-    if (lk->nsplice < 0) {
-        int n = 0;
-        for (int i = 0; i < f->nh && n < AGG_MAX_KEYS; i++) {
-            int li = lk->measured[f->colkey[i]];
-            if (li < 0) continue;
-            lk->splice_col[n] = i;
-            lk->splice_li[n++] = li;
-        }
-        lk->nsplice = n;
-    }
+    const layout_keys *lk = p->lk;
     const char *rec = f->buf + row->raw_off, *run = rec;
     opdb_csv_fast t;
     opdb_csv_fast_init(&t, (char *)rec, row->raw_len);
@@ -869,7 +865,7 @@ static void write_spliced(opdb_strbuf *out, csvfile *f, size_t ri) {
     char buf[400];
     for (int k = 0; k < lk->nsplice; k++) {
         int i = lk->splice_col[k];
-        if (i >= nc || i >= want) break;
+        if (i >= nc) break; /* a short row */
         opdb_span v = agg_span(p->nr, lk->splice_li[k], buf);
         size_t gap = (size_t)(f->scratch[i].p - run);
         memcpy(o, run, gap);
