@@ -25,6 +25,7 @@ static const command k_commands[] = {
     {"compare", cmd_compare, "per-kernel-type comparison of a model's Chrome trace with a measured forward pass"},
     {"trace2csv", cmd_trace2csv, "flatten a performance-model Chrome trace's complete events into CSV"},
     {"update", cmd_update, "merge msprof op_summary measurements into a database, report the gaps"},
+    {"grid", cmd_grid, "append theory shape grids (model presets, patterns) to database CSVs for replay"},
     {"validate", cmd_validate, "check a database folder and list its problems (exit 1 if any)"},
 };
 

@@ -1,0 +1,79 @@
+/* `opdb grid`: flags -> opdb_grid_run. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/cli_opts.h"
+#include "cli/commands.h"
+#include "opdb/db.h"
+#include "opdb/grid.h"
+#include "opdb/pystr.h"
+
+int cmd_grid(int argc, char **argv) {
+    const char *models = NULL, *data_dir = NULL, *db_path = NULL, *device = NULL, *vllm = NULL, *torch = NULL,
+               *cann = NULL, *rows = "1000", *seed = NULL, *hbm = "32", *config = NULL;
+    bool quirks = false, plan = false, json = false;
+    cli_opt opts[] = {
+        {"--target-models", "A,B", "comma-separated models (HF ids or short names); default: all presets", false, &models, NULL},
+        {"--data-dir", "D", "explicit CSV root (seed 003 spelling)", false, &data_dir, NULL},
+        {"--database-path", "D", "explicit CSV root", false, &db_path, NULL},
+        {"--device", "DEVICE", "device folder (default " OPDB_DEFAULT_DEVICE ")", false, &device, NULL},
+        {"--vllm-version", "V", "vLLM version (derives the database folder)", false, &vllm, NULL},
+        {"--torch-version", "V", "PyTorch version", false, &torch, NULL},
+        {"--cann-version", "V", "CANN version", false, &cann, NULL},
+        {"--rows", "N", "per-CSV cap on appended rows (default 1000; 0 = no cap)", false, &rows, NULL},
+        {"--seed", "S", "integer seed: the same rows as Python's random.seed(S)", false, &seed, NULL},
+        {"--max-hbm-gb", "G", "per-row memory budget in GiB (default 32; 0 disables)", false, &hbm, NULL},
+        {"--config", "FILE", "grid configuration YAML (default: the built-in reference configuration)", false, &config, NULL},
+        {"--plan", NULL, "per CSV: candidates / after memory filter / after dedup / to append; write nothing", false, NULL, &plan},
+        {"--json", NULL, "with --plan: the plan as JSON", false, NULL, &json},
+        {"--reference-quirks", NULL, "reproduce the reference exactly (sampling before filtering, ...)", false, NULL, &quirks},
+    };
+    cli_spec spec = {"opdb grid", "Append theory shape rows to database CSVs so that replay can measure them.", NULL, opts,
+                     sizeof opts / sizeof opts[0]};
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc == CLI_HELP) return 0;
+    if (rc != CLI_OK) return 2;
+    if (cli_check_db_flags(&spec, device, vllm, torch, cann) != CLI_OK) return 2;
+    opdb_grid_opts o = {0};
+    long long v;
+    if (!opdb_py_int(rows, strlen(rows), &v)) return cli_usage_error(&spec, "argument --rows: invalid int value: '%s'", rows);
+    o.rows = v;
+    if (seed) {
+        if (!opdb_py_int(seed, strlen(seed), &v)) return cli_usage_error(&spec, "argument --seed: invalid int value: '%s'", seed);
+        o.have_seed = true;
+        o.seed = v;
+    }
+    if (!opdb_py_float(hbm, strlen(hbm), &o.max_hbm_gb))
+        return cli_usage_error(&spec, "argument --max-hbm-gb: invalid float value: '%s'", hbm);
+    if (json && !plan) return cli_usage_error(&spec, "--json needs --plan");
+    opdb_err err;
+    opdb_err_clear(&err);
+    char *root = NULL;
+    if (data_dir || db_path) {
+        root = opdb_xstrdup(data_dir ? data_dir : db_path);
+    } else if (vllm) {
+        opdb_db_target t = {NULL, device, vllm, torch, cann, NULL};
+        if (!(root = opdb_db_resolve(&t, &err))) {
+            fprintf(stderr, "opdb grid: %s\n", err.msg);
+            return 2;
+        }
+    } else {
+        const char *r = getenv(OPDB_DATA_ROOT_ENV);
+        root = opdb_xstrdup(r && *r ? r : "data");
+    }
+    o.root = root;
+    o.target_models = models;
+    o.config_path = config;
+    o.quirks = quirks;
+    o.plan = plan;
+    o.json = json;
+    o.out = stdout;
+    rc = opdb_grid_run(&o, &err);
+    free(root);
+    if (rc) {
+        fflush(stdout);
+        fprintf(stderr, "opdb grid: %s\n", err.msg);
+        return err.code ? err.code : 1;
+    }
+    return 0;
+}

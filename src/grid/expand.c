@@ -1,0 +1,154 @@
+/* Candidate storage and template expansion (grid.md §5): the Cartesian
+ * product of a pattern's iterators (last fastest), model N/K pairs,
+ * constraints, and shape templates evaluated per combination. */
+#include <stdlib.h>
+#include <string.h>
+#include "grid/grid_internal.h"
+
+void grid_cands_free(grid_cands *cs) {
+    for (size_t i = 0; i < cs->nover; i++) free(cs->over[i].val);
+    free(cs->c), free(cs->pool), free(cs->over);
+    memset(cs, 0, sizeof *cs);
+}
+
+static void pool_push(grid_cands *cs, int64_t v) {
+    if (cs->npool == cs->poolcap) cs->pool = opdb_xrealloc(cs->pool, (cs->poolcap = cs->poolcap ? cs->poolcap * 2 : 4096) * sizeof *cs->pool);
+    cs->pool[cs->npool++] = v;
+}
+
+void grid_cands_add(grid_cands *cs, const grid_shape *in, int nin, const grid_shape *out, int nout,
+                    const grid_over *over, int nover) {
+    if (cs->n == cs->cap) cs->c = opdb_xrealloc(cs->c, (cs->cap = cs->cap ? cs->cap * 2 : 1024) * sizeof *cs->c);
+    grid_cand *c = &cs->c[cs->n++];
+    c->off = cs->npool;
+    c->nin = (uint16_t)nin;
+    c->nout = (uint16_t)nout;
+    for (int i = 0; i < nin + nout; i++) {
+        const grid_shape *s = i < nin ? &in[i] : &out[i - nin];
+        pool_push(cs, s->nd);
+        for (int d = 0; d < s->nd; d++) pool_push(cs, s->d[d]);
+    }
+    c->over_off = (uint32_t)cs->nover;
+    c->nover = (uint16_t)nover;
+    for (int i = 0; i < nover; i++) {
+        if (cs->nover == cs->overcap) cs->over = opdb_xrealloc(cs->over, (cs->overcap = cs->overcap ? cs->overcap * 2 : 256) * sizeof *cs->over);
+        cs->over[cs->nover].col = over[i].col;
+        cs->over[cs->nover++].val = opdb_xstrdup(over[i].val);
+    }
+}
+
+void grid_cands_get(const grid_cands *cs, size_t i, grid_shape *in, int *nin, grid_shape *out, int *nout) {
+    const grid_cand *c = &cs->c[i];
+    const int64_t *p = cs->pool + c->off;
+    *nin = c->nin;
+    *nout = c->nout;
+    for (int s = 0; s < c->nin + c->nout; s++) {
+        grid_shape *d = s < c->nin ? &in[s] : &out[s - c->nin];
+        d->nd = (int)*p++;
+        for (int k = 0; k < d->nd; k++) d->d[k] = *p++;
+    }
+}
+
+typedef struct env {
+    const char *names[GRID_MAX_VARS];
+    int64_t vals[GRID_MAX_VARS];
+    size_t n;
+} env;
+
+static void vars_repr(const env *e, char *out, size_t cap) {
+    size_t n = (size_t)snprintf(out, cap, "{");
+    for (size_t i = 0; i < e->n && n < cap; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s'%s': %lld", i ? ", " : "", e->names[i], (long long)e->vals[i]);
+    if (n < cap) snprintf(out + n, cap - n, "}");
+}
+
+static int eval_fail(const opdb_grid_config *cfg, int line, const char *text, const env *e, const char *msg,
+                     opdb_err *err) {
+    char vars[512];
+    vars_repr(e, vars, sizeof vars);
+    return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:%d: Failed to eval expression '%s' with vars %s: %s", cfg->name, line,
+                     text, vars, msg);
+}
+
+static int eval_shape(const opdb_grid_config *cfg, const grid_tmpl *t, const env *e, grid_shape *out, opdb_err *err) {
+    opdb_grid_vars v = {e->names, e->vals, e->n};
+    out->nd = t->ndims;
+    for (int d = 0; d < t->ndims; d++) {
+        if (!t->dims[d].expr) {
+            out->d[d] = t->dims[d].lit;
+            continue;
+        }
+        char msg[256];
+        double f;
+        bool fl;
+        if (opdb_grid_expr_eval(t->dims[d].expr, &v, &out->d[d], &f, &fl, msg, sizeof msg))
+            return eval_fail(cfg, t->line, t->text, e, msg, err);
+    }
+    return 0;
+}
+
+static int emit(const opdb_grid_config *cfg, const grid_pattern *p, const env *e, bool check, grid_cands *out,
+                opdb_err *err) {
+    opdb_grid_vars v = {e->names, e->vals, e->n};
+    for (size_t i = 0; check && i < p->nconstraints; i++) {
+        char msg[256];
+        int64_t r;
+        double f;
+        bool fl;
+        if (opdb_grid_expr_eval(p->constraints[i].e, &v, &r, &f, &fl, msg, sizeof msg))
+            return eval_fail(cfg, p->constraints[i].line, p->constraints[i].text, e, msg, err);
+        if (fl ? f == 0.0 : r == 0) return 0;
+    }
+    grid_shape in[GRID_MAX_SLOTS], outs[GRID_MAX_SLOTS];
+    for (size_t i = 0; i < p->ninputs; i++)
+        if (eval_shape(cfg, &p->inputs[i], e, &in[i], err)) return -1;
+    for (size_t i = 0; i < p->noutputs; i++)
+        if (eval_shape(cfg, &p->outputs[i], e, &outs[i], err)) return -1;
+    grid_over over[4];
+    int nover = 0;
+    for (int i = 0; i < 4; i++)
+        if (p->over[i]) over[nover].col = grid_override_cols[i], over[nover++].val = p->over[i];
+    grid_cands_add(out, in, (int)p->ninputs, outs, (int)p->noutputs, over, nover);
+    return 0;
+}
+
+int grid_expand_template(const opdb_grid_config *cfg, const grid_pattern *p, const grid_model *const *models,
+                         size_t nmodels, bool check_nk_constraints, grid_cands *out, opdb_err *err) {
+    bool nk = p->model_nk_pairs && models;
+    const grid_iter *its[GRID_MAX_VARS];
+    size_t nits = 0;
+    for (size_t i = 0; i < p->niters; i++)
+        if (!nk || (strcmp(p->iters[i].var, "N") && strcmp(p->iters[i].var, "K"))) its[nits++] = &p->iters[i];
+    if (p->model_nk_pairs && !nk)
+        for (size_t i = 0; i < p->nfallback; i++) its[nits++] = &p->fallback[i];
+    size_t npairs = 0;
+    int64_t *pairs = nk ? grid_nk_pairs(models, nmodels, &npairs) : NULL;
+    env e = {{0}, {0}, 0};
+    /* constants first, then iterators (a dict updated in that order) */
+    for (size_t i = 0; i < p->nconsts; i++) e.names[e.n] = p->const_names[i], e.vals[e.n++] = p->const_vals[i];
+    size_t base = e.n;
+    for (size_t i = 0; i < nits; i++) e.names[base + i] = its[i]->var;
+    e.n = base + nits;
+    if (nk) e.names[e.n] = "N", e.names[e.n + 1] = "K";
+    size_t idx[GRID_MAX_VARS] = {0};
+    int rc = 0;
+    for (;;) {
+        for (size_t i = 0; i < nits; i++) e.vals[base + i] = its[i]->vals[idx[i]];
+        if (nk) {
+            e.n = base + nits + 2;
+            for (size_t k = 0; k < npairs && !rc; k++) {
+                e.vals[base + nits] = pairs[2 * k];
+                e.vals[base + nits + 1] = pairs[2 * k + 1];
+                rc = emit(cfg, p, &e, check_nk_constraints, out, err);
+            }
+        } else {
+            rc = emit(cfg, p, &e, true, out, err);
+        }
+        if (rc) break;
+        size_t i = nits;
+        while (i > 0 && ++idx[i - 1] == its[i - 1]->n) idx[--i] = 0;
+        if (i == 0) break;
+    }
+    free(pairs);
+    return rc;
+}

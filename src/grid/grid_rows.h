@@ -1,0 +1,25 @@
+/* Row-building helpers of `opdb grid` (grid.md §7, §9). */
+#ifndef OPDB_GRID_ROWS_H
+#define OPDB_GRID_ROWS_H
+
+#include "opdb/pystr.h"
+#include "grid/grid_internal.h"
+
+/* Slots of a template shape cell by the tolerant parser (§7.1). */
+int grid_slot_count(opdb_span cell);
+/* Slots whose entry in the `;`-split attribute cell is absent become empty. */
+void grid_clear_absent(grid_shape *slots, int n, opdb_span attr);
+int grid_dtype_size(opdb_span dtype);
+int grid_dtype_sizes(opdb_span cell, int *out, int cap);
+/* Estimated bytes of a row (saturating). */
+uint64_t grid_row_bytes(const grid_shape *in, int nin, const grid_shape *out, int nout, const int *isz, int nisz,
+                        const int *osz, int nosz);
+void grid_fmt_budget(uint64_t bytes, char *out, size_t cap);
+/* `"d,d;d"` (literal quotes) appended to sb; nothing for no slots. */
+void grid_shape_cell(opdb_strbuf *sb, const grid_shape *s, int n);
+/* Input shapes as sequences of integer tuples (§7.5). */
+int grid_cmp_inputs(const grid_shape *a, int na, const grid_shape *b, int nb);
+/* Measurement columns a theory row sets to 0 (§7.2). */
+bool grid_zero_column(const char *name);
+
+#endif

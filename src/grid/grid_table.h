@@ -1,0 +1,26 @@
+/* A database CSV in memory for `opdb grid`. */
+#ifndef OPDB_GRID_TABLE_H
+#define OPDB_GRID_TABLE_H
+
+#include "opdb/csv.h"
+#include "grid/grid_internal.h"
+
+#define GRID_TABLE_EXTRA_COLS 16 /* room for the FIA grid columns */
+
+typedef struct grid_table {
+    opdb_arena arena;
+    char **header;
+    size_t ncols;
+    opdb_span **rows; /* nrows x ncols, by header position */
+    size_t nrows;
+} grid_table;
+
+/* strip_bom: drop a leading UTF-8 BOM (opdb's default; the reference keeps it).
+ * max_rows > 0: stop after that many data rows. */
+int grid_table_load(const char *path, bool strip_bom, size_t max_rows, grid_table *t, opdb_err *err);
+int grid_table_col(const grid_table *t, const char *name);
+/* Appends a column (at most GRID_TABLE_EXTRA_COLS times) unless present. */
+void grid_table_add_col(grid_table *t, const char *name);
+void grid_table_free(grid_table *t);
+
+#endif
