@@ -415,11 +415,14 @@ def main():
     for f in files:
         kt = f.stem
         pat = resolve(kt, cfg, meta)
-        if pat is None: skipped.append(f.name); continue
+        if pat is None: skipped.append((f.name, "no theory generator")); continue
         text = f.read_bytes().decode("utf-8")
+        if fixed and text.startswith("\ufeff"): text = text[1:]
         rows = list(csv.reader(io.StringIO(text, newline="")))
         rows = [r for r in rows if r]
-        if not rows or "Input Shapes" not in rows[0] or len(rows) < 2: skipped.append(f.name); continue
+        if not rows or "Input Shapes" not in rows[0] or len(rows) < 2:
+            skipped.append((f.name, "empty file" if not rows else "no 'Input Shapes' column" if "Input Shapes" not in rows[0] else "no data rows"))
+            continue
         header = list(rows[0])
         if kt == "FusedInferAttentionScore":
             header += [c for c in FIA_COLS if c not in header]
@@ -459,11 +462,11 @@ def main():
             w.writerow([r.get(h, "") for h in header])
         f.write_bytes(out.getvalue().encode("utf-8"))
         total += len(new)
-        if not new: skipped.append(f.name)
+        if not new: skipped.append((f.name, "no new rows"))
     print(f"Appended {total} rows across {len(files)} CSV files under {root}.")
     if skipped:
         print(f"Skipped {len(skipped)} files (no theory generator):")
-        for s in skipped: print(f"  - {s}")
+        for s, why in skipped: print(f"  - {s} ({why})" if fixed else f"  - {s}")
 
 if __name__ == "__main__":
     main()
