@@ -111,7 +111,7 @@ static int shape_template(loader *L, const yaml_node_t *n, grid_tmpl *t) {
         char c = i < v.n ? v.p[i] : ',';
         if (c == '(') depth++;
         else if (c == ')') depth--;
-        if (c != ',' || depth != 0) continue;
+        if (i < v.n && (c != ',' || depth != 0)) continue;
         opdb_span part = opdb_span_make(v.p + start, i - start);
         start = i + 1;
         while (part.n && (*part.p == ' ' || *part.p == '\t')) part.p++, part.n--;

@@ -30,7 +30,8 @@ ALIASES = {"dsv3": "deepseekv3", "metallama370b": "llama70b"}
 for k, m in P.items(): ALIASES[norm(m["hf"])] = k
 def resolve_model(n):
     k = norm(n); k = ALIASES.get(k, k)
-    if k not in P: raise SystemExit(f"opdb grid: unknown model '{n}'")
+    if k not in P:
+        print(f"opdb grid: unknown model '{n}'", file=sys.stderr); sys.exit(2)
     return P[k]
 
 def is_mla(m): return m["ql"] > 0 or m["kl"] > 0
@@ -99,7 +100,9 @@ def expand(pat, grids, models, fixed):
             envs.append(base)
         for e in envs:
             if (not nk or fixed) and not all(ev(c, e) for c in cons): continue
-            yield dict(inputs=[shape(s, e) for s in pat["inputs"]], outputs=[shape(s, e) for s in pat["outputs"]], over={})
+            over = {col: ";".join(pat[k]) for k, col in (("input_dtypes", "Input Data Types"), ("input_formats", "Input Formats"),
+                    ("output_dtypes", "Output Data Types"), ("output_formats", "Output Formats")) if pat.get(k) is not None}
+            yield dict(inputs=[shape(s, e) for s in pat["inputs"]], outputs=[shape(s, e) for s in pat["outputs"]], over=over)
 
 # ---- complex generators (§6)
 MOE_T = None
@@ -391,9 +394,10 @@ def main():
     ap.add_argument("--target-models"); ap.add_argument("--data-dir"); ap.add_argument("--database-path")
     ap.add_argument("--rows", type=int, default=1000); ap.add_argument("--seed", type=int)
     ap.add_argument("--max-hbm-gb", type=float, default=32.0); ap.add_argument("--reference-quirks", action="store_true")
+    ap.add_argument("--config"); ap.add_argument("--plan", action="store_true")
     a = ap.parse_args()
     fixed = a.fixed
-    raw = yaml.safe_load(CONFIG.read_text())
+    raw = yaml.safe_load(Path(a.config).read_text() if a.config else CONFIG.read_text())
     cfg = dict(patterns=raw["patterns"], grids=raw["grids"], assign={})
     for pat, kts in raw["assignments"].items():
         for kt in kts: cfg["assign"][kt] = pat
@@ -406,22 +410,37 @@ def main():
     if not files: sys.exit(f"No CSV files found under: {root}")
     meta, have_map = load_meta(root)
     cap = a.rows if a.rows > 0 else 0
-    print(f"Mode: theory | Target models: {names if names else 'ALL (full grid)'}")
-    print(f"Config: config.yaml | op_mapping: {have_map} | max_rows/csv: {cap if cap else 'unlimited'}")
+    if not a.plan:
+        print(f"Mode: theory | Target models: {names if names else 'ALL (full grid)'}")
+        print(f"Config: config.yaml | op_mapping: {have_map} | max_rows/csv: {cap if cap else 'unlimited'}")
     budget = int(a.max_hbm_gb * 1024 ** 3) if a.max_hbm_gb > 0 else 0
-    if budget: print(f"HBM budget: {a.max_hbm_gb:.1f} GiB per shape row")
+    if budget and not a.plan: print(f"HBM budget: {a.max_hbm_gb:.1f} GiB per shape row")
+    NEED = {"dispatch_ffn_combine": ["EP Size"], "fused_attention": ["Input Data Types", "Input Formats"],
+            "split_qkv_rmsnorm_rope": ["Input Data Types", "Input Formats", "Output Data Types", "Output Formats"]}
+    if fixed:  # opdb: every file is checked before any is rewritten
+        for f in files:
+            pat = resolve(f.stem, cfg, meta)
+            if pat is None: continue
+            rows = [r for r in csv.reader(io.StringIO(f.read_bytes().decode("utf-8").lstrip("\ufeff"), newline="")) if r]
+            if len(rows) < 2 or "Input Shapes" not in rows[0]: continue
+            hdr = rows[0] + (FIA_COLS if f.stem == "FusedInferAttentionScore" else [])
+            for col in NEED.get(cfg["patterns"][pat].get("generator_function"), []):
+                if col not in hdr: sys.exit(f"opdb grid: {f}:1: no '{col}' column, which {pat} rows need; no file was changed")
+    plan = []
     rng = random.Random(a.seed) if cap else None
     total, skipped = 0, []
     for f in files:
         kt = f.stem
         pat = resolve(kt, cfg, meta)
-        if pat is None: skipped.append((f.name, "no theory generator")); continue
+        if pat is None:
+            skipped.append((f.name, "no theory generator")); plan.append((f.name, "no theory generator")); continue
         text = f.read_bytes().decode("utf-8")
         if fixed and text.startswith("\ufeff"): text = text[1:]
         rows = list(csv.reader(io.StringIO(text, newline="")))
         rows = [r for r in rows if r]
         if not rows or "Input Shapes" not in rows[0] or len(rows) < 2:
-            skipped.append((f.name, "empty file" if not rows else "no 'Input Shapes' column" if "Input Shapes" not in rows[0] else "no data rows"))
+            why = "empty file" if not rows else "no 'Input Shapes' column" if "Input Shapes" not in rows[0] else "no data rows"
+            skipped.append((f.name, why)); plan.append((f.name, why))
             continue
         header = list(rows[0])
         if kt == "FusedInferAttentionScore":
@@ -451,18 +470,31 @@ def main():
             if s in seen: continue
             seen.add(s); new.append((c["inputs"], r))
         if dropped: print(f"\n[MEMORY] {f.name}: filtered {dropped}/{len(cands)} rows exceeding {fmt_budget(budget)} HBM budget", file=sys.stderr)
+        nded = len(new)
         if cap and fixed and len(new) > cap: new = rng.sample(new, cap)
+        plan.append((f.name, (len(cands), len(cands) - dropped, nded, len(new))))
+        if a.plan: continue
         new.sort(key=lambda x: x[0])
         out = io.StringIO(newline="")
         w = csv.writer(out, lineterminator="\r\n")
         w.writerow(header)
         for r in data: w.writerow([r.get(h, "") for h in header])
         for _, r in new:
-            if not fixed and any(k not in header for k in r): sys.exit(f"opdb grid: {f}: dict contains fields not in fieldnames")
+            missing = [k for k in r if k not in header]
+            if missing: sys.exit(f"opdb grid: {f}:1: no '{missing[0]}' column, which {pat} rows need; nothing written to this file")
             w.writerow([r.get(h, "") for h in header])
         f.write_bytes(out.getvalue().encode("utf-8"))
         total += len(new)
         if not new: skipped.append((f.name, "no new rows"))
+    if a.plan:
+        print("%-48s %12s %12s %12s %12s" % ("file", "candidates", "memory_ok", "new", "to_append"))
+        tot = [0, 0, 0, 0]
+        for name, v in plan:
+            if isinstance(v, str): print("%-48s skipped: %s" % (name, v)); continue
+            tot = [x + y for x, y in zip(tot, v)]
+            print("%-48s %12d %12d %12d %12d" % ((name,) + v))
+        print("%-48s %12d %12d %12d %12d" % tuple(["total"] + tot))
+        return
     print(f"Appended {total} rows across {len(files)} CSV files under {root}.")
     if skipped:
         print(f"Skipped {len(skipped)} files (no theory generator):")

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Writes the tests/cli/grid_* golden cases: inputs here, expected outputs
+from grid_oracle.py (never from opdb).  Run from anywhere:
+  python3 tests/oracle/grid/make_cases.py"""
+import os, shutil, subprocess, sys, tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CLI = HERE.parents[1] / "cli"
+ORACLE = HERE / "grid_oracle.py"
+
+H = "OP State,Accelerator Core,Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,Output Formats,Count,Average Duration(us),Profiling Average Duration(us),MicroBench aicore_time(us),Note"
+def row(ins, idt, ifm, outs, odt, ofm, extra=""):
+    return f'dynamic,AI_VECTOR_CORE,"""{ins}""",{idt},{ifm},"""{outs}""",{odt},{ofm},3,1.5,2.25,0.5,profiled{extra}'
+def csv(*lines): return ("\r\n".join(lines) + "\r\n").encode()
+
+ADD = csv(H, row("1,128;1,128", "DT_BF16;DT_BF16", "ND;ND", "1,128", "DT_BF16", "ND"),
+          row("4,5120;4,5120", "DT_BF16;DT_BF16", "ND;ND", "4,5120", "DT_BF16", "ND"))
+RMS = csv(H, row("8,4096;4096", "DT_BF16;DT_BF16", "ND;ND", "8,4096;8,1", "DT_BF16;DT_FLOAT", "ND;ND"))
+MM = csv(H, row("16,5120;640,5120", "DT_BF16;DT_BF16", "ND;ND", "16,640", "DT_BF16", "ND"))
+QMM = csv(H, row("16,5120;20,320,16,32;640;640", "DT_INT8;DT_INT8;DT_INT64;DT_BF16", "ND;FRACTAL_NZ;ND;ND", "16,640", "DT_BF16", "ND"))
+GMM = csv(H, row("8,7168;32,7168,128,16;;32,2048;;;;32;8", "DT_BF16;DT_INT8;;DT_FLOAT;;;;DT_INT64;DT_INT64", "ND;FRACTAL_NZ;;ND;;;;ND;ND", "8,2048", "DT_BF16", "ND"))
+HE = H + ",EP Size"
+DFC = csv(HE, row("1,7168;1,7168,4096;1,2048,7168;1,8;4096;7168;1,8", ";".join(["DT_BF16"] * 7), ";".join(["ND"] * 7), "1,7168;1", "DT_BF16;DT_INT32", "ND;ND", ",256"))
+DFC_NO_EP = csv(H, row("1,7168;1,7168,4096;1,2048,7168;1,8;4096;7168;1,8", ";".join(["DT_BF16"] * 7), ";".join(["ND"] * 7), "1,7168;1", "DT_BF16;DT_INT32", "ND;ND"))
+FIA_H = H + ",Runtime attn_state,Runtime source_profile"
+FIA = csv(FIA_H, row("1,40,128;64,8,128,128;64,8,128,128;;2048,2048;1;1" + ";" * 24, ";".join(["DT_BF16"] * 3 + ["DT_UNDEFINED", "INT8", "INT64", "INT64"] + ["DT_UNDEFINED"] * 24),
+                     ";".join(["ND"] * 3 + ["NULL", "ND", "ND", "ND"] + ["NULL"] * 24), "1,40,128", "DT_BF16", "ND", ",DecodeOnly,profiled_run"))
+SPLIT = csv(H, row("4,10240;128", "DT_BF16;DT_BF16", "ND;ND", "4,8192;4,1024;4,1024", "DT_BF16;DT_BF16;DT_BF16", "ND;ND;ND"))
+RAC = csv(H, row("4,8,128;4,8,128;32,128,8,128;32,128,8,128;4", "DT_BF16;DT_BF16;DT_BF16;DT_BF16;DT_INT32", "ND;ND;ND;ND;ND", "32,128,8,128;32,128,8,128", "DT_BF16;DT_BF16", "ND;ND"))
+PAD = csv(H, row("7,128;4;", "DT_BF16;DT_INT64;NULL", "ND;ND;NULL", "8,128", "DT_BF16", "ND"))
+NOSHAPES = csv("OP State,Shapes,Count", "dynamic,1,2")
+BOM_ADD = b"\xef\xbb\xbf" + ADD
+OPMAP = b"""operator_mappings:
+  - kernel_type: RealDiv
+    zero_cost: true
+  - kernel_type: Add
+    alternate_kernel_types: [AddV9]
+  - kernel_type: Erfinv
+    query_mode: elementwise
+  - kernel_type: hcom_allReduce_
+    category: communication
+  - not a mapping
+"""
+BAD_CFG = b"""grids:
+  G: [1, 2]
+patterns:
+  p:
+    iterators: {x: G}
+    inputs: ["(x, __import__('os'))"]
+    outputs: ["(x,)"]
+assignments:
+  p: [Add]
+"""
+CUSTOM_CFG = b"""grids:
+  SMALL: [8, 24, 64]
+patterns:
+  mm:
+    iterators: {M: [1, 3]}
+    model_nk_pairs: true
+    fallback_iterators: {N: SMALL, K: [16, 32]}
+    constraints: ["N % 16 == 0", "K >= 16 and not K > 1024"]
+    inputs: ["(M,K)", "(N,K)", "(max(1,K//N), align(M,4), 1)"]
+    outputs: ["(M,N)"]
+  el:
+    iterators: {t: [1, 5, -7], d: SMALL}
+    constants: {two: 2}
+    constraints: ["t % 3 != 0", "-t ** 2 < 0"]
+    inputs: ["(t*d, d//two)", "(abs(t), d % 5, min(t, d, 3), 2 ** 3)"]
+    outputs: ["(t,d)"]
+    input_dtypes: [DT_FLOAT, DT_INT32]
+    input_formats: [ND, ND]
+assignments:
+  mm: [MatMulV2]
+  el: [Add]
+"""
+
+CASES = [
+    # name, files, opdb args, stderr lines
+    ("grid_quirks_sampling_several_files", {"db/Add.csv": ADD, "db/RmsNorm.csv": RMS, "db/sub/SwiGlu.csv": RMS, "db/Foo.csv": ADD, "db/Shapes/Cast.csv": NOSHAPES},
+     "--rows 12 --seed 20260409 --reference-quirks", []),
+    ("grid_sampling_several_files", {"db/Add.csv": ADD, "db/RmsNorm.csv": RMS, "db/sub/SwiGlu.csv": RMS, "db/Foo.csv": ADD, "db/Shapes/Cast.csv": NOSHAPES},
+     "--rows 12 --seed 20260409", []),
+    ("grid_quirks_matmul_models", {"db/MatMulV2.csv": MM, "db/QuantBatchMatmulV3.csv": QMM, "db/MatMulCommon.csv": MM},
+     "--target-models Qwen/Qwen3-32B,dsv3 --rows 40 --seed 1 --reference-quirks", []),
+    ("grid_matmul_legacy_names", {"db/MatMulV2.csv": MM},
+     "--target-models ' qwen3-32b, ,llama70b' --rows 0 --max-hbm-gb 0.01", []),
+    ("grid_quirks_moe", {"db/GroupedMatmul.csv": GMM, "db/DispatchFFNCombine.csv": DFC},
+     "--target-models deepseek-ai/DeepSeek-V3 --rows 0 --reference-quirks", []),
+    ("grid_moe_all_presets", {"db/GroupedMatmul.csv": GMM, "db/DispatchFFNCombine.csv": DFC},
+     "--rows 60 --seed 11", []),
+    ("grid_quirks_fia", {"db/FusedInferAttentionScore.csv": FIA}, "--rows 30 --seed 2 --reference-quirks", []),
+    ("grid_fia_qwen", {"db/FusedInferAttentionScore.csv": FIA}, "--target-models qwen3-32b --rows 40 --seed 8", []),
+    ("grid_quirks_split_qkv", {"db/split_qkv_rmsnorm_rope_kernel.csv": SPLIT}, "--rows 0 --reference-quirks", []),
+    ("grid_quirks_memory_filter", {"db/ReshapeAndCacheNdKernel.csv": RAC, "db/PadV3.csv": PAD},
+     "--rows 0 --max-hbm-gb 0.25 --reference-quirks", []),
+    ("grid_quirks_op_mapping", {"db/op_mapping.yaml": OPMAP, "db/RealDiv.csv": ADD, "db/AddV9.csv": ADD, "db/Erfinv.csv": ADD, "db/hcom_allReduce_.csv": ADD},
+     "--rows 5 --seed 4 --reference-quirks", []),
+    ("grid_quirks_bom_header", {"db/Add.csv": BOM_ADD, "db/Mul.csv": ADD}, "--rows 3 --seed 9 --reference-quirks", []),
+    ("grid_bom_header", {"db/Add.csv": BOM_ADD, "db/Mul.csv": ADD}, "--rows 3 --seed 9", []),
+    ("grid_quirks_dfc_without_ep_size", {"db/Add.csv": ADD, "db/DispatchFFNCombine.csv": DFC_NO_EP},
+     "--rows 3 --seed 9 --reference-quirks", ["DispatchFFNCombine.csv:1: no 'EP Size' column"]),
+    ("grid_dfc_without_ep_size", {"db/Add.csv": ADD, "db/DispatchFFNCombine.csv": DFC_NO_EP},
+     "--rows 3 --seed 9", ["DispatchFFNCombine.csv:1: no 'EP Size' column"]),
+    ("grid_quirks_custom_config", {"db/MatMulV2.csv": MM, "db/Add.csv": ADD, "cfg.yaml": CUSTOM_CFG},
+     "--config in/cfg.yaml --target-models qwen3-32b --rows 0 --reference-quirks", []),
+    ("grid_custom_config", {"db/MatMulV2.csv": MM, "db/Add.csv": ADD, "cfg.yaml": CUSTOM_CFG},
+     "--config in/cfg.yaml --target-models qwen3-32b --rows 0", []),
+    ("grid_plan", {"db/Add.csv": ADD, "db/MatMulV2.csv": MM, "db/Foo.csv": ADD, "db/ReshapeAndCacheNdKernel.csv": RAC},
+     "--plan --target-models qwen3-32b --rows 100 --max-hbm-gb 0.25 --seed 3", []),
+    ("grid_unknown_model", {"db/Add.csv": ADD}, "--target-models gpt-5", ["unknown model 'gpt-5'"]),
+    ("grid_bad_expression", {"db/Add.csv": ADD, "cfg.yaml": BAD_CFG}, "--config in/cfg.yaml", None),
+    ("grid_missing_dir", {"x.txt": b"x\n"}, "--database-path nowhere", ["Data directory does not exist: nowhere"]),
+    ("grid_no_csv", {"db/x.txt": b"x\n"}, "", ["No CSV files found under: db"]),
+]
+
+def main():
+    for name, files, args, errs in CASES:
+        d = CLI / name
+        if d.exists(): shutil.rmtree(d)
+        (d / "expected").mkdir(parents=True)
+        for rel, data in files.items():
+            p = d / "in" / rel; p.parent.mkdir(parents=True, exist_ok=True); p.write_bytes(data)
+        copy = "cp -R in/db db && " if any(k.startswith("db/") for k in files) else ""
+        root = "" if "--database-path" in args else "--data-dir db "
+        (d / "cmd").write_text(f"{copy}opdb grid {root}{args}\n")
+        w = Path(tempfile.mkdtemp())
+        shutil.copytree(d / "in", w / "in")
+        fixed = "" if "--reference-quirks" in args else "--fixed "
+        cmd = f"{copy}python3 {ORACLE} {fixed}{root}{args}"
+        r = subprocess.run(["sh", "-c", cmd], cwd=w, capture_output=True)
+        if errs is None:  # configuration errors are opdb's own (the oracle has no config checker)
+            r = subprocess.CompletedProcess(cmd, 2, b"", b"")
+            errs = ["in/cfg.yaml:6: bad expression '__import__('os'': dunder names are not allowed"]
+        (d / "expected" / "stdout").write_bytes(r.stdout if r.returncode in (0, 1) else b"")
+        (d / "expected" / "rc").write_text(f"{r.returncode}\n")
+        errs = errs + [l for l in r.stderr.decode().splitlines() if l.startswith("[MEMORY]")]
+        if errs: (d / "expected" / "stderr_contains").write_text("\n".join(errs) + "\n")
+        if (w / "db").exists(): shutil.copytree(w / "db", d / "expected" / "db")
+        shutil.rmtree(w)
+        print(name, r.returncode, r.stderr.decode()[-200:].strip().replace("\n", " | "))
+
+main()
