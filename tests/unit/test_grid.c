@@ -1,0 +1,208 @@
+/* opdb grid building blocks: Python-exact seeded sampling (vectors from
+ * CPython 3.11: random.seed(S); random.sample(range(n), k)), the safe
+ * expression evaluator (including hostile input) and config errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opdb/grid.h"
+
+static void test_getrandbits_vectors(void **state) {
+    (void)state;
+    opdb_pyrandom r;
+    opdb_pyrandom_seed(&r, 0);
+    assert_int_equal(opdb_pyrandom_getrandbits(&r, 32), 3626764237u);
+    opdb_pyrandom_seed(&r, 20260409);
+    assert_int_equal(opdb_pyrandom_getrandbits(&r, 32), 1774543370u);
+    assert_int_equal(opdb_pyrandom_getrandbits(&r, 32), 3597083174u);
+    assert_int_equal(opdb_pyrandom_getrandbits(&r, 32), 1227859262u);
+    opdb_pyrandom_seed(&r, 12345678901234LL); /* two key words */
+    assert_int_equal(opdb_pyrandom_getrandbits(&r, 32), 107551873u);
+    assert_int_equal(opdb_pyrandom_getrandbits(&r, 32), 2403399316u);
+    assert_int_equal(opdb_pyrandom_getrandbits(&r, 32), 624174316u);
+    opdb_pyrandom_seed(&r, 4294967301LL); /* 2**32 + 5 */
+    assert_int_equal(opdb_pyrandom_getrandbits(&r, 32), 675479763u);
+    assert_int_equal(opdb_pyrandom_getrandbits(&r, 32), 2085189291u);
+    /* random.seed(9): randrange(1000) x5 (= _randbelow), then getrandbits(7) x3 */
+    opdb_pyrandom_seed(&r, 9);
+    static const uint32_t below[5] = {474, 627, 382, 273, 141}, bits7[3] = {23, 110, 86};
+    for (int i = 0; i < 5; i++) assert_int_equal(opdb_pyrandom_randbelow(&r, 1000), below[i]);
+    for (int i = 0; i < 3; i++) assert_int_equal(opdb_pyrandom_getrandbits(&r, 7), bits7[i]);
+}
+
+typedef struct sample_case {
+    long long seed;
+    size_t n, k;
+    size_t first[8];
+    size_t sum;
+} sample_case;
+
+static void test_sample_vectors(void **state) {
+    (void)state;
+    static const sample_case cases[] = {
+        {20260409, 100, 5, {52, 36, 50, 90, 12}, 240},
+        {20260409, 50653, 1000, {27077, 18735, 25758, 46242, 6331, 40126, 23159, 3441}, 25611662},
+        {1, 3000, 1000, {550, 2331, 258, 1044, 482, 2029, 1841, 1934}, 1478166},
+        {0, 10, 10, {6, 9, 0, 2, 4, 3, 5, 1}, 45},
+        {-5, 22, 6, {19, 8, 11, 16, 0, 14}, 68}, /* negative seed = |seed|; pool path (n <= 85) */
+        {12345678901234LL, 1000, 30, {25, 573, 148, 845, 436, 542, 414, 988}, 14775},
+        {7, 21, 21, {10, 4, 12, 1, 2, 3, 5, 9}, 210},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        opdb_pyrandom r;
+        opdb_pyrandom_seed(&r, cases[c].seed);
+        size_t *out = malloc(cases[c].k * sizeof *out), sum = 0;
+        opdb_pyrandom_sample(&r, cases[c].n, cases[c].k, out);
+        for (size_t i = 0; i < cases[c].k; i++) sum += out[i];
+        for (size_t i = 0; i < 8 && i < cases[c].k; i++) assert_int_equal(out[i], cases[c].first[i]);
+        assert_int_equal(sum, cases[c].sum);
+        if (cases[c].n == 50653) { /* the last three too: the set path's retries */
+            assert_int_equal(out[997], 20857);
+            assert_int_equal(out[998], 44130);
+            assert_int_equal(out[999], 39330);
+        }
+        free(out);
+    }
+}
+
+/* ---- evaluator */
+static int ev(const char *text, int64_t *out, char *msg) {
+    static const char *const names[] = {"M", "N", "K", "tokens", "D"};
+    static const int64_t vals[] = {7, 32, 128, -9, 4096};
+    opdb_grid_vars v = {names, vals, 5};
+    opdb_grid_expr *e = opdb_grid_expr_compile(text, msg, 256);
+    if (!e) return -2;
+    double f;
+    bool fl;
+    int rc = opdb_grid_expr_eval(e, &v, out, &f, &fl, msg, 256);
+    opdb_grid_expr_free(e);
+    return rc;
+}
+static void expect(const char *text, int64_t want) {
+    int64_t got = -12345;
+    char msg[256] = "";
+    int rc = ev(text, &got, msg);
+    if (rc || got != want) fail_msg("%s: rc %d (%s), got %lld, want %lld", text, rc, msg, (long long)got, (long long)want);
+}
+static void expect_error(const char *text, int rc_want, const char *fragment) {
+    int64_t got;
+    char msg[256] = "";
+    int rc = ev(text, &got, msg);
+    if (rc != rc_want || !strstr(msg, fragment)) fail_msg("%s: rc %d msg '%s', want rc %d '%s'", text, rc, msg, rc_want, fragment);
+}
+
+static void test_expr_python_semantics(void **state) {
+    (void)state;
+    expect("M", 7);
+    expect("max(1, N//32)", 1);
+    expect("min(M, N, K)", 7);
+    expect("abs(tokens)", 9);
+    expect("align(tokens, 8)", -8);  /* ((-9+7)//8)*8 = -8 */
+    expect("align(M, 8)", 8);
+    expect("tokens // 4", -3);       /* floors toward -inf */
+    expect("tokens % 4", 3);         /* sign of the divisor */
+    expect("M % -4", -1);
+    expect("-2 ** 2", -4);
+    expect("2 ** 3 ** 2", 512);      /* right associative */
+    expect("M / 2", 3);              /* float 3.5 truncated */
+    expect("2 ** -1", 0);            /* float 0.5 */
+    expect("1 < M <= 7 < N", 1);     /* chained */
+    expect("1 < M > 7", 0);
+    expect("M == 7 and N", 32);      /* Python returns the operand */
+    expect("0 or K", 128);
+    expect("not M", 0);
+    expect("not not M and not 0", 1);
+    expect("M != 7 or N % 16 == 0", 1);
+    expect("tokens * D >= 262144", 0);
+    expect("(((M)))", 7);
+    expect("1_000 + 1", 1001);
+    expect("max(1, 2, 3,)", 3);
+}
+
+static void test_expr_hostile(void **state) {
+    (void)state;
+    expect_error("__import__('os').system('x')", -2, "attribute");
+    expect_error("__import__('os')", -2, "dunder");
+    expect_error("M.__class__", -2, "attribute");
+    expect_error("open('x')", -2, "unknown function");
+    expect_error("eval('1')", -2, "unknown function");
+    expect_error("lambda: 1", -2, "unexpected");
+    expect_error("M; 1", -2, "unexpected");
+    expect_error("[1][0]", -2, "unexpected");
+    expect_error("M / 0", -1, "division by zero");
+    expect_error("M // 0", -1, "division or modulo by zero");
+    expect_error("M % 0", -1, "modulo by zero");
+    expect_error("10 ** 100", -1, "overflow");
+    expect_error("2 ** 2 ** 2 ** 2 ** 2", -1, "overflow");
+    expect_error("9223372036854775807 + 1", -1, "overflow");
+    expect_error("99999999999999999999", -2, "too large");
+    expect_error("X + 1", -1, "name 'X' is not defined");
+    expect_error("max(M)", -1, "not iterable");
+    expect_error("abs(1, 2)", -2, "number of arguments");
+    /* deep nesting and long input are refused, not recursed into */
+    char deep[400];
+    size_t n = 0;
+    for (int i = 0; i < 150; i++) deep[n++] = '(';
+    deep[n++] = '1';
+    for (int i = 0; i < 150; i++) deep[n++] = ')';
+    deep[n] = '\0';
+    expect_error(deep, -2, "nested too deeply");
+    char negs[300];
+    memset(negs, '-', 200);
+    strcpy(negs + 200, "1");
+    expect_error(negs, -2, "nested too deeply");
+    char *nots = malloc(500);
+    nots[0] = '\0';
+    for (int i = 0; i < 100; i++) strcat(nots, "not ");
+    strcat(nots, "1");
+    expect_error(nots, -2, "nested too deeply");
+    free(nots);
+    char *longe = malloc(2000);
+    memset(longe, '1', 1999);
+    longe[1999] = '\0';
+    expect_error(longe, -2, "longer than");
+    free(longe);
+}
+
+/* ---- configuration */
+static void test_config_default_and_errors(void **state) {
+    (void)state;
+    opdb_err err;
+    opdb_err_clear(&err);
+    opdb_grid_config *c = opdb_grid_config_load(opdb_grid_default_config, opdb_grid_default_config_len, "built-in", &err);
+    assert_non_null(c);
+    opdb_grid_config_free(c);
+    static const struct { const char *yaml, *want; } bad[] = {
+        {"patterns: {p: {iterators: {x: NOPE}, inputs: ['(x)'], outputs: []}}\nassignments: {}\n", "t.yaml:1: unknown grid: NOPE"},
+        {"grids: {G: [1, x]}\npatterns: {}\nassignments: {}\n", "t.yaml:1: not an integer: x"},
+        {"patterns:\n  p:\n    iterators: {x: [1]}\n    inputs: ['(x + )']\n    outputs: []\nassignments: {}\n",
+         "t.yaml:4: bad expression 'x +'"},
+        {"patterns:\n  p:\n    iterators: {x: [1]}\n    constraints: ['x.real > 0']\n    inputs: []\n    outputs: []\nassignments: {}\n",
+         "t.yaml:4: bad expression 'x.real > 0'"},
+        {"patterns: {p: {generator_function: rm_rf}}\nassignments: {}\n", "unknown generator_function: rm_rf"},
+        {"patterns: [1\n", "t.yaml:2: YAML error"},
+        {"- 1\n", "the configuration must be a mapping"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        opdb_err_clear(&err);
+        c = opdb_grid_config_load(bad[i].yaml, strlen(bad[i].yaml), "t.yaml", &err);
+        if (c || !strstr(err.msg, bad[i].want)) fail_msg("case %zu: '%s' lacks '%s'", i, err.msg, bad[i].want);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_getrandbits_vectors),
+        cmocka_unit_test(test_sample_vectors),
+        cmocka_unit_test(test_expr_python_semantics),
+        cmocka_unit_test(test_expr_hostile),
+        cmocka_unit_test(test_config_default_and_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
