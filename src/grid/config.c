@@ -220,10 +220,9 @@ static int load_doc(loader *L) {
         for (yaml_node_pair_t *p = g->data.mapping.pairs.start; p < g->data.mapping.pairs.top; p++) {
             yaml_node_t *k = yaml_document_get_node(&L->doc, p->key);
             if (!scalar(k)) return lfail(L, k, "grid name must be a string", NULL);
-            c->grid_names[c->ngrids] = opdb_xstrdup(scalar(k));
-            if (int_list(L, yaml_document_get_node(&L->doc, p->value), &c->grid_vals[c->ngrids], &c->grid_lens[c->ngrids]))
-                return -1;
-            c->ngrids++;
+            size_t g_i = c->ngrids++; /* counted before filling: a failure frees what was made */
+            c->grid_names[g_i] = opdb_xstrdup(scalar(k));
+            if (int_list(L, yaml_document_get_node(&L->doc, p->value), &c->grid_vals[g_i], &c->grid_lens[g_i])) return -1;
         }
     }
     yaml_node_t *ps = map_get(L, root, "patterns");
@@ -269,7 +268,9 @@ opdb_grid_config *opdb_grid_config_load(const char *text, size_t len, const char
     yaml_parser_delete(&parser);
     int rc = load_doc(&L);
     yaml_document_delete(&L.doc);
-    if (rc) {
+    if (rc) { /* one line: quoted text from the config may hold line breaks */
+        for (char *m = err->msg; *m; m++)
+            if ((unsigned char)*m < 0x20) *m = ' ';
         opdb_grid_config_free(L.c);
         return NULL;
     }
