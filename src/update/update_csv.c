@@ -350,7 +350,15 @@ static int load_fast(const char *path, csvfile *f, size_t len, opdb_err *err) {
     return 0;
 }
 
-static int load_csv(const char *path, csvfile *f, opdb_err *err) {
+/* The reference path (opts.eager or OPDB_UPDATE_EAGER=1): every row read by
+ * the exact tokenizer into a dict row and rendered again on write; no lazy
+ * rows, patches, splices or copies.  Tests run both paths and compare. */
+static bool eager_rows(const opdb_update_opts *o) {
+    const char *env = getenv("OPDB_UPDATE_EAGER");
+    return o->eager || (env && strcmp(env, "1") == 0);
+}
+
+static int load_csv(const char *path, csvfile *f, bool eager, opdb_err *err) {
     uint64_t body;
     int fd = opdb_csv_open(path, &body, err);
     if (fd < 0) return -1;
@@ -365,7 +373,7 @@ static int load_csv(const char *path, csvfile *f, opdb_err *err) {
     size_t len = f->view.len;
     /* A leading blank line is a header of its own for DictReader: exact
      * rules; so are files too big for 32-bit record lengths. */
-    if (len && len <= UINT32_MAX && f->buf[0] != '\n' && f->buf[0] != '\r') {
+    if (!eager && len && len <= UINT32_MAX && f->buf[0] != '\n' && f->buf[0] != '\r') {
         int rc = load_fast(path, f, len, err);
         if (rc <= 0) return rc;
         /* Anomaly: start again with the exact tokenizer. */
@@ -1008,7 +1016,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     }
     bool exists = opdb_path_exists(path);
     if (exists) {
-        if (load_csv(path, &f, err)) {
+        if (load_csv(path, &f, eager_rows(o), err)) {
             opdb_sb_free(&m.sig);
             opdb_sb_free(&m.disp);
             si_free(&m.si);
