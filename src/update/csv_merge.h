@@ -5,12 +5,13 @@
 #ifndef OPDB_UPDATE_CSV_MERGE_H
 #define OPDB_UPDATE_CSV_MERGE_H
 
+#include "opdb/schema.h"
 #include "update/csv_rows.h"
 #include "update/sig_index.h"
 #include "update/update_extra.h"
 
 typedef struct ids {
-    int sig[6];          /* Input Shapes .. EP Size */
+    int sig[OPDB_NSIG_CELLS]; /* Input Shapes .. EP Size (opdb_sig_cell_cols) */
     int mb_dur, prof_avg, legacy;
 } ids;
 

@@ -11,8 +11,9 @@
 
 #include "update/update_layout.h"
 
-static const char *const k_lazy_names[] = {"Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
-                                           "Output Data Types", "EP Size", MB_DUR, PROF_AVG_DUR};
+static const char *const k_lazy_names[] = {OPDB_COL_INPUT_SHAPES,  OPDB_COL_INPUT_DTYPES, OPDB_COL_INPUT_FORMATS,
+                                           OPDB_COL_OUTPUT_SHAPES, OPDB_COL_OUTPUT_DTYPES, OPDB_COL_EP_SIZE,
+                                           MB_DUR,                 PROF_AVG_DUR};
 _Static_assert(sizeof k_lazy_names / sizeof k_lazy_names[0] == NLAZY, "NLAZY: one per kept cell");
 
 void push_row(csvfile *f, drow r) {

@@ -13,7 +13,7 @@
 #include "opdb/fs.h"
 #include "update/dict_row.h"
 #include "update/op_summary.h"
-#include "update/update_db.h"
+#include "update/update_result.h"
 
 /* The cells a lazy row keeps: what signatures, duplicate checks, pruning
  * and the gap report read.  Every other cell is read only when the row is

@@ -21,4 +21,8 @@
  * 2 * WRITE_PF_AHEAD rows ahead, the metric sums it points at WRITE_PF_AHEAD */
 #define WRITE_PF_AHEAD 32
 
+/* op_summary aggregation (op_summary.c, op_summary_read.c): groups and keys
+ * lie in tables far bigger than the caches; rows ask for them this far ahead */
+#define OS_PF_AHEAD 8
+
 #endif

@@ -102,9 +102,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     if (strcmp(stem_norm, "DispatchFFNCombine") == 0 && sv_index(&cols, "EP Size") < 0)
         legacy_ep_size(&m, &cols, merge, nmerge, match, nmatch);
     for (size_t i = 0; i < cols.n; i++) f.ks.is_col[ks_add(&f.ks, cols.v[i])] = true;
-    static const char *const sig_names[6] = {"Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
-                                             "Output Data Types", "EP Size"};
-    for (int i = 0; i < 6; i++) m.id.sig[i] = ks_find(&f.ks, sig_names[i]);
+    for (int i = 0; i < OPDB_NSIG_CELLS; i++) m.id.sig[i] = ks_find(&f.ks, opdb_sig_cell_cols[i]);
     m.id.mb_dur = ks_add(&f.ks, MB_DUR);
     m.id.prof_avg = ks_add(&f.ks, PROF_AVG_DUR);
     m.id.legacy = ks_find(&f.ks, LEGACY_MB_DUR);
