@@ -65,6 +65,8 @@ typedef struct opdb_update_opts {
                                       MicroBench <metric> cells are left as they are (empty in new
                                       rows) instead of being set to 0.000000 */
     const opdb_update_status *status; /* report section; NULL = none */
+    bool eager;                    /* reference path: every row tokenized, held as a dict row and
+                                      rendered (also OPDB_UPDATE_EAGER=1); same bytes, slower */
 } opdb_update_opts;
 
 int opdb_update_run(const opdb_update_opts *o, opdb_err *err);

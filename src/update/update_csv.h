@@ -4,7 +4,8 @@
 #ifndef OPDB_UPDATE_UPDATE_CSV_H
 #define OPDB_UPDATE_UPDATE_CSV_H
 
-#include "update/update_db.h"
+#include "update/op_summary.h"
+#include "update/update_result.h"
 
 /* Messages the reference prints while merging ([WARN] lines) go to log. */
 int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const *merge, size_t nmerge,

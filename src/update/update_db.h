@@ -5,34 +5,7 @@
 #include <stdbool.h>
 #include "opdb/update.h"
 #include "update/op_summary.h"
-
-typedef struct strvec {
-    char **v;
-    size_t n, cap;
-} strvec;
-void sv_push(strvec *s, char *owned);
-void sv_free(strvec *s);
-
-/* A hotspot: a row whose microbenchmark/profiling ratio is outside [0.8, 1.2]. */
-typedef struct gap {
-    char *op, *csv_name, *sig;
-    double mb, prof, diff, ratio;
-} gap;
-
-typedef struct dup_sig {
-    char *sig;
-    size_t count;
-} dup_sig;
-
-typedef struct update_result {
-    char *path, *stem, *name;
-    long updated, added, unchanged;
-    strvec missing, deleted, no_sample;
-    dup_sig *dups;
-    size_t ndups;
-    gap *gaps;
-    size_t ngaps, capgaps;
-} update_result;
+#include "update/update_result.h"
 
 typedef struct update_run {
     update_result *r;

@@ -9,15 +9,12 @@
 
 #include "opdb/ingest.h"
 
-const char *const update_base_cols[8] = {"OP State",      "Accelerator Core", "Input Shapes",      "Input Data Types",
-                                          "Input Formats", "Output Shapes",    "Output Data Types", "Output Formats"};
-
 void layout_canonical(strvec *cols) {
-    for (int b = 0; b < 8; b++) sv_push(cols, opdb_xstrdup(update_base_cols[b]));
+    for (int b = 0; b < OPDB_NBASE_COLS; b++) sv_push(cols, opdb_xstrdup(opdb_base_cols[b]));
     sv_push(cols, opdb_xstrdup(MB_DUR));
-    sv_push(cols, opdb_xstrdup("Profiling Average Duration(us)"));
-    sv_push(cols, opdb_xstrdup("Profiling Median Duration(us)"));
-    sv_push(cols, opdb_xstrdup("Profiling Std Duration(us)"));
+    sv_push(cols, opdb_xstrdup(OPDB_COL_PROF_AVG_DUR));
+    sv_push(cols, opdb_xstrdup(OPDB_COL_PROF_MEDIAN_DUR));
+    sv_push(cols, opdb_xstrdup(OPDB_COL_PROF_STD_DUR));
     for (int m = 0; m < OPDB_NMETRICS; m++) {
         char buf[96];
         snprintf(buf, sizeof buf, "MicroBench %s", opdb_metric_names[m]);
@@ -50,11 +47,11 @@ void layout_existing(const strvec *fields, strvec *cols) {
     }
     if (sv_index(cols, MB_DUR) < 0) {
         strvec c2 = {0};
-        for (int b = 0; b < 8; b++) sv_push(&c2, opdb_xstrdup(update_base_cols[b]));
+        for (int b = 0; b < OPDB_NBASE_COLS; b++) sv_push(&c2, opdb_xstrdup(opdb_base_cols[b]));
         sv_push(&c2, opdb_xstrdup(MB_DUR));
         for (size_t i = 0; i < cols->n; i++) {
             bool base = false;
-            for (int b = 0; b < 8; b++) base |= strcmp(cols->v[i], update_base_cols[b]) == 0;
+            for (int b = 0; b < OPDB_NBASE_COLS; b++) base |= strcmp(cols->v[i], opdb_base_cols[b]) == 0;
             if (!base) sv_push(&c2, opdb_xstrdup(cols->v[i]));
         }
         sv_free(cols);

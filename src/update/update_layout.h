@@ -2,13 +2,13 @@
 #ifndef OPDB_UPDATE_UPDATE_LAYOUT_H
 #define OPDB_UPDATE_UPDATE_LAYOUT_H
 
-#include "update/update_db.h"
+#include "opdb/schema.h"
+#include "update/update_result.h"
 
-#define MB_DUR "Average Duration(us)"
-#define LEGACY_MB_DUR "MicroBench Duration(us)"
-#define PROF_AVG_DUR "Profiling Average Duration(us)"
-
-extern const char *const update_base_cols[8];
+/* short names for the schema's duration columns (opdb/schema.h) */
+#define MB_DUR OPDB_COL_MB_DUR
+#define LEGACY_MB_DUR OPDB_COL_LEGACY_MB_DUR
+#define PROF_AVG_DUR OPDB_COL_PROF_AVG_DUR
 
 /* The 62-column layout of a new CSV. */
 void layout_canonical(strvec *cols);

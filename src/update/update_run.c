@@ -13,6 +13,7 @@
 #include "update/dict_row.h"
 #include "opdb/csv.h"
 #include "opdb/pystr.h"
+#include "opdb/schema.h"
 
 /* csv_has_complete_microbench(load_csv_rows(p)): rows exist and each has a
  * valid duration. LFS pointers and header-less files are errors. */
@@ -27,8 +28,8 @@ static int csv_complete(const char *path, bool *complete, opdb_err *err) {
     } else if (c.f[0].n >= 40 && strncmp(c.f[0].p, "version https://git-lfs.github.com/spec/", 40) == 0) {
         rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s is a Git LFS pointer, not CSV data (run git lfs pull)", path);
     } else {
-        int c_avg = opdb_csv_col(c.f, c.nf, "Average Duration(us)");
-        int c_prof = opdb_csv_col(c.f, c.nf, "Profiling Average Duration(us)");
+        int c_avg = opdb_csv_col(c.f, c.nf, OPDB_COL_MB_DUR);
+        int c_prof = opdb_csv_col(c.f, c.nf, OPDB_COL_PROF_AVG_DUR);
         while ((rc = opdb_csv_file_next(&c, false)) > 0) {
             rows++;
             opdb_span a = opdb_csv_cell(c.f, c.nf, c_avg), p = opdb_csv_cell(c.f, c.nf, c_prof);

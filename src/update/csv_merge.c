@@ -1,0 +1,330 @@
+/* See csv_merge.h. */
+#include "update/csv_merge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opdb/pystr.h"
+#include "opdb/signature.h"
+#include "update/prefetch.h"
+
+void sig_of_drow(const csvfile *f, const drow *r, const ids *id, const char *op, opdb_strbuf *out, bool display) {
+    opdb_sig_cells c = {cell(f, r, id->sig[0]), cell(f, r, id->sig[1]), cell(f, r, id->sig[2]),
+                        cell(f, r, id->sig[3]), cell(f, r, id->sig[4]), cell(f, r, id->sig[5])};
+    if (display) opdb_signature_display(&c, out);
+    else opdb_signature(&c, op, out);
+}
+
+void sig_of_agg(const agg_row *r, const char *op, opdb_strbuf *out, bool display) {
+    const char *sc[6];
+    agg_sig_cells(r, sc);
+    opdb_sig_cells c = {opdb_span_cstr(sc[0]), opdb_span_cstr(sc[1]), opdb_span_cstr(sc[2]),
+                        opdb_span_cstr(sc[3]), opdb_span_cstr(sc[4]), opdb_span_cstr(sc[5])};
+    if (display) opdb_signature_display(&c, out);
+    else opdb_signature(&c, op, out);
+}
+
+int cmp_dup(const void *a, const void *b) {
+    const dup_sig *x = a, *y = b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return strcmp(x->sig, y->sig);
+}
+
+bool row_valid(const csvfile *f, const drow *r, const ids *id) {
+    opdb_span a = cell(f, r, id->mb_dur), p = cell(f, r, id->prof_avg);
+    return opdb_py_float_or_zero(a.p, a.n) > 0 || opdb_py_float_or_zero(p.p, p.n) > 0;
+}
+
+static void add_gap(merge_ctx *m, const drow *t) {
+    opdb_span mbs = cell(m->f, t, m->id.mb_dur), ps = cell(m->f, t, m->id.prof_avg);
+    double mb = opdb_py_float_or_zero(mbs.p, mbs.n), prof = opdb_py_float_or_zero(ps.p, ps.n);
+    if (!(mb > 0 && prof > 0)) return;
+    /* only hotspots are reported (update_report.c): ratio outside [0.8, 1.2] */
+    double ratio = mb / prof;
+    if (!(ratio < 0.8 || ratio > 1.2)) return;
+    update_result *r = m->res;
+    if (r->ngaps == r->capgaps) {
+        r->capgaps = r->capgaps ? r->capgaps * 2 : 16;
+        r->gaps = opdb_xrealloc(r->gaps, r->capgaps * sizeof *r->gaps);
+    }
+    sig_of_drow(m->f, t, &m->id, r->stem, &m->disp, true);
+    gap *g = &r->gaps[r->ngaps++];
+    g->op = opdb_xstrdup(r->stem);
+    g->csv_name = opdb_xstrdup(r->name);
+    g->sig = opdb_xstrdup(m->disp.p);
+    g->mb = mb;
+    g->prof = prof;
+    g->diff = mb - prof < 0 ? prof - mb : mb - prof;
+    g->ratio = ratio;
+}
+
+/* A layout's keys in this file's key space (rows of one aggregation share
+ * a handful of layouts). */
+static const layout_keys *layout_keys_of(merge_ctx *m, const agg_layout *lay) {
+    for (int k = 0; k < m->nlay; k++)
+        if (m->lay[k]->lay == lay) return m->lay[k];
+    keyspace *ks = &m->f->ks;
+    layout_keys *lk = opdb_arena_alloc(&ks->arena, sizeof *lk);
+    lk->lay = lay;
+    for (int i = 0; i < lay->n; i++) lk->id[i] = ks_add(ks, lay->key[i]);
+    lk->measured = opdb_arena_alloc(&ks->arena, (size_t)ks->cap * sizeof *lk->measured);
+    for (int k = 0; k < ks->cap; k++) lk->measured[k] = -1;
+    for (int i = lay->n - 1; i >= 0; i--)
+        if (lk->id[i] >= 0 && (i == AGG_K_DUR || lay->num[i] > 0)) lk->measured[lk->id[i]] = i;
+    lk->nsplice = 0; /* header columns: only a file read by the fast path has its rows spliced */
+    for (int i = 0; m->f->colkey && i < m->f->nh && lk->nsplice < AGG_MAX_KEYS; i++) {
+        int li = lk->measured[m->f->colkey[i]];
+        if (li < 0) continue;
+        lk->splice_col[lk->nsplice] = i;
+        lk->splice_li[lk->nsplice++] = li;
+    }
+    if (m->nlay == MAX_LAYOUTS) m->nlay--; /* forget one; the old one stays valid */
+    m->lay[m->nlay++] = lk;
+    return lk;
+}
+
+/* Copies the measured values of nr into t; returns whether Average
+ * Duration(us) changed (compared stripped, as the reference). */
+static bool apply(merge_ctx *m, drow *t, const agg_row *nr) {
+    opdb_span old = opdb_py_strip(drow_at(t, m->id.mb_dur));
+    char buf[400];
+    opdb_span nv = agg_span(nr, AGG_K_DUR, buf);
+    bool changed = !opdb_span_eq(old, opdb_py_strip(nv));
+    put_measured(&m->f->ks, t, nr, layout_keys_of(m, nr->lay)->id);
+    return changed;
+}
+
+/* apply() for a lazy row that has no patch yet and keeps MB_DUR: the new
+ * duration goes into the kept cell, the rest is kept as a patch. */
+static bool apply_lazy(merge_ctx *m, size_t ri, const agg_row *nr) {
+    csvfile *f = m->f;
+    drow *t = &f->rows[ri];
+    int slot = f->slot_of_key[m->id.mb_dur];
+    char buf[400];
+    opdb_span nv = agg_span(nr, AGG_K_DUR, buf);
+    bool changed = !opdb_span_eq(opdb_py_strip(t->v[slot]), opdb_py_strip(nv));
+    t->v[slot] = opdb_span_make(opdb_arena_strndup(&f->ks.arena, nv.p, nv.n), nv.n);
+    if (f->patch[ri].nr) { /* keep the earlier measurement for replay and change detection */
+        row_patch *earlier = opdb_arena_alloc(&f->ks.arena, sizeof *earlier);
+        *earlier = f->patch[ri];
+        f->patch[ri].prev = earlier;
+    }
+    f->patch[ri].nr = nr;
+    f->patch[ri].lk = layout_keys_of(m, nr->lay);
+    return changed;
+}
+
+/* A lazy row can take nr as a patch: it keeps MB_DUR, and any earlier
+ * patch has nr's layout (so both set the same keys). */
+static bool lazy_patchable(const merge_ctx *m, size_t ri, const agg_row *nr) {
+    const csvfile *f = m->f;
+    return f->rows[ri].lazy && (!f->patch[ri].nr || f->patch[ri].nr->lay == nr->lay) &&
+           m->id.mb_dur < f->header_keys && f->slot_of_key[m->id.mb_dur] >= 0;
+}
+
+/* Whether a lazy row's patches change a written column, by drow_set's rule:
+ * each measured value against the value before it (the row's own first). */
+static bool patch_changes(csvfile *f, size_t ri) {
+    const drow *row = &f->rows[ri];
+    opdb_csv_fast t;
+    opdb_csv_fast_init(&t, f->buf + row->raw_off, row->raw_len);
+    int nc = 0;
+    size_t off;
+    bool quote_after;
+    if (opdb_csv_fast_skim(&t, f->scratch, f->nh, &nc, &off, &quote_after) <= 0) nc = 0;
+    size_t np, k;
+    const row_patch **order = patch_chain(&f->patch[ri], &np);
+    /* the current value of each key, as it would be after each drow_set */
+    opdb_span *cur = opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *cur);
+    bool *known = opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *known);
+    opdb_arena vals;
+    opdb_arena_init(&vals, 4096);
+    bool changes = false;
+    for (k = 0; k < np && !changes; k++) {
+        const row_patch *p = order[k];
+        const agg_layout *lay = p->nr->lay;
+        for (int i = 0; i < lay->n && !changes; i++) {
+            int id = p->lk->id[i];
+            if (id < 0 || p->lk->measured[id] != i || !f->ks.is_col[id]) continue;
+            if (!known[id]) {
+                int col = id < f->header_keys ? f->col_of_key[id] : -1;
+                cur[id] = opdb_span_make("", 0);
+                if (col >= 0 && col < nc) {
+                    char *d = opdb_arena_alloc(&vals, f->scratch[col].n + 1);
+                    cur[id] = opdb_span_make(d, opdb_csv_unquote(f->scratch[col].p, f->scratch[col].n, d));
+                }
+                known[id] = true;
+            }
+            char buf[400];
+            opdb_span v = agg_span(p->nr, i, buf);
+            changes = !opdb_span_eq(cur[id], v);
+            cur[id] = opdb_span_make(opdb_arena_strndup(&vals, v.p, v.n), v.n);
+        }
+    }
+    opdb_arena_free(&vals);
+    free(known);
+    free(cur);
+    free(order);
+    return changes;
+}
+
+/* The one rule for whether a row differs from the file as read: a written
+ * column set to another value (dirty), or a lazy row whose patches would
+ * change one.  Rows past norig are new (the caller counts them). */
+bool row_changed(csvfile *f, size_t r, size_t norig) {
+    if (f->rows[r].dirty) return true;
+    return f->patch && r < norig && f->patch[r].nr && patch_changes(f, r);
+}
+
+/* The extra values measured for signature m->sig (opdb bench), if any. */
+static void set_extras(merge_ctx *m, drow *t) {
+    const opdb_update_extra *x = extra_find(&m->xi, m->sig.p);
+    if (!x || x->drop || !x->values) return;
+    for (size_t c = 0; c < m->o->nextra_cols; c++)
+        if (x->values[c]) drow_set(t, &m->f->ks, ks_add(&m->f->ks, m->o->extra_cols[c]), opdb_span_cstr(x->values[c]));
+}
+
+static bool has_extras(merge_ctx *m) {
+    const opdb_update_extra *x = extra_find(&m->xi, m->sig.p);
+    return x && !x->drop && x->values;
+}
+
+/* The signature of nr for this file is the one the aggregation computed:
+ * its op's signature rules are the file's (MatMul aliases, say). */
+static bool sig_reusable(merge_ctx *m, const agg_row *nr) {
+    if (!m->own_sig_reusable || !nr->key_sig) return false;
+    if (nr->key_op != m->class_op) { /* a group's op name is shared by its rows */
+        m->class_op = nr->key_op;
+        m->class_same = strcmp(nr->key_op, m->res->stem) == 0 || opdb_signature_class(nr->key_op) == m->own_class;
+    }
+    return m->class_same;
+}
+
+/* pre: the row's signature index hash when sig_reusable (merge_list). */
+static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uint64_t *pre) {
+    const opdb_update_opts *o = m->o;
+    update_result *res = m->res;
+    csvfile *f = m->f;
+    if (!o->quirks && nr->no_numeric_sample) {
+        /* Nothing measured (every sample non-numeric): keep old values, report it. */
+        sig_of_agg(nr, res->stem, &m->disp, true);
+        sv_push(&res->no_sample, opdb_xstrdup(m->disp.p));
+        return;
+    }
+    if (pre) {
+        opdb_sb_clear(&m->sig);
+        opdb_sb_add(&m->sig, nr->key_sig, nr->key_sig_len);
+    } else {
+        sig_of_agg(nr, res->stem, &m->sig, false);
+    }
+    sig_entry *e = si_find_h(&m->si, m->sig.p, m->sig.n, pre ? *pre : si_hash(m->sig.p, m->sig.n));
+    if (!e) {
+        sig_of_agg(nr, res->stem, &m->disp, true);
+        if (allow_add) sv_push(&res->missing, opdb_xstrdup(m->disp.p));
+        else opdb_sb_addf(m->log, "[WARN] match-only profiling row did not match %s: %s\n", res->name, m->disp.p);
+        if (allow_add && !o->missing_only) {
+            drow r = drow_new(&f->ks);
+            char buf[400];
+            const int *ids = layout_keys_of(m, nr->lay)->id;
+            for (int i = 0; i < agg_nkeys(nr); i++) drow_set(&r, &f->ks, ids[i], agg_span(nr, i, buf));
+            set_extras(m, &r);
+            push_row(f, r);
+            si_add(&m->si, &m->sig, f->n - 1);
+            res->added++;
+        }
+        return;
+    }
+    /* The reference updates the first duplicate only; opdb updates them all,
+     * counting per database row so "Rows updated" is rows really changed. */
+    size_t ntargets = o->quirks ? 1 : e->n;
+    for (size_t k = 0; k < ntargets; k++) {
+        drow *t = &f->rows[entry_row(e, k)];
+        bool can_update = !o->missing_only || !row_valid(f, t, &m->id);
+        if (!can_update) {
+            if (!allow_add) continue;
+            res->unchanged++;
+        } else {
+            size_t ri = entry_row(e, k);
+            if (lazy_patchable(m, ri, nr) && !has_extras(m)) {
+                if (apply_lazy(m, ri, nr)) res->updated++;
+            } else {
+                t = row_mut(f, ri);
+                if (apply(m, t, nr)) res->updated++;
+                set_extras(m, t);
+            }
+            t = &f->rows[ri];
+        }
+        add_gap(m, t);
+    }
+}
+
+/* merge_row over a list, with what each row will look up asked for from
+ * memory a few rows ahead: the aggregated row, then its signature, then
+ * the index slot and entry of that signature. */
+void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool allow_add) {
+    /* stage distances, in rows behind the lead row i: each stage reads what
+     * the one before asked for and asks for what the next one reads */
+    enum {
+        RING = MERGE_PF_RING, TO_SIG = MERGE_PF_TO_SIG, TO_SLOT = MERGE_PF_TO_SLOT, TO_ENTRY = MERGE_PF_TO_ENTRY,
+        TO_ROW = MERGE_PF_TO_ROW, TO_CELL = MERGE_PF_TO_CELL, TO_MERGE = MERGE_PF_TO_MERGE
+    };
+    uint64_t hash[RING];
+    bool reuse[RING];
+    size_t row_of[RING]; /* the matching database row, when the probe found one (a hint) */
+    const csvfile *f = m->f;
+    for (size_t i = 0; i < n + TO_MERGE; i++) {
+        size_t k;
+        if (i < n) __builtin_prefetch(rows[i]);
+        if (i >= TO_SIG && (k = i - TO_SIG) < n && (reuse[k % RING] = sig_reusable(m, rows[k]))) {
+            __builtin_prefetch(rows[k]->key_sig);
+            __builtin_prefetch(rows[k]->key_sig + 64);
+        }
+        if (i >= TO_SLOT && (k = i - TO_SLOT) < n && reuse[k % RING]) {
+            uint64_t h = hash[k % RING] = si_hash(rows[k]->key_sig, rows[k]->key_sig_len);
+            if (m->si.ix.nslots) __builtin_prefetch(&m->si.ix.slot[h & (m->si.ix.nslots - 1)]);
+        }
+        if (i >= TO_ENTRY && (k = i - TO_ENTRY) < n) {
+            row_of[k % RING] = SIZE_MAX;
+            uint32_t idx;
+            if (reuse[k % RING]) {
+                opdb_hprobe pr = opdb_hindex_probe(&m->si.ix, hash[k % RING]);
+                if (opdb_hprobe_next(&pr, &idx)) {
+                    __builtin_prefetch(&m->si.e[idx]);
+                    row_of[k % RING] = idx;
+                }
+            }
+        }
+        if (i >= TO_ROW && (k = i - TO_ROW) < n && row_of[k % RING] != SIZE_MAX) {
+            const sig_entry *e = &m->si.e[row_of[k % RING]];
+            __builtin_prefetch(e->sig);
+            __builtin_prefetch(e->sig + 64); /* signatures take ~80 bytes */
+            row_of[k % RING] = e->row0 < f->n ? e->row0 : SIZE_MAX;
+            if (row_of[k % RING] != SIZE_MAX) {
+                __builtin_prefetch(&f->rows[e->row0]);
+                if (e->row0 < f->npatch) __builtin_prefetch(&f->patch[e->row0]);
+            }
+        }
+        if (i >= TO_CELL && (k = i - TO_CELL) < n && row_of[k % RING] != SIZE_MAX) {
+            const drow *d = &f->rows[row_of[k % RING]];
+            if (d->lazy) {
+                __builtin_prefetch(d->v);
+                __builtin_prefetch(f->buf + d->raw_off); /* its first cells */
+                __builtin_prefetch(f->buf + d->raw_off + 64);
+                __builtin_prefetch(f->buf + d->raw_off + 128);
+            }
+        }
+        if (i >= TO_MERGE && (k = i - TO_MERGE) < n)
+            merge_row(m, rows[k], allow_add, reuse[k % RING] ? &hash[k % RING] : NULL);
+    }
+}
+
+/* A lazy row's signature as soon as it is read: its kept cells 0..5 are
+ * the signature's cells (k_lazy_names), as sig_of_drow would read them. */
+void index_at_load(void *ctx, csvfile *f, size_t r) {
+    merge_ctx *m = ctx;
+    if (r == 1) si_reserve(&m->si, f->cap / 2 + 16); /* f->cap: twice the rows the first one suggests */
+    const drow *row = &f->rows[r];
+    opdb_sig_cells c = {row->v[0], row->v[1], row->v[2], row->v[3], row->v[4], row->v[5]};
+    opdb_signature(&c, m->res->stem, &m->sig);
+    si_add_soon(&m->si, &m->sig, r);
+}

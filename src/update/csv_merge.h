@@ -1,0 +1,50 @@
+/* Merging aggregated rows into one database CSV (spec update-and-report.md
+ * §2.3-2.4): signatures of rows, matching through the signature index,
+ * updating rows in place (lazy rows take patches), adding new ones, and the
+ * one rule deciding whether a row changed. */
+#ifndef OPDB_UPDATE_CSV_MERGE_H
+#define OPDB_UPDATE_CSV_MERGE_H
+
+#include "opdb/schema.h"
+#include "update/csv_rows.h"
+#include "update/sig_index.h"
+#include "update/update_extra.h"
+
+typedef struct ids {
+    int sig[OPDB_NSIG_CELLS]; /* Input Shapes .. EP Size (opdb_sig_cell_cols) */
+    int mb_dur, prof_avg, legacy;
+} ids;
+
+enum { MAX_LAYOUTS = 4 };
+
+typedef struct merge_ctx {
+    const opdb_update_opts *o;
+    csvfile *f;
+    ids id;
+    layout_keys *lay[MAX_LAYOUTS]; /* layouts seen (in the key space's arena) */
+    int nlay;
+    sig_index si;
+    extra_index xi;      /* opdb bench's extra values for this CSV */
+    update_result *res;
+    opdb_strbuf *log;
+    opdb_strbuf sig, disp;
+    bool own_sig_reusable; /* signatures do not read EP Size here */
+    int own_class;         /* opdb_signature_class of the file's operator */
+    const char *class_op;  /* the last aggregated row's op looked at (interned), */
+    bool class_same;       /* and whether its class is own_class */
+} merge_ctx;
+
+void sig_of_drow(const csvfile *f, const drow *r, const ids *id, const char *op, opdb_strbuf *out, bool display);
+void sig_of_agg(const agg_row *r, const char *op, opdb_strbuf *out, bool display);
+/* qsort order of duplicate signatures: most rows first, then by text. */
+int cmp_dup(const void *a, const void *b);
+/* Whether a row has a usable duration (MicroBench or profiling). */
+bool row_valid(const csvfile *f, const drow *r, const ids *id);
+/* Whether row r (of norig rows read) differs from the file as read. */
+bool row_changed(csvfile *f, size_t r, size_t norig);
+/* merge_row over a list of aggregated rows. */
+void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool allow_add);
+/* csvfile.on_lazy_row: indexes a lazy row's signature as it is read. */
+void index_at_load(void *ctx, csvfile *f, size_t r);
+
+#endif

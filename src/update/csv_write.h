@@ -1,0 +1,12 @@
+/* Writing a database CSV back (spec update-and-report.md §2.5): each kept
+ * row copied as read, spliced (a lazy row's bytes with its measured cells
+ * replaced) or rendered from its dict row. */
+#ifndef OPDB_UPDATE_CSV_WRITE_H
+#define OPDB_UPDATE_CSV_WRITE_H
+
+#include "update/csv_rows.h"
+
+/* Renders the kept rows (keep[r]) under the columns cols into af. */
+void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, const bool *keep);
+
+#endif
