@@ -64,7 +64,6 @@ typedef struct opdb_grid_opts {
     double max_hbm_gb;           /* <= 0: no budget */
     bool quirks;                 /* --reference-quirks */
     bool plan, json;             /* --plan [--json]: report, write nothing */
-    bool coverage;               /* --coverage: per model/operator report */
     FILE *out;                   /* stdout lines */
 } opdb_grid_opts;
 

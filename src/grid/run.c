@@ -111,8 +111,8 @@ static void sig_of(const grid_table *t, const opdb_span *row, const int *sc, con
 typedef struct new_row {
     size_t cand;
     opdb_span *cells;
-    grid_shape in[GRID_MAX_SLOTS];
     int nin;
+    grid_shape in[]; /* nin slots: the sort key */
 } new_row;
 
 static int cmp_new(const void *a, const void *b) {
@@ -238,7 +238,7 @@ static int process_file(run_ctx *X, const char *path, file_result *res, opdb_err
         sig_of(&t, cells, sc, kt, &key);
         if (!sigset_add(&seen, &key)) continue;
         if (nnew == newcap) nrows = opdb_xrealloc(nrows, (newcap = newcap ? newcap * 2 : 256) * sizeof *nrows);
-        new_row *nr = opdb_arena_alloc(&seen.arena, sizeof *nr);
+        new_row *nr = opdb_arena_alloc(&seen.arena, sizeof *nr + (size_t)nin * sizeof nr->in[0]);
         nr->cand = oi;
         nr->cells = cells;
         nr->nin = nin;
