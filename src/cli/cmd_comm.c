@@ -1,0 +1,84 @@
+/* `opdb comm bench|validate|import`. bench execs the opdb-comm helper (the
+ * only binary linked with MPI) so `opdb` never maps libmpi. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "opdb/comm.h"
+#include "opdb/fs.h"
+
+#ifndef OPDB_COMM_HELPER_INSTALLED
+#define OPDB_COMM_HELPER_INSTALLED ""
+#endif
+
+static const char k_usage[] =
+    "usage: opdb comm <subcommand> [options]\n\n"
+    "Collective communication tables (hcom_*.csv):\n"
+    "  bench      run collectives over MPI: mpirun -np N opdb comm bench --ops all_reduce ...\n"
+    "  validate   check hcom_*.csv against the alpha-beta model, with a fitted model per group\n"
+    "  import     turn an nccl-tests or OSU log into hcom_*.csv rows\n\n"
+    "Run 'opdb comm <subcommand> --help' for its options.\n";
+
+/* The helper beside this executable (build tree), then the installed one. */
+static int find_helper(char *out, size_t cap) {
+    const char *env = getenv("OPDB_COMM_HELPER");
+    if (env && *env) {
+        snprintf(out, cap, "%s", env);
+        return access(out, X_OK);
+    }
+    char self[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k > 0) {
+        self[k] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(out, cap, "%s/opdb-comm", self);
+            if (access(out, X_OK) == 0) return 0;
+        }
+    }
+    if (OPDB_COMM_HELPER_INSTALLED[0]) {
+        snprintf(out, cap, "%s", OPDB_COMM_HELPER_INSTALLED);
+        return access(out, X_OK);
+    }
+    return -1;
+}
+
+static int comm_bench(int argc, char **argv) {
+    opdb_comm_bench_opts o;
+    int rc = opdb_comm_bench_parse(argc, argv, &o);
+    opdb_comm_bench_opts_free(&o);
+    if (rc) return rc == 1 ? 0 : rc;
+    char helper[PATH_MAX + 16];
+    if (find_helper(helper, sizeof helper)) {
+        fprintf(stderr, "opdb comm bench: the opdb-comm MPI helper is not available in this build "
+                        "(no MPI was found when opdb was configured)\n");
+        return 1;
+    }
+    char **args = opdb_xcalloc((size_t)argc + 1, sizeof *args);
+    args[0] = helper;
+    for (int i = 1; i < argc; i++) args[i] = argv[i];
+    fflush(NULL);
+    execv(helper, args);
+    fprintf(stderr, "opdb comm bench: cannot run %s\n", helper);
+    free(args);
+    return 1;
+}
+
+int cmd_comm(int argc, char **argv) {
+    if (argc < 2) {
+        fputs(k_usage, stderr);
+        return 2;
+    }
+    const char *sub = argv[1];
+    if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
+        fputs(k_usage, stdout);
+        return 0;
+    }
+    if (!strcmp(sub, "bench")) return comm_bench(argc - 1, argv + 1);
+    fprintf(stderr, "opdb comm: unknown subcommand '%s'\n%s", sub, k_usage);
+    return 2;
+}
