@@ -6,9 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli_opts.h"
 #include "cli/commands.h"
 #include "opdb/comm.h"
 #include "opdb/fs.h"
+#include "opdb/pystr.h"
 
 #ifndef OPDB_COMM_HELPER_INSTALLED
 #define OPDB_COMM_HELPER_INSTALLED ""
@@ -68,6 +70,40 @@ static int comm_bench(int argc, char **argv) {
     return 1;
 }
 
+static int comm_validate(int argc, char **argv) {
+    const char *dir = NULL, *tol = "2.0";
+    bool verbose = false, json = false, quirks = false, strict = false;
+    cli_opt opts[] = {
+        {"--csv-dir", "D", "folder holding hcom_*.csv", true, &dir, NULL},
+        {"--tolerance", "T", "acceptable ratio tolerance (default 2.0)", false, &tol, NULL},
+        {"--verbose", NULL, "print every checked row", false, NULL, &verbose},
+        {"--json", NULL, "print the verdicts and fits as JSON", false, NULL, &json},
+        {"--strict", NULL, "exit 1 when no row was checked", false, NULL, &strict},
+        {"--reference-quirks", NULL, "reproduce the reference validator exactly (no fit, BOM and nan quirks)", false,
+         NULL, &quirks},
+    };
+    cli_spec spec = {"opdb comm validate",
+                     "Compare measured hcom_*.csv durations with the alpha-beta model per tier: PASS within T,\n"
+                     "WARN within 2T, FAIL beyond (exit 1 on any FAIL); a least-squares alpha/beta fit per\n"
+                     "(op, devices, tier) with R^2 and relative residuals is printed beside the verdict.",
+                     NULL, opts, sizeof opts / sizeof opts[0]};
+    int rc = cli_parse(&spec, argc, argv);
+    if (rc == CLI_HELP) return 0;
+    if (rc != CLI_OK) return 2;
+    opdb_comm_validate_opts o = {dir, 2.0, verbose, quirks, json, strict};
+    if (!opdb_py_float(tol, strlen(tol), &o.tolerance) || !(o.tolerance > 0))
+        return cli_usage_error(&spec, "argument --tolerance: invalid float value: '%s'", tol), 2;
+    opdb_err err;
+    opdb_err_clear(&err);
+    rc = opdb_comm_validate(&o, stdout, stderr, &err);
+    if (rc < 0) {
+        fflush(stdout);
+        fprintf(stderr, "opdb comm validate: %s\n", err.msg);
+        return err.code ? err.code : 1;
+    }
+    return rc;
+}
+
 int cmd_comm(int argc, char **argv) {
     if (argc < 2) {
         fputs(k_usage, stderr);
@@ -79,6 +115,7 @@ int cmd_comm(int argc, char **argv) {
         return 0;
     }
     if (!strcmp(sub, "bench")) return comm_bench(argc - 1, argv + 1);
+    if (!strcmp(sub, "validate")) return comm_validate(argc - 1, argv + 1);
     fprintf(stderr, "opdb comm: unknown subcommand '%s'\n%s", sub, k_usage);
     return 2;
 }
