@@ -31,6 +31,8 @@ const char *opdb_comm_op_kernel(opdb_comm_op op);
 const char *opdb_comm_op_redop(opdb_comm_op op);
 /* Parses an op name; -1 when unknown. */
 int opdb_comm_op_parse(const char *name);
+/* The op a file name or title speaks of ("all_reduce_perf", "allgather", "Alltoall"); -1 if none. */
+int opdb_comm_op_parse_loose(const char *text);
 /* nccl-tests' bus-bandwidth factor for n ranks: allreduce 2(n-1)/n,
  * allgather/reducescatter/alltoall (n-1)/n, broadcast 1. */
 double opdb_comm_busbw_factor(opdb_comm_op op, int nranks);
@@ -170,42 +172,46 @@ typedef struct opdb_comm_fit {
 } opdb_comm_fit;
 void opdb_comm_fit_points(const double *m, const double *t, size_t n, opdb_comm_fit *f);
 
-/* ---- log importers ---- */
-typedef struct opdb_comm_import_opts {
-    const char *log_path;
-    const char *output_dir;
-    const char *op;           /* NULL: from the log */
-    long long num_devices;    /* 0: from the log */
-    const char *dtype;        /* NULL: from the log, else bfloat16 */
-    int tier;                 /* -1: 1 */
-    const char *overhead_path;
-    bool in_place;            /* nccl-tests: take the in-place time */
-    bool no_overhead;
-} opdb_comm_import_opts;
-typedef struct opdb_comm_import_result {
-    size_t rows, wrong_rows;
-    char format[32];          /* "nccl-tests" / "osu" */
-    char csv_path[4096];
-} opdb_comm_import_result;
-int opdb_comm_import(const opdb_comm_import_opts *o, opdb_comm_import_result *res, opdb_err *err);
-/* Parses a log held in memory into rows (no files written): for the fuzzer and the tests. */
+/* ---- log importers (nccl-tests, OSU) ---- */
 typedef struct opdb_comm_log_row {
-    long long bytes;
+    long long size;           /* the log's size column (bytes) */
     double oop_us, ip_us;     /* < 0: absent */
-    long long wrong;          /* sum of #wrong; -1 unknown */
+    long long oop_wrong, ip_wrong; /* -1: not a #wrong count (N/A, old float error column) */
 } opdb_comm_log_row;
 typedef struct opdb_comm_log {
-    char format[32];
+    char format[16];          /* "nccl-tests" / "osu" */
+    char title[128];          /* OSU test title */
+    char type[16];            /* nccl-tests type column */
     int op;                   /* -1 unknown */
     long long nranks;         /* 0 unknown */
-    const opdb_comm_dtype *dtype;
+    int hosts;                /* distinct hosts of the '#  Rank' lines */
+    bool osu_bandwidth;       /* OSU column is MB/s, not µs */
+    bool osu_collective;      /* OSU title names a collective */
     opdb_comm_log_row *rows;
     size_t n;
-    bool failed;              /* the run reported a failure */
-    char failure[256];
+    char failure[256];        /* the run's failure line, "" if none */
 } opdb_comm_log;
-int opdb_comm_log_parse(const char *text, size_t len, const char *name, opdb_comm_log *log, opdb_err *err);
+/* Parses an nccl-tests or OSU log held in memory (no files written). Returns
+ * 0, or -1 with err set when the text is neither. */
+int opdb_comm_log_parse(const char *text, size_t len, opdb_comm_log *log, opdb_err *err);
 void opdb_comm_log_free(opdb_comm_log *log);
+
+typedef struct opdb_comm_import_opts {
+    const char *output_dir;
+    int op;                   /* -1: from the log or its file name */
+    long long num_devices;    /* 0: from the log */
+    const opdb_comm_dtype *dtype; /* NULL: from the log, else the default */
+    int tier;                 /* -1: 0 when the ranks span hosts, else 1 */
+    int time_half;            /* 0 as bench (all_reduce in place, others out of place), 1 oop, 2 ip */
+    const opdb_comm_overheads *overheads; /* NULL: none added */
+} opdb_comm_import_opts;
+typedef struct opdb_comm_import_result {
+    size_t rows, skipped, wrong_rows;
+    char summary[512];
+} opdb_comm_import_result;
+/* Imports one log into output_dir/<kernel>.csv; -1 with a one-line reason in err when refused. */
+int opdb_comm_import_file(const opdb_comm_import_opts *o, const char *path, opdb_comm_import_result *res,
+                          opdb_err *err);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,24 @@ int opdb_comm_op_parse(const char *name) {
     return -1;
 }
 
+int opdb_comm_op_parse_loose(const char *text) {
+    static const struct {
+        const char *w;
+        opdb_comm_op op;
+    } k[] = {{"allreduce", OPDB_COMM_ALL_REDUCE},         {"allgather", OPDB_COMM_ALL_GATHER},
+             {"reducescatter", OPDB_COMM_REDUCE_SCATTER}, {"alltoall", OPDB_COMM_ALL_TO_ALL},
+             {"broadcast", OPDB_COMM_BROADCAST},          {"bcast", OPDB_COMM_BROADCAST}};
+    /* lower case without '_' and '-': all_reduce, AllReduce, all-to-all */
+    char buf[256];
+    size_t n = 0;
+    for (const char *p = text; *p && n + 1 < sizeof buf; p++)
+        if (*p != '_' && *p != '-') buf[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+    buf[n] = '\0';
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (strstr(buf, k[i].w)) return (int)k[i].op;
+    return -1;
+}
+
 double opdb_comm_busbw_factor(opdb_comm_op op, int n) {
     switch (op) {
     case OPDB_COMM_ALL_REDUCE: return 2.0 * (n - 1) / n;
