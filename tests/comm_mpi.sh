@@ -33,6 +33,10 @@ for np in 2 4; do
   grep -q "\"nranks\": $np" "$work/r$np.json" || fail "np $np: nranks"
   [ "$(grep -c '"wrong": 0' "$work/r$np.json")" = 20 ] || fail "np $np: JSON wrong counts"
   if grep -q '"wrong": [1-9]' "$work/r$np.json"; then fail "np $np: wrong elements"; fi
+  # the tables are what `opdb comm validate` reads (FAIL is fine: the model is the Ascend A3's)
+  "$opdb" comm validate --csv-dir "$d" >"$work/out" 2>&1
+  [ $? -le 1 ] || fail "np $np: validate crashed"
+  grep -q "^  all_reduce  (2 rows, tolerance=2.0x)$" "$work/out" || fail "np $np: validate did not read hcom_allReduce_.csv"
 done
 # the reference's console lines and an explicit overhead table
 printf 'op,num_devices,overhead_us\nall_reduce,2,1000.5\n' >"$work/ovh.csv"
