@@ -3,6 +3,7 @@
  * libmpi. Timing as nccl-tests: warm-up iterations, a barrier, then N
  * iterations timed with CLOCK_MONOTONIC (one clock read per iteration);
  * each iteration's time is the maximum over the group's ranks. */
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -247,6 +248,14 @@ int main(int argc, char **argv) {
             if (rank == 0 && warned != all[i].nd)
                 fprintf(stderr, "WARNING: skipping num_devices=%lld: exceeds the MPI world size %d\n", all[i].nd, world);
             warned = all[i].nd;
+            continue;
+        }
+        long long recv_count = all[i].bytes / o.dtype->size;
+        if (all[i].op != OPDB_COMM_ALL_REDUCE && all[i].op != OPDB_COMM_BROADCAST) recv_count *= all[i].nd;
+        if (recv_count > INT_MAX) { /* MPI counts are int */
+            if (rank == 0)
+                fprintf(stderr, "WARNING: skipping %s bytes=%lld devices=%lld: %lld elements exceed MPI's int count\n",
+                        opdb_comm_op_name(all[i].op), all[i].bytes, all[i].nd, recv_count);
             continue;
         }
         all[n++] = all[i];
