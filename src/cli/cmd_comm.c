@@ -105,7 +105,8 @@ static int comm_validate(int argc, char **argv) {
 }
 
 static int comm_import(int argc, char **argv) {
-    const char *out = NULL, *op = NULL, *nd = NULL, *dtype = NULL, *tier = NULL, *half = NULL, *ovh = NULL;
+    const char *out = NULL, *op = NULL, *nd = NULL, *dtype = NULL, *tier = NULL, *half = NULL, *ovh = NULL,
+               *one_log = NULL;
     bool ref_ovh = false, strict = false;
     const char **logs = NULL;
     size_t nlogs = 0;
@@ -116,7 +117,7 @@ static int comm_import(int argc, char **argv) {
         else rest[nrest++] = argv[i];
     }
     cli_opt opts[] = {
-        {"--logs", "LOG", "nccl-tests or OSU logs to import (one or more)", false, NULL, NULL},
+        {"--logs", "LOG", "nccl-tests or OSU logs to import (one or more)", false, &one_log, NULL},
         {"--output-dir", "D", "folder of the hcom_*.csv tables (rows are appended)", true, &out, NULL},
         {"--op", "OP", "collective, when neither the log nor its file name says it", false, &op, NULL},
         {"--num-devices", "N", "device count (default: the log's '#  Rank' lines)", false, &nd, NULL},
@@ -136,6 +137,10 @@ static int comm_import(int argc, char **argv) {
     free(rest);
     if (rc == CLI_HELP) return free((void *)logs), 0;
     if (rc != CLI_OK) return free((void *)logs), 2;
+    if (one_log) { /* --logs=FILE, the one spelling cli_take_list leaves to cli_parse */
+        logs = realloc((void *)logs, (nlogs + 1) * sizeof *logs);
+        logs[nlogs++] = one_log;
+    }
     opdb_comm_import_opts o = {out, -1, 0, NULL, -1, 0, NULL};
     long long v;
     if (!nlogs) rc = cli_usage_error(&spec, "argument --logs: at least one log is required");
