@@ -13,5 +13,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_m6(int argc, char **argv);
 int cmd_shape_compare(int argc, char **argv);
 int cmd_grid(int argc, char **argv);
+int cmd_comm(int argc, char **argv);
 
 #endif

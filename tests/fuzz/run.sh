@@ -53,6 +53,7 @@ run_target fuzz_trace trace ""
 run_target fuzz_pyliteral pyliteral ""
 run_target fuzz_grid_expr grid_expr ""
 run_target fuzz_grid_config grid_config ""
+run_target fuzz_comm_log comm_log ""
 
 if [ "$status" -eq 0 ]; then
     rm -rf "$work"

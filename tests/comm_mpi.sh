@@ -1,0 +1,52 @@
+#!/bin/sh
+# mpirun -np 2 and -np 4 runs of `opdb comm bench` (tiny: two sizes, few
+# iterations): every op writes its hcom_*.csv rows, the JSON and the
+# nccl-tests lines, and --check finds #wrong 0 everywhere.
+#   comm_mpi.sh OPDB OPDB_COMM
+set -u
+opdb=$1
+command -v mpirun >/dev/null 2>&1 || { echo "comm_mpi.sh: no mpirun" >&2; exit 77; }
+[ -x "$2" ] || { echo "comm_mpi.sh: no opdb-comm helper" >&2; exit 77; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+# sanitizer builds: OpenMPI's own allocations live until exit (see comm_mpi.supp)
+here=$(cd "$(dirname "$0")" && pwd)
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$here/comm_mpi.supp"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "comm_mpi.sh: $*" >&2; cat "$work/out" >&2; exit 1; }
+for np in 2 4; do
+  d=$work/db$np
+  timeout 120 mpirun --oversubscribe -np $np "$opdb" comm bench --ops all_reduce all_gather reduce_scatter all_to_all broadcast \
+      --num-devices $np --grid-shape 48 8 2 --bytes-grid 1024 8192 -w 1 -n 3 --check --dtype torch.float32 \
+      --output-dir "$d" --json "$work/r$np.json" >"$work/out" 2>&1 || fail "np $np: exit $?"
+  for f in hcom_allReduce_ hcom_allGather_ hcom_reduceScatter_ hcom_alltoallv_ hcom_broadcast_; do
+    [ -f "$d/$f.csv" ] || fail "np $np: no $f.csv"
+    head -1 "$d/$f.csv" | grep -q '^message_bytes,num_devices,dtype,topology_tier,Duration(us),bandwidth_gbps' || fail "header of $f"
+    rows=$(grep -c "^[0-9]*,$np,DT_FLOAT,[0-2],[0-9.]*,[0-9.]*" "$d/$f.csv")
+    [ "$rows" = 2 ] || fail "np $np: $f.csv has $rows rows, expected 2"
+  done
+  # nccl-tests rows: 13 fields, #wrong (9th and 13th) 0
+  n=$(awk '$1 ~ /^[0-9]+$/ && NF == 13 && $9 == 0 && $13 == 0' "$work/out" | wc -l)
+  [ "$n" = 10 ] || fail "np $np: $n nccl-tests lines with #wrong 0, expected 10"
+  grep -q '^# Out of bounds values : 0 OK$' "$work/out" || fail "np $np: no '# Out of bounds values : 0 OK'"
+  grep -q '^# Avg bus bandwidth    : ' "$work/out" || fail "np $np: no Avg bus bandwidth footer"
+  c=$(grep -c '"median_us"' "$work/r$np.json")
+  [ "$c" = 20 ] || fail "np $np: $c median_us entries in the JSON, expected 20"
+  grep -q "\"nranks\": $np" "$work/r$np.json" || fail "np $np: nranks"
+  [ "$(grep -c '"wrong": 0' "$work/r$np.json")" = 20 ] || fail "np $np: JSON wrong counts"
+  if grep -q '"wrong": [1-9]' "$work/r$np.json"; then fail "np $np: wrong elements"; fi
+  # the tables are what `opdb comm validate` reads (FAIL is fine: the model is the Ascend A3's)
+  "$opdb" comm validate --csv-dir "$d" >"$work/out" 2>&1
+  [ $? -le 1 ] || fail "np $np: validate crashed"
+  grep -q "^  all_reduce  (2 rows, tolerance=2.0x)$" "$work/out" || fail "np $np: validate did not read hcom_allReduce_.csv"
+done
+# the reference's console lines and an explicit overhead table
+printf 'op,num_devices,overhead_us\nall_reduce,2,1000.5\n' >"$work/ovh.csv"
+timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --ops all_reduce --num-devices 2 --bytes-grid 4096 -w 1 -n 2 \
+    --overhead-table "$work/ovh.csv" --output-csv "$work/one.csv" --reference-quirks >"$work/out" 2>&1 || fail "quirks run"
+grep -q '^Running global warmup to trigger HCCL JIT compilation (1 configs)...$' "$work/out" || fail "no warm-up line"
+grep -q '^op=all_reduce  bytes=4096  devices=2  tier=2  rank=0  group=\[0, 1\]  duration=' "$work/out" || fail "no op= line"
+grep -q '^Completed 1 benchmarks. Results saved to ' "$work/out" || fail "no Completed line"
+awk -F, 'NR == 2 { exit !($5 > 1000.5) }' "$work/one.csv" || fail "overhead table not applied: $(cat "$work/one.csv")"
+exit 0

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Every file in ../shared/data/real/collective imports or is refused with
+# exactly one line on stderr (exit 0 or 1, never a crash or silence).
+#   comm_real_logs.sh OPDB DIR
+set -u
+opdb=$1
+dir=$2
+[ -d "$dir" ] || { echo "comm_real_logs.sh: no $dir" >&2; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+n=0
+for f in "$dir"/*; do
+  case "$f" in *.md) continue ;; esac
+  n=$((n + 1))
+  "$opdb" comm import --output-dir "$work/out" --logs "$f" >"$work/o" 2>"$work/e"
+  rc=$?
+  lines=$(wc -l <"$work/e")
+  if [ $rc = 0 ]; then
+    grep -q ' rows -> ' "$work/o" && [ "$lines" = 0 ] || { echo "$f: imported without a summary or with stderr"; status=1; }
+  elif [ $rc = 1 ]; then
+    [ "$lines" = 1 ] || { echo "$f: refused with $lines stderr lines"; cat "$work/e"; status=1; }
+  else
+    echo "$f: exit $rc"; status=1
+  fi
+done
+[ $n -gt 0 ] || { echo "no files in $dir"; exit 77; }
+exit $status
