@@ -14,14 +14,14 @@
 
 static const struct {
     const char *counter;
-    double scale;
+    double div; /* ns counters: / 1000 for the CSV's (us) columns */
 } k_counter[OPDB_NMETRICS] = {
-    {"aic_total_time", 1e-3},   {"aic_total_cycles", 1},   {"aic_mac_time", 1e-3},     {"aic_mac_ratio", 1},
-    {"aic_scalar_time", 1e-3},  {"aic_scalar_ratio", 1},   {"aic_mte1_time", 1e-3},    {"aic_mte1_ratio", 1},
-    {"aic_mte2_time", 1e-3},    {"aic_mte2_ratio", 1},     {"aic_fixpipe_time", 1e-3}, {"aic_fixpipe_ratio", 1},
-    {"aic_icache_miss_rate", 1}, {"aiv_total_time", 1e-3}, {"aiv_total_cycles", 1},    {"aiv_vec_time", 1e-3},
-    {"aiv_vec_ratio", 1},       {"aiv_scalar_time", 1e-3}, {"aiv_scalar_ratio", 1},    {"aiv_mte2_time", 1e-3},
-    {"aiv_mte2_ratio", 1},      {"aiv_mte3_time", 1e-3},   {"aiv_mte3_ratio", 1},      {"aiv_icache_miss_rate", 1},
+    {"aic_total_time", 1000},   {"aic_total_cycles", 1},   {"aic_mac_time", 1000},     {"aic_mac_ratio", 1},
+    {"aic_scalar_time", 1000},  {"aic_scalar_ratio", 1},   {"aic_mte1_time", 1000},    {"aic_mte1_ratio", 1},
+    {"aic_mte2_time", 1000},    {"aic_mte2_ratio", 1},     {"aic_fixpipe_time", 1000}, {"aic_fixpipe_ratio", 1},
+    {"aic_icache_miss_rate", 1}, {"aiv_total_time", 1000}, {"aiv_total_cycles", 1},    {"aiv_vec_time", 1000},
+    {"aiv_vec_ratio", 1},       {"aiv_scalar_time", 1000}, {"aiv_scalar_ratio", 1},    {"aiv_mte2_time", 1000},
+    {"aiv_mte2_ratio", 1},      {"aiv_mte3_time", 1000},   {"aiv_mte3_ratio", 1},      {"aiv_icache_miss_rate", 1},
     {NULL, 1},                  /* cube_utilization(%): not exported */
 };
 
@@ -176,7 +176,7 @@ int ascend_db_read(const char *path, ascend_db_row_cb cb, void *ctx, char *why, 
         }
         for (int m = 0; m < OPDB_NMETRICS; m++) {
             if (qcol[m] < 0 || sqlite3_column_type(st, qcol[m]) == SQLITE_NULL) continue;
-            double v = sqlite3_column_double(st, qcol[m]) * k_counter[m].scale;
+            double v = sqlite3_column_double(st, qcol[m]) / k_counter[m].div;
             f[C_METRIC0 + m].n = (uint32_t)snprintf(num[C_METRIC0 + m], sizeof num[C_METRIC0 + m], "%.17g", v);
         }
         ret = cb(ctx, &L, f, C_N, err);

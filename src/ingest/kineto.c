@@ -402,6 +402,18 @@ int kn_read(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err) {
     opdb_sb_init(&P.key);
     unsigned long long before = a->device_events;
     int rc = opdb_trace_read_some(path, fields1, args1, pass1_event, &P, err);
+    if (rc < 0 && P.events == 0) { /* JSON, but not a trace: say what to do instead of how it broke */
+        const char *m = strncmp(err->msg, path, strlen(path)) == 0 ? err->msg + strlen(path) : err->msg;
+        while (*m == ':' || *m == ' ') m++;
+        snprintf(why, cap, "not a per-kernel profile (%s%s); give opdb parse a kernel_details.csv, an "
+                           "op_summary_*.csv, a profiler .db export or a PyTorch profiler trace",
+                 strstr(m, "no trace events") ? "JSON without trace events, e.g. communication.json or profiler_info.json: " : "",
+                 m);
+        char *nl = strchr(why, '\n');
+        if (nl) *nl = ' ';
+        opdb_err_clear(err);
+        rc = 1;
+    }
     if (rc == 0 && a->device_events == before) {
         if (P.cpu_ops)
             snprintf(why, cap, "a PyTorch profiler trace without device kernels (CPU only): profile with "
