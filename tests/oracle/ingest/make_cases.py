@@ -97,7 +97,7 @@ def run_oracle(mode, src, outdir):
                               text=True).stdout.split()[0])
 
 
-def make_case(name, files, cmd_path, mode, stderr=None, prep=None):
+def make_case(name, files, cmd_path, mode, stderr=None, prep=None, oracle_src=None):
     d = os.path.join(CLI, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(os.path.join(d, "in"))
@@ -110,7 +110,7 @@ def make_case(name, files, cmd_path, mode, stderr=None, prep=None):
         cmd = prep + " && " + cmd
     with open(os.path.join(d, "cmd"), "w") as f:
         f.write(cmd + "\n")
-    src = os.path.join(d, cmd_path)
+    src = os.path.join(d, oracle_src or cmd_path)
     if prep:  # the oracle reads the prepared input
         subprocess.run(prep, shell=True, cwd=d, check=True)
     n = run_oracle(mode, src, os.path.join(d, "expected", "db"))
@@ -152,6 +152,24 @@ def main():
                 "kernel_without_launch": ["2 of 3 GPU device event(s) not attributed to an operator: 2 without a "
                                           "launch"]}.get(name)
         make_case("parse_kineto_rule_" + name, {"trace.json": data}, "in/trace.json", "kineto", warn)
+    # a folder: usable files parsed, recognised-but-unusable ones warned and skipped (--strict: error)
+    mixed = {"trace.json": real(k, "hta_call_stack_backward_thread.json"),
+             "communication.json": real("ascend", "msinsight_l1_rank0_communication.json"),
+             "kernel_details.csv": real("ascend", "msinsight_l0_rank0_kernel_details.csv")}
+    make_case("parse_dir_mixed_formats_warns", mixed, "in", "kineto",
+              ["in/communication.json: not a per-kernel profile (JSON without trace events",
+               "in/kernel_details.csv is missing required columns: Input Shapes, Output Shapes (profiled without "
+               "shapes (Level0)", "skipped (--strict makes this an error)"], oracle_src="in/trace.json")
+    d = os.path.join(CLI, "parse_dir_mixed_formats_strict")
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(os.path.join(CLI, "parse_dir_mixed_formats_warns", "in"), os.path.join(d, "in"))
+    os.makedirs(os.path.join(d, "expected"))
+    with open(os.path.join(d, "cmd"), "w") as f:
+        f.write("opdb parse --strict --profiling-path in --database-path db\n")
+    for fn, text in (("stdout", ""), ("rc", "1\n"), ("stderr_contains", "in/kernel_details.csv is missing required "
+                                                                         "columns: Input Shapes, Output Shapes\n")):
+        with open(os.path.join(d, "expected", fn), "w") as f:
+            f.write(text)
     make_case("parse_sqlite_real_msprof", {"msprof_0.db": real("ascend", "msinsight_server_msprof_0.db")},
               "in/msprof_0.db", "sqlite")
     make_case("parse_sqlite_real_torch_npu_l1",
