@@ -51,6 +51,8 @@ run_target fuzz_op_summary op_summary "-close_fd_mask=2"
 run_target fuzz_aie aie "-close_fd_mask=3"
 run_target fuzz_trace trace ""
 run_target fuzz_pyliteral pyliteral ""
+run_target fuzz_kineto kineto "-close_fd_mask=2"
+run_target fuzz_sqlite sqlite "-close_fd_mask=2"
 
 if [ "$status" -eq 0 ]; then
     rm -rf "$work"
