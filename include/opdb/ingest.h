@@ -38,7 +38,24 @@ typedef struct opdb_parse_result {
     size_t input_files;
     unsigned long long rows_read;
     size_t groups;
+    unsigned long long device_unattributed; /* PyTorch traces: device events without launch/operator */
+    size_t inputs_skipped;       /* recognised-but-unusable files skipped in a folder */
 } opdb_parse_result;
+
+/* What a `parse` input is, decided by content (spec ingest-more.md §1). */
+typedef enum opdb_input_kind {
+    OPDB_INPUT_CSV,            /* text: kernel_details / op_summary, or another CSV */
+    OPDB_INPUT_SQLITE,         /* SQLite database (Ascend profiler export, or not) */
+    OPDB_INPUT_JSON,           /* JSON, plain or gzip (a PyTorch profiler trace, or not) */
+} opdb_input_kind;
+
+/* Classifies path by its first bytes. -1 with err set when it cannot be read. */
+int opdb_input_detect(const char *path, opdb_input_kind *kind, opdb_err *err);
+
+/* For a CSV whose header lacks the columns parse needs: what the file is and
+ * what to do, one line (e.g. "profiled without shapes (Level0): ..."); "" when
+ * the header looks like a usable kernel_details / op_summary file. */
+void opdb_csv_profile_hint(const char *path, char *buf, size_t cap);
 
 /* Runs the whole parse. Returns 0 on success, -1 with err set otherwise. */
 int opdb_parse_run(const opdb_parse_opts *opts, opdb_parse_result *res, opdb_err *err);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "opdb/fs.h"
+#include "opdb/ingest.h"
 #include "opdb/pystr.h"
 
 /* Path(name).stem.lower() contains `word`, for names matching "*.csv". */
@@ -22,6 +23,18 @@ static bool csv_stem_contains(const char *name, void *word) {
     return hit;
 }
 
+static bool ends_with(const char *s, size_t n, const char *suf) {
+    size_t k = strlen(suf);
+    return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+/* Candidates for content detection in a folder: profiler SQLite exports and traces. */
+static bool is_extra_candidate(const char *name, void *ctx) {
+    (void)ctx;
+    size_t n = strlen(name);
+    return ends_with(name, n, ".db") || ends_with(name, n, ".json") || ends_with(name, n, ".gz");
+}
+
 static bool is_operator_details(const char *name, void *ctx) {
     (void)ctx;
     return strcmp(name, "operator_details.csv") == 0;
@@ -36,10 +49,21 @@ int kd_discover(const char *path, bool quirks, kd_inputs *in, opdb_err *err) {
         return -1;
     }
     if (!opdb_is_dir(path)) {
-        in->files = opdb_xmalloc(sizeof *in->files);
-        in->files[0] = norm;
-        in->nfiles = 1;
+        in->single = true;
+        opdb_input_kind kind = OPDB_INPUT_CSV;
+        if (!quirks && opdb_input_detect(path, &kind, err)) {
+            free(norm);
+            return -1;
+        }
+        char ***list = kind == OPDB_INPUT_CSV ? &in->files : &in->extra;
+        *list = opdb_xmalloc(sizeof **list);
+        (*list)[0] = norm;
+        *(kind == OPDB_INPUT_CSV ? &in->nfiles : &in->nextra) = 1;
         return 0;
+    }
+    if (!quirks && opdb_find_files(path, is_extra_candidate, NULL, &in->extra, &in->nextra, err)) {
+        free(norm);
+        return -1;
     }
     int rc = opdb_find_files(path, csv_stem_contains, "kernel_details", &in->files, &in->nfiles, err);
     if (rc == 0 && in->nfiles == 0 && !quirks) {
@@ -47,7 +71,7 @@ int kd_discover(const char *path, bool quirks, kd_inputs *in, opdb_err *err) {
         rc = opdb_find_files(path, csv_stem_contains, "op_summary", &in->files, &in->nfiles, err);
         in->from_op_summary = in->nfiles > 0;
     }
-    if (rc == 0 && in->nfiles == 0) {
+    if (rc == 0 && in->nfiles == 0 && in->nextra == 0) {
         if (quirks)
             opdb_fail(err, OPDB_ERR_RUNTIME, "No CSV files with 'kernel_details' in the filename found under: %s", norm);
         else
@@ -64,6 +88,7 @@ int kd_discover(const char *path, bool quirks, kd_inputs *in, opdb_err *err) {
 void kd_inputs_free(kd_inputs *in) {
     opdb_free_paths(in->files, in->nfiles);
     opdb_free_paths(in->operator_details, in->nop);
+    opdb_free_paths(in->extra, in->nextra);
     memset(in, 0, sizeof *in);
 }
 

@@ -12,9 +12,14 @@ typedef struct kd_inputs {
     char **operator_details; /* operator_details.csv files, sorted (folder input only) */
     size_t nop;
     bool from_op_summary;    /* no kernel_details file: msprof op_summary files instead */
+    char **extra;            /* not quirks: SQLite exports and JSON traces (detected by content later) */
+    size_t nextra;
+    bool single;             /* the path was a file */
 } kd_inputs;
 
-/* quirks: exactly the reference's discovery (kernel_details only). */
+/* quirks: exactly the reference's discovery (kernel_details only).
+ * Otherwise a file that is not text (SQLite, gzip or JSON by content) goes to
+ * `extra`, and a folder's *.db, *.json and *.gz files are listed there too. */
 int kd_discover(const char *path, bool quirks, kd_inputs *in, opdb_err *err);
 void kd_inputs_free(kd_inputs *in);
 /* The operator_details.csv in the same folder as `file`, or NULL. */

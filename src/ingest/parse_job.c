@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include "csv/batch.h"
+#include "ingest/ascend_db.h"
 #include "ingest/discover.h"
 #include "ingest/fia_runtime.h"
 #include "ingest/kd_aggregate.h"
 #include "ingest/kd_output.h"
+#include "ingest/kineto.h"
 #include "opdb/csv.h"
 #include "opdb/fs.h"
 #include "opdb/ingest.h"
@@ -46,11 +48,15 @@ typedef struct job {
     size_t files_missing_metrics;
     char *first_file_missing_metrics;
     unsigned long long fia_bad_tokens;
+    bool folder;                /* the input was a folder: unusable files are skipped (warned) */
+    size_t skipped;
+    kn_agg kineto;              /* PyTorch profiler traces */
 } job;
 
 static char *where_of(job *J, uint64_t off) {
     char *w = opdb_xmalloc(strlen(J->file) + 32);
-    sprintf(w, "%s:%llu", J->file, (unsigned long long)opdb_csv_line_of_offset(J->fd, off));
+    if (J->fd < 0) strcpy(w, J->file); /* an SQLite export: no line numbers */
+    else sprintf(w, "%s:%llu", J->file, (unsigned long long)opdb_csv_line_of_offset(J->fd, off));
     return w;
 }
 
@@ -198,8 +204,11 @@ static int read_header(job *J, uint64_t start, uint64_t *body_off, opdb_err *err
         kd_layout_build(&J->layout, hdr, nf, !quirks);
         char missing[2048];
         if (kd_layout_missing(&J->layout, quirks, missing, sizeof missing)) {
-            opdb_fail(err, OPDB_ERR_RUNTIME, "%s is missing required columns: %s", J->file, missing);
-            rc = -1;
+            char hint[512] = "";
+            if (!quirks) opdb_csv_profile_hint(J->file, hint, sizeof hint);
+            opdb_fail(err, OPDB_ERR_RUNTIME, "%s is missing required columns: %s%s%s%s", J->file, missing,
+                      hint[0] ? " (" : "", hint, hint[0] ? ")" : "");
+            rc = -2;
         } else {
             rc = 1;
             *body_off = br.file_off + br.pos;
@@ -221,6 +230,13 @@ static int process_file(job *J, const kd_inputs *in, const char *file, opdb_err 
     int rc = read_header(J, start, &body, err);
     if (rc == 0) {
         opdb_warn("%s: empty file (no header), skipped", file);
+        close(J->fd);
+        return 0;
+    }
+    if (rc == -2 && J->folder && !J->o->strict) { /* recognised but unusable: warn, parse the rest */
+        opdb_warn("%s; skipped (--strict makes this an error)", err->msg);
+        opdb_err_clear(err);
+        J->skipped++;
         close(J->fd);
         return 0;
     }
@@ -263,6 +279,71 @@ static int process_file(job *J, const kd_inputs *in, const char *file, opdb_err 
     return rc;
 }
 
+/* ---- SQLite exports and PyTorch traces (spec ingest-more.md) */
+
+static int db_row(void *ctx, const kd_layout *L, const opdb_field *f, int nf, opdb_err *err) {
+    job *J = ctx;
+    kd_row r;
+    J->layout = *L;
+    kd_row_extract(&r, L, f, nf, false);
+    r.rec_off = 0;
+    return take_row(J, &r, err);
+}
+
+/* A kernel_details CSV in the same folder holds the same kernels: the export is not read twice. */
+static bool csv_beside(const kd_inputs *in, const char *file) {
+    char *dir = opdb_path_parent(file);
+    bool hit = false;
+    for (size_t i = 0; i < in->nfiles && !hit && !in->from_op_summary; i++) {
+        char *d = opdb_path_parent(in->files[i]);
+        hit = strcmp(d, dir) == 0;
+        free(d);
+    }
+    free(dir);
+    return hit;
+}
+
+static int process_extra(job *J, const kd_inputs *in, const char *file, opdb_err *err) {
+    opdb_input_kind kind;
+    if (opdb_input_detect(file, &kind, err)) return -1;
+    char why[512] = "";
+    int rc;
+    J->file = file;
+    J->fd = -1;
+    if (kind == OPDB_INPUT_SQLITE) {
+        if (csv_beside(in, file)) {
+            opdb_warn("%s: an Ascend SQLite export beside a kernel_details CSV of the same run; the CSV is used", file);
+            return 0;
+        }
+        J->source_profile = opdb_path_parent_name(file);
+        rc = ascend_db_read(file, db_row, J, why, sizeof why, err);
+        free(J->source_profile);
+        J->source_profile = NULL;
+    } else if (kind == OPDB_INPUT_JSON) {
+        rc = kn_read(&J->kineto, file, why, sizeof why, err);
+    } else {
+        return 0; /* a text file named *.json / *.db in a folder: not a candidate */
+    }
+    if (rc != 1) return rc;
+    if (J->folder && !J->o->strict) {
+        opdb_warn("%s: %s; skipped (--strict makes this an error)", file, why);
+        J->skipped++;
+        return 0;
+    }
+    return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", file, why);
+}
+
+static void report_kineto(const kn_agg *a) {
+    if (a->no_launch || a->no_operator)
+        opdb_warn("%llu of %llu GPU device event(s) not attributed to an operator: %llu without a launch (runtime "
+                  "event of the same correlation id), %llu whose launch no CPU operator encloses",
+                  a->no_launch + a->no_operator, a->device_events, a->no_launch, a->no_operator);
+    if (a->calls_without_dims)
+        opdb_warn("%llu of %llu operator call(s) have no Input Dims (traced without record_shapes=True): "
+                  "they are grouped with empty shapes",
+                  a->calls_without_dims, a->calls);
+}
+
 static void aggregate_tick(void *ctx, size_t done) { opdb_progress_update(ctx, done, NULL); }
 
 static void report_warnings(job *J) {
@@ -299,6 +380,8 @@ int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *e
     memset(&J, 0, sizeof J);
     J.o = o;
     J.fd = -1;
+    J.folder = !in.single;
+    kn_agg_init(&J.kineto);
     kd_agg_init(&J.agg);
     fia_index_init(&J.fia);
     opdb_sb_init(&J.deferred);
@@ -310,6 +393,7 @@ int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *e
     opdb_progress_stage(&J.pg, "Load", J.bytes_total);
     int rc = 0;
     for (size_t i = 0; i < in.nfiles && rc == 0; i++) rc = process_file(&J, &in, in.files[i], err);
+    for (size_t i = 0; i < in.nextra && rc == 0; i++) rc = process_extra(&J, &in, in.extra[i], err);
     opdb_progress_clear(&J.pg);
     if (rc == 0) {
         opdb_progress_stage(&J.pg, "Aggregate", J.agg.n);
@@ -322,13 +406,19 @@ int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *e
     if (rc == 0) {
         if (J.deferred.n && o->reference_stdout) fputs(J.deferred.p, o->reference_stdout);
         report_warnings(&J);
+        report_kineto(&J.kineto);
         rc = kd_write_tables(&J.agg, &J.fia, o->output_dir, o->reference_quirks, &J.pg, res, err);
+        if (rc == 0 && J.kineto.n) rc = kn_write_tables(&J.kineto, o->output_dir, res, err);
         opdb_progress_clear(&J.pg);
     }
     opdb_dir_unlock(lock);
-    res->input_files = in.nfiles;
     res->rows_read = J.rows;
     res->groups = J.agg.n;
+    for (size_t i = 0; i < J.kineto.n; i++) res->groups += J.kineto.g[i].count > 0;
+    res->device_unattributed = J.kineto.no_launch + J.kineto.no_operator;
+    res->inputs_skipped = J.skipped;
+    res->input_files = in.nfiles + in.nextra;
+    kn_agg_free(&J.kineto);
     free(J.first_bad_file);
     free(J.first_file_missing_metrics);
     opdb_sb_free(&J.deferred);

@@ -54,6 +54,8 @@ run_target fuzz_pyliteral pyliteral ""
 run_target fuzz_grid_expr grid_expr ""
 run_target fuzz_grid_config grid_config ""
 run_target fuzz_comm_log comm_log ""
+run_target fuzz_kineto kineto "-close_fd_mask=2"
+run_target fuzz_sqlite sqlite "-close_fd_mask=2"
 
 if [ "$status" -eq 0 ]; then
     rm -rf "$work"

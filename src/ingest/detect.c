@@ -1,0 +1,103 @@
+/* Input detection by content (spec ingest-more.md §1): SQLite magic, gzip
+ * magic, JSON's first byte, else CSV; and for a CSV that parse cannot use,
+ * one line saying what it is and what to do instead. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opdb/ingest.h"
+
+int opdb_input_detect(const char *path, opdb_input_kind *kind, opdb_err *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char b[64];
+    ssize_t n = read(fd, b, sizeof b);
+    close(fd);
+    if (n < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed: %s", path, strerror(errno));
+    *kind = OPDB_INPUT_CSV;
+    if (n >= 16 && memcmp(b, "SQLite format 3", 16) == 0) {
+        *kind = OPDB_INPUT_SQLITE;
+        return 0;
+    }
+    if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b) {
+        *kind = OPDB_INPUT_JSON;
+        return 0;
+    }
+    ssize_t i = 0;
+    if (n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf) i = 3;
+    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n')) i++;
+    if (i < n && (b[i] == '{' || b[i] == '[')) *kind = OPDB_INPUT_JSON;
+    return 0;
+}
+
+/* ---- CSV hints */
+
+#define MAX_HDR 64
+
+typedef struct hdr {
+    char line[8192];
+    const char *cell[MAX_HDR];
+    int n;
+} hdr;
+
+/* The first line, split on commas (quotes and spaces around cells dropped). */
+static void read_header(const char *path, hdr *h) {
+    h->n = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    if (!fgets(h->line, sizeof h->line, f)) h->line[0] = '\0';
+    fclose(f);
+    char *p = h->line;
+    if ((unsigned char)p[0] == 0xef && (unsigned char)p[1] == 0xbb && (unsigned char)p[2] == 0xbf) p += 3;
+    while (*p && h->n < MAX_HDR) {
+        char *end = strchr(p, ',');
+        char *next = end ? end + 1 : p + strlen(p);
+        if (end) *end = '\0';
+        while (*p == ' ' || *p == '"' || *p == '\t') p++;
+        size_t k = strlen(p);
+        while (k && (p[k - 1] == ' ' || p[k - 1] == '"' || p[k - 1] == '\r' || p[k - 1] == '\n' || p[k - 1] == '\t'))
+            p[--k] = '\0';
+        h->cell[h->n++] = p;
+        p = next;
+    }
+}
+
+static bool has(const hdr *h, const char *name) {
+    for (int i = 0; i < h->n; i++)
+        if (strcmp(h->cell[i], name) == 0) return true;
+    return false;
+}
+
+#define WHAT_TO_DO "give opdb parse a kernel_details.csv, an op_summary_*.csv, a profiler .db export or a PyTorch profiler trace"
+
+void opdb_csv_profile_hint(const char *path, char *buf, size_t cap) {
+    static hdr h;
+    read_header(path, &h);
+    buf[0] = '\0';
+    bool kd = has(&h, "Type") && has(&h, "Duration(us)");
+    bool os = has(&h, "OP Type") && has(&h, "Task Duration(us)");
+    if (kd || os) {
+        if (!has(&h, "Input Shapes") || !has(&h, "Output Shapes"))
+            snprintf(buf, cap,
+                     "profiled without shapes (Level0): re-profile with Level1 (torch_npu "
+                     "experimental_config profiler_level=Level1, or record_shapes=True) so kernel shapes are recorded");
+        return;
+    }
+    const char *kind = "a CSV without Type + Duration(us) (kernel_details) or OP Type + Task Duration(us) "
+                       "(op_summary) columns";
+    if (has(&h, "Core Type") && has(&h, "Count")) kind = "op_statistic: per-type totals, no shapes";
+    else if (has(&h, "API Name")) kind = "api_statistic: host API totals";
+    else if (has(&h, "Step") && has(&h, "Computing")) kind = "step_trace_time: per-step times";
+    else if (has(&h, "Hit Rate")) kind = "l2_cache: cache hit rates";
+    else if (has(&h, "Call Stack") || has(&h, "Host Self Duration(us)"))
+        kind = "operator_details: host operators (read only beside a kernel_details.csv)";
+    else if (has(&h, "Average Duration(us)") || has(&h, "Profiling Average Duration(us)"))
+        kind = "an already aggregated database table: copy it into the database folder instead";
+    else if (has(&h, "task_time(us)")) kind = "msprof task_time: no shapes";
+    else if (has(&h, "Op Type") && has(&h, "Task Duration(us)")) kind = "msopprof OpBasicInfo: one operator, no shapes";
+    else if (has(&h, "kernel_type") || has(&h, "full_kernel_time") || has(&h, "step_num"))
+        kind = "legacy MindSpore profiler intermediate file";
+    snprintf(buf, cap, "not a per-kernel profile (%s); " WHAT_TO_DO, kind);
+}
