@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/suggest.h"
 #include "opdb/db.h"
 #include "opdb/signature.h"
 #include "opdb/update.h"
@@ -80,8 +81,16 @@ int cli_parse(const cli_spec *spec, int argc, char **argv) {
         int amb;
         cli_opt *o = lookup(spec, a, n, &amb);
         if (!o) {
-            rc = amb ? cli_usage_error(spec, "ambiguous option: %.*s", (int)n, a)
-                     : cli_usage_error(spec, "unrecognized arguments: %s", a);
+            const char *names[128], *near = NULL;
+            size_t k = 0;
+            for (; k < spec->nopts && k < 127; k++) names[k] = spec->opts[k].name;
+            names[k++] = "--help";
+            char word[128];
+            snprintf(word, sizeof word, "%.*s", (int)n, a);
+            if (!amb) near = cli_suggest(word, names, k);
+            rc = amb    ? cli_usage_error(spec, "ambiguous option: %.*s", (int)n, a)
+                 : near ? cli_usage_error(spec, "unrecognized arguments: %s (did you mean %s?)", a, near)
+                        : cli_usage_error(spec, "unrecognized arguments: %s", a);
             break;
         }
         seen[o - spec->opts] = true;
