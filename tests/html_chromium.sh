@@ -28,7 +28,10 @@ rc=$?
 fail=0
 if [ $rc -ne 0 ]; then echo "chromium exit status $rc"; fail=1; fi
 kinds=$(grep -c '"kernel_type":' out/cmp.json)
-grep -q 'data-loaded="ok"' dom.html || { echo "page script did not report ok"; fail=1; }
+grep -q 'data-loaded="ok"' dom.html || { echo "page script did not report ok (bars, scatter, histogram)"; fail=1; }
+for part in 'class="summary"' 'class="scatter"' 'class="hist"' 'class="diag"'; do
+  grep -q "$part" dom.html || { echo "the page lacks $part"; fail=1; }
+done
 grep -q "data-pairs=\"$kinds\"" dom.html || { echo "expected $kinds bar pairs:"; grep -o '<body[^>]*>' dom.html; fail=1; }
 grep -q "data-rows=\"$kinds\"" dom.html || { echo "expected $kinds table rows"; fail=1; }
 grep -q 'data-scripts="1"' dom.html || { echo "the page holds a script besides its own"; fail=1; }

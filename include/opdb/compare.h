@@ -59,6 +59,7 @@ char *opdb_cmp_short_name(const char *op, size_t *len);
 
 typedef struct opdb_cmp_opts {
     bool quirks;          /* --reference-quirks */
+    size_t top;           /* default console: rows shown per scenario (0: all) */
     const char *pid;      /* --pid N: the process to use (NULL: find it) */
     bool pid_is_text;     /* pid names a string pid ("Spans"), not a number */
 } opdb_cmp_opts;
@@ -106,6 +107,14 @@ void opdb_cmp_scenario_free(opdb_cmp_scenario *sc);
 
 /* The console block of one scenario (§2.7), starting with its blank line. */
 void opdb_cmp_console(opdb_strbuf *out, const opdb_cmp_scenario *sc);
+/* opdb's default table of one scenario (starting with its blank line):
+ * English headers, aligned columns, the first `top` rows (0: all) and a
+ * line counting the rest; "not measured" where the measured time is 0. */
+void opdb_cmp_console_table(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t top);
+/* Terminal cells taken by UTF-8 text (East Asian wide characters: 2). */
+size_t opdb_cmp_cells(const char *s);
+/* A row status in English ("not modelled" for the reference's TC未建模). */
+const char *opdb_cmp_status_en(const char *status);
 /* The JSON document of all scenarios (indent 2, raw UTF-8, no final newline). */
 void opdb_cmp_json(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n);
 /* A self-contained HTML page: per scenario an SVG bar chart (predicted vs

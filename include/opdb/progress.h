@@ -3,6 +3,7 @@
 #define OPDB_PROGRESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -14,11 +15,19 @@ typedef struct opdb_progress {
     const char *stage;
     uint64_t total;
     int last_permille;
+    bool bytes;     /* the stage counts bytes: shown as MB and MB/s */
+    double start;   /* monotonic seconds at the stage's start */
 } opdb_progress;
 
 /* enabled = isatty(stderr) unless force_off. */
 void opdb_progress_init(opdb_progress *p, bool force_off);
 void opdb_progress_stage(opdb_progress *p, const char *stage, uint64_t total);
+/* A stage counting bytes (shown in MB with a MB/s rate). */
+void opdb_progress_stage_bytes(opdb_progress *p, const char *stage, uint64_t total);
+/* The line drawn for `current` after `elapsed` seconds on a `width`-column
+ * terminal: at most width - 1 bytes (so it never wraps). */
+void opdb_progress_format(const opdb_progress *p, uint64_t current, const char *detail, double elapsed, int width,
+                          char *line, size_t cap);
 void opdb_progress_update(opdb_progress *p, uint64_t current, const char *detail);
 void opdb_progress_clear(opdb_progress *p);
 

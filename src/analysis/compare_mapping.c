@@ -110,6 +110,7 @@ int opdb_cmp_mapping_load(opdb_cmp_mapping **out, const char *data_dir, bool nes
         regcomp(&m->re_float, k_re_float, REG_EXTENDED | REG_NOSUB))
         abort(); /* constant patterns */
     *out = m;
+    if (!data_dir) return 0; /* no --data-dir (default mode): an empty mapping */
     char *path = opdb_path_join(data_dir, "op_mapping.yaml");
     if (!opdb_path_exists(path)) {
         free(path);

@@ -69,7 +69,8 @@ static int run_scenario(const scenario_spec *s, const opdb_cmp_mapping *map, con
     if (rc == 0) {
         sc->name = opdb_xstrdup(s->name);
         opdb_cmp_build_rows(&tc, &prof, n_fwd, sc);
-        opdb_cmp_console(&con, sc);
+        if (o->quirks) opdb_cmp_console(&con, sc);
+        else opdb_cmp_console_table(&con, sc, o->top);
     }
     flush_console(&con, out);
     opdb_sb_free(&con);
@@ -79,6 +80,11 @@ static int run_scenario(const scenario_spec *s, const opdb_cmp_mapping *map, con
 }
 
 static int write_file(const char *path, const opdb_strbuf *text, opdb_err *err) {
+    if (strcmp(path, "-") == 0) { /* stdout (the console report then goes to stderr) */
+        if (fwrite(text->p, 1, text->n, stdout) != text->n || fputc('\n', stdout) == EOF || fflush(stdout))
+            return opdb_fail(err, OPDB_ERR_RUNTIME, "<stdout>: write failed");
+        return 0;
+    }
     char *parent = opdb_path_parent(path);
     int rc = parent && parent[0] ? opdb_mkdirs(parent, err) : 0;
     free(parent);
@@ -113,9 +119,13 @@ static void scenarios_from_args(const opdb_compare_args *a, scenario_spec **out,
 }
 
 int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
-    const char *output = a->output ? a->output : DEFAULT_OUTPUT;
+    /* the reference's default paths only with --reference-quirks; opdb's
+     * default writes JSON only when asked and reads no mapping unless given */
+    const char *output = a->output ? a->output : a->o.quirks ? DEFAULT_OUTPUT : NULL;
+    const char *data_dir = a->data_dir ? a->data_dir : a->o.quirks ? DEFAULT_DATA_DIR : NULL;
+    if (output && strcmp(output, "-") == 0) out = stderr;
     opdb_cmp_mapping *map = NULL;
-    if (opdb_cmp_mapping_load(&map, a->data_dir ? a->data_dir : DEFAULT_DATA_DIR, !a->o.quirks, err)) {
+    if (opdb_cmp_mapping_load(&map, data_dir, !a->o.quirks, err)) {
         opdb_cmp_mapping_free(map);
         return -1;
     }
@@ -134,7 +144,7 @@ int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
         opdb_strbuf text;
         opdb_sb_init(&text);
         opdb_cmp_json(&text, done, ndone);
-        rc = write_file(output, &text, err);
+        rc = output ? write_file(output, &text, err) : 0;
         if (rc == 0 && a->html) {
             opdb_sb_clear(&text);
             opdb_cmp_html(&text, done, ndone);
@@ -142,7 +152,7 @@ int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
         }
         opdb_sb_free(&text);
         if (rc == 0) {
-            fprintf(out, "\nSaved to %s\n", output);
+            if (output && strcmp(output, "-") != 0) fprintf(out, "\nSaved to %s\n", output);
             if (a->html) fprintf(stderr, "opdb compare: HTML report written to %s\n", a->html);
         }
     }

@@ -240,11 +240,14 @@ static int on_complete(tc_ctx *c, pid_acc *p, const opdb_trace_event *ev) {
         }
         for (size_t k = 0; k < skd->n; k++)
             add_hit(&p->st, opdb_skd_name(skd, k), skd->p[k].name_len, skd->p[k].f, op);
-    } else if (ks->nsub) {
+        return 0; /* counted through its sub-kernels alone (analysis.md §2.4) */
+    }
+    if (ks->nsub) {
         if (!dur_ok) return pid_problem(c, p, ev, "\"dur\" is not a number");
         double per = dur / (double)ks->nsub;
         for (size_t k = 0; k < ks->nsub; k++) add_hit(&p->st, ks->sub[k], ks->sublen[k], per, op);
     }
+    /* legacy MC2 handling, only without a valid sub_kernel_durations */
     if (op->all_reduce && !ks->has_allreduce) {
         opdb_cmp_stat *s = opdb_cmp_stats_get(&p->st, "hcom_allReduce_", 15);
         s->hit++;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/suggest.h"
 #include "opdb/db.h"
 #include "opdb/signature.h"
 #include "opdb/update.h"
@@ -33,7 +34,27 @@ int cli_usage_error(const cli_spec *spec, const char *fmt, ...) {
     return CLI_USAGE;
 }
 
+/* OPDB_HELP_FORMAT=table: the same option table as tab-separated records,
+ * read by scripts/gen_shell_docs.sh to write bash completion and man pages. */
+static bool help_table(const cli_spec *s) {
+    const char *fmt = getenv("OPDB_HELP_FORMAT");
+    if (!fmt || strcmp(fmt, "table") != 0) return false;
+    printf("S\t%s\n", s->summary);
+    for (size_t i = 0; i < s->nopts; i++) {
+        const cli_opt *o = &s->opts[i];
+        printf("O\t%s\t%s\t%d\t%s\n", o->name, o->metavar ? o->metavar : "", o->required ? 1 : 0, o->help);
+    }
+    for (const char *e = s->epilog; e && *e;) {
+        const char *nl = strchr(e, '\n');
+        int len = nl ? (int)(nl - e) : (int)strlen(e);
+        printf("E\t%.*s\n", len, e);
+        e = nl ? nl + 1 : e + len;
+    }
+    return true;
+}
+
 static void print_help(const cli_spec *s) {
+    if (help_table(s)) return;
     print_usage(s, stdout);
     printf("\n%s\n\noptions:\n  -h, --help  show this help message and exit\n", s->summary);
     for (size_t i = 0; i < s->nopts; i++) {
@@ -80,8 +101,16 @@ int cli_parse(const cli_spec *spec, int argc, char **argv) {
         int amb;
         cli_opt *o = lookup(spec, a, n, &amb);
         if (!o) {
-            rc = amb ? cli_usage_error(spec, "ambiguous option: %.*s", (int)n, a)
-                     : cli_usage_error(spec, "unrecognized arguments: %s", a);
+            const char *names[128], *near = NULL;
+            size_t k = 0;
+            for (; k < spec->nopts && k < 127; k++) names[k] = spec->opts[k].name;
+            names[k++] = "--help";
+            char word[128];
+            snprintf(word, sizeof word, "%.*s", (int)n, a);
+            if (!amb) near = cli_suggest(word, names, k);
+            rc = amb    ? cli_usage_error(spec, "ambiguous option: %.*s", (int)n, a)
+                 : near ? cli_usage_error(spec, "unrecognized arguments: %s (did you mean %s?)", a, near)
+                        : cli_usage_error(spec, "unrecognized arguments: %s", a);
             break;
         }
         seen[o - spec->opts] = true;

@@ -9,28 +9,42 @@
 
 int cmd_compare(int argc, char **argv) {
     opdb_compare_args a = {0};
-    const char *pid = NULL;
+    const char *pid = NULL, *top = NULL;
     bool quirks = false;
     cli_opt opts[] = {
-        {"--trace-dir", "DIR", "folder of the forward-pass trace CSVs (default docs/perf_database/forward_pass_traces)", false, &a.trace_dir, NULL},
-        {"--data-dir", "DIR", "profiling database folder holding op_mapping.yaml (default: the reference's A3 vllm0.18.0 folder)", false, &a.data_dir, NULL},
-        {"--output", "FILE", "JSON to write (default results/op_comparison.json)", false, &a.output, NULL},
+        {"--trace-dir", "DIR", "with --reference-quirks: folder of the fixed scenarios' trace CSVs (default docs/perf_database/forward_pass_traces)", false, &a.trace_dir, NULL},
+        {"--data-dir", "DIR", "profiling database folder holding op_mapping.yaml (default: none; with --reference-quirks the reference's A3 vllm0.18.0 folder)", false, &a.data_dir, NULL},
+        {"--output", "FILE", "JSON to write, - for stdout (default: none; with --reference-quirks results/op_comparison.json)", false, &a.output, NULL},
         {"--tc-trace", "FILE", "one scenario: the predicted Chrome trace (.json / .json.gz)", false, &a.tc_trace, NULL},
         {"--prof-trace", "FILE", "one scenario: the measured forward-pass kernel CSV", false, &a.prof_trace, NULL},
         {"--m6", "FILE", "one scenario: M6 JSON giving n_forward_passes (default 1)", false, &a.m6, NULL},
         {"--name", "NAME", "one scenario: its name (default: the TC trace's file name)", false, &a.name, NULL},
         {"--pid", "N", "use the trace process with this pid (a number, or the text of a string pid) instead of finding it by name", false, &pid, NULL},
+        {"--top", "N", "show the N kernel types with the most time per scenario and count the rest (default 0: all)", false, &top, NULL},
         {"--html", "FILE", "also write a self-contained HTML report with a chart per scenario", false, &a.html, NULL},
         {"--reference-quirks", NULL, "reproduce the reference tool exactly, quirks included", false, NULL, &quirks},
     };
     cli_spec spec = {"opdb compare",
                      "Compare a performance model's per-kernel-type predictions with a measured forward pass.",
-                     "Without --tc-trace the reference's four fixed scenarios are read from results/ and --trace-dir.\n"
+                     "With --reference-quirks and without --tc-trace, the reference's four fixed scenarios are read\n"
+                     "from results/ and --trace-dir, and its Chinese table is printed.\n"
                      "Exit status: 0 ok, 1 failure, 2 usage error.",
                      opts, sizeof opts / sizeof opts[0]};
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
+    if (!quirks && !a.tc_trace && !a.prof_trace)
+        return cli_usage_error(&spec, "missing --tc-trace FILE and --prof-trace FILE (the reference's fixed scenarios "
+                                      "run only with --reference-quirks)");
+    if (!quirks && a.trace_dir) return cli_usage_error(&spec, "--trace-dir needs --reference-quirks");
+    if (top) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(top, &end, 10);
+        if (!*top || *end || errno || top[0] == '-')
+            return cli_usage_error(&spec, "argument --top: expected a number >= 0, got '%s'", top);
+        a.o.top = (size_t)v;
+    }
     if (!a.tc_trace != !a.prof_trace)
         return cli_usage_error(&spec, "--tc-trace and --prof-trace go together");
     if (!a.tc_trace && (a.m6 || a.name))

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/suggest.h"
 #include "opdb/fs.h"
 
 #ifndef OPDB_VERSION
@@ -60,7 +61,11 @@ int main(int argc, char **argv) {
     opdb_atomic_install_signal_cleanup();
     for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
         if (strcmp(name, k_commands[i].name) == 0) return k_commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "opdb: unknown command '%s'\n", name);
+    const char *names[sizeof k_commands / sizeof k_commands[0]];
+    for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++) names[i] = k_commands[i].name;
+    const char *near = cli_suggest(name, names, sizeof names / sizeof names[0]);
+    if (near) fprintf(stderr, "opdb: unknown command '%s' (did you mean '%s'?)\n", name, near);
+    else fprintf(stderr, "opdb: unknown command '%s'\n", name);
     usage(stderr);
     return 2;
 }

@@ -390,7 +390,7 @@ int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *e
         struct stat st;
         if (stat(in.files[i], &st) == 0) J.bytes_total += (uint64_t)st.st_size;
     }
-    opdb_progress_stage(&J.pg, "Load", J.bytes_total);
+    opdb_progress_stage_bytes(&J.pg, "Load", J.bytes_total);
     int rc = 0;
     for (size_t i = 0; i < in.nfiles && rc == 0; i++) rc = process_file(&J, &in, in.files[i], err);
     for (size_t i = 0; i < in.nextra && rc == 0; i++) rc = process_extra(&J, &in, in.extra[i], err);
