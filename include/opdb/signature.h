@@ -39,6 +39,18 @@ int opdb_sig_cell_slots(opdb_span cell, bool shape, bool simd);
 /* Display form: `<raw Input Shapes or N/A> -> <raw Output Shapes or N/A>`. */
 void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out);
 
+/* Attention kernels (FusedInferAttentionScore): the consumer tells their rows
+ * apart by the runtime columns (consumer.md §4). */
+int opdb_is_attention_kernel(const char *op);
+/* A `Runtime ...` column or the legacy `avg_seq_len`. */
+bool opdb_is_runtime_column(opdb_span name);
+/* What the consumer can tell apart: the signature, plus a MatMul-family
+ * row's inputs past the first two (a bias) and an attention row's runtime
+ * cells (already normalised by the caller). Two rows with equal identities
+ * are one row to the consumer (docs/ROW-IDENTITY.md). */
+void opdb_row_identity(const opdb_sig_cells *c, const char *op, const opdb_span *runtime, size_t nruntime,
+                       opdb_strbuf *out);
+
 #ifdef __cplusplus
 }
 #endif
