@@ -24,6 +24,16 @@ for dir in "$@"; do
     else
       echo "FAIL: the database parsed from $f does not pass validate:"; cat "$out/v"; fail=1
     fi
+    # Every MatMulV2/MatMulV3 row replays on the CPU (one sample each).
+    for op in MatMulV2 MatMulV3; do
+      [ -f "$out/db/$op.csv" ] || continue
+      "$opdb" bench --database-path "$out/db" --ops $op --repeat-count 1 --threads 1 >/dev/null 2>"$out/b"
+      if grep -q '^\[FAIL\]' "$out/b" || ! grep -q '^\[OK\]' "$out/b"; then
+        echo "FAIL: $op rows of $f do not replay:"; grep -E '^\[(FAIL|OK)\]' "$out/b"; fail=1
+      else
+        echo "ok: bench $op $(basename "$f"): $(grep -c '^\[OK\]' "$out/b") row(s) replayed"
+      fi
+    done
   done
   agg="$dir/msmodeling_perfdb_FusedInferAttentionScore_aggregated.csv"
   if [ -f "$agg" ]; then
