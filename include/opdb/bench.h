@@ -36,6 +36,8 @@ typedef struct opdb_bench_opts {
     const char *timestamp;           /* report stamp (NULL: $OPDB_REPORT_TIMESTAMP or now) */
     FILE *out;                       /* progress, status and report (stdout) */
     int rounds;                      /* > 1: interleaved passes over the rows (stop-rule mode only) */
+    bool plan_only;                  /* --plan: list the rows that would run and the estimated time, run nothing */
+    bool strict;                     /* --strict: nothing measured or an unconverged row makes the run fail */
 } opdb_bench_opts;
 
 /* Runs the benchmark on backend b. Returns 0 when every selected row was

@@ -74,6 +74,9 @@ typedef struct opdb_replay_row {
      * "" when the column is absent. Valid for the duration of plan(). */
     const char *(*cell)(const struct opdb_replay_row *row, const char *column);
     void *ctx;
+    /* --reference-quirks: the reference's row rules (e.g. a MatMulV2 weight
+     * always stored (N, K), no bias); else opdb's (docs/REPLAY.md). */
+    bool quirks;
 } opdb_replay_row;
 
 /* Everything a backend needs to run one row: built by op->plan(). */

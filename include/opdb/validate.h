@@ -12,11 +12,16 @@ extern "C" {
 #endif
 
 typedef struct opdb_validate_result {
-    size_t files, rows, problems;
+    size_t files, rows, problems, warnings; /* problems: errors only */
 } opdb_validate_result;
 
-/* Prints one line per problem (`<file>:<line>: <kind>: <detail>`) and a
- * summary to out, or a JSON document with json. */
+/* The MicroBench column that says whether a measurement met its stop rule
+ * (`yes`, or `no` when it ran into the timeout first). */
+#define OPDB_MB_CONVERGED_COLUMN "MicroBench Converged"
+
+/* Prints one line per problem (`<file>:<line>: <kind>: <detail>`, warnings
+ * as `<file>:<line>: warning: <kind>: <detail>`) and a summary to out, or a
+ * JSON document with json. */
 int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_result *res, opdb_err *err);
 
 #ifdef __cplusplus

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "opdb/bench.h"
 #include "opdb/db.h"
+#include "opdb/signature.h"
 
 /* The grid's own stop rule when none is given: it keeps the whole default
  * grid under two minutes on a 2-core machine (docs/REPLAY.md). */
@@ -25,7 +26,7 @@ static bool parse_pos_double(const char *s, double *out) {
 typedef struct flags {
     const char *database, *device, *vllm, *torch, *cann, *mode, *repeat, *min_samples, *min_time, *timeout, *threads,
         *backend, *grid, *rounds;
-    bool hot, fail_fast, resume, drop_failed, quirks;
+    bool hot, fail_fast, resume, drop_failed, quirks, plan, strict;
 } flags;
 
 /* Stop-rule flags into m (after defaults). */
@@ -90,7 +91,8 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
         fprintf(stderr, "opdb bench: %s\n", err.msg);
     } else {
         opdb_bench_opts o = {dir, (const char *const *)ops, nops, f->mode && strcmp(f->mode, "missing-only") == 0,
-                             *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL, stdout, 1};
+                             *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL, stdout, 1,
+                             f->plan, f->strict};
         unsigned long rounds;
         if (f->rounds && cli_parse_uint(f->rounds, &rounds)) o.rounds = (int)rounds;
         else if (f->grid) o.rounds = GRID_ROUNDS;
@@ -129,6 +131,8 @@ int cmd_bench(int argc, char **argv) {
         {"--resume", NULL, "continue an interrupted run from its journal", false, NULL, &f.resume},
         {"--drop-failed", NULL, "delete rows that fail to replay (default: keep them, report the error)", false, NULL, &f.drop_failed},
         {"--reference-quirks", NULL, "write back like the reference: no extra columns, failed rows deleted", false, NULL, &f.quirks},
+        {"--plan", NULL, "list the rows that would run (dtype, shapes, GEMM size) and the estimated time; run nothing", false, NULL, &f.plan},
+        {"--strict", NULL, "exit 1 when nothing was measured or a row never met the stop rule", false, NULL, &f.strict},
     };
     cli_spec spec = {
         "opdb bench",
@@ -181,6 +185,7 @@ int cmd_bench(int argc, char **argv) {
     if (rc == 0) rc = measure_flags(&spec, &f, &m);
     if (rc == 0) rc = backend_name(&spec, &f, &bname);
     if (rc == 0 && nops && cli_normalize_ops("opdb bench", ops, nops, &norm)) rc = 1;
+    opdb_signature_reference_rules(f.quirks); /* journal and write-back match rows as the reference does */
     if (rc == 0) rc = run(&f, &m, norm, nops, bname);
     cli_free_ops(norm, nops);
     free(ops);

@@ -1,4 +1,4 @@
-/* `opdb validate`: exit 0 when the database has no problem, 1 otherwise. */
+/* `opdb validate`: exit 1 on errors (and with --strict on warnings), else 0. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,7 +9,7 @@
 
 int cmd_validate(int argc, char **argv) {
     const char *database = NULL, *device = NULL, *vllm = NULL, *torch = NULL, *cann = NULL;
-    bool json = false;
+    bool json = false, strict = false;
     cli_opt opts[] = {
         {"--database-path", "D", "database folder", false, &database, NULL},
         {"--device", "DEVICE", "device folder when --database-path is absent (default " OPDB_DEFAULT_DEVICE ")", false, &device, NULL},
@@ -17,10 +17,12 @@ int cmd_validate(int argc, char **argv) {
         {"--torch-version", "V", "PyTorch version", false, &torch, NULL},
         {"--cann-version", "V", "CANN version", false, &cann, NULL},
         {"--json", NULL, "print the problems as JSON", false, NULL, &json},
+        {"--strict", NULL, "warnings (rows without a valid duration, unconverged measurements) also exit 1", false, NULL, &strict},
     };
     cli_spec spec = {"opdb validate",
                      "Check a database folder: unreadable files, missing columns, non-numeric or negative durations,\n"
-                     "duplicate signatures, rows without a valid duration. Exit 1 if any problem is found.",
+                     "rows the consumer cannot tell apart (errors); rows without a valid duration, measurements that never\n"
+                     "met the stop rule (warnings). Exit 1 on any error, or with --strict on any warning.",
                      NULL, opts, sizeof opts / sizeof opts[0]};
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
@@ -37,5 +39,15 @@ int cmd_validate(int argc, char **argv) {
         return err.code ? err.code : 1;
     }
     free(dir);
-    return res.problems ? 1 : 0;
+    if (res.problems) return 1;
+    if (res.warnings) {
+        fprintf(stderr, "opdb validate: warning: %zu warning(s)%s\n", res.warnings, strict ? " (--strict: exit 1)" : "");
+        return strict ? 1 : 0;
+    }
+    if (!res.rows) {
+        fprintf(stderr, "opdb validate: warning: no rows found in %s%s\n", database ? database : "the database folder",
+                strict ? " (--strict: exit 1)" : "");
+        return strict ? 1 : 0;
+    }
+    return 0;
 }

@@ -520,11 +520,17 @@ static void signature_rules(const opdb_sig_cells *c, const char *op, const cell_
     slots_free(&odt);
 }
 
+/* The reference's rules (a MatMul signature keeps two inputs) or opdb's. Set
+ * once by a command before any thread starts. */
+static bool g_reference_rules;
+static void append_matmul_extras(const opdb_sig_cells *c, opdb_strbuf *out);
+
 void opdb_signature_general(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
     char op[256];
     opdb_span o = strip_ws_quotes(opdb_span_cstr(op_raw));
     opdb_normalize_op_name(o.p, o.n, op, sizeof op);
     signature_rules(c, op, NULL, out);
+    if (!g_reference_rules && opdb_is_matmul_family(op)) append_matmul_extras(c, out);
 }
 
 /* The first k ';'-separated slots of an attribute cell. */
@@ -755,7 +761,42 @@ int opdb_signature_class(const char *op_raw) {
     return 0;
 }
 
-void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
+void opdb_signature_reference_rules(bool on) { g_reference_rules = on; }
+
+/* opdb's rule: a MatMul-family row's inputs past the first two (a bias) are
+ * part of its identity -- the consumer compares every input (consumer.md
+ * §3.1). Appended as one more element only when such an input exists, so
+ * two-input signatures are the reference's. Equal cells give equal extras. */
+static void append_matmul_extras(const opdb_sig_cells *c, opdb_strbuf *out) {
+    slots in, dt;
+    bool unused;
+    split_cell(c->in_shapes, NULL, &in, &unused);
+    if (in.n > 2) {
+        norm_slots ni;
+        shapes_of(&in, false, &ni);
+        split_cell(c->in_dtypes, NULL, &dt, &unused);
+        int last = -1;
+        for (int i = 2; i < ni.n; i++)
+            if (ni.len[i]) last = i;
+        if (last >= 2) {
+            opdb_sb_addc(out, SEP);
+            opdb_sb_adds(out, "extra inputs ");
+            for (int i = 2; i <= last; i++) {
+                if (i > 2) opdb_sb_addc(out, ';');
+                opdb_sb_add(out, ni.buf + ni.off[i], ni.len[i]);
+                if (ni.len[i] && i < dt.n) {
+                    opdb_sb_addc(out, ' ');
+                    opdb_sb_add(out, dt.v[i].p, dt.v[i].n);
+                }
+            }
+        }
+        slots_free(&dt);
+        ns_free(&ni);
+    }
+    slots_free(&in);
+}
+
+static void signature_dispatch(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
     const op_rules *rules = rules_for(op_raw);
     const char *op = rules->op;
     cell_form f[5] = {fast_cell(c->in_shapes, true), fast_cell(c->in_dtypes, false), fast_cell(c->in_formats, false),
@@ -767,6 +808,11 @@ void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *ou
              (f[3].normal || shapes_with_gaps(f[3].c)))
         signature_fast(c, op, f, true, out);
     else signature_rules(c, op, f, out);
+}
+
+void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
+    signature_dispatch(c, op_raw, out);
+    if (!g_reference_rules && opdb_is_matmul_family(rules_for(op_raw)->op)) append_matmul_extras(c, out);
 }
 
 void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out) {

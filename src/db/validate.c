@@ -1,6 +1,8 @@
-/* See validate.h. Problems: unreadable or LFS-pointer files, missing
- * identity/duration columns, non-numeric or negative durations, duplicate
- * signatures, rows without any valid duration. */
+/* See validate.h. Errors: unreadable or LFS-pointer files, missing
+ * identity/duration columns, non-numeric or negative durations, rows the
+ * consumer cannot tell apart (one row identity, docs/ROW-IDENTITY.md).
+ * Warnings: rows without any valid duration (invisible to the consumer),
+ * measurements that never met the stop rule. */
 #include "opdb/validate.h"
 
 #include <dirent.h>
@@ -25,7 +27,7 @@ typedef struct vctx {
     bool json;
     FILE *out;
     opdb_strbuf js;
-    size_t problems;
+    size_t problems, warnings;
 } vctx;
 
 static void json_esc(opdb_strbuf *o, const char *s) {
@@ -38,34 +40,40 @@ static void json_esc(opdb_strbuf *o, const char *s) {
     opdb_sb_addc(o, '"');
 }
 
-static void problem(vctx *v, const char *file, unsigned long long line, const char *kind, const char *fmt, ...)
-    OPDB_PRINTF(5, 6);
-static void problem(vctx *v, const char *file, unsigned long long line, const char *kind, const char *fmt, ...) {
-    char msg[1024];
+static void problem(vctx *v, bool warning, const char *file, unsigned long long line, const char *kind,
+                    const char *fmt, ...) OPDB_PRINTF(6, 7);
+static void problem(vctx *v, bool warning, const char *file, unsigned long long line, const char *kind,
+                    const char *fmt, ...) {
+    char msg[4096];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (v->json) {
-        opdb_sb_adds(&v->js, v->problems ? ",\n    {\"file\": " : "\n    {\"file\": ");
+        opdb_sb_adds(&v->js, v->problems + v->warnings ? ",\n    {\"file\": " : "\n    {\"file\": ");
         json_esc(&v->js, file);
         opdb_sb_addf(&v->js, ", \"line\": %llu, \"kind\": ", line);
         json_esc(&v->js, kind);
+        opdb_sb_adds(&v->js, ", \"severity\": ");
+        json_esc(&v->js, warning ? "warning" : "error");
         opdb_sb_adds(&v->js, ", \"message\": ");
         json_esc(&v->js, msg);
         opdb_sb_adds(&v->js, "}");
     } else if (line) {
-        fprintf(v->out, "%s:%llu: %s: %s\n", file, line, kind, msg);
+        fprintf(v->out, "%s:%llu: %s%s: %s\n", file, line, warning ? "warning: " : "", kind, msg);
     } else {
-        fprintf(v->out, "%s: %s: %s\n", file, kind, msg);
+        fprintf(v->out, "%s: %s%s: %s\n", file, warning ? "warning: " : "", kind, msg);
     }
-    v->problems++;
+    if (warning) v->warnings++;
+    else v->problems++;
 }
 
 typedef struct seen {
     char *sig;
     uint64_t hash;
     unsigned long long line, count;
+    unsigned long long *more; /* the lines of the 2nd, 3rd... rows (count - 1 of them) */
+    char *display;            /* the display form, kept from the 2nd row on */
 } seen;
 
 /* Signature -> first line and count, hashed (files have up to millions of rows). */
@@ -89,8 +97,25 @@ static seen *seen_add(seen_set *s, const char *sig, unsigned long long line) {
     e->hash = h;
     e->line = line;
     e->count = 0;
+    e->more = NULL;
+    e->display = NULL;
     opdb_hindex_add(&s->ix, h, (uint32_t)s->n++);
     return e;
+}
+
+/* A runtime cell as the consumer reads it: blank and NA tokens are missing,
+ * numbers compare as numbers ("4096" equals "4096.0"). */
+static opdb_span runtime_cell(opdb_span c, char *buf, size_t cap) {
+    c = opdb_py_strip(c);
+    static const char *const na[] = {"N/A", "NA", "NULL", "nan", "NaN", "None", "null", "n/a"};
+    for (size_t i = 0; i < sizeof na / sizeof na[0]; i++)
+        if (opdb_span_eq_cstr(c, na[i])) return opdb_span_make("", 0);
+    double x;
+    if (c.n && opdb_py_float(c.p, c.n, &x) && isfinite(x)) {
+        int n = snprintf(buf, cap, "%.17g", x);
+        return opdb_span_make(buf, (size_t)n);
+    }
+    return c;
 }
 
 static void check_file(vctx *v, const char *path, size_t *rows) {
@@ -98,22 +123,24 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
     opdb_err_clear(&e);
     opdb_csv_file c;
     if (opdb_csv_file_open(&c, path, 4096, &e)) {
-        problem(v, path, 0, "unreadable", "%s", e.msg);
+        problem(v, false, path, 0, "unreadable", "%s", e.msg);
         return;
     }
     const opdb_field *f = c.f;
     int r = opdb_csv_file_next(&c, true);
-    int base[8], dur[NDUR], ep = -1;
+    int base[8], dur[NDUR], ep = -1, conv = -1;
+    int rt[64];
+    size_t nrt = 0;
     char stem[256];
     const char *name = opdb_path_basename(path);
     snprintf(stem, sizeof stem, "%.*s", (int)(strlen(name) - 4), name);
     seen_set sg = {0};
     if (r <= 0 || c.nf == 0) {
-        problem(v, path, 0, "unreadable", "no header");
+        problem(v, false, path, 0, "unreadable", "no header");
         goto done;
     }
     if (f[0].n >= 40 && strncmp(f[0].p, "version https://git-lfs.github.com/spec/", 40) == 0) {
-        problem(v, path, 1, "unreadable", "a Git LFS pointer, not CSV data (run git lfs pull)");
+        problem(v, false, path, 1, "unreadable", "a Git LFS pointer, not CSV data (run git lfs pull)");
         goto done;
     }
     for (int i = 0; i < 8; i++) base[i] = -1;
@@ -125,20 +152,26 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
         for (size_t d = 0; d < NDUR; d++)
             if (opdb_span_eq_cstr(h, k_dur[d])) dur[d] = i;
         if (opdb_span_eq_cstr(h, "EP Size")) ep = i;
+        if (opdb_span_eq_cstr(h, OPDB_MB_CONVERGED_COLUMN)) conv = i;
+        if (opdb_is_runtime_column(h) && nrt < sizeof rt / sizeof rt[0]) rt[nrt++] = i;
     }
     {
         opdb_strbuf miss;
         opdb_sb_init(&miss);
         for (int b = 0; b < 8; b++)
             if (base[b] < 0) opdb_sb_addf(&miss, "%s%s", miss.n ? ", " : "", k_base[b]);
-        if (miss.n) problem(v, path, 1, "missing columns", "%s", miss.p);
+        if (miss.n) problem(v, false, path, 1, "missing columns", "%s", miss.p);
         if (dur[0] < 0 && dur[1] < 0 && dur[4] < 0)
-            problem(v, path, 1, "missing columns", "no duration column (Average Duration(us) or Profiling Average Duration(us))");
+            problem(v, false, path, 1, "missing columns", "no duration column (Average Duration(us) or Profiling Average Duration(us))");
         opdb_sb_free(&miss);
     }
     opdb_strbuf sig;
     opdb_sb_init(&sig);
-    unsigned long long invalid = 0, first_invalid = 0;
+    opdb_strbuf unconv; /* lines of the rows whose measurement never met the stop rule */
+    opdb_sb_init(&unconv);
+    unsigned long long invalid = 0, first_invalid = 0, nunconv = 0;
+    opdb_span rtv[64];
+    char rtbuf[64][40];
     while ((r = opdb_csv_file_next(&c, false)) > 0) {
         (*rows)++;
         unsigned long long line = c.x.rec_line;
@@ -149,9 +182,9 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
             if (!c.n) continue;
             double val;
             if (!opdb_py_float(c.p, c.n, &val) || isnan(val) || isinf(val)) {
-                problem(v, path, line, "non-numeric duration", "%s = '%.*s'", k_dur[d], (int)(c.n > 40 ? 40 : c.n), c.p);
+                problem(v, false, path, line, "non-numeric duration", "%s = '%.*s'", k_dur[d], (int)(c.n > 40 ? 40 : c.n), c.p);
             } else if (val < 0) {
-                problem(v, path, line, "negative duration", "%s = %.*s", k_dur[d], (int)c.n, c.p);
+                problem(v, false, path, line, "negative duration", "%s = %.*s", k_dur[d], (int)c.n, c.p);
             } else if (val > 0 && (d == 0 || d == 1 || d == 4)) {
                 valid = true;
             }
@@ -159,21 +192,53 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
         if (!valid && invalid++ == 0) first_invalid = line;
 #define CELL(i) ((i) >= 0 && (i) < c.nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0))
         opdb_sig_cells sc = {CELL(base[2]), CELL(base[3]), CELL(base[4]), CELL(base[5]), CELL(base[6]), CELL(ep)};
+        for (size_t k = 0; k < nrt; k++) rtv[k] = runtime_cell(CELL(rt[k]), rtbuf[k], sizeof rtbuf[k]);
+        if (conv >= 0 && opdb_span_eq_cstr(opdb_py_strip(CELL(conv)), "no")) {
+            if (nunconv++ < 20) opdb_sb_addf(&unconv, "%s%llu", unconv.n ? ", " : "", line);
+        }
 #undef CELL
-        opdb_signature(&sc, stem, &sig);
-        seen_add(&sg, sig.p, line)->count++;
+        opdb_row_identity(&sc, stem, rtv, nrt, &sig);
+        seen *s = seen_add(&sg, sig.p, line);
+        if (s->count++ >= 1) {
+            s->more = opdb_xrealloc(s->more, (size_t)s->count * sizeof *s->more);
+            s->more[s->count - 1] = line;
+            if (!s->display) {
+                opdb_strbuf d;
+                opdb_sb_init(&d);
+                opdb_signature_display(&sc, &d);
+                s->display = opdb_xstrdup(d.p ? d.p : "");
+                opdb_sb_free(&d);
+            }
+        }
     }
-    if (r < 0) problem(v, path, 0, "unreadable", "read failed");
-    if (c.x.unterminated) problem(v, path, c.x.rec_line, "unreadable", "unterminated quoted field");
-    for (size_t k = 0; k < sg.n; k++)
-        if (sg.v[k].count > 1)
-            problem(v, path, sg.v[k].line, "duplicate signature", "%llu rows share this row's signature", sg.v[k].count);
+    if (r < 0) problem(v, false, path, 0, "unreadable", "read failed");
+    if (c.x.unterminated) problem(v, false, path, c.x.rec_line, "unreadable", "unterminated quoted field");
+    for (size_t k = 0; k < sg.n; k++) {
+        seen *d = &sg.v[k];
+        if (d->count < 2) continue;
+        opdb_strbuf lines;
+        opdb_sb_init(&lines);
+        opdb_sb_addf(&lines, "%llu", d->line);
+        for (unsigned long long j = 1; j < d->count; j++) opdb_sb_addf(&lines, ", %llu", d->more[j]);
+        problem(v, false, path, d->line, "duplicate signature",
+                "%llu rows the consumer cannot tell apart (lines %s): %s", d->count, lines.p, d->display);
+        opdb_sb_free(&lines);
+    }
     if (invalid)
-        problem(v, path, first_invalid, "no valid duration",
+        problem(v, true, path, first_invalid, "no valid duration",
                 "%llu row(s) have neither Average nor Profiling Average Duration(us) > 0 (first here)", invalid);
+    if (nunconv)
+        problem(v, true, path, 0, "unconverged measurement",
+                "%llu row(s) measured by opdb bench never met the stop rule (" OPDB_MB_CONVERGED_COLUMN " = no; lines %s%s)",
+                nunconv, unconv.p, nunconv > 20 ? ", ..." : "");
+    opdb_sb_free(&unconv);
     opdb_sb_free(&sig);
 done:
-    for (size_t k = 0; k < sg.n; k++) free(sg.v[k].sig);
+    for (size_t k = 0; k < sg.n; k++) {
+        free(sg.v[k].sig);
+        free(sg.v[k].more);
+        free(sg.v[k].display);
+    }
     free(sg.v);
     opdb_hindex_free(&sg.ix);
     opdb_csv_file_close(&c);
@@ -214,21 +279,23 @@ int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_re
             files[j] = files[j - 1];
             files[j - 1] = t;
         }
-    vctx v = {json, out, {0}, 0};
+    vctx v = {json, out, {0}, 0, 0};
     opdb_sb_init(&v.js);
     for (size_t i = 0; i < n; i++) check_file(&v, files[i], &res->rows);
     res->files = n;
     res->problems = v.problems;
+    res->warnings = v.warnings;
     if (json) {
         fprintf(out, "{\n  \"database\": ");
         opdb_strbuf t;
         opdb_sb_init(&t);
         json_esc(&t, dir);
-        fprintf(out, "%s,\n  \"files\": %zu,\n  \"rows\": %zu,\n  \"problems\": [%s%s]\n}\n", t.p, n, res->rows,
-                v.js.p ? v.js.p : "", v.problems ? "\n  " : "");
+        fprintf(out, "%s,\n  \"files\": %zu,\n  \"rows\": %zu,\n  \"errors\": %zu,\n  \"warnings\": %zu,\n  \"problems\": [%s%s]\n}\n",
+                t.p, n, res->rows, v.problems, v.warnings, v.js.p ? v.js.p : "", v.problems + v.warnings ? "\n  " : "");
         opdb_sb_free(&t);
     } else {
-        fprintf(out, "%s: %zu file(s), %zu row(s), %zu problem(s)\n", dir, n, res->rows, v.problems);
+        fprintf(out, "%s: %zu file(s), %zu row(s), %zu error(s), %zu warning(s)\n", dir, n, res->rows, v.problems,
+                v.warnings);
     }
     opdb_sb_free(&v.js);
     opdb_free_paths(files, n);

@@ -15,7 +15,7 @@
 const char *const journal_cols[J_N] = {
     "CSV", "Row", "Status", "Error", "OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
     "Input Formats", "Output Shapes", "Output Data Types", "Output Formats", "EP Size", "Min(us)", "Median(us)",
-    "P20(us)", "P80(us)", "RSD(%)", "Samples", "Cache", "GFLOP/s", "GB/s", "Backend",
+    "P20(us)", "P80(us)", "RSD(%)", "Samples", "Cache", "GFLOP/s", "GB/s", "Backend", "Converged",
 };
 
 void journal_sig(const char *stem, const char *const *cells, opdb_strbuf *out) {

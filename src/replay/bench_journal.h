@@ -12,6 +12,7 @@ enum {
     J_CSV, J_ROW, J_STATUS, J_ERROR,
     J_STATE, J_CORE, J_INSH, J_INDT, J_INFMT, J_OUTSH, J_OUTDT, J_OUTFMT, J_EP, /* row cells */
     J_MIN, J_MEDIAN, J_P20, J_P80, J_RSD, J_SAMPLES, J_CACHE, J_GFLOPS, J_GBS, J_BACKEND,
+    J_CONVERGED, /* yes | no (timeout before the stop rule) | fixed (a fixed count) */
     J_N
 };
 #define J_CELL0 J_STATE /* the 8 base cells then EP Size */

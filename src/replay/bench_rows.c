@@ -82,7 +82,7 @@ void bench_samples_free(bench_ctx *c) {
 /* plan -> prepare -> measure -> release; fills the journal record's measured cells. */
 static int measure_row(bench_ctx *c, const opdb_op_def *def, const char *stem, const bench_row *r, char num[10][64],
                        opdb_measure_result *res, opdb_err *err) {
-    opdb_replay_row row = {stem, row_cell_cb, (void *)r};
+    opdb_replay_row row = {stem, row_cell_cb, (void *)r, c->o->quirks};
     opdb_op_problem *p = opdb_xcalloc(1, sizeof *p);
     int rc = def->plan(&row, p, err);
     void *inst = NULL;
@@ -119,6 +119,30 @@ static int measure_row(bench_ctx *c, const opdb_op_def *def, const char *stem, c
     return rc;
 }
 
+/* --plan: what one row would run and how long it would take, nothing run. */
+static void plan_row(bench_ctx *c, const opdb_op_def *def, const char *stem, const bench_row *r, const char *const *cells) {
+    opdb_replay_row row = {stem, row_cell_cb, (void *)r, c->o->quirks};
+    opdb_op_problem *p = opdb_xcalloc(1, sizeof *p);
+    opdb_err e;
+    opdb_err_clear(&e);
+    int rc = def->plan(&row, p, &e);
+    const opdb_measure_opts *m = &c->o->measure;
+    if (rc) {
+        fprintf(c->o->out, "[PLAN] %s:%ld %s %s -> %s: cannot replay: %s\n", r->csv, r->line, cells[3], cells[2], cells[5],
+                e.msg);
+    } else {
+        /* the stop rule needs >= min_time of samples (converging) and ends at the timeout at the latest */
+        double lo = m->repeat_count > 0 ? m->warmup_s : m->warmup_s + m->min_time_s;
+        double hi = m->repeat_count > 0 ? m->timeout_s : m->timeout_s;
+        c->plan_lo_s += lo;
+        c->plan_hi_s += hi;
+        c->planned++;
+        fprintf(c->o->out, "[PLAN] %s:%ld %s %s -> %s: %.3g GFLOP, %.3g MB; about %.2f s (at most %.1f s)\n", r->csv,
+                r->line, cells[3], cells[2], cells[5], p->flops * 1e-9, p->bytes * 1e-6, lo, hi);
+    }
+    free(p);
+}
+
 int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const bench_row *r, opdb_err *err) {
     op_status *s = bench_status(c, stem);
     const char *cells[9];
@@ -127,6 +151,10 @@ int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const 
                                          "EP Size"};
     for (int i = 0; i < 9; i++) cells[i] = bench_row_cell(r, names[i]);
     journal_sig(stem, cells, &c->sig);
+    if (c->o->plan_only) {
+        plan_row(c, def, stem, r, cells);
+        return 0;
+    }
     const jrec *done = journal_find(&c->j, stem, c->sig.p ? c->sig.p : "");
     if (done) {
         bool ok = strcmp(done->f[J_STATUS], "ok") == 0;
@@ -175,17 +203,21 @@ int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const 
         const int at[8] = {J_MIN, J_MEDIAN, J_P20, J_P80, J_RSD, J_SAMPLES, J_GFLOPS, J_GBS};
         for (int i = 0; i < 8; i++) f[at[i]] = num[i];
         f[J_CACHE] = c->o->measure.hot_cache ? "hot" : "cold";
+        const bool fixed = c->o->measure.repeat_count > 0;
+        f[J_CONVERGED] = fixed ? "fixed" : res.stop_rule_met ? "yes" : "no";
+        c->unconverged += !fixed && !res.stop_rule_met;
         s->measured++;
         s->consecutive = 0;
-        fprintf(stderr, "[OK] %s:%ld shapes=%s min=%sus median=%sus rsd=%s%% n=%s%s\n", r->csv, r->line, cells[2],
-                num[0], num[1], num[4], num[5], res.stop_rule_met || c->o->measure.repeat_count ? "" : " (timeout)");
+        fprintf(stderr, "[OK] %s:%ld %s %s -> %s min=%sus median=%sus rsd=%s%% n=%s%s\n", r->csv, r->line, cells[3],
+                cells[2], cells[5], num[0], num[1], num[4], num[5],
+                fixed || res.stop_rule_met ? "" : " (stop rule not met: timeout; MicroBench Converged = no)");
     } else {
         f[J_STATUS] = "failed";
         f[J_ERROR] = rerr.msg;
         s->failed++;
         s->consecutive++;
         first_failure(s, r, rerr.msg);
-        fprintf(stderr, "[FAIL] %s:%ld shapes=%s error=%s\n", r->csv, r->line, cells[2], rerr.msg);
+        fprintf(stderr, "[FAIL] %s:%ld %s %s -> %s error=%s\n", r->csv, r->line, cells[3], cells[2], cells[5], rerr.msg);
         if (s->consecutive == OPDB_BENCH_BREAKER)
             fprintf(stderr, "[BREAKER] %s: %d consecutive failures; skipping its remaining rows\n", stem,
                     OPDB_BENCH_BREAKER);

@@ -38,6 +38,9 @@ typedef struct bench_ctx {
     row_samples *acc;         /* samples of the earlier passes, by row signature */
     size_t nacc, capacc;
     opdb_hindex acc_ix;
+    long unconverged;         /* rows measured without meeting the stop rule (last pass) */
+    long planned;             /* --plan: rows listed */
+    double plan_lo_s, plan_hi_s; /* --plan: estimated time, every row converging / every row timing out */
 } bench_ctx;
 
 /* A row as named cells. */

@@ -268,6 +268,39 @@ static bool status_of(const bench_ctx *c, const char *op) {
     return false;
 }
 
+/* --plan: every selected row planned and listed with its estimate; nothing
+ * measured, nothing written. */
+static int bench_plan(bench_ctx *c, opdb_err *err) {
+    const opdb_bench_opts *o = c->o;
+    c->round = c->nrounds = 1;
+    int rc = 0;
+    if (o->grid) {
+        rc = bench_grid(c, err);
+    } else {
+        size_t n;
+        char **csvs = list_csvs(o, &n);
+        for (size_t i = 0; i < n && rc == 0; i++) rc = bench_csv(c, csvs[i], err);
+        opdb_free_paths(csvs, n);
+    }
+    for (size_t i = 0; i < c->nst; i++)
+        if (c->st[i].kind == ST_SKIPPED) fprintf(o->out, "[PLAN] %s: skipped: %s\n", c->st[i].op, c->st[i].reason);
+    const opdb_measure_opts *m = &o->measure;
+    if (m->repeat_count > 0)
+        fprintf(o->out, "[PLAN] %ld row(s) would run, %ld sample(s) each (at most %.0f s each): about %.1f s, at most %.0f s\n",
+                c->planned, m->repeat_count, m->timeout_s, c->plan_lo_s, c->plan_hi_s);
+    else
+        fprintf(o->out, "[PLAN] %ld row(s) would run: about %.1f s if every row meets the stop rule (>= %g s of samples), "
+                        "at most %.0f s (%g s timeout per row)\n",
+                c->planned, c->plan_lo_s, m->min_time_s, c->plan_hi_s, m->timeout_s);
+    if (rc) return -1;
+    if (!c->planned) {
+        fprintf(stderr, "opdb bench: warning: no row would run (nothing selected, or every operator skipped)%s\n",
+                o->strict ? " (--strict: exit 1)" : "");
+        return o->strict ? 1 : 0;
+    }
+    return 0;
+}
+
 int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     if (!opdb_is_dir(o->db_dir)) {
         if (!o->grid) return opdb_fail(err, OPDB_ERR_RUNTIME, "database folder not found: %s (use --grid default to create one)", o->db_dir);
@@ -282,6 +315,19 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     c.o = o;
     c.b = b;
     opdb_sb_init(&c.sig);
+    if (o->plan_only) {
+        int prc = bench_plan(&c, err);
+        opdb_sb_free(&c.sig);
+        for (size_t i = 0; i < c.nst; i++) {
+            free(c.st[i].op);
+            free(c.st[i].reason);
+        }
+        free(c.st);
+        free(work);
+        free(journal);
+        opdb_dir_unlock(lock);
+        return prc;
+    }
     int rc = opdb_mkdirs(work, err);
     if (rc == 0 && !o->resume && opdb_path_exists(journal))
         fprintf(stderr, "[BENCH] discarding the journal of an unfinished run (--resume continues it): %s\n", journal);
@@ -340,7 +386,9 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     }
     if (rc == 0) rc = bench_write_back(&c, work, err);
     bool any_failed = false;
+    long measured = 0;
     for (size_t i = 0; i < c.nst; i++) {
+        measured += c.st[i].measured;
         any_failed |= c.st[i].failed > 0 || c.st[i].kind == ST_FAILED;
         free(c.st[i].op);
         free(c.st[i].reason);
@@ -359,5 +407,18 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     free(journal);
     opdb_dir_unlock(lock);
     if (rc) return -1;
-    return any_failed || c.stop ? 1 : 0;
+    bool warned = false;
+    if (c.unconverged) {
+        fprintf(stderr,
+                "opdb bench: warning: %ld row(s) never met the stop rule before the %g s timeout (a busy machine, or "
+                "too short a timeout); they are marked MicroBench Converged = no and opdb validate warns about them\n",
+                c.unconverged, c.m.timeout_s * c.nrounds);
+        warned = true;
+    }
+    if (measured == 0) {
+        fprintf(stderr, "opdb bench: warning: no row was measured\n");
+        warned = true;
+    }
+    if (warned && o->strict) fprintf(stderr, "opdb bench: --strict: exit 1 because of the warning(s) above\n");
+    return any_failed || c.stop || (warned && o->strict) ? 1 : 0;
 }

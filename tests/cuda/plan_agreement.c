@@ -69,7 +69,7 @@ static const row_case refused[] = {
 static int agree(const row_case *c, bool want_refusal) {
     kv cells[] = {{"Input Shapes", c->shapes}, {"Input Data Types", c->dtypes}, {"Input Formats", c->formats},
                   {"Output Shapes", c->out_shapes}, {"Output Data Types", c->out_dtypes}, {NULL, NULL}};
-    opdb_replay_row row = {c->kernel, cell, cells};
+    opdb_replay_row row = {c->kernel, cell, cells, false};
     opdb_err err = {0, ""};
     const opdb_op_def *op = opdb_op_find(c->kernel);
     const opdb_cu_kernel *k = opdb_cu_kernel_find(c->kernel);

@@ -190,7 +190,7 @@ static void test_default_io(void **state) {
     kv cells[] = {{"Input Shapes", "\"4,64;;1,2,16,16\""}, {"Input Data Types", "DT_BF16;INT64"},
                   {"Input Formats", "ND;FRACTAL_NZ"},     {"Output Shapes", "\"4,64\""},
                   {"Output Data Types", "DT_INT4"},       {NULL, NULL}};
-    opdb_replay_row row = {"Foo", cell, cells};
+    opdb_replay_row row = {"Foo", cell, cells, false};
     opdb_op_problem p;
     memset(&p, 0, sizeof p);
     opdb_err err = {0, ""};

@@ -17,6 +17,7 @@
 
 
 static opdb_backend *g_be;
+static bool g_quirks; /* rows planned with the reference's rules (--reference-quirks) */
 
 static int setup(void **state) {
     (void)state;
@@ -36,7 +37,7 @@ static int teardown(void **state) {
 static void *run_row(const char *kernel, kv *cells, opdb_op_problem **out) {
     const opdb_op_def *op = opdb_op_find(kernel);
     assert_non_null(op);
-    opdb_replay_row row = {kernel, cell, cells};
+    opdb_replay_row row = {kernel, cell, cells, g_quirks};
     opdb_op_problem p;
     opdb_err err = {0, ""};
     int rc = op->plan(&row, &p, &err);
@@ -56,7 +57,7 @@ static void *run_row(const char *kernel, kv *cells, opdb_op_problem **out) {
 static void expect_plan_error(const char *kernel, kv *cells, const char *needle) {
     const opdb_op_def *op = opdb_op_find(kernel);
     assert_non_null(op);
-    opdb_replay_row row = {kernel, cell, cells};
+    opdb_replay_row row = {kernel, cell, cells, g_quirks};
     opdb_op_problem p;
     opdb_err err = {0, ""};
     assert_int_equal(op->plan(&row, &p, &err), -1);
@@ -116,6 +117,7 @@ static void check_matmul(const char *kernel, const char *shapes, const char *dty
 
 static void test_matmul_v2(void **state) {
     (void)state;
+    g_quirks = true; /* the reference's rule: weight stored (N, K), extras unused */
     check_matmul("MatMulV2", "\"4,64;128,64\"", "DT_BF16;DT_BF16", "ND;ND", 4, 128, 64, OPDB_DT_BF16);
     check_matmul("MatMulV2", "\"5,33;17,33\"", "FLOAT;FLOAT", "ND;ND", 5, 17, 33, OPDB_DT_F32);
     check_matmul("MatMulV3", "\"3,2,40;24,40\"", "DT_FLOAT16;DT_FLOAT16", "ND;ND", 6, 24, 40, OPDB_DT_F16);
@@ -123,10 +125,68 @@ static void test_matmul_v2(void **state) {
     check_matmul("MatMulV2", "\"7,32;2,3,16,16\"", "DT_BF16;DT_BF16", "ND;FRACTAL_NZ", 7, 48, 32, OPDB_DT_BF16);
     check_matmul("MatMulCommon", "\"9,16;8,16;8\"", "FLOAT;FLOAT;FLOAT", "ND;ND;ND", 9, 8, 16, OPDB_DT_F32);
     check_matmul("BatchMatMulV2", "\"6,16;10,16\"", "FLOAT;FLOAT", "ND;ND", 6, 10, 16, OPDB_DT_F32);
+    g_quirks = false;
+}
+
+/* opdb's rule: the output shape decides which operand is stored transposed,
+ * a third input is a bias. Reference: C = op(A) . op(B) (+ bias), in double. */
+static void check_inferred(const char *kernel, const char *shapes, const char *dtypes, const char *formats,
+                           const char *out, bool ta, bool tb, int64_t m, int64_t n, int64_t k, bool bias) {
+    kv cells[] = {{"Input Shapes", shapes}, {"Input Data Types", dtypes}, {"Input Formats", formats},
+                  {"Output Shapes", out},   {NULL, NULL}};
+    opdb_op_problem *p;
+    void *inst = run_row(kernel, cells, &p);
+    assert_int_equal(opdb_tensor_numel(&p->out[0]), m * n);
+    assert_true(p->flops == 2.0 * (double)(m * n * k) + (bias ? (double)(m * n) : 0.0));
+    const opdb_tensor *a = &p->in[0], *b = &p->in[1];
+    double *ref = calloc((size_t)(m * n), sizeof *ref);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            for (int64_t q = 0; q < k; q++)
+                s += at(a, ta ? q * m + i : i * k + q) * at(b, tb ? j * k + q : q * n + j);
+            if (bias) s += at(&p->in[2], opdb_tensor_numel(&p->in[2]) == n ? j : i * n + j);
+            ref[i * n + j] = s;
+        }
+    expect_close(&p->out[0], ref, m * n, tol_for(p->out[0].dtype));
+    free(ref);
+    g_be->release(g_be, inst);
+}
+
+static void test_matmul_inferred(void **state) {
+    (void)state;
+    /* the real PyTorch-on-Ascend rows of issue 18 (shapes scaled down by 8 where large) */
+    check_inferred("MatMulV2", "\"32,125;125,512\"", "FLOAT;FLOAT", "FORMAT_ND;FORMAT_ND", "\"32,512\"", false, false, 32,
+                   512, 125, false);
+    check_inferred("MatMulV2", "\"32,125;32,512\"", "FLOAT;FLOAT", "FORMAT_ND;FORMAT_ND", "\"125,512\"", true, false, 125,
+                   512, 32, false);
+    check_inferred("MatMulV2", "\"32,512;512,512;512\"", "FLOAT;FLOAT;FLOAT", "FORMAT_ND;FORMAT_ND;FORMAT_ND",
+                   "\"32,512\"", false, true, 32, 512, 512, true);
+    check_inferred("MatMulV3", "\"32,512;125,512;125\"", "FLOAT;FLOAT;FLOAT", "ND;ND;ND", "\"32,125\"", false, true, 32,
+                   125, 512, true);
+    /* A and B both transposed; bf16 with a bf16 bias of the whole output */
+    check_inferred("MatMulV2", "\"24,9;17,24;9,17\"", "DT_BF16;DT_BF16;DT_BF16", "ND;ND;ND", "\"9,17\"", true, true, 9,
+                   17, 24, true);
+    /* a square GEMM keeps the reference's reading (weight (N, K)) */
+    check_inferred("MatMulCommon", "\"16,16;16,16\"", "FLOAT;FLOAT", "ND;ND", "\"16,16\"", false, true, 16, 16, 16,
+                   false);
+    /* no output shape: A is never read transposed */
+    check_inferred("MatMulV2", "\"6,10;10,7\"", "FLOAT;FLOAT", "ND;ND", "", false, false, 6, 7, 10, false);
+    /* what still cannot be replayed says why */
+    kv bad[] = {{"Input Shapes", "\"4,64;128,32\""}, {"Input Data Types", "FLOAT;FLOAT"}, {"Input Formats", "ND;ND"},
+                {"Output Shapes", "\"4,128\""}, {NULL, NULL}};
+    expect_plan_error("MatMulV2", bad, "no reading of A 4,64 and B 128,32");
+    kv badbias[] = {{"Input Shapes", "\"4,64;128,64;5\""}, {"Input Data Types", "FLOAT;FLOAT;FLOAT"},
+                    {"Input Formats", "ND;ND;ND"}, {"Output Shapes", "\"4,128\""}, {NULL, NULL}};
+    expect_plan_error("MatMulV2", badbias, "is not a bias of the output");
+    kv four[] = {{"Input Shapes", "\"4,64;128,64;128;1\""}, {"Input Data Types", "FLOAT;FLOAT;FLOAT;FLOAT"},
+                 {"Input Formats", "ND;ND;ND;ND"}, {"Output Shapes", "\"4,128\""}, {NULL, NULL}};
+    expect_plan_error("MatMulV2", four, "got 4 inputs");
 }
 
 static void test_matmul_errors(void **state) {
     (void)state;
+    g_quirks = true; /* the reference's messages */
     kv three[] = {{"Input Shapes", "\"4,64;128,64;128\""}, {"Input Data Types", "DT_BF16;DT_BF16;DT_BF16"},
                   {"Input Formats", "ND;ND;ND"}, {NULL, NULL}};
     expect_plan_error("MatMulV2", three, "MatMulV2 expects exactly two inputs");
@@ -147,6 +207,7 @@ static void test_matmul_errors(void **state) {
     kv undef[] = {{"Input Shapes", "\"4,64;128,64\""}, {"Input Data Types", "DT_BF16;DT_UNDEFINED"},
                   {"Input Formats", "ND;ND"}, {NULL, NULL}};
     expect_plan_error("MatMulV2", undef, "Unsupported dtype: DT_UNDEFINED");
+    g_quirks = false;
 }
 
 static void test_batch_matmul(void **state) {
@@ -610,7 +671,7 @@ static void test_fia_plan_outcomes(void **state) {
                                    "NULL;NULL;NULL;NULL;NULL;NULL;NULL;NULL;NULL;NULL;NULL"},
                  {"Output Shapes", "\"\"128,4,128;\"\""}, {NULL, NULL}};
     const opdb_op_def *op = opdb_op_find("FusedInferAttentionScore");
-    opdb_replay_row row = {"FusedInferAttentionScore", cell, real};
+    opdb_replay_row row = {"FusedInferAttentionScore", cell, real, false};
     static opdb_op_problem p;
     opdb_err err = {0, ""};
     assert_int_equal(op->plan(&row, &p, &err), OPDB_PLAN_SKIP);
@@ -667,6 +728,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_v2),
         cmocka_unit_test(test_matmul_errors),
+        cmocka_unit_test(test_matmul_inferred),
         cmocka_unit_test(test_batch_matmul),
         cmocka_unit_test(test_transpose_batch_matmul),
         cmocka_unit_test(test_quant_batch_matmul),

@@ -63,7 +63,7 @@ typedef struct ran {
 static void run_row(const char *kernel, row6 r, ran *out) {
     const opdb_op_def *op = opdb_op_find(kernel);
     assert_non_null(op);
-    opdb_replay_row row = {kernel, row6_cell, &r};
+    opdb_replay_row row = {kernel, row6_cell, &r, false};
     opdb_op_problem p;
     opdb_err err = {0, ""};
     if (op->plan(&row, &p, &err)) fail_msg("%s plan failed: %s", kernel, err.msg);
@@ -89,7 +89,7 @@ static void done(ran *r) {
 static void plan_fails(const char *kernel, row6 r, const char *needle) {
     const opdb_op_def *op = opdb_op_find(kernel);
     assert_non_null(op);
-    opdb_replay_row row = {kernel, row6_cell, &r};
+    opdb_replay_row row = {kernel, row6_cell, &r, false};
     opdb_op_problem p;
     opdb_err err = {0, ""};
     assert_int_equal(op->plan(&row, &p, &err), -1);
@@ -988,7 +988,7 @@ static void test_fill_is_deterministic(void **s) {
     (void)s;
     const opdb_op_def *op = opdb_op_find("ScatterNdUpdate");
     row6 r = {"1000,4;50,1;50,4", "FLOAT;INT32;FLOAT", "ND;ND;ND", "", "", ""};
-    opdb_replay_row row = {"ScatterNdUpdate", row6_cell, &r};
+    opdb_replay_row row = {"ScatterNdUpdate", row6_cell, &r, false};
     int32_t idx[3][50];
     uint64_t seeds[3] = {7, 7, 8};
     for (int k = 0; k < 3; k++) {
@@ -1014,7 +1014,7 @@ static void skipped_plans(const char *kernel, row6 r, const char *reason) {
     const char *why = NULL;
     assert_false(g_cpu->supports(g_cpu, op, &why));
     assert_string_equal(why, reason);
-    opdb_replay_row row = {kernel, row6_cell, &r};
+    opdb_replay_row row = {kernel, row6_cell, &r, false};
     opdb_op_problem p;
     opdb_err err = {0, ""};
     if (op->plan(&row, &p, &err)) fail_msg("%s plan failed: %s", kernel, err.msg);

@@ -48,18 +48,21 @@ typedef struct slice {
     int64_t m, n, k, lda, ldb, ldc;
     const void *a, *b;
     void *c;
+    bool trans_a; /* A stored (k, m), lda apart */
 } slice;
 
 static void run_slice(const slice *s, int64_t i0, int64_t mi, int64_t j0, int64_t nj) {
     if (mi <= 0 || nj <= 0) return;
     const enum CBLAS_TRANSPOSE tb = s->trans_b ? CblasTrans : CblasNoTrans;
+    const enum CBLAS_TRANSPOSE ta = s->trans_a ? CblasTrans : CblasNoTrans;
     const int64_t boff = s->trans_b ? j0 * s->ldb : j0; /* B rows are n (trans) or k */
+    const int64_t aoff = s->trans_a ? i0 : i0 * s->lda;  /* A rows are k (trans) or m */
     if (s->dbl)
-        opdb_blas_dgemm(CblasRowMajor, CblasNoTrans, tb, (int)mi, (int)nj, (int)s->k, 1.0, (const double *)s->a + i0 * s->lda,
+        opdb_blas_dgemm(CblasRowMajor, ta, tb, (int)mi, (int)nj, (int)s->k, 1.0, (const double *)s->a + aoff,
                     (int)s->lda, (const double *)s->b + boff, (int)s->ldb, 0.0, (double *)s->c + i0 * s->ldc + j0,
                     (int)s->ldc);
     else
-        opdb_blas_sgemm(CblasRowMajor, CblasNoTrans, tb, (int)mi, (int)nj, (int)s->k, 1.0f, (const float *)s->a + i0 * s->lda,
+        opdb_blas_sgemm(CblasRowMajor, ta, tb, (int)mi, (int)nj, (int)s->k, 1.0f, (const float *)s->a + aoff,
                     (int)s->lda, (const float *)s->b + boff, (int)s->ldb, 0.0f, (float *)s->c + i0 * s->ldc + j0,
                     (int)s->ldc);
 }
@@ -88,12 +91,27 @@ static void run_parallel(const slice *s) {
 
 void opdb_sgemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb, bool trans_b,
                 float *c, int64_t ldc) {
-    slice s = {false, trans_b, m, n, k, lda, ldb, ldc, a, b, c};
+    slice s = {false, trans_b, m, n, k, lda, ldb, ldc, a, b, c, false};
     if (m > 0 && n > 0) run_parallel(&s);
 }
 
 int opdb_gemm_run(const opdb_gemm *g, const opdb_tensor *a, const opdb_tensor *b, opdb_tensor *c, void *ws,
                   opdb_err *err) {
+    return opdb_gemm_run_ex(g, false, a, b, NULL, c, ws, err);
+}
+
+/* C += bias: one row of n repeated, or a whole (m, n) matrix. */
+static void add_bias(void *c, bool dbl, int64_t m, int64_t n, int64_t ldc, const void *bias, bool full) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            const int64_t bi = full ? i * n + j : j;
+            if (dbl) ((double *)c)[i * ldc + j] += ((const double *)bias)[bi];
+            else ((float *)c)[i * ldc + j] += ((const float *)bias)[bi];
+        }
+}
+
+int opdb_gemm_run_ex(const opdb_gemm *g, bool trans_a, const opdb_tensor *a, const opdb_tensor *b,
+                     const opdb_tensor *bias, opdb_tensor *c, void *ws, opdb_err *err) {
     const int64_t ldc = g->c_ld ? g->c_ld : g->n, cs = g->c_stride ? g->c_stride : g->m * ldc;
     const int64_t bs = opdb_tensor_numel(b) == g->k * g->n ? 0 : g->k * g->n; /* shared weight: stride 0 */
     if (a->dtype != b->dtype || a->dtype != c->dtype)
@@ -101,7 +119,10 @@ int opdb_gemm_run(const opdb_gemm *g, const opdb_tensor *a, const opdb_tensor *b
                          opdb_dtype_name(b->dtype), opdb_dtype_name(c->dtype));
     const bool dbl = a->dtype == OPDB_DT_F64;
     const size_t es = dbl ? 8 : 4;
-    const void *A = a->data, *B = b->data;
+    if (bias && (dbl ? bias->dtype != OPDB_DT_F64 : !opdb_dtype_is_float(bias->dtype)))
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "GEMM bias dtype %s does not match %s", opdb_dtype_name(bias->dtype),
+                         opdb_dtype_name(a->dtype));
+    const void *A = a->data, *B = b->data, *Bias = bias ? bias->data : NULL;
     void *C = c->data;
     if (!dbl) {
         char *w = ws;
@@ -109,12 +130,16 @@ int opdb_gemm_run(const opdb_gemm *g, const opdb_tensor *a, const opdb_tensor *b
         float *wc = (float *)(w + opdb_f32_scratch(a) + opdb_f32_scratch(b));
         A = opdb_to_f32(a, wa), B = opdb_to_f32(b, wb);
         C = c->dtype == OPDB_DT_F32 ? c->data : wc;
+        /* the bias scratch follows C's (opdb_matmul_plan adds it to the workspace) */
+        if (bias) Bias = opdb_to_f32(bias, (float *)(w + opdb_f32_scratch(a) + opdb_f32_scratch(b) + opdb_f32_scratch(c)));
     }
+    const bool full = bias && opdb_tensor_numel(bias) == g->m * g->n && g->m > 1;
     for (int64_t i = 0; i < g->batch; i++) {
-        slice s = {dbl, g->trans_b, g->m, g->n, g->k, g->k, g->trans_b ? g->k : g->n, ldc,
+        slice s = {dbl, g->trans_b, g->m, g->n, g->k, trans_a ? g->m : g->k, g->trans_b ? g->k : g->n, ldc,
                    (const char *)A + (size_t)(i * g->m * g->k) * es, (const char *)B + (size_t)(i * bs) * es,
-                   (char *)C + (size_t)(i * cs) * es};
+                   (char *)C + (size_t)(i * cs) * es, trans_a};
         if (s.m > 0 && s.n > 0) run_parallel(&s);
+        if (Bias) add_bias(s.c, dbl, g->m, g->n, ldc, Bias, full);
     }
     if (C != c->data) opdb_from_f32(C, c, (size_t)opdb_tensor_numel(c));
     return 0;

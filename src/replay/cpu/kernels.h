@@ -35,6 +35,10 @@ int opdb_gemm_check(const char *op, const opdb_tensor *a, const opdb_tensor *b, 
 size_t opdb_gemm_workspace(const opdb_gemm *g, const opdb_tensor *a, const opdb_tensor *b, const opdb_tensor *c);
 int opdb_gemm_run(const opdb_gemm *g, const opdb_tensor *a, const opdb_tensor *b, opdb_tensor *c, void *ws,
                   opdb_err *err);
+/* The same with A stored (K, M) when trans_a (2-D A only) and an optional
+ * floating bias added to every row of C (numel N) or elementwise (M*N). */
+int opdb_gemm_run_ex(const opdb_gemm *g, bool trans_a, const opdb_tensor *a, const opdb_tensor *b,
+                     const opdb_tensor *bias, opdb_tensor *c, void *ws, opdb_err *err);
 /* Record g in p->iparam[0..6] and restore it (ops keep their own params after). */
 void opdb_gemm_store(const opdb_gemm *g, opdb_op_problem *p);
 opdb_gemm opdb_gemm_load(const opdb_op_problem *p);

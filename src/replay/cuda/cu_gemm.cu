@@ -298,6 +298,11 @@ int matmul_prepare_with(opdb_cu *cu, const opdb_op_problem *p, void **state, opd
 
 int matmul_check(const opdb_op_problem *p, const opdb_op_problem *host, opdb_err *err) {
     (void)host;
+    // opdb_matmul_plan's own flags (iparam[7] A stored (K, M), iparam[8] bias):
+    // the CPU kernel handles them, this one not yet -- say so, never time a different GEMM.
+    if (p->iparam[7] || p->iparam[8])
+        return opdb_cu_fail(err, "MatMul on CUDA: %s is not supported yet (replay it with --device cpu)",
+                            p->iparam[7] ? "an A operand stored (K, M)" : "a bias input");
     GemmShape s;
     return shape_any(p, &s, err, shape_matmul);
 }
