@@ -12,6 +12,7 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
+#include "opdb/db.h"
 #include "opdb/fs.h"
 #include "opdb/json_writer.h"
 #include "opdb/pystr.h"
@@ -539,12 +540,14 @@ static int write_file(const opdb_aie_opts *o, const char *path, const opdb_strbu
 /* Default mode: [A-Za-z0-9._-] only, and unique within the run. */
 static char *core_file_name(const opdb_aie_opts *o, const char *tile, char **used, size_t nused, opdb_err *err) {
     if (o->quirks) {
-        if (strchr(tile, '/') || strcmp(tile, ".") == 0 || strcmp(tile, "..") == 0 || !*tile) {
-            opdb_fail(err, OPDB_ERR_RUNTIME, "tile name '%s' would write outside the output folder", tile);
-            return NULL;
-        }
         char *n = opdb_xmalloc(strlen(tile) + 6);
         sprintf(n, "%s.json", tile);
+        if (strchr(tile, '/') || strcmp(tile, ".") == 0 || strcmp(tile, "..") == 0 || !*tile)
+            opdb_fail(err, OPDB_ERR_RUNTIME, "tile name '%s' would write outside the output folder", tile);
+        if (err->code || opdb_check_file_name(n, err)) {
+            free(n);
+            return NULL;
+        }
         return n;
     }
     size_t len = strlen(tile), nb = 0;
@@ -556,6 +559,10 @@ static char *core_file_name(const opdb_aie_opts *o, const char *tile, char **use
         base[nb++] = ok ? (char)c : '_';
     }
     base[nb] = '\0';
+    char *safe = opdb_safe_stem(base, nb); /* the path policy: no leading dot, bounded length */
+    free(base);
+    base = safe;
+    nb = strlen(base);
     char *n = opdb_xmalloc(nb + 32);
     sprintf(n, "%s.json", base);
     for (int k = 2;; k++) {
@@ -775,8 +782,10 @@ int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
     opdb_sb_init(&sb);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         used[i] = core_file_name(&o, c[i].tile, used, i, err);
-        if (!used[i]) rc = -1;
+        char *checked = used[i] ? opdb_path_in_dir(*dir ? dir : ".", used[i], err) : NULL;
+        if (!checked) rc = -1;
         else c[i].path = py_join(dir, used[i]);
+        free(checked);
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         opdb_sb_clear(&sb);
