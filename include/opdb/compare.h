@@ -107,7 +107,8 @@ void opdb_cmp_scenario_free(opdb_cmp_scenario *sc);
 /* The console block of one scenario (§2.7), starting with its blank line. */
 void opdb_cmp_console(opdb_strbuf *out, const opdb_cmp_scenario *sc);
 /* The JSON document of all scenarios (indent 2, raw UTF-8, no final newline). */
-void opdb_cmp_json(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n);
+/* python_nan: NaN/Infinity as the reference writes them (else null). */
+void opdb_cmp_json(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n, bool python_nan);
 /* A self-contained HTML page: per scenario an SVG bar chart (predicted vs
  * measured per kernel type), the error per type and the table. */
 void opdb_cmp_html(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n);

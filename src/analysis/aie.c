@@ -449,6 +449,7 @@ static void unmatched_json(opdb_json *j, const core *c) {
 static void core_json(const opdb_aie_opts *o, const core *c, opdb_strbuf *out) {
     opdb_json j;
     opdb_json_init(&j, out);
+    j.python_nan = o->quirks;
     opdb_json_begin_object(&j);
     opdb_json_key(&j, "pid");
     json_pid(&j, c->pid);
@@ -628,6 +629,7 @@ static void left_out_json(opdb_json *j, core *c, const bool *out, size_t n) {
 static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size_t *src, opdb_strbuf *out) {
     opdb_json j;
     opdb_json_init(&j, out);
+    j.python_nan = o->quirks;
     bool *left = opdb_xcalloc(n + 1, sizeof *left);
     size_t nleft = 0, nused = 0;
     static const core none; /* no iterations, empty window */
@@ -808,6 +810,7 @@ int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
         opdb_sb_clear(&sb);
         opdb_json j;
         opdb_json_init(&j, &sb);
+        j.python_nan = o.quirks;
         opdb_json_begin_object(&j);
         opdb_json_key(&j, "hwid");
         opdb_json_string(&j, o.hwid);
