@@ -116,7 +116,8 @@ size_t opdb_cmp_cells(const char *s);
 /* A row status in English ("not modelled" for the reference's TC未建模). */
 const char *opdb_cmp_status_en(const char *status);
 /* The JSON document of all scenarios (indent 2, raw UTF-8, no final newline). */
-void opdb_cmp_json(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n);
+/* python_nan: NaN/Infinity as the reference writes them (else null). */
+void opdb_cmp_json(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n, bool python_nan);
 /* A self-contained HTML page: per scenario an SVG bar chart (predicted vs
  * measured per kernel type), the error per type and the table. */
 void opdb_cmp_html(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n);

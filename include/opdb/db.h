@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "opdb/core.h"
 
 #ifdef __cplusplus
@@ -38,6 +39,30 @@ char *opdb_db_resolve(const opdb_db_target *t, opdb_err *err);
 /* `<>:"/\|?*` and control characters become `_`; "" becomes UNKNOWN_TYPE.
  * malloc'd. The result never contains `/`, so it stays inside its folder. */
 char *opdb_sanitize_type_name(const char *type, size_t n);
+
+/* ---- the path policy: every name from input that becomes a file ----
+ * opdb_safe_stem (default mode) = opdb_sanitize_type_name, then DEL becomes
+ * `_`, a leading `.` becomes `_` (no `.`, `..` or hidden files), and a stem
+ * over OPDB_STEM_MAX bytes keeps its first bytes (cut on a UTF-8 boundary)
+ * and ends in `~` + 8 hex digits of opdb_name_hash(whole name), so distinct
+ * long names stay distinct.  The result is never empty, has no `/` and no
+ * control byte.  malloc'd. */
+#define OPDB_STEM_MAX 200
+#define OPDB_NAME_MAX 243 /* a file name, leaving room for its ".<name>.tmp.XXXXXX" temp file */
+char *opdb_safe_stem(const char *name, size_t n);
+/* FNV-1a 32 of the bytes. */
+uint32_t opdb_name_hash(const char *p, size_t n);
+/* 0 when fname can be one file name inside a folder (not empty, no `/`, not
+ * `.`/`..`, at most OPDB_NAME_MAX bytes); else -1 with a clear error (control
+ * bytes shown as \xNN).  --reference-quirks writers check raw names with it. */
+int opdb_check_file_name(const char *fname, opdb_err *err);
+/* dir/fname after opdb_check_file_name, verified to lie directly inside dir
+ * (malloc'd); NULL with err set otherwise.  Every writer builds its final
+ * paths with it. */
+char *opdb_path_in_dir(const char *dir, const char *fname, opdb_err *err);
+/* The first of names[0..n) equal to name ignoring ASCII case but not equal
+ * (a clash on case-insensitive file systems), or NULL.  NULL entries skipped. */
+const char *opdb_name_case_clash(const char *const *names, size_t n, const char *name);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,8 @@ typedef struct opdb_json {
     bool empty[OPDB_JSON_MAX_DEPTH]; /* no item written yet at this level */
     bool after_key;
     bool raw_utf8;   /* json.dump(..., ensure_ascii=False): set after opdb_json_init */
+    bool python_nan; /* NaN/Infinity written bare, as Python's json (--reference-quirks);
+                        by default a non-finite float is written as null: strict JSON */
 } opdb_json;
 
 void opdb_json_init(opdb_json *j, opdb_strbuf *out);

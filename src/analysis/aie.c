@@ -12,6 +12,7 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
+#include "opdb/db.h"
 #include "opdb/fs.h"
 #include "opdb/json_writer.h"
 #include "opdb/pystr.h"
@@ -448,6 +449,7 @@ static void unmatched_json(opdb_json *j, const core *c) {
 static void core_json(const opdb_aie_opts *o, const core *c, opdb_strbuf *out) {
     opdb_json j;
     opdb_json_init(&j, out);
+    j.python_nan = o->quirks;
     opdb_json_begin_object(&j);
     opdb_json_key(&j, "pid");
     json_pid(&j, c->pid);
@@ -539,12 +541,14 @@ static int write_file(const opdb_aie_opts *o, const char *path, const opdb_strbu
 /* Default mode: [A-Za-z0-9._-] only, and unique within the run. */
 static char *core_file_name(const opdb_aie_opts *o, const char *tile, char **used, size_t nused, opdb_err *err) {
     if (o->quirks) {
-        if (strchr(tile, '/') || strcmp(tile, ".") == 0 || strcmp(tile, "..") == 0 || !*tile) {
-            opdb_fail(err, OPDB_ERR_RUNTIME, "tile name '%s' would write outside the output folder", tile);
-            return NULL;
-        }
         char *n = opdb_xmalloc(strlen(tile) + 6);
         sprintf(n, "%s.json", tile);
+        if (strchr(tile, '/') || strcmp(tile, ".") == 0 || strcmp(tile, "..") == 0 || !*tile)
+            opdb_fail(err, OPDB_ERR_RUNTIME, "tile name '%s' would write outside the output folder", tile);
+        if (err->code || opdb_check_file_name(n, err)) {
+            free(n);
+            return NULL;
+        }
         return n;
     }
     size_t len = strlen(tile), nb = 0;
@@ -556,6 +560,10 @@ static char *core_file_name(const opdb_aie_opts *o, const char *tile, char **use
         base[nb++] = ok ? (char)c : '_';
     }
     base[nb] = '\0';
+    char *safe = opdb_safe_stem(base, nb); /* the path policy: no leading dot, bounded length */
+    free(base);
+    base = safe;
+    nb = strlen(base);
     char *n = opdb_xmalloc(nb + 32);
     sprintf(n, "%s.json", base);
     for (int k = 2;; k++) {
@@ -621,6 +629,7 @@ static void left_out_json(opdb_json *j, core *c, const bool *out, size_t n) {
 static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size_t *src, opdb_strbuf *out) {
     opdb_json j;
     opdb_json_init(&j, out);
+    j.python_nan = o->quirks;
     bool *left = opdb_xcalloc(n + 1, sizeof *left);
     size_t nleft = 0, nused = 0;
     static const core none; /* no iterations, empty window */
@@ -775,8 +784,10 @@ int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
     opdb_sb_init(&sb);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         used[i] = core_file_name(&o, c[i].tile, used, i, err);
-        if (!used[i]) rc = -1;
+        char *checked = used[i] ? opdb_path_in_dir(*dir ? dir : ".", used[i], err) : NULL;
+        if (!checked) rc = -1;
         else c[i].path = py_join(dir, used[i]);
+        free(checked);
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         opdb_sb_clear(&sb);
@@ -799,6 +810,7 @@ int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
         opdb_sb_clear(&sb);
         opdb_json j;
         opdb_json_init(&j, &sb);
+        j.python_nan = o.quirks;
         opdb_json_begin_object(&j);
         opdb_json_key(&j, "hwid");
         opdb_json_string(&j, o.hwid);

@@ -218,9 +218,10 @@ static void json_num(opdb_json *j, const char *key, opdb_cmp_num v) {
     else opdb_json_float(j, v.v);
 }
 
-void opdb_cmp_json(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n) {
+void opdb_cmp_json(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n, bool python_nan) {
     opdb_json j;
     opdb_json_init(&j, out);
+    j.python_nan = python_nan;
     j.raw_utf8 = true; /* ensure_ascii=False */
     opdb_json_begin_object(&j);
     for (size_t s = 0; s < n; s++) {

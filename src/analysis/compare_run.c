@@ -143,7 +143,7 @@ int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
     if (rc == 0) {
         opdb_strbuf text;
         opdb_sb_init(&text);
-        opdb_cmp_json(&text, done, ndone);
+        opdb_cmp_json(&text, done, ndone, a->o.quirks);
         rc = output ? write_file(output, &text, err) : 0;
         if (rc == 0 && a->html) {
             opdb_sb_clear(&text);

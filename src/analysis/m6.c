@@ -196,6 +196,7 @@ void opdb_m6_json(const opdb_m6_opts *o, const opdb_m6_result *r, opdb_strbuf *o
     opdb_json j;
     opdb_json_init(&j, out);
     j.raw_utf8 = true;
+    j.python_nan = o->quirks;
     opdb_json_begin_object(&j);
     opdb_json_key(&j, "m6_ratio");
     opdb_json_float(&j, r->ratio);

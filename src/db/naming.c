@@ -1,6 +1,11 @@
-/* Operator-type names to file names, as the reference sanitises them. */
+/* Names from input that become file names: the reference's sanitising and
+ * opdb's one path policy (see db.h), used by every writer. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "opdb/db.h"
+#include "opdb/fs.h"
 
 char *opdb_sanitize_type_name(const char *type, size_t n) {
     if (n == 0) return opdb_xstrdup("UNKNOWN_TYPE");
@@ -11,4 +16,82 @@ char *opdb_sanitize_type_name(const char *type, size_t n) {
     }
     out[n] = '\0';
     return out;
+}
+
+uint32_t opdb_name_hash(const char *p, size_t n) {
+    uint32_t h = 2166136261u; /* FNV-1a: simple enough for the test oracle to recompute */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 16777619u;
+    return h;
+}
+
+char *opdb_safe_stem(const char *name, size_t n) {
+    char *s = opdb_sanitize_type_name(name, n);
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] == 0x7f) s[i] = '_';
+    if (s[0] == '.') s[0] = '_'; /* ".", "..", ".x": no hidden or special names */
+    if (len > OPDB_STEM_MAX) {
+        /* keep a prefix cut on a UTF-8 boundary; the hash of the whole name
+         * keeps distinct long names distinct */
+        size_t keep = OPDB_STEM_MAX - 9;
+        while (keep > 0 && ((unsigned char)s[keep] & 0xc0) == 0x80) keep--;
+        snprintf(s + keep, len + 1 - keep, "~%08x", (unsigned)opdb_name_hash(name, n));
+    }
+    return s;
+}
+
+/* Control bytes as \xNN, at most ~80 bytes of the name, for messages. */
+static void shown(const char *name, char *out, size_t cap) {
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p && o + 8 < cap; p++) {
+        if (o >= 80) {
+            memcpy(out + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (*p < 0x20 || *p == 0x7f) o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
+        else out[o++] = (char)*p;
+    }
+    out[o] = '\0';
+}
+
+int opdb_check_file_name(const char *fname, opdb_err *err) {
+    char s[128];
+    shown(fname, s, sizeof s);
+    if (!*fname || strcmp(fname, ".") == 0 || strcmp(fname, "..") == 0 || strchr(fname, '/'))
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "file name '%s' would write outside the output folder", s);
+    if (strlen(fname) > OPDB_NAME_MAX)
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "file name '%s' is too long (%zu bytes, at most %d)", s,
+                         strlen(fname), OPDB_NAME_MAX);
+    return 0;
+}
+
+char *opdb_path_in_dir(const char *dir, const char *fname, opdb_err *err) {
+    if (opdb_check_file_name(fname, err)) return NULL;
+    char *path = opdb_path_join(dir, fname);
+    char *parent = opdb_path_parent(path), *ndir = opdb_path_normalize(dir);
+    bool inside = strcmp(parent, ndir) == 0 && strcmp(opdb_path_basename(path), fname) == 0;
+    free(parent);
+    free(ndir);
+    if (!inside) {
+        char s[128];
+        shown(fname, s, sizeof s);
+        opdb_fail(err, OPDB_ERR_RUNTIME, "file name '%s' would write outside the output folder %s", s, dir);
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
+static int casecmp_ascii(const char *a, const char *b) {
+    for (;; a++, b++) {
+        int x = (*a >= 'A' && *a <= 'Z') ? *a + 32 : *a, y = (*b >= 'A' && *b <= 'Z') ? *b + 32 : *b;
+        if (x != y || !x) return x - y;
+    }
+}
+
+const char *opdb_name_case_clash(const char *const *names, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (names[i] && strcmp(names[i], name) != 0 && casecmp_ascii(names[i], name) == 0) return names[i];
+    return NULL;
 }

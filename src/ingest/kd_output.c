@@ -144,9 +144,12 @@ int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool qui
     res->files_written = 0;
     res->tables = opdb_xcalloc(ntypes + 1, sizeof *res->tables);
     res->ntables = 0;
-    opdb_progress_stage(pg, "Write", ntypes);
+    /* Every file name is decided (and checked to stay inside outdir) before
+     * anything is written, so a bad name changes nothing. */
+    char **paths = opdb_xcalloc(ntypes + 1, sizeof *paths);
     for (size_t t = 0; t < ntypes && rc == 0; t++) {
-        char *base = opdb_sanitize_type_name(types[t].name.p, types[t].name.n);
+        char *base = quirks ? opdb_sanitize_type_name(types[t].name.p, types[t].name.n)
+                            : opdb_safe_stem(types[t].name.p, types[t].name.n);
         char *fname = opdb_xmalloc(strlen(base) + 32);
         sprintf(fname, "%s.csv", base);
         if (!quirks) {
@@ -154,16 +157,22 @@ int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool qui
             if (strcmp(fname + strlen(base), ".csv") != 0)
                 opdb_warn("operator types '%.*s' and another sanitise to the same file name; writing %s",
                           (int)types[t].name.n, types[t].name.p, fname);
+            const char *clash = opdb_name_case_clash((const char *const *)used, t, fname);
+            if (clash) opdb_warn("%s and %s differ only in case: one file on a case-insensitive file system", clash, fname);
         }
         used[t] = fname;
         free(base);
+        paths[t] = opdb_path_in_dir(outdir, fname, err);
+        if (!paths[t]) rc = -1;
+    }
+    opdb_progress_stage(pg, "Write", ntypes);
+    for (size_t t = 0; t < ntypes && rc == 0; t++) {
+        const char *fname = used[t];
         bool fia = opdb_span_eq_cstr(types[t].name, KD_FIA_TYPE);
         opdb_sb_clear(&out);
         header(&out, fia);
         for (size_t i = 0; i < types[t].n; i++) row(&out, &a->g[types[t].groups[i]], ix, fia);
-        char *path = opdb_path_join(outdir, fname);
-        rc = opdb_atomic_write(path, out.p, out.n, err);
-        free(path);
+        rc = opdb_atomic_write(paths[t], out.p, out.n, err);
         if (rc == 0) {
             res->files_written++;
             opdb_table_summary *sum = &res->tables[res->ntables++];
@@ -176,6 +185,8 @@ int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool qui
         }
         opdb_progress_update(pg, t + 1, fname);
     }
+    for (size_t t = 0; t < ntypes; t++) free(paths[t]);
+    free(paths);
     for (size_t t = 0; t < ntypes; t++) {
         free(types[t].groups);
         free(used[t]);

@@ -125,7 +125,9 @@ void opdb_json_int(opdb_json *j, long long v) {
 
 void opdb_json_float(opdb_json *j, double v) {
     before_value(j);
-    if (isnan(v)) {
+    if (!isfinite(v) && !j->python_nan) {
+        opdb_sb_adds(j->out, "null");
+    } else if (isnan(v)) {
         opdb_sb_adds(j->out, "NaN");
     } else if (isinf(v)) {
         opdb_sb_adds(j->out, v > 0 ? "Infinity" : "-Infinity");

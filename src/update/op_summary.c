@@ -221,8 +221,12 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
     out->rows_bytes = (t.cap + 1) * sizeof(agg_row);
     out->rows = opdb_big_alloc(out->rows_bytes);
     int rc = 0;
-    for (size_t i = 0; i < nfiles && rc == 0; i++) rc = aggregate_file(files[i], &t, quirks, &out->rows_read, err);
+    for (size_t i = 0; i < nfiles && rc == 0; i++)
+        rc = aggregate_file(files[i], &t, quirks, &out->rows_read, &out->rows_rejected, err);
     opdb_prefault_end();
+    if (rc == 0 && out->rows_rejected)
+        opdb_warn("%llu op_summary row(s) with a non-finite or negative duration or counter: those values skipped",
+                  out->rows_rejected);
     const agg_layout *plain = make_layout(&out->arena, false, with_metrics);
     const agg_layout *with_ep = make_layout(&out->arena, true, with_metrics);
     const char *ep_text = "";

@@ -64,6 +64,7 @@ typedef struct op_summary_agg {
     agg_op *ops;                /* in order of first appearance */
     size_t n, cap;
     unsigned long long rows_read;
+    unsigned long long rows_rejected; /* rows with a non-finite or negative duration/metric (skipped) */
     opdb_arena arena;           /* rows and their strings */
     void *rows;                 /* the agg_rows of every op, one array */
     size_t rows_bytes;

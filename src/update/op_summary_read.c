@@ -5,6 +5,7 @@
 
 #include "update/op_summary.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ typedef struct os_row {
     uint32_t group;             /* index + 1 when the worker's probe found it */
     double dur;
     bool numeric;
+    bool rejected;              /* a non-finite or negative number was skipped (default mode) */
     unsigned char nonzero;      /* bit h: a metric of half h is not 0 */
     double metric[OPDB_NMETRICS];
 } os_row;
@@ -54,6 +56,7 @@ typedef struct os_job {
     int maxf;
     bool quirks;
     unsigned long long *rows;
+    unsigned long long *rejected; /* rows with a non-finite or negative number skipped */
 } os_job;
 
 /* The hash the cells table files a row under: OP Type and Input Shapes ..
@@ -96,6 +99,10 @@ static void decode_row(const os_job *J, opdb_field *f, int nf, os_out *o, const 
     r->cells_hash = r->ep.n ? 0 : cells_hash_of(r);
     opdb_span ds = CELL(C_DUR);
     r->numeric = cell_float(ds, lo, hi, &r->dur);
+    /* inf, nan, 1e400 or a negative time is no measurement: skipped like
+     * N/A (the reference averages it in: --reference-quirks) */
+    r->rejected = r->numeric && !J->quirks && !(r->dur >= 0.0 && r->dur <= DBL_MAX);
+    if (r->rejected) r->numeric = false;
     if (!r->numeric) r->dur = 0.0;
     unsigned nonzero = 0;
     for (int m = 0; m < OPDB_NMETRICS; m++) {
@@ -104,6 +111,7 @@ static void decode_row(const os_job *J, opdb_field *f, int nf, os_out *o, const 
         bool zero = (ms.n == 1 && ms.p[0] == '0') || (ms.n == 3 && ms.p[0] == '0' && ms.p[1] == '.' && ms.p[2] == '0');
         double v = 0.0;
         r->metric[m] = zero || !cell_float(ms, lo, hi, &v) ? 0.0 : v;
+        if (!J->quirks && !(r->metric[m] >= 0.0 && r->metric[m] <= DBL_MAX)) r->metric[m] = 0.0, r->rejected = true;
         nonzero |= (unsigned)(r->metric[m] != 0.0) << agg_metric_half[m]; /* NaN too */
     }
     r->nonzero = (unsigned char)nonzero;
@@ -225,6 +233,7 @@ static void take(const os_job *J, const os_out *o) {
         }
         const os_row *r = &o->v[i];
         (*J->rows)++;
+        if (r->rejected) (*J->rejected)++;
         if (r->op.n == 0) continue;
         group *g = r->group ? &J->t->g[r->group - 1]
                             : gfind(J->t, r->op.p, r->op.n, r->ophash, o->sigs.p + r->sig_off, r->sig_len, r->hash);
@@ -329,7 +338,8 @@ static int os_consume(opdb_batch *b, void *ctx, opdb_err *err) {
     return 0;
 }
 
-int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long *rows, opdb_err *err) {
+int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long *rows,
+                   unsigned long long *rejected, opdb_err *err) {
     opdb_csv_file c;
     if (opdb_csv_file_open(&c, path, 4096, err)) return -1;
     int col[C_N];
@@ -351,7 +361,7 @@ int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long 
     if (maxcol < 1) maxcol = 1;
     for (int i = 0; i < C_N; i++)
         if (col[i] < 0) col[i] = maxcol; /* new_fields: the empty field */
-    os_job J = {t, col, maxcol, quirks, rows};
+    os_job J = {t, col, maxcol, quirks, rows, rejected};
     if (rc > 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         opdb_batch_ops ops = {os_new, os_free, os_work, os_consume, &J};

@@ -82,7 +82,8 @@ group *gfind(gtable *t, const char *op, size_t opn, uint64_t hop, const char *si
 
 /* op_summary_read.c: one file's rows into t (the fast tokenizer on worker
  * threads, the exact rules for the rest of a file that needs them). */
-int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long *rows, opdb_err *err);
+int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long *rows,
+                   unsigned long long *rejected, opdb_err *err);
 /* Frees a batch output kept in gtable.spare_out. */
 void os_release(void *out);
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "opdb/db.h"
 #include "opdb/fs.h"
 #include "opdb/pystr.h"
 #include "opdb/signature.h"
@@ -191,6 +192,45 @@ static void *worker(void *arg) {
     }
 }
 
+/* A CSV for a profiled operator that has none, named by the path policy
+ * (db.h): default mode makes the name safe; --reference-quirks keeps the
+ * reference's raw name but refuses one that would leave the folder.  An
+ * existing table of the same file (an earlier run's safe name) becomes this
+ * operator's, so no two targets share a file. */
+static int new_target(const opdb_update_opts *o, target **t, size_t *nt, size_t nexisting, const char *op,
+                      opdb_err *err) {
+    char *stem = o->quirks ? opdb_xstrdup(op) : opdb_safe_stem(op, strlen(op));
+    char *name = opdb_xmalloc(strlen(stem) + 32);
+    sprintf(name, "%s.csv", stem);
+    for (int n = 2;; n++) { /* two new operators with one safe name: a ~N suffix */
+        bool taken = false;
+        for (size_t k = nexisting; k < *nt && !taken; k++) taken = strcmp(opdb_path_basename((*t)[k].path), name) == 0;
+        if (!taken || o->quirks) break;
+        sprintf(name, "%s~%d.csv", stem, n);
+    }
+    char *path = opdb_path_in_dir(o->db_dir, name, err);
+    for (size_t k = 0; path && k < *nt; k++) {
+        const char *other = opdb_path_basename((*t)[k].path);
+        if (k < nexisting && strcmp(other, name) == 0) {
+            free((*t)[k].stem);
+            (*t)[k].stem = opdb_xstrdup(op);
+            free(path), free(stem), free(name);
+            return 0;
+        }
+        const char *clash = opdb_name_case_clash(&other, 1, name);
+        if (clash) opdb_warn("%s and %s differ only in case: one file on a case-insensitive file system", clash, name);
+    }
+    if (path && strcmp(stem, op) != 0)
+        opdb_warn("operator type '%s' is not a safe file name: its table is %s", op, name);
+    free(stem), free(name);
+    if (!path) return -1;
+    *t = opdb_xrealloc(*t, (*nt + 1) * sizeof **t);
+    (*t)[*nt].stem = opdb_xstrdup(op);
+    (*t)[*nt].path = path;
+    (*nt)++;
+    return 0;
+}
+
 int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *run, opdb_err *err) {
     memset(run, 0, sizeof *run);
     strvec paths;
@@ -216,6 +256,8 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
         t[k].path = opdb_xstrdup(paths.v[i]);
     }
     bool new_db = nt == 0;
+    size_t nexisting = nt;
+    int rc = 0;
     /* Profiled operators that no CSV takes (directly or as a MatMul alias). */
     for (size_t i = 0; i < agg->n; i++) {
         const agg_op *op = &agg->ops[i];
@@ -227,12 +269,7 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
         }
         if (taken) continue;
         if (!o->quirks && o->add_new_ops) {
-            t = opdb_xrealloc(t, (nt + 1) * sizeof *t);
-            t[nt].stem = opdb_xstrdup(op->op);
-            char name[300];
-            snprintf(name, sizeof name, "%s.csv", op->op);
-            t[nt].path = opdb_path_join(o->db_dir, name);
-            nt++;
+            if (new_target(o, &t, &nt, nexisting, op->op, err)) rc = -1;
         } else {
             sv_push(&run->unmatched_ops, opdb_xstrdup(op->op));
             run->unmatched_rows = opdb_xrealloc(run->unmatched_rows, run->unmatched_ops.n * sizeof *run->unmatched_rows);
@@ -242,13 +279,14 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
     if (new_db) {
         for (size_t i = 0; i < agg->n; i++) {
             if (!selected(o, agg->ops[i].norm)) continue;
-            t = opdb_xrealloc(t, (nt + 1) * sizeof *t);
-            t[nt].stem = opdb_xstrdup(agg->ops[i].op);
-            char name[300];
-            snprintf(name, sizeof name, "%s.csv", agg->ops[i].op);
-            t[nt].path = opdb_path_join(o->db_dir, name);
-            nt++;
+            if (new_target(o, &t, &nt, nexisting, agg->ops[i].op, err)) rc = -1;
         }
+    }
+    if (rc) { /* a name broke the path policy: nothing was written */
+        for (size_t k = 0; k < nt; k++) free(t[k].stem), free(t[k].path);
+        free(t);
+        sv_free(&paths);
+        return -1;
     }
     if (nt > 1) qsort(t, nt, sizeof *t, cmp_target);
     run->r = opdb_xcalloc(nt + 1, sizeof *run->r);
@@ -285,7 +323,6 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
         if (pthread_create(&th[started], NULL, worker, &J) == 0) started++;
     worker(&J);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
-    int rc = 0;
     for (size_t k = 0; k < nt; k++) {
         if (J.log[k].n) fputs(J.log[k].p, o->out);
         if (J.rc[k] && rc == 0) {

@@ -305,9 +305,133 @@ static void test_sanitize_never_yields_slash(void **s) {
     free(o);
 }
 
+/* ---- the path policy (opdb_safe_stem, opdb_path_in_dir) --------------------------------- */
+
+static void expect_safe(const char *in, const char *want) {
+    char *o = opdb_safe_stem(in, strlen(in));
+    assert_string_equal(o, want);
+    free(o);
+}
+
+static void test_safe_stem_hostile_names(void **s) {
+    (void)s;
+    expect_safe("../../pwned", "_._.._pwned");
+    expect_safe("/abs/x", "_abs_x");
+    expect_safe("a/b", "a_b");
+    expect_safe(".", "_");
+    expect_safe("..", "_.");
+    expect_safe(".x", "_x");
+    expect_safe("a\x01" "b\nc\x7f", "a_b_c_");
+    expect_safe("", "UNKNOWN_TYPE");
+    expect_safe("MatMulV2", "MatMulV2");
+}
+
+static void test_safe_stem_long_names_bounded_and_distinct(void **s) {
+    (void)s;
+    char a[600], b[600];
+    memset(a, 'x', 599), a[599] = '\0';
+    memcpy(b, a, sizeof a);
+    b[598] = 'y';
+    char *sa = opdb_safe_stem(a, 599), *sb = opdb_safe_stem(b, 599);
+    assert_int_equal(strlen(sa), OPDB_STEM_MAX);
+    assert_int_equal(strlen(sb), OPDB_STEM_MAX);
+    assert_string_not_equal(sa, sb);
+    char want[16];
+    snprintf(want, sizeof want, "~%08x", (unsigned)opdb_name_hash(a, 599));
+    assert_string_equal(sa + OPDB_STEM_MAX - 9, want);
+    free(sa), free(sb);
+}
+
+static void test_safe_stem_cuts_on_utf8_boundary(void **s) {
+    (void)s;
+    char a[700];
+    size_t n = 0;
+    /* byte OPDB_STEM_MAX - 9 is the second byte of a character: the cut moves back */
+    while (n + 2 < sizeof a) a[n++] = (char)0xc3, a[n++] = (char)0xa9;
+    a[n] = '\0';
+    char *o = opdb_safe_stem(a, n);
+    char *tilde = strrchr(o, '~');
+    assert_non_null(tilde);
+    assert_true(((unsigned char)tilde[-1] & 0xc0) == 0x80 && (unsigned char)tilde[-2] == 0xc3);
+    assert_true(strlen(o) <= OPDB_STEM_MAX);
+    free(o);
+}
+
+static void test_safe_stem_random_bytes_never_escape(void **s) {
+    (void)s;
+    unsigned x = 12345;
+    for (int t = 0; t < 2000; t++) {
+        char in[300];
+        size_t n = (size_t)(t % 299) + 1;
+        for (size_t i = 0; i < n; i++) x = x * 1103515245u + 12345u, in[i] = (char)(x >> 16);
+        char *o = opdb_safe_stem(in, n);
+        char *name = opdb_xmalloc(strlen(o) + 5);
+        sprintf(name, "%s.csv", o);
+        opdb_err e;
+        opdb_err_clear(&e);
+        char *p = opdb_path_in_dir("db", name, &e);
+        assert_non_null(p);
+        assert_true(o[0] != '.' && !strchr(o, '/'));
+        for (const char *c = o; *c; c++) assert_true((unsigned char)*c >= 0x20 && (unsigned char)*c != 0x7f);
+        free(p), free(name), free(o);
+    }
+}
+
+static void test_path_in_dir_refuses_escapes(void **s) {
+    (void)s;
+    const char *bad[] = {"../x.csv", "/abs/x.csv", "a/b.csv", ".", "..", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        opdb_err e;
+        opdb_err_clear(&e);
+        assert_null(opdb_path_in_dir("db", bad[i], &e));
+        assert_non_null(strstr(e.msg, "outside the output folder"));
+    }
+    char lng[300];
+    memset(lng, 'a', 299), lng[299] = '\0';
+    opdb_err e;
+    opdb_err_clear(&e);
+    assert_null(opdb_path_in_dir("db", lng, &e));
+    assert_non_null(strstr(e.msg, "too long"));
+    opdb_err_clear(&e);
+    char *p = opdb_path_in_dir("db/./", "x\x01.csv", &e);
+    assert_string_equal(p, "db/x\x01.csv");
+    free(p);
+}
+
+static void test_name_case_clash(void **s) {
+    (void)s;
+    const char *names[] = {"MatMulV2.csv", NULL, "Add.csv"};
+    assert_string_equal(opdb_name_case_clash(names, 3, "matmulv2.csv"), "MatMulV2.csv");
+    assert_null(opdb_name_case_clash(names, 3, "MatMulV2.csv"));
+    assert_null(opdb_name_case_clash(names, 3, "Sub.csv"));
+}
+
+static void test_error_messages_escape_controls_and_keep_reason(void **s) {
+    (void)s;
+    opdb_err e;
+    opdb_err_clear(&e);
+    opdb_fail(&e, 1, "bad \x1b[31m name\n\n");
+    assert_string_equal(e.msg, "bad \\x1b[31m name");
+    char lng[3000];
+    memset(lng, 'n', sizeof lng - 1), lng[sizeof lng - 1] = '\0';
+    opdb_err_clear(&e);
+    opdb_fail(&e, 1, "f.csv: name '%s' is too long", lng);
+    assert_true(strlen(e.msg) < sizeof e.msg);
+    assert_true(strncmp(e.msg, "f.csv: name '", 13) == 0);
+    assert_non_null(strstr(e.msg, " ... "));
+    assert_non_null(strstr(e.msg, "' is too long"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_valid_accepts_examples),
+        cmocka_unit_test(test_safe_stem_hostile_names),
+        cmocka_unit_test(test_safe_stem_long_names_bounded_and_distinct),
+        cmocka_unit_test(test_safe_stem_cuts_on_utf8_boundary),
+        cmocka_unit_test(test_safe_stem_random_bytes_never_escape),
+        cmocka_unit_test(test_path_in_dir_refuses_escapes),
+        cmocka_unit_test(test_name_case_clash),
+        cmocka_unit_test(test_error_messages_escape_controls_and_keep_reason),
         cmocka_unit_test(test_version_valid_strips_first),
         cmocka_unit_test(test_version_valid_rejects_empty),
         cmocka_unit_test(test_version_valid_rejects_bad_separators),

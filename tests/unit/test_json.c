@@ -51,6 +51,7 @@ static void test_top_level_empty_and_scalars(void **state) {
     assert_string_equal(sb.p, "[]");
     opdb_sb_clear(&sb);
     opdb_json_init(&j, &sb);
+    j.python_nan = true; /* --reference-quirks: as Python's json */
     opdb_json_begin_array(&j);
     opdb_json_float(&j, NAN);
     opdb_json_float(&j, INFINITY);
@@ -61,6 +62,16 @@ static void test_top_level_empty_and_scalars(void **state) {
     opdb_json_int(&j, -7);
     opdb_json_end_array(&j);
     assert_string_equal(sb.p, "[\n  NaN,\n  Infinity,\n  -Infinity,\n  1e+16,\n  1.5e-05,\n  6.632392826782172,\n  -7\n]");
+    /* by default strict JSON: a non-finite float is null */
+    opdb_sb_clear(&sb);
+    opdb_json_init(&j, &sb);
+    opdb_json_begin_array(&j);
+    opdb_json_float(&j, NAN);
+    opdb_json_float(&j, INFINITY);
+    opdb_json_float(&j, -INFINITY);
+    opdb_json_float(&j, 0.5);
+    opdb_json_end_array(&j);
+    assert_string_equal(sb.p, "[\n  null,\n  null,\n  null,\n  0.5\n]");
     opdb_sb_free(&sb);
 }
 
