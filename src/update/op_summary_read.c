@@ -111,7 +111,6 @@ static void decode_row(const os_job *J, opdb_field *f, int nf, os_out *o, const 
         bool zero = (ms.n == 1 && ms.p[0] == '0') || (ms.n == 3 && ms.p[0] == '0' && ms.p[1] == '.' && ms.p[2] == '0');
         double v = 0.0;
         r->metric[m] = zero || !cell_float(ms, lo, hi, &v) ? 0.0 : v;
-        if (!J->quirks && !(r->metric[m] >= 0.0 && r->metric[m] <= DBL_MAX)) r->metric[m] = 0.0, r->rejected = true;
         nonzero |= (unsigned)(r->metric[m] != 0.0) << agg_metric_half[m]; /* NaN too */
     }
     r->nonzero = (unsigned char)nonzero;
