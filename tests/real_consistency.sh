@@ -24,14 +24,18 @@ for dir in "$@"; do
     else
       echo "FAIL: the database parsed from $f does not pass validate:"; cat "$out/v"; fail=1
     fi
-    # Every MatMulV2/MatMulV3 row replays on the CPU (one sample each).
+    # Every MatMulV2/MatMulV3 row replays on the CPU (one sample each), except
+    # rows whose shapes contradict each other (no GEMM reading gives the
+    # output, e.g. mstt's synthetic 81920,4096;8192,512 -> 4096,512): those
+    # must be refused with that reason, never measured.
     for op in MatMulV2 MatMulV3; do
       [ -f "$out/db/$op.csv" ] || continue
       "$opdb" bench --database-path "$out/db" --ops $op --repeat-count 1 --threads 1 >/dev/null 2>"$out/b"
-      if grep -q '^\[FAIL\]' "$out/b" || ! grep -q '^\[OK\]' "$out/b"; then
+      grep '^\[FAIL\]' "$out/b" | grep -v 'no reading of A .* gives the output' >"$out/bf"
+      if [ -s "$out/bf" ]; then
         echo "FAIL: $op rows of $f do not replay:"; grep -E '^\[(FAIL|OK)\]' "$out/b"; fail=1
       else
-        echo "ok: bench $op $(basename "$f"): $(grep -c '^\[OK\]' "$out/b") row(s) replayed"
+        echo "ok: bench $op $(basename "$f"): $(grep -c '^\[OK\]' "$out/b") row(s) replayed, $(grep -c '^\[FAIL\]' "$out/b") refused (contradictory shapes)"
       fi
     done
   done

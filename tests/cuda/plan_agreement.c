@@ -19,7 +19,7 @@ static const row_case cases[] = {
     {"MatMulV2", "64,128;256,128", "DT_BF16;DT_BF16", "ND;ND", "64,256", "DT_BF16"},
     {"MatMulV2", "7,3,40;40,40", "FLOAT;FLOAT", "ND;ND", "", ""},
     {"MatMulV3", "\"16,4096;1024,4096\"", "DT_FLOAT16;DT_FLOAT16", "ND;ND", "", ""},
-    {"MatMulCommon", "8,64;32,64;32", "FLOAT;FLOAT;FLOAT", "ND;ND;ND", "8,32", "FLOAT"},
+    {"MatMulCommon", "8,64;32,64", "FLOAT;FLOAT", "ND;ND", "8,32", "FLOAT"},
     {"BatchMatMulV2", "\"3,5,24;3,7,24\"", "DT_BF16;DT_BF16", "ND;ND", "\"3,5,7\"", "DT_BF16"},
     {"BatchMatMulV2", "\"3,5,24;3,24,7\"", "DT_BF16;DT_BF16", "ND;ND", "\"3,5,7\"", "DT_BF16"},
     {"BatchMatMulV2", "5,24;7,24", "FLOAT;FLOAT", "ND;ND", "5,7", "FLOAT"},
@@ -60,6 +60,8 @@ static void free_host(opdb_op_problem *p) {
 
 /* Rows the plans accept but no CUDA kernel handles: refused with the reason. */
 static const row_case refused[] = {
+    /* a bias input: the CPU GEMM adds it, the CUDA one does not yet */
+    {"MatMulCommon", "8,64;32,64;32", "FLOAT;FLOAT;FLOAT", "ND;ND;ND", "8,32", "FLOAT"},
     {"Sort", "4,16", "INT32", "ND", "", ""},
     {"GroupedMatmul", "\"10,32;3,32,24;;3,24;;;;3;10\"", "DT_INT8;DT_INT8;;FLOAT;;;;INT64;FLOAT", "ND;ND;;ND;;;;ND;ND",
      "\"10,24\"", "DT_BF16"},

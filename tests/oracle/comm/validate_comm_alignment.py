@@ -95,6 +95,16 @@ def fits_of(checked):
     return [(k, fit([(r[0], r[3]) for r in checked if (r[1], r[2]) == k])) for k in keys]
 
 
+def strict_json(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: strict_json(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [strict_json(x) for x in v]
+    return v
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv-dir", required=True)
@@ -145,6 +155,8 @@ def main():
                           "measured_us": r[3], "predicted_us": r[4], "ratio": r[5]} for r in c],
                 "fits": [dict({"num_devices": k[0], "topology_tier": k[1]}, **f) for k, f in fits_of(c)] if c else []})
         out["result"] = "OK" if ok else "FAILED"
+        if a.opdb_default:  # opdb's JSON is strict: a non-finite number is null
+            out = strict_json(out)
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
         return 0 if ok else 1
     rule = "=" * 70
