@@ -55,14 +55,14 @@ has "$w/a.out" "## Failures"
 has "$w/a.out" "[CLEAN] removed $w/a/.opdb_bench"
 has "$w/a.err" "[BENCH] fixed count: 2 sample(s) per row, cold cache"
 has "$w/a.err" "timer overhead"
-has "$w/a.err" "[FAIL] MatMulV2.csv:3 shapes=\"2,3;5,7\" error="
+has "$w/a.err" "[FAIL] MatMulV2.csv:3 DT_FLOAT;DT_FLOAT \"2,3;5,7\" -> \"2,5\" error="
 has "$w/a.err" "[BREAKER] MatMulV3: 5 consecutive failures"
 has "$w/a.err" "[SKIP] MatMulV3.csv:8 circuit breaker open for MatMulV3"
 ck "work folder removed after a finished run" test ! -e "$w/a/.opdb_bench"
 m=$w/a/MatMulV2.csv
 ck "failed row kept" test "$(rows "$m")" -eq 3
 ck "header: existing columns, then the MicroBench columns" test "$(head -1 "$m" | tr -d '\r')" = \
-  "$hdr,MicroBench Median Duration(us),MicroBench P20 Duration(us),MicroBench P80 Duration(us),MicroBench RSD(%),MicroBench Samples,MicroBench Cache,MicroBench GFLOP/s,MicroBench GB/s,MicroBench Backend"
+  "$hdr,MicroBench Median Duration(us),MicroBench P20 Duration(us),MicroBench P80 Duration(us),MicroBench RSD(%),MicroBench Samples,MicroBench Cache,MicroBench GFLOP/s,MicroBench GB/s,MicroBench Backend,MicroBench Converged"
 ck "measured row: Samples = 2" test "$(cell "$m" 2 'MicroBench Samples')" = 2
 ck "measured row: Cache = cold" test "$(cell "$m" 2 'MicroBench Cache')" = cold
 ck "measured row: a positive minimum" awk -v v="$(cell "$m" 2 'Average Duration(us)')" 'BEGIN { exit !(v > 0) }'
