@@ -16,4 +16,12 @@ grep -q '"MatmulAllReduce"' cmp.json
 grep -q 'class="scatter"' report.html
 "$opdb" compare --tc-trace "$src/examples/compare/predicted_trace.json" \
   --prof-trace "$src/examples/compare/measured_forward.csv" --output - 2>/dev/null | grep -q '"hcom_allReduce_"'
+"$opdb" grid --database-path db --target-models Qwen3-32B --rows 20 --seed 1 --plan >grid_plan.out
+grep -q '^total' grid_plan.out
+"$opdb" grid --database-path db --target-models Qwen3-32B --rows 20 --seed 1 >grid.out 2>&1
+"$opdb" validate --database-path db >validate2.out 2>&1 || { cat validate2.out; exit 1; }
+"$opdb" comm import --logs "$src/examples/comm/nccl_tests_allreduce_8gpu.txt" --num-devices 8 --output-dir comm >import.out
+test -s comm/hcom_allReduce_.csv
+"$opdb" comm validate --csv-dir comm >comm_validate.out 2>&1 || true
+grep -q 'fit: t = alpha' comm_validate.out
 echo "examples: ok"

@@ -14,7 +14,7 @@ int cmd_grid(int argc, char **argv) {
     bool quirks = false, plan = false, json = false;
     cli_opt opts[] = {
         {"--target-models", "A,B", "comma-separated models (HF ids or short names); default: all presets", false, &models, NULL},
-        {"--data-dir", "D", "explicit CSV root (seed 003 spelling)", false, &data_dir, NULL},
+        {"--data-dir", "D", "explicit CSV root (the reference's spelling)", false, &data_dir, NULL},
         {"--database-path", "D", "explicit CSV root", false, &db_path, NULL},
         {"--device", "DEVICE", "device folder (default " OPDB_DEFAULT_DEVICE ")", false, &device, NULL},
         {"--vllm-version", "V", "vLLM version (derives the database folder)", false, &vllm, NULL},
