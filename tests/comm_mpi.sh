@@ -9,9 +9,11 @@ command -v mpirun >/dev/null 2>&1 || { echo "comm_mpi.sh: no mpirun" >&2; exit 7
 [ -x "$2" ] || { echo "comm_mpi.sh: no opdb-comm helper" >&2; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
-# sanitizer builds: OpenMPI's own allocations live until exit (see comm_mpi.supp)
-here=$(cd "$(dirname "$0")" && pwd)
-export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$here/comm_mpi.supp"
+# sanitizer builds: OpenMPI's own allocations live until exit, many of them in
+# plugins it has unloaded by then, whose frames LeakSanitizer cannot name (so
+# no suppression matches): leak checking is off for the mpirun processes; the
+# comm library itself is leak-checked by unit.test_comm and the golden cases.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "comm_mpi.sh: $*" >&2; cat "$work/out" >&2; exit 1; }

@@ -265,7 +265,7 @@ static int process_file(run_ctx *X, const char *path, file_result *res, opdb_err
         nnew = cap;
     }
     res->appended = nnew;
-    qsort(nrows, nnew, sizeof *nrows, cmp_new);
+    if (nnew) qsort(nrows, nnew, sizeof *nrows, cmp_new);
     if (!o->plan) {
         opdb_atomic_file af;
         rc = opdb_atomic_open(&af, path, err);

@@ -87,6 +87,7 @@ static void decode_row(const os_job *J, opdb_field *f, int nf, os_out *o, const 
     }
     os_row *r = &o->v[o->n++];
     r->group = 0; /* probe_cells, probe_batch */
+    r->rejected = false; /* take() reads it for skipped rows too */
     r->sig_len = 0; /* unsigned: every later pass skips the row (the array is reused) */
     r->op = opdb_py_strip(CELL(C_OPTYPE));
     if (r->op.n == 0 || r->op.n >= 512) {

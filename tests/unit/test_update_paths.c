@@ -289,7 +289,7 @@ static char **list_dir(const char *dir, size_t *n) {
         v[(*n)++] = strdup(e->d_name);
     }
     closedir(d);
-    qsort(v, *n, sizeof *v, cmp_names);
+    if (*n) qsort(v, *n, sizeof *v, cmp_names);
     return v;
 }
 
