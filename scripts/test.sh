@@ -20,7 +20,7 @@ bash scripts/build.sh build-asan -DOPDB_SANITIZE=ON -DOPDB_BUILD_BENCH=OFF
 
 echo "== build with ThreadSanitizer and test (the threaded readers, merges and writers)"
 bash scripts/build.sh build-tsan -DOPDB_SANITIZE_THREAD=ON -DOPDB_BUILD_BENCH=OFF
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j"$jobs" -E "bench|replay|cuda|chromium")
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j"$jobs" -E "bench|replay|cuda|chromium|parse_then_validate")
 
 if [ "$fuzz_seconds" != 0 ] && [ -f tests/fuzz/run.sh ]; then
   echo "== fuzz (${fuzz_seconds}s per target)"
