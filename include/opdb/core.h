@@ -24,8 +24,10 @@ typedef struct opdb_err {
 
 #if defined(__GNUC__)
 #define OPDB_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define OPDB_NORETURN __attribute__((noreturn))
 #else
 #define OPDB_PRINTF(a, b)
+#define OPDB_NORETURN
 #endif
 
 /* Set err (if not already set) and return -1, so callers can `return opdb_fail(...)`. */
@@ -56,20 +58,42 @@ typedef struct opdb_arena {
     size_t chunk_size;
 } opdb_arena;
 
-/* chunk_size of 4 MiB or more: chunks are opdb_big_alloc'ed (huge pages), each
+/* chunk_size of OPDB_BIG_ALLOC_MIN or more: chunks are opdb_big_alloc'ed (huge pages), each
  * chunk_size bytes in all (header included) */
 void opdb_arena_init(opdb_arena *a, size_t chunk_size);
 void *opdb_arena_alloc(opdb_arena *a, size_t n);          /* 8-byte aligned, aborts on OOM */
 char *opdb_arena_strndup(opdb_arena *a, const char *p, size_t n); /* NUL-terminated copy */
 void opdb_arena_free(opdb_arena *a);
 
-/* Allocation helpers that abort with a message on out-of-memory. */
+/* Allocation helpers (src/core/alloc.c).  One out-of-memory policy for all
+ * of opdb: "opdb: out of memory (allocating N bytes)" on stderr, exit 1. */
+OPDB_NORETURN void opdb_die_oom(size_t n);
 void *opdb_xmalloc(size_t n);
 void *opdb_xcalloc(size_t n, size_t size);
 void *opdb_xrealloc(void *p, size_t n);
-/* Big zeroed arrays (4 MiB and more: own mappings with huge pages where the
+/* The capacity after growing one of cap entries (of elem bytes) to hold nr > cap:
+ * doubled until it does (dies on overflow). */
+size_t opdb_grow_cap(size_t cap, size_t nr, size_t elem);
+/* Grow the array p (a pointer lvalue with capacity cap, an integer lvalue in
+ * entries) to hold at least nr entries, as git's ALLOC_GROW:
+ *   OPDB_ALLOC_GROW(v, n + 1, cap); v[n++] = x;                            */
+#define OPDB_ALLOC_GROW(p, nr, cap)                                                     \
+    do {                                                                                \
+        if ((size_t)(nr) > (size_t)(cap)) {                                             \
+            size_t opdb_grow_to_ = opdb_grow_cap((size_t)(cap), (size_t)(nr), sizeof *(p)); \
+            (p) = opdb_xrealloc((p), opdb_grow_to_ * sizeof *(p));                      \
+            (cap) = opdb_grow_to_;                                                      \
+        }                                                                               \
+    } while (0)
+/* The virtual memory page size. */
+size_t opdb_page_size(void);
+
+/* From this size on a block is worth its own mapping on huge pages
+ * (opdb_big_alloc, arena chunks); below it, malloc/calloc. */
+#define OPDB_BIG_ALLOC_MIN ((size_t)4 << 20)
+/* Big zeroed arrays (OPDB_BIG_ALLOC_MIN and more: own mappings with huge pages where the
  * kernel gives them; less: calloc); the caller
- * keeps the size for realloc/free.  Aborts on OOM. */
+ * keeps the size for realloc/free.  Dies on OOM. */
 void *opdb_big_alloc(size_t n);
 void *opdb_big_realloc(void *p, size_t old_n, size_t n);
 void opdb_big_free(void *p, size_t n);
@@ -111,6 +135,18 @@ static inline void opdb_sb_addc(opdb_strbuf *sb, char c) {
 void opdb_sb_adds(opdb_strbuf *sb, const char *s);
 void opdb_sb_addf(opdb_strbuf *sb, const char *fmt, ...) OPDB_PRINTF(2, 3);
 void opdb_sb_clear(opdb_strbuf *sb);
+
+/* A growable array of owned strings (git's strvec); {0} is empty. */
+typedef struct opdb_strvec {
+    char **v;
+    size_t n, cap;
+} opdb_strvec;
+
+void opdb_strvec_push(opdb_strvec *s, const char *str);   /* a copy */
+void opdb_strvec_push_owned(opdb_strvec *s, char *owned); /* takes a malloc'ed string */
+void opdb_strvec_insert_owned(opdb_strvec *s, size_t at, char *owned);
+long opdb_strvec_find(const opdb_strvec *s, const char *str); /* first index, or -1 */
+void opdb_strvec_free(opdb_strvec *s);                      /* the strings too; then empty */
 
 /* 64-bit hash of a byte string; `seed` chains several strings into one key. */
 uint64_t opdb_hash_bytes(const void *p, size_t n, uint64_t seed);

@@ -25,10 +25,7 @@ typedef struct i64vec {
 } i64vec;
 
 static void iv_push(i64vec *a, long long x) {
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 64;
-        a->v = opdb_xrealloc(a->v, a->cap * sizeof *a->v);
-    }
+    OPDB_ALLOC_GROW(a->v, a->n + 1, a->cap);
     a->v[a->n++] = x;
 }
 
@@ -47,10 +44,7 @@ typedef struct pairs {
 } pairs;
 
 static void pr_push(pairs *p, long long s, long long e) {
-    if (p->n == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : 64;
-        p->v = opdb_xrealloc(p->v, p->cap * sizeof *p->v);
-    }
+    OPDB_ALLOC_GROW(p->v, p->n + 1, p->cap);
     p->v[p->n++] = (pair){s, e, e - s};
 }
 
@@ -113,10 +107,7 @@ static bool same_pid(yajl_val a, yajl_val b) {
 static proc *proc_of(trace *t, yajl_val pid) {
     for (size_t i = 0; i < t->n; i++)
         if (same_pid(t->p[i].pid, pid)) return &t->p[i];
-    if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 16;
-        t->p = opdb_xrealloc(t->p, t->cap * sizeof *t->p);
-    }
+    OPDB_ALLOC_GROW(t->p, t->n + 1, t->cap);
     proc *p = &t->p[t->n++];
     memset(p, 0, sizeof *p);
     p->pid = pid;

@@ -36,10 +36,7 @@ static void hcom_put(hcom_set *s, double start, opdb_span kt, double dur) {
             return;
         }
     }
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 64;
-        s->v = opdb_xrealloc(s->v, s->cap * sizeof *s->v);
-    }
+    OPDB_ALLOC_GROW(s->v, s->n + 1, s->cap);
     hcom_group *g = &s->v[s->n];
     g->start = start;
     g->kt = opdb_xmalloc(kt.n + 1);

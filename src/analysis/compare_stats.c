@@ -15,10 +15,7 @@ opdb_cmp_stat *opdb_cmp_stats_find(const opdb_cmp_stats *s, const char *kt, size
 opdb_cmp_stat *opdb_cmp_stats_get(opdb_cmp_stats *s, const char *kt, size_t n) {
     opdb_cmp_stat *st = opdb_cmp_stats_find(s, kt, n);
     if (st) return st;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 64;
-        s->v = opdb_xrealloc(s->v, s->cap * sizeof *s->v);
-    }
+    OPDB_ALLOC_GROW(s->v, s->n + 1, s->cap);
     st = &s->v[s->n];
     memset(st, 0, sizeof *st);
     st->kt = opdb_xmalloc(n + 1);

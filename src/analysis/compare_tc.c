@@ -58,7 +58,7 @@ static void *intern(intern_tab *t, const char *key, bool *fresh) {
         }
     }
     if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 64;
+        t->cap = opdb_grow_cap(t->cap, t->n + 1, t->elem);
         t->v = opdb_xrealloc(t->v, t->cap * t->elem);
     }
     char *e = t->v + t->n * t->elem;
@@ -134,10 +134,7 @@ static pid_acc *pid_get(tc_ctx *c, const opdb_trace_field *f) {
             c->last_pid_kind = f->kind;
             return c->last_pid;
         }
-    if (c->npids == c->cappids) {
-        c->cappids = c->cappids ? c->cappids * 2 : 4;
-        c->pids = opdb_xrealloc(c->pids, c->cappids * sizeof *c->pids);
-    }
+    OPDB_ALLOC_GROW(c->pids, c->npids + 1, c->cappids);
     pid_acc *p = &c->pids[c->npids++];
     memset(p, 0, sizeof *p);
     p->key = key;
@@ -171,7 +168,7 @@ static const kt_split *kt_get(tc_ctx *c, const char *raw) {
         opdb_span s = opdb_py_strip(opdb_span_make(p, len));
         if (s.n) {
             if (k->nsub == cap) {
-                cap = cap ? cap * 2 : 4;
+                cap = opdb_grow_cap(cap, k->nsub + 1, sizeof *k->sub);
                 k->sub = opdb_xrealloc(k->sub, cap * sizeof *k->sub);
                 k->sublen = opdb_xrealloc(k->sublen, cap * sizeof *k->sublen);
             }

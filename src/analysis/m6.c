@@ -92,10 +92,7 @@ static int prof_sum(const opdb_m6_opts *o, opdb_m6_result *r, opdb_err *err) {
         bool created;
         size_t i = m6_keys_get(&seen, key.p, key.n, &created);
         if (created) {
-            if (i >= cap) {
-                cap = cap ? cap * 2 : 64;
-                seen_max = opdb_xrealloc(seen_max, cap * sizeof *seen_max);
-            }
+            OPDB_ALLOC_GROW(seen_max, i + 1, cap);
             seen_max[i] = dur;
             r->hcom += dur;
         } else if (dur > seen_max[i]) {

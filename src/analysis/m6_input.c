@@ -199,10 +199,7 @@ size_t m6_keys_get(m6_keys *k, const void *p, size_t n, bool *created) {
             *created = false;
             return i;
         }
-    if (k->n == k->cap) {
-        k->cap = k->cap ? k->cap * 2 : 64;
-        k->key = opdb_xrealloc(k->key, k->cap * sizeof *k->key);
-    }
+    OPDB_ALLOC_GROW(k->key, k->n + 1, k->cap);
     k->key[k->n] = opdb_span_make(opdb_arena_strndup(&k->arena, p, n), n);
     opdb_hindex_add(&k->ix, h, (uint32_t)k->n);
     *created = true;

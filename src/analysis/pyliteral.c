@@ -389,10 +389,7 @@ static opdb_pylit *parse_string(lexer *L) {
 static opdb_pylit *parse_value(lexer *L, bool *signed_num);
 
 static void push_item(opdb_pylit *c, opdb_pylit *item, size_t *cap) {
-    if (c->nitems == *cap) {
-        *cap = *cap ? *cap * 2 : 4;
-        c->items = opdb_xrealloc(c->items, *cap * sizeof *c->items);
-    }
+    OPDB_ALLOC_GROW(c->items, c->nitems + 1, *cap);
     c->items[c->nitems++] = item;
 }
 

@@ -41,10 +41,7 @@ static entry *get_entry(table *t, opdb_span kt, opdb_span shape) {
     bool created;
     size_t i = m6_keys_get(&t->keys, t->kbuf.p, t->kbuf.n, &created);
     if (created) {
-        if (i >= t->cap) {
-            t->cap = t->cap ? t->cap * 2 : 256;
-            t->e = opdb_xrealloc(t->e, t->cap * sizeof *t->e);
-        }
+        OPDB_ALLOC_GROW(t->e, i + 1, t->cap);
         memset(&t->e[i], 0, sizeof t->e[i]);
         t->e[i].kt_len = kt.n;
         t->e[i].tc.is_int = true;
@@ -89,10 +86,7 @@ static const char *event_shape(tc_ctx *c, const opdb_trace_event *ev) {
     bool created;
     size_t i = m6_keys_get(&t->shape_raw, raw, strlen(raw), &created);
     if (created) {
-        if (i >= t->shape_cap) {
-            t->shape_cap = t->shape_cap ? t->shape_cap * 2 : 64;
-            t->shape_key = opdb_xrealloc(t->shape_key, t->shape_cap * sizeof *t->shape_key);
-        }
+        OPDB_ALLOC_GROW(t->shape_key, i + 1, t->shape_cap);
         t->shape_key[i] = NULL;
         if (opdb_shape_key(raw, strlen(raw), c->o->quirks, &t->shape) == 0) {
             t->shape_key[i] = opdb_xmalloc(t->shape.n + 1);
@@ -197,10 +191,7 @@ static int prof_side(table *t, const opdb_shapecmp_opts *o, opdb_err *err) {
         opdb_sb_add(&k, shape.p, shape.n);
         bool created;
         size_t i = m6_keys_get(&hkeys, k.p, k.n, &created);
-        if (i >= hcap) {
-            hcap = hcap ? hcap * 2 : 64;
-            hmax = opdb_xrealloc(hmax, hcap * sizeof *hmax);
-        }
+        OPDB_ALLOC_GROW(hmax, i + 1, hcap);
         if (created) hmax[i] = 0.0;
         if (row.dur > hmax[i]) hmax[i] = row.dur; /* max(prev or 0.0, dur) */
     }

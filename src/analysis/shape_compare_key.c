@@ -97,10 +97,7 @@ void opdb_skd_free(opdb_skd *s) {
 }
 
 static opdb_skd_pair *new_pair(opdb_skd *s) {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 8;
-        s->p = opdb_xrealloc(s->p, s->cap * sizeof *s->p);
-    }
+    OPDB_ALLOC_GROW(s->p, s->n + 1, s->cap);
     opdb_skd_pair *p = &s->p[s->n++];
     memset(p, 0, sizeof *p);
     p->name_off = s->names.n;

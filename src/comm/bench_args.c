@@ -209,7 +209,7 @@ opdb_comm_config *opdb_comm_configs(const opdb_comm_bench_opts *o, size_t *n, FI
                     continue;
                 }
                 for (size_t m = 0; m < o->nbytes; m++) {
-                    if (cnt == cap) c = opdb_xrealloc(c, (cap = cap ? cap * 2 : 64) * sizeof *c);
+                    OPDB_ALLOC_GROW(c, cnt + 1, cap);
                     c[cnt++] = (opdb_comm_config){o->ops[a], o->bytes[m], nd, tier, base};
                 }
             }

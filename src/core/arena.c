@@ -1,5 +1,4 @@
-/* Bump allocator and out-of-memory-checked allocation helpers. */
-#include <stdio.h>
+/* Bump allocator (the checked allocation helpers are in alloc.c). */
 #include <stdlib.h>
 #include <string.h>
 #include "opdb/core.h"
@@ -11,36 +10,6 @@ struct opdb_arena_chunk {
     _Alignas(16) unsigned char data[];
 };
 
-static void die_oom(size_t n) {
-    fprintf(stderr, "opdb: out of memory (allocating %zu bytes)\n", n);
-    exit(1);
-}
-
-void *opdb_xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) die_oom(n);
-    return p;
-}
-
-void *opdb_xcalloc(size_t n, size_t size) {
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) die_oom(n * size);
-    return p;
-}
-
-void *opdb_xrealloc(void *p, size_t n) {
-    void *q = realloc(p, n ? n : 1);
-    if (!q) die_oom(n);
-    return q;
-}
-
-char *opdb_xstrdup(const char *s) {
-    size_t n = strlen(s);
-    char *p = opdb_xmalloc(n + 1);
-    memcpy(p, s, n + 1);
-    return p;
-}
-
 void opdb_arena_init(opdb_arena *a, size_t chunk_size) {
     a->head = NULL;
     a->chunk_size = chunk_size ? chunk_size : 64 * 1024;
@@ -50,7 +19,7 @@ void *opdb_arena_alloc(opdb_arena *a, size_t n) {
     n = (n + 7) & ~(size_t)7;
     opdb_arena_chunk *c = a->head;
     if (!c || c->cap - c->used < n) {
-        bool big = a->chunk_size >= ((size_t)4 << 20);
+        bool big = a->chunk_size >= OPDB_BIG_ALLOC_MIN;
         /* a big chunk, header included, is chunk_size: whole huge pages, none
          * populated for a few bytes past them */
         size_t room = big ? a->chunk_size - sizeof *c : a->chunk_size;

@@ -5,7 +5,6 @@
 #include "opdb/core.h"
 
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,16 +16,13 @@ static size_t round_up(size_t n) {
 
 /* Below this, a plain calloc: a mapping and a huge page would cost more
  * than they save (and small runs, like a fuzzer's, would pay it each time). */
-static bool is_big(size_t n) { return n >= ((size_t)4 << 20); }
+static bool is_big(size_t n) { return n >= OPDB_BIG_ALLOC_MIN; }
 
 void *opdb_big_alloc(size_t n) {
     if (!is_big(n)) return opdb_xcalloc(1, n);
     size_t len = round_up(n);
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-        fprintf(stderr, "opdb: out of memory (%zu bytes)\n", n);
-        abort();
-    }
+    if (p == MAP_FAILED) opdb_die_oom(n);
 #ifdef MADV_HUGEPAGE
     (void)madvise(p, len, MADV_HUGEPAGE);
 #endif

@@ -81,8 +81,7 @@ bool opdb_file_view_map_disabled = false;
 bool opdb_file_view_map(opdb_file_view *v, int fd, const char *path, uint64_t from, uint64_t size) {
     memset(v, 0, sizeof *v);
     if (opdb_file_view_map_disabled) return false;
-    long page = sysconf(_SC_PAGESIZE);
-    size_t ps = page > 0 ? (size_t)page : 4096;
+    size_t ps = opdb_page_size();
     if (size <= from || size > SIZE_MAX - 2 * ps - OPDB_VIEW_PAD) return false;
     /* the file's pages, then anonymous pages up to OPDB_VIEW_PAD bytes past
      * its end: those bytes read as NUL (a mapping is zero past the end of

@@ -139,10 +139,7 @@ typedef struct {
 } path_list;
 
 static void list_push(path_list *l, char *s) {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 16;
-        l->v = opdb_xrealloc(l->v, l->cap * sizeof *l->v);
-    }
+    OPDB_ALLOC_GROW(l->v, l->n + 1, l->cap);
     l->v[l->n++] = s;
 }
 

@@ -88,8 +88,7 @@ static void *prefault_main(void *arg) {
 void opdb_prefault_begin(void) {
     pthread_mutex_lock(&g.mu);
     if (!g.running) {
-        long page = sysconf(_SC_PAGESIZE);
-        g.page = page > 0 ? (uintptr_t)page : 4096;
+        g.page = opdb_page_size();
         g.len = 0;
         atomic_store(&g.stop, false);
         g.running = pthread_create(&g.th, NULL, prefault_main, NULL) == 0;
@@ -98,8 +97,7 @@ void opdb_prefault_begin(void) {
 }
 
 void opdb_prefault(void *p, size_t n) {
-    long page = sysconf(_SC_PAGESIZE);
-    uintptr_t ps = page > 0 ? (uintptr_t)page : 4096;
+    uintptr_t ps = opdb_page_size();
     uintptr_t from = ((uintptr_t)p + ps - 1) / ps * ps, to = ((uintptr_t)p + n) / ps * ps; /* whole pages inside */
     if (to <= from) return;
     pthread_mutex_lock(&g.mu);

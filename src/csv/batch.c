@@ -99,8 +99,7 @@ typedef struct reader {
  * holds a few batch buffers of a read one, not the whole file. */
 static void release_consumed(reader *r, const opdb_batch *b) {
     if (!r->view.map || b->cap) return;
-    long page = sysconf(_SC_PAGESIZE);
-    uintptr_t ps = page > 0 ? (uintptr_t)page : 4096;
+    uintptr_t ps = opdb_page_size();
     char *upto = (char *)((uintptr_t)(b->data + b->len) / ps * ps); /* later batches start at or after it */
     if (!r->kept) r->kept = r->view.map;
     if (upto <= r->kept) return;

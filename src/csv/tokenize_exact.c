@@ -68,10 +68,7 @@ void opdb_csv_exact_free(opdb_csv_exact *x) {
 }
 
 static void save_field(opdb_csv_exact *x) {
-    if (x->nends == x->cap) {
-        x->cap = x->cap ? x->cap * 2 : 64;
-        x->ends = opdb_xrealloc(x->ends, (size_t)x->cap * sizeof *x->ends);
-    }
+    OPDB_ALLOC_GROW(x->ends, x->nends + 1, x->cap);
     x->ends[x->nends++] = (uint32_t)x->cell.n;
 }
 

@@ -88,10 +88,7 @@ static seen *seen_add(seen_set *s, const char *sig, unsigned long long line) {
     uint32_t i;
     for (opdb_hprobe p = opdb_hindex_probe(&s->ix, h); opdb_hprobe_next(&p, &i);)
         if (strcmp(s->v[i].sig, sig) == 0) return &s->v[i];
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 256;
-        s->v = opdb_xrealloc(s->v, s->cap * sizeof *s->v);
-    }
+    OPDB_ALLOC_GROW(s->v, s->n + 1, s->cap);
     seen *e = &s->v[s->n];
     e->sig = opdb_xstrdup(sig);
     e->hash = h;

@@ -12,13 +12,13 @@ void grid_cands_free(grid_cands *cs) {
 }
 
 static void pool_push(grid_cands *cs, int64_t v) {
-    if (cs->npool == cs->poolcap) cs->pool = opdb_xrealloc(cs->pool, (cs->poolcap = cs->poolcap ? cs->poolcap * 2 : 4096) * sizeof *cs->pool);
+    OPDB_ALLOC_GROW(cs->pool, cs->npool + 1, cs->poolcap);
     cs->pool[cs->npool++] = v;
 }
 
 void grid_cands_add(grid_cands *cs, const grid_shape *in, int nin, const grid_shape *out, int nout,
                     const grid_over *over, int nover) {
-    if (cs->n == cs->cap) cs->c = opdb_xrealloc(cs->c, (cs->cap = cs->cap ? cs->cap * 2 : 1024) * sizeof *cs->c);
+    OPDB_ALLOC_GROW(cs->c, cs->n + 1, cs->cap);
     grid_cand *c = &cs->c[cs->n++];
     c->off = cs->npool;
     c->nin = (uint16_t)nin;
@@ -31,7 +31,7 @@ void grid_cands_add(grid_cands *cs, const grid_shape *in, int nin, const grid_sh
     c->over_off = (uint32_t)cs->nover;
     c->nover = (uint16_t)nover;
     for (int i = 0; i < nover; i++) {
-        if (cs->nover == cs->overcap) cs->over = opdb_xrealloc(cs->over, (cs->overcap = cs->overcap ? cs->overcap * 2 : 256) * sizeof *cs->over);
+        OPDB_ALLOC_GROW(cs->over, cs->nover + 1, cs->overcap);
         cs->over[cs->nover].col = over[i].col;
         cs->over[cs->nover++].val = opdb_xstrdup(over[i].val);
     }

@@ -173,7 +173,7 @@ static void fia_emit(const fia_args *a, fia_seen *seen, grid_cands *out) {
     }
     for (size_t i = 0; i < seen->n; i++)
         if (seen->h[i] == h) return;
-    if (seen->n == seen->cap) seen->h = opdb_xrealloc(seen->h, (seen->cap = seen->cap ? seen->cap * 2 : 256) * sizeof *seen->h);
+    OPDB_ALLOC_GROW(seen->h, seen->n + 1, seen->cap);
     seen->h[seen->n++] = h;
     opdb_strbuf v[17];
     for (int i = 0; i < 17; i++) opdb_sb_init(&v[i]);

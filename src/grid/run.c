@@ -93,7 +93,7 @@ static bool sigset_add(sigset *s, const opdb_strbuf *k) {
     uint32_t idx;
     for (opdb_hprobe p = opdb_hindex_probe(&s->ix, h); opdb_hprobe_next(&p, &idx);)
         if (s->keys[idx].n == k->n && !memcmp(s->keys[idx].p, k->p, k->n)) return false;
-    if (s->n == s->cap) s->keys = opdb_xrealloc(s->keys, (s->cap = s->cap ? s->cap * 2 : 1024) * sizeof *s->keys);
+    OPDB_ALLOC_GROW(s->keys, s->n + 1, s->cap);
     s->keys[s->n] = opdb_span_make(opdb_arena_strndup(&s->arena, k->p, k->n), k->n);
     opdb_hindex_add(&s->ix, h, (uint32_t)s->n);
     s->n++;
@@ -237,7 +237,7 @@ static int process_file(run_ctx *X, const char *path, file_result *res, opdb_err
         }
         sig_of(&t, cells, sc, kt, &key);
         if (!sigset_add(&seen, &key)) continue;
-        if (nnew == newcap) nrows = opdb_xrealloc(nrows, (newcap = newcap ? newcap * 2 : 256) * sizeof *nrows);
+        OPDB_ALLOC_GROW(nrows, nnew + 1, newcap);
         new_row *nr = opdb_arena_alloc(&seen.arena, sizeof *nr + (size_t)nin * sizeof nr->in[0]);
         nr->cand = oi;
         nr->cells = cells;

@@ -41,7 +41,7 @@ int grid_table_load(const char *path, bool strip_bom, size_t max_rows, grid_tabl
             }
             continue;
         }
-        if (t->nrows == cap) t->rows = opdb_xrealloc(t->rows, (cap = cap ? cap * 2 : 1024) * sizeof *t->rows);
+        OPDB_ALLOC_GROW(t->rows, t->nrows + 1, cap);
         opdb_span *row = opdb_arena_alloc(&t->arena, (t->ncols ? t->ncols : 1) * sizeof *row);
         for (size_t i = 0; i < t->ncols; i++) {
             int s = src[i];

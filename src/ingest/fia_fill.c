@@ -143,10 +143,7 @@ static keyed *ix_get(index_t *ix, const char *key, bool create) {
     for (opdb_hprobe p = opdb_hindex_probe(&ix->ix, h); opdb_hprobe_next(&p, &i);)
         if (strcmp(ix->k[i].key, key) == 0) return &ix->k[i];
     if (!create) return NULL;
-    if (ix->n == ix->cap) {
-        ix->cap = ix->cap ? ix->cap * 2 : 16;
-        ix->k = opdb_xrealloc(ix->k, ix->cap * sizeof *ix->k);
-    }
+    OPDB_ALLOC_GROW(ix->k, ix->n + 1, ix->cap);
     keyed *e = &ix->k[ix->n];
     memset(e, 0, sizeof *e);
     e->key = opdb_xstrdup(key);
@@ -259,10 +256,7 @@ static int load_jsonl(const char *path, index_t *ix, opdb_err *err) {
             free(e->p[j].dedup);
             e->p[j] = p;
         } else {
-            if (e->n == e->cap) {
-                e->cap = e->cap ? e->cap * 2 : 4;
-                e->p = opdb_xrealloc(e->p, e->cap * sizeof *e->p);
-            }
+            OPDB_ALLOC_GROW(e->p, e->n + 1, e->cap);
             e->p[e->n++] = p;
         }
         yajl_tree_free(v);

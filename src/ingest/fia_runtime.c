@@ -97,10 +97,7 @@ int fia_index_add(fia_index *ix, opdb_span in, opdb_span out, opdb_span source,
     }
     for (; slot < NSLOTS; slot++) shape[slot] = "";
 
-    if (ix->n == ix->cap) {
-        ix->cap = ix->cap ? ix->cap * 2 : 16;
-        ix->v = opdb_xrealloc(ix->v, ix->cap * sizeof *ix->v);
-    }
+    OPDB_ALLOC_GROW(ix->v, ix->n + 1, ix->cap);
     fia_meta *m = &ix->v[ix->n];
     m->in = opdb_span_make(opdb_arena_strndup(&ix->arena, in.p, in.n), in.n);
     m->out = opdb_span_make(opdb_arena_strndup(&ix->arena, out.p, out.n), out.n);
@@ -152,10 +149,7 @@ int fia_load_operator_rows(const char *path, fia_op_rows *rows, opdb_err *err) {
             opdb_span in = opdb_py_strip(opdb_csv_cell(c.f, c.nf, c_in));
             opdb_span out = opdb_py_strip(opdb_csv_cell(c.f, c.nf, c_out));
             if (!in.n || !out.n) continue;
-            if (rows->n == cap) {
-                cap = cap ? cap * 2 : 16;
-                rows->in = opdb_xrealloc(rows->in, cap * sizeof *rows->in);
-            }
+            OPDB_ALLOC_GROW(rows->in, rows->n + 1, cap);
             char *s = opdb_xmalloc(in.n + 1);
             memcpy(s, in.p, in.n);
             s[in.n] = '\0';

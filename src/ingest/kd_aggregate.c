@@ -42,10 +42,7 @@ static opdb_span keep(kd_agg *a, opdb_span s) {
 static kd_group *find_or_add(kd_agg *a, const kd_row *r) {
     uint32_t hit = kd_agg_probe(a, r);
     if (hit) return &a->g[hit - 1];
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 256;
-        a->g = opdb_xrealloc(a->g, a->cap * sizeof *a->g);
-    }
+    OPDB_ALLOC_GROW(a->g, a->n + 1, a->cap);
     kd_key *k = opdb_arena_alloc(&a->arena, sizeof *k);
     k->type = keep(a, r->type);
     k->in = keep(a, r->in);
@@ -75,6 +72,7 @@ void kd_agg_add(kd_agg *a, const kd_row *r, uint32_t metrics_present) {
     g->sum += d;
     g->sumsq += d * d;
     if (g->ndurs == g->capdurs) {
+        /* 1.5x, not OPDB_ALLOC_GROW: one array per group holds every duration, so it bounds peak memory */
         g->capdurs = g->capdurs ? g->capdurs + g->capdurs / 2 + 8 : 8;
         g->durs = opdb_xrealloc(g->durs, g->capdurs * sizeof *g->durs);
     }

@@ -88,20 +88,14 @@ static type_entry *collect_types(const kd_agg *a, size_t *ntypes) {
         for (opdb_hprobe p = opdb_hindex_probe(&ix, h); !found && opdb_hprobe_next(&p, &k);)
             found = opdb_span_eq(t[k].name, type);
         if (!found) {
-            if (n == cap) {
-                cap = cap ? cap * 2 : 32;
-                t = opdb_xrealloc(t, cap * sizeof *t);
-            }
+            OPDB_ALLOC_GROW(t, n + 1, cap);
             memset(&t[n], 0, sizeof t[n]);
             t[n].name = type;
             k = (uint32_t)n;
             opdb_hindex_add(&ix, h, (uint32_t)n++);
         }
         type_entry *e = &t[k];
-        if (e->n == e->cap) {
-            e->cap = e->cap ? e->cap * 2 : 8;
-            e->groups = opdb_xrealloc(e->groups, e->cap * sizeof *e->groups);
-        }
+        OPDB_ALLOC_GROW(e->groups, e->n + 1, e->cap);
         e->groups[e->n++] = i;
     }
     opdb_hindex_free(&ix);

@@ -95,10 +95,7 @@ static uint32_t intern(opdb_hindex *ix, char ***v, size_t *n, size_t *cap, opdb_
         }
     if (found) *found = false;
     if (!add) return UINT32_MAX;
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 64;
-        *v = opdb_xrealloc(*v, *cap * sizeof **v);
-    }
+    OPDB_ALLOC_GROW(*v, *n + 1, *cap);
     (*v)[*n] = opdb_arena_strndup(ar, s, len);
     opdb_hindex_add(ix, h, (uint32_t)*n);
     return (uint32_t)(*n)++;
@@ -153,10 +150,7 @@ static int pass1_event(const opdb_trace_event *ev, void *ctx) {
     int64_t corr = 0;
     bool has_corr = int_of(opdb_trace_arg(ev, "correlation"), &corr);
     if (cat_is(cat, k_device_cats)) {
-        if (P->nd == P->capd) {
-            P->capd = P->capd ? P->capd * 2 : 1024;
-            P->d = opdb_xrealloc(P->d, P->capd * sizeof *P->d);
-        }
+        OPDB_ALLOC_GROW(P->d, P->nd + 1, P->capd);
         dev_rec *d = &P->d[P->nd++];
         memset(d, 0, sizeof *d);
         d->corr = has_corr ? corr : INT64_MIN;
@@ -281,10 +275,7 @@ static uint32_t group_of(kn_agg *a, opdb_strbuf *key, const char *name, const ch
     uint32_t k;
     for (opdb_hprobe p = opdb_hindex_probe(&a->gix, h); opdb_hprobe_next(&p, &k);)
         if (!strcmp(a->g[k].name, name) && !strcmp(a->g[k].dims, dims) && !strcmp(a->g[k].types, types)) return k;
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 64;
-        a->g = opdb_xrealloc(a->g, a->cap * sizeof *a->g);
-    }
+    OPDB_ALLOC_GROW(a->g, a->n + 1, a->cap);
     kn_group *g = &a->g[a->n];
     memset(g, 0, sizeof *g);
     g->name = opdb_arena_strndup(&a->arena, name, strlen(name));
@@ -337,10 +328,7 @@ static int pass2_event(const opdb_trace_event *ev, void *ctx) {
 static void add_kname(kn_group *g, uint32_t k) {
     for (size_t i = 0; i < g->nknames; i++)
         if (g->knames[i] == k) return;
-    if (g->nknames == g->capknames) {
-        g->capknames = g->capknames ? g->capknames * 2 : 4;
-        g->knames = opdb_xrealloc(g->knames, g->capknames * sizeof *g->knames);
-    }
+    OPDB_ALLOC_GROW(g->knames, g->nknames + 1, g->capknames);
     g->knames[g->nknames++] = k;
 }
 
@@ -371,10 +359,7 @@ static void take_calls(pass *P) {
         g->count++;
         g->sum += dur;
         g->sumsq += dur * dur;
-        if (g->ndurs == g->capdurs) {
-            g->capdurs = g->capdurs ? g->capdurs * 2 : 8;
-            g->durs = opdb_xrealloc(g->durs, g->capdurs * sizeof *g->durs);
-        }
+        OPDB_ALLOC_GROW(g->durs, g->ndurs + 1, g->capdurs);
         g->durs[g->ndurs++] = dur;
         a->calls++;
         if (!g->dims[0]) a->calls_without_dims++;

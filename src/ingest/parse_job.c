@@ -129,10 +129,7 @@ static void rows_work(opdb_batch *b, void *ctx) {
     int nf, rc;
     size_t off;
     while ((rc = opdb_csv_fast_next(&t, fields, maxf, &nf, &off)) > 0) {
-        if (rs->n == rs->cap) {
-            rs->cap = rs->cap ? rs->cap * 2 : 4096;
-            rs->v = opdb_xrealloc(rs->v, rs->cap * sizeof *rs->v);
-        }
+        OPDB_ALLOC_GROW(rs->v, rs->n + 1, rs->cap);
         kd_row *r = &rs->v[rs->n++];
         kd_row_extract(r, &J->layout, fields, nf, J->o->reference_quirks);
         r->rec_off = b->file_off + off;

@@ -28,10 +28,7 @@ static void row(gbuild *g, const char *ish, const char *idt, const char *ifm, co
                 const char *ofm) {
     if (g->limit > 0 && g->op_rows >= g->limit) return;
     g->op_rows++;
-    if (g->n == g->cap) {
-        g->cap = g->cap ? g->cap * 2 : 64;
-        g->v = opdb_xrealloc(g->v, g->cap * sizeof *g->v);
-    }
+    OPDB_ALLOC_GROW(g->v, g->n + 1, g->cap);
     opdb_grid_row *r = &g->v[g->n++];
     r->op = g->op;
     const char *c[8] = {"dynamic", "", ish, idt, ifm, osh, odt, ofm};

@@ -35,10 +35,7 @@ static char *make_key(const char *stem, const char *sig) {
 }
 
 static void add_rec(bench_journal *j, const char *const *f) {
-    if (j->n == j->cap) {
-        j->cap = j->cap ? j->cap * 2 : 64;
-        j->r = opdb_xrealloc(j->r, j->cap * sizeof *j->r);
-    }
+    OPDB_ALLOC_GROW(j->r, j->n + 1, j->cap);
     jrec *r = &j->r[j->n];
     for (int i = 0; i < J_N; i++) r->f[i] = opdb_xstrdup(f[i] ? f[i] : "");
     opdb_strbuf sig;

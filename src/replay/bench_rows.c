@@ -50,10 +50,7 @@ static row_samples *samples_of(bench_ctx *c, bool create) {
     for (opdb_hprobe pr = opdb_hindex_probe(&c->acc_ix, h); opdb_hprobe_next(&pr, &i);)
         if (strcmp(c->acc[i].key, key) == 0) return &c->acc[i];
     if (!create) return NULL;
-    if (c->nacc == c->capacc) {
-        c->capacc = c->capacc ? c->capacc * 2 : 64;
-        c->acc = opdb_xrealloc(c->acc, c->capacc * sizeof *c->acc);
-    }
+    OPDB_ALLOC_GROW(c->acc, c->nacc + 1, c->capacc);
     row_samples *rs = &c->acc[c->nacc];
     memset(rs, 0, sizeof *rs);
     rs->key = opdb_xstrdup(key);
@@ -62,10 +59,7 @@ static row_samples *samples_of(bench_ctx *c, bool create) {
 }
 
 static void samples_add(row_samples *rs, const double *v, size_t n) {
-    if (rs->n + n > rs->cap) {
-        rs->cap = (rs->n + n) * 2;
-        rs->v = opdb_xrealloc(rs->v, rs->cap * sizeof *rs->v);
-    }
+    OPDB_ALLOC_GROW(rs->v, rs->n + n, rs->cap);
     memcpy(rs->v + rs->n, v, n * sizeof *v);
     rs->n += n;
 }

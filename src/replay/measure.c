@@ -124,10 +124,7 @@ int opdb_measure(opdb_backend *b, void *inst, const opdb_measure_opts *o, opdb_m
             rc = -1;
             break;
         }
-        if (n == cap) {
-            cap *= 2;
-            v = opdb_xrealloc(v, cap * sizeof *v);
-        }
+        OPDB_ALLOC_GROW(v, n + 1, cap);
         v[n++] = us;
         run_add(&r, us);
     }

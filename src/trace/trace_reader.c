@@ -85,10 +85,7 @@ static size_t store_add(reader *r, const char *s, size_t n) {
 }
 
 static void add_field(reader *r, field_list *l, const pkey *key, opdb_jkind kind, const char *text, size_t n) {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 16;
-        l->at = opdb_xrealloc(l->at, l->cap * sizeof *l->at);
-    }
+    OPDB_ALLOC_GROW(l->at, l->n + 1, l->cap);
     field_at *f = &l->at[l->n++];
     f->key = store_add(r, key->name, key->name_len);
     f->text = store_add(r, text, n);
@@ -288,10 +285,7 @@ static int start_container(reader *r, bool dict) {
 }
 
 static void resolve(reader *r, const field_list *l, opdb_trace_field **out, size_t *n, size_t *cap) {
-    if (*cap < l->n) {
-        *cap = l->cap;
-        *out = opdb_xrealloc(*out, *cap * sizeof **out);
-    }
+    OPDB_ALLOC_GROW(*out, l->n, *cap);
     for (size_t i = 0; i < l->n; i++) {
         (*out)[i].key = r->store.p + l->at[i].key;
         (*out)[i].text = r->store.p + l->at[i].text;

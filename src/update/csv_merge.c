@@ -43,10 +43,7 @@ static void add_gap(merge_ctx *m, const drow *t) {
     double ratio = mb / prof;
     if (!(ratio < 0.8 || ratio > 1.2)) return;
     update_result *r = m->res;
-    if (r->ngaps == r->capgaps) {
-        r->capgaps = r->capgaps ? r->capgaps * 2 : 16;
-        r->gaps = opdb_xrealloc(r->gaps, r->capgaps * sizeof *r->gaps);
-    }
+    OPDB_ALLOC_GROW(r->gaps, r->ngaps + 1, r->capgaps);
     sig_of_drow(m->f, t, &m->id, r->stem, &m->disp, true);
     gap *g = &r->gaps[r->ngaps++];
     g->op = opdb_xstrdup(r->stem);
@@ -208,7 +205,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uin
     if (!o->quirks && nr->no_numeric_sample) {
         /* Nothing measured (every sample non-numeric): keep old values, report it. */
         sig_of_agg(nr, res->stem, &m->disp, true);
-        sv_push(&res->no_sample, opdb_xstrdup(m->disp.p));
+        opdb_strvec_push(&res->no_sample, m->disp.p);
         return;
     }
     if (pre) {
@@ -220,7 +217,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uin
     sig_entry *e = si_find_h(&m->si, m->sig.p, m->sig.n, pre ? *pre : si_hash(m->sig.p, m->sig.n));
     if (!e) {
         sig_of_agg(nr, res->stem, &m->disp, true);
-        if (allow_add) sv_push(&res->missing, opdb_xstrdup(m->disp.p));
+        if (allow_add) opdb_strvec_push(&res->missing, m->disp.p);
         else opdb_sb_addf(m->log, "[WARN] match-only profiling row did not match %s: %s\n", res->name, m->disp.p);
         if (allow_add && !o->missing_only) {
             drow r = drow_new(&f->ks);

@@ -17,10 +17,7 @@ static const char *const k_lazy_names[] = {OPDB_COL_INPUT_SHAPES,  OPDB_COL_INPU
 _Static_assert(sizeof k_lazy_names / sizeof k_lazy_names[0] == NLAZY, "NLAZY: one per kept cell");
 
 void push_row(csvfile *f, drow r) {
-    if (f->n == f->cap) {
-        f->cap = f->cap ? f->cap * 2 : 256;
-        f->rows = opdb_xrealloc(f->rows, f->cap * sizeof *f->rows);
-    }
+    OPDB_ALLOC_GROW(f->rows, f->n + 1, f->cap);
     f->rows[f->n++] = r;
 }
 
@@ -32,7 +29,7 @@ void csvfile_free(csvfile *f) {
     free(f->col_of_key);
     free(f->scratch);
     free(f->patch);
-    sv_free(&f->fields);
+    opdb_strvec_free(&f->fields);
     ks_free(&f->ks);
 }
 
@@ -111,7 +108,7 @@ static void start_header(csvfile *f, const opdb_field *h, int nh) {
         char *name = opdb_xmalloc(h[i].n + 1);
         memcpy(name, h[i].p, h[i].n);
         name[h[i].n] = '\0';
-        sv_push(&f->fields, name);
+        opdb_strvec_push_owned(&f->fields, name);
         f->colkey[i] = ks_add(&f->ks, name);
     }
     f->header_keys = f->ks.n;
@@ -327,7 +324,7 @@ int load_csv(const char *path, csvfile *f, bool eager, opdb_err *err) {
         f->slot_of_key = NULL;
         free(f->col_of_key);
         f->col_of_key = NULL;
-        sv_free(&f->fields);
+        opdb_strvec_free(&f->fields);
         ks_free(&f->ks);
     }
     opdb_file_view_close(&f->view);

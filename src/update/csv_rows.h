@@ -27,7 +27,7 @@ enum { MAX_COLUMNS = 4096 };
 
 typedef struct csvfile {
     keyspace ks;
-    strvec fields;       /* header as read */
+    opdb_strvec fields;       /* header as read */
     char *buf;           /* the file's bytes after the header, as read (rows
                             point into it): view.data; NULL after the exact fallback */
     opdb_file_view view;

@@ -53,7 +53,7 @@ static void put_run(opdb_atomic_file *af, const char *p, size_t n) {
 
 /* Renders the kept rows into the file through its buffer, flushing every
  * MiB so no whole-file copy is held in memory. */
-void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, const bool *keep) {
+void write_rows(opdb_atomic_file *af, const opdb_strvec *cols, csvfile *f, const bool *keep) {
     opdb_strbuf *out = &af->buf;
     opdb_sb_reserve(out, (1u << 20) + (64u << 10)); /* flushed past 1 MiB: never grown by copying */
     size_t nc = cols->n;

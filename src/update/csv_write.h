@@ -7,6 +7,6 @@
 #include "update/csv_rows.h"
 
 /* Renders the kept rows (keep[r]) under the columns cols into af. */
-void write_rows(opdb_atomic_file *af, const strvec *cols, csvfile *f, const bool *keep);
+void write_rows(opdb_atomic_file *af, const opdb_strvec *cols, csvfile *f, const bool *keep);
 
 #endif

@@ -76,7 +76,7 @@ uint32_t op_id(gtable *t, const char *op, size_t opn, uint64_t hop) {
         if (t->opn[i] == opn && memcmp(t->ops[i], op, opn) == 0) break;
     if (i == t->nops) {
         if (t->nops == t->capops) {
-            t->capops = t->capops ? t->capops * 2 : 64;
+            t->capops = opdb_grow_cap(t->capops, t->nops + 1, sizeof *t->ops);
             t->ops = opdb_xrealloc(t->ops, t->capops * sizeof *t->ops);
             t->opn = opdb_xrealloc(t->opn, t->capops * sizeof *t->opn);
         }
@@ -135,10 +135,7 @@ group *gfind(gtable *t, const char *op, size_t opn, uint64_t hop, const char *si
 static agg_op *op_slot(op_summary_agg *a, const char *op) {
     for (size_t i = 0; i < a->n; i++)
         if (strcmp(a->ops[i].op, op) == 0) return &a->ops[i];
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 32;
-        a->ops = opdb_xrealloc(a->ops, a->cap * sizeof *a->ops);
-    }
+    OPDB_ALLOC_GROW(a->ops, a->n + 1, a->cap);
     agg_op *o = &a->ops[a->n++];
     memset(o, 0, sizeof *o);
     o->op = opdb_xstrdup(op);
@@ -251,10 +248,7 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
             ep_of_op[opid] = strcmp(out->ops[*so].norm, "DispatchFFNCombine") == 0 && ep_size;
         }
         agg_op *o = &out->ops[*so];
-        if (o->n == o->cap) {
-            o->cap = o->cap ? o->cap * 2 : 16;
-            o->rows = opdb_xrealloc(o->rows, o->cap * sizeof *o->rows);
-        }
+        OPDB_ALLOC_GROW(o->rows, o->n + 1, o->cap);
         o->rows[o->n++] = &((agg_row *)out->rows)[i];
     }
     /* The rows themselves: independent, two threads for many. */

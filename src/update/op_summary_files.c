@@ -9,22 +9,9 @@
 
 #include "opdb/fs.h"
 
-typedef struct strlist {
-    char **v;
-    size_t n, cap;
-} strlist;
-
-static void sl_push(strlist *l, char *s) {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 16;
-        l->v = opdb_xrealloc(l->v, l->cap * sizeof *l->v);
-    }
-    l->v[l->n++] = s;
-}
-
 static bool is_prof_name(const char *name) { return strncmp(name, "PROF_", 5) == 0; }
 
-static void find_prof_dirs(const char *dir, strlist *out) {
+static void find_prof_dirs(const char *dir, opdb_strvec *out) {
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;
@@ -33,7 +20,7 @@ static void find_prof_dirs(const char *dir, strlist *out) {
         char *child = opdb_path_join(dir, e->d_name);
         struct stat st;
         if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode)) {
-            if (is_prof_name(e->d_name)) sl_push(out, opdb_xstrdup(child));
+            if (is_prof_name(e->d_name)) opdb_strvec_push(out, child);
             find_prof_dirs(child, out);
         }
         free(child);
@@ -50,15 +37,14 @@ static bool is_op_summary(const char *name, void *ctx) {
 }
 
 int op_summary_find_files(const char *const *paths, size_t n, char ***files, size_t *nfiles, opdb_err *err) {
-    strlist dirs = {0}, out = {0};
+    opdb_strvec dirs = {0}, out = {0};
     for (size_t i = 0; i < n; i++) {
         if (!opdb_is_dir(paths[i])) {
-            for (size_t k = 0; k < dirs.n; k++) free(dirs.v[k]);
-            free(dirs.v);
+            opdb_strvec_free(&dirs);
             return opdb_fail(err, OPDB_ERR_RUNTIME, "PROF path does not exist or is not a folder: %s", paths[i]);
         }
         char *norm = opdb_path_normalize(paths[i]);
-        if (is_prof_name(opdb_path_basename(norm))) sl_push(&dirs, opdb_xstrdup(norm));
+        if (is_prof_name(opdb_path_basename(norm))) opdb_strvec_push(&dirs, norm);
         find_prof_dirs(norm, &dirs);
         free(norm);
     }
@@ -68,19 +54,18 @@ int op_summary_find_files(const char *const *paths, size_t n, char ***files, siz
         char *mso = opdb_path_join(dirs.v[i], "mindstudio_profiler_output");
         DIR *d = opendir(mso);
         if (d) {
-            strlist here = {0};
+            opdb_strvec here = {0};
             struct dirent *e;
             while ((e = readdir(d)) != NULL)
-                if (is_op_summary(e->d_name, NULL)) sl_push(&here, opdb_path_join(mso, e->d_name));
+                if (is_op_summary(e->d_name, NULL)) opdb_strvec_push_owned(&here, opdb_path_join(mso, e->d_name));
             closedir(d);
             if (here.n > 1) qsort(here.v, here.n, sizeof *here.v, cmp_path);
-            for (size_t k = 0; k < here.n; k++) sl_push(&out, here.v[k]);
+            for (size_t k = 0; k < here.n; k++) opdb_strvec_push_owned(&out, here.v[k]);
             free(here.v);
         }
         free(mso);
     }
-    for (size_t k = 0; k < dirs.n; k++) free(dirs.v[k]);
-    free(dirs.v);
+    opdb_strvec_free(&dirs);
     if (out.n == 0) {
         free(out.v);
         return opdb_fail(err, OPDB_ERR_RUNTIME, "No op_summary_*.csv found");

@@ -81,10 +81,7 @@ static void decode_row(const os_job *J, opdb_field *f, int nf, os_out *o, const 
     const int *col = J->col;
     for (int i = nf; i < J->maxf; i++) f[i] = (opdb_field){(char *)"", 0};
 #define CELL(c) opdb_span_make(f[col[c]].p, f[col[c]].n)
-    if (o->n == o->cap) {
-        o->cap = o->cap ? o->cap * 2 : 4096;
-        o->v = opdb_xrealloc(o->v, o->cap * sizeof *o->v);
-    }
+    OPDB_ALLOC_GROW(o->v, o->n + 1, o->cap);
     os_row *r = &o->v[o->n++];
     r->group = 0; /* probe_cells, probe_batch */
     r->rejected = false; /* take() reads it for skipped rows too */

@@ -18,10 +18,7 @@ sig_entry *si_find_h(sig_index *si, const char *sig, size_t len, uint64_t h) {
 static void si_insert(sig_index *si, const char *sig, size_t len, uint64_t h, size_t row, bool sig_in_arena) {
     sig_entry *e = si_find_h(si, sig, len, h);
     if (!e) {
-        if (si->n == si->cap) {
-            si->cap = si->cap ? si->cap * 2 : 64;
-            si->e = opdb_xrealloc(si->e, si->cap * sizeof *si->e);
-        }
+        OPDB_ALLOC_GROW(si->e, si->n + 1, si->cap);
         e = &si->e[si->n];
         memset(e, 0, sizeof *e);
         e->sig = sig_in_arena ? sig : opdb_arena_strndup(&si->arena, sig, len);
@@ -32,10 +29,7 @@ static void si_insert(sig_index *si, const char *sig, size_t len, uint64_t h, si
         opdb_hindex_add(&si->ix, h, (uint32_t)si->n++);
         return;
     }
-    if (e->n - 1 == e->cap) {
-        e->cap = e->cap ? e->cap * 2 : 2;
-        e->more = opdb_xrealloc(e->more, e->cap * sizeof *e->more);
-    }
+    OPDB_ALLOC_GROW(e->more, e->n, e->cap);
     e->more[e->n++ - 1] = row;
 }
 

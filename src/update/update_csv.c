@@ -27,25 +27,25 @@ static void result_names(update_result *res, const char *path) {
 }
 
 /* A DispatchFFNCombine file without EP Size borrows the single incoming value. */
-static void legacy_ep_size(merge_ctx *m, strvec *cols, const agg_row *const *merge, size_t nmerge,
+static void legacy_ep_size(merge_ctx *m, opdb_strvec *cols, const agg_row *const *merge, size_t nmerge,
                            const agg_row *const *match, size_t nmatch) {
-    strvec eps = {0};
+    opdb_strvec eps = {0};
     for (size_t i = 0; i < nmerge + nmatch; i++) {
         const agg_row *r = i < nmerge ? merge[i] : match[i - nmerge];
         char vb[400];
         opdb_span e = opdb_py_strip(opdb_span_cstr(agg_get(r, "EP Size", vb)));
         char buf[64];
         snprintf(buf, sizeof buf, "%.*s", (int)e.n, e.p);
-        if (e.n && sv_index(&eps, buf) < 0) sv_push(&eps, opdb_xstrdup(buf));
+        if (e.n && opdb_strvec_find(&eps, buf) < 0) opdb_strvec_push(&eps, buf);
     }
     if (eps.n == 1) {
-        sv_push(cols, opdb_xstrdup("EP Size"));
+        opdb_strvec_push(cols, "EP Size");
         int id = ks_add(&m->f->ks, "EP Size");
         for (size_t r = 0; r < m->f->n; r++) drow_set(row_mut(m->f, r), &m->f->ks, id, opdb_span_cstr(eps.v[0]));
         opdb_sb_addf(m->log, "[WARN] %s has no EP Size column; using incoming EP Size=%s for legacy row matching.\n",
                      m->res->name, eps.v[0]);
     }
-    sv_free(&eps);
+    opdb_strvec_free(&eps);
 }
 
 int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const *merge, size_t nmerge,
@@ -53,7 +53,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     result_names(res, path);
     csvfile f;
     memset(&f, 0, sizeof f);
-    strvec cols = {0};
+    opdb_strvec cols = {0};
     merge_ctx m;
     memset(&m, 0, sizeof m);
     m.o = o;
@@ -91,15 +91,15 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
         layout_canonical(&cols);
         for (size_t i = 0; i < nmerge; i++)
             for (int k = 0; k < agg_nkeys(merge[i]); k++)
-                if (sv_index(&cols, agg_key(merge[i], k)) < 0) sv_push(&cols, opdb_xstrdup(agg_key(merge[i], k)));
+                if (opdb_strvec_find(&cols, agg_key(merge[i], k)) < 0) opdb_strvec_push(&cols, agg_key(merge[i], k));
     }
     if (!o->quirks)
         for (size_t i = 0; i < o->nextra_cols; i++)
-            if (sv_index(&cols, o->extra_cols[i]) < 0) sv_push(&cols, opdb_xstrdup(o->extra_cols[i]));
+            if (opdb_strvec_find(&cols, o->extra_cols[i]) < 0) opdb_strvec_push(&cols, o->extra_cols[i]);
     for (size_t i = 0; i < cols.n; i++) ks_add(&f.ks, cols.v[i]);
 
     extra_index_build(&m.xi, o, res->stem);
-    if (strcmp(stem_norm, "DispatchFFNCombine") == 0 && sv_index(&cols, "EP Size") < 0)
+    if (strcmp(stem_norm, "DispatchFFNCombine") == 0 && opdb_strvec_find(&cols, "EP Size") < 0)
         legacy_ep_size(&m, &cols, merge, nmerge, match, nmatch);
     for (size_t i = 0; i < cols.n; i++) f.ks.is_col[ks_add(&f.ks, cols.v[i])] = true;
     for (int i = 0; i < OPDB_NSIG_CELLS; i++) m.id.sig[i] = ks_find(&f.ks, opdb_sig_cell_cols[i]);
@@ -146,7 +146,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
             keep[r] = false;
             changed = true;
             sig_of_drow(&f, &f.rows[r], &m.id, res->stem, &m.disp, true);
-            sv_push(&res->deleted, opdb_xstrdup(m.disp.p));
+            opdb_strvec_push(&res->deleted, m.disp.p);
         }
     }
     int rc = 0;
@@ -168,7 +168,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     opdb_sb_free(&m.disp);
     si_free(&m.si);
     extra_index_free(&m.xi);
-    sv_free(&cols);
+    opdb_strvec_free(&cols);
     csvfile_free(&f);
     return rc;
 }

@@ -17,20 +17,6 @@
 #include "opdb/signature.h"
 #include "update/update_csv.h"
 
-void sv_push(strvec *s, char *owned) {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 8;
-        s->v = opdb_xrealloc(s->v, s->cap * sizeof *s->v);
-    }
-    s->v[s->n++] = owned;
-}
-
-void sv_free(strvec *s) {
-    for (size_t i = 0; i < s->n; i++) free(s->v[i]);
-    free(s->v);
-    memset(s, 0, sizeof *s);
-}
-
 /* ---- which CSVs, and the whole database */
 
 const char *const opdb_replay_ops[] = {
@@ -77,7 +63,7 @@ static bool catalogue_csv(const char *name, void *ctx) {
     return opdb_is_replay_op(norm);
 }
 
-int update_target_csvs(const opdb_update_opts *o, strvec *paths, opdb_err *err) {
+int update_target_csvs(const opdb_update_opts *o, opdb_strvec *paths, opdb_err *err) {
     memset(paths, 0, sizeof *paths);
     if (o->nops) {
         for (size_t i = 0; i < o->nops; i++) {
@@ -85,7 +71,7 @@ int update_target_csvs(const opdb_update_opts *o, strvec *paths, opdb_err *err) 
             snprintf(name, sizeof name, "%s.csv", o->ops[i]);
             if (!o->quirks) {
                 char *p = opdb_path_join(o->db_dir, name);
-                if (opdb_is_file(p)) sv_push(paths, p);
+                if (opdb_is_file(p)) opdb_strvec_push_owned(paths, p);
                 else free(p);
                 continue;
             }
@@ -93,7 +79,7 @@ int update_target_csvs(const opdb_update_opts *o, strvec *paths, opdb_err *err) 
             size_t nf;
             if (opdb_is_dir(o->db_dir)) {
                 if (opdb_find_files(o->db_dir, name_is, name, &found, &nf, err)) return -1;
-                for (size_t k = 0; k < nf; k++) sv_push(paths, found[k]);
+                for (size_t k = 0; k < nf; k++) opdb_strvec_push_owned(paths, found[k]);
                 free(found);
             }
         }
@@ -105,7 +91,7 @@ int update_target_csvs(const opdb_update_opts *o, strvec *paths, opdb_err *err) 
     while ((e = readdir(d)) != NULL) {
         if (!catalogue_csv(e->d_name, NULL)) continue;
         char *p = opdb_path_join(o->db_dir, e->d_name);
-        if (opdb_is_file(p)) sv_push(paths, p);
+        if (opdb_is_file(p)) opdb_strvec_push_owned(paths, p);
         else free(p);
     }
     closedir(d);
@@ -233,7 +219,7 @@ static int new_target(const opdb_update_opts *o, target **t, size_t *nt, size_t 
 
 int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *run, opdb_err *err) {
     memset(run, 0, sizeof *run);
-    strvec paths;
+    opdb_strvec paths;
     if (update_target_csvs(o, &paths, err)) return -1;
     target *t = NULL;
     size_t nt = 0;
@@ -271,7 +257,7 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
         if (!o->quirks && o->add_new_ops) {
             if (new_target(o, &t, &nt, nexisting, op->op, err)) rc = -1;
         } else {
-            sv_push(&run->unmatched_ops, opdb_xstrdup(op->op));
+            opdb_strvec_push(&run->unmatched_ops, op->op);
             run->unmatched_rows = opdb_xrealloc(run->unmatched_rows, run->unmatched_ops.n * sizeof *run->unmatched_rows);
             run->unmatched_rows[run->unmatched_ops.n - 1] = op->n;
         }
@@ -285,7 +271,7 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
     if (rc) { /* a name broke the path policy: nothing was written */
         for (size_t k = 0; k < nt; k++) free(t[k].stem), free(t[k].path);
         free(t);
-        sv_free(&paths);
+        opdb_strvec_free(&paths);
         return -1;
     }
     if (nt > 1) qsort(t, nt, sizeof *t, cmp_target);
@@ -341,7 +327,7 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
         free(t[k].path);
     }
     free(t);
-    sv_free(&paths);
+    opdb_strvec_free(&paths);
     return rc;
 }
 
@@ -349,14 +335,14 @@ void update_run_free(update_run *run) {
     for (size_t i = 0; i < run->n; i++) {
         update_result *r = &run->r[i];
         free(r->path), free(r->stem), free(r->name);
-        sv_free(&r->missing), sv_free(&r->deleted), sv_free(&r->no_sample);
+        opdb_strvec_free(&r->missing), opdb_strvec_free(&r->deleted), opdb_strvec_free(&r->no_sample);
         for (size_t k = 0; k < r->ndups; k++) free(r->dups[k].sig);
         free(r->dups);
         for (size_t k = 0; k < r->ngaps; k++) free(r->gaps[k].op), free(r->gaps[k].csv_name), free(r->gaps[k].sig);
         free(r->gaps);
     }
     free(run->r);
-    sv_free(&run->unmatched_ops);
+    opdb_strvec_free(&run->unmatched_ops);
     free(run->unmatched_rows);
     memset(run, 0, sizeof *run);
 }

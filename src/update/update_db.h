@@ -10,7 +10,7 @@
 typedef struct update_run {
     update_result *r;
     size_t n;
-    strvec unmatched_ops;      /* profiled operators with no CSV (default mode) */
+    opdb_strvec unmatched_ops;      /* profiled operators with no CSV (default mode) */
     unsigned long long *unmatched_rows;
 } update_run;
 
@@ -19,6 +19,6 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
 void update_run_free(update_run *run);
 
 /* Which CSVs a run touches (also used by the missing-only short-circuit). */
-int update_target_csvs(const opdb_update_opts *o, strvec *paths, opdb_err *err);
+int update_target_csvs(const opdb_update_opts *o, opdb_strvec *paths, opdb_err *err);
 
 #endif

@@ -11,9 +11,9 @@
 #define PROF_AVG_DUR OPDB_COL_PROF_AVG_DUR
 
 /* The 62-column layout of a new CSV. */
-void layout_canonical(strvec *cols);
+void layout_canonical(opdb_strvec *cols);
 /* get_cols(fieldnames) for an existing file. */
-void layout_existing(const strvec *fields, strvec *cols);
-long sv_index(const strvec *s, const char *x);
+void layout_existing(const opdb_strvec *fields, opdb_strvec *cols);
+long opdb_strvec_find(const opdb_strvec *s, const char *x);
 
 #endif

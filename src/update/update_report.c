@@ -85,7 +85,7 @@ static char *fmt(const char *f, ...) {
     return s;
 }
 
-static char *join_examples(const strvec *v) {
+static char *join_examples(const opdb_strvec *v) {
     opdb_strbuf sb;
     opdb_sb_init(&sb);
     for (size_t i = 0; i < v->n && i < MAX_EXAMPLES; i++) {
@@ -367,7 +367,7 @@ static void json_str(opdb_strbuf *out, const char *s) {
     opdb_sb_addc(out, '"');
 }
 
-static void json_list(opdb_strbuf *out, const char *key, const strvec *v, const char *indent) {
+static void json_list(opdb_strbuf *out, const char *key, const opdb_strvec *v, const char *indent) {
     opdb_sb_addf(out, ",\n%s\"%s\": [", indent, key);
     for (size_t i = 0; i < v->n; i++) {
         opdb_sb_adds(out, i ? ", " : "");

@@ -1,5 +1,5 @@
 /* What merging one database CSV found (update_csv.c), for the report
- * (update_report.c), and the string vector the update code shares.  Kept
+ * (update_report.c).  Kept
  * apart from update_db.h so the per-CSV modules below update_db do not
  * include it (no include cycles: scripts/check_include_cycles.py). */
 #ifndef OPDB_UPDATE_UPDATE_RESULT_H
@@ -9,13 +9,6 @@
 #include <stddef.h>
 
 #include "opdb/update.h"
-
-typedef struct strvec {
-    char **v;
-    size_t n, cap;
-} strvec;
-void sv_push(strvec *s, char *owned);
-void sv_free(strvec *s);
 
 /* A hotspot: a row whose microbenchmark/profiling ratio is outside [0.8, 1.2]. */
 typedef struct gap {
@@ -31,7 +24,7 @@ typedef struct dup_sig {
 typedef struct update_result {
     char *path, *stem, *name;
     long updated, added, unchanged;
-    strvec missing, deleted, no_sample;
+    opdb_strvec missing, deleted, no_sample;
     dup_sig *dups;
     size_t ndups;
     gap *gaps;

@@ -44,7 +44,7 @@ static int csv_complete(const char *path, bool *complete, opdb_err *err) {
 
 static int short_circuit(const opdb_update_opts *o, bool *done, opdb_err *err) {
     *done = false;
-    strvec paths;
+    opdb_strvec paths;
     if (update_target_csvs(o, &paths, err)) return -1;
     bool all = paths.n > 0;
     int rc = 0;
@@ -58,7 +58,7 @@ static int short_circuit(const opdb_update_opts *o, bool *done, opdb_err *err) {
         fprintf(o->out, "[SUMMARY] All target CSV files already have usable replay durations.\n");
         *done = true;
     }
-    sv_free(&paths);
+    opdb_strvec_free(&paths);
     return rc;
 }
 
