@@ -25,7 +25,7 @@ typedef struct opdb_aie_opts {
     FILE *out;                     /* "[write] <path>" lines */
 } opdb_aie_opts;
 
-int opdb_aie_run(const opdb_aie_opts *o, opdb_err *err);
+OPDB_API int opdb_aie_run(const opdb_aie_opts *o, opdb_err *err);
 
 #ifdef __cplusplus
 }

@@ -19,8 +19,8 @@ extern "C" {
 #define OPDB_BENCH_BREAKER 5
 
 /* Columns opdb bench adds after the existing ones (default mode). */
-extern const char *const opdb_bench_extra_cols[];
-extern const size_t opdb_bench_nextra_cols;
+OPDB_API extern const char *const opdb_bench_extra_cols[];
+OPDB_API extern const size_t opdb_bench_nextra_cols;
 
 typedef struct opdb_bench_opts {
     const char *db_dir;              /* database folder */
@@ -43,11 +43,11 @@ typedef struct opdb_bench_opts {
 /* Runs the benchmark on backend b. Returns 0 when every selected row was
  * measured or skipped, 1 when some row failed (results are still written
  * back), -1 with err set on an error that stopped the run. */
-int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err);
+OPDB_API int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err);
 
 /* `<data root>/<device, sanitised>/opdb_<backend>/<stack>` (malloc'd), data
  * root = data_root, else $OPDB_DATA_ROOT, else "data". */
-char *opdb_bench_default_dir(const opdb_backend *b, const char *data_root);
+OPDB_API char *opdb_bench_default_dir(const opdb_backend *b, const char *data_root);
 
 /* The built-in grid: rows of LLM-typical shapes per operator. */
 typedef struct opdb_grid_row {
@@ -57,8 +57,8 @@ typedef struct opdb_grid_row {
 
 /* Rows of grid `name` ("default"; $OPDB_BENCH_GRID_LIMIT=N keeps the first N
  * rows of each operator, for tests). Caller frees with opdb_grid_free. */
-int opdb_grid_rows(const char *name, opdb_grid_row **rows, size_t *n, opdb_err *err);
-void opdb_grid_free(opdb_grid_row *rows, size_t n);
+OPDB_API int opdb_grid_rows(const char *name, opdb_grid_row **rows, size_t *n, opdb_err *err);
+OPDB_API void opdb_grid_free(opdb_grid_row *rows, size_t n);
 
 #ifdef __cplusplus
 }

@@ -25,17 +25,17 @@ typedef enum opdb_comm_op {
 } opdb_comm_op;
 
 /* "all_reduce", ...; the CSV kernel type "hcom_allReduce_" (file = type + ".csv"). */
-const char *opdb_comm_op_name(opdb_comm_op op);
-const char *opdb_comm_op_kernel(opdb_comm_op op);
+OPDB_API const char *opdb_comm_op_name(opdb_comm_op op);
+OPDB_API const char *opdb_comm_op_kernel(opdb_comm_op op);
 /* nccl-tests' redop column ("sum" or "none") */
-const char *opdb_comm_op_redop(opdb_comm_op op);
+OPDB_API const char *opdb_comm_op_redop(opdb_comm_op op);
 /* Parses an op name; -1 when unknown. */
-int opdb_comm_op_parse(const char *name);
+OPDB_API int opdb_comm_op_parse(const char *name);
 /* The op a file name or title speaks of ("all_reduce_perf", "allgather", "Alltoall"); -1 if none. */
-int opdb_comm_op_parse_loose(const char *text);
+OPDB_API int opdb_comm_op_parse_loose(const char *text);
 /* nccl-tests' bus-bandwidth factor for n ranks: allreduce 2(n-1)/n,
  * allgather/reducescatter/alltoall (n-1)/n, broadcast 1. */
-double opdb_comm_busbw_factor(opdb_comm_op op, int nranks);
+OPDB_API double opdb_comm_busbw_factor(opdb_comm_op op, int nranks);
 
 typedef struct opdb_comm_dtype {
     const char *torch_name; /* "torch.bfloat16" */
@@ -44,14 +44,14 @@ typedef struct opdb_comm_dtype {
     int size;               /* bytes per element */
 } opdb_comm_dtype;
 /* By torch name ("torch.bfloat16") or short name ("bfloat16"); NULL when unknown. */
-const opdb_comm_dtype *opdb_comm_dtype_find(const char *name);
-const opdb_comm_dtype *opdb_comm_dtype_default(void);
+OPDB_API const opdb_comm_dtype *opdb_comm_dtype_find(const char *name);
+OPDB_API const opdb_comm_dtype *opdb_comm_dtype_default(void);
 
 /* bf16 / fp16 <-> float (round to nearest even), for the 16-bit sum ops. */
-float opdb_bf16_to_float(unsigned short h);
-unsigned short opdb_float_to_bf16(float f);
-float opdb_fp16_to_float(unsigned short h);
-unsigned short opdb_float_to_fp16(float f);
+OPDB_API float opdb_bf16_to_float(unsigned short h);
+OPDB_API unsigned short opdb_float_to_bf16(float f);
+OPDB_API float opdb_fp16_to_float(unsigned short h);
+OPDB_API unsigned short opdb_float_to_fp16(float f);
 
 /* ---- topology (spec §2) ---- */
 #define OPDB_COMM_MAX_DIMS 8
@@ -60,12 +60,12 @@ typedef struct opdb_comm_grid {
     long long dims[OPDB_COMM_MAX_DIMS];
 } opdb_comm_grid;
 /* Tier of the group ranks first..first+n-1 (outermost differing dimension). */
-int opdb_comm_tier_of_range(const opdb_comm_grid *g, long long first, long long n);
+OPDB_API int opdb_comm_tier_of_range(const opdb_comm_grid *g, long long first, long long n);
 /* Group for (nd, tier) anchored at rank 0: sets *base; -1 with msg when nd
  * exceeds the tier's span or tier is out of range. */
-int opdb_comm_group(const opdb_comm_grid *g, long long nd, int tier, long long *base, char *msg, size_t cap);
+OPDB_API int opdb_comm_group(const opdb_comm_grid *g, long long nd, int tier, long long *base, char *msg, size_t cap);
 /* "[48, 8, 2]" */
-void opdb_comm_grid_repr(const opdb_comm_grid *g, char *buf, size_t cap);
+OPDB_API void opdb_comm_grid_repr(const opdb_comm_grid *g, char *buf, size_t cap);
 
 /* ---- dispatch overhead table (spec §1) ---- */
 typedef struct opdb_comm_overhead {
@@ -78,11 +78,11 @@ typedef struct opdb_comm_overheads {
     size_t n;
 } opdb_comm_overheads;
 /* The reference's table. */
-void opdb_comm_overheads_default(opdb_comm_overheads *t);
+OPDB_API void opdb_comm_overheads_default(opdb_comm_overheads *t);
 /* A CSV file "op,num_devices,overhead_us" (header line optional) replaces the table. */
-int opdb_comm_overheads_load(opdb_comm_overheads *t, const char *path, opdb_err *err);
-double opdb_comm_overhead_of(const opdb_comm_overheads *t, opdb_comm_op op, long long nd);
-void opdb_comm_overheads_free(opdb_comm_overheads *t);
+OPDB_API int opdb_comm_overheads_load(opdb_comm_overheads *t, const char *path, opdb_err *err);
+OPDB_API double opdb_comm_overhead_of(const opdb_comm_overheads *t, opdb_comm_op op, long long nd);
+OPDB_API void opdb_comm_overheads_free(opdb_comm_overheads *t);
 
 /* ---- CSV rows (spec §3.5-3.6) ---- */
 #define OPDB_COMM_CSV_HEADER "message_bytes,num_devices,dtype,topology_tier,Duration(us),bandwidth_gbps"
@@ -94,13 +94,13 @@ typedef struct opdb_comm_row {
     double bandwidth_gbps;
 } opdb_comm_row;
 /* The written row for a measured value (µs): round(value, 2), plus the overhead, rounded again. */
-opdb_comm_row opdb_comm_make_row(long long bytes, long long nd, const char *label, int tier, double value_us,
+OPDB_API opdb_comm_row opdb_comm_make_row(long long bytes, long long nd, const char *label, int tier, double value_us,
                                  double overhead_us);
 /* Appends "a,b,c,d,e,f\r\n" (floats as repr). */
-void opdb_comm_row_format(opdb_strbuf *sb, const opdb_comm_row *r);
+OPDB_API void opdb_comm_row_format(opdb_strbuf *sb, const opdb_comm_row *r);
 /* Appends rows to path (header first when the file does not exist), through
  * a temp file and rename under the folder lock. */
-int opdb_comm_csv_append(const char *path, const opdb_comm_row *rows, size_t n, opdb_err *err);
+OPDB_API int opdb_comm_csv_append(const char *path, const opdb_comm_row *rows, size_t n, opdb_err *err);
 
 /* ---- the benchmark configuration (spec §3.1-3.2 plus nccl-tests timing flags) ---- */
 typedef struct opdb_comm_config {
@@ -132,11 +132,11 @@ typedef struct opdb_comm_bench_opts {
 
 /* Parses `opdb comm bench` flags (argv[0] is the command name). Returns 0,
  * 1 for --help (printed to stdout) or 2 for a usage error (printed). */
-int opdb_comm_bench_parse(int argc, char **argv, opdb_comm_bench_opts *o);
-void opdb_comm_bench_opts_free(opdb_comm_bench_opts *o);
+OPDB_API int opdb_comm_bench_parse(int argc, char **argv, opdb_comm_bench_opts *o);
+OPDB_API void opdb_comm_bench_opts_free(opdb_comm_bench_opts *o);
 /* Configuration list in the reference's order; skipped (op, nd, tier) print
  * "WARNING: skipping ..." to warn (may be NULL). */
-opdb_comm_config *opdb_comm_configs(const opdb_comm_bench_opts *o, size_t *n, FILE *warn);
+OPDB_API opdb_comm_config *opdb_comm_configs(const opdb_comm_bench_opts *o, size_t *n, FILE *warn);
 
 /* ---- statistics and report lines ---- */
 typedef struct opdb_comm_stats {
@@ -144,14 +144,14 @@ typedef struct opdb_comm_stats {
     double rank_min, rank_max;         /* per-rank mean: the spread over ranks */
 } opdb_comm_stats;
 /* Sorts v (n > 0) and fills min/median/p90/max/mean. */
-void opdb_comm_stats_of(double *v, size_t n, opdb_comm_stats *s);
+OPDB_API void opdb_comm_stats_of(double *v, size_t n, opdb_comm_stats *s);
 /* One nccl-tests row: "%12zu  %12zu  %8s  %6s  %6i  %7s  %6.2f  %6.2f  %5s  ..." */
-void opdb_comm_nccl_line(opdb_strbuf *sb, opdb_comm_op op, const opdb_comm_dtype *dt, long long bytes, int nranks,
+OPDB_API void opdb_comm_nccl_line(opdb_strbuf *sb, opdb_comm_op op, const opdb_comm_dtype *dt, long long bytes, int nranks,
                          double oop_us, long long oop_wrong, double ip_us, long long ip_wrong);
 /* The header block's two column lines. */
-void opdb_comm_nccl_header(opdb_strbuf *sb);
+OPDB_API void opdb_comm_nccl_header(opdb_strbuf *sb);
 /* nccl-tests' message size -> element count for op (bytes are per the nccl-tests convention). */
-long long opdb_comm_count(opdb_comm_op op, long long bytes, const opdb_comm_dtype *dt, long long nd);
+OPDB_API long long opdb_comm_count(opdb_comm_op op, long long bytes, const opdb_comm_dtype *dt, long long nd);
 
 /* ---- alignment validator (spec §5) and the fitted model ---- */
 typedef struct opdb_comm_validate_opts {
@@ -161,16 +161,16 @@ typedef struct opdb_comm_validate_opts {
 } opdb_comm_validate_opts;
 /* Prints the report (or JSON) to out; bad rows to err_out. Returns the exit
  * code: 0 all OK, 1 any FAIL (or bad row), -1 with err set on a fatal error. */
-int opdb_comm_validate(const opdb_comm_validate_opts *o, FILE *out, FILE *err_out, opdb_err *err);
+OPDB_API int opdb_comm_validate(const opdb_comm_validate_opts *o, FILE *out, FILE *err_out, opdb_err *err);
 /* The α-β prediction in µs for a tier (0-2). */
-double opdb_comm_predict_us(opdb_comm_op op, long long bytes, long long n, int tier);
+OPDB_API double opdb_comm_predict_us(opdb_comm_op op, long long bytes, long long n, int tier);
 
 /* Least-squares t = alpha + beta*m over points (m, t); r2 = 1 - SSres/SStot. */
 typedef struct opdb_comm_fit {
     size_t n;
     double alpha_us, beta_us_per_byte, r2, med_rel_res, max_rel_res;
 } opdb_comm_fit;
-void opdb_comm_fit_points(const double *m, const double *t, size_t n, opdb_comm_fit *f);
+OPDB_API void opdb_comm_fit_points(const double *m, const double *t, size_t n, opdb_comm_fit *f);
 
 /* ---- log importers (nccl-tests, OSU) ---- */
 typedef struct opdb_comm_log_row {
@@ -193,8 +193,8 @@ typedef struct opdb_comm_log {
 } opdb_comm_log;
 /* Parses an nccl-tests or OSU log held in memory (no files written). Returns
  * 0, or -1 with err set when the text is neither. */
-int opdb_comm_log_parse(const char *text, size_t len, opdb_comm_log *log, opdb_err *err);
-void opdb_comm_log_free(opdb_comm_log *log);
+OPDB_API int opdb_comm_log_parse(const char *text, size_t len, opdb_comm_log *log, opdb_err *err);
+OPDB_API void opdb_comm_log_free(opdb_comm_log *log);
 
 typedef struct opdb_comm_import_opts {
     const char *output_dir;
@@ -210,7 +210,7 @@ typedef struct opdb_comm_import_result {
     char summary[512];
 } opdb_comm_import_result;
 /* Imports one log into output_dir/<kernel>.csv; -1 with a one-line reason in err when refused. */
-int opdb_comm_import_file(const opdb_comm_import_opts *o, const char *path, opdb_comm_import_result *res,
+OPDB_API int opdb_comm_import_file(const opdb_comm_import_opts *o, const char *path, opdb_comm_import_result *res,
                           opdb_err *err);
 
 #ifdef __cplusplus

@@ -33,12 +33,12 @@ typedef struct opdb_cmp_stats {
 } opdb_cmp_stats;
 
 /* The entry for kt, created (zeroed) when absent. */
-opdb_cmp_stat *opdb_cmp_stats_get(opdb_cmp_stats *s, const char *kt, size_t n);
-opdb_cmp_stat *opdb_cmp_stats_find(const opdb_cmp_stats *s, const char *kt, size_t n);
+OPDB_API opdb_cmp_stat *opdb_cmp_stats_get(opdb_cmp_stats *s, const char *kt, size_t n);
+OPDB_API opdb_cmp_stat *opdb_cmp_stats_find(const opdb_cmp_stats *s, const char *kt, size_t n);
 /* Adds a func name unless present (only the first three are kept: that is
  * all the output shows, and insertion order decides which). */
-void opdb_cmp_stat_add_func(opdb_cmp_stat *st, const char *fn, size_t n);
-void opdb_cmp_stats_free(opdb_cmp_stats *s);
+OPDB_API void opdb_cmp_stat_add_func(opdb_cmp_stat *st, const char *fn, size_t n);
+OPDB_API void opdb_cmp_stats_free(opdb_cmp_stats *s);
 
 /* ---- op_mapping.yaml -------------------------------------------------------- */
 
@@ -47,13 +47,13 @@ typedef struct opdb_cmp_mapping opdb_cmp_mapping;
 /* Loads <data_dir>/op_mapping.yaml (absent -> empty mapping). With
  * nested_too, entries under `operator_mappings:` are found as well (opdb's
  * default); otherwise only the top level is searched (the reference). */
-int opdb_cmp_mapping_load(opdb_cmp_mapping **out, const char *data_dir, bool nested_too, opdb_err *err);
-void opdb_cmp_mapping_free(opdb_cmp_mapping *m);
+OPDB_API int opdb_cmp_mapping_load(opdb_cmp_mapping **out, const char *data_dir, bool nested_too, opdb_err *err);
+OPDB_API void opdb_cmp_mapping_free(opdb_cmp_mapping *m);
 /* The reference's _get_op_entry + resolve_kernel_type / is_zero_cost for an
  * op name: *kt (NULL when none; owned by the mapping) and *zero_cost. */
-void opdb_cmp_mapping_lookup(const opdb_cmp_mapping *m, const char *op, const char **kt, bool *zero_cost);
+OPDB_API void opdb_cmp_mapping_lookup(const opdb_cmp_mapping *m, const char *op, const char **kt, bool *zero_cost);
 /* op.replace("torch.ops.", ""), malloc'd; *len its length. */
-char *opdb_cmp_short_name(const char *op, size_t *len);
+OPDB_API char *opdb_cmp_short_name(const char *op, size_t *len);
 
 /* ---- Inputs ------------------------------------------------------------------ */
 
@@ -66,14 +66,14 @@ typedef struct opdb_cmp_opts {
 
 /* TC statistics (§2.4) of one Chrome trace (.json / .json.gz, object or bare
  * array form). Warnings (sole-PID fallback) go to stderr. */
-int opdb_cmp_read_tc(const char *path, const opdb_cmp_mapping *map, const opdb_cmp_opts *o, opdb_cmp_stats *out,
+OPDB_API int opdb_cmp_read_tc(const char *path, const opdb_cmp_mapping *map, const opdb_cmp_opts *o, opdb_cmp_stats *out,
                      opdb_err *err);
 
 /* Profiling statistics (§2.5) of a forward-pass kernel CSV. */
-int opdb_cmp_read_prof(const char *path, const opdb_cmp_opts *o, opdb_cmp_stats *out, opdb_err *err);
+OPDB_API int opdb_cmp_read_prof(const char *path, const opdb_cmp_opts *o, opdb_cmp_stats *out, opdb_err *err);
 
 /* n_forward_passes of an M6 JSON (1 when the key is absent). */
-int opdb_cmp_read_nfwd(const char *path, double *n_fwd, opdb_err *err);
+OPDB_API int opdb_cmp_read_nfwd(const char *path, double *n_fwd, opdb_err *err);
 
 /* ---- Rows and outputs ----------------------------------------------------------- */
 
@@ -102,25 +102,25 @@ typedef struct opdb_cmp_scenario {
 } opdb_cmp_scenario;
 
 /* Rows (§2.6) of the union of both maps, sorted as the reference sorts them. */
-void opdb_cmp_build_rows(const opdb_cmp_stats *tc, const opdb_cmp_stats *prof, double n_fwd, opdb_cmp_scenario *sc);
-void opdb_cmp_scenario_free(opdb_cmp_scenario *sc);
+OPDB_API void opdb_cmp_build_rows(const opdb_cmp_stats *tc, const opdb_cmp_stats *prof, double n_fwd, opdb_cmp_scenario *sc);
+OPDB_API void opdb_cmp_scenario_free(opdb_cmp_scenario *sc);
 
 /* The console block of one scenario (§2.7), starting with its blank line. */
-void opdb_cmp_console(opdb_strbuf *out, const opdb_cmp_scenario *sc);
+OPDB_API void opdb_cmp_console(opdb_strbuf *out, const opdb_cmp_scenario *sc);
 /* opdb's default table of one scenario (starting with its blank line):
  * English headers, aligned columns, the first `top` rows (0: all) and a
  * line counting the rest; "not measured" where the measured time is 0. */
-void opdb_cmp_console_table(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t top);
+OPDB_API void opdb_cmp_console_table(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t top);
 /* Terminal cells taken by UTF-8 text (East Asian wide characters: 2). */
-size_t opdb_cmp_cells(const char *s);
+OPDB_API size_t opdb_cmp_cells(const char *s);
 /* A row status in English ("not modelled" for the reference's TC未建模). */
-const char *opdb_cmp_status_en(const char *status);
+OPDB_API const char *opdb_cmp_status_en(const char *status);
 /* The JSON document of all scenarios (indent 2, raw UTF-8, no final newline). */
 /* python_nan: NaN/Infinity as the reference writes them (else null). */
-void opdb_cmp_json(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n, bool python_nan);
+OPDB_API void opdb_cmp_json(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n, bool python_nan);
 /* A self-contained HTML page: per scenario an SVG bar chart (predicted vs
  * measured per kernel type), the error per type and the table. */
-void opdb_cmp_html(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n);
+OPDB_API void opdb_cmp_html(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n);
 
 /* ---- The whole command ---------------------------------------------------------- */
 
@@ -133,7 +133,7 @@ typedef struct opdb_compare_args {
 
 /* Runs every scenario, prints the console report to out, writes --output
  * (and --html). Returns 0 or -1 with err set. */
-int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err);
+OPDB_API int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "opdb/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,11 +33,11 @@ typedef struct opdb_err {
 #endif
 
 /* Set err (if not already set) and return -1, so callers can `return opdb_fail(...)`. */
-int opdb_fail(opdb_err *err, int code, const char *fmt, ...) OPDB_PRINTF(3, 4);
-void opdb_err_clear(opdb_err *err);
+OPDB_API int opdb_fail(opdb_err *err, int code, const char *fmt, ...) OPDB_PRINTF(3, 4);
+OPDB_API void opdb_err_clear(opdb_err *err);
 
 /* Warnings go to stderr, prefixed "opdb: warning: ". */
-void opdb_warn(const char *fmt, ...) OPDB_PRINTF(1, 2);
+OPDB_API void opdb_warn(const char *fmt, ...) OPDB_PRINTF(1, 2);
 
 /* A view of bytes owned elsewhere. */
 typedef struct opdb_span {
@@ -47,9 +49,9 @@ static inline opdb_span opdb_span_make(const char *p, size_t n) {
     opdb_span s = {p, n};
     return s;
 }
-opdb_span opdb_span_cstr(const char *s);
-bool opdb_span_eq(opdb_span a, opdb_span b);
-bool opdb_span_eq_cstr(opdb_span a, const char *s);
+OPDB_API opdb_span opdb_span_cstr(const char *s);
+OPDB_API bool opdb_span_eq(opdb_span a, opdb_span b);
+OPDB_API bool opdb_span_eq_cstr(opdb_span a, const char *s);
 
 /* Bump allocator: many small allocations, one free. */
 typedef struct opdb_arena_chunk opdb_arena_chunk;
@@ -60,20 +62,20 @@ typedef struct opdb_arena {
 
 /* chunk_size of OPDB_BIG_ALLOC_MIN or more: chunks are opdb_big_alloc'ed (huge pages), each
  * chunk_size bytes in all (header included) */
-void opdb_arena_init(opdb_arena *a, size_t chunk_size);
-void *opdb_arena_alloc(opdb_arena *a, size_t n);          /* 8-byte aligned, aborts on OOM */
-char *opdb_arena_strndup(opdb_arena *a, const char *p, size_t n); /* NUL-terminated copy */
-void opdb_arena_free(opdb_arena *a);
+OPDB_API void opdb_arena_init(opdb_arena *a, size_t chunk_size);
+OPDB_API void *opdb_arena_alloc(opdb_arena *a, size_t n);          /* 8-byte aligned, aborts on OOM */
+OPDB_API char *opdb_arena_strndup(opdb_arena *a, const char *p, size_t n); /* NUL-terminated copy */
+OPDB_API void opdb_arena_free(opdb_arena *a);
 
 /* Allocation helpers (src/core/alloc.c).  One out-of-memory policy for all
  * of opdb: "opdb: out of memory (allocating N bytes)" on stderr, exit 1. */
-OPDB_NORETURN void opdb_die_oom(size_t n);
-void *opdb_xmalloc(size_t n);
-void *opdb_xcalloc(size_t n, size_t size);
-void *opdb_xrealloc(void *p, size_t n);
+OPDB_API OPDB_NORETURN void opdb_die_oom(size_t n);
+OPDB_API void *opdb_xmalloc(size_t n);
+OPDB_API void *opdb_xcalloc(size_t n, size_t size);
+OPDB_API void *opdb_xrealloc(void *p, size_t n);
 /* The capacity after growing one of cap entries (of elem bytes) to hold nr > cap:
  * doubled until it does (dies on overflow). */
-size_t opdb_grow_cap(size_t cap, size_t nr, size_t elem);
+OPDB_API size_t opdb_grow_cap(size_t cap, size_t nr, size_t elem);
 /* Grow the array p (a pointer lvalue with capacity cap, an integer lvalue in
  * entries) to hold at least nr entries, as git's ALLOC_GROW:
  *   OPDB_ALLOC_GROW(v, n + 1, cap); v[n++] = x;                            */
@@ -86,7 +88,7 @@ size_t opdb_grow_cap(size_t cap, size_t nr, size_t elem);
         }                                                                               \
     } while (0)
 /* The virtual memory page size. */
-size_t opdb_page_size(void);
+OPDB_API size_t opdb_page_size(void);
 
 /* From this size on a block is worth its own mapping on huge pages
  * (opdb_big_alloc, arena chunks); below it, malloc/calloc. */
@@ -94,19 +96,19 @@ size_t opdb_page_size(void);
 /* Big zeroed arrays (OPDB_BIG_ALLOC_MIN and more: own mappings with huge pages where the
  * kernel gives them; less: calloc); the caller
  * keeps the size for realloc/free.  Dies on OOM. */
-void *opdb_big_alloc(size_t n);
-void *opdb_big_realloc(void *p, size_t old_n, size_t n);
-void opdb_big_free(void *p, size_t n);
+OPDB_API void *opdb_big_alloc(size_t n);
+OPDB_API void *opdb_big_realloc(void *p, size_t old_n, size_t n);
+OPDB_API void opdb_big_free(void *p, size_t n);
 
 /* Faulting memory in ahead of use on otherwise idle CPU time (a thread at
  * nice 19; see src/core/prefault.c).  Between begin and end,
  * every opdb_big_alloc'ed region, and any given to opdb_prefault, is
  * populated in the background; contents are never changed.  One at a time
  * per process. */
-void opdb_prefault_begin(void);
-void opdb_prefault(void *p, size_t n);
-void opdb_prefault_end(void);
-char *opdb_xstrdup(const char *s);
+OPDB_API void opdb_prefault_begin(void);
+OPDB_API void opdb_prefault(void *p, size_t n);
+OPDB_API void opdb_prefault_end(void);
+OPDB_API char *opdb_xstrdup(const char *s);
 
 /* Growable byte buffer (always NUL-terminated). */
 typedef struct opdb_strbuf {
@@ -114,9 +116,9 @@ typedef struct opdb_strbuf {
     size_t n, cap;
 } opdb_strbuf;
 
-void opdb_sb_init(opdb_strbuf *sb);
-void opdb_sb_free(opdb_strbuf *sb);
-void opdb_sb_grow(opdb_strbuf *sb, size_t extra); /* the slow path of reserve */
+OPDB_API void opdb_sb_init(opdb_strbuf *sb);
+OPDB_API void opdb_sb_free(opdb_strbuf *sb);
+OPDB_API void opdb_sb_grow(opdb_strbuf *sb, size_t extra); /* the slow path of reserve */
 /* Inline: these sit in every hot loop (signatures, CSV writing). */
 static inline void opdb_sb_reserve(opdb_strbuf *sb, size_t extra) {
     if (sb->n + extra + 1 > sb->cap) opdb_sb_grow(sb, extra);
@@ -132,9 +134,9 @@ static inline void opdb_sb_addc(opdb_strbuf *sb, char c) {
     sb->p[sb->n++] = c;
     sb->p[sb->n] = '\0';
 }
-void opdb_sb_adds(opdb_strbuf *sb, const char *s);
-void opdb_sb_addf(opdb_strbuf *sb, const char *fmt, ...) OPDB_PRINTF(2, 3);
-void opdb_sb_clear(opdb_strbuf *sb);
+OPDB_API void opdb_sb_adds(opdb_strbuf *sb, const char *s);
+OPDB_API void opdb_sb_addf(opdb_strbuf *sb, const char *fmt, ...) OPDB_PRINTF(2, 3);
+OPDB_API void opdb_sb_clear(opdb_strbuf *sb);
 
 /* A growable array of owned strings (git's strvec); {0} is empty. */
 typedef struct opdb_strvec {
@@ -142,14 +144,14 @@ typedef struct opdb_strvec {
     size_t n, cap;
 } opdb_strvec;
 
-void opdb_strvec_push(opdb_strvec *s, const char *str);   /* a copy */
-void opdb_strvec_push_owned(opdb_strvec *s, char *owned); /* takes a malloc'ed string */
-void opdb_strvec_insert_owned(opdb_strvec *s, size_t at, char *owned);
-long opdb_strvec_find(const opdb_strvec *s, const char *str); /* first index, or -1 */
-void opdb_strvec_free(opdb_strvec *s);                      /* the strings too; then empty */
+OPDB_API void opdb_strvec_push(opdb_strvec *s, const char *str);   /* a copy */
+OPDB_API void opdb_strvec_push_owned(opdb_strvec *s, char *owned); /* takes a malloc'ed string */
+OPDB_API void opdb_strvec_insert_owned(opdb_strvec *s, size_t at, char *owned);
+OPDB_API long opdb_strvec_find(const opdb_strvec *s, const char *str); /* first index, or -1 */
+OPDB_API void opdb_strvec_free(opdb_strvec *s);                      /* the strings too; then empty */
 
 /* 64-bit hash of a byte string; `seed` chains several strings into one key. */
-uint64_t opdb_hash_bytes(const void *p, size_t n, uint64_t seed);
+OPDB_API uint64_t opdb_hash_bytes(const void *p, size_t n, uint64_t seed);
 
 /* A hash index over entries that live in the caller's array: it maps a key's
  * hash to the positions of entries with that hash; the caller compares keys.
@@ -191,10 +193,10 @@ static inline bool opdb_hprobe_next(opdb_hprobe *p, uint32_t *idx) {
     return false;
 }
 
-void opdb_hindex_add(opdb_hindex *ix, uint64_t hash, uint32_t idx);
+OPDB_API void opdb_hindex_add(opdb_hindex *ix, uint64_t hash, uint32_t idx);
 /* Room for n entries without growing (each growth places every entry again). */
-void opdb_hindex_reserve(opdb_hindex *ix, size_t n);
-void opdb_hindex_free(opdb_hindex *ix);
+OPDB_API void opdb_hindex_reserve(opdb_hindex *ix, size_t n);
+OPDB_API void opdb_hindex_free(opdb_hindex *ix);
 
 #ifdef __cplusplus
 }

@@ -42,27 +42,27 @@ typedef struct opdb_csv_fast {
 } opdb_csv_fast;
 
 /* Tests: when true, opdb_csv_fast_init picks the portable block scan. */
-extern bool opdb_csv_fast_portable_only;
+OPDB_API extern bool opdb_csv_fast_portable_only;
 
-void opdb_csv_fast_init(opdb_csv_fast *t, char *buf, size_t len);
+OPDB_API void opdb_csv_fast_init(opdb_csv_fast *t, char *buf, size_t len);
 /* 1: a record in fields[0..*nfields) (cells beyond max_fields are dropped),
  * *rec_off = offset of its first byte; 0: end of buffer; -1: anomaly. */
-int opdb_csv_fast_next(opdb_csv_fast *t, opdb_field *fields, int max_fields,
+OPDB_API int opdb_csv_fast_next(opdb_csv_fast *t, opdb_field *fields, int max_fields,
                        int *nfields, size_t *rec_off);
 /* Like opdb_csv_fast_next, but the buffer is left as it is: fields[] gets the
  * first `keep` (>= 1) cells as written (a quoted cell keeps its quotes), the
  * rest of the record is skipped a block at a time and only counted.
  * *nfields is the record's whole cell count; *quote_after tells whether a
  * '"' appears after the kept cells.  Anomalies as opdb_csv_fast_next. */
-int opdb_csv_fast_skim(opdb_csv_fast *t, opdb_field *fields, int keep, int *nfields,
+OPDB_API int opdb_csv_fast_skim(opdb_csv_fast *t, opdb_field *fields, int keep, int *nfields,
                        size_t *rec_off, bool *quote_after);
 /* A cell as written -> its value: outer quotes dropped, `""` -> `"`,
  * written to out (room for raw.n bytes); returns the length. */
-size_t opdb_csv_unquote(const char *raw, size_t n, char *out);
+OPDB_API size_t opdb_csv_unquote(const char *raw, size_t n, char *out);
 /* A canonical quoted cell's value where it lies inside the cell as written,
  * so no byte has to move: "x" -> x, and """x""" -> "x" (the form profilers
  * quote shapes in), x without quotes.  False for any other cell. */
-bool opdb_csv_quoted_view(const char *raw, size_t n, const char **value, size_t *len);
+OPDB_API bool opdb_csv_quoted_view(const char *raw, size_t n, const char **value, size_t *len);
 
 /* ---- Buffered byte source over a file descriptor. */
 typedef struct opdb_byte_reader {
@@ -74,8 +74,8 @@ typedef struct opdb_byte_reader {
     int err;             /* errno of a failed read, else 0 */
 } opdb_byte_reader;
 
-void opdb_byte_reader_init(opdb_byte_reader *r, int fd, uint64_t start_off, size_t cap);
-void opdb_byte_reader_free(opdb_byte_reader *r);
+OPDB_API void opdb_byte_reader_init(opdb_byte_reader *r, int fd, uint64_t start_off, size_t cap);
+OPDB_API void opdb_byte_reader_free(opdb_byte_reader *r);
 
 /* ---- Exact tokenizer: a byte-at-a-time port of the Python csv state machine.
  * Used for headers, small side files, and wherever the fast path gives up. */
@@ -91,14 +91,14 @@ typedef struct opdb_csv_exact {
     uint64_t open_quote_line; /* line of the quote that was never closed */
 } opdb_csv_exact;
 
-void opdb_csv_exact_init(opdb_csv_exact *x, opdb_byte_reader *in, uint64_t first_line);
-void opdb_csv_exact_free(opdb_csv_exact *x);
+OPDB_API void opdb_csv_exact_init(opdb_csv_exact *x, opdb_byte_reader *in, uint64_t first_line);
+OPDB_API void opdb_csv_exact_free(opdb_csv_exact *x);
 /* 1: a record (blank lines are skipped); 0: EOF; -1: read error (errno in in->err).
  * With keep_blank, a blank line is returned as a record of 0 cells. */
-int opdb_csv_exact_next(opdb_csv_exact *x, opdb_field *fields, int max_fields,
+OPDB_API int opdb_csv_exact_next(opdb_csv_exact *x, opdb_field *fields, int max_fields,
                         int *nfields, bool keep_blank);
 /* Number of cells the last record really had (may exceed max_fields). */
-int opdb_csv_exact_ncells(const opdb_csv_exact *x);
+OPDB_API int opdb_csv_exact_ncells(const opdb_csv_exact *x);
 
 /* ---- A whole CSV file read record by record with the exact tokenizer. */
 typedef struct opdb_csv_file {
@@ -110,14 +110,14 @@ typedef struct opdb_csv_file {
 } opdb_csv_file;
 
 /* Opens path (a UTF-8 BOM is skipped) for records of up to maxf cells. */
-int opdb_csv_file_open(opdb_csv_file *c, const char *path, int maxf, opdb_err *err);
+OPDB_API int opdb_csv_file_open(opdb_csv_file *c, const char *path, int maxf, opdb_err *err);
 /* Next record into c->f / c->nf: 1, 0 at EOF, -1 on a read error. */
-int opdb_csv_file_next(opdb_csv_file *c, bool keep_blank);
+OPDB_API int opdb_csv_file_next(opdb_csv_file *c, bool keep_blank);
 /* File offset just past the last record read. */
-uint64_t opdb_csv_file_offset(const opdb_csv_file *c);
-void opdb_csv_file_close(opdb_csv_file *c);
+OPDB_API uint64_t opdb_csv_file_offset(const opdb_csv_file *c);
+OPDB_API void opdb_csv_file_close(opdb_csv_file *c);
 /* Index of the last cell of hdr equal to name (DictReader: last wins), or -1. */
-int opdb_csv_col(const opdb_field *hdr, int n, const char *name);
+OPDB_API int opdb_csv_col(const opdb_field *hdr, int n, const char *name);
 /* The cell at index i of a record, "" when the record is shorter. */
 static inline opdb_span opdb_csv_cell(const opdb_field *f, int nf, int i) {
     return i >= 0 && i < nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0);
@@ -126,14 +126,14 @@ static inline opdb_span opdb_csv_cell(const opdb_field *f, int nf, int i) {
 /* ---- Whole-file helpers. */
 /* Opens `path`, skips a UTF-8 BOM; returns fd or -1 (err set). *body_off is
  * the offset after the BOM. */
-int opdb_csv_open(const char *path, uint64_t *body_off, opdb_err *err);
+OPDB_API int opdb_csv_open(const char *path, uint64_t *body_off, opdb_err *err);
 /* Line number (1-based) of byte offset `off` in the file (counts '\n'). */
-uint64_t opdb_csv_line_of_offset(int fd, uint64_t off);
+OPDB_API uint64_t opdb_csv_line_of_offset(int fd, uint64_t off);
 
 /* ---- Writer: delimiter `,`, CRLF, quote iff the cell has , " \r or \n;
  * a record of exactly one empty cell is written as "". */
-void opdb_csv_write_cell(opdb_strbuf *out, const char *p, size_t n);
-void opdb_csv_write_record(opdb_strbuf *out, const opdb_span *cells, size_t ncells);
+OPDB_API void opdb_csv_write_cell(opdb_strbuf *out, const char *p, size_t n);
+OPDB_API void opdb_csv_write_record(opdb_strbuf *out, const opdb_span *cells, size_t ncells);
 
 #ifdef __cplusplus
 }

@@ -14,14 +14,14 @@ extern "C" {
 #define OPDB_DEFAULT_DEVICE "ATLAS_800_A3_752T_128G_DIE"
 #define OPDB_DATA_ROOT_ENV "OPDB_DATA_ROOT"
 
-extern const char *const opdb_devices[];
-extern const size_t opdb_ndevices;
+OPDB_API extern const char *const opdb_devices[];
+OPDB_API extern const size_t opdb_ndevices;
 
-bool opdb_device_valid(const char *device);
+OPDB_API bool opdb_device_valid(const char *device);
 
 /* Version flag check (after strip): [0-9A-Za-z]+([._+-][0-9A-Za-z]+)* */
-bool opdb_version_valid(const char *v);
-extern const char *const opdb_version_hint;
+OPDB_API bool opdb_version_valid(const char *v);
+OPDB_API extern const char *const opdb_version_hint;
 
 typedef struct opdb_db_target {
     const char *database_path; /* explicit folder: used verbatim */
@@ -32,13 +32,13 @@ typedef struct opdb_db_target {
 
 /* The version folder name `vllm<v>_torch<t>_cann<c>` (malloc'd), or NULL with
  * err set when a component is missing. */
-char *opdb_db_version_dir(const char *vllm, const char *torch, const char *cann, opdb_err *err);
+OPDB_API char *opdb_db_version_dir(const char *vllm, const char *torch, const char *cann, opdb_err *err);
 /* The database folder (malloc'd, pathlib-normalised), or NULL with err set. */
-char *opdb_db_resolve(const opdb_db_target *t, opdb_err *err);
+OPDB_API char *opdb_db_resolve(const opdb_db_target *t, opdb_err *err);
 
 /* `<>:"/\|?*` and control characters become `_`; "" becomes UNKNOWN_TYPE.
  * malloc'd. The result never contains `/`, so it stays inside its folder. */
-char *opdb_sanitize_type_name(const char *type, size_t n);
+OPDB_API char *opdb_sanitize_type_name(const char *type, size_t n);
 
 /* ---- the path policy: every name from input that becomes a file ----
  * opdb_safe_stem (default mode) = opdb_sanitize_type_name, then DEL becomes
@@ -49,20 +49,20 @@ char *opdb_sanitize_type_name(const char *type, size_t n);
  * control byte.  malloc'd. */
 #define OPDB_STEM_MAX 200
 #define OPDB_NAME_MAX 243 /* a file name, leaving room for its ".<name>.tmp.XXXXXX" temp file */
-char *opdb_safe_stem(const char *name, size_t n);
+OPDB_API char *opdb_safe_stem(const char *name, size_t n);
 /* FNV-1a 32 of the bytes. */
-uint32_t opdb_name_hash(const char *p, size_t n);
+OPDB_API uint32_t opdb_name_hash(const char *p, size_t n);
 /* 0 when fname can be one file name inside a folder (not empty, no `/`, not
  * `.`/`..`, at most OPDB_NAME_MAX bytes); else -1 with a clear error (control
  * bytes shown as \xNN).  --reference-quirks writers check raw names with it. */
-int opdb_check_file_name(const char *fname, opdb_err *err);
+OPDB_API int opdb_check_file_name(const char *fname, opdb_err *err);
 /* dir/fname after opdb_check_file_name, verified to lie directly inside dir
  * (malloc'd); NULL with err set otherwise.  Every writer builds its final
  * paths with it. */
-char *opdb_path_in_dir(const char *dir, const char *fname, opdb_err *err);
+OPDB_API char *opdb_path_in_dir(const char *dir, const char *fname, opdb_err *err);
 /* The first of names[0..n) equal to name ignoring ASCII case but not equal
  * (a clash on case-insensitive file systems), or NULL.  NULL entries skipped. */
-const char *opdb_name_case_clash(const char *const *names, size_t n, const char *name);
+OPDB_API const char *opdb_name_case_clash(const char *const *names, size_t n, const char *name);
 
 #ifdef __cplusplus
 }

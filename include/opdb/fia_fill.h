@@ -18,7 +18,7 @@ typedef struct opdb_fia_fill_opts {
     FILE *out;                 /* completion message */
 } opdb_fia_fill_opts;
 
-int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err);
+OPDB_API int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err);
 
 #ifdef __cplusplus
 }

@@ -14,45 +14,45 @@ extern "C" {
 
 /* pathlib's str(Path(p)): collapse `//` and `/./`, drop a trailing `/`,
  * keep `..`; "" becomes ".". Returns malloc'd string. */
-char *opdb_path_normalize(const char *p);
+OPDB_API char *opdb_path_normalize(const char *p);
 /* a + "/" + b, normalised. malloc'd. */
-char *opdb_path_join(const char *a, const char *b);
+OPDB_API char *opdb_path_join(const char *a, const char *b);
 /* Name of the parent folder of `p` (Path(p).parent.name). malloc'd. */
-char *opdb_path_parent_name(const char *p);
+OPDB_API char *opdb_path_parent_name(const char *p);
 /* Parent path (Path(p).parent). malloc'd. */
-char *opdb_path_parent(const char *p);
+OPDB_API char *opdb_path_parent(const char *p);
 /* Final component (Path(p).name). Points into p. */
-const char *opdb_path_basename(const char *p);
+OPDB_API const char *opdb_path_basename(const char *p);
 /* pathlib ordering: compare component by component, bytewise. */
-int opdb_path_cmp(const char *a, const char *b);
+OPDB_API int opdb_path_cmp(const char *a, const char *b);
 
-bool opdb_is_dir(const char *p);
-bool opdb_is_file(const char *p);
-bool opdb_path_exists(const char *p);
+OPDB_API bool opdb_is_dir(const char *p);
+OPDB_API bool opdb_is_file(const char *p);
+OPDB_API bool opdb_path_exists(const char *p);
 /* mkdir -p. */
 /* The whole of path into out (cleared first; NUL-terminated, also when
  * empty). Errors name the file: cannot open, read failed. */
-int opdb_read_file(const char *path, opdb_strbuf *out, opdb_err *err);
-int opdb_mkdirs(const char *p, opdb_err *err);
+OPDB_API int opdb_read_file(const char *path, opdb_strbuf *out, opdb_err *err);
+OPDB_API int opdb_mkdirs(const char *p, opdb_err *err);
 
 /* Recursive listing of regular files below root (not following symlinked
  * folders, like Path.rglob), filtered by `keep(name)`, sorted with
  * opdb_path_cmp. Returns count; *out is a malloc'd array of malloc'd paths. */
 typedef bool (*opdb_name_filter)(const char *name, void *ctx);
-int opdb_find_files(const char *root, opdb_name_filter keep, void *ctx, char ***out,
+OPDB_API int opdb_find_files(const char *root, opdb_name_filter keep, void *ctx, char ***out,
                     size_t *count, opdb_err *err);
-void opdb_free_paths(char **paths, size_t count);
+OPDB_API void opdb_free_paths(char **paths, size_t count);
 
 /* Exclusive advisory lock (flock) on a folder, so concurrent writers to one
  * database serialise. Blocks, saying so on stderr if it has to wait.
  * Returns a descriptor to pass to opdb_dir_unlock, or -1 with err set. */
-int opdb_dir_lock(const char *dir, opdb_err *err);
-void opdb_dir_unlock(int fd);
+OPDB_API int opdb_dir_lock(const char *dir, opdb_err *err);
+OPDB_API void opdb_dir_unlock(int fd);
 
 /* Atomic file replacement: write to a temp file in the same folder, fsync,
  * rename over the target.  A failed or interrupted run leaves the old file.
  * Temp files of a run that is killed by SIGINT/SIGTERM are removed. */
-int opdb_atomic_write(const char *path, const void *data, size_t n, opdb_err *err);
+OPDB_API int opdb_atomic_write(const char *path, const void *data, size_t n, opdb_err *err);
 
 /* The same, streamed: open, append to f->buf (flushed by opdb_atomic_flush
  * whenever the caller likes), then commit (or abort: the target is untouched). */
@@ -62,18 +62,18 @@ typedef struct opdb_atomic_file {
     char *path;
     opdb_strbuf buf;
 } opdb_atomic_file;
-int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err);
-int opdb_atomic_flush(opdb_atomic_file *f);
+OPDB_API int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err);
+OPDB_API int opdb_atomic_flush(opdb_atomic_file *f);
 /* Flushes f->buf, then writes p[0..n) straight to the file (no copy into
  * the buffer: for long runs of bytes that are already in memory). */
-int opdb_atomic_append_direct(opdb_atomic_file *f, const void *p, size_t n);
-int opdb_atomic_commit(opdb_atomic_file *f, opdb_err *err);
-void opdb_atomic_abort(opdb_atomic_file *f);
+OPDB_API int opdb_atomic_append_direct(opdb_atomic_file *f, const void *p, size_t n);
+OPDB_API int opdb_atomic_commit(opdb_atomic_file *f, opdb_err *err);
+OPDB_API void opdb_atomic_abort(opdb_atomic_file *f);
 /* Install the signal handlers that remove in-flight temp files. */
-void opdb_atomic_install_signal_cleanup(void);
+OPDB_API void opdb_atomic_install_signal_cleanup(void);
 /* Removes the temp files of writers in flight (async-signal-safe: for a
  * handler about to end the process). */
-void opdb_atomic_remove_inflight(void);
+OPDB_API void opdb_atomic_remove_inflight(void);
 
 /* A whole file in memory from offset `from` of its `size` bytes: mapped
  * (private, copy-on-write) where allow_map and the file system allow it,
@@ -89,14 +89,14 @@ typedef struct opdb_file_view {
     size_t map_len;
     char *path;       /* when mapped: for the error */
 } opdb_file_view;
-int opdb_file_view_open(opdb_file_view *v, int fd, const char *path, uint64_t from, uint64_t size, bool allow_map,
+OPDB_API int opdb_file_view_open(opdb_file_view *v, int fd, const char *path, uint64_t from, uint64_t size, bool allow_map,
                         opdb_err *err);
 /* The mapping only: false (v empty) where the file cannot be mapped or has
  * no bytes from `from` on. */
-bool opdb_file_view_map(opdb_file_view *v, int fd, const char *path, uint64_t from, uint64_t size);
+OPDB_API bool opdb_file_view_map(opdb_file_view *v, int fd, const char *path, uint64_t from, uint64_t size);
 /* Tests: true makes every view a read one (compares both paths). */
-extern bool opdb_file_view_map_disabled;
-void opdb_file_view_close(opdb_file_view *v);
+OPDB_API extern bool opdb_file_view_map_disabled;
+OPDB_API void opdb_file_view_close(opdb_file_view *v);
 
 #ifdef __cplusplus
 }

@@ -20,18 +20,18 @@ typedef struct opdb_pyrandom {
     int mti;
 } opdb_pyrandom;
 
-void opdb_pyrandom_seed(opdb_pyrandom *r, long long seed);  /* |seed| as Python */
-void opdb_pyrandom_seed_entropy(opdb_pyrandom *r);
-uint32_t opdb_pyrandom_getrandbits(opdb_pyrandom *r, int k);  /* 1 <= k <= 32 */
-uint32_t opdb_pyrandom_randbelow(opdb_pyrandom *r, uint32_t n); /* n >= 1 */
+OPDB_API void opdb_pyrandom_seed(opdb_pyrandom *r, long long seed);  /* |seed| as Python */
+OPDB_API void opdb_pyrandom_seed_entropy(opdb_pyrandom *r);
+OPDB_API uint32_t opdb_pyrandom_getrandbits(opdb_pyrandom *r, int k);  /* 1 <= k <= 32 */
+OPDB_API uint32_t opdb_pyrandom_randbelow(opdb_pyrandom *r, uint32_t n); /* n >= 1 */
 /* random.sample(range(n), k) into out[k] (k <= n). */
-void opdb_pyrandom_sample(opdb_pyrandom *r, size_t n, size_t k, size_t *out);
+OPDB_API void opdb_pyrandom_sample(opdb_pyrandom *r, size_t n, size_t k, size_t *out);
 
 /* ---- Expressions: a Python subset over named integers (grid.md §5.2). */
 typedef struct opdb_grid_expr opdb_grid_expr;
 /* Compiles text; NULL with msg (cap bytes) on a syntax/forbidden error. */
-opdb_grid_expr *opdb_grid_expr_compile(const char *text, char *msg, size_t cap);
-void opdb_grid_expr_free(opdb_grid_expr *e);
+OPDB_API opdb_grid_expr *opdb_grid_expr_compile(const char *text, char *msg, size_t cap);
+OPDB_API void opdb_grid_expr_free(opdb_grid_expr *e);
 /* Variables by name. */
 typedef struct opdb_grid_vars {
     const char *const *names;
@@ -41,17 +41,17 @@ typedef struct opdb_grid_vars {
 /* Evaluates; *is_float tells whether the result is a float (then *f is set,
  * *i = trunc). Returns 0, or -1 with msg set (division by zero, overflow,
  * unknown name, ...). */
-int opdb_grid_expr_eval(const opdb_grid_expr *e, const opdb_grid_vars *v, int64_t *i, double *f, bool *is_float,
+OPDB_API int opdb_grid_expr_eval(const opdb_grid_expr *e, const opdb_grid_vars *v, int64_t *i, double *f, bool *is_float,
                         char *msg, size_t cap);
 
 /* ---- Configuration (grid.md §4). */
 typedef struct opdb_grid_config opdb_grid_config;
 /* The built-in default (src/grid/grid_config.yaml). */
-extern const char opdb_grid_default_config[];
-extern const size_t opdb_grid_default_config_len;
+OPDB_API extern const char opdb_grid_default_config[];
+OPDB_API extern const size_t opdb_grid_default_config_len;
 /* Loads YAML text; `name` is used in error lines ("name:line: ..."). */
-opdb_grid_config *opdb_grid_config_load(const char *text, size_t len, const char *name, opdb_err *err);
-void opdb_grid_config_free(opdb_grid_config *c);
+OPDB_API opdb_grid_config *opdb_grid_config_load(const char *text, size_t len, const char *name, opdb_err *err);
+OPDB_API void opdb_grid_config_free(opdb_grid_config *c);
 
 /* ---- A run over a database folder. */
 typedef struct opdb_grid_opts {
@@ -68,7 +68,7 @@ typedef struct opdb_grid_opts {
 } opdb_grid_opts;
 
 /* Returns 0, or -1 with err set (one line). */
-int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err);
+OPDB_API int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 #define OPDB_NMETRICS 25
-extern const char *const opdb_metric_names[OPDB_NMETRICS];
+OPDB_API extern const char *const opdb_metric_names[OPDB_NMETRICS];
 
 typedef struct opdb_parse_opts {
     const char *profiling_path;  /* a kernel_details/op_summary CSV or a folder */
@@ -50,16 +50,16 @@ typedef enum opdb_input_kind {
 } opdb_input_kind;
 
 /* Classifies path by its first bytes. -1 with err set when it cannot be read. */
-int opdb_input_detect(const char *path, opdb_input_kind *kind, opdb_err *err);
+OPDB_API int opdb_input_detect(const char *path, opdb_input_kind *kind, opdb_err *err);
 
 /* For a CSV whose header lacks the columns parse needs: what the file is and
  * what to do, one line (e.g. "profiled without shapes (Level0): ..."); "" when
  * the header looks like a usable kernel_details / op_summary file. */
-void opdb_csv_profile_hint(const char *path, char *buf, size_t cap);
+OPDB_API void opdb_csv_profile_hint(const char *path, char *buf, size_t cap);
 
 /* Runs the whole parse. Returns 0 on success, -1 with err set otherwise. */
-int opdb_parse_run(const opdb_parse_opts *opts, opdb_parse_result *res, opdb_err *err);
-void opdb_parse_result_free(opdb_parse_result *res);
+OPDB_API int opdb_parse_run(const opdb_parse_opts *opts, opdb_parse_result *res, opdb_err *err);
+OPDB_API void opdb_parse_result_free(opdb_parse_result *res);
 
 #ifdef __cplusplus
 }

@@ -23,24 +23,24 @@ typedef struct opdb_json {
                         by default a non-finite float is written as null: strict JSON */
 } opdb_json;
 
-void opdb_json_init(opdb_json *j, opdb_strbuf *out);
-void opdb_json_begin_object(opdb_json *j);
-void opdb_json_end_object(opdb_json *j);
-void opdb_json_begin_array(opdb_json *j);
-void opdb_json_end_array(opdb_json *j);
-void opdb_json_key(opdb_json *j, const char *key);
-void opdb_json_string(opdb_json *j, const char *s);
-void opdb_json_int(opdb_json *j, long long v);
-void opdb_json_float(opdb_json *j, double v);
-void opdb_json_bool(opdb_json *j, bool v);
-void opdb_json_null(opdb_json *j);
+OPDB_API void opdb_json_init(opdb_json *j, opdb_strbuf *out);
+OPDB_API void opdb_json_begin_object(opdb_json *j);
+OPDB_API void opdb_json_end_object(opdb_json *j);
+OPDB_API void opdb_json_begin_array(opdb_json *j);
+OPDB_API void opdb_json_end_array(opdb_json *j);
+OPDB_API void opdb_json_key(opdb_json *j, const char *key);
+OPDB_API void opdb_json_string(opdb_json *j, const char *s);
+OPDB_API void opdb_json_int(opdb_json *j, long long v);
+OPDB_API void opdb_json_float(opdb_json *j, double v);
+OPDB_API void opdb_json_bool(opdb_json *j, bool v);
+OPDB_API void opdb_json_null(opdb_json *j);
 /* A value already rendered as JSON text (e.g. a number kept verbatim). */
-void opdb_json_raw(opdb_json *j, const char *text);
+OPDB_API void opdb_json_raw(opdb_json *j, const char *text);
 
 /* Appends s as a JSON string literal with ensure_ascii escaping. */
-void opdb_json_quote(opdb_strbuf *out, const char *s);
+OPDB_API void opdb_json_quote(opdb_strbuf *out, const char *s);
 /* The same with ensure_ascii=False: only `"`, `\\` and C0 controls escaped. */
-void opdb_json_quote_utf8(opdb_strbuf *out, const char *s);
+OPDB_API void opdb_json_quote_utf8(opdb_strbuf *out, const char *s);
 
 #ifdef __cplusplus
 }

@@ -34,16 +34,16 @@ typedef struct opdb_m6_result {
 
 /* Reads both inputs. Errors: "TC trace not found: P", "Prof trace not
  * found: P", invalid JSON (file, byte), a non-numeric dur (file, event, byte). */
-int opdb_m6_compute(const opdb_m6_opts *o, opdb_m6_result *r, opdb_err *err);
-void opdb_m6_result_free(opdb_m6_result *r);
+OPDB_API int opdb_m6_compute(const opdb_m6_opts *o, opdb_m6_result *r, opdb_err *err);
+OPDB_API void opdb_m6_result_free(opdb_m6_result *r);
 
 /* The console report (without the JSON line) and the JSON document. */
-void opdb_m6_report(const opdb_m6_opts *o, const opdb_m6_result *r, opdb_strbuf *out);
-void opdb_m6_json(const opdb_m6_opts *o, const opdb_m6_result *r, opdb_strbuf *out);
+OPDB_API void opdb_m6_report(const opdb_m6_opts *o, const opdb_m6_result *r, opdb_strbuf *out);
+OPDB_API void opdb_m6_json(const opdb_m6_opts *o, const opdb_m6_result *r, opdb_strbuf *out);
 
 /* Everything `opdb m6` does: compute, write the JSON (parent folders
  * created), print the report to out. */
-int opdb_m6_run(const opdb_m6_opts *o, FILE *out, opdb_err *err);
+OPDB_API int opdb_m6_run(const opdb_m6_opts *o, FILE *out, opdb_err *err);
 
 #ifdef __cplusplus
 }

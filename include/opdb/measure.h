@@ -32,7 +32,7 @@ typedef struct opdb_measure_opts {
     bool keep_samples;     /* hand the samples over in opdb_measure_result.samples */
 } opdb_measure_opts;
 
-void opdb_measure_defaults(opdb_measure_opts *o);
+OPDB_API void opdb_measure_defaults(opdb_measure_opts *o);
 
 /* Order statistics and spread of n >= 1 samples (v is reordered). */
 typedef struct opdb_sample_stats {
@@ -41,9 +41,9 @@ typedef struct opdb_sample_stats {
     double rsd_pct;        /* sample standard deviation / mean * 100 (0 when n < 2) */
 } opdb_sample_stats;
 
-void opdb_sample_stats_of(double *v, size_t n, opdb_sample_stats *s);
+OPDB_API void opdb_sample_stats_of(double *v, size_t n, opdb_sample_stats *s);
 /* Linear-interpolated percentile (numpy's default) of sorted values, q in [0,100]. */
-double opdb_percentile_sorted(const double *sorted, size_t n, double q);
+OPDB_API double opdb_percentile_sorted(const double *sorted, size_t n, double q);
 
 typedef struct opdb_measure_result {
     opdb_sample_stats st;  /* over the timed samples (microseconds) */
@@ -55,19 +55,19 @@ typedef struct opdb_measure_result {
 
 /* Times inst on backend b. Samples are taken with b->run(); errors from it
  * stop the measurement and are returned. */
-int opdb_measure(opdb_backend *b, void *inst, const opdb_measure_opts *o, opdb_measure_result *r, opdb_err *err);
+OPDB_API int opdb_measure(opdb_backend *b, void *inst, const opdb_measure_opts *o, opdb_measure_result *r, opdb_err *err);
 
 /* Monotonic clock in seconds. */
-double opdb_now_s(void);
+OPDB_API double opdb_now_s(void);
 /* The cost of one clock read pair in microseconds (minimum over many tries):
  * measured once at the start of a run and recorded with its results. */
-double opdb_timer_overhead_us(void);
+OPDB_API double opdb_timer_overhead_us(void);
 
 /* The fixed repeat count: flag (if given) > $OPDB_REPLAY_REPEAT_COUNT >
  * $MSMODELING_OP_REPLAY_REPEAT_COUNT > none (*out = 0). Messages as the
  * reference: "--repeat-count must be positive, got N", "<ENV> must be an
  * integer, got 'x'", "<ENV> must be positive, got 'x'". */
-int opdb_repeat_count_resolve(const char *flag, long *out, opdb_err *err);
+OPDB_API int opdb_repeat_count_resolve(const char *flag, long *out, opdb_err *err);
 
 #ifdef __cplusplus
 }

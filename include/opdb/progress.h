@@ -2,6 +2,8 @@
 #ifndef OPDB_PROGRESS_H
 #define OPDB_PROGRESS_H
 
+#include "opdb/api.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,16 +22,16 @@ typedef struct opdb_progress {
 } opdb_progress;
 
 /* enabled = isatty(stderr) unless force_off. */
-void opdb_progress_init(opdb_progress *p, bool force_off);
-void opdb_progress_stage(opdb_progress *p, const char *stage, uint64_t total);
+OPDB_API void opdb_progress_init(opdb_progress *p, bool force_off);
+OPDB_API void opdb_progress_stage(opdb_progress *p, const char *stage, uint64_t total);
 /* A stage counting bytes (shown in MB with a MB/s rate). */
-void opdb_progress_stage_bytes(opdb_progress *p, const char *stage, uint64_t total);
+OPDB_API void opdb_progress_stage_bytes(opdb_progress *p, const char *stage, uint64_t total);
 /* The line drawn for `current` after `elapsed` seconds on a `width`-column
  * terminal: at most width - 1 bytes (so it never wraps). */
-void opdb_progress_format(const opdb_progress *p, uint64_t current, const char *detail, double elapsed, int width,
+OPDB_API void opdb_progress_format(const opdb_progress *p, uint64_t current, const char *detail, double elapsed, int width,
                           char *line, size_t cap);
-void opdb_progress_update(opdb_progress *p, uint64_t current, const char *detail);
-void opdb_progress_clear(opdb_progress *p);
+OPDB_API void opdb_progress_update(opdb_progress *p, uint64_t current, const char *detail);
+OPDB_API void opdb_progress_clear(opdb_progress *p);
 
 #ifdef __cplusplus
 }

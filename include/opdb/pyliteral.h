@@ -39,22 +39,22 @@ typedef struct opdb_pylit {
 /* Parses text[0..n) as one literal. Returns the tree (free with
  * opdb_pylit_free) or NULL on failure; then, if given, *err_off receives the
  * byte offset of the problem and *err_msg a static description. */
-opdb_pylit *opdb_pylit_parse(const char *text, size_t n, size_t *err_off, const char **err_msg);
-void opdb_pylit_free(opdb_pylit *v);
+OPDB_API opdb_pylit *opdb_pylit_parse(const char *text, size_t n, size_t *err_off, const char **err_msg);
+OPDB_API void opdb_pylit_free(opdb_pylit *v);
 
 /* true for INT or FLOAT (Python numbers; bool excluded). Sets *out. */
-bool opdb_pylit_number(const opdb_pylit *v, double *out);
+OPDB_API bool opdb_pylit_number(const opdb_pylit *v, double *out);
 
 /* Appends Python str() of v: ints decimal, floats repr, True/False/None,
  * strings raw at top level and repr-quoted inside containers, "[a, b]",
  * "(a,)". */
-void opdb_pylit_str(opdb_strbuf *sb, const opdb_pylit *v);
+OPDB_API void opdb_pylit_str(opdb_strbuf *sb, const opdb_pylit *v);
 /* Appends Python repr() of v (as str(), but a top-level str is quoted). */
-void opdb_pylit_repr(opdb_strbuf *sb, const opdb_pylit *v);
+OPDB_API void opdb_pylit_repr(opdb_strbuf *sb, const opdb_pylit *v);
 
 /* Appends Python repr() of the str s[0..n): 'text' (or "text" when it has '
  * and no "), with \\, the quote, \n, \r, \t and other C0 controls escaped. */
-void opdb_py_repr_str(opdb_strbuf *sb, const char *s, size_t n);
+OPDB_API void opdb_py_repr_str(opdb_strbuf *sb, const char *s, size_t n);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,7 @@ extern "C" {
 
 /* str.strip() with no argument: strips Python whitespace (ASCII and the
  * Unicode White_Space code points, UTF-8 encoded). */
-opdb_span opdb_py_strip_any(opdb_span s);
+OPDB_API opdb_span opdb_py_strip_any(opdb_span s);
 static inline opdb_span opdb_py_strip(opdb_span s) {
     /* most cells start and end with printable ASCII: nothing to strip */
     if (s.n && (unsigned)(unsigned char)s.p[0] - 0x21u < 0x5fu && (unsigned)(unsigned char)s.p[s.n - 1] - 0x21u < 0x5fu)
@@ -22,19 +22,19 @@ static inline opdb_span opdb_py_strip(opdb_span s) {
 }
 /* The whitespace float() and int() ignore around a number: like str.strip()
  * but without the ASCII separators \x1c-\x1f. */
-opdb_span opdb_py_strip_number(opdb_span s);
+OPDB_API opdb_span opdb_py_strip_number(opdb_span s);
 /* str.strip(chars) for a set of ASCII characters. */
-opdb_span opdb_py_strip_chars(opdb_span s, const char *chars);
+OPDB_API opdb_span opdb_py_strip_chars(opdb_span s, const char *chars);
 
 /* Python float(): returns true and sets *out on success; false on any failure
  * (hex floats, empty, junk).  Surrounding whitespace is allowed, so is `_`
  * between digits, inf/infinity/nan in any case. Correctly rounded. */
-bool opdb_py_float(const char *p, size_t n, double *out);
+OPDB_API bool opdb_py_float(const char *p, size_t n, double *out);
 /* opdb_py_float for text followed by at least 16 readable bytes (p[0..n+16)
  * may be read; the bytes past n never change the result). */
-bool opdb_py_float_padded(const char *p, size_t n, double *out);
+OPDB_API bool opdb_py_float_padded(const char *p, size_t n, double *out);
 /* Tests: when true, opdb_py_float skips its vector path for short decimals. */
-extern bool opdb_py_float_portable_only;
+OPDB_API extern bool opdb_py_float_portable_only;
 
 /* The reference's parse_float: float() or 0.0 on failure. */
 static inline double opdb_py_float_or_zero(const char *p, size_t n) {
@@ -44,17 +44,17 @@ static inline double opdb_py_float_or_zero(const char *p, size_t n) {
 
 /* Python int() on a token (strip, optional sign, digits with single `_`).
  * Returns false on failure or overflow of int64. */
-bool opdb_py_int(const char *p, size_t n, long long *out);
+OPDB_API bool opdb_py_int(const char *p, size_t n, long long *out);
 
 /* Python f"{x:.6f}" (also "%.Nf"): nan -> "nan", never "-nan".
  * Writes into buf (at least 32 + digits bytes); returns length. */
-size_t opdb_py_fmt_fixed(char *buf, size_t cap, double x, int decimals);
+OPDB_API size_t opdb_py_fmt_fixed(char *buf, size_t cap, double x, int decimals);
 
 /* Python repr(float): shortest round-trip; returns length. */
-size_t opdb_py_fmt_repr(char *buf, size_t cap, double x);
+OPDB_API size_t opdb_py_fmt_repr(char *buf, size_t cap, double x);
 
 /* Python str.lower() restricted to ASCII (other bytes kept). */
-void opdb_ascii_lower(char *p, size_t n);
+OPDB_API void opdb_ascii_lower(char *p, size_t n);
 
 #ifdef __cplusplus
 }

@@ -37,19 +37,19 @@ typedef enum opdb_dtype {
 
 /* Normalise a profiler spelling (`FLOAT`, `DT_BF16`, `INT64`, blank) and map
  * it; 0 on success, -1 with "Unsupported dtype: DT_X" in err otherwise. */
-int opdb_dtype_parse(const char *name, size_t len, opdb_dtype *out, opdb_err *err);
-const char *opdb_dtype_name(opdb_dtype dt);   /* "DT_FLOAT", "DT_BF16", ... */
-size_t opdb_dtype_size(opdb_dtype dt);        /* bytes per element (bool: 1) */
-bool opdb_dtype_is_float(opdb_dtype dt);
+OPDB_API int opdb_dtype_parse(const char *name, size_t len, opdb_dtype *out, opdb_err *err);
+OPDB_API const char *opdb_dtype_name(opdb_dtype dt);   /* "DT_FLOAT", "DT_BF16", ... */
+OPDB_API size_t opdb_dtype_size(opdb_dtype dt);        /* bytes per element (bool: 1) */
+OPDB_API bool opdb_dtype_is_float(opdb_dtype dt);
 
 /* bf16 / fp16 storage: inputs are stored as such and computed in fp32. */
-float opdb_bf16_to_f32(uint16_t h);
-uint16_t opdb_f32_to_bf16(float f);           /* round to nearest even */
-float opdb_f16_to_f32(uint16_t h);
-uint16_t opdb_f32_to_f16(float f);            /* round to nearest even */
+OPDB_API float opdb_bf16_to_f32(uint16_t h);
+OPDB_API uint16_t opdb_f32_to_bf16(float f);           /* round to nearest even */
+OPDB_API float opdb_f16_to_f32(uint16_t h);
+OPDB_API uint16_t opdb_f32_to_f16(float f);            /* round to nearest even */
 /* Read/write element i of a buffer of dtype dt as a double (any dtype). */
-double opdb_elem_get(const void *data, opdb_dtype dt, size_t i);
-void opdb_elem_set(void *data, opdb_dtype dt, size_t i, double v);
+OPDB_API double opdb_elem_get(const void *data, opdb_dtype dt, size_t i);
+OPDB_API void opdb_elem_set(void *data, opdb_dtype dt, size_t i, double v);
 
 /* ---- tensors and problems ---- */
 #define OPDB_MAX_DIMS 8
@@ -64,8 +64,8 @@ typedef struct opdb_tensor {
     void *data;                     /* set by the backend's prepare(); host or device memory */
 } opdb_tensor;
 
-int64_t opdb_tensor_numel(const opdb_tensor *t);   /* 0 for an absent slot */
-size_t opdb_tensor_bytes(const opdb_tensor *t);
+OPDB_API int64_t opdb_tensor_numel(const opdb_tensor *t);   /* 0 for an absent slot */
+OPDB_API size_t opdb_tensor_bytes(const opdb_tensor *t);
 
 /* One database row as an operator sees it. */
 typedef struct opdb_replay_row {
@@ -119,29 +119,29 @@ typedef struct opdb_op_def {
 } opdb_op_def;
 
 /* The registry: every operator opdb can replay, sorted by name. */
-extern const opdb_op_def *const opdb_op_registry[];
-extern const size_t opdb_op_registry_count;
+OPDB_API extern const opdb_op_def *const opdb_op_registry[];
+OPDB_API extern const size_t opdb_op_registry_count;
 /* By catalogue name or alias (exact, after operator-name normalisation); NULL if none. */
-const opdb_op_def *opdb_op_find(const char *name);
+OPDB_API const opdb_op_def *opdb_op_find(const char *name);
 
 /* Shared row helpers (replay.md §1.3): split a slot cell into items
  * (keep_empty: slot-list, else nonempty-list); parse a shape "a,b,c". */
-size_t opdb_replay_split(const char *cell, bool keep_empty, char items[][128], size_t max_items);
-int opdb_replay_shape(const char *text, opdb_tensor *t, opdb_err *err);
+OPDB_API size_t opdb_replay_split(const char *cell, bool keep_empty, char items[][128], size_t max_items);
+OPDB_API int opdb_replay_shape(const char *text, opdb_tensor *t, opdb_err *err);
 /* Default tensor building from Input/Output Shapes/Data Types/Formats
  * (replay.md §1.5): nonempty-lists; expect_in < 0 = any count. */
-int opdb_replay_default_io(const opdb_replay_row *row, opdb_op_problem *p, int expect_in, opdb_err *err);
+OPDB_API int opdb_replay_default_io(const opdb_replay_row *row, opdb_op_problem *p, int expect_in, opdb_err *err);
 /* make(shape, format, dtype, transpose) of §1.4 for slot-based rows: blank
  * shape -> error "missing shape"; format FRACTAL_NZ needs a 4-D (a,b,c,d)
  * and gives the logical 2-D (b*c, a*d) with nz set; transpose swaps the
  * two dims of a 2-D logical tensor. dtype text as in opdb_dtype_parse. */
-int opdb_replay_make(const char *shape, const char *format, const char *dtype, bool transpose,
+OPDB_API int opdb_replay_make(const char *shape, const char *format, const char *dtype, bool transpose,
                      opdb_tensor *t, opdb_err *err);
 /* A "Runtime ..." style cell parsed as an integer; false when blank or not an integer. */
-bool opdb_replay_cell_int(const opdb_replay_row *row, const char *column, int64_t *v);
+OPDB_API bool opdb_replay_cell_int(const opdb_replay_row *row, const char *column, int64_t *v);
 /* Default fill of one tensor (see opdb_op_def.fill). */
-void opdb_replay_fill_default(opdb_tensor *t, uint64_t *rng);
-uint64_t opdb_rng_next(uint64_t *state);      /* splitmix64 */
+OPDB_API void opdb_replay_fill_default(opdb_tensor *t, uint64_t *rng);
+OPDB_API uint64_t opdb_rng_next(uint64_t *state);      /* splitmix64 */
 
 /* ---- backends ---- */
 typedef struct opdb_backend opdb_backend;
@@ -175,9 +175,9 @@ typedef struct opdb_backend_opts {
 
 /* Create a backend by name; returns NULL with a reason (e.g. "CUDA backend
  * not built: no CUDA toolkit found at configure time", "no CUDA device"). */
-opdb_backend *opdb_backend_create(const char *name, const opdb_backend_opts *o, opdb_err *err);
-opdb_backend *opdb_backend_cpu_create(const opdb_backend_opts *o, opdb_err *err);
-opdb_backend *opdb_backend_cuda_create(const opdb_backend_opts *o, opdb_err *err);
+OPDB_API opdb_backend *opdb_backend_create(const char *name, const opdb_backend_opts *o, opdb_err *err);
+OPDB_API opdb_backend *opdb_backend_cpu_create(const opdb_backend_opts *o, opdb_err *err);
+OPDB_API opdb_backend *opdb_backend_cuda_create(const opdb_backend_opts *o, opdb_err *err);
 
 #ifdef __cplusplus
 }

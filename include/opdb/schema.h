@@ -5,6 +5,8 @@
 #ifndef OPDB_SCHEMA_H
 #define OPDB_SCHEMA_H
 
+#include "opdb/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,11 +30,11 @@ extern "C" {
 
 #define OPDB_NBASE_COLS 8
 /* OP State .. Output Formats, in file order */
-extern const char *const opdb_base_cols[OPDB_NBASE_COLS];
+OPDB_API extern const char *const opdb_base_cols[OPDB_NBASE_COLS];
 
 #define OPDB_NSIG_CELLS 6
 /* The cells a row's signature reads, in opdb_sig_cells order. */
-extern const char *const opdb_sig_cell_cols[OPDB_NSIG_CELLS];
+OPDB_API extern const char *const opdb_sig_cell_cols[OPDB_NSIG_CELLS];
 
 #ifdef __cplusplus
 }

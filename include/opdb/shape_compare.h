@@ -27,12 +27,12 @@ typedef struct opdb_shapecmp_opts {
  * A list with an element that is not iterable (`[1, 4096]`) crashes the
  * reference: -1 with quirks; by default a list of scalars is one shape
  * (`1,4096`) and a scalar inside a list of shapes renders as itself. */
-int opdb_shape_key(const char *s, size_t n, bool quirks, opdb_strbuf *out);
+OPDB_API int opdb_shape_key(const char *s, size_t n, bool quirks, opdb_strbuf *out);
 
 /* `sub_kernel_durations` parsed as spec §2.4: the literal of a non-empty
  * string arg, valid only as a non-empty list of 2-element lists/tuples;
  * otherwise NULL. Free with opdb_pylit_free. */
-opdb_pylit *opdb_skd_parse(const opdb_trace_field *f);
+OPDB_API opdb_pylit *opdb_skd_parse(const opdb_trace_field *f);
 
 /* The same, flattened to (str(name), duration) pairs, with a fast path
  * (no allocation) for the usual `[('MatMulV2', 12.34), ...]` text; anything
@@ -51,16 +51,16 @@ typedef struct opdb_skd {
     opdb_strbuf names;
 } opdb_skd;
 
-void opdb_skd_init(opdb_skd *s);
-void opdb_skd_free(opdb_skd *s);
+OPDB_API void opdb_skd_init(opdb_skd *s);
+OPDB_API void opdb_skd_free(opdb_skd *s);
 /* true and s filled when f holds valid sub_kernel_durations (§2.4). */
-bool opdb_skd_read(const opdb_trace_field *f, opdb_skd *s);
+OPDB_API bool opdb_skd_read(const opdb_trace_field *f, opdb_skd *s);
 static inline const char *opdb_skd_name(const opdb_skd *s, size_t i) { return s->names.p + s->p[i].name_off; }
 
 /* Everything `opdb shape-compare` does. Writes the CSV (CRLF, no BOM) to
  * o->output and the line "Generated <n> per-shape comparison rows → <path>"
  * to out, or the CSV itself to out. *rows receives n. */
-int opdb_shapecmp_run(const opdb_shapecmp_opts *o, FILE *out, size_t *rows, opdb_err *err);
+OPDB_API int opdb_shapecmp_run(const opdb_shapecmp_opts *o, FILE *out, size_t *rows, opdb_err *err);
 
 #ifdef __cplusplus
 }

@@ -16,43 +16,43 @@ typedef struct opdb_sig_cells {
 
 /* Strip whitespace, then one of the suffixes `_run.py`, `_run`, `.csv`.
  * Writes into out (NUL-terminated, at most cap-1 bytes); returns its length. */
-size_t opdb_normalize_op_name(const char *name, size_t n, char *out, size_t cap);
+OPDB_API size_t opdb_normalize_op_name(const char *name, size_t n, char *out, size_t cap);
 
 /* MatMulV2, MatMulV3 or MatMulCommon. */
-int opdb_is_matmul_family(const char *op);
+OPDB_API int opdb_is_matmul_family(const char *op);
 
 /* sig(row, op_name) as one comparable string (tuple elements joined by
  * 0x1f). op is resolved like the reference: stripped of whitespace and `"`,
  * normalised. Appends to *out (cleared first). */
-void opdb_signature(const opdb_sig_cells *c, const char *op, opdb_strbuf *out);
+OPDB_API void opdb_signature(const opdb_sig_cells *c, const char *op, opdb_strbuf *out);
 /* on: the reference's signature exactly (--reference-quirks); off (the
  * default): a MatMul-family row's inputs past the first two (a bias) are one
  * more element of its signature (docs/ROW-IDENTITY.md). Call before threads. */
-void opdb_signature_reference_rules(bool on);
+OPDB_API void opdb_signature_reference_rules(bool on);
 /* Which rules opdb_signature applies for op: operators of one class (the
  * MatMul family; Index; Slice and Transpose; DispatchFFNCombine; any other)
  * give equal cells equal signatures (the name itself is not part of one). */
-int opdb_signature_class(const char *op);
+OPDB_API int opdb_signature_class(const char *op);
 /* The same through the general rules only (opdb_signature takes a fast path
  * for cells already in normal form); for tests. */
-void opdb_signature_general(const opdb_sig_cells *c, const char *op, opdb_strbuf *out);
+OPDB_API void opdb_signature_general(const opdb_sig_cells *c, const char *op, opdb_strbuf *out);
 /* For tests: the slot count of a cell in the fast path's normal form, -1 when
  * it is not; by the vector (where built) or the byte-at-a-time scanner. */
-int opdb_sig_cell_slots(opdb_span cell, bool shape, bool simd);
+OPDB_API int opdb_sig_cell_slots(opdb_span cell, bool shape, bool simd);
 
 /* Display form: `<raw Input Shapes or N/A> -> <raw Output Shapes or N/A>`. */
-void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out);
+OPDB_API void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out);
 
 /* Attention kernels (FusedInferAttentionScore): the consumer tells their rows
  * apart by the runtime columns (consumer.md §4). */
-int opdb_is_attention_kernel(const char *op);
+OPDB_API int opdb_is_attention_kernel(const char *op);
 /* A `Runtime ...` column or the legacy `avg_seq_len`. */
-bool opdb_is_runtime_column(opdb_span name);
+OPDB_API bool opdb_is_runtime_column(opdb_span name);
 /* What the consumer can tell apart: the signature (opdb's rules: with a
  * MatMul bias) plus an attention row's runtime cells (already normalised by
  * the caller). Two rows with equal identities are one row to the consumer
  * (docs/ROW-IDENTITY.md). */
-void opdb_row_identity(const opdb_sig_cells *c, const char *op, const opdb_span *runtime, size_t nruntime,
+OPDB_API void opdb_row_identity(const opdb_sig_cells *c, const char *op, const opdb_span *runtime, size_t nruntime,
                        opdb_strbuf *out);
 
 #ifdef __cplusplus

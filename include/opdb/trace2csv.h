@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /* Writes to output_path atomically, or to out when output_path is NULL. */
-int opdb_trace2csv_run(const char *trace_path, const char *output_path, FILE *out, unsigned long long *rows,
+OPDB_API int opdb_trace2csv_run(const char *trace_path, const char *output_path, FILE *out, unsigned long long *rows,
                        opdb_err *err);
 
 #ifdef __cplusplus

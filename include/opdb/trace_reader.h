@@ -34,18 +34,18 @@ typedef struct opdb_trace_event {
 } opdb_trace_event;
 
 /* The last field named key (json.load keeps the last duplicate), or NULL. */
-const opdb_trace_field *opdb_trace_get(const opdb_trace_event *ev, const char *key);
-const opdb_trace_field *opdb_trace_arg(const opdb_trace_event *ev, const char *key);
+OPDB_API const opdb_trace_field *opdb_trace_get(const opdb_trace_event *ev, const char *key);
+OPDB_API const opdb_trace_field *opdb_trace_arg(const opdb_trace_event *ev, const char *key);
 
 /* Called once per event, in file order; non-zero stops the read. */
 typedef int (*opdb_trace_cb)(const opdb_trace_event *ev, void *ctx);
 
 /* Reads path (gzip detected by content). Errors name the file and the byte offset. */
-int opdb_trace_read(const char *path, opdb_trace_cb cb, void *ctx, opdb_err *err);
+OPDB_API int opdb_trace_read(const char *path, opdb_trace_cb cb, void *ctx, opdb_err *err);
 /* The same, handing over only the named top-level fields and args fields
  * (NULL-terminated lists; a NULL list means all): a consumer that reads a
  * few keys skips copying the rest. */
-int opdb_trace_read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
+OPDB_API int opdb_trace_read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
                          void *ctx, opdb_err *err);
 
 #ifdef __cplusplus

@@ -14,9 +14,9 @@ extern "C" {
 
 /* The reference's replay catalogue (sorted): what --ops accepts and which
  * database CSVs are touched. */
-extern const char *const opdb_replay_ops[];
-extern const size_t opdb_nreplay_ops;
-bool opdb_is_replay_op(const char *normalised_name);
+OPDB_API extern const char *const opdb_replay_ops[];
+OPDB_API extern const size_t opdb_nreplay_ops;
+OPDB_API bool opdb_is_replay_op(const char *normalised_name);
 
 /* Values a caller sets beside the merged durations (opdb bench's MicroBench
  * statistics), for the rows of one CSV with one signature. */
@@ -69,7 +69,7 @@ typedef struct opdb_update_opts {
                                       rendered (also OPDB_UPDATE_EAGER=1); same bytes, slower */
 } opdb_update_opts;
 
-int opdb_update_run(const opdb_update_opts *o, opdb_err *err);
+OPDB_API int opdb_update_run(const opdb_update_opts *o, opdb_err *err);
 
 #ifdef __cplusplus
 }

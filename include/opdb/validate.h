@@ -22,7 +22,7 @@ typedef struct opdb_validate_result {
 /* Prints one line per problem (`<file>:<line>: <kind>: <detail>`, warnings
  * as `<file>:<line>: warning: <kind>: <detail>`) and a summary to out, or a
  * JSON document with json. */
-int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_result *res, opdb_err *err);
+OPDB_API int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_result *res, opdb_err *err);
 
 #ifdef __cplusplus
 }

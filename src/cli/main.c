@@ -4,11 +4,8 @@
 
 #include "cli/commands.h"
 #include "cli/suggest.h"
+#include "opdb/api.h"
 #include "opdb/fs.h"
-
-#ifndef OPDB_VERSION
-#define OPDB_VERSION "0.0.0"
-#endif
 
 typedef struct command {
     const char *name;
@@ -55,7 +52,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
-        printf("opdb %s\n", OPDB_VERSION);
+        printf("opdb %s\n", OPDB_VERSION_STRING);
         return 0;
     }
     opdb_atomic_install_signal_cleanup();

@@ -1,0 +1,26 @@
+/* What every public header shares: the library's version (CMakeLists.txt
+ * reads its project version from here, so the two cannot differ) and the
+ * export marker.  libopdb is built with -fvisibility=hidden: only the
+ * functions and data declared OPDB_API in include/opdb/ are exported
+ * (ctest lint.exported_symbols holds the shared library to that). */
+#ifndef OPDB_API_H
+#define OPDB_API_H
+
+#define OPDB_VERSION_MAJOR 0
+#define OPDB_VERSION_MINOR 1
+#define OPDB_VERSION_PATCH 0
+#define OPDB_VERSION_STR_(x) #x
+#define OPDB_VERSION_STR(x) OPDB_VERSION_STR_(x)
+/* "MAJOR.MINOR.PATCH", made from the three numbers above */
+#define OPDB_VERSION_STRING \
+    OPDB_VERSION_STR(OPDB_VERSION_MAJOR) "." OPDB_VERSION_STR(OPDB_VERSION_MINOR) "." OPDB_VERSION_STR(OPDB_VERSION_PATCH)
+/* One number to compare: 10000 * major + 100 * minor + patch. */
+#define OPDB_VERSION_NUMBER (OPDB_VERSION_MAJOR * 10000 + OPDB_VERSION_MINOR * 100 + OPDB_VERSION_PATCH)
+
+#if defined(__GNUC__)
+#define OPDB_API __attribute__((visibility("default")))
+#else
+#define OPDB_API
+#endif
+
+#endif
