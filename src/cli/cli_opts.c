@@ -83,7 +83,7 @@ static cli_opt *lookup(const cli_spec *s, const char *name, size_t n, int *ambig
 }
 
 int cli_parse(const cli_spec *spec, int argc, char **argv) {
-    bool *seen = calloc(spec->nopts ? spec->nopts : 1, sizeof *seen);
+    bool *seen = opdb_xcalloc(spec->nopts ? spec->nopts : 1, sizeof *seen);
     int rc = CLI_OK;
     for (int i = 1; i < argc && rc == CLI_OK; i++) {
         const char *a = argv[i];
@@ -171,7 +171,7 @@ int cli_check_db_flags(const cli_spec *spec, const char *device, const char *vll
 int cli_take_list(int *i, int argc, char **argv, const char ***out, size_t *n) {
     int k = *i + 1;
     while (k < argc && strncmp(argv[k], "--", 2) != 0) {
-        *out = realloc((void *)*out, (*n + 1) * sizeof **out);
+        *out = opdb_xrealloc((void *)*out, (*n + 1) * sizeof **out);
         (*out)[(*n)++] = argv[k++];
     }
     int took = k - (*i + 1);
@@ -182,13 +182,13 @@ int cli_take_list(int *i, int argc, char **argv, const char ***out, size_t *n) {
 static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int cli_normalize_ops(const char *prog, const char *const *ops, size_t n, char ***norm) {
-    *norm = calloc(n + 1, sizeof **norm);
-    char **bad = calloc(n + 1, sizeof *bad);
+    *norm = opdb_xcalloc(n + 1, sizeof **norm);
+    char **bad = opdb_xcalloc(n + 1, sizeof *bad);
     size_t nbad = 0;
     for (size_t i = 0; i < n; i++) {
         char buf[256];
         opdb_normalize_op_name(ops[i], strlen(ops[i]), buf, sizeof buf);
-        (*norm)[i] = strdup(buf);
+        (*norm)[i] = opdb_xstrdup(buf);
         if (!opdb_is_replay_op(buf)) bad[nbad++] = (*norm)[i];
     }
     if (nbad) {

@@ -152,7 +152,7 @@ int cmd_bench(int argc, char **argv) {
         opts, sizeof opts / sizeof opts[0]};
     const char **ops = NULL;
     size_t nops = 0;
-    char **rest = malloc(((size_t)argc + 1) * sizeof *rest);
+    char **rest = opdb_xmalloc(((size_t)argc + 1) * sizeof *rest);
     int nrest = 0, rc = 0;
     rest[nrest++] = argv[0];
     for (int i = 1; i < argc && rc == 0; i++) {

@@ -138,7 +138,7 @@ static int comm_import(int argc, char **argv) {
     if (rc == CLI_HELP) return free((void *)logs), 0;
     if (rc != CLI_OK) return free((void *)logs), 2;
     if (one_log) { /* --logs=FILE, the one spelling cli_take_list leaves to cli_parse */
-        logs = realloc((void *)logs, (nlogs + 1) * sizeof *logs);
+        logs = opdb_xrealloc((void *)logs, (nlogs + 1) * sizeof *logs);
         logs[nlogs++] = one_log;
     }
     opdb_comm_import_opts o = {out, -1, 0, NULL, -1, 0, NULL};

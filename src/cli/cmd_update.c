@@ -36,7 +36,7 @@ int cmd_update(int argc, char **argv) {
     /* Multi-value flags are gathered here; the rest goes to the common parser. */
     const char **prof = NULL, **ops = NULL;
     size_t nprof = 0, nops = 0;
-    char **rest = malloc(((size_t)argc + 1) * sizeof *rest);
+    char **rest = opdb_xmalloc(((size_t)argc + 1) * sizeof *rest);
     int nrest = 0;
     rest[nrest++] = argv[0];
     int rc = 0;

@@ -43,7 +43,7 @@ void opdb_comm_fit_points(const double *m, const double *t, size_t n, opdb_comm_
     f->n = n;
     f->beta_us_per_byte = sxx > 0 ? sxy / sxx : 0.0;
     f->alpha_us = mt - f->beta_us_per_byte * mm;
-    double ssr = 0, sst = 0, *rel = malloc((n ? n : 1) * sizeof *rel);
+    double ssr = 0, sst = 0, *rel = opdb_xmalloc((n ? n : 1) * sizeof *rel);
     for (size_t i = 0; i < n; i++) {
         double r = t[i] - (f->alpha_us + f->beta_us_per_byte * m[i]);
         ssr += r * r;

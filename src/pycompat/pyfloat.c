@@ -44,8 +44,7 @@ static size_t scan_digits(const char *p, size_t n, bool *bad) {
 
 static bool slow_path(const char *p, size_t n, double *out) {
     char stackbuf[128];
-    char *buf = n < sizeof stackbuf ? stackbuf : malloc(n + 1);
-    if (!buf) return false;
+    char *buf = n < sizeof stackbuf ? stackbuf : opdb_xmalloc(n + 1);
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (p[i] != '_') buf[k++] = p[i];

@@ -24,7 +24,7 @@ static void round_to_tens(char *out, size_t cap, double ax, int k) {
     char exact[ROUND_BUF];
     /* glibc prints the exact binary value given enough places (1074 at most
      * are non-zero), so ties are detected exactly. */
-    char *buf = malloc(ROUND_BUF + 1100);
+    char *buf = opdb_xmalloc(ROUND_BUF + 1100);
     snprintf(buf, ROUND_BUF + 1100, "%.1075f", ax);
     size_t nint = strcspn(buf, ".");
     const char *frac = buf + nint + 1;
