@@ -1,6 +1,6 @@
-/* Column layout of a database CSV on rewrite (spec update-and-report.md §2.2). */
-#ifndef OPDB_UPDATE_UPDATE_LAYOUT_H
-#define OPDB_UPDATE_UPDATE_LAYOUT_H
+/* The columns of a database CSV, in order, on rewrite (spec update-and-report.md §2.2). */
+#ifndef OPDB_UPDATE_DB_COLUMNS_H
+#define OPDB_UPDATE_DB_COLUMNS_H
 
 #include "opdb/schema.h"
 #include "update/update_result.h"
@@ -10,10 +10,10 @@
 #define LEGACY_MB_DUR OPDB_COL_LEGACY_MB_DUR
 #define PROF_AVG_DUR OPDB_COL_PROF_AVG_DUR
 
-/* The 62-column layout of a new CSV. */
-void layout_canonical(strvec *cols);
+/* The 62 columns of a new CSV. */
+void db_columns_new(strvec *cols);
 /* get_cols(fieldnames) for an existing file. */
-void layout_existing(const strvec *fields, strvec *cols);
+void db_columns_of_file(const strvec *fields, strvec *cols);
 long sv_index(const strvec *s, const char *x);
 
 #endif

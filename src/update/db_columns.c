@@ -1,7 +1,7 @@
-/* See update_layout.h: legacy columns dropped or renamed, the base columns
+/* See db_columns.h: legacy columns dropped or renamed, the base columns
  * and Average Duration(us) forced, MicroBench <m> before each Profiling
  * Average <m>. */
-#include "update/update_layout.h"
+#include "update/db_columns.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 
 #include "opdb/ingest.h"
 
-void layout_canonical(strvec *cols) {
+void db_columns_new(strvec *cols) {
     for (int b = 0; b < OPDB_NBASE_COLS; b++) sv_push(cols, opdb_xstrdup(opdb_base_cols[b]));
     sv_push(cols, opdb_xstrdup(MB_DUR));
     sv_push(cols, opdb_xstrdup(OPDB_COL_PROF_AVG_DUR));
@@ -17,9 +17,9 @@ void layout_canonical(strvec *cols) {
     sv_push(cols, opdb_xstrdup(OPDB_COL_PROF_STD_DUR));
     for (int m = 0; m < OPDB_NMETRICS; m++) {
         char buf[96];
-        snprintf(buf, sizeof buf, "MicroBench %s", opdb_metric_names[m]);
+        snprintf(buf, sizeof buf, OPDB_METRIC_MB_PREFIX "%s", opdb_metric_names[m]);
         sv_push(cols, opdb_xstrdup(buf));
-        snprintf(buf, sizeof buf, "Profiling Average %s", opdb_metric_names[m]);
+        snprintf(buf, sizeof buf, OPDB_METRIC_PROF_PREFIX "%s", opdb_metric_names[m]);
         sv_push(cols, opdb_xstrdup(buf));
     }
 }
@@ -36,7 +36,7 @@ static void sv_insert(strvec *s, size_t at, char *owned) {
     s->v[at] = owned;
 }
 
-void layout_existing(const strvec *fields, strvec *cols) {
+void db_columns_of_file(const strvec *fields, strvec *cols) {
     for (size_t i = 0; i < fields->n; i++)
         if (strcmp(fields->v[i], "MicroBench Task Duration(us)") && strcmp(fields->v[i], "MicroBench Kernel Duration(us)"))
             sv_push(cols, opdb_xstrdup(fields->v[i]));
@@ -59,8 +59,8 @@ void layout_existing(const strvec *fields, strvec *cols) {
     }
     for (int m = 0; m < OPDB_NMETRICS; m++) {
         char prof[96], mb[96];
-        snprintf(prof, sizeof prof, "Profiling Average %s", opdb_metric_names[m]);
-        snprintf(mb, sizeof mb, "MicroBench %s", opdb_metric_names[m]);
+        snprintf(prof, sizeof prof, OPDB_METRIC_PROF_PREFIX "%s", opdb_metric_names[m]);
+        snprintf(mb, sizeof mb, OPDB_METRIC_MB_PREFIX "%s", opdb_metric_names[m]);
         long at = sv_index(cols, prof);
         if (at >= 0 && sv_index(cols, mb) < 0) sv_insert(cols, (size_t)at, opdb_xstrdup(mb));
     }
