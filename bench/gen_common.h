@@ -28,6 +28,13 @@
 #include <string.h>
 #include <time.h>
 
+/* the database schema's names (header-only use: no libopdb) */
+#include "opdb/schema.h"
+/* X-macro items of opdb/schema.h's lists: a header cell followed by a
+ * comma, and an array element */
+#define GEN_CSV_CELL(name) name ","
+#define GEN_ITEM(name) name,
+
 #define OUT_BUF_SIZE (8u << 20)
 
 /* ------------------------------------------------------------- errors */

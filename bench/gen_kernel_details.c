@@ -30,14 +30,8 @@ static const char HEADER[] =
     "Step Id,Model ID,Task ID,Stream ID,Name,Type,OP State,Accelerator Core,"
     "Start Time(us),Duration(us),Wait Time(us),Block Dim,Mix Block Dim,"
     "HF32 Eligible,Input Shapes,Input Data Types,Input Formats,Output Shapes,"
-    "Output Data Types,Output Formats,Context ID,aicore_time(us),"
-    "aic_total_cycles,aic_mac_time(us),aic_mac_ratio,aic_scalar_time(us),"
-    "aic_scalar_ratio,aic_mte1_time(us),aic_mte1_ratio,aic_mte2_time(us),"
-    "aic_mte2_ratio,aic_fixpipe_time(us),aic_fixpipe_ratio,"
-    "aic_icache_miss_rate,aiv_time(us),aiv_total_cycles,aiv_vec_time(us),"
-    "aiv_vec_ratio,aiv_scalar_time(us),aiv_scalar_ratio,aiv_mte2_time(us),"
-    "aiv_mte2_ratio,aiv_mte3_time(us),aiv_mte3_ratio,aiv_icache_miss_rate,"
-    "cube_utilization(%),Device_id\r\n";
+    "Output Data Types,Output Formats,Context ID,"
+    OPDB_METRIC_LIST(GEN_CSV_CELL) "Device_id\r\n";
 
 /* ------------------------------------------------------------ op table */
 

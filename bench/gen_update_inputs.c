@@ -174,14 +174,7 @@ static const model_cfg MODELS[] = {
 };
 #define NMODELS (sizeof(MODELS) / sizeof(MODELS[0]))
 
-static const char *const METRICS[25] = {
-    "aicore_time(us)", "aic_total_cycles", "aic_mac_time(us)", "aic_mac_ratio",
-    "aic_scalar_time(us)", "aic_scalar_ratio", "aic_mte1_time(us)", "aic_mte1_ratio",
-    "aic_mte2_time(us)", "aic_mte2_ratio", "aic_fixpipe_time(us)", "aic_fixpipe_ratio",
-    "aic_icache_miss_rate", "aiv_time(us)", "aiv_total_cycles", "aiv_vec_time(us)",
-    "aiv_vec_ratio", "aiv_scalar_time(us)", "aiv_scalar_ratio", "aiv_mte2_time(us)",
-    "aiv_mte2_ratio", "aiv_mte3_time(us)", "aiv_mte3_ratio", "aiv_icache_miss_rate",
-    "cube_utilization(%)"};
+static const char *const METRICS[OPDB_NMETRICS] = {OPDB_METRIC_LIST(GEN_ITEM)};
 
 static const char PROF_HEADER[] =
     "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,"
@@ -388,9 +381,9 @@ static void props_of(size_t oi, uint32_t idx, const row_cells *c, row_props *p)
 /* 25 metric values in millionths (cycles: count * 1e6) for a launch whose
  * core time is core_u millionths of us.  jit: 0 = the group's base ratios. */
 static void metrics_of(const op_def *op, const row_props *p, uint64_t core_u, uint64_t jit,
-                       uint64_t m[25])
+                       uint64_t m[OPDB_NMETRICS])
 {
-    memset(m, 0, 25 * sizeof *m);
+    memset(m, 0, OPDB_NMETRICS * sizeof *m);
     int aic = op->core == CORE_AIC || op->core == CORE_MIX_AIC;
     int aiv = op->core != CORE_AIC;
     uint64_t mac = 0;
@@ -470,24 +463,22 @@ static uint64_t write_db_csv(const char *dir, size_t oi, uint32_t nrows, const u
     of_open(&o, path, buf, ROW_MARGIN);
 
     char *p = o.buf;
-    p = PUT_LIT(p, "OP State,Accelerator Core,Input Shapes,Input Data Types,Input Formats,"
-                   "Output Shapes,Output Data Types,Output Formats,Average Duration(us),"
-                   "Profiling Average Duration(us),Profiling Median Duration(us),"
-                   "Profiling Std Duration(us)");
-    for (int m = 0; m < 25; m++) {
-        p = PUT_LIT(p, ",MicroBench ");
+    p = PUT_LIT(p, OPDB_BASE_COL_LIST(GEN_CSV_CELL) OPDB_COL_MB_DUR "," OPDB_COL_PROF_AVG_DUR ","
+                   OPDB_COL_PROF_MEDIAN_DUR "," OPDB_COL_PROF_STD_DUR);
+    for (int m = 0; m < OPDB_NMETRICS; m++) {
+        p = PUT_LIT(p, "," OPDB_METRIC_MB_PREFIX);
         p = put_str(p, METRICS[m]);
-        p = PUT_LIT(p, ",Profiling Average ");
+        p = PUT_LIT(p, "," OPDB_METRIC_PROF_PREFIX);
         p = put_str(p, METRICS[m]);
     }
     if (dfc)
-        p = PUT_LIT(p, ",EP Size");
+        p = PUT_LIT(p, "," OPDB_COL_EP_SIZE);
     p = PUT_LIT(p, "\r\n");
     of_end_row(&o, p);
 
     row_cells *c = xmalloc(sizeof *c);
     row_props rp;
-    uint64_t mb[25], pa[25];
+    uint64_t mb[OPDB_NMETRICS], pa[OPDB_NMETRICS];
     for (uint32_t i = 0; i < nrows; i++) {
         build_cells(op, i, T[i], c);
         props_of(oi, i, c, &rp);
@@ -524,7 +515,7 @@ static uint64_t write_db_csv(const char *dir, size_t oi, uint32_t nrows, const u
             *p++ = ',';
             p = put_fixed6(p, sd);
         }
-        for (int m = 0; m < 25; m++) {
+        for (int m = 0; m < OPDB_NMETRICS; m++) {
             *p++ = ',';
             if (!no_mb)
                 p = put_fixed6(p, mb[m]);
@@ -580,7 +571,7 @@ static uint64_t write_op_summary(const char *path, unsigned dev, const launch *L
     of_open(&o, path, buf, ROW_MARGIN);
     char *p = o.buf;
     p = PUT_LIT(p, PROF_HEADER);
-    for (int m = 0; m < 25; m++) {
+    for (int m = 0; m < OPDB_NMETRICS; m++) {
         *p++ = ',';
         p = put_str(p, METRICS[m]);
     }
@@ -589,7 +580,7 @@ static uint64_t write_op_summary(const char *path, unsigned dev, const launch *L
 
     row_cells *c = xmalloc(sizeof *c);
     row_props rp;
-    uint64_t mv[25];
+    uint64_t mv[OPDB_NMETRICS];
     uint32_t task_id = 0, hccl_op = 311;
     for (size_t r = 0; r < n; r++) {
         uint64_t rnd = rng_next();
@@ -606,7 +597,7 @@ static uint64_t write_op_summary(const char *path, unsigned dev, const launch *L
             p = PUT_LIT(p, "_0_1,hcom_allReduce_,N/A,HCCL,");
             p = put_times(p, start_ns, dur, wait);
             p = PUT_LIT(p, ",0,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A");
-            for (int m = 0; m < 25; m++)
+            for (int m = 0; m < OPDB_NMETRICS; m++)
                 p = PUT_LIT(p, ",N/A");
             *p++ = '\n';
             of_end_row(&o, p);
@@ -648,7 +639,7 @@ static uint64_t write_op_summary(const char *path, unsigned dev, const launch *L
         p = strcmp(c->m->dt, "FLOAT") == 0 && op->core == CORE_AIC ? PUT_LIT(p, ",YES,") : PUT_LIT(p, ",NO,");
         p = put_cells(p, c);
         p = PUT_LIT(p, ",N/A");
-        for (int m = 0; m < 25; m++) {
+        for (int m = 0; m < OPDB_NMETRICS; m++) {
             *p++ = ',';
             if (m == 1 || m == 14)
                 p = put_u64(p, mv[m] / 1000000);

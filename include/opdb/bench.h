@@ -10,6 +10,7 @@
 #include "opdb/core.h"
 #include "opdb/measure.h"
 #include "opdb/replay.h"
+#include "opdb/schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,7 +53,7 @@ OPDB_API char *opdb_bench_default_dir(const opdb_backend *b, const char *data_ro
 /* The built-in grid: rows of LLM-typical shapes per operator. */
 typedef struct opdb_grid_row {
     const char *op;                  /* catalogue name = CSV stem */
-    const char *cell[8];             /* OP State .. Output Formats (update_base_cols order) */
+    const char *cell[OPDB_NBASE_COLS]; /* OP State .. Output Formats (opdb_base_cols order) */
 } opdb_grid_row;
 
 /* Rows of grid `name` ("default"; $OPDB_BENCH_GRID_LIMIT=N keeps the first N

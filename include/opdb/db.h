@@ -1,4 +1,4 @@
-/* Database layout: devices, version folders, and file naming. */
+/* Where databases live: devices, version folders, and file naming. */
 #ifndef OPDB_DB_H
 #define OPDB_DB_H
 

@@ -6,13 +6,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "opdb/core.h"
+#include "opdb/schema.h" /* OPDB_NMETRICS, opdb_metric_names */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define OPDB_NMETRICS 25
-OPDB_API extern const char *const opdb_metric_names[OPDB_NMETRICS];
 
 typedef struct opdb_parse_opts {
     const char *profiling_path;  /* a kernel_details/op_summary CSV or a folder */

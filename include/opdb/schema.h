@@ -1,7 +1,10 @@
-/* The operator database schema in one place (src/db/schema.c): the base
- * columns every CSV starts with, the duration columns and the signature
- * cells (spec update-and-report.md §2.2; the 25 hardware metric names are
- * opdb_metric_names in opdb/ingest.h). */
+/* The operator database schema in one place (spec update-and-report.md §2.2,
+ * ingest.md §1): the base columns every CSV starts with, the duration
+ * columns, the 25 hardware metric names, the column-name prefixes and the
+ * signature cells. The lists are also X-macros (OPDB_*_LIST(X) expands X(name)
+ * once per name, in file order) so that programs which do not link libopdb,
+ * the input generators in bench/, build their headers from the same names.
+ * The arrays are defined in src/db/schema.c. */
 #ifndef OPDB_SCHEMA_H
 #define OPDB_SCHEMA_H
 
@@ -28,13 +31,49 @@ extern "C" {
 #define OPDB_COL_PROF_MEDIAN_DUR "Profiling Median Duration(us)"
 #define OPDB_COL_PROF_STD_DUR "Profiling Std Duration(us)"
 
-#define OPDB_NBASE_COLS 8
+/* A metric m is stored as "MicroBench <m>" (measured by opdb bench) and
+ * "Profiling Average <m>" (aggregated from profiles). */
+#define OPDB_METRIC_MB_PREFIX "MicroBench "
+#define OPDB_METRIC_PROF_PREFIX "Profiling Average "
+
 /* OP State .. Output Formats, in file order */
+#define OPDB_BASE_COL_LIST(X)                                                                              \
+    X(OPDB_COL_OP_STATE) X(OPDB_COL_ACCEL_CORE) X(OPDB_COL_INPUT_SHAPES) X(OPDB_COL_INPUT_DTYPES)         \
+    X(OPDB_COL_INPUT_FORMATS) X(OPDB_COL_OUTPUT_SHAPES) X(OPDB_COL_OUTPUT_DTYPES) X(OPDB_COL_OUTPUT_FORMATS)
+#define OPDB_NBASE_COLS 8
 OPDB_API extern const char *const opdb_base_cols[OPDB_NBASE_COLS];
 
-#define OPDB_NSIG_CELLS 6
+/* The profiled durations parse writes after the base columns, in file order. */
+#define OPDB_PROF_DUR_COL_LIST(X) X(OPDB_COL_PROF_AVG_DUR) X(OPDB_COL_PROF_MEDIAN_DUR) X(OPDB_COL_PROF_STD_DUR)
+#define OPDB_NPROF_DUR_COLS 3
+OPDB_API extern const char *const opdb_prof_dur_cols[OPDB_NPROF_DUR_COLS];
+
+/* Every duration column a database row may carry (validate's order). */
+#define OPDB_NDUR_COLS 5
+OPDB_API extern const char *const opdb_dur_cols[OPDB_NDUR_COLS];
+
+/* The 25 hardware metrics of kernel_details / op_summary, in file order. */
+#define OPDB_METRIC_LIST(X)                                                                                   \
+    X("aicore_time(us)") X("aic_total_cycles") X("aic_mac_time(us)") X("aic_mac_ratio") X("aic_scalar_time(us)") \
+    X("aic_scalar_ratio") X("aic_mte1_time(us)") X("aic_mte1_ratio") X("aic_mte2_time(us)") X("aic_mte2_ratio")  \
+    X("aic_fixpipe_time(us)") X("aic_fixpipe_ratio") X("aic_icache_miss_rate") X("aiv_time(us)")                  \
+    X("aiv_total_cycles") X("aiv_vec_time(us)") X("aiv_vec_ratio") X("aiv_scalar_time(us)")                       \
+    X("aiv_scalar_ratio") X("aiv_mte2_time(us)") X("aiv_mte2_ratio") X("aiv_mte3_time(us)") X("aiv_mte3_ratio")   \
+    X("aiv_icache_miss_rate") X("cube_utilization(%)")
+#define OPDB_NMETRICS 25
+OPDB_API extern const char *const opdb_metric_names[OPDB_NMETRICS];
+
 /* The cells a row's signature reads, in opdb_sig_cells order. */
+#define OPDB_SIG_CELL_LIST(X)                                                                             \
+    X(OPDB_COL_INPUT_SHAPES) X(OPDB_COL_INPUT_DTYPES) X(OPDB_COL_INPUT_FORMATS) X(OPDB_COL_OUTPUT_SHAPES) \
+    X(OPDB_COL_OUTPUT_DTYPES) X(OPDB_COL_EP_SIZE)
+#define OPDB_NSIG_CELLS 6
 OPDB_API extern const char *const opdb_sig_cell_cols[OPDB_NSIG_CELLS];
+
+/* A row's identity cells as bench reads and writes them: the base columns
+ * and EP Size. */
+#define OPDB_NKEY_COLS (OPDB_NBASE_COLS + 1)
+OPDB_API extern const char *const opdb_key_cols[OPDB_NKEY_COLS];
 
 #ifdef __cplusplus
 }

@@ -12,10 +12,9 @@
 extern "C" {
 #endif
 
-/* The reference's replay catalogue (sorted): what --ops accepts and which
- * database CSVs are touched. */
-OPDB_API extern const char *const opdb_replay_ops[];
-OPDB_API extern const size_t opdb_nreplay_ops;
+/* Whether an operator is in the replay catalogue (what --ops accepts and
+ * which database CSVs are touched): the names of opdb_op_registry
+ * (opdb/replay.h), aliases not included. */
 OPDB_API bool opdb_is_replay_op(const char *normalised_name);
 
 /* Values a caller sets beside the merged durations (opdb bench's MicroBench

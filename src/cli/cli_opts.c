@@ -8,6 +8,7 @@
 
 #include "cli/suggest.h"
 #include "opdb/db.h"
+#include "opdb/replay.h"
 #include "opdb/signature.h"
 #include "opdb/update.h"
 
@@ -196,7 +197,8 @@ int cli_normalize_ops(const char *prog, const char *const *ops, size_t n, char *
         fprintf(stderr, "%s: Unsupported --ops: ", prog);
         for (size_t i = 0; i < nbad; i++) fprintf(stderr, "%s%s", i ? ", " : "", bad[i]);
         fprintf(stderr, ". Available: ");
-        for (size_t i = 0; i < opdb_nreplay_ops; i++) fprintf(stderr, "%s%s", i ? ", " : "", opdb_replay_ops[i]);
+        for (size_t i = 0; i < opdb_op_registry_count; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", opdb_op_registry[i]->name);
         fputc('\n', stderr);
     }
     free(bad);

@@ -14,14 +14,9 @@
 #include "opdb/csv.h"
 #include "opdb/fs.h"
 #include "opdb/pystr.h"
+#include "opdb/schema.h"
 #include "opdb/signature.h"
 
-static const char *const k_base[8] = {"OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
-                                      "Input Formats", "Output Shapes", "Output Data Types", "Output Formats"};
-static const char *const k_dur[] = {"Average Duration(us)", "Profiling Average Duration(us)",
-                                    "Profiling Median Duration(us)", "Profiling Std Duration(us)",
-                                    "MicroBench Duration(us)"};
-#define NDUR (sizeof k_dur / sizeof k_dur[0])
 
 typedef struct vctx {
     bool json;
@@ -125,7 +120,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
     }
     const opdb_field *f = c.f;
     int r = opdb_csv_file_next(&c, true);
-    int base[8], dur[NDUR], ep = -1, conv = -1;
+    int base[OPDB_NBASE_COLS], dur[OPDB_NDUR_COLS], ep = -1, conv = -1;
     int rt[64];
     size_t nrt = 0;
     char stem[256];
@@ -140,24 +135,25 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
         problem(v, false, path, 1, "unreadable", "a Git LFS pointer, not CSV data (run git lfs pull)");
         goto done;
     }
-    for (int i = 0; i < 8; i++) base[i] = -1;
-    for (size_t i = 0; i < NDUR; i++) dur[i] = -1;
+    for (int i = 0; i < OPDB_NBASE_COLS; i++) base[i] = -1;
+    for (size_t i = 0; i < OPDB_NDUR_COLS; i++) dur[i] = -1;
     for (int i = 0; i < c.nf; i++) {
         opdb_span h = opdb_span_make(f[i].p, f[i].n);
-        for (int b = 0; b < 8; b++)
-            if (opdb_span_eq_cstr(h, k_base[b])) base[b] = i;
-        for (size_t d = 0; d < NDUR; d++)
-            if (opdb_span_eq_cstr(h, k_dur[d])) dur[d] = i;
-        if (opdb_span_eq_cstr(h, "EP Size")) ep = i;
+        for (int b = 0; b < OPDB_NBASE_COLS; b++)
+            if (opdb_span_eq_cstr(h, opdb_base_cols[b])) base[b] = i;
+        for (size_t d = 0; d < OPDB_NDUR_COLS; d++)
+            if (opdb_span_eq_cstr(h, opdb_dur_cols[d])) dur[d] = i;
+        if (opdb_span_eq_cstr(h, OPDB_COL_EP_SIZE)) ep = i;
         if (opdb_span_eq_cstr(h, OPDB_MB_CONVERGED_COLUMN)) conv = i;
         if (opdb_is_runtime_column(h) && nrt < sizeof rt / sizeof rt[0]) rt[nrt++] = i;
     }
     {
         opdb_strbuf miss;
         opdb_sb_init(&miss);
-        for (int b = 0; b < 8; b++)
-            if (base[b] < 0) opdb_sb_addf(&miss, "%s%s", miss.n ? ", " : "", k_base[b]);
+        for (int b = 0; b < OPDB_NBASE_COLS; b++)
+            if (base[b] < 0) opdb_sb_addf(&miss, "%s%s", miss.n ? ", " : "", opdb_base_cols[b]);
         if (miss.n) problem(v, false, path, 1, "missing columns", "%s", miss.p);
+        /* opdb_dur_cols: [0] MicroBench, [1] profiled average, [4] legacy MicroBench */
         if (dur[0] < 0 && dur[1] < 0 && dur[4] < 0)
             problem(v, false, path, 1, "missing columns", "no duration column (Average Duration(us) or Profiling Average Duration(us))");
         opdb_sb_free(&miss);
@@ -173,15 +169,15 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
         (*rows)++;
         unsigned long long line = c.x.rec_line;
         bool valid = false;
-        for (size_t d = 0; d < NDUR; d++) {
+        for (size_t d = 0; d < OPDB_NDUR_COLS; d++) {
             if (dur[d] < 0 || dur[d] >= c.nf) continue;
             opdb_span c = opdb_py_strip(opdb_span_make(f[dur[d]].p, f[dur[d]].n));
             if (!c.n) continue;
             double val;
             if (!opdb_py_float(c.p, c.n, &val) || isnan(val) || isinf(val)) {
-                problem(v, false, path, line, "non-numeric duration", "%s = '%.*s'", k_dur[d], (int)(c.n > 40 ? 40 : c.n), c.p);
+                problem(v, false, path, line, "non-numeric duration", "%s = '%.*s'", opdb_dur_cols[d], (int)(c.n > 40 ? 40 : c.n), c.p);
             } else if (val < 0) {
-                problem(v, false, path, line, "negative duration", "%s = %.*s", k_dur[d], (int)c.n, c.p);
+                problem(v, false, path, line, "negative duration", "%s = %.*s", opdb_dur_cols[d], (int)c.n, c.p);
             } else if (val > 0 && (d == 0 || d == 1 || d == 4)) {
                 valid = true;
             }

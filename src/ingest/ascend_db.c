@@ -139,7 +139,7 @@ int ascend_db_read(const char *path, ascend_db_row_cb cb, void *ctx, char *why, 
         db_fail(err, path, db, "COMPUTE_TASK_INFO/TASK columns");
         goto out;
     }
-    kd_layout L;
+    kd_colmap L;
     for (int r = 0; r < KD_NROLES; r++) L.col[r] = -1;
     L.col[KD_TYPE] = C_TYPE;
     L.col[KD_IN_SHAPES] = C_IN;

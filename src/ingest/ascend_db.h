@@ -9,7 +9,7 @@
 /* One kernel as CSV cells laid out by L (durations and counters rendered
  * with 17 significant digits, so they parse back to the exact doubles).
  * Non-zero stops the read and is returned. */
-typedef int (*ascend_db_row_cb)(void *ctx, const kd_layout *L, const opdb_field *f, int nf, opdb_err *err);
+typedef int (*ascend_db_row_cb)(void *ctx, const kd_colmap *L, const opdb_field *f, int nf, opdb_err *err);
 
 /* Kernels = COMPUTE_TASK_INFO joined to TASK on globalTaskId, in (startNs,
  * globalTaskId) order. The file is opened read-only and immutable. Returns 0,

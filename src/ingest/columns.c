@@ -6,19 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const opdb_metric_names[OPDB_NMETRICS] = {
-    "aicore_time(us)",  "aic_total_cycles",   "aic_mac_time(us)",     "aic_mac_ratio",
-    "aic_scalar_time(us)", "aic_scalar_ratio", "aic_mte1_time(us)",   "aic_mte1_ratio",
-    "aic_mte2_time(us)", "aic_mte2_ratio",    "aic_fixpipe_time(us)", "aic_fixpipe_ratio",
-    "aic_icache_miss_rate", "aiv_time(us)",   "aiv_total_cycles",     "aiv_vec_time(us)",
-    "aiv_vec_ratio",    "aiv_scalar_time(us)", "aiv_scalar_ratio",    "aiv_mte2_time(us)",
-    "aiv_mte2_ratio",   "aiv_mte3_time(us)",  "aiv_mte3_ratio",       "aiv_icache_miss_rate",
-    "cube_utilization(%)",
-};
-
 const char *const kd_role_names[KD_NROLES] = {
-    "Type", "Input Shapes", "Output Shapes", "Duration(us)", "OP State", "Accelerator Core",
-    "Input Data Types", "Input Formats", "Output Data Types", "Output Formats",
+    "Type", OPDB_COL_INPUT_SHAPES, OPDB_COL_OUTPUT_SHAPES, "Duration(us)", OPDB_COL_OP_STATE, OPDB_COL_ACCEL_CORE,
+    OPDB_COL_INPUT_DTYPES, OPDB_COL_INPUT_FORMATS, OPDB_COL_OUTPUT_DTYPES, OPDB_COL_OUTPUT_FORMATS,
     /* metrics filled from opdb_metric_names */
 };
 
@@ -39,7 +29,7 @@ static bool cell_is(const opdb_field *f, const char *s) {
     return f->n == n && memcmp(f->p, s, n) == 0;
 }
 
-void kd_layout_build(kd_layout *L, const opdb_field *hdr, int n, bool use_aliases) {
+void kd_colmap_build(kd_colmap *L, const opdb_field *hdr, int n, bool use_aliases) {
     for (int r = 0; r < KD_NROLES; r++) L->col[r] = -1;
     /* DictReader semantics: with duplicate names the last column wins. */
     for (int i = 0; i < n; i++)
@@ -63,7 +53,7 @@ void kd_layout_build(kd_layout *L, const opdb_field *hdr, int n, bool use_aliase
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-int kd_layout_missing(const kd_layout *L, bool quirks, char *buf, size_t cap) {
+int kd_colmap_missing(const kd_colmap *L, bool quirks, char *buf, size_t cap) {
     const char *names[KD_NROLES];
     int nm = 0;
     for (int r = 0; r < KD_NROLES; r++) {

@@ -25,18 +25,18 @@ enum kd_role {
 
 extern const char *const kd_role_names[KD_NROLES];
 
-typedef struct kd_layout {
+typedef struct kd_colmap {
     int col[KD_NROLES];      /* column index, or -1 when absent */
     int max_col;             /* highest column index any role needs */
     uint32_t metrics_present; /* bit i: metric i has a column */
-} kd_layout;
+} kd_colmap;
 
 /* Maps header cells to roles. Without quirks, alias names (msprof
  * op_summary headers) stand in for absent canonical names. */
-void kd_layout_build(kd_layout *L, const opdb_field *hdr, int n, bool use_aliases);
+void kd_colmap_build(kd_colmap *L, const opdb_field *hdr, int n, bool use_aliases);
 
 /* Names of the required columns that are missing, sorted, ", "-joined into
  * buf; returns how many are missing. quirks: the reference's full list. */
-int kd_layout_missing(const kd_layout *L, bool quirks, char *buf, size_t cap);
+int kd_colmap_missing(const kd_colmap *L, bool quirks, char *buf, size_t cap);
 
 #endif

@@ -93,7 +93,7 @@ void opdb_csv_profile_hint(const char *path, char *buf, size_t cap) {
     else if (has(&h, "Hit Rate")) kind = "l2_cache: cache hit rates";
     else if (has(&h, "Call Stack") || has(&h, "Host Self Duration(us)"))
         kind = "operator_details: host operators (read only beside a kernel_details.csv)";
-    else if (has(&h, "Average Duration(us)") || has(&h, "Profiling Average Duration(us)"))
+    else if (has(&h, OPDB_COL_MB_DUR) || has(&h, OPDB_COL_PROF_AVG_DUR))
         kind = "an already aggregated database table: copy it into the database folder instead";
     else if (has(&h, "task_time(us)")) kind = "msprof task_time: no shapes";
     else if (has(&h, "Op Type") && has(&h, "Task Duration(us)")) kind = "msopprof OpBasicInfo: one operator, no shapes";

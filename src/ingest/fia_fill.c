@@ -11,6 +11,7 @@
 #include "opdb/csv.h"
 #include "opdb/fs.h"
 #include "opdb/pystr.h"
+#include "opdb/schema.h"
 
 #define NPAY 11
 static const char *const k_payload_cols[NPAY] = {
@@ -336,7 +337,7 @@ int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
                 cols[i] = opdb_xmalloc(f[i].n + 1);
                 memcpy(cols[i], f[i].p, f[i].n);
                 cols[i][f[i].n] = '\0';
-                if (strcmp(cols[i], "Input Shapes") == 0) in_col = i;
+                if (strcmp(cols[i], OPDB_COL_INPUT_SHAPES) == 0) in_col = i;
             }
             for (int c = 0; c <= NPAY; c++) {
                 const char *name = c < NPAY ? k_payload_cols[c] : COMPLETENESS;

@@ -1,4 +1,4 @@
-/* Table layout (spec ingest.md §1 "Output rows"): 8 base columns, three
+/* Table columns (spec ingest.md §1 "Output rows"): 8 base columns, three
  * profiling durations, 25 metric means, and for FusedInferAttentionScore the
  * 16 runtime columns; every number as "%.6f". */
 #include "ingest/kd_output.h"
@@ -11,9 +11,9 @@
 #include "opdb/db.h"
 #include "opdb/fs.h"
 #include "opdb/pystr.h"
+#include "opdb/schema.h"
 
-#define NBASE 8
-#define NCOLS_MAX (NBASE + 3 + OPDB_NMETRICS + FIA_NRUNTIME)
+#define NCOLS_MAX (OPDB_NBASE_COLS + OPDB_NPROF_DUR_COLS + OPDB_NMETRICS + FIA_NRUNTIME)
 
 typedef struct type_entry {
     opdb_span name;
@@ -22,18 +22,13 @@ typedef struct type_entry {
 } type_entry;
 
 static void header(opdb_strbuf *out, bool fia) {
-    static const char *const base[NBASE] = {"OP State",     "Accelerator Core", "Input Shapes",
-                                            "Input Data Types", "Input Formats",  "Output Shapes",
-                                            "Output Data Types", "Output Formats"};
     opdb_span cells[NCOLS_MAX];
     char names[OPDB_NMETRICS][64];
     size_t n = 0;
-    for (int i = 0; i < NBASE; i++) cells[n++] = opdb_span_cstr(base[i]);
-    cells[n++] = opdb_span_cstr("Profiling Average Duration(us)");
-    cells[n++] = opdb_span_cstr("Profiling Median Duration(us)");
-    cells[n++] = opdb_span_cstr("Profiling Std Duration(us)");
+    for (int i = 0; i < OPDB_NBASE_COLS; i++) cells[n++] = opdb_span_cstr(opdb_base_cols[i]);
+    for (int i = 0; i < OPDB_NPROF_DUR_COLS; i++) cells[n++] = opdb_span_cstr(opdb_prof_dur_cols[i]);
     for (int m = 0; m < OPDB_NMETRICS; m++) {
-        snprintf(names[m], sizeof names[m], "Profiling Average %s", opdb_metric_names[m]);
+        snprintf(names[m], sizeof names[m], OPDB_METRIC_PROF_PREFIX "%s", opdb_metric_names[m]);
         cells[n++] = opdb_span_cstr(names[m]);
     }
     if (fia)

@@ -26,13 +26,13 @@ uint64_t kd_key_hash(opdb_span type, opdb_span in, opdb_span out) {
     return opdb_hash_bytes(out.p, out.n, h);
 }
 
-static inline opdb_span cell(const kd_layout *L, int role, const opdb_field *f, int nf) {
+static inline opdb_span cell(const kd_colmap *L, int role, const opdb_field *f, int nf) {
     int c = L->col[role];
     if (c < 0 || c >= nf) return opdb_span_make("", 0);
     return opdb_py_strip(opdb_span_make(f[c].p, f[c].n));
 }
 
-void kd_row_extract(kd_row *r, const kd_layout *L, const opdb_field *f, int nf, bool quirks) {
+void kd_row_extract(kd_row *r, const kd_colmap *L, const opdb_field *f, int nf, bool quirks) {
     r->flags = 0;
     r->group = 0;
     r->type = cell(L, KD_TYPE, f, nf);

@@ -30,7 +30,7 @@ typedef struct kd_rows {
 } kd_rows;
 
 /* Decodes one record. `quirks`: a non-numeric duration counts as 0. */
-void kd_row_extract(kd_row *r, const kd_layout *L, const opdb_field *f, int nf, bool quirks);
+void kd_row_extract(kd_row *r, const kd_colmap *L, const opdb_field *f, int nf, bool quirks);
 
 uint64_t kd_key_hash(opdb_span type, opdb_span in, opdb_span out);
 

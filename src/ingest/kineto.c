@@ -18,6 +18,7 @@
 #include "opdb/fs.h"
 #include "opdb/pyliteral.h"
 #include "opdb/pystr.h"
+#include "opdb/schema.h"
 #include "opdb/stats.h"
 #include "opdb/trace_reader.h"
 
@@ -455,11 +456,11 @@ static int by_first_call(const void *x, const void *y) {
 #define KN_NCOLS 15
 
 static void header(opdb_strbuf *out) {
+#define KN_ITEM(name) name,
     static const char *const names[KN_NCOLS] = {
-        "OP State", "Accelerator Core", "Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
-        "Output Data Types", "Output Formats", "Profiling Average Duration(us)", "Profiling Median Duration(us)",
-        "Profiling Std Duration(us)", "Profiling Count", "Profiling Min Duration(us)", "Profiling Max Duration(us)",
-        "Kernel Names"};
+        OPDB_BASE_COL_LIST(KN_ITEM) OPDB_PROF_DUR_COL_LIST(KN_ITEM) "Profiling Count", "Profiling Min Duration(us)",
+        "Profiling Max Duration(us)", "Kernel Names"};
+#undef KN_ITEM
     opdb_span c[KN_NCOLS];
     for (int i = 0; i < KN_NCOLS; i++) c[i] = opdb_span_cstr(names[i]);
     opdb_csv_write_record(out, c, KN_NCOLS);

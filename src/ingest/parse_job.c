@@ -35,7 +35,7 @@ typedef struct job {
     /* current file */
     const char *file;
     int fd;
-    kd_layout layout;
+    kd_colmap colmap;
     char *source_profile;
     fia_op_rows op_rows;
     size_t fia_seen;            /* FusedInferAttentionScore rows so far in this file */
@@ -99,7 +99,7 @@ static int take_row(job *J, const kd_row *r, opdb_err *err) {
         }
         return 0;
     }
-    kd_agg_add(&J->agg, r, J->layout.metrics_present);
+    kd_agg_add(&J->agg, r, J->colmap.metrics_present);
     return 0;
 }
 
@@ -123,7 +123,7 @@ static void rows_work(opdb_batch *b, void *ctx) {
     rs->n = 0;
     opdb_csv_fast t;
     opdb_csv_fast_init(&t, b->data, b->len);
-    int maxf = J->layout.max_col + 1;
+    int maxf = J->colmap.max_col + 1;
     opdb_field f[KD_NROLES > 64 ? KD_NROLES : 64];
     opdb_field *fields = maxf <= (int)(sizeof f / sizeof f[0]) ? f : opdb_xmalloc((size_t)maxf * sizeof *fields);
     int nf, rc;
@@ -131,7 +131,7 @@ static void rows_work(opdb_batch *b, void *ctx) {
     while ((rc = opdb_csv_fast_next(&t, fields, maxf, &nf, &off)) > 0) {
         OPDB_ALLOC_GROW(rs->v, rs->n + 1, rs->cap);
         kd_row *r = &rs->v[rs->n++];
-        kd_row_extract(r, &J->layout, fields, nf, J->o->reference_quirks);
+        kd_row_extract(r, &J->colmap, fields, nf, J->o->reference_quirks);
         r->rec_off = b->file_off + off;
         if (!(r->flags & (KD_ROW_NA_SHAPES | KD_ROW_BAD_DURATION))) r->group = kd_agg_probe(&J->agg, r);
     }
@@ -155,7 +155,7 @@ static int read_exact_from(job *J, uint64_t off, opdb_err *err) {
     opdb_byte_reader_init(&br, J->fd, off, 1 << 18);
     opdb_csv_exact x;
     opdb_csv_exact_init(&x, &br, 1);
-    int maxf = J->layout.max_col + 1;
+    int maxf = J->colmap.max_col + 1;
     opdb_field *fields = opdb_xmalloc((size_t)(maxf > 0 ? maxf : 1) * sizeof *fields);
     int nf, rc;
     kd_row row;
@@ -166,7 +166,7 @@ static int read_exact_from(job *J, uint64_t off, opdb_err *err) {
             rc = -1;
             break;
         }
-        kd_row_extract(&row, &J->layout, fields, nf, J->o->reference_quirks);
+        kd_row_extract(&row, &J->colmap, fields, nf, J->o->reference_quirks);
         row.rec_off = x.rec_off;
         if (take_row(J, &row, err)) {
             rc = -1;
@@ -198,9 +198,9 @@ static int read_header(job *J, uint64_t start, uint64_t *body_off, opdb_err *err
         *body_off = start;
     } else {
         if (rc == 0) nf = 0;
-        kd_layout_build(&J->layout, hdr, nf, !quirks);
+        kd_colmap_build(&J->colmap, hdr, nf, !quirks);
         char missing[2048];
-        if (kd_layout_missing(&J->layout, quirks, missing, sizeof missing)) {
+        if (kd_colmap_missing(&J->colmap, quirks, missing, sizeof missing)) {
             char hint[512] = "";
             if (!quirks) opdb_csv_profile_hint(J->file, hint, sizeof hint);
             opdb_fail(err, OPDB_ERR_RUNTIME, "%s is missing required columns: %s%s%s%s", J->file, missing,
@@ -242,8 +242,8 @@ static int process_file(job *J, const kd_inputs *in, const char *file, opdb_err 
         return -1;
     }
     uint32_t all = (1u << OPDB_NMETRICS) - 1;
-    if ((J->layout.metrics_present & all) != all) {
-        J->metrics_missing |= all & ~J->layout.metrics_present;
+    if ((J->colmap.metrics_present & all) != all) {
+        J->metrics_missing |= all & ~J->colmap.metrics_present;
         if (J->files_missing_metrics++ == 0) J->first_file_missing_metrics = opdb_xstrdup(file);
     }
     J->source_profile = opdb_path_parent_name(file);
@@ -278,10 +278,10 @@ static int process_file(job *J, const kd_inputs *in, const char *file, opdb_err 
 
 /* ---- SQLite exports and PyTorch traces (spec ingest-more.md) */
 
-static int db_row(void *ctx, const kd_layout *L, const opdb_field *f, int nf, opdb_err *err) {
+static int db_row(void *ctx, const kd_colmap *L, const opdb_field *f, int nf, opdb_err *err) {
     job *J = ctx;
     kd_row r;
-    J->layout = *L;
+    J->colmap = *L;
     kd_row_extract(&r, L, f, nf, false);
     r.rec_off = 0;
     return take_row(J, &r, err);

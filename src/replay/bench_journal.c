@@ -10,11 +10,12 @@
 
 #include "opdb/csv.h"
 #include "opdb/fs.h"
+#include "opdb/schema.h"
 #include "opdb/signature.h"
 
 const char *const journal_cols[J_N] = {
-    "CSV", "Row", "Status", "Error", "OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
-    "Input Formats", "Output Shapes", "Output Data Types", "Output Formats", "EP Size", "Min(us)", "Median(us)",
+#define JOURNAL_ITEM(name) name,
+    "CSV", "Row", "Status", "Error", OPDB_BASE_COL_LIST(JOURNAL_ITEM) OPDB_COL_EP_SIZE, "Min(us)", "Median(us)",
     "P20(us)", "P80(us)", "RSD(%)", "Samples", "Cache", "GFLOP/s", "GB/s", "Backend", "Converged",
 };
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opdb/schema.h"
+
 const char *bench_row_cell(const bench_row *r, const char *col) {
     for (int i = 0; i < r->n; i++)
         if (strcmp(r->name[i], col) == 0) return r->val[i];
@@ -139,11 +141,8 @@ static void plan_row(bench_ctx *c, const opdb_op_def *def, const char *stem, con
 
 int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const bench_row *r, opdb_err *err) {
     op_status *s = bench_status(c, stem);
-    const char *cells[9];
-    static const char *const names[9] = {"OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
-                                         "Input Formats", "Output Shapes", "Output Data Types", "Output Formats",
-                                         "EP Size"};
-    for (int i = 0; i < 9; i++) cells[i] = bench_row_cell(r, names[i]);
+    const char *cells[OPDB_NKEY_COLS];
+    for (int i = 0; i < OPDB_NKEY_COLS; i++) cells[i] = bench_row_cell(r, opdb_key_cols[i]);
     journal_sig(stem, cells, &c->sig);
     if (c->o->plan_only) {
         plan_row(c, def, stem, r, cells);

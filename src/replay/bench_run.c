@@ -13,6 +13,7 @@
 #include "opdb/db.h"
 #include "opdb/fs.h"
 #include "opdb/pystr.h"
+#include "opdb/schema.h"
 #include "opdb/signature.h"
 #include "opdb/update.h"
 #include "replay/bench_rows.h"
@@ -70,8 +71,8 @@ static char **list_csvs(const opdb_bench_opts *o, size_t *n) {
 }
 
 static bool row_complete(const bench_row *r) {
-    const char *a = bench_row_cell(r, "Average Duration(us)"), *p = bench_row_cell(r, "Profiling Average Duration(us)");
-    if (!*a) a = bench_row_cell(r, "MicroBench Duration(us)");
+    const char *a = bench_row_cell(r, OPDB_COL_MB_DUR), *p = bench_row_cell(r, OPDB_COL_PROF_AVG_DUR);
+    if (!*a) a = bench_row_cell(r, OPDB_COL_LEGACY_MB_DUR);
     return opdb_py_float_or_zero(a, strlen(a)) > 0 || opdb_py_float_or_zero(p, strlen(p)) > 0;
 }
 
@@ -197,14 +198,11 @@ static void complete_sigs(bench_ctx *c, const char *op, char ***sigs, size_t *n)
     opdb_err e;
     opdb_err_clear(&e);
     if (opdb_is_file(path) && load_csv(path, &l, &e) == 0) {
-        static const char *const names[9] = {"OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
-                                             "Input Formats", "Output Shapes", "Output Data Types", "Output Formats",
-                                             "EP Size"};
         for (size_t r = 0; r < l.nrows; r++) {
             bench_row br = {name, (long)r + 2, (const char *const *)l.name, (const char *const *)l.rows[r], l.ncol};
             if (!row_complete(&br)) continue;
-            const char *cells[9];
-            for (int i = 0; i < 9; i++) cells[i] = bench_row_cell(&br, names[i]);
+            const char *cells[OPDB_NKEY_COLS];
+            for (int i = 0; i < OPDB_NKEY_COLS; i++) cells[i] = bench_row_cell(&br, opdb_key_cols[i]);
             journal_sig(op, cells, &c->sig);
             *sigs = opdb_xrealloc(*sigs, (*n + 1) * sizeof **sigs);
             (*sigs)[(*n)++] = opdb_xstrdup(c->sig.p ? c->sig.p : "");
@@ -215,9 +213,9 @@ static void complete_sigs(bench_ctx *c, const char *op, char ***sigs, size_t *n)
 }
 
 static bool grid_row_done(bench_ctx *c, const char *op, const bench_row *br, char **sigs, size_t n) {
-    const char *cells[9];
-    for (int i = 0; i < 8; i++) cells[i] = br->val[i];
-    cells[8] = "";
+    const char *cells[OPDB_NKEY_COLS];
+    for (int i = 0; i < OPDB_NBASE_COLS; i++) cells[i] = br->val[i];
+    cells[OPDB_NBASE_COLS] = ""; /* EP Size */
     journal_sig(op, cells, &c->sig);
     for (size_t i = 0; i < n; i++)
         if (strcmp(sigs[i], c->sig.p ? c->sig.p : "") == 0) return true;
@@ -228,8 +226,6 @@ static int bench_grid(bench_ctx *c, opdb_err *err) {
     opdb_grid_row *g;
     size_t n;
     if (opdb_grid_rows(c->o->grid, &g, &n, err)) return -1;
-    static const char *const names[8] = {"OP State", "Accelerator Core", "Input Shapes", "Input Data Types",
-                                         "Input Formats", "Output Shapes", "Output Data Types", "Output Formats"};
     int rc = 0;
     long line = 2;
     const char *prev = NULL;
@@ -250,7 +246,7 @@ static int bench_grid(bench_ctx *c, opdb_err *err) {
         if (!def) continue;
         char csv[280];
         snprintf(csv, sizeof csv, "%s.csv(grid)", g[i].op);
-        bench_row br = {csv, line++, names, g[i].cell, 8};
+        bench_row br = {csv, line++, opdb_base_cols, g[i].cell, OPDB_NBASE_COLS};
         if (ndone && grid_row_done(c, g[i].op, &br, done, ndone)) {
             s->skipped += c->round == c->nrounds; /* missing-only: the database already has it */
             continue;

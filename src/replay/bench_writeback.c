@@ -8,6 +8,7 @@
 
 #include "opdb/csv.h"
 #include "opdb/fs.h"
+#include "opdb/schema.h"
 #include "opdb/update.h"
 #include "opdb/validate.h"
 
@@ -25,9 +26,10 @@ static int write_op_summary(bench_ctx *c, const char *work, opdb_err *err) {
     char *path = opdb_path_join(prof, "op_summary_0.csv");
     opdb_strbuf sb;
     opdb_sb_init(&sb);
-    static const char *const hdr[11] = {"OP Type", "OP State", "Task Type", "Task Duration(us)", "Input Shapes",
-                                        "Input Data Types", "Input Formats", "Output Shapes", "Output Data Types",
-                                        "Output Formats", "EP Size"};
+    static const char *const hdr[11] = {"OP Type",          OPDB_COL_OP_STATE,      "Task Type",
+                                        "Task Duration(us)", OPDB_COL_INPUT_SHAPES,  OPDB_COL_INPUT_DTYPES,
+                                        OPDB_COL_INPUT_FORMATS, OPDB_COL_OUTPUT_SHAPES, OPDB_COL_OUTPUT_DTYPES,
+                                        OPDB_COL_OUTPUT_FORMATS, OPDB_COL_EP_SIZE};
     opdb_span cells[11];
     for (int i = 0; i < 11; i++) cells[i] = opdb_span_cstr(hdr[i]);
     opdb_csv_write_record(&sb, cells, 11);

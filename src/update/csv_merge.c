@@ -55,19 +55,19 @@ static void add_gap(merge_ctx *m, const drow *t) {
     g->ratio = ratio;
 }
 
-/* A layout's keys in this file's key space (rows of one aggregation share
- * a handful of layouts). */
-static const layout_keys *layout_keys_of(merge_ctx *m, const agg_layout *lay) {
-    for (int k = 0; k < m->nlay; k++)
-        if (m->lay[k]->lay == lay) return m->lay[k];
+/* A key set's ids in this file's key space (rows of one aggregation share
+ * a handful of key sets). */
+static const kset_ids *kset_ids_of(merge_ctx *m, const agg_keyset *kset) {
+    for (int k = 0; k < m->nkset; k++)
+        if (m->kset[k]->kset == kset) return m->kset[k];
     keyspace *ks = &m->f->ks;
-    layout_keys *lk = opdb_arena_alloc(&ks->arena, sizeof *lk);
-    lk->lay = lay;
-    for (int i = 0; i < lay->n; i++) lk->id[i] = ks_add(ks, lay->key[i]);
+    kset_ids *lk = opdb_arena_alloc(&ks->arena, sizeof *lk);
+    lk->kset = kset;
+    for (int i = 0; i < kset->n; i++) lk->id[i] = ks_add(ks, kset->key[i]);
     lk->measured = opdb_arena_alloc(&ks->arena, (size_t)ks->cap * sizeof *lk->measured);
     for (int k = 0; k < ks->cap; k++) lk->measured[k] = -1;
-    for (int i = lay->n - 1; i >= 0; i--)
-        if (lk->id[i] >= 0 && (i == AGG_K_DUR || lay->num[i] > 0)) lk->measured[lk->id[i]] = i;
+    for (int i = kset->n - 1; i >= 0; i--)
+        if (lk->id[i] >= 0 && (i == AGG_K_DUR || kset->num[i] > 0)) lk->measured[lk->id[i]] = i;
     lk->nsplice = 0; /* header columns: only a file read by the fast path has its rows spliced */
     for (int i = 0; m->f->colkey && i < m->f->nh && lk->nsplice < AGG_MAX_KEYS; i++) {
         int li = lk->measured[m->f->colkey[i]];
@@ -75,8 +75,8 @@ static const layout_keys *layout_keys_of(merge_ctx *m, const agg_layout *lay) {
         lk->splice_col[lk->nsplice] = i;
         lk->splice_li[lk->nsplice++] = li;
     }
-    if (m->nlay == MAX_LAYOUTS) m->nlay--; /* forget one; the old one stays valid */
-    m->lay[m->nlay++] = lk;
+    if (m->nkset == MAX_KSETS) m->nkset--; /* forget one; the old one stays valid */
+    m->kset[m->nkset++] = lk;
     return lk;
 }
 
@@ -87,7 +87,7 @@ static bool apply(merge_ctx *m, drow *t, const agg_row *nr) {
     char buf[400];
     opdb_span nv = agg_span(nr, AGG_K_DUR, buf);
     bool changed = !opdb_span_eq(old, opdb_py_strip(nv));
-    put_measured(&m->f->ks, t, nr, layout_keys_of(m, nr->lay)->id);
+    put_measured(&m->f->ks, t, nr, kset_ids_of(m, nr->kset)->id);
     return changed;
 }
 
@@ -107,15 +107,15 @@ static bool apply_lazy(merge_ctx *m, size_t ri, const agg_row *nr) {
         f->patch[ri].prev = earlier;
     }
     f->patch[ri].nr = nr;
-    f->patch[ri].lk = layout_keys_of(m, nr->lay);
+    f->patch[ri].lk = kset_ids_of(m, nr->kset);
     return changed;
 }
 
 /* A lazy row can take nr as a patch: it keeps MB_DUR, and any earlier
- * patch has nr's layout (so both set the same keys). */
+ * patch has nr's key set (so both set the same keys). */
 static bool lazy_patchable(const merge_ctx *m, size_t ri, const agg_row *nr) {
     const csvfile *f = m->f;
-    return f->rows[ri].lazy && (!f->patch[ri].nr || f->patch[ri].nr->lay == nr->lay) &&
+    return f->rows[ri].lazy && (!f->patch[ri].nr || f->patch[ri].nr->kset == nr->kset) &&
            m->id.mb_dur < f->header_keys && f->slot_of_key[m->id.mb_dur] >= 0;
 }
 
@@ -139,8 +139,8 @@ static bool patch_changes(csvfile *f, size_t ri) {
     bool changes = false;
     for (k = 0; k < np && !changes; k++) {
         const row_patch *p = order[k];
-        const agg_layout *lay = p->nr->lay;
-        for (int i = 0; i < lay->n && !changes; i++) {
+        const agg_keyset *kset = p->nr->kset;
+        for (int i = 0; i < kset->n && !changes; i++) {
             int id = p->lk->id[i];
             if (id < 0 || p->lk->measured[id] != i || !f->ks.is_col[id]) continue;
             if (!known[id]) {
@@ -222,7 +222,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uin
         if (allow_add && !o->missing_only) {
             drow r = drow_new(&f->ks);
             char buf[400];
-            const int *ids = layout_keys_of(m, nr->lay)->id;
+            const int *ids = kset_ids_of(m, nr->kset)->id;
             for (int i = 0; i < agg_nkeys(nr); i++) drow_set(&r, &f->ks, ids[i], agg_span(nr, i, buf));
             set_extras(m, &r);
             push_row(f, r);

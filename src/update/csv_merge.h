@@ -15,14 +15,14 @@ typedef struct ids {
     int mb_dur, prof_avg, legacy;
 } ids;
 
-enum { MAX_LAYOUTS = 4 };
+enum { MAX_KSETS = 4 };
 
 typedef struct merge_ctx {
     const opdb_update_opts *o;
     csvfile *f;
     ids id;
-    layout_keys *lay[MAX_LAYOUTS]; /* layouts seen (in the key space's arena) */
-    int nlay;
+    kset_ids *kset[MAX_KSETS]; /* key sets seen (in the key space's arena) */
+    int nkset;
     sig_index si;
     extra_index xi;      /* opdb bench's extra values for this CSV */
     update_result *res;

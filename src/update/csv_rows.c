@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "update/update_layout.h"
+#include "update/db_columns.h"
 
 static const char *const k_lazy_names[] = {OPDB_COL_INPUT_SHAPES,  OPDB_COL_INPUT_DTYPES, OPDB_COL_INPUT_FORMATS,
                                            OPDB_COL_OUTPUT_SHAPES, OPDB_COL_OUTPUT_DTYPES, OPDB_COL_EP_SIZE,
@@ -47,7 +47,7 @@ void put_measured(keyspace *ks, drow *t, const agg_row *nr, const int *ids) {
     char buf[400];
     drow_set(t, ks, ids[AGG_K_DUR], agg_span(nr, AGG_K_DUR, buf));
     for (int i = 0; i < agg_nkeys(nr); i++)
-        if (nr->lay->num[i] > 0) /* the "MicroBench <metric>" means */
+        if (nr->kset->num[i] > 0) /* the "MicroBench <metric>" means */
             drow_set(t, ks, ids[i], agg_span(nr, i, buf));
 }
 

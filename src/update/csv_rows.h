@@ -48,24 +48,24 @@ typedef struct csvfile {
     size_t n, cap;
 } csvfile;
 
-/* A layout of aggregated rows in this file's key space: key ids, and for
- * every key id the layout position of the measured value apply() sets
+/* A key set of aggregated rows in this file's key space: key ids, and for
+ * every key id the key set position of the measured value apply() sets
  * there (MB_DUR and the metric means), else -1. */
-typedef struct layout_keys {
-    const agg_layout *lay;
+typedef struct kset_ids {
+    const agg_keyset *kset;
     int id[AGG_MAX_KEYS];
     int *measured;      /* ks.cap entries */
-    /* the file's measured columns in order and each one's layout entry
+    /* the file's measured columns in order and each one's key set entry
      * (write_spliced) */
     int nsplice, splice_col[AGG_MAX_KEYS], splice_li[AGG_MAX_KEYS];
-} layout_keys;
+} kset_ids;
 
 /* The measurement applied to a lazy row, kept instead of reading the row in
  * full: its values are spliced into the row's bytes when it is written, or
  * set again (drow_set) when the row is read in full. */
 typedef struct row_patch {
     const agg_row *nr;
-    const layout_keys *lk;
+    const kset_ids *lk;
     const struct row_patch *prev; /* measurements applied before (MatMul aliases), oldest last */
 } row_patch;
 

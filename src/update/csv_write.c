@@ -13,7 +13,7 @@
 static void write_spliced(opdb_strbuf *out, csvfile *f, size_t ri) {
     const drow *row = &f->rows[ri];
     const row_patch *p = &f->patch[ri];
-    const layout_keys *lk = p->lk;
+    const kset_ids *lk = p->lk;
     const char *rec = f->buf + row->raw_off, *run = rec;
     opdb_csv_fast t;
     opdb_csv_fast_init(&t, (char *)rec, row->raw_len);

@@ -143,17 +143,17 @@ static agg_op *op_slot(op_summary_agg *a, const char *op) {
     return o;
 }
 
-static void put(agg_layout *l, const char *key, int num) {
+static void put(agg_keyset *l, const char *key, int num) {
     l->key[l->n] = key;
     l->num[l->n++] = (signed char)num;
 }
 
 /* The reference's row dict: the 8 descriptive cells, the duration, EP Size
  * (DispatchFFNCombine with --dispatch-ffn-combine-ep-size), the metric means. */
-static agg_layout *make_layout(opdb_arena *a, bool with_ep, bool with_metrics) {
+static agg_keyset *make_keyset(opdb_arena *a, bool with_ep, bool with_metrics) {
     static char mb_names[OPDB_NMETRICS][64];
-    for (int m = 0; m < OPDB_NMETRICS; m++) snprintf(mb_names[m], sizeof mb_names[m], "MicroBench %s", opdb_metric_names[m]);
-    agg_layout *l = opdb_arena_alloc(a, sizeof *l);
+    for (int m = 0; m < OPDB_NMETRICS; m++) snprintf(mb_names[m], sizeof mb_names[m], OPDB_METRIC_MB_PREFIX "%s", opdb_metric_names[m]);
+    agg_keyset *l = opdb_arena_alloc(a, sizeof *l);
     memset(l, 0, sizeof *l);
     for (int b = 0; b < 8; b++) put(l, opdb_base_cols[b], -1);
     put(l, OPDB_COL_MB_DUR, 0);
@@ -162,13 +162,13 @@ static agg_layout *make_layout(opdb_arena *a, bool with_ep, bool with_metrics) {
     return l;
 }
 
-enum { K_DUR = AGG_K_DUR, K_EP = 9 }; /* key positions in a layout */
+enum { K_DUR = AGG_K_DUR, K_EP = 9 }; /* key positions in a key set */
 
 /* Groups [from, to) into their agg_rows. */
 typedef struct fill_job {
     const gtable *t;
     agg_row *rows;
-    const agg_layout *plain, *with_ep;
+    const agg_keyset *plain, *with_ep;
     const char *ep_text;
     const bool *ep_of_op;
     bool with_metrics;
@@ -182,7 +182,7 @@ static void *fill_rows(void *arg) {
         const group *g = &J->t->g[i];
         agg_row *r = &J->rows[i];
         bool ep = J->ep_of_op[g->opid];
-        r->lay = ep ? J->with_ep : J->plain;
+        r->kset = ep ? J->with_ep : J->plain;
         r->first = g->first;
         r->ep = ep ? J->ep_text : NULL;
         r->no_numeric_sample = !g->have_min;
@@ -224,8 +224,8 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
     if (rc == 0 && out->rows_rejected)
         opdb_warn("%llu op_summary row(s) with a non-finite or negative duration or counter: those values skipped",
                   out->rows_rejected);
-    const agg_layout *plain = make_layout(&out->arena, false, with_metrics);
-    const agg_layout *with_ep = make_layout(&out->arena, true, with_metrics);
+    const agg_keyset *plain = make_keyset(&out->arena, false, with_metrics);
+    const agg_keyset *with_ep = make_keyset(&out->arena, true, with_metrics);
     const char *ep_text = "";
     if (ep_size) {
         char buf[32];
@@ -304,7 +304,7 @@ void agg_sig_cells(const agg_row *r, const char *out[6]) {
 }
 
 opdb_span agg_span(const agg_row *r, int i, char buf[400]) {
-    int num = r->lay->num[i];
+    int num = r->kset->num[i];
     if (num < 0) return opdb_span_cstr(agg_str(r, i));
     if (num == 0 && r->no_numeric_sample) return opdb_span_make("", 0);
     double x = num == 0 ? r->dur : agg_msum(r, num - 1) / (double)r->samples; /* the mean */
@@ -316,7 +316,7 @@ opdb_span agg_span(const agg_row *r, int i, char buf[400]) {
 const char *agg_val(const agg_row *r, int i, char buf[400]) { return agg_span(r, i, buf).p; }
 
 const char *agg_get(const agg_row *r, const char *key, char buf[400]) {
-    for (int i = 0; i < r->lay->n; i++)
-        if (strcmp(r->lay->key[i], key) == 0) return agg_val(r, i, buf);
+    for (int i = 0; i < r->kset->n; i++)
+        if (strcmp(r->kset->key[i], key) == 0) return agg_val(r, i, buf);
     return "";
 }

@@ -10,16 +10,17 @@
 #define AGG_MAX_KEYS 40
 
 /* The keys of the aggregated rows, in insertion order like the reference's
- * dict; shared by every row of one layout (with or without EP Size). */
-typedef struct agg_layout {
+ * dict (a key set); shared by every row with the same keys (with or without
+ * EP Size). */
+typedef struct agg_keyset {
     int n;
     const char *key[AGG_MAX_KEYS];
     signed char num[AGG_MAX_KEYS]; /* -1 string, 0 the minimum duration, 1 + m metric m's mean */
-} agg_layout;
+} agg_keyset;
 
 typedef struct agg_row {
     /* what merging reads of every row first, on one cache line */
-    const agg_layout *lay;
+    const agg_keyset *kset;
     double dur;
     const double *half[2];      /* metric sums over the samples, by half (agg_msum; NULL: 0) */
     const char *key_op, *key_sig; /* the group's OP Type and signature (of the op_summary
@@ -33,7 +34,7 @@ typedef struct agg_row {
                                    the duration's value is "" */
 } agg_row;
 
-#define AGG_K_DUR 8 /* the position of "Average Duration(us)" in every layout */
+#define AGG_K_DUR 8 /* the position of "Average Duration(us)" in every key set */
 
 /* Metric m's sum is kept in half agg_metric_half[m] at agg_metric_pos[m]:
  * the AI Core counters and cube utilisation in half 0, the AI Vector
@@ -50,8 +51,8 @@ static inline double agg_msum(const agg_row *r, int m) {
     return h ? h[agg_metric_pos[m]] : 0.0;
 }
 
-static inline int agg_nkeys(const agg_row *r) { return r->lay->n; }
-static inline const char *agg_key(const agg_row *r, int i) { return r->lay->key[i]; }
+static inline int agg_nkeys(const agg_row *r) { return r->kset->n; }
+static inline const char *agg_key(const agg_row *r, int i) { return r->kset->key[i]; }
 
 typedef struct agg_op {
     char *op;                   /* OP Type as profiled */
@@ -79,7 +80,7 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
                          opdb_err *err);
 void op_summary_free(op_summary_agg *a);
 const agg_op *op_summary_get(const op_summary_agg *a, const char *op);
-/* String key i of r's layout (num -1): a first-launch cell, or EP Size. */
+/* String key i of r's key set (num -1): a first-launch cell, or EP Size. */
 const char *agg_str(const agg_row *r, int i);
 /* Input Shapes .. Output Data Types and EP Size ("" when none) of r. */
 void agg_sig_cells(const agg_row *r, const char *out[6]);

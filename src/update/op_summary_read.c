@@ -348,7 +348,7 @@ int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long 
         col[C_OPTYPE] = opdb_csv_col(c.f, c.nf, "OP Type");
         col[C_DUR] = opdb_csv_col(c.f, c.nf, "Task Duration(us)");
         col[C_TASKTYPE] = opdb_csv_col(c.f, c.nf, "Task Type");
-        col[C_EP] = opdb_csv_col(c.f, c.nf, "EP Size");
+        col[C_EP] = opdb_csv_col(c.f, c.nf, OPDB_COL_EP_SIZE);
         for (int b = 0; b < 8; b++) col[C_BASE0 + b] = opdb_csv_col(c.f, c.nf, opdb_base_cols[b]);
         for (int m = 0; m < OPDB_NMETRICS; m++) col[C_METRIC0 + m] = opdb_csv_col(c.f, c.nf, opdb_metric_names[m]);
         for (int i = 0; i < C_N; i++)

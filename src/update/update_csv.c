@@ -15,7 +15,7 @@
 #include "opdb/signature.h"
 #include "update/csv_merge.h"
 #include "update/csv_write.h"
-#include "update/update_layout.h"
+#include "update/db_columns.h"
 
 static void result_names(update_result *res, const char *path) {
     memset(res, 0, sizeof *res);
@@ -33,14 +33,14 @@ static void legacy_ep_size(merge_ctx *m, opdb_strvec *cols, const agg_row *const
     for (size_t i = 0; i < nmerge + nmatch; i++) {
         const agg_row *r = i < nmerge ? merge[i] : match[i - nmerge];
         char vb[400];
-        opdb_span e = opdb_py_strip(opdb_span_cstr(agg_get(r, "EP Size", vb)));
+        opdb_span e = opdb_py_strip(opdb_span_cstr(agg_get(r, OPDB_COL_EP_SIZE, vb)));
         char buf[64];
         snprintf(buf, sizeof buf, "%.*s", (int)e.n, e.p);
         if (e.n && opdb_strvec_find(&eps, buf) < 0) opdb_strvec_push(&eps, buf);
     }
     if (eps.n == 1) {
-        opdb_strvec_push(cols, "EP Size");
-        int id = ks_add(&m->f->ks, "EP Size");
+        opdb_strvec_push(cols, OPDB_COL_EP_SIZE);
+        int id = ks_add(&m->f->ks, OPDB_COL_EP_SIZE);
         for (size_t r = 0; r < m->f->n; r++) drow_set(row_mut(m->f, r), &m->f->ks, id, opdb_span_cstr(eps.v[0]));
         opdb_sb_addf(m->log, "[WARN] %s has no EP Size column; using incoming EP Size=%s for legacy row matching.\n",
                      m->res->name, eps.v[0]);
@@ -85,10 +85,10 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
             memset(&m.si, 0, sizeof m.si);
         }
         si_flush(&m.si); /* the last rows index_at_load queued */
-        layout_existing(&f.fields, &cols);
+        db_columns_of_file(&f.fields, &cols);
     } else {
         ks_init(&f.ks, 140);
-        layout_canonical(&cols);
+        db_columns_new(&cols);
         for (size_t i = 0; i < nmerge; i++)
             for (int k = 0; k < agg_nkeys(merge[i]); k++)
                 if (opdb_strvec_find(&cols, agg_key(merge[i], k)) < 0) opdb_strvec_push(&cols, agg_key(merge[i], k));
@@ -99,7 +99,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     for (size_t i = 0; i < cols.n; i++) ks_add(&f.ks, cols.v[i]);
 
     extra_index_build(&m.xi, o, res->stem);
-    if (strcmp(stem_norm, "DispatchFFNCombine") == 0 && opdb_strvec_find(&cols, "EP Size") < 0)
+    if (strcmp(stem_norm, "DispatchFFNCombine") == 0 && opdb_strvec_find(&cols, OPDB_COL_EP_SIZE) < 0)
         legacy_ep_size(&m, &cols, merge, nmerge, match, nmatch);
     for (size_t i = 0; i < cols.n; i++) f.ks.is_col[ks_add(&f.ks, cols.v[i])] = true;
     for (int i = 0; i < OPDB_NSIG_CELLS; i++) m.id.sig[i] = ks_find(&f.ks, opdb_sig_cell_cols[i]);

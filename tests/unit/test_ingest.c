@@ -1,4 +1,4 @@
-/* kernel_details ingest: header layout, row extraction, FIA runtime index. */
+/* kernel_details ingest: header column map, row extraction, FIA runtime index. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,16 +46,16 @@ static void full_header(row_t *h, const char *const *skip) {
     }
 }
 
-static int missing(const kd_layout *L, bool quirks, char *buf, size_t cap) { return kd_layout_missing(L, quirks, buf, cap); }
+static int missing(const kd_colmap *L, bool quirks, char *buf, size_t cap) { return kd_colmap_missing(L, quirks, buf, cap); }
 
-/* ---- kd_layout ---------------------------------------------------------------- */
+/* ---- kd_colmap ---------------------------------------------------------------- */
 
-static void test_layout_full_header_nothing_missing(void **s) {
+static void test_colmap_full_header_nothing_missing(void **s) {
     (void)s;
     row_t h;
     full_header(&h, NULL);
-    kd_layout L;
-    kd_layout_build(&L, h.f, h.n, true);
+    kd_colmap L;
+    kd_colmap_build(&L, h.f, h.n, true);
     char buf[1024];
     assert_int_equal(missing(&L, false, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
@@ -65,7 +65,7 @@ static void test_layout_full_header_nothing_missing(void **s) {
     assert_int_equal(L.metrics_present, (1u << OPDB_NMETRICS) - 1);
 }
 
-static void test_layout_aliases_stand_in_for_absent_names(void **s) {
+static void test_colmap_aliases_stand_in_for_absent_names(void **s) {
     (void)s;
     row_t h = {.n = 0};
     row_add(&h, "OP Type");
@@ -73,8 +73,8 @@ static void test_layout_aliases_stand_in_for_absent_names(void **s) {
     row_add(&h, "Input Shapes");
     row_add(&h, "Output Shapes");
     row_add(&h, "Task Duration(us)");
-    kd_layout L;
-    kd_layout_build(&L, h.f, h.n, true);
+    kd_colmap L;
+    kd_colmap_build(&L, h.f, h.n, true);
     assert_int_equal(L.col[KD_TYPE], 0);
     assert_int_equal(L.col[KD_ACCEL_CORE], 1);
     assert_int_equal(L.col[KD_DURATION], 4);
@@ -83,15 +83,15 @@ static void test_layout_aliases_stand_in_for_absent_names(void **s) {
     assert_int_equal(L.metrics_present, 0);
 }
 
-static void test_layout_aliases_off_without_use_aliases(void **s) {
+static void test_colmap_aliases_off_without_use_aliases(void **s) {
     (void)s;
     row_t h = {.n = 0};
     row_add(&h, "OP Type");
     row_add(&h, "Input Shapes");
     row_add(&h, "Output Shapes");
     row_add(&h, "Task Duration(us)");
-    kd_layout L;
-    kd_layout_build(&L, h.f, h.n, false);
+    kd_colmap L;
+    kd_colmap_build(&L, h.f, h.n, false);
     assert_int_equal(L.col[KD_TYPE], -1);
     assert_int_equal(L.col[KD_DURATION], -1);
     char buf[256];
@@ -99,20 +99,20 @@ static void test_layout_aliases_off_without_use_aliases(void **s) {
     assert_string_equal(buf, "Duration(us), Type");
 }
 
-static void test_layout_canonical_name_beats_alias(void **s) {
+static void test_colmap_canonical_name_beats_alias(void **s) {
     (void)s;
     row_t h = {.n = 0};
     row_add(&h, "OP Type");
     row_add(&h, "Type");
     row_add(&h, "Duration(us)");
     row_add(&h, "Task Duration(us)");
-    kd_layout L;
-    kd_layout_build(&L, h.f, h.n, true);
+    kd_colmap L;
+    kd_colmap_build(&L, h.f, h.n, true);
     assert_int_equal(L.col[KD_TYPE], 1);
     assert_int_equal(L.col[KD_DURATION], 2);
 }
 
-static void test_layout_last_duplicate_wins(void **s) {
+static void test_colmap_last_duplicate_wins(void **s) {
     (void)s;
     row_t h = {.n = 0};
     row_add(&h, "Type");
@@ -122,41 +122,41 @@ static void test_layout_last_duplicate_wins(void **s) {
     row_add(&h, "x");
     row_add(&h, "Task Type");
     row_add(&h, "Task Type");
-    kd_layout L;
-    kd_layout_build(&L, h.f, h.n, true);
+    kd_colmap L;
+    kd_colmap_build(&L, h.f, h.n, true);
     assert_int_equal(L.col[KD_TYPE], 2);
     assert_int_equal(L.col[KD_ACCEL_CORE], 6);
     assert_int_equal(L.max_col, 6);
 }
 
-static void test_layout_names_match_exactly(void **s) {
+static void test_colmap_names_match_exactly(void **s) {
     (void)s;
     row_t h = {.n = 0};
     row_add(&h, " Type");
     row_add(&h, "type");
     row_add(&h, "Type ");
-    kd_layout L;
-    kd_layout_build(&L, h.f, h.n, true);
+    kd_colmap L;
+    kd_colmap_build(&L, h.f, h.n, true);
     assert_int_equal(L.col[KD_TYPE], -1);
     assert_int_equal(L.max_col, -1);
 }
 
-static void test_layout_missing_sorted_and_joined(void **s) {
+static void test_colmap_missing_sorted_and_joined(void **s) {
     (void)s;
-    kd_layout L;
-    kd_layout_build(&L, NULL, 0, true);
+    kd_colmap L;
+    kd_colmap_build(&L, NULL, 0, true);
     char buf[2048];
     assert_int_equal(missing(&L, false, buf, sizeof buf), 4);
     assert_string_equal(buf, "Duration(us), Input Shapes, Output Shapes, Type");
 }
 
-static void test_layout_quirks_requires_all_35(void **s) {
+static void test_colmap_quirks_requires_all_35(void **s) {
     (void)s;
     static const char *const skip[] = {"OP State", "aic_mac_ratio", NULL};
     row_t h;
     full_header(&h, skip);
-    kd_layout L;
-    kd_layout_build(&L, h.f, h.n, true);
+    kd_colmap L;
+    kd_colmap_build(&L, h.f, h.n, true);
     char buf[1024];
     assert_int_equal(missing(&L, false, buf, sizeof buf), 0);
     assert_int_equal(missing(&L, true, buf, sizeof buf), 2);
@@ -165,13 +165,13 @@ static void test_layout_quirks_requires_all_35(void **s) {
     assert_true(L.metrics_present & (1u << 2));
 }
 
-static void test_layout_quirks_missing_order(void **s) {
+static void test_colmap_quirks_missing_order(void **s) {
     (void)s;
     static const char *const skip[] = {"aiv_time(us)", "Duration(us)", "Accelerator Core", "cube_utilization(%)", NULL};
     row_t h;
     full_header(&h, skip);
-    kd_layout L;
-    kd_layout_build(&L, h.f, h.n, true);
+    kd_colmap L;
+    kd_colmap_build(&L, h.f, h.n, true);
     char buf[1024];
     assert_int_equal(missing(&L, true, buf, sizeof buf), 4);
     assert_string_equal(buf, "Accelerator Core, Duration(us), aiv_time(us), cube_utilization(%)");
@@ -179,10 +179,10 @@ static void test_layout_quirks_missing_order(void **s) {
     assert_string_equal(buf, "Duration(us)");
 }
 
-static void test_layout_quirks_empty_header_lists_35(void **s) {
+static void test_colmap_quirks_empty_header_lists_35(void **s) {
     (void)s;
-    kd_layout L;
-    kd_layout_build(&L, NULL, 0, false);
+    kd_colmap L;
+    kd_colmap_build(&L, NULL, 0, false);
     char buf[4096];
     assert_int_equal(missing(&L, true, buf, sizeof buf), 35);
     /* sorted: every ", "-separated name is >= the previous one */
@@ -197,10 +197,10 @@ static void test_layout_quirks_empty_header_lists_35(void **s) {
     free(copy);
 }
 
-static void test_layout_missing_small_buffer_is_safe(void **s) {
+static void test_colmap_missing_small_buffer_is_safe(void **s) {
     (void)s;
-    kd_layout L;
-    kd_layout_build(&L, NULL, 0, false);
+    kd_colmap L;
+    kd_colmap_build(&L, NULL, 0, false);
     char buf[12];
     memset(buf, 'Z', sizeof buf);
     assert_int_equal(missing(&L, false, buf, 8), 4);
@@ -212,14 +212,14 @@ static void test_layout_missing_small_buffer_is_safe(void **s) {
 
 typedef struct {
     row_t hdr;
-    kd_layout L;
+    kd_colmap L;
     row_t row;
 } fixture;
 
 /* Sets every cell of a full-width row; cells beyond are left empty. */
 static void make_row(fixture *fx, const char *type, const char *in, const char *out, const char *dur) {
     full_header(&fx->hdr, NULL);
-    kd_layout_build(&fx->L, fx->hdr.f, fx->hdr.n, true);
+    kd_colmap_build(&fx->L, fx->hdr.f, fx->hdr.n, true);
     fx->row.n = 0;
     for (int r = 0; r < KD_NROLES; r++) {
         const char *v = "";
@@ -390,7 +390,7 @@ static void test_row_absent_metric_column_is_zero(void **s) {
     static const char *const skip[] = {"aic_mac_ratio", NULL};
     fixture fx;
     full_header(&fx.hdr, skip);
-    kd_layout_build(&fx.L, fx.hdr.f, fx.hdr.n, true);
+    kd_colmap_build(&fx.L, fx.hdr.f, fx.hdr.n, true);
     fx.row.n = 0;
     for (int i = 0; i < fx.hdr.n; i++) row_add(&fx.row, i == KD_DURATION ? "1" : "7");
     kd_row r;
@@ -553,17 +553,17 @@ static void test_fia_lenient_good_source_keeps_flag_clear(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_layout_full_header_nothing_missing),
-        cmocka_unit_test(test_layout_aliases_stand_in_for_absent_names),
-        cmocka_unit_test(test_layout_aliases_off_without_use_aliases),
-        cmocka_unit_test(test_layout_canonical_name_beats_alias),
-        cmocka_unit_test(test_layout_last_duplicate_wins),
-        cmocka_unit_test(test_layout_names_match_exactly),
-        cmocka_unit_test(test_layout_missing_sorted_and_joined),
-        cmocka_unit_test(test_layout_quirks_requires_all_35),
-        cmocka_unit_test(test_layout_quirks_missing_order),
-        cmocka_unit_test(test_layout_quirks_empty_header_lists_35),
-        cmocka_unit_test(test_layout_missing_small_buffer_is_safe),
+        cmocka_unit_test(test_colmap_full_header_nothing_missing),
+        cmocka_unit_test(test_colmap_aliases_stand_in_for_absent_names),
+        cmocka_unit_test(test_colmap_aliases_off_without_use_aliases),
+        cmocka_unit_test(test_colmap_canonical_name_beats_alias),
+        cmocka_unit_test(test_colmap_last_duplicate_wins),
+        cmocka_unit_test(test_colmap_names_match_exactly),
+        cmocka_unit_test(test_colmap_missing_sorted_and_joined),
+        cmocka_unit_test(test_colmap_quirks_requires_all_35),
+        cmocka_unit_test(test_colmap_quirks_missing_order),
+        cmocka_unit_test(test_colmap_quirks_empty_header_lists_35),
+        cmocka_unit_test(test_colmap_missing_small_buffer_is_safe),
         cmocka_unit_test(test_row_extract_basic),
         cmocka_unit_test(test_row_na_shapes_detected),
         cmocka_unit_test(test_row_na_lookalikes_not_na),

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "opdb/replay.h"
+#include "opdb/update.h"
 #include "replay_test_row.h"
 
 static void test_dtype_parse(void **state) {
@@ -248,11 +249,27 @@ static void test_registry(void **state) {
     assert_null(opdb_op_find("NoSuchOperator"));
 }
 
+/* update's catalogue is the registry's names: the reference's 36 operators,
+ * an alias or another operator is not in it. */
+static void test_catalogue_is_registry(void **state) {
+    (void)state;
+    assert_int_equal(opdb_op_registry_count, 36);
+    for (size_t i = 0; i < opdb_op_registry_count; i++) {
+        const opdb_op_def *op = opdb_op_registry[i];
+        assert_true(opdb_is_replay_op(op->name));
+        for (const char *const *a = op->aliases; a && *a; a++) assert_false(opdb_is_replay_op(*a));
+    }
+    assert_false(opdb_is_replay_op("Cast"));
+    assert_false(opdb_is_replay_op("TransData"));
+    assert_false(opdb_is_replay_op(""));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dtype_parse), cmocka_unit_test(test_bf16),       cmocka_unit_test(test_f16),
         cmocka_unit_test(test_elem),        cmocka_unit_test(test_split),      cmocka_unit_test(test_shape_make),
         cmocka_unit_test(test_default_io),  cmocka_unit_test(test_fill_and_rng), cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_catalogue_is_registry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
-/* See update_layout.h: legacy columns dropped or renamed, the base columns
+/* See db_columns.h: legacy columns dropped or renamed, the base columns
  * and Average Duration(us) forced, MicroBench <m> before each Profiling
  * Average <m>. */
-#include "update/update_layout.h"
+#include "update/db_columns.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 
 #include "opdb/ingest.h"
 
-void layout_canonical(opdb_strvec *cols) {
+void db_columns_new(opdb_strvec *cols) {
     for (int b = 0; b < OPDB_NBASE_COLS; b++) opdb_strvec_push(cols, opdb_base_cols[b]);
     opdb_strvec_push(cols, MB_DUR);
     opdb_strvec_push(cols, OPDB_COL_PROF_AVG_DUR);
@@ -17,14 +17,14 @@ void layout_canonical(opdb_strvec *cols) {
     opdb_strvec_push(cols, OPDB_COL_PROF_STD_DUR);
     for (int m = 0; m < OPDB_NMETRICS; m++) {
         char buf[96];
-        snprintf(buf, sizeof buf, "MicroBench %s", opdb_metric_names[m]);
+        snprintf(buf, sizeof buf, OPDB_METRIC_MB_PREFIX "%s", opdb_metric_names[m]);
         opdb_strvec_push(cols, buf);
-        snprintf(buf, sizeof buf, "Profiling Average %s", opdb_metric_names[m]);
+        snprintf(buf, sizeof buf, OPDB_METRIC_PROF_PREFIX "%s", opdb_metric_names[m]);
         opdb_strvec_push(cols, buf);
     }
 }
 
-void layout_existing(const opdb_strvec *fields, opdb_strvec *cols) {
+void db_columns_of_file(const opdb_strvec *fields, opdb_strvec *cols) {
     for (size_t i = 0; i < fields->n; i++)
         if (strcmp(fields->v[i], "MicroBench Task Duration(us)") && strcmp(fields->v[i], "MicroBench Kernel Duration(us)"))
             opdb_strvec_push(cols, fields->v[i]);
@@ -47,8 +47,8 @@ void layout_existing(const opdb_strvec *fields, opdb_strvec *cols) {
     }
     for (int m = 0; m < OPDB_NMETRICS; m++) {
         char prof[96], mb[96];
-        snprintf(prof, sizeof prof, "Profiling Average %s", opdb_metric_names[m]);
-        snprintf(mb, sizeof mb, "MicroBench %s", opdb_metric_names[m]);
+        snprintf(prof, sizeof prof, OPDB_METRIC_PROF_PREFIX "%s", opdb_metric_names[m]);
+        snprintf(mb, sizeof mb, OPDB_METRIC_MB_PREFIX "%s", opdb_metric_names[m]);
         long at = opdb_strvec_find(cols, prof);
         if (at >= 0 && opdb_strvec_find(cols, mb) < 0) opdb_strvec_insert_owned(cols, (size_t)at, opdb_xstrdup(mb));
     }
