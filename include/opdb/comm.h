@@ -153,6 +153,12 @@ void opdb_comm_nccl_header(opdb_strbuf *sb);
 /* nccl-tests' message size -> element count for op (bytes are per the nccl-tests convention). */
 long long opdb_comm_count(opdb_comm_op op, long long bytes, const opdb_comm_dtype *dt, long long nd);
 
+/* ---- MPI launch (no MPI needed) ---- */
+/* The world size when an MPI launcher (mpirun/mpiexec of OpenMPI, MPICH,
+ * MVAPICH) started this process, with *rank and *size set; 0 otherwise
+ * (rank 0 of 1). Read from the launcher's environment only. */
+int opdb_mpi_launch(int *rank, int *size);
+
 /* ---- alignment validator (spec §5) and the fitted model ---- */
 typedef struct opdb_comm_validate_opts {
     const char *csv_dir;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "comm/mpi/bench_ranks.h"
 #include "opdb/comm.h"
 #include "opdb/fs.h"
 #include "opdb/json_writer.h"
@@ -207,6 +208,7 @@ static char *csv_path_of(const opdb_comm_bench_opts *o, opdb_comm_op op) {
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--bench-ranks")) return opdb_comm_bench_ranks(argc, argv);
     int provided;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "ERROR: Failed to initialize distributed: MPI_Init failed\n"
