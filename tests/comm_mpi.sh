@@ -37,12 +37,30 @@ for np in 2 4; do
   [ "$c" = 20 ] || fail "np $np: $c median_us entries in the JSON, expected 20"
   grep -q "\"nranks\": $np" "$work/r$np.json" || fail "np $np: nranks"
   [ "$(grep -c '"wrong": 0' "$work/r$np.json")" = 20 ] || fail "np $np: JSON wrong counts"
+  [ "$(grep -c '"iters": 3' "$work/r$np.json")" = 21 ] || fail "np $np: JSON iters (once at the top, once per half)"
   if grep -q '"wrong": [1-9]' "$work/r$np.json"; then fail "np $np: wrong elements"; fi
   # the tables are what `opdb comm validate` reads (FAIL is fine: the model is the Ascend A3's)
   "$opdb" comm validate --csv-dir "$d" >"$work/out" 2>&1
   [ $? -le 1 ] || fail "np $np: validate crashed"
   grep -q "^  all_reduce  (2 rows, tolerance=2.0x)$" "$work/out" || fail "np $np: validate did not read hcom_allReduce_.csv"
 done
+# --time-budget instead of -n: every size gets its own iteration count (>= 1), reported per result
+timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --ops all_reduce broadcast --num-devices 2 --bytes-grid 1024 65536 \
+    -w 1 --time-budget 0.002 --check --dtype torch.float32 --output-dir "$work/tb" --json "$work/tb.json" >"$work/out" 2>&1 ||
+  fail "time budget run: exit $?"
+grep -q '^# opdb comm bench: nranks 2  dtype float  warmup iters: 1 iters: time budget 0.002 s per size validation: 1$' "$work/out" ||
+  fail "time budget header"
+python3 - "$work/tb.json" <<'PY' || fail "time budget JSON"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["time_budget_s"] == 0.002 and j["iters"] is None, j
+assert len(j["results"]) == 4
+for r in j["results"]:
+    for half in ("out_of_place", "in_place"):
+        assert isinstance(r[half]["iters"], int) and 1 <= r[half]["iters"] <= 100000, r
+        assert r[half]["wrong"] == 0
+PY
+[ "$(grep -c '^[0-9]*,2,DT_FLOAT,' "$work/tb/hcom_allReduce_.csv")" = 2 ] || fail "time budget: rows"
 # the reference's console lines and an explicit overhead table
 printf 'op,num_devices,overhead_us\nall_reduce,2,1000.5\n' >"$work/ovh.csv"
 timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --ops all_reduce --num-devices 2 --bytes-grid 4096 -w 1 -n 2 \

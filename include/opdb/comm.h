@@ -127,8 +127,16 @@ typedef struct opdb_comm_bench_opts {
     const char *overhead_path;
     const char *backend;      /* "mpi" (default) or "nccl" */
     long warmup, iters;
+    double time_budget_s;     /* > 0 (--time-budget): iterations per size chosen to fill it, instead of -n */
     bool check, reference_quirks;
 } opdb_comm_bench_opts;
+
+/* --time-budget: at most this many timed iterations per size. */
+#define OPDB_COMM_BUDGET_MAX_ITERS 100000
+/* Timed iterations that fill budget_s when one iteration takes iter_us
+ * (the slowest rank's calibration): floor(budget / iter), at least 1, at most
+ * OPDB_COMM_BUDGET_MAX_ITERS (also when an iteration took no measurable time). */
+long opdb_comm_budget_iters(double budget_s, double iter_us);
 
 /* Parses `opdb comm bench` flags (argv[0] is the command name). Returns 0,
  * 1 for --help (printed to stdout) or 2 for a usage error (printed). */

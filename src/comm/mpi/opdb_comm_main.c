@@ -21,6 +21,7 @@ typedef struct measured {
     opdb_comm_stats st;
     double total_us; /* max over ranks of the timed loop / iters: nccl-tests' time */
     long long wrong; /* -1: not checked */
+    long iters;      /* timed iterations (-n, or what --time-budget allowed) */
 } measured;
 
 static double now_us(void) {
@@ -142,18 +143,29 @@ static void measure(const ctx *c, const opdb_comm_bench_opts *o, opdb_comm_op op
     MPI_Comm_size(comm, &nd);
     fill(c, op, b, ip);
     for (long i = 0; i < o->warmup; i++) run_op(c, op, b, ip, comm);
+    long iters = o->iters;
+    if (o->time_budget_s > 0) { /* every rank must run as many: the slowest rank's calibration decides */
+        enum { CALIBRATION = 3 };
+        MPI_Barrier(comm);
+        double c0 = now_us();
+        for (int i = 0; i < CALIBRATION; i++) run_op(c, op, b, ip, comm);
+        double per = (now_us() - c0) / CALIBRATION, slowest;
+        MPI_Allreduce(&per, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+        iters = opdb_comm_budget_iters(o->time_budget_s, slowest);
+    }
     MPI_Barrier(comm);
     double t0 = now_us();
-    for (long i = 0; i < o->iters; i++) {
+    for (long i = 0; i < iters; i++) {
         run_op(c, op, b, ip, comm);
         t[i] = now_us();
     }
-    for (long i = o->iters - 1; i > 0; i--) t[i] -= t[i - 1];
+    for (long i = iters - 1; i > 0; i--) t[i] -= t[i - 1];
     t[0] -= t0;
-    MPI_Reduce(t, dmax, (int)o->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Reduce(t, dmax, (int)iters, MPI_DOUBLE, MPI_MAX, 0, comm);
     double mine = 0;
-    for (long i = 0; i < o->iters; i++) mine += t[i];
-    mine /= (double)o->iters;
+    for (long i = 0; i < iters; i++) mine += t[i];
+    mine /= (double)iters;
+    m->iters = iters;
     double lo, hi;
     MPI_Reduce(&mine, &lo, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
     MPI_Reduce(&mine, &hi, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
@@ -166,7 +178,7 @@ static void measure(const ctx *c, const opdb_comm_bench_opts *o, opdb_comm_op op
         m->wrong = sum;
     }
     if (rank == 0) {
-        opdb_comm_stats_of(dmax, (size_t)o->iters, &m->st);
+        opdb_comm_stats_of(dmax, (size_t)iters, &m->st);
         m->st.rank_min = lo;
         m->st.rank_max = hi;
         m->total_us = hi;
@@ -190,6 +202,8 @@ static void json_half(opdb_json *j, const char *key, const measured *m, long lon
     opdb_json_key(j, "wrong");
     if (m->wrong < 0) opdb_json_null(j);
     else opdb_json_int(j, m->wrong);
+    opdb_json_key(j, "iters");
+    opdb_json_int(j, m->iters);
     opdb_json_end_object(j);
 }
 
@@ -281,7 +295,8 @@ int main(int argc, char **argv) {
         c.type = MPI_UINT16_T;
         MPI_Op_create(o.dtype->label[3] == 'B' ? bf16_sum : fp16_sum, 1, &c.sum);
     }
-    double *t = opdb_xmalloc((size_t)o.iters * sizeof *t), *dmax = opdb_xmalloc((size_t)o.iters * sizeof *dmax);
+    size_t tcap = (size_t)(o.time_budget_s > 0 ? OPDB_COMM_BUDGET_MAX_ITERS : o.iters);
+    double *t = opdb_xmalloc(tcap * sizeof *t), *dmax = opdb_xmalloc(tcap * sizeof *dmax);
     opdb_strbuf out, js;
     opdb_sb_init(&out);
     opdb_sb_init(&js);
@@ -295,12 +310,20 @@ int main(int argc, char **argv) {
     opdb_json_key(&j, "warmup_iters");
     opdb_json_int(&j, o.warmup);
     opdb_json_key(&j, "iters");
-    opdb_json_int(&j, o.iters);
+    if (o.time_budget_s > 0) opdb_json_null(&j); /* per result under --time-budget */
+    else opdb_json_int(&j, o.iters);
+    opdb_json_key(&j, "time_budget_s");
+    if (o.time_budget_s > 0) opdb_json_float(&j, o.time_budget_s);
+    else opdb_json_null(&j);
     opdb_json_key(&j, "results");
     opdb_json_begin_array(&j);
-    if (rank == 0 && !o.reference_quirks)
-        printf("# opdb comm bench: nranks %d  dtype %s  warmup iters: %ld iters: %ld validation: %d\n#\n", world,
-               o.dtype->nccl_name, o.warmup, o.iters, o.check ? 1 : 0);
+    if (rank == 0 && !o.reference_quirks) {
+        char iters[64];
+        if (o.time_budget_s > 0) snprintf(iters, sizeof iters, "time budget %g s per size", o.time_budget_s);
+        else snprintf(iters, sizeof iters, "%ld", o.iters);
+        printf("# opdb comm bench: nranks %d  dtype %s  warmup iters: %ld iters: %s validation: %d\n#\n", world,
+               o.dtype->nccl_name, o.warmup, iters, o.check ? 1 : 0);
+    }
     double bw_sum = 0;
     long long bw_count = 0, wrong_total = 0;
     int status = 0;
