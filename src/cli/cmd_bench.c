@@ -202,7 +202,11 @@ int cmd_bench(int argc, char **argv) {
         "with the reason. An operator is skipped after 5 consecutive failed rows (circuit breaker).\n"
         "Rows are journaled in <database>/.opdb_bench/ as they finish; --resume continues a killed run.\n"
         "Without --database-path, --device cpu uses <data root>/<CPU model>/opdb_cpu/<stack>/ (data root\n"
-        "$OPDB_DATA_ROOT or ./data). Exit status: 0 ok, 1 some row failed or a runtime error, 2 usage error.",
+        "$OPDB_DATA_ROOT or ./data). Exit status: 0 ok, 1 some row failed or a runtime error, 2 usage error.\n"
+        "Under mpirun -np N (N > 1) the rows are shared out over the ranks (row i to rank i % N), each rank\n"
+        "pinned to its own slice of the node's CPUs (CUDA: CUDA_VISIBLE_DEVICES = its node rank, unless set);\n"
+        "rank 0 writes every result back once, as one run would. A rank that dies is reported and its rows\n"
+        "keep their old values (exit 1). $OPDB_BENCH_WORKER: a wrapper each rank runs instead of opdb.",
         opts, sizeof opts / sizeof opts[0]};
     const char **ops = NULL;
     size_t nops = 0;
