@@ -37,12 +37,54 @@ for np in 2 4; do
   [ "$c" = 20 ] || fail "np $np: $c median_us entries in the JSON, expected 20"
   grep -q "\"nranks\": $np" "$work/r$np.json" || fail "np $np: nranks"
   [ "$(grep -c '"wrong": 0' "$work/r$np.json")" = 20 ] || fail "np $np: JSON wrong counts"
+  [ "$(grep -c '"iters": 3' "$work/r$np.json")" = 21 ] || fail "np $np: JSON iters (once at the top, once per half)"
   if grep -q '"wrong": [1-9]' "$work/r$np.json"; then fail "np $np: wrong elements"; fi
   # the tables are what `opdb comm validate` reads (FAIL is fine: the model is the Ascend A3's)
   "$opdb" comm validate --csv-dir "$d" >"$work/out" 2>&1
   [ $? -le 1 ] || fail "np $np: validate crashed"
   grep -q "^  all_reduce  (2 rows, tolerance=2.0x)$" "$work/out" || fail "np $np: validate did not read hcom_allReduce_.csv"
 done
+# --time-budget instead of -n: every size gets its own iteration count (>= 1), reported per result
+timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --ops all_reduce broadcast --num-devices 2 --bytes-grid 1024 65536 \
+    -w 1 --time-budget 0.002 --check --dtype torch.float32 --output-dir "$work/tb" --json "$work/tb.json" >"$work/out" 2>&1 ||
+  fail "time budget run: exit $?"
+grep -q '^# opdb comm bench: nranks 2  dtype float  warmup iters: 1 iters: time budget 0.002 s per size validation: 1$' "$work/out" ||
+  fail "time budget header"
+python3 - "$work/tb.json" <<'PY' || fail "time budget JSON"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["time_budget_s"] == 0.002 and j["iters"] is None, j
+assert len(j["results"]) == 4
+for r in j["results"]:
+    for half in ("out_of_place", "in_place"):
+        assert isinstance(r[half]["iters"], int) and 1 <= r[half]["iters"] <= 100000, r
+        assert r[half]["wrong"] == 0
+PY
+[ "$(grep -c '^[0-9]*,2,DT_FLOAT,' "$work/tb/hcom_allReduce_.csv")" = 2 ] || fail "time budget: rows"
+# --backend nccl: the plugin is loaded only for it (an mpi run maps neither libnccl nor libcudart);
+# without a GPU (or without the plugin in this build) one clear line and exit 1; with one, #wrong 0
+helper_dir=$(dirname "$2")
+LD_DEBUG=files timeout 120 mpirun --oversubscribe -np 1 "$opdb" comm bench --ops all_reduce --num-devices 1 --bytes-grid 1024 \
+    -w 0 -n 1 >"$work/out" 2>&1 || fail "mpi run under LD_DEBUG"
+if grep -q 'file=.*lib\(nccl\|cudart\|opdb_comm_nccl\)' "$work/out"; then fail "--backend mpi mapped NCCL or CUDA"; fi
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU 0'; then
+  if [ -f "$helper_dir/libopdb_comm_nccl.so" ]; then
+    timeout 120 mpirun --oversubscribe -np 1 "$opdb" comm bench --backend nccl --ops all_reduce all_gather reduce_scatter \
+        all_to_all broadcast --num-devices 1 --bytes-grid 1024 65536 -w 1 -n 3 --check --dtype torch.float32 \
+        >"$work/out" 2>&1 || fail "nccl run: exit $?"
+    n=$(awk '$1 ~ /^[0-9]+$/ && NF == 13 && $9 == 0 && $13 == 0' "$work/out" | wc -l)
+    [ "$n" = 10 ] || fail "nccl: $n nccl-tests lines with #wrong 0, expected 10"
+  fi
+else
+  timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --backend nccl --ops all_reduce --num-devices 2 \
+      --bytes-grid 1024 >"$work/out" 2>&1 && fail "--backend nccl without a GPU: exit 0"
+  if [ -f "$helper_dir/libopdb_comm_nccl.so" ]; then
+    want='^opdb comm bench: --backend nccl needs a CUDA GPU on each rank: .'
+  else
+    want='^opdb comm bench: --backend nccl is not available in this build (no CUDA toolkit with NCCL was found when opdb was configured); use --backend mpi$'
+  fi
+  [ "$(grep -c '^opdb comm bench:' "$work/out")" = 1 ] && grep -q "$want" "$work/out" || fail "--backend nccl without a GPU"
+fi
 # the reference's console lines and an explicit overhead table
 printf 'op,num_devices,overhead_us\nall_reduce,2,1000.5\n' >"$work/ovh.csv"
 timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --ops all_reduce --num-devices 2 --bytes-grid 4096 -w 1 -n 2 \

@@ -18,4 +18,13 @@ rc=$?
 [ $rc = 1 ] || { echo "missing helper: exit $rc" >&2; exit 1; }
 [ "$err" = "opdb comm bench: the opdb-comm MPI helper is not available in this build (no MPI was found when opdb was configured)" ] ||
   { echo "missing helper message: $err" >&2; exit 1; }
+# --time-budget: usage errors before any MPI (exit 2, one line after the usage line)
+for args in "--time-budget 0" "--time-budget x" "--time-budget 4000" "-n 5 --time-budget 1" "--time-budget"; do
+  err=$("$opdb" comm bench $args 2>&1 >/dev/null)
+  rc=$?
+  [ $rc = 2 ] || { echo "comm bench $args: exit $rc, expected 2" >&2; exit 1; }
+  printf '%s\n' "$err" | grep -q '^opdb comm bench: error: argument --time-budget: ' ||
+    { echo "comm bench $args: $err" >&2; exit 1; }
+done
+"$opdb" comm bench --help | grep -q -- '--time-budget S' || { echo "comm bench --help lacks --time-budget" >&2; exit 1; }
 exit 0

@@ -39,7 +39,18 @@ typedef struct opdb_bench_opts {
     int rounds;                      /* > 1: interleaved passes over the rows (stop-rule mode only) */
     bool plan_only;                  /* --plan: list the rows that would run and the estimated time, run nothing */
     bool strict;                     /* --strict: nothing measured or an unconverged row makes the run fail */
+    /* Replay across MPI ranks (src/comm/mpi/bench_ranks.c; `opdb bench` under mpirun). shard_count > 1 and
+     * shard_rank in 0..count-1: this rank's share, the rows whose ordinal (walk order) % count == rank,
+     * journaled into the file shard_path; no lock, no write-back. shard_rank == OPDB_BENCH_SHARD_MERGE:
+     * nothing is measured; the journals shard_path/shard-<r>.csv are merged in row order and written back
+     * under the lock, as one run would; rows that no journal holds stay unmeasured and are reported. */
+    int shard_rank, shard_count;
+    const char *shard_path;
 } opdb_bench_opts;
+
+#define OPDB_BENCH_SHARD_MERGE (-1)
+/* "shard-<r>.csv": rank r's journal inside the merge folder. */
+#define OPDB_BENCH_SHARD_FILE "shard-%d.csv"
 
 /* Runs the benchmark on backend b. Returns 0 when every selected row was
  * measured or skipped, 1 when some row failed (results are still written

@@ -127,8 +127,16 @@ typedef struct opdb_comm_bench_opts {
     const char *overhead_path;
     const char *backend;      /* "mpi" (default) or "nccl" */
     long warmup, iters;
+    double time_budget_s;     /* > 0 (--time-budget): iterations per size chosen to fill it, instead of -n */
     bool check, reference_quirks;
 } opdb_comm_bench_opts;
+
+/* --time-budget: at most this many timed iterations per size. */
+#define OPDB_COMM_BUDGET_MAX_ITERS 100000
+/* Timed iterations that fill budget_s when one iteration takes iter_us
+ * (the slowest rank's calibration): floor(budget / iter), at least 1, at most
+ * OPDB_COMM_BUDGET_MAX_ITERS (also when an iteration took no measurable time). */
+long opdb_comm_budget_iters(double budget_s, double iter_us);
 
 /* Parses `opdb comm bench` flags (argv[0] is the command name). Returns 0,
  * 1 for --help (printed to stdout) or 2 for a usage error (printed). */
@@ -152,6 +160,12 @@ OPDB_API void opdb_comm_nccl_line(opdb_strbuf *sb, opdb_comm_op op, const opdb_c
 OPDB_API void opdb_comm_nccl_header(opdb_strbuf *sb);
 /* nccl-tests' message size -> element count for op (bytes are per the nccl-tests convention). */
 OPDB_API long long opdb_comm_count(opdb_comm_op op, long long bytes, const opdb_comm_dtype *dt, long long nd);
+
+/* ---- MPI launch (no MPI needed) ---- */
+/* The world size when an MPI launcher (mpirun/mpiexec of OpenMPI, MPICH,
+ * MVAPICH) started this process, with *rank and *size set; 0 otherwise
+ * (rank 0 of 1). Read from the launcher's environment only. */
+int opdb_mpi_launch(int *rank, int *size);
 
 /* ---- alignment validator (spec §5) and the fitted model ---- */
 typedef struct opdb_comm_validate_opts {

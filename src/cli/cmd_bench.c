@@ -1,11 +1,14 @@
 /* `opdb bench`: flags -> backend + opdb_bench_run. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli_opts.h"
 #include "cli/commands.h"
 #include "opdb/bench.h"
+#include "opdb/comm.h"
 #include "opdb/db.h"
 #include "opdb/signature.h"
 
@@ -74,12 +77,62 @@ static char *database_dir(const flags *f, const opdb_backend *b, opdb_err *err) 
     return opdb_db_resolve(&t, err);
 }
 
+/* Set by the MPI helper for the `opdb bench` it runs on each rank: "<rank>/<count>" (a rank's share) or
+ * "merge/<count>" (rank 0's write-back); OPDB_BENCH_SHARD_PATH is the share's journal or the merge folder. */
+#define SHARD_ENV "OPDB_BENCH_SHARD"
+#define SHARD_PATH_ENV "OPDB_BENCH_SHARD_PATH"
+
+static void shard_of_env(opdb_bench_opts *o) {
+    const char *v = getenv(SHARD_ENV), *path = getenv(SHARD_PATH_ENV);
+    int count = 0, rank = 0;
+    if (!v || !path) return;
+    if (strncmp(v, "merge/", 6) == 0) {
+        rank = OPDB_BENCH_SHARD_MERGE;
+        count = atoi(v + 6);
+    } else if (sscanf(v, "%d/%d", &rank, &count) != 2 || rank < 0 || rank >= count) {
+        return;
+    }
+    o->shard_rank = rank;
+    o->shard_count = count;
+    o->shard_path = path;
+}
+
+/* Under mpirun (N > 1 ranks) every rank becomes the opdb-comm helper, which
+ * shards the rows over the ranks and runs `opdb bench` for each share and
+ * for the write-back, so that opdb itself never maps MPI. Returns only when
+ * that cannot happen (the exit code), or -1 when not under mpirun. */
+static int hand_to_mpi_helper(const flags *f, int argc, char **argv) {
+    int rank, size;
+    if (getenv(SHARD_ENV) || opdb_mpi_launch(&rank, &size) <= 1) return -1;
+    if (f->plan) return rank == 0 ? -1 : 0; /* one plan, printed by rank 0 */
+    char helper[PATH_MAX + 16], self[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (cmd_comm_helper(helper, sizeof helper) || k <= 0) {
+        fprintf(stderr, "opdb bench: running under mpirun (%d ranks) needs the opdb-comm MPI helper, which is not "
+                        "available in this build (no MPI was found when opdb was configured)\n", size);
+        return 1;
+    }
+    self[k] = '\0';
+    char **args = opdb_xcalloc((size_t)argc + 4, sizeof *args);
+    args[0] = helper;
+    args[1] = "--bench-ranks";
+    args[2] = self;
+    for (int i = 0; i < argc; i++) args[3 + i] = argv[i];
+    fflush(NULL);
+    execv(helper, args);
+    fprintf(stderr, "opdb bench: cannot run %s\n", helper);
+    free(args);
+    return 1;
+}
+
 static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t nops, const char *bname) {
     opdb_err err;
     opdb_err_clear(&err);
     unsigned long threads = 0;
     if (f->threads) cli_parse_uint(f->threads, &threads);
     opdb_backend_opts bo = {(int)threads, f->hot, 0};
+    const char *shard = getenv(SHARD_ENV);
+    if (shard && strncmp(shard, "merge/", 6) == 0) bo.hot_cache = true; /* the merge measures nothing: no eviction buffer */
     opdb_backend *b = opdb_backend_create(bname, &bo, &err);
     if (!b) {
         fprintf(stderr, "opdb bench: %s\n", err.msg);
@@ -92,7 +145,8 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
     } else {
         opdb_bench_opts o = {dir, (const char *const *)ops, nops, f->mode && strcmp(f->mode, "missing-only") == 0,
                              *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL, stdout, 1,
-                             f->plan, f->strict};
+                             f->plan, f->strict, 0, 0, NULL};
+        shard_of_env(&o);
         unsigned long rounds;
         if (f->rounds && cli_parse_uint(f->rounds, &rounds)) o.rounds = (int)rounds;
         else if (f->grid) o.rounds = GRID_ROUNDS;
@@ -148,7 +202,11 @@ int cmd_bench(int argc, char **argv) {
         "with the reason. An operator is skipped after 5 consecutive failed rows (circuit breaker).\n"
         "Rows are journaled in <database>/.opdb_bench/ as they finish; --resume continues a killed run.\n"
         "Without --database-path, --device cpu uses <data root>/<CPU model>/opdb_cpu/<stack>/ (data root\n"
-        "$OPDB_DATA_ROOT or ./data). Exit status: 0 ok, 1 some row failed or a runtime error, 2 usage error.",
+        "$OPDB_DATA_ROOT or ./data). Exit status: 0 ok, 1 some row failed or a runtime error, 2 usage error.\n"
+        "Under mpirun -np N (N > 1) the rows are shared out over the ranks (row i to rank i % N), each rank\n"
+        "pinned to its own slice of the node's CPUs (CUDA: CUDA_VISIBLE_DEVICES = its node rank, unless set);\n"
+        "rank 0 writes every result back once, as one run would. A rank that dies is reported and its rows\n"
+        "keep their old values (exit 1). $OPDB_BENCH_WORKER: a wrapper each rank runs instead of opdb.",
         opts, sizeof opts / sizeof opts[0]};
     const char **ops = NULL;
     size_t nops = 0;
@@ -186,7 +244,10 @@ int cmd_bench(int argc, char **argv) {
     if (rc == 0) rc = backend_name(&spec, &f, &bname);
     if (rc == 0 && nops && cli_normalize_ops("opdb bench", ops, nops, &norm)) rc = 1;
     opdb_signature_reference_rules(f.quirks); /* journal and write-back match rows as the reference does */
-    if (rc == 0) rc = run(&f, &m, norm, nops, bname);
+    if (rc == 0) {
+        int mrc = hand_to_mpi_helper(&f, argc, argv);
+        rc = mrc >= 0 ? mrc : run(&f, &m, norm, nops, bname);
+    }
     cli_free_ops(norm, nops);
     free(ops);
     free(rest);

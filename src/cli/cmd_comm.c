@@ -24,8 +24,9 @@ static const char k_usage[] =
     "  import     turn an nccl-tests or OSU log into hcom_*.csv rows\n\n"
     "Run 'opdb comm <subcommand> --help' for its options.\n";
 
-/* The helper beside this executable (build tree), then the installed one. */
-static int find_helper(char *out, size_t cap) {
+/* The helper beside this executable (build tree), then the installed one
+ * ($OPDB_COMM_HELPER overrides both); 0 when it is there. */
+int cmd_comm_helper(char *out, size_t cap) {
     const char *env = getenv("OPDB_COMM_HELPER");
     if (env && *env) {
         snprintf(out, cap, "%s", env);
@@ -55,7 +56,7 @@ static int comm_bench(int argc, char **argv) {
     opdb_comm_bench_opts_free(&o);
     if (rc) return rc == 1 ? 0 : rc;
     char helper[PATH_MAX + 16];
-    if (find_helper(helper, sizeof helper)) {
+    if (cmd_comm_helper(helper, sizeof helper)) {
         fprintf(stderr, "opdb comm bench: the opdb-comm MPI helper is not available in this build "
                         "(no MPI was found when opdb was configured)\n");
         return 1;

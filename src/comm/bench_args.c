@@ -27,6 +27,8 @@ static const char k_help[] =
     "  --json F                 per-size min/median/p90/max and per-rank spread as JSON ('-': stdout)\n"
     "  -w, --warmup-iters N     warm-up iterations per size (default 5)\n"
     "  -n, --iters N            timed iterations per size (default 20)\n"
+    "  --time-budget S          instead of -n: per size, as many timed iterations as fit in S seconds\n"
+    "                           (from 3 calibration iterations after the warm-up; at most 100000)\n"
     "  --check                  verify the result buffers and count #wrong\n"
     "  --backend B              mpi (default) or nccl\n"
     "  --reference-quirks       also print the reference's console lines\n"
@@ -78,7 +80,7 @@ int opdb_comm_bench_parse(int argc, char **argv, opdb_comm_bench_opts *o) {
     o->warmup = 5;
     o->iters = 20;
     o->backend = "mpi";
-    bool ops_given = false;
+    bool ops_given = false, iters_given = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int rc = 0;
@@ -155,6 +157,12 @@ int opdb_comm_bench_parse(int argc, char **argv, opdb_comm_bench_opts *o) {
             bool warm = a[1] == 'w' || a[2] == 'w';
             if (!warm && n < 1) return usage("argument %s: expected at least 1 iteration", a);
             *(warm ? &o->warmup : &o->iters) = (long)n;
+            iters_given |= !warm;
+        } else if (!strcmp(a, "--time-budget")) {
+            const char *v = value(&i, argc, argv);
+            if (!v || !opdb_py_float(v, strlen(v), &o->time_budget_s) || !(o->time_budget_s > 0) ||
+                o->time_budget_s > 3600)
+                return usage("argument --time-budget: expected seconds in (0, 3600], got '%s'", v ? v : "");
         } else if (!strcmp(a, "--check")) {
             o->check = true;
         } else if (!strcmp(a, "--reference-quirks")) {
@@ -164,6 +172,7 @@ int opdb_comm_bench_parse(int argc, char **argv, opdb_comm_bench_opts *o) {
         }
         if (rc) return rc;
     }
+    if (iters_given && o->time_budget_s > 0) return usage("argument --time-budget: not allowed with %s", "-n/--iters");
     if (!ops_given) {
         for (int k = 0; k < 4; k++) o->ops[k] = (opdb_comm_op)k;
         o->nops = 4;

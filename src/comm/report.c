@@ -64,3 +64,9 @@ void opdb_comm_nccl_line(opdb_strbuf *sb, opdb_comm_op op, const opdb_comm_dtype
     half(sb, ip_us, total, f, ip_wrong);
     opdb_sb_addc(sb, '\n');
 }
+
+long opdb_comm_budget_iters(double budget_s, double iter_us) {
+    if (!(iter_us > 0)) return OPDB_COMM_BUDGET_MAX_ITERS;
+    double n = budget_s * 1e6 / iter_us;
+    return n < 1 ? 1 : n > OPDB_COMM_BUDGET_MAX_ITERS ? OPDB_COMM_BUDGET_MAX_ITERS : (long)n;
+}

@@ -139,8 +139,46 @@ static void plan_row(bench_ctx *c, const opdb_op_def *def, const char *stem, con
     free(p);
 }
 
+static bool sharded(const bench_ctx *c) { return c->o->shard_count > 1; }
+
+/* A journaled row's outcome: counts, the circuit breaker, --fail-fast. */
+static void outcome(bench_ctx *c, op_status *s, const char *stem, const bench_row *r, bool ok, const char *msg) {
+    if (ok) {
+        s->measured++;
+        s->consecutive = 0;
+        return;
+    }
+    s->failed++;
+    s->consecutive++;
+    first_failure(s, r, msg);
+    if (s->consecutive == OPDB_BENCH_BREAKER && !(sharded(c) && c->o->shard_rank >= 0))
+        fprintf(stderr, "[BREAKER] %s: %d consecutive failures; skipping its remaining rows\n", stem, OPDB_BENCH_BREAKER);
+    if (c->o->fail_fast) c->stop = true;
+}
+
+/* Merge of MPI ranks: row r (ordinal ord) as rank ord % count journaled it,
+ * appended to this run's journal in row order, as one run would have. */
+static int merge_row(bench_ctx *c, op_status *s, const char *stem, const bench_row *r, long ord, opdb_err *err) {
+    const jrec *m = journal_find(&c->shards[ord % c->o->shard_count], stem, c->sig.p ? c->sig.p : "");
+    if (!m) {
+        s->unmeasured++;
+        return 0;
+    }
+    const char *f[J_N];
+    for (int i = 0; i < J_N; i++) f[i] = m->f[i];
+    char line[32];
+    snprintf(line, sizeof line, "%ld", r->line);
+    f[J_ROW] = line;
+    bool ok = strcmp(m->f[J_STATUS], "ok") == 0;
+    c->unconverged += ok && strcmp(m->f[J_CONVERGED], "no") == 0;
+    outcome(c, s, stem, r, ok, m->f[J_ERROR]);
+    return journal_append(&c->j, f, err);
+}
+
 int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const bench_row *r, opdb_err *err) {
     op_status *s = bench_status(c, stem);
+    long ord = c->ordinal++;
+    if (sharded(c) && c->o->shard_rank >= 0 && ord % c->o->shard_count != c->o->shard_rank) return 0;
     const char *cells[OPDB_NKEY_COLS];
     for (int i = 0; i < OPDB_NKEY_COLS; i++) cells[i] = bench_row_cell(r, opdb_key_cols[i]);
     journal_sig(stem, cells, &c->sig);
@@ -174,11 +212,13 @@ int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const 
                     cells[2], num[0], num[5]);
         return 0; /* a failure is measured again, and reported, in the last pass */
     }
-    if (s->consecutive >= OPDB_BENCH_BREAKER) {
+    /* an MPI rank cannot see the other ranks' failures: the merge applies the breaker, in row order */
+    if (s->consecutive >= OPDB_BENCH_BREAKER && !(sharded(c) && c->o->shard_rank >= 0)) {
         fprintf(stderr, "[SKIP] %s:%ld circuit breaker open for %s\n", r->csv, r->line, stem);
         s->skipped++;
         return 0;
     }
+    if (sharded(c) && c->o->shard_rank == OPDB_BENCH_SHARD_MERGE) return merge_row(c, s, stem, r, ord, err);
     char num[10][64] = {{0}};
     opdb_measure_result res;
     opdb_err rerr;
@@ -199,22 +239,15 @@ int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const 
         const bool fixed = c->o->measure.repeat_count > 0;
         f[J_CONVERGED] = fixed ? "fixed" : res.stop_rule_met ? "yes" : "no";
         c->unconverged += !fixed && !res.stop_rule_met;
-        s->measured++;
-        s->consecutive = 0;
+        outcome(c, s, stem, r, true, NULL);
         fprintf(stderr, "[OK] %s:%ld %s %s -> %s min=%sus median=%sus rsd=%s%% n=%s%s\n", r->csv, r->line, cells[3],
                 cells[2], cells[5], num[0], num[1], num[4], num[5],
                 fixed || res.stop_rule_met ? "" : " (stop rule not met: timeout; MicroBench Converged = no)");
     } else {
         f[J_STATUS] = "failed";
         f[J_ERROR] = rerr.msg;
-        s->failed++;
-        s->consecutive++;
-        first_failure(s, r, rerr.msg);
         fprintf(stderr, "[FAIL] %s:%ld %s %s -> %s error=%s\n", r->csv, r->line, cells[3], cells[2], cells[5], rerr.msg);
-        if (s->consecutive == OPDB_BENCH_BREAKER)
-            fprintf(stderr, "[BREAKER] %s: %d consecutive failures; skipping its remaining rows\n", stem,
-                    OPDB_BENCH_BREAKER);
-        if (c->o->fail_fast) c->stop = true;
+        outcome(c, s, stem, r, false, rerr.msg);
     }
     return journal_append(&c->j, f, err);
 }

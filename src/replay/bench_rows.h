@@ -14,6 +14,7 @@ typedef struct op_status {
     char *reason;             /* skip reason / first failure */
     long measured, failed, skipped, reused;
     long consecutive;         /* failed rows in a row (circuit breaker) */
+    long unmeasured;          /* merge of MPI ranks: rows no rank's journal holds (the rank died) */
 } op_status;
 
 /* Samples of one row signature from the earlier passes (--rounds). */
@@ -41,6 +42,8 @@ typedef struct bench_ctx {
     long unconverged;         /* rows measured without meeting the stop rule (last pass) */
     long planned;             /* --plan: rows listed */
     double plan_lo_s, plan_hi_s; /* --plan: estimated time, every row converging / every row timing out */
+    long ordinal;             /* rows met in this pass (MPI sharding: row i belongs to rank i % count) */
+    bench_journal *shards;    /* merge of MPI ranks: rank r's journal */
 } bench_ctx;
 
 /* A row as named cells. */

@@ -297,100 +297,176 @@ static int bench_plan(bench_ctx *c, opdb_err *err) {
     return 0;
 }
 
+/* The stop rule of one pass and the backend cell; the run's setup on stderr. */
+static void setup_measure(bench_ctx *c) {
+    const opdb_bench_opts *o = c->o;
+    /* --rounds: interleaved passes, each with its share of the time budget,
+     * so that a slow spell of the machine meets one pass of a row, not all */
+    c->m = o->measure;
+    c->nrounds = o->rounds > 1 && o->measure.repeat_count <= 0 && o->shard_rank != OPDB_BENCH_SHARD_MERGE ? o->rounds : 1;
+    if (c->nrounds > 1) {
+        c->m.min_time_s /= c->nrounds;
+        c->m.timeout_s /= c->nrounds;
+        c->m.keep_samples = true;
+    }
+    snprintf(c->backend_cell, sizeof c->backend_cell, "%s; timer overhead %.3f us", c->b->description,
+             opdb_timer_overhead_us());
+}
+
+static void print_setup(const bench_ctx *c) {
+    const opdb_measure_opts *m = &c->o->measure;
+    fprintf(stderr, "[BENCH] backend: %s\n", c->backend_cell);
+    if (m->repeat_count > 0)
+        fprintf(stderr, "[BENCH] fixed count: %ld sample(s) per row, %s cache\n", m->repeat_count,
+                m->hot_cache ? "hot" : "cold");
+    else
+        fprintf(stderr, "[BENCH] stop rule: >= %ld samples, >= %g s, RSD <= %g%%, or %g s timeout; %s cache\n",
+                m->min_samples, m->min_time_s, m->max_rsd_pct, m->timeout_s, m->hot_cache ? "hot" : "cold");
+    if (c->nrounds > 1)
+        fprintf(stderr, "[BENCH] %d interleaved passes over the rows, each with 1/%d of the time budget; statistics "
+                        "over the samples of all passes\n",
+                c->nrounds, c->nrounds);
+    if (c->nloaded) fprintf(stderr, "[BENCH] resuming: %zu row(s) already in the journal\n", c->nloaded);
+}
+
+/* Every pass over the selected rows (--rounds), the last one journaling. */
+static int walk(bench_ctx *c, opdb_err *err) {
+    const opdb_bench_opts *o = c->o;
+    int rc = 0;
+    for (c->round = 1; c->round < c->nrounds && rc == 0 && !c->stop; c->round++) {
+        c->ordinal = 0;
+        if (o->grid) {
+            rc = bench_grid(c, err);
+        } else {
+            size_t n;
+            char **csvs = list_csvs(o, &n);
+            for (size_t i = 0; i < n && rc == 0; i++) rc = bench_csv(c, csvs[i], err);
+            opdb_free_paths(csvs, n);
+        }
+    }
+    c->round = c->nrounds; /* the last pass journals and reports */
+    c->ordinal = 0;
+    if (rc == 0 && o->grid) {
+        rc = bench_grid(c, err);
+    } else if (rc == 0) {
+        size_t n;
+        char **csvs = list_csvs(o, &n);
+        for (size_t i = 0; i < n && rc == 0 && !c->stop; i++) rc = bench_csv(c, csvs[i], err);
+        for (size_t i = 0; i < o->nops; i++)
+            if (!c->stop && !status_of(c, o->ops[i])) { /* the reference's run-all message */
+                char why[300];
+                snprintf(why, sizeof why, "No %s.csv operator file found in this database.", o->ops[i]);
+                bench_skip_op(c, bench_status(c, o->ops[i]), why);
+            }
+        opdb_free_paths(csvs, n);
+    }
+    return rc;
+}
+
+static void status_free(bench_ctx *c) {
+    for (size_t i = 0; i < c->nst; i++) {
+        free(c->st[i].op);
+        free(c->st[i].reason);
+    }
+    free(c->st);
+    c->st = NULL;
+    c->nst = 0;
+}
+
+/* One MPI rank's share (see opdb_bench_opts.shard_rank): measured into its
+ * own journal, read without the lock; the merge writes it back. */
+static int bench_shard(bench_ctx *c, opdb_err *err) {
+    const opdb_bench_opts *o = c->o;
+    int rc = journal_open(&c->j, o->shard_path, o->resume, err);
+    c->nloaded = c->j.n;
+    if (rc == 0) print_setup(c);
+    if (rc == 0) rc = walk(c, err);
+    long measured = 0, failed = 0, skipped = 0;
+    for (size_t i = 0; i < c->nst; i++) {
+        measured += c->st[i].measured;
+        failed += c->st[i].failed;
+        skipped += c->st[i].skipped;
+    }
+    if (rc == 0)
+        fprintf(stderr, "[RANK %d/%d] %ld row(s) measured, %ld failed, %ld skipped\n", o->shard_rank, o->shard_count,
+                measured, failed, skipped);
+    status_free(c);
+    journal_close(&c->j);
+    opdb_sb_free(&c->sig);
+    bench_samples_free(c);
+    return rc ? -1 : 0;
+}
+
+/* The merge: every rank's journal, read back for the rows in order. */
+static int open_shards(bench_ctx *c, opdb_err *err) {
+    int n = c->o->shard_count;
+    c->shards = opdb_xcalloc((size_t)n, sizeof *c->shards);
+    for (int r = 0; r < n; r++) {
+        c->shards[r].fd = -1;
+        char name[64];
+        snprintf(name, sizeof name, OPDB_BENCH_SHARD_FILE, r);
+        char *p = opdb_path_join(c->o->shard_path, name);
+        int rc = opdb_path_exists(p) ? journal_open(&c->shards[r], p, true, err) : 0;
+        free(p);
+        if (rc) return -1;
+    }
+    return 0;
+}
+
+static void close_shards(bench_ctx *c) {
+    for (int r = 0; c->shards && r < c->o->shard_count; r++) journal_close(&c->shards[r]);
+    free(c->shards);
+}
+
 int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
+    bool merge = o->shard_count > 1 && o->shard_rank == OPDB_BENCH_SHARD_MERGE;
     if (!opdb_is_dir(o->db_dir)) {
         if (!o->grid) return opdb_fail(err, OPDB_ERR_RUNTIME, "database folder not found: %s (use --grid default to create one)", o->db_dir);
         if (opdb_mkdirs(o->db_dir, err)) return -1;
     }
-    int lock = opdb_dir_lock(o->db_dir, err);
-    if (lock < 0) return -1;
-    char *work = opdb_path_join(o->db_dir, BENCH_WORK_DIR);
-    char *journal = opdb_path_join(work, "journal.csv");
     bench_ctx c;
     memset(&c, 0, sizeof c);
     c.o = o;
     c.b = b;
     opdb_sb_init(&c.sig);
+    setup_measure(&c);
+    if (o->shard_count > 1 && o->shard_rank >= 0 && !o->plan_only) return bench_shard(&c, err);
+    int lock = opdb_dir_lock(o->db_dir, err);
+    if (lock < 0) return opdb_sb_free(&c.sig), -1;
+    char *work = opdb_path_join(o->db_dir, BENCH_WORK_DIR);
+    char *journal = opdb_path_join(work, "journal.csv");
     if (o->plan_only) {
         int prc = bench_plan(&c, err);
         opdb_sb_free(&c.sig);
-        for (size_t i = 0; i < c.nst; i++) {
-            free(c.st[i].op);
-            free(c.st[i].reason);
-        }
-        free(c.st);
+        status_free(&c);
         free(work);
         free(journal);
         opdb_dir_unlock(lock);
         return prc;
     }
     int rc = opdb_mkdirs(work, err);
-    if (rc == 0 && !o->resume && opdb_path_exists(journal))
+    bool resume = o->resume && !merge; /* the merge starts from the ranks' journals */
+    if (rc == 0 && !resume && !merge && opdb_path_exists(journal))
         fprintf(stderr, "[BENCH] discarding the journal of an unfinished run (--resume continues it): %s\n", journal);
-    if (rc == 0) rc = journal_open(&c.j, journal, o->resume, err);
+    if (rc == 0) rc = journal_open(&c.j, journal, resume, err);
     c.nloaded = c.j.n;
-    /* --rounds: interleaved passes, each with its share of the time budget,
-     * so that a slow spell of the machine meets one pass of a row, not all */
-    c.m = o->measure;
-    c.nrounds = o->rounds > 1 && o->measure.repeat_count <= 0 ? o->rounds : 1;
-    if (c.nrounds > 1) {
-        c.m.min_time_s /= c.nrounds;
-        c.m.timeout_s /= c.nrounds;
-        c.m.keep_samples = true;
-    }
-    if (rc == 0) {
-        const opdb_measure_opts *m = &o->measure;
-        snprintf(c.backend_cell, sizeof c.backend_cell, "%s; timer overhead %.3f us", b->description,
-                 opdb_timer_overhead_us());
-        fprintf(stderr, "[BENCH] backend: %s\n", c.backend_cell);
-        if (m->repeat_count > 0)
-            fprintf(stderr, "[BENCH] fixed count: %ld sample(s) per row, %s cache\n", m->repeat_count,
-                    m->hot_cache ? "hot" : "cold");
-        else
-            fprintf(stderr, "[BENCH] stop rule: >= %ld samples, >= %g s, RSD <= %g%%, or %g s timeout; %s cache\n",
-                    m->min_samples, m->min_time_s, m->max_rsd_pct, m->timeout_s, m->hot_cache ? "hot" : "cold");
-        if (c.nrounds > 1)
-            fprintf(stderr, "[BENCH] %d interleaved passes over the rows, each with 1/%d of the time budget; statistics "
-                            "over the samples of all passes\n",
-                    c.nrounds, c.nrounds);
-        if (c.nloaded) fprintf(stderr, "[BENCH] resuming: %zu row(s) already in the journal\n", c.nloaded);
-    }
-    for (c.round = 1; c.round < c.nrounds && rc == 0 && !c.stop; c.round++) {
-        if (o->grid) {
-            rc = bench_grid(&c, err);
-        } else {
-            size_t n;
-            char **csvs = list_csvs(o, &n);
-            for (size_t i = 0; i < n && rc == 0; i++) rc = bench_csv(&c, csvs[i], err);
-            opdb_free_paths(csvs, n);
-        }
-    }
-    c.round = c.nrounds; /* the last pass journals and reports */
-    if (rc == 0 && o->grid) {
-        rc = bench_grid(&c, err);
-    } else if (rc == 0) {
-        size_t n;
-        char **csvs = list_csvs(o, &n);
-        for (size_t i = 0; i < n && rc == 0 && !c.stop; i++) rc = bench_csv(&c, csvs[i], err);
-        for (size_t i = 0; i < o->nops; i++)
-            if (!c.stop && !status_of(&c, o->ops[i])) { /* the reference's run-all message */
-                char why[300];
-                snprintf(why, sizeof why, "No %s.csv operator file found in this database.", o->ops[i]);
-                bench_skip_op(&c, bench_status(&c, o->ops[i]), why);
-            }
-        opdb_free_paths(csvs, n);
-    }
+    if (rc == 0 && !merge) print_setup(&c);
+    if (rc == 0 && merge) rc = open_shards(&c, err);
+    if (rc == 0) rc = walk(&c, err);
     if (rc == 0) rc = bench_write_back(&c, work, err);
     bool any_failed = false;
-    long measured = 0;
+    long measured = 0, unmeasured = 0;
     for (size_t i = 0; i < c.nst; i++) {
         measured += c.st[i].measured;
-        any_failed |= c.st[i].failed > 0 || c.st[i].kind == ST_FAILED;
-        free(c.st[i].op);
-        free(c.st[i].reason);
+        unmeasured += c.st[i].unmeasured;
+        any_failed |= c.st[i].failed > 0 || c.st[i].unmeasured > 0 || c.st[i].kind == ST_FAILED;
     }
-    free(c.st);
+    status_free(&c);
     journal_close(&c.j);
+    close_shards(&c);
+    if (rc == 0 && unmeasured)
+        fprintf(stderr, "opdb bench: %ld row(s) not measured: the rank that had them did not report them (see above); "
+                        "they keep their previous values\n", unmeasured);
     if (rc == 0) {
         bench_remove_work(work, journal);
         fprintf(o->out, "[CLEAN] removed %s\n", work);

@@ -124,9 +124,12 @@ static void summarise(bench_ctx *c, status_lists *l, opdb_update_status *us) {
         if (s->kind == ST_SKIPPED) {
             fprintf(out, "[STATUS] %s: skipped (%s)\n", s->op, s->reason);
             l->skipped[l->nk++] = (opdb_update_status_entry){s->op, s->reason};
-        } else if (s->failed || s->kind == ST_FAILED) {
+        } else if (s->failed || s->unmeasured || s->kind == ST_FAILED) {
             if (s->kind == ST_FAILED)
                 snprintf(buf, sizeof buf, "%s", s->reason);
+            else if (s->unmeasured)
+                snprintf(buf, sizeof buf, "%ld row(s) not measured: their MPI rank did not report them%s%s",
+                         s->unmeasured, s->failed ? "; first failure: " : "", s->failed ? s->reason : "");
             else if (s->skipped && s->consecutive >= OPDB_BENCH_BREAKER)
                 snprintf(buf, sizeof buf, "%ld row(s) failed, %ld skipped by the circuit breaker; first: %s", s->failed,
                          s->skipped, s->reason);

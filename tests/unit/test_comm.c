@@ -112,6 +112,15 @@ static void test_predict_worked_example(void **s) {
     assert_true(opdb_comm_predict_us(OPDB_COMM_ALL_GATHER, 1024, 1, 1) == 0.0);
 }
 
+static void test_budget_iters(void **s) {
+    (void)s;
+    assert_int_equal(opdb_comm_budget_iters(0.01, 100.0), 100);    /* 10 ms of 100 us iterations */
+    assert_int_equal(opdb_comm_budget_iters(0.01, 3000.0), 3);     /* floor */
+    assert_int_equal(opdb_comm_budget_iters(0.001, 5000.0), 1);    /* at least one */
+    assert_int_equal(opdb_comm_budget_iters(10.0, 0.01), OPDB_COMM_BUDGET_MAX_ITERS); /* capped */
+    assert_int_equal(opdb_comm_budget_iters(1.0, 0.0), OPDB_COMM_BUDGET_MAX_ITERS);   /* clock did not move */
+}
+
 static void test_config_order_and_skips(void **s) {
     (void)s;
     char *argv[] = {"bench", "--ops", "all_gather", "all_reduce", "--num-devices", "2", "4", "--topology-tier", "2", "1",
@@ -145,6 +154,7 @@ int main(void) {
         cmocka_unit_test(test_fit_exact_line),
         cmocka_unit_test(test_predict_worked_example),
         cmocka_unit_test(test_config_order_and_skips),
+        cmocka_unit_test(test_budget_iters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

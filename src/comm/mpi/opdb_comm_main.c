@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "comm/mpi/bench_ranks.h"
+#include "comm/mpi/nccl_api.h"
 #include "opdb/comm.h"
 #include "opdb/fs.h"
 #include "opdb/json_writer.h"
@@ -20,6 +22,7 @@ typedef struct measured {
     opdb_comm_stats st;
     double total_us; /* max over ranks of the timed loop / iters: nccl-tests' time */
     long long wrong; /* -1: not checked */
+    long iters;      /* timed iterations (-n, or what --time-budget allowed) */
 } measured;
 
 static double now_us(void) {
@@ -46,6 +49,9 @@ typedef struct ctx {
     MPI_Datatype type;
     MPI_Op sum;
     const opdb_comm_dtype *dt;
+    const opdb_comm_nccl_api *nccl; /* --backend nccl, else NULL */
+    void *ncomm;                    /* the group's NCCL communicator */
+    int ndt;                        /* OPDB_NCCL_* dtype */
 } ctx;
 
 static void put(const ctx *c, void *buf, long long i, int v) {
@@ -75,9 +81,34 @@ typedef struct bufs {
     void *send, *recv;
     long long el, chunk; /* elements per rank input; all_to_all chunk */
     int nd, rank;
+    long long sn, rn;    /* elements of send and recv */
+    void *dsend, *drecv; /* --backend nccl: their device copies */
 } bufs;
 
+static void nccl_die(const char *msg) {
+    fprintf(stderr, "opdb comm bench: --backend nccl: %s\n", msg);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* The same collective through NCCL on the device buffers (in place as
+ * NCCL defines it: the rank's slice of recv is the input or the output). */
+static void run_nccl(const ctx *c, opdb_comm_op op, const bufs *b, bool ip) {
+    size_t es = (size_t)c->dt->size, count = (size_t)b->el;
+    const char *snd = b->dsend;
+    char *rcv = b->drecv, msg[512];
+    if (op == OPDB_COMM_ALL_REDUCE && ip) snd = rcv;
+    if (op == OPDB_COMM_ALL_GATHER && ip) snd = rcv + (size_t)b->rank * count * es;
+    if (op == OPDB_COMM_REDUCE_SCATTER && ip) snd = rcv, rcv += (size_t)b->rank * count * es;
+    if (op == OPDB_COMM_ALL_TO_ALL) count = (size_t)b->chunk;
+    if (op == OPDB_COMM_BROADCAST) snd = rcv; /* the root's data is in recv, as for MPI_Bcast */
+    if (c->nccl->run(c->ncomm, op, c->ndt, snd, rcv, count, msg, sizeof msg)) nccl_die(msg);
+}
+
 static void run_op(const ctx *c, opdb_comm_op op, const bufs *b, bool ip, MPI_Comm comm) {
+    if (c->nccl) {
+        run_nccl(c, op, b, ip);
+        return;
+    }
     int el = (int)b->el;
     switch (op) {
     case OPDB_COMM_ALL_REDUCE: MPI_Allreduce(ip ? MPI_IN_PLACE : b->send, b->recv, el, c->type, c->sum, comm); break;
@@ -104,6 +135,20 @@ static void fill(const ctx *c, opdb_comm_op op, const bufs *b, bool ip) {
     if (op == OPDB_COMM_BROADCAST) dst = b->recv;
     for (long long i = 0; i < in_n; i++)
         put(c, dst, off + i, op == OPDB_COMM_BROADCAST && b->rank != 0 ? 0 : val(op, b->rank, i));
+    char msg[512];
+    size_t es = (size_t)c->dt->size;
+    if (c->nccl && (c->nccl->upload(b->dsend, b->send, (size_t)b->sn * es, msg, sizeof msg) ||
+                    c->nccl->upload(b->drecv, b->recv, (size_t)b->rn * es, msg, sizeof msg)))
+        nccl_die(msg);
+}
+
+/* --backend nccl: the result back on the host, where count_wrong reads it. */
+static void nccl_result(const ctx *c, opdb_comm_op op, const bufs *b, bool ip) {
+    char msg[512];
+    size_t es = (size_t)c->dt->size;
+    if (c->nccl->download(b->recv, b->drecv, (size_t)b->rn * es, msg, sizeof msg)) nccl_die(msg);
+    if (op == OPDB_COMM_REDUCE_SCATTER && ip) /* NCCL leaves it in the rank's slice */
+        memmove(b->recv, (char *)b->recv + (size_t)b->rank * (size_t)b->el * es, (size_t)b->el * es);
 }
 
 static long long count_wrong(const ctx *c, opdb_comm_op op, const bufs *b) {
@@ -139,20 +184,32 @@ static void measure(const ctx *c, const opdb_comm_bench_opts *o, opdb_comm_op op
     int rank, nd;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &nd);
+    if (c->nccl && op == OPDB_COMM_ALL_TO_ALL) ip = false; /* NCCL has no in-place all-to-all */
     fill(c, op, b, ip);
     for (long i = 0; i < o->warmup; i++) run_op(c, op, b, ip, comm);
+    long iters = o->iters;
+    if (o->time_budget_s > 0) { /* every rank must run as many: the slowest rank's calibration decides */
+        enum { CALIBRATION = 3 };
+        MPI_Barrier(comm);
+        double c0 = now_us();
+        for (int i = 0; i < CALIBRATION; i++) run_op(c, op, b, ip, comm);
+        double per = (now_us() - c0) / CALIBRATION, slowest;
+        MPI_Allreduce(&per, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+        iters = opdb_comm_budget_iters(o->time_budget_s, slowest);
+    }
     MPI_Barrier(comm);
     double t0 = now_us();
-    for (long i = 0; i < o->iters; i++) {
+    for (long i = 0; i < iters; i++) {
         run_op(c, op, b, ip, comm);
         t[i] = now_us();
     }
-    for (long i = o->iters - 1; i > 0; i--) t[i] -= t[i - 1];
+    for (long i = iters - 1; i > 0; i--) t[i] -= t[i - 1];
     t[0] -= t0;
-    MPI_Reduce(t, dmax, (int)o->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Reduce(t, dmax, (int)iters, MPI_DOUBLE, MPI_MAX, 0, comm);
     double mine = 0;
-    for (long i = 0; i < o->iters; i++) mine += t[i];
-    mine /= (double)o->iters;
+    for (long i = 0; i < iters; i++) mine += t[i];
+    mine /= (double)iters;
+    m->iters = iters;
     double lo, hi;
     MPI_Reduce(&mine, &lo, 1, MPI_DOUBLE, MPI_MIN, 0, comm);
     MPI_Reduce(&mine, &hi, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
@@ -160,12 +217,13 @@ static void measure(const ctx *c, const opdb_comm_bench_opts *o, opdb_comm_op op
     if (o->check) {
         fill(c, op, b, ip);
         run_op(c, op, b, ip, comm);
+        if (c->nccl) nccl_result(c, op, b, ip);
         long long w = count_wrong(c, op, b), sum = 0;
         MPI_Reduce(&w, &sum, 1, MPI_LONG_LONG, MPI_SUM, 0, comm);
         m->wrong = sum;
     }
     if (rank == 0) {
-        opdb_comm_stats_of(dmax, (size_t)o->iters, &m->st);
+        opdb_comm_stats_of(dmax, (size_t)iters, &m->st);
         m->st.rank_min = lo;
         m->st.rank_max = hi;
         m->total_us = hi;
@@ -189,6 +247,8 @@ static void json_half(opdb_json *j, const char *key, const measured *m, long lon
     opdb_json_key(j, "wrong");
     if (m->wrong < 0) opdb_json_null(j);
     else opdb_json_int(j, m->wrong);
+    opdb_json_key(j, "iters");
+    opdb_json_int(j, m->iters);
     opdb_json_end_object(j);
 }
 
@@ -206,7 +266,48 @@ static char *csv_path_of(const opdb_comm_bench_opts *o, opdb_comm_op op) {
     return opdb_path_join(o->output_dir, name);
 }
 
+/* --backend nccl: the plugin and a GPU on every rank (device = node-local
+ * rank modulo the node's devices), or one line from rank 0 and 1 for all. */
+static int nccl_open(ctx *c, int *device, int rank) {
+    char msg[600] = "", why[512] = "no CUDA device found";
+    int n = 0, ok = 1;
+    c->nccl = opdb_comm_nccl_load(msg, sizeof msg);
+    if (!c->nccl) {
+        ok = 0;
+    } else if (c->nccl->devices(&n, why, sizeof why) || n < 1) {
+        ok = 0;
+        snprintf(msg, sizeof msg, "--backend nccl needs a CUDA GPU on each rank: %s", why);
+    }
+    int all;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all) {
+        MPI_Comm node;
+        int lrank;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+        MPI_Comm_rank(node, &lrank);
+        MPI_Comm_free(&node);
+        *device = lrank % n;
+        return 0;
+    }
+    if (rank == 0) fprintf(stderr, "opdb comm bench: %s\n", ok ? "--backend nccl: a rank has no usable CUDA GPU" : msg);
+    return -1;
+}
+
+/* One NCCL communicator per MPI group: its first rank's unique id, sent over MPI. */
+static void *nccl_group(const ctx *c, MPI_Comm g, int device) {
+    int grank, gsize;
+    MPI_Comm_rank(g, &grank);
+    MPI_Comm_size(g, &gsize);
+    char id[OPDB_COMM_NCCL_ID_BYTES], msg[512];
+    if (grank == 0 && c->nccl->unique_id(id, msg, sizeof msg)) nccl_die(msg);
+    MPI_Bcast(id, sizeof id, MPI_BYTE, 0, g);
+    void *comm = NULL;
+    if (c->nccl->comm_init(&comm, id, gsize, grank, device, msg, sizeof msg)) nccl_die(msg);
+    return comm;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--bench-ranks")) return opdb_comm_bench_ranks(argc, argv);
     int provided;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "ERROR: Failed to initialize distributed: MPI_Init failed\n"
@@ -222,10 +323,10 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return prc == 1 ? 0 : prc;
     }
-    if (!strcmp(o.backend, "nccl")) {
-        if (rank == 0)
-            fprintf(stderr, "opdb comm bench: --backend nccl is not available in this build (no NCCL was found when "
-                            "opdb was configured); use --backend mpi\n");
+    ctx c = {MPI_FLOAT, MPI_SUM, o.dtype, NULL, NULL, OPDB_NCCL_FP32};
+    int device = 0;
+    if (!strcmp(o.backend, "nccl") && nccl_open(&c, &device, rank)) {
+        opdb_comm_bench_opts_free(&o);
         MPI_Finalize();
         return 1;
     }
@@ -273,13 +374,18 @@ int main(int argc, char **argv) {
             ng++;
         }
     }
-    ctx c = {MPI_FLOAT, MPI_SUM, o.dtype};
     if (o.dtype->size == 1) c.type = MPI_INT8_T;
+    c.ndt = o.dtype->size == 1 ? OPDB_NCCL_INT8 : o.dtype->size == 4 ? OPDB_NCCL_FP32
+            : o.dtype->label[3] == 'B' ? OPDB_NCCL_BF16 : OPDB_NCCL_FP16;
+    void **ncomm = opdb_xcalloc(ng + 1, sizeof *ncomm);
+    for (size_t g = 0; g < ng && c.nccl; g++)
+        if (gcomm[g] != MPI_COMM_NULL) ncomm[g] = nccl_group(&c, gcomm[g], device);
     if (o.dtype->size == 2) {
         c.type = MPI_UINT16_T;
         MPI_Op_create(o.dtype->label[3] == 'B' ? bf16_sum : fp16_sum, 1, &c.sum);
     }
-    double *t = opdb_xmalloc((size_t)o.iters * sizeof *t), *dmax = opdb_xmalloc((size_t)o.iters * sizeof *dmax);
+    size_t tcap = (size_t)(o.time_budget_s > 0 ? OPDB_COMM_BUDGET_MAX_ITERS : o.iters);
+    double *t = opdb_xmalloc(tcap * sizeof *t), *dmax = opdb_xmalloc(tcap * sizeof *dmax);
     opdb_strbuf out, js;
     opdb_sb_init(&out);
     opdb_sb_init(&js);
@@ -293,12 +399,20 @@ int main(int argc, char **argv) {
     opdb_json_key(&j, "warmup_iters");
     opdb_json_int(&j, o.warmup);
     opdb_json_key(&j, "iters");
-    opdb_json_int(&j, o.iters);
+    if (o.time_budget_s > 0) opdb_json_null(&j); /* per result under --time-budget */
+    else opdb_json_int(&j, o.iters);
+    opdb_json_key(&j, "time_budget_s");
+    if (o.time_budget_s > 0) opdb_json_float(&j, o.time_budget_s);
+    else opdb_json_null(&j);
     opdb_json_key(&j, "results");
     opdb_json_begin_array(&j);
-    if (rank == 0 && !o.reference_quirks)
-        printf("# opdb comm bench: nranks %d  dtype %s  warmup iters: %ld iters: %ld validation: %d\n#\n", world,
-               o.dtype->nccl_name, o.warmup, o.iters, o.check ? 1 : 0);
+    if (rank == 0 && !o.reference_quirks) {
+        char iters[64];
+        if (o.time_budget_s > 0) snprintf(iters, sizeof iters, "time budget %g s per size", o.time_budget_s);
+        else snprintf(iters, sizeof iters, "%ld", o.iters);
+        printf("# opdb comm bench: nranks %d  dtype %s  warmup iters: %ld iters: %s validation: %d\n#\n", world,
+               o.dtype->nccl_name, o.warmup, iters, o.check ? 1 : 0);
+    }
     double bw_sum = 0;
     long long bw_count = 0, wrong_total = 0;
     int status = 0;
@@ -326,7 +440,7 @@ int main(int argc, char **argv) {
                 fputs(out.p, stdout);
             }
             if (gcomm[g] == MPI_COMM_NULL) continue;
-            bufs b = {NULL, NULL, cf->bytes / o.dtype->size, 0, (int)cf->nd, 0};
+            bufs b = {NULL, NULL, cf->bytes / o.dtype->size, 0, (int)cf->nd, 0, 0, 0, NULL, NULL};
             MPI_Comm_rank(gcomm[g], &b.rank);
             b.chunk = opdb_comm_count(OPDB_COMM_ALL_TO_ALL, cf->bytes, o.dtype, cf->nd);
             long long sn = b.el, rn = b.el;
@@ -335,11 +449,19 @@ int main(int argc, char **argv) {
             if (cf->op == OPDB_COMM_ALL_TO_ALL) sn = rn = b.chunk * cf->nd;
             b.send = opdb_xcalloc((size_t)sn + 1, (size_t)o.dtype->size);
             b.recv = opdb_xcalloc((size_t)rn + 1, (size_t)o.dtype->size);
+            b.sn = sn, b.rn = rn;
+            if (c.nccl) {
+                c.ncomm = ncomm[g];
+                b.dsend = c.nccl->alloc(((size_t)sn + 1) * (size_t)o.dtype->size);
+                b.drecv = c.nccl->alloc(((size_t)rn + 1) * (size_t)o.dtype->size);
+                if (!b.dsend || !b.drecv) nccl_die("out of device memory");
+            }
             measured oop = {0}, ip = {0};
             measure(&c, &o, cf->op, &b, false, gcomm[g], t, dmax, &oop);
             if (!warm) measure(&c, &o, cf->op, &b, true, gcomm[g], t, dmax, &ip);
             free(b.send);
             free(b.recv);
+            if (c.nccl) c.nccl->release(b.dsend), c.nccl->release(b.drecv);
             if (rank != 0) continue;
             /* the reference measures all_reduce in place, the others out of place */
             const measured *used = cf->op == OPDB_COMM_ALL_REDUCE && !warm ? &ip : &oop;
@@ -413,8 +535,11 @@ int main(int argc, char **argv) {
         if (n == 0) fprintf(stderr, "opdb comm bench: no configuration fits the MPI world of %d ranks\n", world);
     }
     fflush(stdout);
-    for (size_t g = 0; g < ng; g++)
+    for (size_t g = 0; g < ng; g++) {
+        if (c.nccl && ncomm[g]) c.nccl->comm_free(ncomm[g]);
         if (gcomm[g] != MPI_COMM_NULL) MPI_Comm_free(&gcomm[g]);
+    }
+    free(ncomm);
     if (o.dtype->size == 2) MPI_Op_free(&c.sum);
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     free(t), free(dmax), free(all), free(gnd), free(gcomm);
