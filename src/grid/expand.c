@@ -11,6 +11,11 @@ void grid_cands_free(grid_cands *cs) {
     memset(cs, 0, sizeof *cs);
 }
 
+void grid_cands_clear(grid_cands *cs) {
+    for (size_t i = 0; i < cs->nover; i++) free(cs->over[i].val);
+    cs->n = cs->npool = cs->nover = 0;
+}
+
 static void pool_push(grid_cands *cs, int64_t v) {
     if (cs->npool == cs->poolcap) cs->pool = opdb_xrealloc(cs->pool, (cs->poolcap = cs->poolcap ? cs->poolcap * 2 : 4096) * sizeof *cs->pool);
     cs->pool[cs->npool++] = v;

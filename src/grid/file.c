@@ -41,29 +41,40 @@ static size_t override_cols(const grid_pattern *p, const char **cols) {
     return n;
 }
 
-/* ---- a set of signature strings */
+/* ---- a set of signature strings; cleared, not freed, between files so
+ * that its memory is touched once per run (page faults cost as much as the
+ * work here) */
 typedef struct sigset {
     opdb_hindex ix;
-    opdb_arena arena;
-    opdb_span *keys;
+    opdb_strbuf bytes; /* the keys back to back */
+    size_t *off;
+    uint32_t *len;
     size_t n, cap;
 } sigset;
 
 static void sigset_init(sigset *s) {
     memset(s, 0, sizeof *s);
-    opdb_arena_init(&s->arena, 1 << 20);
+    opdb_sb_init(&s->bytes);
+}
+
+static void sigset_clear(sigset *s) {
+    if (s->ix.nslots) memset(s->ix.slot, 0, s->ix.nslots * sizeof *s->ix.slot);
+    s->ix.n = 0;
+    opdb_sb_clear(&s->bytes);
+    s->n = 0;
 }
 
 static void sigset_free(sigset *s) {
     opdb_hindex_free(&s->ix);
-    free(s->keys);
-    opdb_arena_free(&s->arena);
+    opdb_sb_free(&s->bytes);
+    free(s->off);
+    free(s->len);
 }
 
 static bool sigset_has_h(const sigset *s, const opdb_strbuf *k, uint64_t h) {
     uint32_t idx;
     for (opdb_hprobe p = opdb_hindex_probe(&s->ix, h); opdb_hprobe_next(&p, &idx);)
-        if (s->keys[idx].n == k->n && !memcmp(s->keys[idx].p, k->p, k->n)) return true;
+        if (s->len[idx] == k->n && !memcmp(s->bytes.p + s->off[idx], k->p, k->n)) return true;
     return false;
 }
 
@@ -75,8 +86,14 @@ static bool sigset_has(const sigset *s, const opdb_strbuf *k) {
 static bool sigset_add(sigset *s, const opdb_strbuf *k) {
     uint64_t h = opdb_hash_bytes(k->p, k->n, 0);
     if (sigset_has_h(s, k, h)) return false;
-    if (s->n == s->cap) s->keys = opdb_xrealloc(s->keys, (s->cap = s->cap ? s->cap * 2 : 1024) * sizeof *s->keys);
-    s->keys[s->n] = opdb_span_make(opdb_arena_strndup(&s->arena, k->p, k->n), k->n);
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 1024;
+        s->off = opdb_xrealloc(s->off, s->cap * sizeof *s->off);
+        s->len = opdb_xrealloc(s->len, s->cap * sizeof *s->len);
+    }
+    s->off[s->n] = s->bytes.n;
+    s->len[s->n] = (uint32_t)k->n;
+    opdb_sb_add(&s->bytes, k->p, k->n);
     opdb_hindex_add(&s->ix, h, (uint32_t)s->n);
     s->n++;
     return true;
@@ -248,21 +265,70 @@ static int file_coverage(fctx *F, const grid_pattern *p, const sigset *seen, opd
 /* ---- kept rows: their rendered shape cells and sort key */
 typedef struct krow {
     size_t cand, order;
+    size_t sk_off, in_off, out_off; /* into the scratch's keys / cells while rows are added */
     const int64_t *sk;    /* [nslots, (nd, dims...)...] of the inputs */
     const char *in, *out; /* shape cell values (without CSV quoting) */
     uint32_t nin_b, nout_b;
 } krow;
 
-static const int64_t *sort_key(opdb_arena *a, const prow *r) {
+/* Buffers one run reuses for every file (cleared, never shrunk). */
+struct grid_scratch {
+    sigset seen;
+    grid_cands cs;
+    size_t *order, ordercap;
+    krow *rows;
+    krow **sorted;
+    size_t rowcap;
+    opdb_strbuf cells;   /* kept rows' shape cells back to back */
+    int64_t *keys;       /* kept rows' sort keys back to back */
+    size_t nkeys, keycap;
+    prow pr;
+};
+
+void grid_scratch_free(grid_run *R) {
+    grid_scratch *S = R->scratch;
+    if (!S) return;
+    sigset_free(&S->seen);
+    grid_cands_free(&S->cs);
+    free(S->order);
+    free(S->rows);
+    free(S->sorted);
+    opdb_sb_free(&S->cells);
+    free(S->keys);
+    free(S);
+    R->scratch = NULL;
+}
+
+static grid_scratch *scratch_of(grid_run *R) {
+    if (!R->scratch) {
+        R->scratch = opdb_xcalloc(1, sizeof *R->scratch);
+        sigset_init(&R->scratch->seen);
+        opdb_sb_init(&R->scratch->cells);
+    }
+    grid_scratch *S = R->scratch;
+    sigset_clear(&S->seen);
+    grid_cands_clear(&S->cs);
+    opdb_sb_clear(&S->cells);
+    S->nkeys = 0;
+    return S;
+}
+
+static size_t sort_key(grid_scratch *S, const prow *r) {
     size_t n = 1;
     for (int i = 0; i < r->nin; i++) n += 1 + (size_t)r->in[i].nd;
-    int64_t *k = opdb_arena_alloc(a, n * sizeof *k), *p = k;
+    if (S->nkeys + n > S->keycap) {
+        S->keycap = (S->nkeys + n) * 2;
+        S->keys = opdb_xrealloc(S->keys, S->keycap * sizeof *S->keys);
+    }
+    size_t off = S->nkeys;
+    int64_t *p = S->keys + off;
     *p++ = r->nin;
     for (int i = 0; i < r->nin; i++) {
         *p++ = r->in[i].nd;
         for (int d = 0; d < r->in[i].nd; d++) *p++ = r->in[i].d[d];
     }
-    return k;
+    S->nkeys += n;
+    return off;
 }
 
 /* grid_cmp_inputs over two sort keys (§7.5). */
@@ -392,52 +458,63 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
     opdb_sb_init(&F->inb);
     opdb_sb_init(&F->outb);
     opdb_sb_init(&F->key);
-    sigset seen;
-    sigset_init(&seen);
+    grid_scratch *S = scratch_of(R);
+    sigset *seen = &S->seen;
+    grid_cands *cs = &S->cs;
+    prow *pr = &S->pr;
     for (size_t r = 0; r < t->nrows; r++) {
         sign_row(F, t->rows[r]);
-        sigset_add(&seen, &F->key);
+        sigset_add(seen, &F->key);
     }
-    grid_cands cs = {0};
-    size_t *order = NULL;
     krow **kept = NULL;
     char *zero = NULL;
-    opdb_arena karena;
-    opdb_arena_init(&karena, 1 << 20);
-    prow *pr = opdb_xmalloc(sizeof *pr);
-    if (R->coverage && is_model_driven(p) && (rc = file_coverage(F, p, &seen, err))) goto done;
-    if ((rc = generate(F, p, R->nmodels ? R->models : R->all, R->nmodels ? R->nmodels : R->nall, R->nmodels > 0, &cs,
+    if (R->coverage && is_model_driven(p) && (rc = file_coverage(F, p, seen, err))) goto done;
+    if ((rc = generate(F, p, R->nmodels ? R->models : R->all, R->nmodels ? R->nmodels : R->nall, R->nmodels > 0, cs,
                        err)))
         goto done;
     size_t cap = o->rows > 0 ? (size_t)o->rows : 0;
-    size_t norder = cs.n;
-    order = opdb_xmalloc((cs.n ? cs.n : 1) * sizeof *order);
-    if (o->quirks && cap && cs.n > cap) {
-        opdb_pyrandom_sample(&R->rng, cs.n, cap, order);
+    size_t norder = cs->n;
+    if (cs->n > S->ordercap) {
+        S->ordercap = cs->n;
+        S->order = opdb_xrealloc(S->order, S->ordercap * sizeof *S->order);
+        S->rows = opdb_xrealloc(S->rows, S->ordercap * sizeof *S->rows);
+        S->sorted = opdb_xrealloc(S->sorted, S->ordercap * sizeof *S->sorted);
+    }
+    size_t *order = S->order;
+    if (o->quirks && cap && cs->n > cap) {
+        opdb_pyrandom_sample(&R->rng, cs->n, cap, order);
         norder = cap;
     } else {
-        for (size_t i = 0; i < cs.n; i++) order[i] = i;
+        for (size_t i = 0; i < cs->n; i++) order[i] = i;
     }
     res->candidates = norder;
-    size_t nnew = 0, newcap = 0, dropped = 0;
+    size_t nnew = 0, dropped = 0;
     for (size_t oi = 0; oi < norder; oi++) {
-        prepare(F, &cs, order[oi], pr);
+        prepare(F, cs, order[oi], pr);
         if (over_budget(F, pr)) {
             dropped++;
             continue;
         }
         sign(F, pr);
-        if (!sigset_add(&seen, &F->key)) continue;
-        if (nnew == newcap) kept = opdb_xrealloc(kept, (newcap = newcap ? newcap * 2 : 256) * sizeof *kept);
-        krow *k = opdb_arena_alloc(&karena, sizeof *k);
+        if (!sigset_add(seen, &F->key)) continue;
+        krow *k = &S->rows[nnew++];
         k->cand = order[oi];
         k->order = oi;
-        k->sk = sort_key(&karena, pr);
-        k->in = opdb_arena_strndup(&karena, F->inb.p ? F->inb.p : "", F->inb.n);
+        k->sk_off = sort_key(S, pr);
+        k->in_off = S->cells.n;
         k->nin_b = (uint32_t)F->inb.n;
-        k->out = opdb_arena_strndup(&karena, F->outb.p ? F->outb.p : "", F->outb.n);
+        opdb_sb_add(&S->cells, F->inb.p ? F->inb.p : "", F->inb.n);
+        k->out_off = S->cells.n;
         k->nout_b = (uint32_t)F->outb.n;
-        kept[nnew++] = k;
+        opdb_sb_add(&S->cells, F->outb.p ? F->outb.p : "", F->outb.n);
+    }
+    kept = S->sorted; /* the buffers stay put from here on */
+    for (size_t i = 0; i < nnew; i++) {
+        krow *k = &S->rows[i];
+        k->sk = S->keys + k->sk_off;
+        k->in = S->cells.p + k->in_off;
+        k->out = S->cells.p + k->out_off;
+        kept[i] = k;
     }
     res->after_memory = norder - dropped;
     res->after_dedup = nnew;
@@ -453,9 +530,9 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
         opdb_pyrandom_sample(&R->rng, nnew, cap, pick);
         krow **sel = opdb_xmalloc(cap * sizeof *sel);
         for (size_t i = 0; i < cap; i++) sel[i] = kept[pick[i]], sel[i]->order = i;
-        free(kept);
+        memcpy(kept, sel, cap * sizeof *sel);
+        free(sel);
         free(pick);
-        kept = sel;
         nnew = cap;
     }
     res->appended = nnew;
@@ -470,19 +547,13 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
             for (size_t k = 0; k < 7; k++) copy |= !strcmp(t->header[i], copy_cols[k]);
             zero[i] = !copy && (int)i != F->c_in && grid_zero_column(t->header[i]);
         }
-        rc = write_file(F, &cs, kept, nnew, zero, err);
+        rc = write_file(F, cs, kept, nnew, zero, err);
     }
 done:
-    free(pr);
-    free(kept);
-    free(order);
     free(zero);
-    opdb_arena_free(&karena);
     opdb_sb_free(&F->key);
     opdb_sb_free(&F->inb);
     opdb_sb_free(&F->outb);
-    sigset_free(&seen);
-    grid_cands_free(&cs);
     grid_table_free(t);
     free(F);
     return rc;

@@ -20,6 +20,8 @@ typedef struct grid_cov {
     size_t shapes, measured, pending, fresh;
 } grid_cov;
 
+typedef struct grid_scratch grid_scratch;
+
 typedef struct grid_run {
     const opdb_grid_opts *o;
     opdb_grid_config *cfg;
@@ -33,11 +35,13 @@ typedef struct grid_run {
     bool coverage;  /* fill cov for model-driven patterns */
     grid_cov *cov;
     size_t ncov, covcap;
+    grid_scratch *scratch; /* file.c's buffers, reused from file to file */
 } grid_run;
 
 /* The per-file pipeline; res gets the plan counts (and nothing is written
  * with o->plan). */
 int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb_err *err);
+void grid_scratch_free(grid_run *R);
 /* opdb's default: the columns a file's rows need exist (before any rewrite). */
 int grid_file_precheck(grid_run *R, const char *path, opdb_err *err);
 /* Kernel type of a CSV path: its file name without `.csv`. */

@@ -112,6 +112,8 @@ typedef struct grid_cands {
 } grid_cands;
 
 void grid_cands_free(grid_cands *cs);
+/* Empties cs, keeping its memory. */
+void grid_cands_clear(grid_cands *cs);
 /* Appends one candidate: slots given as (ndims, dims) arrays. */
 typedef struct grid_shape {
     int nd;

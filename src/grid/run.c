@@ -267,6 +267,7 @@ done:
     free(res);
     for (size_t i = 0; i < X.ncov; i++) free(X.cov[i].op), free(X.cov[i].file);
     free(X.cov);
+    grid_scratch_free(&X);
     opdb_free_paths(files, nfiles);
     grid_opmap_free(&X.opmap);
     opdb_grid_config_free(X.cfg);
