@@ -480,6 +480,7 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
         S->rows = opdb_xrealloc(S->rows, S->ordercap * sizeof *S->rows);
         S->sorted = opdb_xrealloc(S->sorted, S->ordercap * sizeof *S->sorted);
     }
+    opdb_hindex_reserve(&seen->ix, seen->n + cs->n);
     size_t *order = S->order;
     if (o->quirks && cap && cs->n > cap) {
         opdb_pyrandom_sample(&R->rng, cs->n, cap, order);
