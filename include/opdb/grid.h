@@ -29,6 +29,9 @@ OPDB_API void opdb_pyrandom_sample(opdb_pyrandom *r, size_t n, size_t k, size_t 
 
 /* ---- Expressions: a Python subset over named integers (grid.md §5.2). */
 typedef struct opdb_grid_expr opdb_grid_expr;
+/* The reason given for an expression the spec forbids ('.' or a dunder name);
+ * a configuration error reads "<config>:<line>: bad expression '<expr>': <reason>". */
+#define OPDB_GRID_EXPR_FORBIDDEN "'.' and '__' names are not allowed"
 /* Compiles text; NULL with msg (cap bytes) on a syntax/forbidden error. */
 OPDB_API opdb_grid_expr *opdb_grid_expr_compile(const char *text, char *msg, size_t cap);
 OPDB_API void opdb_grid_expr_free(opdb_grid_expr *e);

@@ -24,8 +24,8 @@ int cmd_grid(int argc, char **argv) {
         {"--seed", "S", "integer seed: the same rows as Python's random.seed(S)", false, &seed, NULL},
         {"--max-hbm-gb", "G", "per-row memory budget in GiB (default 32; 0 disables)", false, &hbm, NULL},
         {"--config", "FILE", "grid configuration YAML (default: the built-in reference configuration)", false, &config, NULL},
-        {"--plan", NULL, "per CSV: candidates / after memory filter / after dedup / to append; write nothing", false, NULL, &plan},
-        {"--json", NULL, "with --plan: the plan as JSON", false, NULL, &json},
+        {"--plan", NULL, "per CSV: candidates / after memory filter / after dedup / to append (and the target models' coverage); write nothing", false, NULL, &plan},
+        {"--json", NULL, "with --plan: the plan and coverage as JSON", false, NULL, &json},
         {"--reference-quirks", NULL, "reproduce the reference exactly (sampling before filtering, ...)", false, NULL, &quirks},
     };
     cli_spec spec = {"opdb grid", "Append theory shape rows to database CSVs so that replay can measure them.", NULL, opts,

@@ -11,6 +11,16 @@ void grid_cands_free(grid_cands *cs) {
     memset(cs, 0, sizeof *cs);
 }
 
+void grid_cands_clear(grid_cands *cs) {
+    for (size_t i = 0; i < cs->nover; i++) free(cs->over[i].val);
+    cs->n = cs->npool = cs->nover = 0;
+}
+
+void grid_cands_reserve(grid_cands *cs, size_t ncands, size_t npool) {
+    if (cs->n + ncands > cs->cap) cs->c = opdb_xrealloc(cs->c, (cs->cap = cs->n + ncands) * sizeof *cs->c);
+    if (cs->npool + npool > cs->poolcap) cs->pool = opdb_xrealloc(cs->pool, (cs->poolcap = cs->npool + npool) * sizeof *cs->pool);
+}
+
 static void pool_push(grid_cands *cs, int64_t v) {
     OPDB_ALLOC_GROW(cs->pool, cs->npool + 1, cs->poolcap);
     cs->pool[cs->npool++] = v;
@@ -130,6 +140,12 @@ int grid_expand_template(const opdb_grid_config *cfg, const grid_pattern *p, con
     for (size_t i = 0; i < nits; i++) e.names[base + i] = its[i]->var;
     e.n = base + nits;
     if (nk) e.names[e.n] = "N", e.names[e.n + 1] = "K";
+    /* room for every combination up front: no copying while the pool grows */
+    size_t combos = nk ? npairs : 1, per = 0;
+    for (size_t i = 0; i < nits; i++) combos = combos && its[i]->n <= SIZE_MAX / combos ? combos * its[i]->n : 0;
+    for (size_t i = 0; i < p->ninputs; i++) per += 1 + (size_t)p->inputs[i].ndims;
+    for (size_t i = 0; i < p->noutputs; i++) per += 1 + (size_t)p->outputs[i].ndims;
+    if (combos && combos <= ((size_t)1 << 20)) grid_cands_reserve(out, combos, combos * per);
     size_t idx[GRID_MAX_VARS] = {0};
     int rc = 0;
     for (;;) {

@@ -249,14 +249,27 @@ static node *p_andor(parser *p, int kind) {
 }
 static node *p_or(parser *p) { return p_andor(p, N_OR); }
 
+/* The spec's rule (grid.md §5.2), checked before parsing: a '.' anywhere,
+ * or "__" after the start, a non-word character or '_' (Python's
+ * `(^|\b|[._ ])__`; bytes >= 0x80 count as word characters). */
+static bool grid_expr_forbidden(const char *s) {
+    if (strchr(s, '.')) return true;
+    for (size_t i = 0; s[i]; i++) {
+        if (s[i] != '_' || s[i + 1] != '_') continue;
+        unsigned char prev = i ? (unsigned char)s[i - 1] : 0;
+        if (!i || prev == '_' || !(isalnum(prev) || prev >= 0x80)) return true;
+    }
+    return false;
+}
+
 opdb_grid_expr *opdb_grid_expr_compile(const char *text, char *msg, size_t cap) {
     size_t len = strlen(text);
     if (len > EXPR_MAX_LEN) {
         snprintf(msg, cap, "expression longer than %d characters", EXPR_MAX_LEN);
         return NULL;
     }
-    if (strchr(text, '.')) {
-        snprintf(msg, cap, "attribute access and float literals are not allowed");
+    if (grid_expr_forbidden(text)) {
+        snprintf(msg, cap, "%s", OPDB_GRID_EXPR_FORBIDDEN);
         return NULL;
     }
     parser p = {text, 0, 0, msg, cap, false};

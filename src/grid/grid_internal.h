@@ -112,6 +112,10 @@ typedef struct grid_cands {
 } grid_cands;
 
 void grid_cands_free(grid_cands *cs);
+/* Room for ncands more candidates holding npool more pool values. */
+void grid_cands_reserve(grid_cands *cs, size_t ncands, size_t npool);
+/* Empties cs, keeping its memory. */
+void grid_cands_clear(grid_cands *cs);
 /* Appends one candidate: slots given as (ndims, dims) arrays. */
 typedef struct grid_shape {
     int nd;

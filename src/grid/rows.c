@@ -109,10 +109,16 @@ void grid_shape_cell(opdb_strbuf *sb, const grid_shape *s, int n) {
     opdb_sb_addc(sb, '"');
     for (int i = 0; i < n; i++) {
         if (i) opdb_sb_addc(sb, ';');
-        for (int d = 0; d < s[i].nd; d++) {
+        for (int d = 0; d < s[i].nd; d++) { /* "%lld" without printf: this runs for every row */
             char buf[24];
-            int len = snprintf(buf, sizeof buf, "%s%lld", d ? "," : "", (long long)s[i].d[d]);
-            opdb_sb_add(sb, buf, (size_t)len);
+            int k = (int)sizeof buf;
+            int64_t v = s[i].d[d];
+            uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+            do buf[--k] = (char)('0' + u % 10);
+            while (u /= 10);
+            if (v < 0) buf[--k] = '-';
+            if (d) opdb_sb_addc(sb, ',');
+            opdb_sb_add(sb, buf + k, sizeof buf - (size_t)k);
         }
     }
     opdb_sb_addc(sb, '"');

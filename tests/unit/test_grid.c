@@ -127,9 +127,15 @@ static void test_expr_python_semantics(void **state) {
 
 static void test_expr_hostile(void **state) {
     (void)state;
-    expect_error("__import__('os').system('x')", -2, "attribute");
-    expect_error("__import__('os')", -2, "dunder");
-    expect_error("M.__class__", -2, "attribute");
+    /* the spec's rule (grid.md §5.2): '.' anywhere, or "__" after the start,
+     * a non-word character or '_' */
+    expect_error("__import__('os').system('x')", -2, OPDB_GRID_EXPR_FORBIDDEN);
+    expect_error("__import__('os')", -2, OPDB_GRID_EXPR_FORBIDDEN);
+    expect_error("M.__class__", -2, OPDB_GRID_EXPR_FORBIDDEN);
+    expect_error("M + 1.5", -2, OPDB_GRID_EXPR_FORBIDDEN);
+    expect_error("max(M, __x)", -2, OPDB_GRID_EXPR_FORBIDDEN);
+    expect_error("M___x", -2, OPDB_GRID_EXPR_FORBIDDEN);  /* `_` then `__` */
+    expect_error("M__x", -1, "name 'M__x' is not defined"); /* no boundary before `__`: allowed, unknown */
     expect_error("open('x')", -2, "unknown function");
     expect_error("eval('1')", -2, "unknown function");
     expect_error("lambda: 1", -2, "unexpected");

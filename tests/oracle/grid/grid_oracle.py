@@ -7,7 +7,7 @@ the expected outputs of tests/cli/grid_* cases; never run by the test suite.
 --fixed applies opdb's default-mode changes (docs/COMPATIBILITY.md): sampling
 after the memory filter and dedup, constraints in model N/K mode, clean errors.
 """
-import argparse, csv, io, math, os, random, re, sys
+import argparse, ast, csv, io, json, math, os, random, re, sys
 from pathlib import Path
 import yaml
 
@@ -343,6 +343,29 @@ def build(header, tmpl, cand):
     for k, v in cand["over"].items(): row[k] = v
     return row
 
+def prepare(c, tmpl, kin, kout):
+    """Slot alignment and absent-slot clearing (§7.1) of one candidate."""
+    c = dict(c, inputs=list(c["inputs"]), outputs=list(c["outputs"]))
+    c["inputs"] += [()] * (kin - len(c["inputs"])); c["outputs"] += [()] * (kout - len(c["outputs"]))
+    for lst, dk, fk in ((c["inputs"], "Input Data Types", "Input Formats"), (c["outputs"], "Output Data Types", "Output Formats")):
+        for k in (dk, fk):
+            clear_absent(lst, c["over"].get(k, tmpl.get(k)) if (k in c["over"] or k in tmpl) else None)
+    return c
+
+# ---- coverage of the target models (opdb only, docs/COMPATIBILITY.md)
+def is_model_driven(p): return "generator_function" in p or bool(p.get("model_nk_pairs"))
+def parse_float(s):
+    try: return float(s)
+    except (TypeError, ValueError): return 0.0
+def complete(r):  # spec README: a valid Average Duration(us) or Profiling Average Duration(us)
+    return parse_float(r.get("Average Duration(us)")) > 0 or parse_float(r.get("Profiling Average Duration(us)")) > 0
+def coverage_text(cov):
+    out = ["Coverage of the target models (distinct shapes within the memory budget; measured: a row with a duration; pending: a row without one):",
+           "%-32s %-32s %10s %10s %10s %10s" % ("model", "operator", "shapes", "measured", "pending", "new")]
+    for c in cov:
+        out.append("%-32s %-32s %10d %10d %10d %10d" % (c["model"], c["operator"], c["shapes"], c["measured"], c["pending"], c["new"]))
+    return "\n".join(out)
+
 # ---- memory (§9)
 SIZES = {}
 for ks, v in ((("DT_FLOAT", "DT_FLOAT32", "FLOAT"), 4), (("DT_FLOAT16", "DT_BF16", "DT_BFLOAT16"), 2),
@@ -388,15 +411,54 @@ def resolve(kt, cfg, meta):
     if pat is None or pat not in cfg["patterns"]: return None
     return pat
 
+# ---- configuration check (opdb reports a bad expression when the configuration is loaded)
+FORBIDDEN = "'.' and '__' names are not allowed"   # opdb's OPDB_GRID_EXPR_FORBIDDEN
+SAFE_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Name, ast.Constant, ast.Load,
+              ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.USub, ast.UAdd, ast.Not, ast.And,
+              ast.Or, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+def expr_problem(e):
+    """None if e is a valid expression; FORBIDDEN for the spec's rule (§5.2); "" for
+    any other refusal (opdb then names the offset; the expected line stops at the expression)."""
+    if len(e) > 512: return ""
+    if "." in e or re.search(r"(^|\b|[._ ])__", e): return FORBIDDEN
+    try: tree = ast.parse(e, mode="eval")
+    except SyntaxError: return ""
+    for n in ast.walk(tree):
+        if not isinstance(n, SAFE_NODES): return ""
+        if isinstance(n, ast.Constant) and type(n.value) is not int: return ""
+        if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in ("max", "min", "abs", "align")): return ""
+    return None
+def check_config(path, text):
+    """Every constraint and non-literal shape dimension, in file order (pattern, constraints, inputs,
+    outputs); exits 2 with "<path>:<line>: bad expression '<e>'[: <reason>]" at the first bad one."""
+    root = yaml.compose(text)
+    pats = next((v for k, v in root.value if k.value == "patterns"), None)
+    for _, pn in (pats.value if pats else []):
+        if not isinstance(pn, yaml.MappingNode): continue
+        sect = {k.value: v for k, v in pn.value}
+        if "generator_function" in sect: continue
+        exprs = [(c.value, c) for c in getattr(sect.get("constraints"), "value", [])]
+        for key in ("inputs", "outputs"):
+            for tn in getattr(sect.get(key), "value", []):
+                t = tn.value.strip(" \t")
+                if t == "()": continue
+                exprs += [(d, tn) for d in (x.strip(" \t") for x in split_top(t.lstrip("(").rstrip(")"))) if d and not d.isdigit()]
+        for e, node in exprs:
+            why = expr_problem(e)
+            if why is not None:
+                print(f"opdb grid: {path}:{node.start_mark.line + 1}: bad expression '{e}'" + (f": {why}" if why else ""), file=sys.stderr)
+                sys.exit(2)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fixed", action="store_true")
     ap.add_argument("--target-models"); ap.add_argument("--data-dir"); ap.add_argument("--database-path")
     ap.add_argument("--rows", type=int, default=1000); ap.add_argument("--seed", type=int)
     ap.add_argument("--max-hbm-gb", type=float, default=32.0); ap.add_argument("--reference-quirks", action="store_true")
-    ap.add_argument("--config"); ap.add_argument("--plan", action="store_true")
+    ap.add_argument("--config"); ap.add_argument("--plan", action="store_true"); ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     fixed = a.fixed
+    if a.config: check_config(a.config, Path(a.config).read_text())
     raw = yaml.safe_load(Path(a.config).read_text() if a.config else CONFIG.read_text())
     cfg = dict(patterns=raw["patterns"], grids=raw["grids"], assign={})
     for pat, kts in raw["assignments"].items():
@@ -426,6 +488,10 @@ def main():
             hdr = rows[0] + (FIA_COLS if f.stem == "FusedInferAttentionScore" else [])
             for col in NEED.get(cfg["patterns"][pat].get("generator_function"), []):
                 if col not in hdr: sys.exit(f"opdb grid: {f}:1: no '{col}' column, which {pat} rows need; no file was changed")
+    # coverage: default mode, and --plan in both modes (the reference prints none)
+    want_cov = models is not None and (fixed or a.plan)
+    cov_models = [m for i, m in enumerate(models or []) if m["key"] not in [x["key"] for x in models[:i]]]
+    coverage = []
     plan = []
     rng = random.Random(a.seed) if cap else None
     total, skipped = 0, []
@@ -433,14 +499,14 @@ def main():
         kt = f.stem
         pat = resolve(kt, cfg, meta)
         if pat is None:
-            skipped.append((f.name, "no theory generator")); plan.append((f.name, "no theory generator")); continue
+            skipped.append((f.name, "no theory generator")); plan.append((str(f), "no theory generator")); continue
         text = f.read_bytes().decode("utf-8")
         if fixed and text.startswith("\ufeff"): text = text[1:]
         rows = list(csv.reader(io.StringIO(text, newline="")))
         rows = [r for r in rows if r]
         if not rows or "Input Shapes" not in rows[0] or len(rows) < 2:
             why = "empty file" if not rows else "no 'Input Shapes' column" if "Input Shapes" not in rows[0] else "no data rows"
-            skipped.append((f.name, why)); plan.append((f.name, why))
+            skipped.append((f.name, why)); plan.append((str(f), why))
             continue
         header = list(rows[0])
         if kt == "FusedInferAttentionScore":
@@ -455,13 +521,22 @@ def main():
         kin, kout = tolerant_count(tmpl.get("Input Shapes")), tolerant_count(tmpl.get("Output Shapes"))
         idt, odt = dtl(tmpl.get("Input Data Types")), dtl(tmpl.get("Output Data Types"))
         seen = {sig(r, kt) for r in data}
+        if want_cov and is_model_driven(p):
+            for m in cov_models:
+                mc = GENS[p["generator_function"]]([m], cfg["grids"]) if "generator_function" in p else expand(p, cfg["grids"], [m], fixed)
+                shapes = []
+                for c in mc:
+                    c = prepare(c, tmpl, kin, kout)
+                    if budget and row_bytes(c, idt, odt) > budget: continue
+                    s = sig(build(header, tmpl, c), kt)
+                    if s not in shapes: shapes.append(s)
+                done = {sig(r, kt) for r in data if complete(r)}
+                meas = sum(1 for s in shapes if s in done); pend = sum(1 for s in shapes if s in seen and s not in done)
+                coverage.append(dict(model=m["hf"], operator=kt, file=str(f), shapes=len(shapes), measured=meas,
+                                     pending=pend, new=len(shapes) - meas - pend))
         new, dropped = [], 0
         for c in cands:
-            c = dict(c, inputs=list(c["inputs"]), outputs=list(c["outputs"]))
-            c["inputs"] += [()] * (kin - len(c["inputs"])); c["outputs"] += [()] * (kout - len(c["outputs"]))
-            for lst, dk, fk in ((c["inputs"], "Input Data Types", "Input Formats"), (c["outputs"], "Output Data Types", "Output Formats")):
-                for k in (dk, fk):
-                    clear_absent(lst, c["over"].get(k, tmpl.get(k)) if (k in c["over"] or k in tmpl) else None)
+            c = prepare(c, tmpl, kin, kout)
             if budget and row_bytes(c, idt, odt) > budget: dropped += 1; continue
             r = build(header, tmpl, c)
             if fixed and "EP Size" in c["over"] and "EP Size" not in header:
@@ -472,7 +547,7 @@ def main():
         if dropped: print(f"\n[MEMORY] {f.name}: filtered {dropped}/{len(cands)} rows exceeding {fmt_budget(budget)} HBM budget", file=sys.stderr)
         nded = len(new)
         if cap and fixed and len(new) > cap: new = rng.sample(new, cap)
-        plan.append((f.name, (len(cands), len(cands) - dropped, nded, len(new))))
+        plan.append((str(f), (len(cands), len(cands) - dropped, nded, len(new))))
         if a.plan: continue
         new.sort(key=lambda x: x[0])
         out = io.StringIO(newline="")
@@ -486,19 +561,34 @@ def main():
         f.write_bytes(out.getvalue().encode("utf-8"))
         total += len(new)
         if not new: skipped.append((f.name, "no new rows"))
+    if a.plan and a.json:
+        keys = ("candidates", "after_memory_filter", "after_dedup", "to_append")
+        tot = [0, 0, 0, 0]; fl = []
+        for (path, v) in plan:
+            skip = v if isinstance(v, str) else None
+            v = (0, 0, 0, 0) if skip else v
+            tot = [x + y for x, y in zip(tot, v)]
+            fl.append(dict([("file", path), ("skipped", skip)] + list(zip(keys, v))))
+        doc = dict(files=fl, total=dict(zip(keys, tot)))
+        doc["coverage"] = coverage if models is not None else None
+        print(json.dumps(doc, indent=2))
+        return
     if a.plan:
         print("%-48s %12s %12s %12s %12s" % ("file", "candidates", "memory_ok", "new", "to_append"))
         tot = [0, 0, 0, 0]
-        for name, v in plan:
+        for path, v in plan:
+            name = Path(path).name
             if isinstance(v, str): print("%-48s skipped: %s" % (name, v)); continue
             tot = [x + y for x, y in zip(tot, v)]
             print("%-48s %12d %12d %12d %12d" % ((name,) + v))
         print("%-48s %12d %12d %12d %12d" % tuple(["total"] + tot))
+        if want_cov: print(coverage_text(coverage))
         return
     print(f"Appended {total} rows across {len(files)} CSV files under {root}.")
     if skipped:
         print(f"Skipped {len(skipped)} files (no theory generator):")
         for s, why in skipped: print(f"  - {s} ({why})" if fixed else f"  - {s}")
+    if want_cov: print(coverage_text(coverage))
 
 if __name__ == "__main__":
     main()
