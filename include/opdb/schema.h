@@ -5,6 +5,9 @@
 #ifndef OPDB_SCHEMA_H
 #define OPDB_SCHEMA_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -33,6 +36,15 @@ extern const char *const opdb_base_cols[OPDB_NBASE_COLS];
 #define OPDB_NSIG_CELLS 6
 /* The cells a row's signature reads, in opdb_sig_cells order. */
 extern const char *const opdb_sig_cell_cols[OPDB_NSIG_CELLS];
+
+/* A shape cell that stands for "no shape": stripped of whitespace, then of
+ * '"', it reads N/A in any case (spec ingest.md §1: parse skips such rows;
+ * update's default mode does not add them either). */
+bool opdb_shape_is_na(const char *p, size_t n);
+
+/* An OP Type that cannot name an operator table: empty, or a number
+ * (msprof writes 0 for some launches). */
+bool opdb_op_type_is_bogus(const char *op);
 
 #ifdef __cplusplus
 }
