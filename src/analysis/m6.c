@@ -69,6 +69,10 @@ static int on_event(const opdb_trace_event *ev, void *vctx) {
 static int prof_sum(const opdb_m6_opts *o, opdb_m6_result *r, opdb_err *err) {
     m6_csv f;
     if (m6_csv_open(&f, o->prof_trace, o->quirks, M6_BAD_SKIP, err)) return -1;
+    if (m6_csv_require(&f, false, err)) {
+        m6_csv_close(&f);
+        return -1;
+    }
     m6_keys seen;
     m6_keys_init(&seen);
     double *seen_max = NULL;
@@ -234,6 +238,10 @@ int opdb_m6_run(const opdb_m6_opts *o, FILE *out, opdb_err *err) {
         opdb_m6_json(o, &r, &sb);
         rc = write_json(o->json_output, &sb, err);
         opdb_sb_clear(&sb);
+    }
+    if (rc == 0 && !o->quirks) {
+        if (r.real <= 0) opdb_warn_nothing("%s: no forward-pass time (no usable rows): M6 is not meaningful", o->prof_trace);
+        else if (r.tc_sum <= 0) opdb_warn_nothing("%s: no TC-trace op is counted (sources, kernel_type, dur > 0): M6 = 0", o->tc_trace);
     }
     if (rc == 0) {
         opdb_m6_report(o, &r, &sb);

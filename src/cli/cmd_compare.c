@@ -10,7 +10,7 @@
 int cmd_compare(int argc, char **argv) {
     opdb_compare_args a = {0};
     const char *pid = NULL, *top = NULL;
-    bool quirks = false;
+    bool quirks = false, strict = false;
     cli_opt opts[] = {
         {"--trace-dir", "DIR", "with --reference-quirks: folder of the fixed scenarios' trace CSVs (default docs/perf_database/forward_pass_traces)", false, &a.trace_dir, NULL},
         {"--data-dir", "DIR", "profiling database folder holding op_mapping.yaml (default: none; with --reference-quirks the reference's A3 vllm0.18.0 folder)", false, &a.data_dir, NULL},
@@ -23,6 +23,7 @@ int cmd_compare(int argc, char **argv) {
         {"--top", "N", "show the N kernel types with the most time per scenario and count the rest (default 0: all)", false, &top, NULL},
         {"--html", "FILE", "also write a self-contained HTML report with a chart per scenario", false, &a.html, NULL},
         {"--reference-quirks", NULL, "reproduce the reference tool exactly, quirks included", false, NULL, &quirks},
+        {"--strict", NULL, CLI_STRICT_HELP, false, NULL, &strict},
     };
     cli_spec spec = {"opdb compare",
                      "Compare a performance model's per-kernel-type predictions with a measured forward pass.",
@@ -69,5 +70,5 @@ int cmd_compare(int argc, char **argv) {
         fprintf(stderr, "opdb compare: %s\n", err.msg);
         return err.code ? err.code : 1;
     }
-    return fflush(stdout) == 0 ? 0 : 1;
+    return cli_strict_rc("opdb compare", strict, fflush(stdout) == 0 ? 0 : 1);
 }

@@ -7,6 +7,7 @@
 
 int cmd_m6(int argc, char **argv) {
     opdb_m6_opts o = {0};
+    bool strict = false;
     cli_opt opts[] = {
         {"--tc-trace", "T", "performance-model Chrome trace (.json or .json.gz; {\"traceEvents\": [...]} or a bare array)",
          true, &o.tc_trace, NULL},
@@ -20,6 +21,7 @@ int cmd_m6(int argc, char **argv) {
          "reproduce the reference exactly: empty Start Time/Duration cells count as 0, invalid ones are skipped "
          "silently, hcom rows de-duplicated on the start time truncated to whole microseconds",
          false, NULL, &o.quirks},
+        {"--strict", NULL, CLI_STRICT_HELP, false, NULL, &strict},
     };
     cli_spec spec = {"opdb m6",
                      "M6 = time of the ops the database answered in a TC trace / real forward-pass time "
@@ -35,5 +37,5 @@ int cmd_m6(int argc, char **argv) {
         fprintf(stderr, "opdb m6: %s\n", err.msg);
         return err.code ? err.code : 1;
     }
-    return fflush(stdout) == 0 ? 0 : 1;
+    return cli_strict_rc("opdb m6", strict, fflush(stdout) == 0 ? 0 : 1);
 }

@@ -21,7 +21,7 @@ int cmd_parse(int argc, char **argv) {
         {"--torch-version", "V", "PyTorch version, e.g. 2.9.0", false, &torch, NULL},
         {"--cann-version", "V", "CANN version, e.g. 8.5", false, &cann, NULL},
         {"--threads", "N", "worker threads (default: one per CPU; 1 = single-threaded)", false, &threads, NULL},
-        {"--strict", NULL, "a row whose Duration(us) is not a number is an error (default: skipped with a warning)", false, NULL, &strict},
+        {"--strict", NULL, "a row whose Duration(us) is not a number is an error (default: skipped with a warning); a run that writes no table exits 1", false, NULL, &strict},
         {"--reference-quirks", NULL, "reproduce the reference parser exactly, quirks included", false, NULL, &quirks},
         {"--summary", NULL, "after the completion line, list each table written with its shapes, launches and total time", false, NULL, &summary},
         {"--no-progress", NULL, "never draw progress bars (they are drawn only when stderr is a terminal)", false, NULL, &no_progress},
@@ -65,6 +65,9 @@ int cmd_parse(int argc, char **argv) {
         return err.code ? err.code : 1;
     }
     printf("Generated %zu csv file(s) under %s from %s\n", res.files_written, outdir, profiling);
+    if (!quirks && res.files_written == 0)
+        opdb_warn_nothing("no table written: %llu row(s) read, none kept (rows with N/A shapes or an empty Type are skipped)",
+                          res.rows_read);
     if (summary) {
         printf("%-40s %8s %10s %16s\n", "table", "shapes", "launches", "total(us)");
         for (size_t i = 0; i < res.ntables; i++)
@@ -74,5 +77,5 @@ int cmd_parse(int argc, char **argv) {
     }
     opdb_parse_result_free(&res);
     free(outdir);
-    return fflush(stdout) == 0 ? 0 : 1;
+    return cli_strict_rc("opdb parse", strict, fflush(stdout) == 0 ? 0 : 1);
 }

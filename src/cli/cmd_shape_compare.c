@@ -7,6 +7,7 @@
 
 int cmd_shape_compare(int argc, char **argv) {
     opdb_shapecmp_opts o = {0};
+    bool strict = false;
     cli_opt opts[] = {
         {"--tc-trace", "T", "performance-model Chrome trace (.json or .json.gz; {\"traceEvents\": [...]} or a bare array)",
          true, &o.tc_trace, NULL},
@@ -17,6 +18,7 @@ int cmd_shape_compare(int argc, char **argv) {
          "reproduce the reference exactly: empty cells count as 0 and invalid numbers or flat shape lists are fatal, "
          "hcom rows de-duplicated on the start time truncated to whole microseconds, infinite deltas written as inf",
          false, NULL, &o.quirks},
+        {"--strict", NULL, CLI_STRICT_HELP, false, NULL, &strict},
     };
     cli_spec spec = {"opdb shape-compare",
                      "Compare a TC trace with a forward-pass trace per (kernel type, shape): time, count, error %.",
@@ -33,5 +35,5 @@ int cmd_shape_compare(int argc, char **argv) {
         fprintf(stderr, "opdb shape-compare: %s\n", err.msg);
         return err.code ? err.code : 1;
     }
-    return fflush(stdout) == 0 ? 0 : 1;
+    return cli_strict_rc("opdb shape-compare", strict, fflush(stdout) == 0 ? 0 : 1);
 }

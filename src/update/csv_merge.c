@@ -242,6 +242,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uin
     }
     /* The reference updates the first duplicate only; opdb updates them all,
      * counting per database row so "Rows updated" is rows really changed. */
+    res->matched++;
     size_t ntargets = o->quirks ? 1 : e->n;
     for (size_t k = 0; k < ntargets; k++) {
         drow *t = &f->rows[entry_row(e, k)];

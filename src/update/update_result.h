@@ -33,7 +33,8 @@ typedef struct update_result {
     long updated, added, unchanged;
     strvec missing, deleted, no_sample;
     strvec added_rows;        /* default mode: the rows added, kept apart from missing */
-    unsigned long na_skipped; /* default mode: profiled rows with N/A shapes not added */
+    unsigned long na_skipped;
+    unsigned long matched;    /* profiled rows that found their database row */ /* default mode: profiled rows with N/A shapes not added */
     dup_sig *dups;
     size_t ndups;
     gap *gaps;
