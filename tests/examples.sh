@@ -24,4 +24,28 @@ grep -q '^total' grid_plan.out
 test -s comm/hcom_allReduce_.csv
 "$opdb" comm validate --csv-dir comm >comm_validate.out 2>&1 || true
 grep -q 'fit: t = alpha' comm_validate.out
+# update: merge an msprof op_summary (a PROF_* folder) into the database just parsed
+"$opdb" update --prof-path "$src/examples/update" --database-path db >update.out
+grep -q '^## Rows Added' update.out
+grep -q '| Cast .*Cast.csv (left as is)' update.out
+# bench: what would run on this machine, and its estimated time
+"$opdb" bench --database-path db --ops Add --plan >bench_plan.out
+grep -q 'row(s) would run' bench_plan.out
+# m6 and shape-compare: a predicted trace against one measured forward pass
+"$opdb" m6 --tc-trace "$src/examples/m6/tc_trace.json" --prof-trace "$src/examples/m6/forward_pass.csv" >m6.out
+grep -q '^M6 = 0.800' m6.out
+"$opdb" shape-compare --tc-trace "$src/examples/m6/tc_trace.json" --prof-trace - --output - \
+  <"$src/examples/m6/forward_pass.csv" >shapes.csv
+grep -q '^MatMulV2,"1,4096;4096,4096",9.0,10.0,-10.0' shapes.csv
+# trace2csv: the complete events of a predicted trace as CSV
+"$opdb" trace2csv --trace "$src/examples/compare/predicted_trace.json" --output events.csv >/dev/null
+grep -q '^op_name,kernel_type' events.csv
+# aie: an AMD AIE hardware trace, 1 warm-up + 4 iterations
+"$opdb" aie --trace "$src/examples/aie/trace.json" --out-dir aie --M 64 --K 64 --N 64 --m 32 --k 32 --n 32 \
+  --row 1 --col 1 --hwid npu1 --warmup 1 --iterations 4 >aie.out
+test -s aie/aggregate_perf.json
+# fia-fill: FusedInferAttentionScore runtime metadata back-filled from a JSONL dump
+"$opdb" fia-fill --csv-path "$src/examples/fia-fill/FusedInferAttentionScore.csv" \
+  --jsonl-path "$src/examples/fia-fill/fia_runtime.jsonl" --output-path fia.csv >fia.out
+grep -q '^Backfilled 4/5' fia.out
 echo "examples: ok"

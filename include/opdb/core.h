@@ -38,6 +38,11 @@ OPDB_API void opdb_err_clear(opdb_err *err);
 
 /* Warnings go to stderr, prefixed "opdb: warning: ". */
 OPDB_API void opdb_warn(const char *fmt, ...) OPDB_PRINTF(1, 2);
+/* A warning that the run produced nothing meaningful (no rows, no matches,
+ * less than asked): printed like opdb_warn and counted, so that a command's
+ * --strict can turn it into exit status 1. */
+OPDB_API void opdb_warn_nothing(const char *fmt, ...) OPDB_PRINTF(1, 2);
+OPDB_API unsigned opdb_nothing_count(void);
 
 /* A view of bytes owned elsewhere. */
 typedef struct opdb_span {

@@ -20,6 +20,7 @@ typedef struct opdb_m6_opts {
     const char *source_filter;  /* comma list; NULL or "" = MEASURED,INTERPOLATED */
     const char *json_output;    /* NULL: no JSON */
     bool quirks;                /* --reference-quirks */
+    const char *tc_name, *prof_name; /* shown in the report and JSON ("-" for stdin); NULL: the paths */
 } opdb_m6_opts;
 
 typedef struct opdb_m6_result {

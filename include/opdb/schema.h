@@ -8,6 +8,9 @@
 #ifndef OPDB_SCHEMA_H
 #define OPDB_SCHEMA_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "opdb/api.h"
 
 #ifdef __cplusplus
@@ -74,6 +77,15 @@ OPDB_API extern const char *const opdb_sig_cell_cols[OPDB_NSIG_CELLS];
  * and EP Size. */
 #define OPDB_NKEY_COLS (OPDB_NBASE_COLS + 1)
 OPDB_API extern const char *const opdb_key_cols[OPDB_NKEY_COLS];
+
+/* A shape cell that stands for "no shape": stripped of whitespace, then of
+ * '"', it reads N/A in any case (spec ingest.md §1: parse skips such rows;
+ * update's default mode does not add them either). */
+OPDB_API bool opdb_shape_is_na(const char *p, size_t n);
+
+/* An OP Type that cannot name an operator table: empty, or a number
+ * (msprof writes 0 for some launches). */
+OPDB_API bool opdb_op_type_is_bogus(const char *op);
 
 #ifdef __cplusplus
 }

@@ -413,6 +413,7 @@ static void process_core(const opdb_aie_opts *o, const proc *p, const char *name
         snprintf(c->note, sizeof c->note,
                  "Detected %lld iterations but expected %lld. Truncating to first %lld iterations for phase labeling.", det,
                  c->expected, c->expected);
+    if (!o->quirks && det != c->expected) opdb_warn_nothing("core %s: %s", c->tile, c->note);
     c->perf_start = o->warmup < det ? o->warmup : det;
     c->perf_end = c->perf_start + o->iterations < det ? c->perf_start + o->iterations : det;
     free(bounds.v);
@@ -647,9 +648,11 @@ static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size
     if (n == 0 || (!o->quirks && nused == 0 && n == 0)) {
         opdb_json_key(&j, "note");
         opdb_json_string(&j, "No cores to aggregate.");
+        if (!o->quirks) opdb_warn_nothing("no core with kernel events to aggregate");
     } else if (nused == 0 || hi <= lo) {
         opdb_json_key(&j, "note");
         opdb_json_string(&j, "No common perf iterations across all cores.");
+        if (!o->quirks) opdb_warn_nothing("no perf iteration common to all cores: no system figures");
         if (nleft) left_out_json(&j, c, left, n);
     } else {
         double total = (double)o->M * (double)o->K * (double)o->N;

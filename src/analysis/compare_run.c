@@ -69,6 +69,11 @@ static int run_scenario(const scenario_spec *s, const opdb_cmp_mapping *map, con
     if (rc == 0) {
         sc->name = opdb_xstrdup(s->name);
         opdb_cmp_build_rows(&tc, &prof, n_fwd, sc);
+        size_t both = 0;
+        for (size_t i = 0; i < sc->nrows; i++) both += sc->rows[i].tc_count > 0 && sc->rows[i].prof_count > 0;
+        if (!o->quirks && !sc->nrows) opdb_warn_nothing("%s: no kernel type in either trace", s->name);
+        else if (!o->quirks && !both)
+            opdb_warn_nothing("%s: no kernel type is in both traces (%zu kernel type(s), none compared)", s->name, sc->nrows);
         if (o->quirks) opdb_cmp_console(&con, sc);
         else opdb_cmp_console_table(&con, sc, o->top);
     }

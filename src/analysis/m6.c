@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "analysis/m6_input.h"
+
+#define TC_NAME(o) ((o)->tc_name ? (o)->tc_name : (o)->tc_trace)
+#define PROF_NAME(o) ((o)->prof_name ? (o)->prof_name : (o)->prof_trace)
 #include "opdb/fs.h"
 #include "opdb/json_writer.h"
 #include "opdb/pyliteral.h"
@@ -69,6 +72,10 @@ static int on_event(const opdb_trace_event *ev, void *vctx) {
 static int prof_sum(const opdb_m6_opts *o, opdb_m6_result *r, opdb_err *err) {
     m6_csv f;
     if (m6_csv_open(&f, o->prof_trace, o->quirks, M6_BAD_SKIP, err)) return -1;
+    if (m6_csv_require(&f, false, err)) {
+        m6_csv_close(&f);
+        return -1;
+    }
     m6_keys seen;
     m6_keys_init(&seen);
     double *seen_max = NULL;
@@ -177,7 +184,7 @@ void opdb_m6_report(const opdb_m6_opts *o, const opdb_m6_result *r, opdb_strbuf 
     opdb_sb_adds(out, rule);
     opdb_sb_adds(out, "M6: Empirical E2E Prediction Ratio\n");
     opdb_sb_adds(out, rule);
-    opdb_sb_addf(out, "\nTC trace:        %s\nProf trace:      %s\nSource filter:   ", o->tc_trace, o->prof_trace);
+    opdb_sb_addf(out, "\nTC trace:        %s\nProf trace:      %s\nSource filter:   ", TC_NAME(o), PROF_NAME(o));
     filter_repr(out, r);
     opdb_sb_adds(out, "\n\n");
     report_line(out, "Empirical HIT total: ", opdb_py_roundn(r->tc_sum, 2), true);
@@ -205,9 +212,9 @@ void opdb_m6_json(const opdb_m6_opts *o, const opdb_m6_result *r, opdb_strbuf *o
         opdb_json_float(&j, opdb_py_roundn(vals[i], 2));
     }
     opdb_json_key(&j, "tc_trace");
-    opdb_json_string(&j, o->tc_trace);
+    opdb_json_string(&j, TC_NAME(o));
     opdb_json_key(&j, "prof_trace");
-    opdb_json_string(&j, o->prof_trace);
+    opdb_json_string(&j, PROF_NAME(o));
     opdb_json_key(&j, "source_filter");
     opdb_json_begin_array(&j);
     for (size_t i = 0; i < r->nfilter; i++) opdb_json_string(&j, r->filter[i]);
@@ -231,6 +238,10 @@ int opdb_m6_run(const opdb_m6_opts *o, FILE *out, opdb_err *err) {
         opdb_m6_json(o, &r, &sb);
         rc = write_json(o->json_output, &sb, err);
         opdb_sb_clear(&sb);
+    }
+    if (rc == 0 && !o->quirks) {
+        if (r.real <= 0) opdb_warn_nothing("%s: no forward-pass time (no usable rows): M6 is not meaningful", PROF_NAME(o));
+        else if (r.tc_sum <= 0) opdb_warn_nothing("%s: no TC-trace op is counted (sources, kernel_type, dur > 0): M6 = 0", TC_NAME(o));
     }
     if (rc == 0) {
         opdb_m6_report(o, &r, &sb);

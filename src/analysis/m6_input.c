@@ -37,6 +37,23 @@ int m6_csv_open(m6_csv *f, const char *path, bool quirks, m6_bad_policy bad, opd
     return 0;
 }
 
+int m6_csv_require(const m6_csv *f, bool shapes, opdb_err *err) {
+    if (f->quirks) return 0;
+    const struct {
+        int col;
+        const char *name;
+    } need[] = {{f->col_type, "Type"}, {f->col_start, "Start Time(us)"}, {f->col_dur, "Duration(us)"},
+                {shapes ? f->col_shapes : 0, "Input Shapes"}};
+    opdb_strbuf miss;
+    opdb_sb_init(&miss);
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (need[i].col < 0) opdb_sb_addf(&miss, "%s%s", miss.n ? ", " : "", need[i].name);
+    int rc = 0;
+    if (miss.n) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: missing needed column(s): %s", f->path, miss.p);
+    opdb_sb_free(&miss);
+    return rc;
+}
+
 static bool ends_with(opdb_span s, const char *suffix) {
     size_t k = strlen(suffix);
     return s.n >= k && memcmp(s.p + s.n - k, suffix, k) == 0;

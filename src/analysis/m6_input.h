@@ -38,6 +38,10 @@ int m6_check_inputs(const char *tc_trace, const char *prof_trace, opdb_err *err)
 
 /* Opens the CSV (a UTF-8 BOM is stripped) and finds its columns. */
 int m6_csv_open(m6_csv *f, const char *path, bool quirks, m6_bad_policy bad, opdb_err *err);
+/* Default mode: an error naming every column the tool needs that the CSV
+ * lacks (Type, Start Time(us), Duration(us); Input Shapes when shapes);
+ * the reference reads such a file as all zeros (kept by --reference-quirks). */
+int m6_csv_require(const m6_csv *f, bool shapes, opdb_err *err);
 /* The next usable row: 1, 0 at the end, -1 on an error. Rows with an empty
  * Type or a Type ending in AicpuKernel are passed over. Default mode: an
  * empty, non-numeric or non-finite start/duration skips the row (counted);

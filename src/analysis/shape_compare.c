@@ -158,6 +158,10 @@ static int on_event(const opdb_trace_event *ev, void *vctx) {
 static int prof_side(table *t, const opdb_shapecmp_opts *o, opdb_err *err) {
     m6_csv f;
     if (m6_csv_open(&f, o->prof_trace, o->quirks, M6_BAD_FATAL, err)) return -1;
+    if (m6_csv_require(&f, true, err)) {
+        m6_csv_close(&f);
+        return -1;
+    }
     m6_keys hkeys; /* start key, type, NUL, shape -> max duration */
     m6_keys_init(&hkeys);
     double *hmax = NULL;
@@ -329,6 +333,11 @@ int opdb_shapecmp_run(const opdb_shapecmp_opts *o, FILE *out, size_t *rows, opdb
         opdb_sb_init(&csv);
         render_csv(&t, o->quirks, &csv);
         *rows = t.keys.n;
+        size_t both = 0;
+        for (size_t i = 0; i < t.keys.n; i++) both += t.e[i].has_tc && t.e[i].has_prof;
+        if (!o->quirks && !*rows) opdb_warn_nothing("no (kernel type, shape) rows in either trace");
+        else if (!o->quirks && !both)
+            opdb_warn_nothing("no (kernel type, shape) is in both traces: %zu row(s), none compared", *rows);
         if (o->output && *o->output) {
             rc = write_output(o, &csv, err);
             if (rc == 0) fprintf(out, "Generated %zu per-shape comparison rows \xe2\x86\x92 %s\n", *rows, o->output);

@@ -1,5 +1,6 @@
 /* See cli_opts.h. */
 #include "cli/cli_opts.h"
+#include "opdb/core.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -208,4 +209,11 @@ int cli_normalize_ops(const char *prog, const char *const *ops, size_t n, char *
 void cli_free_ops(char **norm, size_t n) {
     for (size_t i = 0; norm && i < n; i++) free(norm[i]);
     free(norm);
+}
+
+int cli_strict_rc(const char *prog, bool strict, int rc) {
+    unsigned n = opdb_nothing_count();
+    if (rc != 0 || !strict || n == 0) return rc;
+    fprintf(stderr, "%s: --strict: %u warning(s) that the run produced nothing meaningful: exit 1\n", prog, n);
+    return 1;
 }

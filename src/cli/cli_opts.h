@@ -42,6 +42,11 @@ int cli_take_list(int *i, int argc, char **argv, const char ***out, size_t *n);
  * returns 1. */
 int cli_normalize_ops(const char *prog, const char *const *ops, size_t n, char ***norm);
 void cli_free_ops(char **norm, size_t n);
+/* The end of a command with --strict: rc unchanged unless the run was ok,
+ * strict is set and something warned that nothing meaningful came out
+ * (opdb_warn_nothing); then one line on stderr and 1. */
+int cli_strict_rc(const char *prog, bool strict, int rc);
+#define CLI_STRICT_HELP "exit 1 when the run produced nothing meaningful (no rows, no matches, less than asked)"
 /* Parses a non-negative integer option value. */
 bool cli_parse_uint(const char *s, unsigned long *out);
 

@@ -28,7 +28,7 @@ static bool parse_d(const char *s, double *out) {
 
 int cmd_aie(int argc, char **argv) {
     const char *sv[11] = {0}, *hwid = NULL, *trace = NULL, *out_dir = NULL, *clock = NULL, *peak = NULL, *factor = NULL;
-    bool quirks = false;
+    bool quirks = false, strict = false;
     static const char *const names[11] = {"--M", "--K", "--N", "--m", "--k", "--n", "--row", "--col", "--warmup", "--iterations", NULL};
     cli_opt opts[] = {
         {"--M", "M", "problem size M", true, &sv[0], NULL},
@@ -48,6 +48,7 @@ int cmd_aie(int argc, char **argv) {
         {"--peak-macs-per-cycle", "X", "peak MACs per cycle per core (default 64)", false, &peak, NULL},
         {"--lock-stall-factor", "F", "a lock stall this many median kernels long ends an iteration (default 20.0)", false, &factor, NULL},
         {"--reference-quirks", NULL, "reproduce the reference post-processor exactly, quirks included", false, NULL, &quirks},
+        {"--strict", NULL, CLI_STRICT_HELP, false, NULL, &strict},
     };
     cli_spec spec = {"opdb aie",
                      "Post-process an AMD AIE hardware trace: per-core kernel timings per iteration and GMAC/s.", NULL,
@@ -72,5 +73,5 @@ int cmd_aie(int argc, char **argv) {
         fprintf(stderr, "opdb aie: %s\n", err.msg);
         return err.code ? err.code : 1;
     }
-    return 0;
+    return cli_strict_rc("opdb aie", strict, 0);
 }

@@ -4,25 +4,27 @@
 #include <stdlib.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_stdio.h"
 #include "cli/commands.h"
 #include "opdb/compare.h"
 
 int cmd_compare(int argc, char **argv) {
     opdb_compare_args a = {0};
     const char *pid = NULL, *top = NULL;
-    bool quirks = false;
+    bool quirks = false, strict = false;
     cli_opt opts[] = {
         {"--trace-dir", "DIR", "with --reference-quirks: folder of the fixed scenarios' trace CSVs (default docs/perf_database/forward_pass_traces)", false, &a.trace_dir, NULL},
         {"--data-dir", "DIR", "profiling database folder holding op_mapping.yaml (default: none; with --reference-quirks the reference's A3 vllm0.18.0 folder)", false, &a.data_dir, NULL},
         {"--output", "FILE", "JSON to write, - for stdout (default: none; with --reference-quirks results/op_comparison.json)", false, &a.output, NULL},
-        {"--tc-trace", "FILE", "one scenario: the predicted Chrome trace (.json / .json.gz)", false, &a.tc_trace, NULL},
-        {"--prof-trace", "FILE", "one scenario: the measured forward-pass kernel CSV", false, &a.prof_trace, NULL},
+        {"--tc-trace", "FILE", "one scenario: the predicted Chrome trace (.json / .json.gz; - for stdin)", false, &a.tc_trace, NULL},
+        {"--prof-trace", "FILE", "one scenario: the measured forward-pass kernel CSV (- for stdin)", false, &a.prof_trace, NULL},
         {"--m6", "FILE", "one scenario: M6 JSON giving n_forward_passes (default 1)", false, &a.m6, NULL},
         {"--name", "NAME", "one scenario: its name (default: the TC trace's file name)", false, &a.name, NULL},
         {"--pid", "N", "use the trace process with this pid (a number, or the text of a string pid) instead of finding it by name", false, &pid, NULL},
         {"--top", "N", "show the N kernel types with the most time per scenario and count the rest (default 0: all)", false, &top, NULL},
         {"--html", "FILE", "also write a self-contained HTML report with a chart per scenario", false, &a.html, NULL},
         {"--reference-quirks", NULL, "reproduce the reference tool exactly, quirks included", false, NULL, &quirks},
+        {"--strict", NULL, CLI_STRICT_HELP, false, NULL, &strict},
     };
     cli_spec spec = {"opdb compare",
                      "Compare a performance model's per-kernel-type predictions with a measured forward pass.",
@@ -62,12 +64,17 @@ int cmd_compare(int argc, char **argv) {
         a.o.pid_is_text = *end || errno;
     }
     a.o.quirks = quirks;
+    cli_stdio io = {0};
+    if (cli_stdio_input(&io, "opdb compare", &a.tc_trace, "stdin.json") ||
+        cli_stdio_input(&io, "opdb compare", &a.prof_trace, "stdin.csv"))
+        return cli_stdio_finish(&io, "opdb compare", 1);
     opdb_err err;
     opdb_err_clear(&err);
     if (opdb_compare_run(&a, stdout, &err)) {
         fflush(stdout);
         fprintf(stderr, "opdb compare: %s\n", err.msg);
-        return err.code ? err.code : 1;
+        return cli_stdio_finish(&io, "opdb compare", err.code ? err.code : 1);
     }
-    return fflush(stdout) == 0 ? 0 : 1;
+    rc = cli_stdio_finish(&io, "opdb compare", fflush(stdout) == 0 ? 0 : 1);
+    return cli_strict_rc("opdb compare", strict, rc);
 }

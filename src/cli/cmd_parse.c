@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_stdio.h"
 #include "cli/commands.h"
 #include "opdb/db.h"
 #include "opdb/ingest.h"
@@ -14,14 +15,14 @@ int cmd_parse(int argc, char **argv) {
                *threads = NULL;
     bool quirks = false, strict = false, no_progress = false, summary = false;
     cli_opt opts[] = {
-        {"--profiling-path", "P", "a kernel_details*.csv (or msprof op_summary_*.csv) file, or a folder scanned recursively", true, &profiling, NULL},
+        {"--profiling-path", "P", "a kernel_details*.csv (or msprof op_summary_*.csv) file, a folder scanned recursively, or - for a kernel_details CSV on stdin", true, &profiling, NULL},
         {"--database-path", "D", "database folder to write into (skips the version-folder logic)", false, &database, NULL},
         {"--device", "DEVICE", "device folder when --database-path is absent (default " OPDB_DEFAULT_DEVICE ")", false, &device, NULL},
         {"--vllm-version", "V", "vLLM-Ascend version, e.g. 0.9.2, or a full vllm<v>_torch<t>_cann<c> folder name", false, &vllm, NULL},
         {"--torch-version", "V", "PyTorch version, e.g. 2.9.0", false, &torch, NULL},
         {"--cann-version", "V", "CANN version, e.g. 8.5", false, &cann, NULL},
         {"--threads", "N", "worker threads (default: one per CPU; 1 = single-threaded)", false, &threads, NULL},
-        {"--strict", NULL, "a row whose Duration(us) is not a number is an error (default: skipped with a warning)", false, NULL, &strict},
+        {"--strict", NULL, "a row whose Duration(us) is not a number is an error (default: skipped with a warning); a run that writes no table exits 1", false, NULL, &strict},
         {"--reference-quirks", NULL, "reproduce the reference parser exactly, quirks included", false, NULL, &quirks},
         {"--summary", NULL, "after the completion line, list each table written with its shapes, launches and total time", false, NULL, &summary},
         {"--no-progress", NULL, "never draw progress bars (they are drawn only when stderr is a terminal)", false, NULL, &no_progress},
@@ -55,16 +56,25 @@ int cmd_parse(int argc, char **argv) {
         fprintf(stderr, "opdb parse: %s\n", err.msg);
         return err.code ? err.code : 1;
     }
-    opdb_parse_opts po = {profiling, outdir, quirks, strict, (int)nthreads, no_progress, stdout};
+    cli_stdio io = {0};
+    const char *input = profiling; /* "-": stdin, read as one kernel_details file */
+    if (cli_stdio_input(&io, "opdb parse", &input, "kernel_details.csv")) {
+        free(outdir);
+        return cli_stdio_finish(&io, "opdb parse", 1);
+    }
+    opdb_parse_opts po = {input, outdir, quirks, strict, (int)nthreads, no_progress, stdout};
     opdb_parse_result res;
     if (opdb_parse_run(&po, &res, &err)) {
         fflush(stdout);
         fprintf(stderr, "opdb parse: %s\n", err.msg);
         free(outdir);
         opdb_parse_result_free(&res);
-        return err.code ? err.code : 1;
+        return cli_stdio_finish(&io, "opdb parse", err.code ? err.code : 1);
     }
     printf("Generated %zu csv file(s) under %s from %s\n", res.files_written, outdir, profiling);
+    if (!quirks && res.files_written == 0)
+        opdb_warn_nothing("no table written: %llu row(s) read, none kept (rows with N/A shapes or an empty Type are skipped)",
+                          res.rows_read);
     if (summary) {
         printf("%-40s %8s %10s %16s\n", "table", "shapes", "launches", "total(us)");
         for (size_t i = 0; i < res.ntables; i++)
@@ -74,5 +84,6 @@ int cmd_parse(int argc, char **argv) {
     }
     opdb_parse_result_free(&res);
     free(outdir);
-    return fflush(stdout) == 0 ? 0 : 1;
+    rc = cli_stdio_finish(&io, "opdb parse", fflush(stdout) == 0 ? 0 : 1);
+    return cli_strict_rc("opdb parse", strict, rc);
 }

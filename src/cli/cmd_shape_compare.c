@@ -1,22 +1,26 @@
 /* `opdb shape-compare`: flags -> opdb_shapecmp_run. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_stdio.h"
 #include "cli/commands.h"
 #include "opdb/shape_compare.h"
 
 int cmd_shape_compare(int argc, char **argv) {
     opdb_shapecmp_opts o = {0};
+    bool strict = false;
     cli_opt opts[] = {
-        {"--tc-trace", "T", "performance-model Chrome trace (.json or .json.gz; {\"traceEvents\": [...]} or a bare array)",
+        {"--tc-trace", "T", "performance-model Chrome trace (.json or .json.gz; {\"traceEvents\": [...]} or a bare array; - for stdin)",
          true, &o.tc_trace, NULL},
-        {"--prof-trace", "P", "forward-pass trace CSV (profiler kernel_details slice of one forward pass)", true,
+        {"--prof-trace", "P", "forward-pass trace CSV (profiler kernel_details slice of one forward pass; - for stdin)", true,
          &o.prof_trace, NULL},
-        {"--output", "O", "CSV to write (default: stdout)", false, &o.output, NULL},
+        {"--output", "O", "CSV to write (default or -: stdout)", false, &o.output, NULL},
         {"--reference-quirks", NULL,
          "reproduce the reference exactly: empty cells count as 0 and invalid numbers or flat shape lists are fatal, "
          "hcom rows de-duplicated on the start time truncated to whole microseconds, infinite deltas written as inf",
          false, NULL, &o.quirks},
+        {"--strict", NULL, CLI_STRICT_HELP, false, NULL, &strict},
     };
     cli_spec spec = {"opdb shape-compare",
                      "Compare a TC trace with a forward-pass trace per (kernel type, shape): time, count, error %.",
@@ -25,13 +29,19 @@ int cmd_shape_compare(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
+    cli_stdio io = {0};
+    if (cli_stdio_input(&io, "opdb shape-compare", &o.tc_trace, "stdin.json") ||
+        cli_stdio_input(&io, "opdb shape-compare", &o.prof_trace, "stdin.csv"))
+        return cli_stdio_finish(&io, "opdb shape-compare", 1);
+    if (o.output && strcmp(o.output, "-") == 0) o.output = NULL; /* stdout, the default */
     opdb_err err;
     opdb_err_clear(&err);
     size_t rows;
     if (opdb_shapecmp_run(&o, stdout, &rows, &err)) {
         fflush(stdout);
         fprintf(stderr, "opdb shape-compare: %s\n", err.msg);
-        return err.code ? err.code : 1;
+        return cli_stdio_finish(&io, "opdb shape-compare", err.code ? err.code : 1);
     }
-    return fflush(stdout) == 0 ? 0 : 1;
+    rc = cli_stdio_finish(&io, "opdb shape-compare", fflush(stdout) == 0 ? 0 : 1);
+    return cli_strict_rc("opdb shape-compare", strict, rc);
 }

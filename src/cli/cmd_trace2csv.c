@@ -1,7 +1,9 @@
 /* `opdb trace2csv`: flags -> opdb_trace2csv_run. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_stdio.h"
 #include "cli/commands.h"
 #include "opdb/trace2csv.h"
 
@@ -9,8 +11,8 @@ int cmd_trace2csv(int argc, char **argv) {
     const char *trace = NULL, *output = NULL;
     bool quirks = false;
     cli_opt opts[] = {
-        {"--trace", "T", "performance-model Chrome trace (.json or .json.gz; {\"traceEvents\": [...]} or a bare array)", true, &trace, NULL},
-        {"--output", "O", "CSV to write (default: stdout)", false, &output, NULL},
+        {"--trace", "T", "performance-model Chrome trace (.json or .json.gz; {\"traceEvents\": [...]} or a bare array; - for stdin)", true, &trace, NULL},
+        {"--output", "O", "CSV to write (default or -: stdout)", false, &output, NULL},
         {"--reference-quirks", NULL, "accepted for symmetry: this command has no quirk to reproduce", false, NULL, &quirks},
     };
     cli_spec spec = {"opdb trace2csv", "Flatten the complete (ph \"X\") events of a Chrome trace into CSV.", NULL, opts,
@@ -20,11 +22,14 @@ int cmd_trace2csv(int argc, char **argv) {
     if (rc != CLI_OK) return 2;
     opdb_err err;
     opdb_err_clear(&err);
+    cli_stdio io = {0};
+    if (cli_stdio_input(&io, "opdb trace2csv", &trace, "stdin.json")) return cli_stdio_finish(&io, "opdb trace2csv", 1);
+    if (output && strcmp(output, "-") == 0) output = NULL; /* stdout, the default */
     unsigned long long rows;
     if (opdb_trace2csv_run(trace, output, stdout, &rows, &err)) {
         fflush(stdout);
         fprintf(stderr, "opdb trace2csv: %s\n", err.msg);
-        return err.code ? err.code : 1;
+        return cli_stdio_finish(&io, "opdb trace2csv", err.code ? err.code : 1);
     }
-    return fflush(stdout) == 0 ? 0 : 1;
+    return cli_stdio_finish(&io, "opdb trace2csv", fflush(stdout) == 0 ? 0 : 1);
 }

@@ -12,7 +12,7 @@
 int cmd_update(int argc, char **argv) {
     const char *database = NULL, *device = NULL, *vllm = NULL, *torch = NULL, *cann = NULL, *mode = NULL,
                *ep = NULL, *ops_flag = NULL, *prof_flag = NULL;
-    bool prune = false, quirks = false, add_new = false, json = false;
+    bool prune = false, quirks = false, add_new = false, json = false, strict = false;
     cli_opt opts[] = {
         {"--prof-path", "P [P ...]", "PROF_* folder(s), or folders searched recursively for them", true, &prof_flag, NULL},
         {"--database-path", "D", "database folder (skips the version-folder logic)", false, &database, NULL},
@@ -27,6 +27,7 @@ int cmd_update(int argc, char **argv) {
         {"--add-new-ops", NULL, "create a CSV for each profiled operator that has none", false, NULL, &add_new},
         {"--json", NULL, "print a JSON summary instead of the Markdown report", false, NULL, &json},
         {"--reference-quirks", NULL, "reproduce the reference write-back exactly, quirks included", false, NULL, &quirks},
+        {"--strict", NULL, CLI_STRICT_HELP, false, NULL, &strict},
     };
     cli_spec spec = {"opdb update",
                      "Merge msprof op_summary measurements into a database and report the gaps.",
@@ -102,5 +103,5 @@ int cmd_update(int argc, char **argv) {
     free(ops);
     free(rest);
     if (rc == -1) return 0;
-    return rc == CLI_USAGE ? 2 : rc;
+    return rc == CLI_USAGE ? 2 : cli_strict_rc("opdb update", strict, rc);
 }

@@ -55,3 +55,17 @@ void opdb_warn(const char *fmt, ...) {
     fprintf(stderr, "opdb: warning: %s\n", line);
     va_end(ap);
 }
+
+static _Atomic unsigned g_nothing;
+
+void opdb_warn_nothing(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char line[2048];
+    one_line(line, sizeof line, fmt, ap);
+    fprintf(stderr, "opdb: warning: %s\n", line);
+    va_end(ap);
+    g_nothing++;
+}
+
+unsigned opdb_nothing_count(void) { return g_nothing; }

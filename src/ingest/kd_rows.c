@@ -4,6 +4,7 @@
 
 #include <string.h>
 #include "opdb/pystr.h"
+#include "opdb/schema.h"
 
 static const struct {
     const char *from, *to;
@@ -12,13 +13,7 @@ static const struct {
     {"muls_add_kernel_1", "muls_add_kernel"},
 };
 
-bool kd_is_na_shape(opdb_span s) {
-    s = opdb_py_strip(s);
-    while (s.n && s.p[0] == '"') s.p++, s.n--;
-    while (s.n && s.p[s.n - 1] == '"') s.n--;
-    if (s.n != 3) return false;
-    return (s.p[0] == 'N' || s.p[0] == 'n') && s.p[1] == '/' && (s.p[2] == 'A' || s.p[2] == 'a');
-}
+bool kd_is_na_shape(opdb_span s) { return opdb_shape_is_na(s.p, s.n); }
 
 uint64_t kd_key_hash(opdb_span type, opdb_span in, opdb_span out) {
     uint64_t h = opdb_hash_bytes(type.p, type.n, 0x1234);

@@ -216,10 +216,16 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uin
     }
     sig_entry *e = si_find_h(&m->si, m->sig.p, m->sig.n, pre ? *pre : si_hash(m->sig.p, m->sig.n));
     if (!e) {
+        if (!o->quirks && allow_add && agg_has_na_shape(nr)) {
+            res->na_skipped++; /* parse skips such rows: never a new row here either */
+            return;
+        }
         sig_of_agg(nr, res->stem, &m->disp, true);
-        if (allow_add) opdb_strvec_push(&res->missing, m->disp.p);
+        /* the reference lists an added row as missing too; opdb counts it once */
+        bool adding = allow_add && !o->missing_only;
+        if (allow_add) opdb_strvec_push(adding && !o->quirks ? &res->added_rows : &res->missing, m->disp.p);
         else opdb_sb_addf(m->log, "[WARN] match-only profiling row did not match %s: %s\n", res->name, m->disp.p);
-        if (allow_add && !o->missing_only) {
+        if (adding) {
             drow r = drow_new(&f->ks);
             char buf[400];
             const int *ids = kset_ids_of(m, nr->kset)->id;
@@ -233,6 +239,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uin
     }
     /* The reference updates the first duplicate only; opdb updates them all,
      * counting per database row so "Rows updated" is rows really changed. */
+    res->matched++;
     size_t ntargets = o->quirks ? 1 : e->n;
     for (size_t k = 0; k < ntargets; k++) {
         drow *t = &f->rows[entry_row(e, k)];

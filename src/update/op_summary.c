@@ -297,6 +297,12 @@ const char *agg_str(const agg_row *r, int i) {
     return first_cell(r->first, i == 1 ? 8 : i); /* Accelerator Core := Task Type, in its position */
 }
 
+bool agg_has_na_shape(const agg_row *r) {
+    const char *c[6];
+    agg_sig_cells(r, c);
+    return opdb_shape_is_na(c[0], strlen(c[0])) || opdb_shape_is_na(c[3], strlen(c[3]));
+}
+
 void agg_sig_cells(const agg_row *r, const char *out[6]) {
     const char *c = first_cell(r->first, 2);
     for (int k = 0; k < 5; k++, c += strlen(c) + 1) out[k] = c; /* Input Shapes .. Output Data Types */

@@ -84,6 +84,8 @@ const agg_op *op_summary_get(const op_summary_agg *a, const char *op);
 const char *agg_str(const agg_row *r, int i);
 /* Input Shapes .. Output Data Types and EP Size ("" when none) of r. */
 void agg_sig_cells(const agg_row *r, const char *out[6]);
+/* Input or Output Shapes of r is N/A (opdb_shape_is_na). */
+bool agg_has_na_shape(const agg_row *r);
 /* The string value of key i ("%.6f" of numbers, rendered into buf). */
 const char *agg_val(const agg_row *r, int i, char buf[400]);
 const char *agg_get(const agg_row *r, const char *key, char buf[400]); /* "" when absent */

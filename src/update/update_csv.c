@@ -130,6 +130,9 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
 
     merge_list(&m, merge, nmerge, true);
     merge_list(&m, match, nmatch, false);
+    if (res->na_skipped)
+        opdb_sb_addf(log, "[SKIP] %s: %lu profiled row(s) with N/A shapes not added (parse skips them too).\n", res->name,
+                     res->na_skipped);
 
     bool *keep = opdb_xmalloc((f.n + 1) * sizeof *keep);
     bool changed = f.n != norig;

@@ -15,6 +15,7 @@
 #include "opdb/fs.h"
 #include "opdb/pystr.h"
 #include "opdb/replay.h"
+#include "opdb/schema.h"
 #include "opdb/signature.h"
 #include "update/update_csv.h"
 
@@ -210,6 +211,38 @@ static int new_target(const opdb_update_opts *o, target **t, size_t *nt, size_t 
     return 0;
 }
 
+/* Default mode: a table is made only for a real operator name with at least
+ * one row parse would keep (not an OP Type of "0" or "", not all N/A). */
+static bool table_worthy(const agg_op *op) {
+    if (opdb_op_type_is_bogus(op->op)) {
+        opdb_warn("OP Type '%s' (%zu profiled row(s)) is not an operator name: no table made for it", op->op, op->n);
+        return false;
+    }
+    for (size_t i = 0; i < op->n; i++)
+        if (!agg_has_na_shape(op->rows[i])) return true;
+    opdb_warn("every profiled row of %s has N/A shapes (parse skips them): no table made for it", op->op);
+    return false;
+}
+
+/* Default mode: a profiled operator no CSV took. A catalogue operator has
+ * no CSV yet; any other one is outside what update replays, whether or
+ * not the database holds a table for it (which then stays as it is). */
+static void report_unmatched(const opdb_update_opts *o, update_run *run, const agg_op *op) {
+    bool foreign = !opdb_is_replay_op(op->norm) || opdb_op_type_is_bogus(op->op);
+    opdb_strvec *v = foreign ? &run->foreign_ops : &run->unmatched_ops;
+    unsigned long long **rows = foreign ? &run->foreign_rows : &run->unmatched_rows;
+    opdb_strvec_push(v, op->op);
+    *rows = opdb_xrealloc(*rows, v->n * sizeof **rows);
+    (*rows)[v->n - 1] = op->n;
+    if (!foreign) return;
+    char *name = opdb_xmalloc(strlen(op->op) + 5);
+    sprintf(name, "%s.csv", op->op);
+    char *p = opdb_path_join(o->db_dir, name);
+    if (!opdb_is_file(p)) name[0] = '\0';
+    opdb_strvec_push_owned(&run->foreign_csv, name);
+    free(p);
+}
+
 int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *run, opdb_err *err) {
     memset(run, 0, sizeof *run);
     opdb_strvec paths;
@@ -247,17 +280,16 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
             for (const char *const *a = target_aliases(o, t[k].stem); *a && !taken; a++) taken = strcmp(*a, op->op) == 0;
         }
         if (taken) continue;
-        if (!o->quirks && o->add_new_ops) {
+        if (!o->quirks && o->add_new_ops && table_worthy(op)) {
             if (new_target(o, &t, &nt, nexisting, op->op, err)) rc = -1;
-        } else {
-            opdb_strvec_push(&run->unmatched_ops, op->op);
-            run->unmatched_rows = opdb_xrealloc(run->unmatched_rows, run->unmatched_ops.n * sizeof *run->unmatched_rows);
-            run->unmatched_rows[run->unmatched_ops.n - 1] = op->n;
+        } else if (!o->quirks) {
+            report_unmatched(o, run, op);
         }
     }
     if (new_db) {
         for (size_t i = 0; i < agg->n; i++) {
             if (!selected(o, agg->ops[i].norm)) continue;
+            if (!o->quirks && !table_worthy(&agg->ops[i])) continue;
             if (new_target(o, &t, &nt, nexisting, agg->ops[i].op, err)) rc = -1;
         }
     }
@@ -329,6 +361,7 @@ void update_run_free(update_run *run) {
         update_result *r = &run->r[i];
         free(r->path), free(r->stem), free(r->name);
         opdb_strvec_free(&r->missing), opdb_strvec_free(&r->deleted), opdb_strvec_free(&r->no_sample);
+        opdb_strvec_free(&r->added_rows);
         for (size_t k = 0; k < r->ndups; k++) free(r->dups[k].sig);
         free(r->dups);
         for (size_t k = 0; k < r->ngaps; k++) free(r->gaps[k].op), free(r->gaps[k].csv_name), free(r->gaps[k].sig);
@@ -337,5 +370,8 @@ void update_run_free(update_run *run) {
     free(run->r);
     opdb_strvec_free(&run->unmatched_ops);
     free(run->unmatched_rows);
+    opdb_strvec_free(&run->foreign_ops);
+    free(run->foreign_rows);
+    opdb_strvec_free(&run->foreign_csv);
     memset(run, 0, sizeof *run);
 }

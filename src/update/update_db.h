@@ -10,8 +10,11 @@
 typedef struct update_run {
     update_result *r;
     size_t n;
-    opdb_strvec unmatched_ops;      /* profiled operators with no CSV (default mode) */
+    opdb_strvec unmatched_ops; /* profiled catalogue operators with no CSV (default mode) */
     unsigned long long *unmatched_rows;
+    opdb_strvec foreign_ops;        /* profiled operators outside the catalogue: not replayable here */
+    unsigned long long *foreign_rows;
+    opdb_strvec foreign_csv;        /* their existing table's file name, or "" */
 } update_run;
 
 /* Applies the aggregation to the database folder. */

@@ -138,6 +138,7 @@ static size_t len_missing(const update_result *r) { return r->missing.n; }
 static size_t len_deleted(const update_result *r) { return r->deleted.n; }
 static size_t len_dups(const update_result *r) { return r->ndups; }
 static size_t len_nosample(const update_result *r) { return r->no_sample.n; }
+static size_t len_added(const update_result *r) { return r->added_rows.n; }
 static list_len_fn g_len;
 static int cmp_by_len(const void *a, const void *b) {
     const update_result *x = *(const update_result *const *)a, *y = *(const update_result *const *)b;
@@ -173,7 +174,10 @@ static void list_section(opdb_strbuf *out, const char *title, const update_run *
                 opdb_sb_addf(&sb, "%s%s (x%zu)", k ? "; " : "", v[i]->dups[k].sig, v[i]->dups[k].count);
             cells[2] = sb.p ? sb.p : opdb_xstrdup("");
         } else {
-            cells[2] = join_examples(kind == 0 ? &v[i]->missing : kind == 1 ? &v[i]->deleted : &v[i]->no_sample);
+            cells[2] = join_examples(kind == 0   ? &v[i]->missing
+                                     : kind == 1 ? &v[i]->deleted
+                                     : kind == 3 ? &v[i]->no_sample
+                                                 : &v[i]->added_rows);
         }
         t_row(&t, cells);
     }
@@ -255,10 +259,22 @@ void update_report_text(const opdb_update_opts *o, const update_run *run, opdb_s
     free(v);
     opdb_sb_adds(out, "\n\n## Update Summary\n");
     t_render(&t, out);
+    if (!o->quirks) list_section(out, "Rows Added", run, len_added, 4); /* the reference counts them as missing too */
     list_section(out, "Missing Shapes", run, len_missing, 0);
     list_section(out, "Deleted Empty Rows", run, len_deleted, 1);
     list_section(out, "Duplicate Signatures", run, len_dups, 2);
     if (!o->quirks) {
+        static const char *const nr_hdr[] = {"Operator", "Rows", "Table"};
+        t_init(&t, 3, nr_hdr);
+        for (size_t i = 0; i < run->foreign_ops.n; i++) {
+            const char *csv = run->foreign_csv.v[i];
+            char *c3[3] = {opdb_xstrdup(run->foreign_ops.v[i]), fmt("%llu", run->foreign_rows[i]),
+                           *csv ? fmt("%s (left as is)", csv) : opdb_xstrdup("-")};
+            t_row(&t, c3);
+        }
+        opdb_sb_adds(out, "\n\n## Profiled Operators Not Replayable Here\n"
+                          "> update merges only the operators it can replay; these rows were not merged.\n\n");
+        t_render(&t, out);
         static const char *const pw_hdr[] = {"Operator", "Rows"};
         t_init(&t, 2, pw_hdr);
         for (size_t i = 0; i < run->unmatched_ops.n; i++) {
@@ -397,10 +413,12 @@ void update_report_json(const opdb_update_opts *o, const update_run *run, const 
                      r->updated, r->added, r->deleted.n, r->unchanged, r->ndups);
         json_list(out, "missing", &r->missing, "      ");
         json_list(out, "no_numeric_samples", &r->no_sample, "      ");
+        json_list(out, "added", &r->added_rows, "      ");
         opdb_sb_adds(out, "\n    }");
     }
     opdb_sb_adds(out, run->n ? "\n  ]" : "]");
     json_list(out, "profiled_operators_without_csv", &run->unmatched_ops, "  ");
+    json_list(out, "profiled_operators_not_replayable", &run->foreign_ops, "  ");
     opdb_sb_adds(out, "\n}\n");
     free(h);
 }

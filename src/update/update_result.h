@@ -25,6 +25,9 @@ typedef struct update_result {
     char *path, *stem, *name;
     long updated, added, unchanged;
     opdb_strvec missing, deleted, no_sample;
+    opdb_strvec added_rows;   /* default mode: the rows added, kept apart from missing */
+    unsigned long na_skipped; /* default mode: profiled rows with N/A shapes not added */
+    unsigned long matched;    /* profiled rows that found their database row */
     dup_sig *dups;
     size_t ndups;
     gap *gaps;

@@ -90,6 +90,13 @@ int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
     update_run run;
     memset(&run, 0, sizeof run);
     if (rc == 0) rc = update_db(o, &agg, &run, err);
+    if (rc == 0 && !o->quirks) {
+        unsigned long merged = 0;
+        for (size_t i = 0; i < run.n; i++) merged += run.r[i].matched + (unsigned long)run.r[i].added;
+        if (!merged)
+            opdb_warn_nothing("no profiled row was merged: %zu table(s) touched, %llu op_summary row(s) read", run.n,
+                              agg.rows_read);
+    }
     if (rc == 0) {
         opdb_strbuf text;
         opdb_sb_init(&text);
