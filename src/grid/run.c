@@ -424,6 +424,7 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     char **files = NULL;
     size_t nfiles = 0;
     int lock = -1, rc = -1;
+    bool in_txn = false;
     file_result *res = NULL;
     char *root = opdb_path_normalize(o->root);
     if (!(X.cfg = load_config(o, err))) goto done;
@@ -457,6 +458,7 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
         else opdb_pyrandom_seed_entropy(&X.rng);
     }
     if (!o->plan && (lock = opdb_dir_lock(root, err)) < 0) goto done;
+    in_txn = !o->plan && opdb_txn_begin(root) == 0; /* every file appended, or none */
     if (!o->quirks)
         for (size_t i = 0; i < nfiles; i++)
             if (precheck_file(&X, files[i], err)) goto done;
@@ -472,6 +474,8 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
         rc = 0;
         goto done;
     }
+    in_txn = false;
+    if (opdb_txn_end(true, err)) goto done;
     fprintf(o->out, "Appended %zu rows across %zu CSV files under %s.\n", total, nfiles, root);
     if (nskipped) {
         fprintf(o->out, "Skipped %zu files (no theory generator):\n", nskipped);
@@ -484,6 +488,7 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     }
     rc = 0;
 done:
+    if (in_txn) opdb_txn_end(false, err);
     if (lock >= 0) opdb_dir_unlock(lock);
     free(res);
     opdb_free_paths(files, nfiles);

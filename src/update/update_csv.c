@@ -71,6 +71,9 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
         f.on_lazy_row = index_at_load;
         f.on_lazy_row_ctx = &m;
     }
+    /* taken before reading: a change by another program from here on stops the run */
+    opdb_file_id read_id;
+    opdb_file_id_take(path, &read_id);
     bool exists = opdb_path_exists(path);
     if (exists) {
         if (load_csv(path, &f, eager_rows(o), err)) {
@@ -159,6 +162,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
         opdb_atomic_file af;
         if (rc == 0) rc = opdb_atomic_open(&af, path, err);
         if (rc == 0) {
+            opdb_atomic_expect(&af, &read_id);
             write_rows(&af, &cols, &f, keep);
             rc = opdb_atomic_commit(&af, err);
         }
