@@ -197,6 +197,7 @@ static int load_exact(const char *path, csvfile *f, opdb_err *err) {
             for (int i = 0; i < r.nv; i++)
                 if (r.v[i].p) r.v[i].p = opdb_arena_strndup(&f->ks.arena, r.v[i].p, r.v[i].n);
             push_row(f, r);
+            if (c.x.unterminated) f->unterminated_line = c.x.rec_line;
         }
     } else {
         ks_init(&f->ks, 140);

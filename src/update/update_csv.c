@@ -48,6 +48,20 @@ static void legacy_ep_size(merge_ctx *m, strvec *cols, const agg_row *const *mer
     sv_free(&eps);
 }
 
+/* A table update would otherwise merge into and rewrite: refused when it is
+ * not a database table (random bytes, another CSV) or ends inside a quote,
+ * so that its garbage is never kept as rows.  An empty file is a new table. */
+static int check_table(const char *path, const csvfile *f, opdb_err *err) {
+    if (f->fields.n && sv_index(&f->fields, OPDB_COL_INPUT_SHAPES) < 0)
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:1: not a database table: the header has no %s column", path,
+                         OPDB_COL_INPUT_SHAPES);
+    if (f->unterminated_line)
+        return opdb_fail(err, OPDB_ERR_RUNTIME,
+                         "%s:%llu: unterminated quoted field (the quote never closes before the end of the file)", path,
+                         f->unterminated_line);
+    return 0;
+}
+
 int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const *merge, size_t nmerge,
                const agg_row *const *match, size_t nmatch, update_result *res, opdb_strbuf *log, opdb_err *err) {
     result_names(res, path);
@@ -77,6 +91,13 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     bool exists = opdb_path_exists(path);
     if (exists) {
         if (load_csv(path, &f, eager_rows(o), err)) {
+            opdb_sb_free(&m.sig);
+            opdb_sb_free(&m.disp);
+            si_free(&m.si);
+            csvfile_free(&f);
+            return -1;
+        }
+        if (!o->quirks && check_table(path, &f, err)) {
             opdb_sb_free(&m.sig);
             opdb_sb_free(&m.disp);
             si_free(&m.si);

@@ -51,15 +51,15 @@ S_old=$(state "$w/old"); S_parse=$(state "$w/parse_new"); S_update=$(state "$w/u
 
 # Random moments: a deterministic LCG (no timing in the assertions, only in where the kills land)
 seed=17
-rnd() { seed=$(( (seed * 1103515245 + 12345) % 2147483648 )); echo $(( seed % $1 )); }
+rnd() { seed=$(( (seed * 1103515245 + 12345) % 2147483648 )); r=$(( (seed / 65536) % $1 )); } # sets r
 old_n=0; new_n=0; trials=0
 for cmd in parse update; do
   i=0
   while [ $i -lt "$n" ]; do
     i=$((i + 1)); trials=$((trials + 1))
-    case $(rnd 3) in 0) sig=KILL ;; 1) sig=INT ;; *) sig=TERM ;; esac
-    pause=0; [ $(rnd 2) = 1 ] && pause=3000
-    ms=$(rnd 400)
+    rnd 3; case $r in 0) sig=KILL ;; 1) sig=INT ;; *) sig=TERM ;; esac
+    rnd 2; pause=0; [ $r = 1 ] && pause=3000
+    rnd 400; ms=$r
     rm -rf "$w/db"; cp -R "$w/old" "$w/db"
     if [ $cmd = parse ]; then
       OPDB_TEST_COMMIT_PAUSE_US=$pause "$opdb" parse --profiling-path "$w/kd_new.csv" --database-path "$w/db" >/dev/null 2>"$w/err" & p=$!
@@ -130,7 +130,7 @@ while [ $j -lt 10 ]; do
   j=$((j + 1)); edits=$((edits + 1))
   rm -rf "$w/db"; cp -R "$w/old" "$w/db"
   OPDB_TEST_COMMIT_PAUSE_US=0 "$opdb" update --prof-path "$w/prof" --database-path "$w/db" >/dev/null 2>"$w/err" & p=$!
-  sleep "$(awk -v m="$(rnd 60)" 'BEGIN { printf "%.3f", m / 1000 }')"
+  rnd 60; sleep "$(awk -v m="$r" 'BEGIN { printf "%.3f", m / 1000 }')"
   printf 'dynamic,AI_CORE,"""9,9""",DT_BF16,ND,"""9""",DT_BF16,ND,1.0\r\n' >>"$w/db/Op0007.csv"
   wait $p; rc=$?
   if grep -q '"""9,9"""' "$w/db/Op0007.csv"; then
