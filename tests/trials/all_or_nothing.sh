@@ -51,6 +51,11 @@ S_old=$(state "$w/old"); S_parse=$(state "$w/parse_new"); S_update=$(state "$w/u
 
 # Random moments: a deterministic LCG (no timing in the assertions, only in where the kills land)
 seed=17
+# kills land anywhere in [0, 1.3 x) the time a whole run takes here (so some after the commit)
+t0=$(date +%s%N)
+cp -R "$w/old" "$w/probe"; OPDB_TEST_COMMIT_PAUSE_US=3000 "$opdb" parse --profiling-path "$w/kd_new.csv" --database-path "$w/probe" >/dev/null 2>&1
+span=$(( ($(date +%s%N) - t0) / 1000000 * 13 / 10 + 1 ))
+rm -rf "$w/probe"
 rnd() { seed=$(( (seed * 1103515245 + 12345) % 2147483648 )); r=$(( (seed / 65536) % $1 )); } # sets r
 old_n=0; new_n=0; trials=0
 for cmd in parse update; do
@@ -59,7 +64,7 @@ for cmd in parse update; do
     i=$((i + 1)); trials=$((trials + 1))
     rnd 3; case $r in 0) sig=KILL ;; 1) sig=INT ;; *) sig=TERM ;; esac
     rnd 2; pause=0; [ $r = 1 ] && pause=3000
-    rnd 400; ms=$r
+    rnd $span; ms=$r
     rm -rf "$w/db"; cp -R "$w/old" "$w/db"
     if [ $cmd = parse ]; then
       OPDB_TEST_COMMIT_PAUSE_US=$pause "$opdb" parse --profiling-path "$w/kd_new.csv" --database-path "$w/db" >/dev/null 2>"$w/err" & p=$!
@@ -70,7 +75,8 @@ for cmd in parse update; do
     fi
     sleep "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')"
     kill -s $sig $p 2>/dev/null; wait $p 2>/dev/null; rc=$?
-    if [ $sig != KILL ] && [ $rc -gt 128 ] && ! grep -q 'interrupted' "$w/err"; then
+    # (a signal in the first milliseconds, before opdb installs its handlers, ends it silently: nothing was written)
+    if [ $sig != KILL ] && [ $rc -gt 128 ] && [ $ms -ge 20 ] && ! grep -q 'interrupted' "$w/err"; then
       bad "$cmd SIG$sig at ${ms}ms: no message on stderr"
     fi
     "$opdb" validate --repair --database-path "$w/db" >/dev/null 2>&1
@@ -81,7 +87,7 @@ for cmd in parse update; do
     [ -z "$(leftovers "$w/db")" ] || bad "$cmd SIG$sig at ${ms}ms: $(leftovers "$w/db") left after validate --repair"
   done
 done
-echo "kill trials: $trials (parse $n, update $n): $old_n wholly old, $new_n wholly new, $((trials - old_n - new_n)) mixed"
+echo "kill trials: $trials (kill moments in 0..${span} ms) (parse $n, update $n): $old_n wholly old, $new_n wholly new, $((trials - old_n - new_n)) mixed"
 
 # Disk full: every write position failed through the seam, then real EFBIG.
 full=0; full_ok=0
@@ -124,20 +130,24 @@ fi
 echo "disk-full trials: $full, $full_ok left the old database whole (tmpfs: $tmpfs)"
 
 # Another program appends to a table while an update runs: the update stops, the append survives.
-edits=0; edits_ok=0
+# (Op0007.csv made big, so that the append often lands while the update runs)
+cp -R "$w/old" "$w/edit_base"
+awk 'NR == 2 { for (i = 0; i < 40000; i++) print } { print }' "$w/old/Op0007.csv" >"$w/edit_base/Op0007.csv"
+edits=0; edits_ok=0; edits_stopped=0
 j=0
 while [ $j -lt 10 ]; do
   j=$((j + 1)); edits=$((edits + 1))
-  rm -rf "$w/db"; cp -R "$w/old" "$w/db"
-  OPDB_TEST_COMMIT_PAUSE_US=0 "$opdb" update --prof-path "$w/prof" --database-path "$w/db" >/dev/null 2>"$w/err" & p=$!
-  rnd 60; sleep "$(awk -v m="$r" 'BEGIN { printf "%.3f", m / 1000 }')"
+  rm -rf "$w/db"; cp -R "$w/edit_base" "$w/db"
+  "$opdb" update --prof-path "$w/prof" --database-path "$w/db" >/dev/null 2>"$w/err" & p=$!
+  rnd 300; sleep "$(awk -v m="$r" 'BEGIN { printf "%.3f", m / 1000 }')"
   printf 'dynamic,AI_CORE,"""9,9""",DT_BF16,ND,"""9""",DT_BF16,ND,1.0\r\n' >>"$w/db/Op0007.csv"
   wait $p; rc=$?
   if grep -q '"""9,9"""' "$w/db/Op0007.csv"; then
+    grep -q 'changed by another program' "$w/err" && edits_stopped=$((edits_stopped + 1))
     if [ $rc = 0 ] || grep -q 'changed by another program' "$w/err"; then edits_ok=$((edits_ok + 1)); else bad "concurrent edit: rc $rc $(head -c 200 "$w/err")"; fi
   else bad "concurrent edit $j: the appended row was lost (rc $rc)"; fi
 done
-echo "concurrent-edit trials: $edits, $edits_ok kept the other program's row"
+echo "concurrent-edit trials: $edits, $edits_ok kept the other program's row ($edits_stopped stopped the update with nothing changed)"
 
 # A symlinked table is updated through its link, and stays a link.
 rm -rf "$w/db" "$w/elsewhere"; cp -R "$w/old" "$w/db"; mkdir "$w/elsewhere"
