@@ -177,7 +177,7 @@ static void close_record(csvfile *f, size_t off, size_t end) {
 }
 
 static int too_wide(const char *path, opdb_err *err) {
-    return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: the header has %d or more columns; opdb update handles at most %d",
+    return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: the header has %d or more columns; opdb reads at most %d",
                      path, MAX_COLUMNS, MAX_COLUMNS - 1);
 }
 

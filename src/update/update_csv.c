@@ -55,6 +55,12 @@ static int check_table(const char *path, const csvfile *f, opdb_err *err) {
     if (f->fields.n && sv_index(&f->fields, OPDB_COL_INPUT_SHAPES) < 0)
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:1: not a database table: the header has no %s column", path,
                          OPDB_COL_INPUT_SHAPES);
+    for (size_t i = 1; i < f->fields.n; i++) /* DictReader keeps the last of two same-named cells: say so */
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(f->fields.v[i], f->fields.v[k]) == 0) {
+                opdb_warn("%s:1: column '%s' appears twice in the header: the last one is used", path, f->fields.v[i]);
+                k = i;
+            }
     if (f->unterminated_line)
         return opdb_fail(err, OPDB_ERR_RUNTIME,
                          "%s:%llu: unterminated quoted field (the quote never closes before the end of the file)", path,
