@@ -166,6 +166,10 @@ static int commit_all(staged *head, opdb_err *err) {
 
 int opdb_txn_end(bool commit, opdb_err *err) {
     pthread_mutex_lock(&g_mu);
+    if (g_depth == 0) { /* no run open: nothing staged */
+        pthread_mutex_unlock(&g_mu);
+        return 0;
+    }
     bool outer = --g_depth == 0;
     pthread_mutex_unlock(&g_mu);
     if (!outer) return 0;

@@ -458,7 +458,8 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
         else opdb_pyrandom_seed_entropy(&X.rng);
     }
     if (!o->plan && (lock = opdb_dir_lock(root, err)) < 0) goto done;
-    in_txn = !o->plan && opdb_txn_begin(root) == 0; /* every file appended, or none */
+    /* every file appended, or none (the reference appends file by file) */
+    in_txn = !o->plan && !o->quirks && opdb_txn_begin(root) == 0;
     if (!o->quirks)
         for (size_t i = 0; i < nfiles; i++)
             if (precheck_file(&X, files[i], err)) goto done;
@@ -474,8 +475,10 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
         rc = 0;
         goto done;
     }
-    in_txn = false;
-    if (opdb_txn_end(true, err)) goto done;
+    if (in_txn) {
+        in_txn = false;
+        if (opdb_txn_end(true, err)) goto done;
+    }
     fprintf(o->out, "Appended %zu rows across %zu CSV files under %s.\n", total, nfiles, root);
     if (nskipped) {
         fprintf(o->out, "Skipped %zu files (no theory generator):\n", nskipped);
