@@ -56,11 +56,24 @@ OPDB_API int opdb_atomic_write(const char *path, const void *data, size_t n, opd
 
 /* The same, streamed: open, append to f->buf (flushed by opdb_atomic_flush
  * whenever the caller likes), then commit (or abort: the target is untouched). */
+/* What a file was when it was read (stat: device, inode, size, mtime,
+ * ctime; or absent), so that a writer can refuse to replace a file another
+ * program changed meanwhile. */
+typedef struct opdb_file_id {
+    bool taken, absent;
+    uint64_t dev, ino, size;
+    int64_t mtime_s, mtime_ns, ctime_s, ctime_ns;
+} opdb_file_id;
+void opdb_file_id_take(const char *path, opdb_file_id *id);
+/* true when not taken, or when path is still that file (or still absent). */
+bool opdb_file_id_same(const char *path, const opdb_file_id *id);
+
 typedef struct opdb_atomic_file {
     int fd, slot, err;
     char tmpl[4096];
-    char *path;
+    char *path;       /* the file replaced: a symlink's target (written through the link) */
     opdb_strbuf buf;
+    opdb_file_id expect; /* opdb_atomic_expect */
 } opdb_atomic_file;
 OPDB_API int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err);
 OPDB_API int opdb_atomic_flush(opdb_atomic_file *f);
@@ -69,6 +82,29 @@ OPDB_API int opdb_atomic_flush(opdb_atomic_file *f);
 OPDB_API int opdb_atomic_append_direct(opdb_atomic_file *f, const void *p, size_t n);
 OPDB_API int opdb_atomic_commit(opdb_atomic_file *f, opdb_err *err);
 OPDB_API void opdb_atomic_abort(opdb_atomic_file *f);
+/* The commit fails (target untouched) unless the target is still `id`. */
+OPDB_API void opdb_atomic_expect(opdb_atomic_file *f, const opdb_file_id *id);
+
+/* All-or-nothing runs (txn.c).  Between opdb_txn_begin and opdb_txn_end
+ * (taken under the folder lock) every opdb_atomic_commit only stages its
+ * file (written, fsynced, not renamed).  opdb_txn_end(true) checks that no
+ * target changed since it was read, records the set in DIR/.opdb-journal
+ * (fsynced), renames them all and removes the journal; opdb_txn_end(false)
+ * or any error deletes them: the folder is wholly old or wholly new.
+ * Nested begin/end pairs join the outermost run. */
+#define OPDB_JOURNAL_NAME ".opdb-journal"
+OPDB_API int opdb_txn_begin(const char *dir);
+OPDB_API int opdb_txn_end(bool commit, opdb_err *err);
+OPDB_API bool opdb_txn_active(void);
+OPDB_API void opdb_txn_stage(const char *tmp, const char *path, const opdb_file_id *expect);
+/* Async-signal-safe: removes the staged temp files (before the journal). */
+OPDB_API void opdb_txn_remove_staged(void);
+enum { OPDB_TXN_NONE, OPDB_TXN_STAGING, OPDB_TXN_COMMITTING, OPDB_TXN_DONE };
+OPDB_API int opdb_txn_state_now(void); /* async-signal-safe */
+/* Run under the folder lock (opdb_dir_lock does): completes a run killed
+ * after its journal was written, then removes opdb temp files
+ * (".NAME.tmp.XXXXXX") of killed runs below dir; *removed counts them. */
+OPDB_API int opdb_txn_recover(const char *dir, int *removed, opdb_err *err);
 /* Install the signal handlers that remove in-flight temp files. */
 OPDB_API void opdb_atomic_install_signal_cleanup(void);
 /* Removes the temp files of writers in flight (async-signal-safe: for a

@@ -26,10 +26,21 @@ static pthread_mutex_t g_slot_mu = PTHREAD_MUTEX_INITIALIZER;
 void opdb_atomic_remove_inflight(void) {
     for (int i = 0; i < SLOTS; i++)
         if (atomic_load(&g_used[i]) == 1) unlink(g_inflight[i]);
+    opdb_txn_remove_staged();
+}
+
+static void say(const char *m) {
+    ssize_t w = write(2, m, strlen(m));
+    (void)w;
 }
 
 static void on_fatal_signal(int sig) {
+    int state = opdb_txn_state_now();
     opdb_atomic_remove_inflight();
+    /* (the commit itself runs with these signals held off) */
+    if (state == OPDB_TXN_DONE) say("opdb: interrupted after the database was updated\n");
+    else if (state == OPDB_TXN_STAGING) say("opdb: interrupted: nothing was changed\n");
+    else say("opdb: interrupted: unfinished files removed\n");
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -87,16 +98,28 @@ int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err) {
     memset(f, 0, sizeof *f);
     f->fd = -1;
     f->slot = -1;
+    /* A symlinked target is written through the link (its target replaced),
+     * never replaced by a regular file. */
+    char *resolved = NULL;
+    struct stat lst;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        resolved = realpath(path, NULL);
+        if (!resolved)
+            return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: symbolic link to a missing file: not replaced", path);
+        path = resolved;
+    }
     char *dir = opdb_path_parent(path);
     const char *base = opdb_path_basename(path);
     size_t need = strlen(dir) + strlen(base) + 32;
     if (need > sizeof f->tmpl) {
         free(dir);
+        free(resolved);
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: path too long", path);
     }
     snprintf(f->tmpl, sizeof f->tmpl, "%s/.%s.tmp.XXXXXX", dir, base);
     free(dir);
     f->path = opdb_xstrdup(path);
+    free(resolved);
     opdb_sb_init(&f->buf);
 
     /* The name is registered before the file exists (a handler that runs
@@ -151,20 +174,46 @@ int opdb_atomic_append_direct(opdb_atomic_file *f, const void *p, size_t n) {
     return f->err;
 }
 
+void opdb_atomic_expect(opdb_atomic_file *f, const opdb_file_id *id) { f->expect = *id; }
+
+/* Test seam (OPDB_TEST_FAIL_WRITE_AFTER=N): the (N+1)th commit fails as if
+ * the disk were full, for the all-or-nothing tests. */
+static bool injected_failure(void) {
+    static atomic_long left = -2;
+    long v = atomic_load(&left);
+    if (v == -2) {
+        const char *e = getenv("OPDB_TEST_FAIL_WRITE_AFTER");
+        long init = e && *e ? strtol(e, NULL, 10) : -1;
+        atomic_compare_exchange_strong(&left, &v, init);
+    }
+    for (;;) {
+        v = atomic_load(&left);
+        if (v < 0) return false;
+        if (atomic_compare_exchange_weak(&left, &v, v - 1)) return v == 0;
+    }
+}
+
 static int finish(opdb_atomic_file *f, bool commit, opdb_err *err) {
     int e = commit ? opdb_atomic_flush(f) : ECANCELED;
+    if (!e && commit && injected_failure()) e = ENOSPC;
     if (!e && fchmod(f->fd, 0666 & ~g_umask) != 0) e = errno;
     if (!e && fsync(f->fd) != 0) e = errno;
     if (close(f->fd) != 0 && !e) e = errno;
-    if (!e && rename(f->tmpl, f->path) != 0) e = errno;
+    bool changed = !e && !opdb_file_id_same(f->path, &f->expect);
+    bool staged = !e && !changed && opdb_txn_active();
+    if (staged) opdb_txn_stage(f->tmpl, f->path, &f->expect); /* renamed by opdb_txn_end */
+    else if (!e && !changed && rename(f->tmpl, f->path) != 0) e = errno;
     sigset_t block, old;
     signal_set(&block);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    if (e) unlink(f->tmpl);
+    if (e || changed) unlink(f->tmpl);
     if (f->slot >= 0) atomic_store(&g_used[f->slot], 0);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     int rc = 0;
-    if (e && commit) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot write: %s", f->path, strerror(e));
+    if (changed && commit)
+        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: changed by another program during this run; not replaced (run again)",
+                       f->path);
+    else if (e && commit) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot write: %s", f->path, strerror(e));
     opdb_sb_free(&f->buf);
     free(f->path);
     f->path = NULL;

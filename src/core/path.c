@@ -211,6 +211,11 @@ int opdb_dir_lock(const char *dir, opdb_err *err) {
             }
         }
     }
+    /* the lock holder is the only writer: finish or clean up killed runs */
+    if (opdb_txn_recover(dir, NULL, err)) {
+        close(fd);
+        return -1;
+    }
     return fd;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+#include "opdb/limits.h"
 #include "grid/grid_internal.h"
 
 const char *const grid_override_cols[4] = {"Input Data Types", "Input Formats", "Output Data Types", "Output Formats"};
@@ -252,6 +253,10 @@ static int load_doc(loader *L) {
 }
 
 opdb_grid_config *opdb_grid_config_load(const char *text, size_t len, const char *name, opdb_err *err) {
+    if (opdb_yaml_depth_check(text, len, OPDB_YAML_MAX_DEPTH, name, err)) { /* before libyaml: linear */
+        err->code = OPDB_ERR_USAGE;
+        return NULL;
+    }
     loader L = {.err = err};
     L.c = opdb_xcalloc(1, sizeof *L.c);
     L.c->name = opdb_xstrdup(name);

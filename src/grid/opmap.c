@@ -4,6 +4,7 @@
 #include <string.h>
 #include <yaml.h>
 #include "grid/grid_opmap.h"
+#include "opdb/limits.h"
 
 /* Python truthiness of a YAML 1.1 scalar as PyYAML loads it. */
 static bool truthy(const yaml_node_t *n) {
@@ -48,6 +49,10 @@ int grid_opmap_load(const char *path, grid_opmap *m, opdb_err *err) {
     opdb_sb_init(&text);
     if (opdb_read_file(path, &text, err)) return -1;
     m->present = true;
+    if (opdb_yaml_depth_check(text.p, text.n, OPDB_YAML_MAX_DEPTH, path, err)) { /* before libyaml: linear */
+        opdb_sb_free(&text);
+        return -1;
+    }
     yaml_parser_t parser;
     yaml_document_t doc;
     yaml_parser_initialize(&parser);

@@ -201,6 +201,7 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     char **files = NULL;
     size_t nfiles = 0;
     int lock = -1, rc = -1;
+    bool in_txn = false;
     grid_file_result *res = NULL;
     char *root = opdb_path_normalize(o->root);
     if (!(X.cfg = load_config(o, err))) goto done;
@@ -235,6 +236,8 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
         else opdb_pyrandom_seed_entropy(&X.rng);
     }
     if (!o->plan && (lock = opdb_dir_lock(root, err)) < 0) goto done;
+    /* every file appended, or none (the reference appends file by file) */
+    in_txn = !o->plan && !o->quirks && opdb_txn_begin(root) == 0;
     if (!o->quirks)
         for (size_t i = 0; i < nfiles; i++)
             if (grid_file_precheck(&X, files[i], err)) goto done;
@@ -250,6 +253,10 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
         rc = 0;
         goto done;
     }
+    if (in_txn) {
+        in_txn = false;
+        if (opdb_txn_end(true, err)) goto done;
+    }
     fprintf(o->out, "Appended %zu rows across %zu CSV files under %s.\n", total, nfiles, root);
     if (nskipped) {
         fprintf(o->out, "Skipped %zu files (no theory generator):\n", nskipped);
@@ -263,6 +270,7 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     if (X.coverage) print_coverage(&X);
     rc = 0;
 done:
+    if (in_txn) opdb_txn_end(false, err);
     if (lock >= 0) opdb_dir_unlock(lock);
     free(res);
     for (size_t i = 0; i < X.ncov; i++) free(X.cov[i].op), free(X.cov[i].file);

@@ -351,12 +351,23 @@ int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
                 if (c < NPAY) pay_col[c] = at;
                 else comp_col = at;
             }
+            /* like parse and update: a CSV that is not a database table (random
+             * bytes, another table) is refused, not passed through */
+            if (in_col < 0)
+                rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s:1: not a database table: the header has no Input Shapes column",
+                               csvn);
             opdb_sb_adds(&out, "\xef\xbb\xbf");
             opdb_span *cells = opdb_xmalloc((size_t)ncols * sizeof *cells);
             for (int i = 0; i < ncols; i++) cells[i] = opdb_span_cstr(cols[i]);
             opdb_csv_write_record(&out, cells, (size_t)ncols);
             int hdr_n = c.nf;
             while (rc == 0 && (r = opdb_csv_file_next(&c, false)) > 0) {
+                if (c.x.unterminated) {
+                    rc = opdb_fail(err, OPDB_ERR_RUNTIME,
+                                   "%s:%llu: unterminated quoted field (the quote never closes before the end of the file)",
+                                   csvn, (unsigned long long)c.x.rec_line);
+                    break;
+                }
                 n_in++;
                 for (int i = 0; i < ncols; i++)
                     cells[i] = i < hdr_n && i < c.nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0);

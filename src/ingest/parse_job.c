@@ -404,8 +404,10 @@ int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *e
         if (J.deferred.n && o->reference_stdout) fputs(J.deferred.p, o->reference_stdout);
         report_warnings(&J);
         report_kineto(&J.kineto);
+        opdb_txn_begin(o->output_dir); /* all tables or none */
         rc = kd_write_tables(&J.agg, &J.fia, o->output_dir, o->reference_quirks, &J.pg, res, err);
         if (rc == 0 && J.kineto.n) rc = kn_write_tables(&J.kineto, o->output_dir, res, err);
+        if (opdb_txn_end(rc == 0, err)) rc = -1;
         opdb_progress_clear(&J.pg);
     }
     opdb_dir_unlock(lock);

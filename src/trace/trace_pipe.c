@@ -52,7 +52,10 @@ int opdb_trace_yajl_file(const char *path, const yajl_callbacks *cbs, void *ctx,
         yajl_status st = yajl_parse(h, buf, (size_t)n);
         if (st != yajl_status_ok) {
             stop = st == yajl_status_client_canceled && stopped(ctx);
-            if (!stop) {
+            if (!stop && st == yajl_status_client_canceled) { /* only the depth limit cancels otherwise */
+                rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: invalid JSON at byte %llu: nested deeper than %d levels", path,
+                               y->chunk_off + yajl_get_bytes_consumed(h), TRACE_MAX_DEPTH - 1);
+            } else if (!stop) {
                 size_t at = yajl_get_bytes_consumed(h);
                 unsigned char *msg = yajl_get_error(h, 0, buf, (size_t)n);
                 rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: invalid JSON at byte %llu: %s", path, y->chunk_off + at,

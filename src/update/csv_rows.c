@@ -174,7 +174,7 @@ static void close_record(csvfile *f, size_t off, size_t end) {
 }
 
 static int too_wide(const char *path, opdb_err *err) {
-    return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: the header has %d or more columns; opdb update handles at most %d",
+    return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: the header has %d or more columns; opdb reads at most %d",
                      path, MAX_COLUMNS, MAX_COLUMNS - 1);
 }
 
@@ -194,6 +194,7 @@ static int load_exact(const char *path, csvfile *f, opdb_err *err) {
             for (int i = 0; i < r.nv; i++)
                 if (r.v[i].p) r.v[i].p = opdb_arena_strndup(&f->ks.arena, r.v[i].p, r.v[i].n);
             push_row(f, r);
+            if (c.x.unterminated) f->unterminated_line = c.x.rec_line;
         }
     } else {
         ks_init(&f->ks, 140);

@@ -44,6 +44,7 @@ typedef struct csvfile {
     void *on_lazy_row_ctx;
     size_t seen_lazy;    /* rows passed to on_lazy_row */
     bool reread;         /* the exact tokenizer read the file again */
+    unsigned long long unterminated_line; /* a quote still open at EOF: its record's line (0: none) */
     drow *rows;
     size_t n, cap;
 } csvfile;

@@ -354,6 +354,14 @@ int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long 
         for (int i = 0; i < C_N; i++)
             if (col[i] + 1 > maxcol) maxcol = col[i] + 1;
     }
+    /* like parse: a file that is not an op_summary (garbage, another table)
+     * is an error, not zero rows; an empty one is said */
+    if (!quirks && rc > 0 && (col[C_OPTYPE] < 0 || col[C_DUR] < 0)) {
+        opdb_csv_file_close(&c);
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:1: not an op_summary table: the header has no %s column", path,
+                         col[C_OPTYPE] < 0 ? "OP Type" : "Task Duration(us)");
+    }
+    if (!quirks && rc == 0) opdb_warn("%s: empty file: no op_summary rows", path);
     int fd = c.fd;
     if (maxcol < 1) maxcol = 1;
     for (int i = 0; i < C_N; i++)
@@ -379,13 +387,20 @@ int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long 
             os_out *o = os_new(NULL);
             int nf;
             while ((rc = opdb_csv_exact_next(&x, f, J.maxf, &nf, false)) > 0) {
+                if (x.unterminated && !quirks) {
+                    opdb_fail(err, OPDB_ERR_RUNTIME,
+                              "%s:%llu: unterminated quoted field (the quote never closes before the end of the file)", path,
+                              (unsigned long long)opdb_csv_line_of_offset(fd, x.rec_off));
+                    rc = -2;
+                    break;
+                }
                 o->n = 0;
                 opdb_sb_clear(&o->sigs);
                 decode_row(&J, f, nf, o, NULL, NULL);
                 if (o->n && o->v[0].op.n) sign_row(o, &o->v[0]);
                 take(&J, o);
             }
-            if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
+            if (rc == -1) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
             os_free(o, NULL);
             free(f);
             opdb_csv_exact_free(&x);

@@ -48,6 +48,26 @@ static void legacy_ep_size(merge_ctx *m, opdb_strvec *cols, const agg_row *const
     opdb_strvec_free(&eps);
 }
 
+/* A table update would otherwise merge into and rewrite: refused when it is
+ * not a database table (random bytes, another CSV) or ends inside a quote,
+ * so that its garbage is never kept as rows.  An empty file is a new table. */
+static int check_table(const char *path, const csvfile *f, opdb_err *err) {
+    if (f->fields.n && sv_index(&f->fields, OPDB_COL_INPUT_SHAPES) < 0)
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:1: not a database table: the header has no %s column", path,
+                         OPDB_COL_INPUT_SHAPES);
+    for (size_t i = 1; i < f->fields.n; i++) /* DictReader keeps the last of two same-named cells: say so */
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(f->fields.v[i], f->fields.v[k]) == 0) {
+                opdb_warn("%s:1: column '%s' appears twice in the header: the last one is used", path, f->fields.v[i]);
+                k = i;
+            }
+    if (f->unterminated_line)
+        return opdb_fail(err, OPDB_ERR_RUNTIME,
+                         "%s:%llu: unterminated quoted field (the quote never closes before the end of the file)", path,
+                         f->unterminated_line);
+    return 0;
+}
+
 int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const *merge, size_t nmerge,
                const agg_row *const *match, size_t nmatch, update_result *res, opdb_strbuf *log, opdb_err *err) {
     result_names(res, path);
@@ -71,9 +91,19 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
         f.on_lazy_row = index_at_load;
         f.on_lazy_row_ctx = &m;
     }
+    /* taken before reading: a change by another program from here on stops the run */
+    opdb_file_id read_id;
+    opdb_file_id_take(path, &read_id);
     bool exists = opdb_path_exists(path);
     if (exists) {
         if (load_csv(path, &f, eager_rows(o), err)) {
+            opdb_sb_free(&m.sig);
+            opdb_sb_free(&m.disp);
+            si_free(&m.si);
+            csvfile_free(&f);
+            return -1;
+        }
+        if (!o->quirks && check_table(path, &f, err)) {
             opdb_sb_free(&m.sig);
             opdb_sb_free(&m.disp);
             si_free(&m.si);
@@ -162,6 +192,7 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
         opdb_atomic_file af;
         if (rc == 0) rc = opdb_atomic_open(&af, path, err);
         if (rc == 0) {
+            opdb_atomic_expect(&af, &read_id);
             write_rows(&af, &cols, &f, keep);
             rc = opdb_atomic_commit(&af, err);
         }

@@ -89,6 +89,9 @@ int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
     if (rc == 0) rc = op_summary_aggregate(files, nfiles, o->ep_size, o->quirks, !o->no_metrics, &agg, err);
     update_run run;
     memset(&run, 0, sizeof run);
+    /* every table and report of the run is staged, then replaced together */
+    opdb_txn_begin(o->db_dir);
+    bool ended = false;
     if (rc == 0) rc = update_db(o, &agg, &run, err);
     if (rc == 0 && !o->quirks) {
         unsigned long merged = 0;
@@ -103,6 +106,8 @@ int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
         update_report_text(o, &run, &text);
         char *md = NULL, *csv = NULL;
         rc = update_report_files(o, &run, text.p, &md, &csv, err);
+        if (opdb_txn_end(rc == 0, err)) rc = -1; /* before the report says what was done */
+        ended = true;
         if (o->json) {
             opdb_strbuf js;
             opdb_sb_init(&js);
@@ -117,6 +122,7 @@ int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
         free(csv);
         opdb_sb_free(&text);
     }
+    if (!ended) opdb_txn_end(false, err);
     update_run_free(&run);
     op_summary_free(&agg);
     opdb_free_paths(files, nfiles);

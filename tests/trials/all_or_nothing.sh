@@ -1,0 +1,160 @@
+#!/bin/sh
+# all_or_nothing.sh OPDB [N]: reliability trials for issue 17 (not timed).
+# Over a generated database, N runs of `parse` and N of `update` are killed
+# (SIGKILL, SIGINT or SIGTERM) at random moments, part of them while the
+# files are being replaced (OPDB_TEST_COMMIT_PAUSE_US slows the commit);
+# after the next opdb (`validate --repair`) the folder must equal the old or
+# the new database as a whole, with no temp file or journal left.  Then
+# disk-full runs (a file-size limit, a small tmpfs when mount works, and the
+# OPDB_TEST_FAIL_WRITE_AFTER seam at every write) must leave the old
+# database; a table changed by another program during an update stops the
+# run with nothing changed; a symlinked table is written through its link.
+# Prints one count line per kind of trial.
+set -u
+opdb=$1
+n=${2:-20}
+w=$(mktemp -d)
+trap 'umount "$w/tmpfs" 2>/dev/null; rm -rf "$w"' EXIT
+export OPDB_REPORT_TIMESTAMP=20260101_000000
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# kernel_details with 300 operator types (3 shapes each); SCALE changes durations
+kd() {
+  awk -v s="$2" 'BEGIN { print "Type,Input Shapes,Output Shapes,Duration(us)"; for (t = 0; t < 300; t++) for (r = 0; r < 3; r++)
+    printf "Op%04d,\"\"\"%d,%d\"\"\",\"\"\"%d\"\"\",%d.5\n", t, t, r, t, (t + r) * s + 1 }' >"$1"
+}
+# op_summary rows for 40 of those operator types (+ 5 new ones for --add-new-ops)
+prof() {
+  mkdir -p "$1/PROF_000001_x/mindstudio_profiler_output"
+  awk -v s="$2" 'BEGIN {
+    print "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,Task Start Time(us),Task Duration(us),Task Wait Time(us),Block Dim,Mix Block Dim,HF32 Eligible,Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,Output Formats,Context ID,aicore_time(us)"
+    for (t = 0; t < 45; t++) for (r = 0; r < 40; r++)
+      printf "0,1,%d,1,k,%s%04d,dynamic,AI_CORE,1.0,%d.5,0,8,0,NO,\"\"\"%d,%d\"\"\",DT_BF16,ND,\"\"\"%d\"\"\",DT_BF16,ND,0,1.0\n",
+        r, (t < 40 ? "Op" : "New"), t * 7, (t + r) * s + 2, t * 7, r, t * 7 }' \
+    >"$1/PROF_000001_x/mindstudio_profiler_output/op_summary_1.csv"
+}
+# a stable text picture of a folder: every file (hidden ones too) and its checksum
+state() { (cd "$1" && find . -type f | LC_ALL=C sort | xargs -d '\n' cksum) 2>/dev/null; }
+leftovers() { find "$1" -name '.*.tmp.*' -o -name '.opdb-journal*' | head -1; }
+
+kd "$w/kd_old.csv" 1
+kd "$w/kd_new.csv" 3
+prof "$w/prof" 5
+"$opdb" parse --profiling-path "$w/kd_old.csv" --database-path "$w/old" >/dev/null || exit 1
+cp -R "$w/old" "$w/parse_new"
+"$opdb" parse --profiling-path "$w/kd_new.csv" --database-path "$w/parse_new" >/dev/null || exit 1
+cp -R "$w/old" "$w/update_new"
+"$opdb" update --add-new-ops --prof-path "$w/prof" --database-path "$w/update_new" >/dev/null || exit 1
+S_old=$(state "$w/old"); S_parse=$(state "$w/parse_new"); S_update=$(state "$w/update_new")
+[ "$S_old" != "$S_parse" ] && [ "$S_old" != "$S_update" ] || { echo "FAIL: the runs change nothing"; exit 1; }
+
+# Random moments: a deterministic LCG (no timing in the assertions, only in where the kills land)
+seed=17
+# kills land anywhere in [0, 1.3 x) the time a whole run takes here (so some after the commit)
+t0=$(date +%s%N)
+cp -R "$w/old" "$w/probe"; OPDB_TEST_COMMIT_PAUSE_US=3000 "$opdb" parse --profiling-path "$w/kd_new.csv" --database-path "$w/probe" >/dev/null 2>&1
+span=$(( ($(date +%s%N) - t0) / 1000000 * 13 / 10 + 1 ))
+rm -rf "$w/probe"
+rnd() { seed=$(( (seed * 1103515245 + 12345) % 2147483648 )); r=$(( (seed / 65536) % $1 )); } # sets r
+old_n=0; new_n=0; trials=0
+for cmd in parse update; do
+  i=0
+  while [ $i -lt "$n" ]; do
+    i=$((i + 1)); trials=$((trials + 1))
+    rnd 3; case $r in 0) sig=KILL ;; 1) sig=INT ;; *) sig=TERM ;; esac
+    rnd 2; pause=0; [ $r = 1 ] && pause=3000
+    rnd $span; ms=$r
+    rm -rf "$w/db"; cp -R "$w/old" "$w/db"
+    if [ $cmd = parse ]; then
+      OPDB_TEST_COMMIT_PAUSE_US=$pause "$opdb" parse --profiling-path "$w/kd_new.csv" --database-path "$w/db" >/dev/null 2>"$w/err" & p=$!
+      S_new=$S_parse
+    else
+      OPDB_TEST_COMMIT_PAUSE_US=$pause "$opdb" update --add-new-ops --prof-path "$w/prof" --database-path "$w/db" >/dev/null 2>"$w/err" & p=$!
+      S_new=$S_update
+    fi
+    sleep "$(awk -v m="$ms" 'BEGIN { printf "%.3f", m / 1000 }')"
+    kill -s $sig $p 2>/dev/null; wait $p 2>/dev/null; rc=$?
+    # (a signal in the first milliseconds, before opdb installs its handlers, ends it silently: nothing was written)
+    if [ $sig != KILL ] && [ $rc -gt 128 ] && [ $ms -ge 20 ] && ! grep -q 'interrupted' "$w/err"; then
+      bad "$cmd SIG$sig at ${ms}ms: no message on stderr"
+    fi
+    "$opdb" validate --repair --database-path "$w/db" >/dev/null 2>&1
+    S=$(state "$w/db")
+    if [ "$S" = "$S_old" ]; then old_n=$((old_n + 1))
+    elif [ "$S" = "$S_new" ]; then new_n=$((new_n + 1))
+    else bad "$cmd SIG$sig at ${ms}ms (commit pause $pause us): the folder is a mix of old and new"; fi
+    [ -z "$(leftovers "$w/db")" ] || bad "$cmd SIG$sig at ${ms}ms: $(leftovers "$w/db") left after validate --repair"
+  done
+done
+echo "kill trials: $trials (kill moments in 0..${span} ms) (parse $n, update $n): $old_n wholly old, $new_n wholly new, $((trials - old_n - new_n)) mixed"
+
+# Disk full: every write position failed through the seam, then real EFBIG.
+full=0; full_ok=0
+for cmd in parse update; do
+  k=0
+  while [ $k -le 6 ]; do
+    rm -rf "$w/db"; cp -R "$w/old" "$w/db"; full=$((full + 1))
+    if [ $cmd = parse ]; then
+      OPDB_TEST_FAIL_WRITE_AFTER=$((k * 40)) "$opdb" parse --profiling-path "$w/kd_new.csv" --database-path "$w/db" >/dev/null 2>"$w/err"
+    else
+      OPDB_TEST_FAIL_WRITE_AFTER=$((k * 7)) "$opdb" update --add-new-ops --prof-path "$w/prof" --database-path "$w/db" >/dev/null 2>"$w/err"
+    fi
+    rc=$?
+    if [ $rc = 1 ] && grep -q 'No space left' "$w/err" && [ "$(state "$w/db")" = "$S_old" ]; then full_ok=$((full_ok + 1))
+    else bad "$cmd failing write $k: rc $rc, $(head -c 200 "$w/err"), database changed or temp files left"; fi
+    k=$((k + 1))
+  done
+done
+# A real write error: a file-size limit the largest new table exceeds (SIGXFSZ ignored, so write fails with EFBIG).
+rm -rf "$w/db"; cp -R "$w/old" "$w/db"; full=$((full + 1))
+(trap '' XFSZ; ulimit -f 1; exec "$opdb" update --add-new-ops --prof-path "$w/prof" --database-path "$w/db") >/dev/null 2>"$w/err"
+rc=$?
+if [ $rc = 1 ] && [ "$(state "$w/db")" = "$S_old" ]; then full_ok=$((full_ok + 1)); else bad "update under a file-size limit: rc $rc $(head -c 200 "$w/err")"; fi
+# A small tmpfs (needs root): the parse runs out of space part way.
+mkdir -p "$w/tmpfs"
+if mount -t tmpfs -o size=200k tmpfs "$w/tmpfs" 2>/dev/null; then
+  cp -R "$w/old" "$w/tmpfs/db" 2>/dev/null
+  S_small=$(state "$w/tmpfs/db")
+  # fill the rest so that the new tables cannot all be staged
+  dd if=/dev/zero of="$w/tmpfs/fill" bs=1k count=200 2>/dev/null
+  rm -f "$w/tmpfs/fill"; dd if=/dev/zero of="$w/tmpfs/fill" bs=1k count=$(( $(df -k "$w/tmpfs" | awk 'NR==2 { print $4 }') - 20 )) 2>/dev/null
+  full=$((full + 1))
+  "$opdb" parse --profiling-path "$w/kd_new.csv" --database-path "$w/tmpfs/db" >/dev/null 2>"$w/err"; rc=$?
+  if [ $rc = 1 ] && [ "$(state "$w/tmpfs/db")" = "$S_small" ]; then full_ok=$((full_ok + 1)); else bad "parse on a full tmpfs: rc $rc $(head -c 200 "$w/err")"; fi
+  umount "$w/tmpfs"
+  tmpfs=yes
+else
+  tmpfs="no (mount not permitted)"
+fi
+echo "disk-full trials: $full, $full_ok left the old database whole (tmpfs: $tmpfs)"
+
+# Another program appends to a table while an update runs: the update stops, the append survives.
+# (Op0007.csv made big, so that the append often lands while the update runs)
+cp -R "$w/old" "$w/edit_base"
+awk 'NR == 2 { for (i = 0; i < 40000; i++) print } { print }' "$w/old/Op0007.csv" >"$w/edit_base/Op0007.csv"
+edits=0; edits_ok=0; edits_stopped=0
+j=0
+while [ $j -lt 10 ]; do
+  j=$((j + 1)); edits=$((edits + 1))
+  rm -rf "$w/db"; cp -R "$w/edit_base" "$w/db"
+  "$opdb" update --prof-path "$w/prof" --database-path "$w/db" >/dev/null 2>"$w/err" & p=$!
+  rnd 300; sleep "$(awk -v m="$r" 'BEGIN { printf "%.3f", m / 1000 }')"
+  printf 'dynamic,AI_CORE,"""9,9""",DT_BF16,ND,"""9""",DT_BF16,ND,1.0\r\n' >>"$w/db/Op0007.csv"
+  wait $p; rc=$?
+  if grep -q '"""9,9"""' "$w/db/Op0007.csv"; then
+    grep -q 'changed by another program' "$w/err" && edits_stopped=$((edits_stopped + 1))
+    if [ $rc = 0 ] || grep -q 'changed by another program' "$w/err"; then edits_ok=$((edits_ok + 1)); else bad "concurrent edit: rc $rc $(head -c 200 "$w/err")"; fi
+  else bad "concurrent edit $j: the appended row was lost (rc $rc)"; fi
+done
+echo "concurrent-edit trials: $edits, $edits_ok kept the other program's row ($edits_stopped stopped the update with nothing changed)"
+
+# A symlinked table is updated through its link, and stays a link.
+rm -rf "$w/db" "$w/elsewhere"; cp -R "$w/old" "$w/db"; mkdir "$w/elsewhere"
+mv "$w/db/Op0007.csv" "$w/elsewhere/Op0007.csv"; ln -s ../elsewhere/Op0007.csv "$w/db/Op0007.csv"
+"$opdb" update --prof-path "$w/prof" --database-path "$w/db" >/dev/null 2>"$w/err" || bad "update with a symlinked table: $(cat "$w/err")"
+[ -L "$w/db/Op0007.csv" ] || bad "the symlinked table was replaced by a regular file"
+cmp -s "$w/elsewhere/Op0007.csv" "$w/update_new/Op0007.csv" || bad "the link's target was not updated"
+echo "symlink trials: 1"
+[ $fail = 0 ] && echo "all-or-nothing trials: ok"
+exit $fail
