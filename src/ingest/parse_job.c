@@ -407,8 +407,10 @@ int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *e
         if (J.deferred.n && o->reference_stdout) fputs(J.deferred.p, o->reference_stdout);
         report_warnings(&J);
         report_kineto(&J.kineto);
-        rc = kd_write_tables(&J.agg, &J.fia, o->output_dir, o->reference_quirks, &J.pg, res, err);
-        if (rc == 0 && J.kineto.n) rc = kn_write_tables(&J.kineto, o->output_dir, res, err);
+        tbl_writer w = {.merge = o->merge};
+        rc = kd_write_tables(&J.agg, &J.fia, o->output_dir, o->reference_quirks, &w, &J.pg, res, err);
+        if (rc == 0 && J.kineto.n) rc = kn_write_tables(&J.kineto, o->output_dir, &w, res, err);
+        tbl_writer_finish(&w, o->output_dir);
         opdb_progress_clear(&J.pg);
     }
     opdb_dir_unlock(lock);
