@@ -168,12 +168,18 @@ def extra_columns(case):
     return changed
 
 
-def merge_case(case):
+def merge_case(case, replace=False):
+    """replace: the second parse has no --merge: its tables replace the first's, other tables stay."""
     runs = parse_args(open(os.path.join(case, "cmd")).read())
-    assert len(runs) == 2 and runs[1][2] and runs[0][1] == runs[1][1], case
+    assert len(runs) == 2 and runs[1][2] != replace and runs[0][1] == runs[1][1], case
     parts = [groups_of(discover(os.path.join(case, p))) for p, _, _ in runs]
     merged = {}
-    for part in parts:
+    if replace:
+        later = {k[0] for k in parts[1]}
+        parts_used = [{k: g for k, g in parts[0].items() if k[0] not in later}, parts[1]]
+    else:
+        parts_used = parts
+    for part in parts_used:
         for key, g in part.items():
             if key[0]:
                 merged.setdefault(key, []).append(g)
@@ -198,7 +204,7 @@ def merge_case(case):
         tables.setdefault(names[t], []).append(cells)
     for fname, rows in tables.items():
         O.write(os.path.join(case, "expected", runs[0][1]), fname, header, rows)
-    with open(os.path.join(case, "expected", "stdout"), "w") as f:
+    with open(os.path.join(case, "expected", "stdout"), "w", newline="") as f:
         for (p, db, _), part in zip(runs, parts):
             n = len({k[0] for k in part if k[0]})
             f.write("Generated %d csv file(s) under %s from %s\n" % (n, db, p))

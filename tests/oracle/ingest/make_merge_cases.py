@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Regenerates the golden cases tests/cli/parse_merge_*: hand-made kernel_details inputs and the
+expected database computed by oracle_merge.py from the inputs' samples (never by opdb).
+
+  python3 tests/oracle/ingest/make_merge_cases.py"""
+import csv
+import io
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import oracle as O  # noqa: E402
+import oracle_merge as M  # noqa: E402
+
+CLI = os.path.join(HERE, "..", "..", "cli")
+HEAD = ["Name", "Type", "OP State", "Accelerator Core", "Duration(us)", "Input Shapes", "Input Data Types",
+        "Input Formats", "Output Shapes", "Output Data Types", "Output Formats"] + O.METRICS
+
+
+def kd(rows):
+    """rows: (type, in, out, duration, formats, aiv_time) -> kernel_details CSV text (CRLF)."""
+    f = io.StringIO()
+    w = csv.writer(f, lineterminator="\r\n")
+    w.writerow(HEAD)
+    for i, (t, inp, out, d, fmt, aiv) in enumerate(rows):
+        m = [""] * 25
+        m[13] = aiv  # aiv_time(us)
+        w.writerow(["%s_%d" % (t, i), t, "dynamic", "AI_VECTOR_CORE", d, inp, "DT_BF16;DT_BF16", fmt, out, "DT_BF16",
+                    "ND"] + m)
+    return f.getvalue().encode()
+
+
+A = kd([("Add", '"8,128;8,128"', '"8,128"', "3.25", "", "2.5"),
+        ("Add", '"8,128;8,128"', '"8,128"', "2.75", "", "2.0"),
+        ("Add", '"16,128;16,128"', '"16,128"', "4.5", "ND;ND", "4"),
+        ("Cast", '"8,128"', '"8,128"', "1.5", "ND", ""),
+        ("Add", '"8,128;8,128"', '"8,128"', "3.0", "", "2.25")])
+B = kd([("Add", '"8,128;8,128"', '"8,128"', "2.5", "ND;ND", "1.5"),
+        ("Add", '"32,128;32,128"', '"32,128"', "6.25", "ND;ND", "5"),
+        ("Mul", '"4,4;4,4"', '"4,4"', "1.25", "ND;ND", "1"),
+        ("Add", '"8,128;8,128"', '"8,128"', "4.0", "ND;ND", "3.5"),
+        ("Add", '"16,128;16,128"', '"16,128"', "5.5", "ND;ND", "4.5")])
+
+
+def case(name, files, cmd, expected_files=None):
+    d = os.path.join(CLI, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "in"))
+    os.makedirs(os.path.join(d, "expected"))
+    for fn, data in files.items():
+        os.makedirs(os.path.dirname(os.path.join(d, "in", fn)), exist_ok=True)
+        with open(os.path.join(d, "in", fn), "wb") as f:
+            f.write(data)
+    with open(os.path.join(d, "cmd"), "w") as f:
+        f.write(cmd + "\n")
+    for fn, text in (expected_files or {}).items():
+        os.makedirs(os.path.dirname(os.path.join(d, "expected", fn)), exist_ok=True)
+        with open(os.path.join(d, "expected", fn), "w", newline="") as f:
+            f.write(text)
+    return d
+
+
+def main():
+    # parse A, then B --merge == the oracle of A + B
+    d = case("parse_merge_kernel_details", {"a.csv": A, "b.csv": B},
+             "opdb parse --profiling-path in/a.csv --database-path db && "
+             "opdb parse --profiling-path in/b.csv --database-path db --merge",
+             {"rc": "0\n"})
+    M.merge_case(d)
+    # without --merge an existing table is replaced, and stderr says so
+    d = case("parse_merge_replace_warns", {"a.csv": A, "b.csv": B},
+             "opdb parse --profiling-path in/a.csv --database-path db && "
+             "opdb parse --profiling-path in/b.csv --database-path db",
+             {"rc": "0\n", "stderr_contains": "replaced 1 existing table(s) in db (first: Add.csv); --merge combines "
+                                              "rows with them instead\n"})
+    M.merge_case(d, replace=True)
+    # a table without Profiling Count (the reference's 36 columns) cannot be merged exactly: error, db untouched
+    old = open(os.path.join(CLI, "parse_quirks_worked_example", "expected", "db", "MatMulV2.csv"), "rb").read()
+    mm = kd([("MatMulV2", '"4,64;128,64"', '"4,128"', "11", "ND;ND", "")])
+    case("parse_merge_into_reference_table", {"old/MatMulV2.csv": old, "b.csv": mm},
+         "mkdir db && cp in/old/MatMulV2.csv db/ && opdb parse --profiling-path in/b.csv --database-path db --merge",
+         {"rc": "1\n", "stdout": "", "db/MatMulV2.csv": old.decode(),
+          "stderr_contains": "db/MatMulV2.csv has no 'Profiling Count' column\n"})
+    case("parse_merge_quirks_usage", {"b.csv": mm},
+         "opdb parse --profiling-path in/b.csv --database-path db --merge --reference-quirks",
+         {"rc": "2\n", "stdout": "", "stderr_contains": "--merge cannot be combined with --reference-quirks\n"})
+
+
+main()
