@@ -333,6 +333,16 @@ static int process_extra(job *J, const kd_inputs *in, const char *file, opdb_err
     return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", file, why);
 }
 
+/* A folder's CSV that is neither kernel_details nor op_summary: one line (spec ingest-more.md §1). */
+static int report_unusable(job *J, const char *file, opdb_err *err) {
+    char hint[512];
+    opdb_csv_profile_hint(file, hint, sizeof hint);
+    if (J->o->strict) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", file, hint);
+    opdb_warn("%s: %s; skipped (--strict makes this an error)", file, hint);
+    J->skipped++;
+    return 0;
+}
+
 static void report_kineto(const kn_agg *a) {
     if (a->no_launch || a->no_operator)
         opdb_warn("%llu of %llu GPU device event(s) not attributed to an operator: %llu without a launch (runtime "
@@ -392,6 +402,7 @@ int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *e
     }
     opdb_progress_stage_bytes(&J.pg, "Load", J.bytes_total);
     int rc = 0;
+    for (size_t i = 0; i < in.nunusable && rc == 0; i++) rc = report_unusable(&J, in.unusable[i], err);
     for (size_t i = 0; i < in.nfiles && rc == 0; i++) rc = process_file(&J, &in, in.files[i], err);
     for (size_t i = 0; i < in.nextra && rc == 0; i++) rc = process_extra(&J, &in, in.extra[i], err);
     opdb_progress_clear(&J.pg);

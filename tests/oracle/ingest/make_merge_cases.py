@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Regenerates the golden cases tests/cli/parse_merge_*: hand-made kernel_details inputs and the
-expected database computed by oracle_merge.py from the inputs' samples (never by opdb).
+"""Regenerates the golden cases tests/cli/parse_merge_* and parse_dir_content_*: hand-made
+kernel_details inputs and the expected database computed by oracle_merge.py from the inputs' samples
+(never by opdb).
 
   python3 tests/oracle/ingest/make_merge_cases.py"""
 import csv
@@ -86,6 +87,20 @@ def main():
     case("parse_merge_quirks_usage", {"b.csv": mm},
          "opdb parse --profiling-path in/b.csv --database-path db --merge --reference-quirks",
          {"rc": "2\n", "stdout": "", "stderr_contains": "--merge cannot be combined with --reference-quirks\n"})
+
+    # a folder's CSVs by content: a renamed kernel_details is parsed, op_statistic and unknown CSVs are named
+    # and skipped (--strict: the first is an error)
+    REAL = os.path.join(HERE, "..", "..", "..", "..", "shared", "data", "real", "ascend")
+    opstat = open(os.path.join(REAL, "msinsight_l1_rank0_op_statistic.csv"), "rb").read()
+    files = {"rank0/export_rank0.csv": A, "rank0/op_statistic.csv": opstat, "notes.csv": b"when,what\r\nmon,run\r\n"}
+    d = case("parse_dir_content_detection", files, "opdb parse --profiling-path in --database-path db",
+             {"rc": "0\n", "stderr_contains":
+              "in/rank0/op_statistic.csv: not a per-kernel profile (op_statistic: per-type totals, no shapes)\n"
+              "in/notes.csv: not a per-kernel profile (a CSV without Type + Duration(us)\n"
+              "skipped (--strict makes this an error)\n"})
+    M.tables_case(d)
+    case("parse_dir_content_detection_strict", files, "opdb parse --strict --profiling-path in --database-path db",
+         {"rc": "1\n", "stdout": "", "stderr_contains": "in/notes.csv: not a per-kernel profile\n"})
 
 
 main()

@@ -8,6 +8,7 @@ the aggregation), never from opdb's output.
   oracle.py extra-columns CASE    default-mode kernel_details goldens: add the columns opdb's
                                   default mode writes for exact merges (see EXTRA below)
   oracle.py merge CASE            expected tables of a `parse A; parse B --merge` case
+  oracle.py tables CASE           expected tables of a one-parse default-mode case without FIA rows
 
 Prints the number of files written.  Whole-file, in-memory Python: a
 reference for small inputs, not a fast path."""
@@ -253,9 +254,10 @@ def sqlite_db(path, outdir):
 
 if __name__ == "__main__":
     mode = sys.argv[1]
-    if mode in ("extra-columns", "merge"):
+    if mode in ("extra-columns", "merge", "tables"):
         import oracle_merge
-        print((oracle_merge.extra_columns if mode == "extra-columns" else oracle_merge.merge_case)(sys.argv[2]))
+        print({"extra-columns": oracle_merge.extra_columns, "merge": oracle_merge.merge_case,
+               "tables": oracle_merge.tables_case}[mode](sys.argv[2]))
     else:
         src, out = sys.argv[2:4]
         print((kineto if mode == "kineto" else sqlite_db)(src, out))

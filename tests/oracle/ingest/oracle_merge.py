@@ -100,17 +100,35 @@ def file_names(types):
     return names
 
 
+def csv_kind(path):
+    """By the header (ingest-more.md §1): kernel_details has Type + Duration(us), op_summary OP Type +
+    Task Duration(us)."""
+    with open(path, "rb") as f:
+        line = f.readline().decode("utf-8", "replace").lstrip("\ufeff")
+    cells = {c.strip().strip('"').strip() for c in line.split(",")}
+    if {"Type", "Duration(us)"} <= cells:
+        return "kernel_details"
+    if {"OP Type", "Task Duration(us)"} <= cells:
+        return "op_summary"
+    return None
+
+
 def discover(root):
-    """Default-mode inputs of a path: the file, or a folder's kernel_details CSVs (else op_summary ones)."""
+    """Default-mode inputs of a path: the file, or a folder's kernel_details CSVs by name or by content
+    (else its op_summary ones)."""
     if os.path.isfile(root):
         return [root]
     found = {"kernel_details": [], "op_summary": []}
     for dirpath, _, files in os.walk(root):
         for fn in files:
-            stem = fn[:-4].lower() if fn.endswith(".csv") and len(fn) > 4 else None
-            for word in found:
-                if stem is not None and word in stem:
-                    found[word].append(os.path.join(dirpath, fn))
+            if not fn.endswith(".csv") or len(fn) <= 4:
+                continue
+            stem, path = fn[:-4].lower(), os.path.join(dirpath, fn)
+            kind = csv_kind(path)  # content decides; a kernel_details name is always a candidate
+            word = "kernel_details" if "kernel_details" in stem or kind == "kernel_details" else \
+                "op_summary" if "op_summary" in stem or kind == "op_summary" else None
+            if word:
+                found[word].append(path)
     key = lambda p: os.path.relpath(p, root).split(os.sep)
     return sorted(found["kernel_details"], key=key) or sorted(found["op_summary"], key=key)
 
@@ -168,10 +186,15 @@ def extra_columns(case):
     return changed
 
 
-def merge_case(case, replace=False):
+def tables_case(case):
+    """Whole expected tables of a one-parse default-mode case without FIA rows (same rules as merge_case)."""
+    return merge_case(case, single=True)
+
+
+def merge_case(case, replace=False, single=False):
     """replace: the second parse has no --merge: its tables replace the first's, other tables stay."""
     runs = parse_args(open(os.path.join(case, "cmd")).read())
-    assert len(runs) == 2 and runs[1][2] != replace and runs[0][1] == runs[1][1], case
+    assert single or (len(runs) == 2 and runs[1][2] != replace and runs[0][1] == runs[1][1]), case
     parts = [groups_of(discover(os.path.join(case, p))) for p, _, _ in runs]
     merged = {}
     if replace:
