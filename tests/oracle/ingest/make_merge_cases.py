@@ -102,5 +102,25 @@ def main():
     case("parse_dir_content_detection_strict", files, "opdb parse --strict --profiling-path in --database-path db",
          {"rc": "1\n", "stdout": "", "stderr_contains": "in/notes.csv: not a per-kernel profile\n"})
 
+    # a PyTorch trace parsed twice with --merge: every count, sum and sum of squares doubles, average, median,
+    # std, min, max and kernel names stay (the kineto oracle's tables of the trace, so transformed)
+    trace = open(os.path.join(CLI, "parse_kineto_rule_nesting", "in", "trace.json"), "rb").read()
+    d = case("parse_merge_kineto_twice", {"trace.json": trace},
+             "opdb parse --profiling-path in/trace.json --database-path db && "
+             "opdb parse --profiling-path in/trace.json --database-path db --merge", {"rc": "0\n"})
+    out = os.path.join(d, "expected", "db")
+    n = O.kineto(os.path.join(d, "in", "trace.json"), out)
+    for fn in os.listdir(out):
+        with open(os.path.join(out, fn), newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+        h = rows[0]
+        for r in rows[1:]:
+            r[h.index("Profiling Count")] = str(2 * int(r[h.index("Profiling Count")]))
+            for c in ("Profiling Sum Duration(us)", "Profiling Sum Squares(us^2)"):
+                r[h.index(c)] = "%.6f" % (2 * float(r[h.index(c)]))
+        O.write(out, fn, h, rows[1:])
+    with open(os.path.join(d, "expected", "stdout"), "w", newline="") as f:
+        f.write(("Generated %d csv file(s) under db from in/trace.json\n" % n) * 2)
+
 
 main()
