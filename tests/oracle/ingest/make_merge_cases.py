@@ -122,5 +122,44 @@ def main():
     with open(os.path.join(d, "expected", "stdout"), "w", newline="") as f:
         f.write(("Generated %d csv file(s) under db from in/trace.json\n" % n) * 2)
 
+    # --merge into tables that `opdb update` extended: its Average Duration(us) column is kept (empty in new rows)
+    tmp = case("parse_merge_tmp_a", {"a.csv": A}, "opdb parse --profiling-path in/a.csv --database-path db")
+    M.tables_case(tmp)
+    olddb = os.path.join(tmp, "expected", "db")
+
+    def with_mb(rows, mb_of):
+        h = rows[0]
+        at = h.index("Output Formats") + 1
+        out = [h[:at] + ["Average Duration(us)"] + h[at:]]
+        for r in rows[1:]:
+            out.append(r[:at] + [mb_of(r, h)] + r[at:])
+        return out
+
+    def read(path):
+        with open(path, newline="", encoding="utf-8") as f:
+            return list(csv.reader(f))
+
+    def text(rows):
+        f = io.StringIO()
+        csv.writer(f, lineterminator="\r\n").writerows(rows)
+        return f.getvalue()
+
+    old, mb = {}, {}
+    for fn in sorted(os.listdir(olddb)):
+        rows = read(os.path.join(olddb, fn))
+        rows = with_mb(rows, lambda r, h: mb.setdefault((fn, r[h.index("Input Shapes")], r[h.index("Output Shapes")]),
+                                                        "%.6f" % (1.0 + len(mb))))
+        old["old/" + fn] = text(rows).encode()
+    shutil.rmtree(tmp)
+    merged = os.path.join(CLI, "parse_merge_kernel_details", "expected", "db")
+    expected = {"rc": "0\n", "stdout": "Generated 2 csv file(s) under db from in/b.csv\n"}
+    for fn in sorted(os.listdir(merged)):
+        rows = read(os.path.join(merged, fn))
+        if "old/" + fn in old:
+            rows = with_mb(rows, lambda r, h: mb.get((fn, r[h.index("Input Shapes")], r[h.index("Output Shapes")]), ""))
+        expected["db/" + fn] = text(rows)
+    case("parse_merge_keeps_update_columns", dict(old, **{"b.csv": B}),
+         "mkdir db && cp in/old/*.csv db/ && opdb parse --profiling-path in/b.csv --database-path db --merge", expected)
+
 
 main()
