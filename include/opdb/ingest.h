@@ -20,6 +20,7 @@ typedef struct opdb_parse_opts {
     int threads;                 /* <= 0: one per online CPU */
     bool no_progress;            /* never draw progress bars */
     FILE *reference_stdout;      /* where the reference's own messages go (stdout) */
+    bool merge;                  /* combine rows with existing tables instead of replacing them */
 } opdb_parse_opts;
 
 typedef struct opdb_table_summary {

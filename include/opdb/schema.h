@@ -33,6 +33,14 @@ extern "C" {
 #define OPDB_COL_PROF_AVG_DUR "Profiling Average Duration(us)"
 #define OPDB_COL_PROF_MEDIAN_DUR "Profiling Median Duration(us)"
 #define OPDB_COL_PROF_STD_DUR "Profiling Std Duration(us)"
+/* opdb's default-mode parse also writes these, so a later parse can merge
+ * rows exactly (count, sum, sum of squares, min, max); not --reference-quirks */
+#define OPDB_COL_PROF_COUNT "Profiling Count"
+#define OPDB_COL_PROF_MIN_DUR "Profiling Min Duration(us)"
+#define OPDB_COL_PROF_MAX_DUR "Profiling Max Duration(us)"
+#define OPDB_COL_PROF_SUM_DUR "Profiling Sum Duration(us)"
+#define OPDB_COL_PROF_SUMSQ_DUR "Profiling Sum Squares(us^2)"
+#define OPDB_COL_KERNEL_NAMES "Kernel Names"
 
 /* A metric m is stored as "MicroBench <m>" (measured by opdb bench) and
  * "Profiling Average <m>" (aggregated from profiles). */

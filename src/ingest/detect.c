@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ingest/detect.h"
 #include "opdb/ingest.h"
 
 int opdb_input_detect(const char *path, opdb_input_kind *kind, opdb_err *err) {
@@ -68,6 +69,14 @@ static bool has(const hdr *h, const char *name) {
     for (int i = 0; i < h->n; i++)
         if (strcmp(h->cell[i], name) == 0) return true;
     return false;
+}
+
+int kd_csv_kind(const char *path) {
+    static hdr h;
+    read_header(path, &h);
+    if (has(&h, "Type") && has(&h, "Duration(us)")) return KD_CSV_KERNEL_DETAILS;
+    if (has(&h, "OP Type") && has(&h, "Task Duration(us)")) return KD_CSV_OP_SUMMARY;
+    return h.n > 1 || (h.n == 1 && h.cell[0][0]) ? KD_CSV_OTHER : KD_CSV_EMPTY;
 }
 
 #define WHAT_TO_DO "give opdb parse a kernel_details.csv, an op_summary_*.csv, a profiler .db export or a PyTorch profiler trace"

@@ -2,6 +2,7 @@
  * file is searched for msprof op_summary files; never both, since torch_npu
  * folders hold both views of the same kernels. */
 #include "ingest/discover.h"
+#include "ingest/detect.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,49 @@ static bool is_extra_candidate(const char *name, void *ctx) {
     return ends_with(name, n, ".db") || ends_with(name, n, ".json") || ends_with(name, n, ".gz");
 }
 
+static bool is_csv(const char *name, void *ctx) {
+    (void)ctx;
+    size_t n = strlen(name);
+    return n > 4 && strcmp(name + n - 4, ".csv") == 0;
+}
+
+static void push(char ***v, size_t *n, char *s) {
+    *v = opdb_xrealloc(*v, (*n + 1) * sizeof **v);
+    (*v)[(*n)++] = s;
+}
+
+/* Default mode: a folder's CSVs by content.  A file named like kernel_details
+ * is always a candidate (so an empty or broken one is reported as before);
+ * any other CSV whose header is a kernel_details one joins it.  Only when
+ * there is none do op_summary files count (the same kernels otherwise).  The
+ * rest, but operator_details.csv (FIA side file), are recognised-but-unusable
+ * or unknown CSVs: listed in `unusable` to be reported. */
+static int discover_by_content(const char *path, kd_inputs *in, opdb_err *err) {
+    char **all = NULL, **os = NULL, **other = NULL;
+    size_t nall = 0, nos = 0, nother = 0;
+    if (opdb_find_files(path, is_csv, NULL, &all, &nall, err)) return -1;
+    for (size_t i = 0; i < nall; i++) {
+        const char *base = opdb_path_basename(all[i]);
+        int kind = kd_csv_kind(all[i]);
+        if (csv_stem_contains(base, "kernel_details") || kind == KD_CSV_KERNEL_DETAILS) push(&in->files, &in->nfiles, all[i]);
+        else if (csv_stem_contains(base, "op_summary") || kind == KD_CSV_OP_SUMMARY) push(&os, &nos, all[i]);
+        else if (strcmp(base, "operator_details.csv") == 0 || kind == KD_CSV_EMPTY) free(all[i]);
+        else push(&other, &nother, all[i]);
+    }
+    free(all);
+    if (in->nfiles == 0) {
+        free(in->files);
+        in->files = os;
+        in->nfiles = nos;
+        in->from_op_summary = nos > 0;
+    } else {
+        opdb_free_paths(os, nos);
+    }
+    in->unusable = other;
+    in->nunusable = nother;
+    return 0;
+}
+
 static bool is_operator_details(const char *name, void *ctx) {
     (void)ctx;
     return strcmp(name, "operator_details.csv") == 0;
@@ -65,12 +109,8 @@ int kd_discover(const char *path, bool quirks, kd_inputs *in, opdb_err *err) {
         free(norm);
         return -1;
     }
-    int rc = opdb_find_files(path, csv_stem_contains, "kernel_details", &in->files, &in->nfiles, err);
-    if (rc == 0 && in->nfiles == 0 && !quirks) {
-        free(in->files);
-        rc = opdb_find_files(path, csv_stem_contains, "op_summary", &in->files, &in->nfiles, err);
-        in->from_op_summary = in->nfiles > 0;
-    }
+    int rc = quirks ? opdb_find_files(path, csv_stem_contains, "kernel_details", &in->files, &in->nfiles, err)
+                    : discover_by_content(path, in, err);
     if (rc == 0 && in->nfiles == 0 && in->nextra == 0) {
         if (quirks)
             opdb_fail(err, OPDB_ERR_RUNTIME, "No CSV files with 'kernel_details' in the filename found under: %s", norm);
@@ -89,6 +129,7 @@ void kd_inputs_free(kd_inputs *in) {
     opdb_free_paths(in->files, in->nfiles);
     opdb_free_paths(in->operator_details, in->nop);
     opdb_free_paths(in->extra, in->nextra);
+    opdb_free_paths(in->unusable, in->nunusable);
     memset(in, 0, sizeof *in);
 }
 

@@ -14,10 +14,13 @@ typedef struct kd_inputs {
     bool from_op_summary;    /* no kernel_details file: msprof op_summary files instead */
     char **extra;            /* not quirks: SQLite exports and JSON traces (detected by content later) */
     size_t nextra;
+    char **unusable;         /* not quirks, folder: other CSVs (op_statistic, unknown ...), reported */
+    size_t nunusable;
     bool single;             /* the path was a file */
 } kd_inputs;
 
-/* quirks: exactly the reference's discovery (kernel_details only).
+/* quirks: exactly the reference's discovery (kernel_details only, by name).
+ * Otherwise a folder's CSVs are chosen by content (see discover.c).
  * Otherwise a file that is not text (SQLite, gzip or JSON by content) goes to
  * `extra`, and a folder's *.db, *.json and *.gz files are listed there too. */
 int kd_discover(const char *path, bool quirks, kd_inputs *in, opdb_err *err);

@@ -89,6 +89,12 @@ void kd_agg_finish(kd_agg *a, void (*tick)(void *ctx, size_t done), void *ctx) {
         kd_group *g = &a->g[i];
         double count = (double)g->count;
         g->mean = g->sum / count;
+        /* in row order, before the median sorts them: min()/max() as Python keeps the first of NaN ties */
+        g->min = g->max = g->ndurs ? g->durs[0] : 0.0;
+        for (size_t k = 1; k < g->ndurs; k++) {
+            if (g->durs[k] < g->min) g->min = g->durs[k];
+            if (g->durs[k] > g->max) g->max = g->durs[k];
+        }
         g->median = opdb_median(g->durs, g->ndurs);
         g->std = opdb_pstd_naive(g->sum, g->sumsq, count);
         free(g->durs);

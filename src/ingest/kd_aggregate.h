@@ -27,7 +27,7 @@ typedef struct kd_group {
     uint32_t metrics_seen;      /* metrics that had a column for some row */
     double *durs;
     size_t ndurs, capdurs;
-    double mean, median, std;   /* set by kd_agg_finish */
+    double mean, median, std, min, max; /* set by kd_agg_finish */
 } kd_group;
 
 typedef struct kd_agg {

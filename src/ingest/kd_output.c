@@ -12,8 +12,11 @@
 #include "opdb/fs.h"
 #include "opdb/pystr.h"
 #include "opdb/schema.h"
+#include "ingest/table_merge.h"
 
-#define NCOLS_MAX (OPDB_NBASE_COLS + OPDB_NPROF_DUR_COLS + OPDB_NMETRICS + FIA_NRUNTIME)
+#define NEXTRA 5 /* default mode: count, min, max, sum, sum of squares (exact merges) */
+#define NCOLS_MAX (OPDB_NBASE_COLS + OPDB_NPROF_DUR_COLS + NEXTRA + OPDB_NMETRICS + FIA_NRUNTIME)
+#define NNUM (OPDB_NPROF_DUR_COLS + NEXTRA + OPDB_NMETRICS)
 
 typedef struct type_entry {
     opdb_span name;
@@ -21,12 +24,17 @@ typedef struct type_entry {
     size_t n, cap;
 } type_entry;
 
-static void header(opdb_strbuf *out, bool fia) {
+static void header(opdb_strbuf *out, bool fia, bool extra) {
     opdb_span cells[NCOLS_MAX];
     char names[OPDB_NMETRICS][64];
     size_t n = 0;
     for (int i = 0; i < OPDB_NBASE_COLS; i++) cells[n++] = opdb_span_cstr(opdb_base_cols[i]);
     for (int i = 0; i < OPDB_NPROF_DUR_COLS; i++) cells[n++] = opdb_span_cstr(opdb_prof_dur_cols[i]);
+    if (extra) {
+        static const char *const x[NEXTRA] = {OPDB_COL_PROF_COUNT, OPDB_COL_PROF_MIN_DUR, OPDB_COL_PROF_MAX_DUR,
+                                              OPDB_COL_PROF_SUM_DUR, OPDB_COL_PROF_SUMSQ_DUR};
+        for (int i = 0; i < NEXTRA; i++) cells[n++] = opdb_span_cstr(x[i]);
+    }
     for (int m = 0; m < OPDB_NMETRICS; m++) {
         snprintf(names[m], sizeof names[m], OPDB_METRIC_PROF_PREFIX "%s", opdb_metric_names[m]);
         cells[n++] = opdb_span_cstr(names[m]);
@@ -36,9 +44,9 @@ static void header(opdb_strbuf *out, bool fia) {
     opdb_csv_write_record(out, cells, n);
 }
 
-static void row(opdb_strbuf *out, kd_group *g, const fia_index *ix, bool fia) {
+static void row(opdb_strbuf *out, kd_group *g, const fia_index *ix, bool fia, bool extra) {
     opdb_span cells[NCOLS_MAX];
-    char num[3 + OPDB_NMETRICS][400];
+    char num[NNUM][400];
     size_t n = 0;
     cells[n++] = g->desc[0];
     cells[n++] = g->desc[1];
@@ -54,13 +62,22 @@ static void row(opdb_strbuf *out, kd_group *g, const fia_index *ix, bool fia) {
         size_t k = opdb_py_fmt_fixed(num[i], sizeof num[i], stat[i], 6);
         cells[n++] = opdb_span_make(num[i], k);
     }
+    if (extra) {
+        char *c = num[3];
+        cells[n++] = opdb_span_make(c, (size_t)snprintf(c, sizeof num[3], "%llu", (unsigned long long)g->count));
+        double x[NEXTRA - 1] = {g->min, g->max, g->sum, g->sumsq};
+        for (int i = 0; i < NEXTRA - 1; i++) {
+            size_t k = opdb_py_fmt_fixed(num[4 + i], sizeof num[4 + i], x[i], 6);
+            cells[n++] = opdb_span_make(num[4 + i], k);
+        }
+    }
     for (int m = 0; m < OPDB_NMETRICS; m++) {
         if (!(g->metrics_seen & (1u << m))) {
             cells[n++] = opdb_span_make("", 0);
             continue;
         }
-        size_t k = opdb_py_fmt_fixed(num[3 + m], sizeof num[3 + m], g->msum[m] / count, 6);
-        cells[n++] = opdb_span_make(num[3 + m], k);
+        size_t k = opdb_py_fmt_fixed(num[3 + NEXTRA + m], sizeof num[0], g->msum[m] / count, 6);
+        cells[n++] = opdb_span_make(num[3 + NEXTRA + m], k);
     }
     if (fia) {
         const fia_meta *meta = fia_index_get(ix, g->key->in, g->key->out);
@@ -121,7 +138,7 @@ static void remove_stale_temps(const char *dir) {
     closedir(d);
 }
 
-int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool quirks,
+int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool quirks, tbl_writer *w,
                     opdb_progress *pg, opdb_parse_result *res, opdb_err *err) {
     size_t ntypes;
     type_entry *types = collect_types(a, &ntypes);
@@ -159,9 +176,9 @@ int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool qui
         const char *fname = used[t];
         bool fia = opdb_span_eq_cstr(types[t].name, KD_FIA_TYPE);
         opdb_sb_clear(&out);
-        header(&out, fia);
-        for (size_t i = 0; i < types[t].n; i++) row(&out, &a->g[types[t].groups[i]], ix, fia);
-        rc = opdb_atomic_write(paths[t], out.p, out.n, err);
+        header(&out, fia, !quirks);
+        for (size_t i = 0; i < types[t].n; i++) row(&out, &a->g[types[t].groups[i]], ix, fia, !quirks);
+        rc = tbl_emit(w, paths[t], out.p, out.n, err);
         if (rc == 0) {
             res->files_written++;
             opdb_table_summary *sum = &res->tables[res->ntables++];

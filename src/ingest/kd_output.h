@@ -4,12 +4,13 @@
 
 #include "ingest/fia_runtime.h"
 #include "ingest/kd_aggregate.h"
+#include "ingest/table_merge.h"
 #include "opdb/progress.h"
 
-/* Writes every type's table under outdir.  quirks: two types that sanitise
+/* Writes every type's table under outdir through w (replace or --merge).  quirks: two types that sanitise
  * to one name overwrite each other (the reference); otherwise the later one
  * becomes `<name>~2.csv`. *nfiles counts like the reference (one per type). */
-int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool quirks,
+int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool quirks, tbl_writer *w,
                     opdb_progress *pg, opdb_parse_result *res, opdb_err *err);
 
 #endif

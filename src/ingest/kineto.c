@@ -453,13 +453,14 @@ static int by_first_call(const void *x, const void *y) {
     return a->first_call < b->first_call ? -1 : a->first_call > b->first_call;
 }
 
-#define KN_NCOLS 15
+#define KN_NCOLS 17
+#define KN_NNUM 8 /* average .. sum of squares */
 
 static void header(opdb_strbuf *out) {
 #define KN_ITEM(name) name,
     static const char *const names[KN_NCOLS] = {
-        OPDB_BASE_COL_LIST(KN_ITEM) OPDB_PROF_DUR_COL_LIST(KN_ITEM) "Profiling Count", "Profiling Min Duration(us)",
-        "Profiling Max Duration(us)", "Kernel Names"};
+        OPDB_BASE_COL_LIST(KN_ITEM) OPDB_PROF_DUR_COL_LIST(KN_ITEM) OPDB_COL_PROF_COUNT, OPDB_COL_PROF_MIN_DUR,
+        OPDB_COL_PROF_MAX_DUR, OPDB_COL_PROF_SUM_DUR, OPDB_COL_PROF_SUMSQ_DUR, OPDB_COL_KERNEL_NAMES};
 #undef KN_ITEM
     opdb_span c[KN_NCOLS];
     for (int i = 0; i < KN_NCOLS; i++) c[i] = opdb_span_cstr(names[i]);
@@ -467,12 +468,12 @@ static void header(opdb_strbuf *out) {
 }
 
 static void row(opdb_strbuf *out, const kn_agg *a, kn_group *g, opdb_strbuf *knames) {
-    char num[6][400];
+    char num[KN_NNUM][400];
     double count = (double)g->count;
-    double v[6] = {g->sum / count, opdb_median(g->durs, g->ndurs), opdb_pstd_naive(g->sum, g->sumsq, count),
-                   0, g->min, g->max};
+    double v[KN_NNUM] = {g->sum / count, opdb_median(g->durs, g->ndurs), opdb_pstd_naive(g->sum, g->sumsq, count),
+                         0, g->min, g->max, g->sum, g->sumsq};
     opdb_span c[KN_NCOLS];
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < KN_NNUM; i++) {
         size_t k = i == 3 ? (size_t)snprintf(num[i], sizeof num[i], "%llu", (unsigned long long)g->count)
                           : opdb_py_fmt_fixed(num[i], sizeof num[i], v[i], 6);
         c[8 + i] = opdb_span_make(num[i], k);
@@ -487,7 +488,7 @@ static void row(opdb_strbuf *out, const kn_agg *a, kn_group *g, opdb_strbuf *kna
     c[2] = opdb_span_cstr(g->shapes_cell);
     c[3] = opdb_span_cstr(g->dtypes_cell);
     for (int i = 4; i < 8; i++) c[i] = opdb_span_cstr("");
-    c[14] = opdb_span_make(knames->n ? knames->p : "", knames->n);
+    c[16] = opdb_span_make(knames->n ? knames->p : "", knames->n);
     opdb_csv_write_record(out, c, KN_NCOLS);
 }
 
@@ -497,7 +498,7 @@ static bool taken(const opdb_parse_result *res, const char *name) {
     return false;
 }
 
-int kn_write_tables(kn_agg *a, const char *outdir, opdb_parse_result *res, opdb_err *err) {
+int kn_write_tables(kn_agg *a, const char *outdir, tbl_writer *w, opdb_parse_result *res, opdb_err *err) {
     size_t ng = 0;
     size_t *order = opdb_xmalloc((a->n + 1) * sizeof *order);
     for (size_t i = 0; i < a->n; i++)
@@ -531,7 +532,7 @@ int kn_write_tables(kn_agg *a, const char *outdir, opdb_parse_result *res, opdb_
             sum.total_us += g->sum;
         }
         char *path = opdb_path_join(outdir, fname);
-        rc = opdb_atomic_write(path, out.p, out.n, err);
+        rc = tbl_emit(w, path, out.p, out.n, err);
         free(path);
         if (rc == 0) {
             res->tables[res->ntables++] = sum;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "opdb/core.h"
 #include "opdb/ingest.h"
+#include "ingest/table_merge.h"
 
 typedef struct kn_group {
     const char *name, *dims, *types;  /* key: operator name, Input Dims / Input type as rendered */
@@ -45,8 +46,8 @@ void kn_agg_free(kn_agg *a);
  * -1 on error (err names the file). */
 int kn_read(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err);
 
-/* Writes one table per operator under outdir (atomically), appending to
+/* Writes one table per operator under outdir (atomically, replacing or merging through w), appending to
  * res->tables. used/nused: file names already written by this run. */
-int kn_write_tables(kn_agg *a, const char *outdir, opdb_parse_result *res, opdb_err *err);
+int kn_write_tables(kn_agg *a, const char *outdir, tbl_writer *w, opdb_parse_result *res, opdb_err *err);
 
 #endif

@@ -330,6 +330,16 @@ static int process_extra(job *J, const kd_inputs *in, const char *file, opdb_err
     return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", file, why);
 }
 
+/* A folder's CSV that is neither kernel_details nor op_summary: one line (spec ingest-more.md §1). */
+static int report_unusable(job *J, const char *file, opdb_err *err) {
+    char hint[512];
+    opdb_csv_profile_hint(file, hint, sizeof hint);
+    if (J->o->strict) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", file, hint);
+    opdb_warn("%s: %s; skipped (--strict makes this an error)", file, hint);
+    J->skipped++;
+    return 0;
+}
+
 static void report_kineto(const kn_agg *a) {
     if (a->no_launch || a->no_operator)
         opdb_warn("%llu of %llu GPU device event(s) not attributed to an operator: %llu without a launch (runtime "
@@ -389,6 +399,7 @@ int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *e
     }
     opdb_progress_stage_bytes(&J.pg, "Load", J.bytes_total);
     int rc = 0;
+    for (size_t i = 0; i < in.nunusable && rc == 0; i++) rc = report_unusable(&J, in.unusable[i], err);
     for (size_t i = 0; i < in.nfiles && rc == 0; i++) rc = process_file(&J, &in, in.files[i], err);
     for (size_t i = 0; i < in.nextra && rc == 0; i++) rc = process_extra(&J, &in, in.extra[i], err);
     opdb_progress_clear(&J.pg);
@@ -405,9 +416,11 @@ int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *e
         report_warnings(&J);
         report_kineto(&J.kineto);
         opdb_txn_begin(o->output_dir); /* all tables or none */
-        rc = kd_write_tables(&J.agg, &J.fia, o->output_dir, o->reference_quirks, &J.pg, res, err);
-        if (rc == 0 && J.kineto.n) rc = kn_write_tables(&J.kineto, o->output_dir, res, err);
+        tbl_writer w = {.merge = o->merge};
+        rc = kd_write_tables(&J.agg, &J.fia, o->output_dir, o->reference_quirks, &w, &J.pg, res, err);
+        if (rc == 0 && J.kineto.n) rc = kn_write_tables(&J.kineto, o->output_dir, &w, res, err);
         if (opdb_txn_end(rc == 0, err)) rc = -1;
+        tbl_writer_finish(&w, o->output_dir);
         opdb_progress_clear(&J.pg);
     }
     opdb_dir_unlock(lock);

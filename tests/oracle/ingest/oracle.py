@@ -5,6 +5,10 @@ the aggregation), never from opdb's output.
 
   oracle.py kineto TRACE OUTDIR   one CSV per operator (spec §3)
   oracle.py sqlite DB OUTDIR      one CSV per kernel type (spec §2 + ingest.md §1)
+  oracle.py extra-columns CASE    default-mode kernel_details goldens: add the columns opdb's
+                                  default mode writes for exact merges (see EXTRA below)
+  oracle.py merge CASE            expected tables of a `parse A; parse B --merge` case
+  oracle.py tables CASE           expected tables of a one-parse default-mode case without FIA rows
 
 Prints the number of files written.  Whole-file, in-memory Python: a
 reference for small inputs, not a fast path."""
@@ -24,6 +28,10 @@ METRICS = [
     "aiv_vec_time(us)", "aiv_vec_ratio", "aiv_scalar_time(us)", "aiv_scalar_ratio", "aiv_mte2_time(us)",
     "aiv_mte2_ratio", "aiv_mte3_time(us)", "aiv_mte3_ratio", "aiv_icache_miss_rate", "cube_utilization(%)",
 ]
+# Written by the default mode after Profiling Std Duration(us) (issue 19 point 4, docs/ingest-formats.md):
+# count, min and max of the durations, their left-to-right sum and sum of squares, all "%.6f" but the count.
+EXTRA = ["Profiling Count", "Profiling Min Duration(us)", "Profiling Max Duration(us)", "Profiling Sum Duration(us)",
+         "Profiling Sum Squares(us^2)"]
 BASE = ["OP State", "Accelerator Core", "Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
         "Output Data Types", "Output Formats"]
 
@@ -39,6 +47,17 @@ def total(xs):
     for x in xs:
         s += x
     return s
+
+
+def sumsq(xs):
+    sq = 0.0
+    for x in xs:
+        sq += x * x
+    return sq
+
+
+def extra_cells(xs):
+    return [str(len(xs)), "%.6f" % min(xs), "%.6f" % max(xs), "%.6f" % total(xs), "%.6f" % sumsq(xs)]
 
 
 def std(xs):
@@ -153,14 +172,15 @@ def kineto(path, outdir):
                 g["knames"].append(d.get("name", ""))
         g["durs"].append(call)
     header = BASE + ["Profiling Average Duration(us)", "Profiling Median Duration(us)", "Profiling Std Duration(us)",
-                     "Profiling Count", "Profiling Min Duration(us)", "Profiling Max Duration(us)", "Kernel Names"]
+                     "Profiling Count", "Profiling Min Duration(us)", "Profiling Max Duration(us)",
+                     "Profiling Sum Duration(us)", "Profiling Sum Squares(us^2)", "Kernel Names"]
 
     def row_of(g):
         xs = g["durs"]
         dtypes = ";".join(str(t) for t in g["types"]) if isinstance(g["types"], list) else ""
         return ["", "GPU", shapes_cell(g["dims"]), dtypes, "", "", "", "",
                 "%.6f" % (total(xs) / len(xs)), "%.6f" % statistics.median(xs), "%.6f" % std(xs), str(len(xs)),
-                "%.6f" % min(xs), "%.6f" % max(xs), ";".join(g["knames"])]
+                "%.6f" % min(xs), "%.6f" % max(xs), "%.6f" % total(xs), "%.6f" % sumsq(xs), ";".join(g["knames"])]
 
     n = write_tables(outdir, [(g["name"], g) for g in groups.values()], header, row_of)
     print(n, "file(s);", no_launch, "device event(s) without launch;", no_op, "without operator", file=sys.stderr)
@@ -218,14 +238,14 @@ def sqlite_db(path, outdir):
                 g["m"][m] += v / 1000 if c.endswith("_time") else v
     assert not any(k[0] == "FusedInferAttentionScore" for k in groups), "FIA rows: not covered by this oracle"
     header = BASE + ["Profiling Average Duration(us)", "Profiling Median Duration(us)",
-                     "Profiling Std Duration(us)"] + ["Profiling Average " + m for m in METRICS]
+                     "Profiling Std Duration(us)"] + EXTRA + ["Profiling Average " + m for m in METRICS]
 
     def row_of(item):
         (typ, inp, out), g = item
         xs = g["durs"]
         d = g["desc"]
         r = [d[0], d[1], inp, d[2], d[3], out, d[4], d[5],
-             "%.6f" % (total(xs) / len(xs)), "%.6f" % statistics.median(xs), "%.6f" % std(xs)]
+             "%.6f" % (total(xs) / len(xs)), "%.6f" % statistics.median(xs), "%.6f" % std(xs)] + extra_cells(xs)
         r += ["%.6f" % (g["m"][m] / len(xs)) if present[m] else "" for m in range(25)]
         return r
 
@@ -233,5 +253,11 @@ def sqlite_db(path, outdir):
 
 
 if __name__ == "__main__":
-    mode, src, out = sys.argv[1:4]
-    print((kineto if mode == "kineto" else sqlite_db)(src, out))
+    mode = sys.argv[1]
+    if mode in ("extra-columns", "merge", "tables"):
+        import oracle_merge
+        print({"extra-columns": oracle_merge.extra_columns, "merge": oracle_merge.merge_case,
+               "tables": oracle_merge.tables_case}[mode](sys.argv[2]))
+    else:
+        src, out = sys.argv[2:4]
+        print((kineto if mode == "kineto" else sqlite_db)(src, out))

@@ -1,0 +1,9 @@
+/* What a CSV holds, from its header (spec ingest-more.md §1): folders pick
+ * their kernel_details / op_summary files by this, not by file name. */
+#ifndef OPDB_INGEST_DETECT_H
+#define OPDB_INGEST_DETECT_H
+
+enum { KD_CSV_EMPTY, KD_CSV_KERNEL_DETAILS, KD_CSV_OP_SUMMARY, KD_CSV_OTHER };
+int kd_csv_kind(const char *path);
+
+#endif

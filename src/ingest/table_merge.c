@@ -1,0 +1,295 @@
+/* See table_merge.h.  Both sides are read as whole tables of strings (the
+ * existing file with the exact tokenizer, parse's own rendering with the fast
+ * one); cells are matched by column name, so columns other tools added (for
+ * example `opdb update`'s MicroBench columns) are kept as they are. */
+#include "ingest/table_merge.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opdb/csv.h"
+#include "opdb/fs.h"
+#include "opdb/pystr.h"
+#include "opdb/schema.h"
+#include "opdb/stats.h"
+
+#define MAX_COLS 4096
+
+typedef struct tbl {
+    opdb_arena ar;
+    char ***row;   /* row[0] = header */
+    int *nf;
+    size_t n, cap;
+} tbl;
+
+static void tbl_init(tbl *t) {
+    memset(t, 0, sizeof *t);
+    opdb_arena_init(&t->ar, 64 * 1024);
+}
+
+static void tbl_free(tbl *t) {
+    free(t->row);
+    free(t->nf);
+    opdb_arena_free(&t->ar);
+}
+
+static char **tbl_add(tbl *t, int nf) {
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 64;
+        t->row = opdb_xrealloc(t->row, t->cap * sizeof *t->row);
+        t->nf = opdb_xrealloc(t->nf, t->cap * sizeof *t->nf);
+    }
+    t->nf[t->n] = nf;
+    t->row[t->n] = opdb_arena_alloc(&t->ar, (size_t)(nf ? nf : 1) * sizeof(char *));
+    return t->row[t->n++];
+}
+
+static void tbl_add_fields(tbl *t, const opdb_field *f, int nf) {
+    char **r = tbl_add(t, nf);
+    for (int i = 0; i < nf; i++) r[i] = opdb_arena_strndup(&t->ar, f[i].p, f[i].n);
+}
+
+static int load_file(tbl *t, const char *path, opdb_err *err) {
+    opdb_csv_file c;
+    if (opdb_csv_file_open(&c, path, MAX_COLS, err)) return -1;
+    int rc;
+    while ((rc = opdb_csv_file_next(&c, false)) > 0) tbl_add_fields(t, c.f, c.nf);
+    opdb_csv_file_close(&c);
+    if (rc < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
+    if (t->n == 0) tbl_add(t, 0);
+    return 0;
+}
+
+static int load_text(tbl *t, const char *text, size_t n, opdb_err *err) {
+    char *copy = opdb_xmalloc(n + 1);
+    memcpy(copy, text, n);
+    copy[n] = '\0';
+    opdb_csv_fast tk;
+    opdb_csv_fast_init(&tk, copy, n);
+    opdb_field *f = opdb_xmalloc(MAX_COLS * sizeof *f);
+    int nf, rc;
+    size_t off;
+    while ((rc = opdb_csv_fast_next(&tk, f, MAX_COLS, &nf, &off)) > 0) tbl_add_fields(t, f, nf);
+    free(f);
+    free(copy);
+    if (rc < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "parse rendered a table its own reader cannot read back");
+    return 0;
+}
+
+static int col_of(const tbl *t, const char *name) {
+    for (int i = 0; i < t->nf[0]; i++)
+        if (strcmp(t->row[0][i], name) == 0) return i;
+    return -1;
+}
+
+static const char *cell_of(const tbl *t, size_t r, int c) { return c >= 0 && c < t->nf[r] ? t->row[r][c] : ""; }
+
+static double num(const char *s) {
+    double v;
+    return opdb_py_float(s, strlen(s), &v) ? v : 0.0;
+}
+
+static uint64_t count_of(const char *s) {
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    return *s && *end == '\0' ? (uint64_t)v : 0;
+}
+
+static char *fmt(tbl *t, double x) {
+    char b[400];
+    size_t k = opdb_py_fmt_fixed(b, sizeof b, x, 6);
+    return opdb_arena_strndup(&t->ar, b, k);
+}
+
+/* The names of `a` followed by those of `b` it lacks, ';'-joined. */
+static char *union_names(tbl *t, const char *a, const char *b) {
+    opdb_strbuf s;
+    opdb_sb_init(&s);
+    opdb_sb_adds(&s, a);
+    for (const char *p = b; *p;) {
+        const char *e = strchr(p, ';');
+        size_t k = e ? (size_t)(e - p) : strlen(p);
+        bool have = false;
+        for (const char *q = a; *q && !have;) {
+            const char *qe = strchr(q, ';');
+            size_t qk = qe ? (size_t)(qe - q) : strlen(q);
+            have = qk == k && memcmp(q, p, k) == 0;
+            q = qe ? qe + 1 : q + qk;
+        }
+        if (!have) {
+            if (s.n) opdb_sb_addc(&s, ';');
+            opdb_sb_add(&s, p, k);
+        }
+        p = e ? e + 1 : p + k;
+    }
+    char *r = opdb_arena_strndup(&t->ar, s.n ? s.p : "", s.n);
+    opdb_sb_free(&s);
+    return r;
+}
+
+enum { C_COUNT, C_SUM, C_SUMSQ, C_MIN, C_MAX, C_AVG, C_MEDIAN, C_STD, NSTAT };
+static const char *const k_stat_cols[NSTAT] = {OPDB_COL_PROF_COUNT,   OPDB_COL_PROF_SUM_DUR,   OPDB_COL_PROF_SUMSQ_DUR,
+                                               OPDB_COL_PROF_MIN_DUR, OPDB_COL_PROF_MAX_DUR,   OPDB_COL_PROF_AVG_DUR,
+                                               OPDB_COL_PROF_MEDIAN_DUR, OPDB_COL_PROF_STD_DUR};
+
+static bool is_stat(const char *name) {
+    for (int i = 0; i < NSTAT; i++)
+        if (strcmp(name, k_stat_cols[i]) == 0) return true;
+    return false;
+}
+
+static bool is_metric_mean(const char *name) {
+    return strncmp(name, "Profiling Average ", 18) == 0 && strcmp(name, OPDB_COL_PROF_AVG_DUR) != 0;
+}
+
+/* Combines fresh row f (columns fcol[] of the output header) into output row o. */
+static void combine(tbl *out, char **o, const int *sc, const tbl *F, size_t f, const int *fcol, int ncols) {
+    uint64_t ne = count_of(o[sc[C_COUNT]]);
+    uint64_t nf = count_of(cell_of(F, f, fcol[sc[C_COUNT]]));
+    for (int c = 0; c < ncols; c++) {
+        const char *fv = cell_of(F, f, fcol[c]);
+        const char *name = out->row[0][c];
+        if (fcol[c] < 0 || is_stat(name)) continue;
+        if (!o[c][0] || (ne == 0 && is_metric_mean(name))) { /* an empty cell, or a row never profiled (e.g. added by update) */
+            if (fv[0]) o[c] = (char *)fv;
+        } else if (is_metric_mean(name) && fv[0] && nf) {
+            o[c] = fmt(out, (num(o[c]) * (double)ne + num(fv) * (double)nf) / (double)(ne + nf));
+        } else if (strcmp(name, OPDB_COL_KERNEL_NAMES) == 0) {
+            o[c] = union_names(out, o[c], fv);
+        }
+    }
+    if (nf == 0) return;
+    if (ne == 0) {
+        for (int i = 0; i < NSTAT; i++) o[sc[i]] = (char *)cell_of(F, f, fcol[sc[i]]);
+        return;
+    }
+    double n = (double)(ne + nf);
+    double sum = num(o[sc[C_SUM]]) + num(cell_of(F, f, fcol[sc[C_SUM]]));
+    double sq = num(o[sc[C_SUMSQ]]) + num(cell_of(F, f, fcol[sc[C_SUMSQ]]));
+    double mn = num(o[sc[C_MIN]]), fmn = num(cell_of(F, f, fcol[sc[C_MIN]]));
+    double mx = num(o[sc[C_MAX]]), fmx = num(cell_of(F, f, fcol[sc[C_MAX]]));
+    if (fmn < mn) mn = fmn;
+    if (fmx > mx) mx = fmx;
+    double med = (num(o[sc[C_MEDIAN]]) * (double)ne + num(cell_of(F, f, fcol[sc[C_MEDIAN]])) * (double)nf) / n;
+    char cnt[32];
+    snprintf(cnt, sizeof cnt, "%" PRIu64, ne + nf);
+    o[sc[C_COUNT]] = opdb_arena_strndup(&out->ar, cnt, strlen(cnt));
+    o[sc[C_SUM]] = fmt(out, sum);
+    o[sc[C_SUMSQ]] = fmt(out, sq);
+    o[sc[C_MIN]] = fmt(out, mn);
+    o[sc[C_MAX]] = fmt(out, mx);
+    o[sc[C_AVG]] = fmt(out, sum / n);
+    o[sc[C_MEDIAN]] = fmt(out, med < mn ? mn : med > mx ? mx : med);
+    o[sc[C_STD]] = fmt(out, opdb_pstd_naive(sum, sq, n));
+}
+
+static void key_of(opdb_strbuf *k, char *const *cells, int nf, const int *kc, int nk) {
+    opdb_sb_clear(k);
+    for (int i = 0; i < nk; i++) {
+        if (kc[i] >= 0 && kc[i] < nf) opdb_sb_adds(k, cells[kc[i]]);
+        opdb_sb_addc(k, '\x1f');
+    }
+}
+
+static int merge_into(const char *path, const tbl *E, const tbl *F, opdb_strbuf *rendered, opdb_err *err) {
+    tbl out;
+    tbl_init(&out);
+    /* header: the existing one, then fresh columns it lacks */
+    int ncols = E->nf[0];
+    for (int c = 0; c < F->nf[0]; c++) ncols += col_of(E, F->row[0][c]) < 0;
+    char **h = tbl_add(&out, ncols);
+    int k = 0;
+    for (int c = 0; c < E->nf[0]; c++) h[k++] = E->row[0][c];
+    for (int c = 0; c < F->nf[0]; c++)
+        if (col_of(E, F->row[0][c]) < 0) h[k++] = F->row[0][c];
+    int *fcol = opdb_xmalloc((size_t)ncols * sizeof *fcol);
+    for (int c = 0; c < ncols; c++) fcol[c] = col_of(F, h[c]);
+    int sc[NSTAT];
+    int rc = 0;
+    for (int i = 0; i < NSTAT && rc == 0; i++) {
+        sc[i] = col_of(E, k_stat_cols[i]);
+        if (sc[i] < 0)
+            rc = opdb_fail(err, OPDB_ERR_RUNTIME,
+                           "%s has no '%s' column (written by --reference-quirks, the reference parser or an older "
+                           "opdb), so rows cannot be merged exactly; parse without --merge to replace it",
+                           path, k_stat_cols[i]);
+    }
+    /* rows of one shape: Ascend tables by (Input Shapes, Output Shapes), PyTorch ones also by input types */
+    bool kineto = col_of(F, OPDB_COL_KERNEL_NAMES) >= 0;
+    int kc[3] = {col_of(&out, OPDB_COL_INPUT_SHAPES), col_of(&out, OPDB_COL_OUTPUT_SHAPES),
+                 kineto ? col_of(&out, OPDB_COL_INPUT_DTYPES) : -1};
+    int nk = kineto ? 3 : 2;
+    opdb_hindex ix = {0};
+    opdb_strbuf key, key2;
+    opdb_sb_init(&key);
+    opdb_sb_init(&key2);
+    for (size_t r = 1; r < E->n && rc == 0; r++) { /* existing rows, widened to the output header */
+        char **o = tbl_add(&out, ncols);
+        for (int c = 0; c < ncols; c++) o[c] = (char *)(c < E->nf[r] ? E->row[r][c] : "");
+        key_of(&key, o, ncols, kc, nk);
+        opdb_hindex_add(&ix, opdb_hash_bytes(key.p, key.n, 5), (uint32_t)(out.n - 1));
+    }
+    for (size_t f = 1; f < F->n && rc == 0; f++) {
+        char **fr = opdb_xmalloc((size_t)ncols * sizeof *fr);
+        for (int c = 0; c < ncols; c++) fr[c] = (char *)cell_of(F, f, fcol[c]);
+        key_of(&key, fr, ncols, kc, nk);
+        uint64_t hsh = opdb_hash_bytes(key.p, key.n, 5);
+        uint32_t hit = UINT32_MAX, j;
+        for (opdb_hprobe p = opdb_hindex_probe(&ix, hsh); hit == UINT32_MAX && opdb_hprobe_next(&p, &j);) {
+            key_of(&key2, out.row[j], ncols, kc, nk);
+            if (key2.n == key.n && memcmp(key2.p, key.p, key.n) == 0) hit = j; /* the first of duplicates */
+        }
+        if (hit != UINT32_MAX) {
+            combine(&out, out.row[hit], sc, F, f, fcol, ncols);
+        } else {
+            char **o = tbl_add(&out, ncols);
+            memcpy(o, fr, (size_t)ncols * sizeof *o);
+            opdb_hindex_add(&ix, hsh, (uint32_t)(out.n - 1));
+        }
+        free(fr);
+    }
+    opdb_span *cells = opdb_xmalloc((size_t)(ncols ? ncols : 1) * sizeof *cells);
+    for (size_t r = 0; r < out.n && rc == 0; r++) {
+        for (int c = 0; c < ncols; c++) cells[c] = opdb_span_cstr(out.row[r][c]);
+        opdb_csv_write_record(rendered, cells, (size_t)ncols);
+    }
+    free(cells);
+    free(fcol);
+    opdb_sb_free(&key);
+    opdb_sb_free(&key2);
+    opdb_hindex_free(&ix);
+    tbl_free(&out);
+    return rc;
+}
+
+int tbl_emit(tbl_writer *w, const char *path, const char *fresh, size_t n, opdb_err *err) {
+    bool exists = opdb_is_file(path);
+    if (!w->merge || !exists) {
+        if (exists && w->replaced++ == 0) w->first_replaced = opdb_xstrdup(opdb_path_basename(path));
+        return opdb_atomic_write(path, fresh, n, err);
+    }
+    tbl E, F;
+    tbl_init(&E);
+    tbl_init(&F);
+    opdb_strbuf out;
+    opdb_sb_init(&out);
+    int rc = load_file(&E, path, err);
+    if (rc == 0) rc = load_text(&F, fresh, n, err);
+    if (rc == 0) rc = merge_into(path, &E, &F, &out, err);
+    if (rc == 0) rc = opdb_atomic_write(path, out.p, out.n, err);
+    if (rc == 0) w->merged++;
+    opdb_sb_free(&out);
+    tbl_free(&E);
+    tbl_free(&F);
+    return rc;
+}
+
+void tbl_writer_finish(tbl_writer *w, const char *outdir) {
+    if (w->replaced)
+        opdb_warn("replaced %zu existing table(s) in %s (first: %s); --merge combines rows with them instead", w->replaced,
+                  outdir, w->first_replaced);
+    free(w->first_replaced);
+    w->first_replaced = NULL;
+}

@@ -1,0 +1,26 @@
+/* Writing one parse table: replace the file, or (--merge) combine it with the
+ * table already in the database (spec: issue 19 point 4; docs/ingest-formats.md
+ * "Merging").  Rows of the same shapes are combined from their Profiling
+ * Count / Sum / Sum Squares / Min / Max cells, so count, sum, sum of squares,
+ * min, max, mean and std are exact; the median is approximate (count-weighted
+ * mean of the two medians); new rows are appended. */
+#ifndef OPDB_INGEST_TABLE_MERGE_H
+#define OPDB_INGEST_TABLE_MERGE_H
+
+#include <stdbool.h>
+#include "opdb/core.h"
+
+typedef struct tbl_writer {
+    bool merge;              /* combine with an existing file instead of replacing it */
+    size_t replaced;         /* tables that existed and were replaced (not merge) */
+    char *first_replaced;
+    size_t merged;           /* tables combined with an existing file */
+} tbl_writer;
+
+/* Writes `fresh` (a whole CSV table: header + rows, as parse renders it) to
+ * path atomically; the caller holds the folder lock. */
+int tbl_emit(tbl_writer *w, const char *path, const char *fresh, size_t n, opdb_err *err);
+/* One stderr line when tables were replaced; frees w's strings. */
+void tbl_writer_finish(tbl_writer *w, const char *outdir);
+
+#endif
