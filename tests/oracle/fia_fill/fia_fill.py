@@ -1,0 +1,119 @@
+"""FIA runtime-metadata back-fill oracle (`opdb fia-fill`), written from spec
+ingest.md §3 (the tool is only listed in seed 003; no reference code).
+Both modes are the same (docs/COMPATIBILITY.md: no known quirk).
+Run: python3 fia_fill.py --csv-path C --jsonl-path J [--output-path O] [--metadata-tag T]"""
+import argparse
+import csv
+import json
+import statistics
+import sys
+from pathlib import Path
+
+PAYLOAD_COLUMNS = [
+    "Runtime actual_seq_lengths_shape", "Runtime actual_seq_lengths_values",
+    "Runtime actual_seq_lengths_kv_shape", "Runtime actual_seq_lengths_kv_values",
+    "Runtime avg_seq_len", "Runtime block_table_valid_blocks", "Runtime num_heads",
+    "Runtime num_key_value_heads", "Runtime sparse_mode", "Runtime input_layout",
+    "Runtime block_size", "Runtime metadata_completeness",
+]
+
+
+def shape(slot):
+    slot = (slot or "").strip()
+    return None if not slot else tuple(int(t) for t in slot.split(","))
+
+
+def csv_key(input_shapes: str):
+    slots = [s.strip() for s in input_shapes.strip().strip('"').split(";")]
+    get = (lambda i: slots[i] if i < len(slots) else "")
+    try:
+        kv = int(get(6))
+    except ValueError:
+        kv = None
+    return (shape(get(0)), shape(get(1)), shape(get(2)), kv, shape(get(4)), shape(get(14)))
+
+
+def tup(v):
+    return None if v is None else tuple(v)
+
+
+def jsonl_key(rec):
+    kv = rec.get("actual_seq_lengths_kv")
+    return (tup(rec.get("query_shape")), tup(rec.get("key_shape")), tup(rec.get("value_shape")),
+            None if kv is None else len(kv), tup(rec.get("atten_mask_shape")),
+            tup(rec.get("block_table_shape")))
+
+
+def text(v):
+    return "" if v is None else str(v)
+
+
+def payload(rec):
+    seq = rec.get("actual_seq_lengths") or []
+    kv = rec.get("actual_seq_lengths_kv") or []
+    return {
+        "Runtime actual_seq_lengths_shape": str(len(seq)) if seq else "",
+        "Runtime actual_seq_lengths_values": ",".join(str(x) for x in seq),
+        "Runtime actual_seq_lengths_kv_shape": str(len(kv)) if kv else "",
+        "Runtime actual_seq_lengths_kv_values": ",".join(str(x) for x in kv),
+        "Runtime avg_seq_len": f"{statistics.mean(kv):.6f}" if kv else "",
+        "Runtime block_table_valid_blocks": ",".join(str(x) for x in rec.get("block_table_valid_blocks") or []),
+        "Runtime num_heads": text(rec.get("num_heads")),
+        "Runtime num_key_value_heads": text(rec.get("num_key_value_heads")),
+        "Runtime sparse_mode": text(rec.get("sparse_mode")),
+        "Runtime input_layout": text(rec.get("input_layout")),
+        "Runtime block_size": text(rec.get("block_size")),
+    }
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--csv-path", required=True)
+    p.add_argument("--jsonl-path", required=True)
+    p.add_argument("--output-path")
+    p.add_argument("--metadata-tag", default="runtime_values_dumped")
+    a = p.parse_args(argv)
+    csv_path, jsonl_path = Path(a.csv_path), Path(a.jsonl_path)
+    if not csv_path.exists():
+        raise FileNotFoundError(f"CSV not found: {csv_path}")
+    if not jsonl_path.exists():
+        raise FileNotFoundError(f"JSONL not found: {jsonl_path}")
+    payloads = {}  # key -> {(values, kv values): payload}, first position kept
+    for line in jsonl_path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        pl = payload(rec)
+        dedup = (pl["Runtime actual_seq_lengths_values"], pl["Runtime actual_seq_lengths_kv_values"])
+        payloads.setdefault(jsonl_key(rec), {})[dedup] = pl
+    with csv_path.open("r", encoding="utf-8-sig", newline="") as f:
+        reader = csv.DictReader(f)
+        header = list(reader.fieldnames or [])
+        rows = list(reader)
+    if not header:
+        raise ValueError(f"CSV header is empty: {csv_path}")
+    out_rows, matched = [], 0
+    for row in rows:
+        found = payloads.get(csv_key(row.get("Input Shapes", "") or ""))
+        if not found:
+            out_rows.append(row)
+            continue
+        matched += 1
+        for pl in found.values():
+            out_rows.append({**row, **pl, "Runtime metadata_completeness": a.metadata_tag})
+    columns = header + [c for c in PAYLOAD_COLUMNS if c not in header]
+    for row in out_rows:
+        columns += [k for k in row if k not in columns and k is not None]
+    out = Path(a.output_path) if a.output_path else csv_path
+    with out.open("w", encoding="utf-8-sig", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns)
+        w.writeheader()
+        w.writerows(out_rows)
+    k = len(out_rows) - len(rows)
+    print(f"Backfilled {matched}/{len(rows)} CSV rows matched, {len(out_rows)} output rows "
+          f"({'+' + str(k) if k > 0 else k} from 1:N expansion) from {jsonl_path} into {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

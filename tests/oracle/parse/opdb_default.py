@@ -1,0 +1,219 @@
+"""opdb's default mode of `opdb parse`: the re-indented reference
+(parse_kernel_details.py) with the fixes of docs/COMPATIBILITY.md "opdb parse":
+
+* required columns are `Type`, `Input Shapes`, `Output Shapes`, `Duration(us)`;
+  absent descriptive columns are empty cells; absent metrics count 0 in a group
+  whose rows include one from a file that has the metric, else an empty cell;
+* msprof op_summary headers through one alias table (`OP Type`, `Task Type`,
+  `Task Duration(us)`), used only where the kernel_details name is absent; a
+  folder without kernel_details files falls back to `*op_summary*.csv`;
+* a `Duration(us)` that is not a number skips the row (`--strict`: error);
+* empty files (no header record) are skipped; blank records before the header
+  are skipped; a quote left open at the end of a file is an error;
+* FIA: a row with N/A shapes takes part in the operator_details pairing but
+  gives no metadata; a non-integer dimension leaves its slot empty;
+* two types with one file name: the later ones are written as `<name>~2.csv`...;
+  a leading `.` becomes `_` (src/db/naming.c policy);
+* warnings go to stderr, never stdout.
+Binary profiles (SQLite, Kineto) have their own oracle: tests/oracle/ingest/."""
+import csv
+import io
+import sys
+from pathlib import Path
+
+import parse_kernel_details as ref
+from reference_common import shape_to_text, split_metadata_field
+
+REQUIRED = [ref.TYPE_COL, ref.INPUT_SHAPES, ref.OUTPUT_SHAPES, ref.DURATION_US]
+ALIASES = {"OP Type": ref.TYPE_COL, "Task Type": ref.ACCELERATOR_CORE,
+           "Task Duration(us)": ref.DURATION_US}
+ROLES = [ref.TYPE_COL, ref.INPUT_SHAPES, ref.OUTPUT_SHAPES, ref.DURATION_US, ref.OP_STATE,
+         ref.ACCELERATOR_CORE, ref.INPUT_DTYPES, ref.INPUT_FORMATS, ref.OUTPUT_DTYPES,
+         ref.OUTPUT_FORMATS] + ref.EXTRA_NUMERIC_COLUMNS
+PRESENT = "\0present"  # row key: the metric columns its file has
+
+
+def warn(msg: str) -> None:
+    print(f"opdb: warning: {msg}", file=sys.stderr)
+
+
+def open_quote_at_eof(text: str) -> bool:
+    """True when the text ends inside a quoted field (CPython csv's state machine,
+    non-strict: a quote opens a field only at its start)."""
+    in_quotes = False
+    at_field_start = True
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if in_quotes:
+            if c == '"':
+                if i + 1 < n and text[i + 1] == '"':
+                    i += 1
+                else:
+                    in_quotes = False
+        elif c == '"' and at_field_start:
+            in_quotes = True
+        at_field_start = (not in_quotes) and c in ",\r\n"
+        i += 1
+    return in_quotes
+
+
+def read_table(path: Path):
+    """(header, records) with blank records before the header dropped; header None if empty."""
+    text = path.read_bytes().decode("utf-8-sig", errors="surrogateescape")
+    if open_quote_at_eof(text):
+        raise ValueError(f"{path}: unterminated quoted field at end of file")
+    records = list(csv.reader(io.StringIO(text, newline="")))
+    while records and not records[0]:
+        records.pop(0)
+    if not records:
+        return None, []
+    return records[0], [(n, r) for n, r in enumerate(records[1:], start=2) if r]
+
+
+class DefaultParser(ref.KernelDetailsParser):
+    strict = False
+
+    def _resolve_profiling_bundle(self) -> ref.ProfilingBundle:
+        p = self.kernel_details_path
+        if p.is_dir() and not any("kernel_details" in q.stem.lower() for q in p.rglob("*.csv")):
+            files = sorted(q for q in p.rglob("*.csv") if "op_summary" in q.stem.lower())
+            if files:
+                return ref.ProfilingBundle(p, files, [], [])
+        return super()._resolve_profiling_bundle()
+
+    def _rows_of(self, path: Path, quiet: bool = False):
+        header, records = read_table(path)
+        if header is None:
+            if not quiet:
+                warn(f"{path}: empty file; skipped")
+            return None
+        # DictReader semantics: with duplicate names the last column wins.
+        col = {}
+        for i, name in enumerate(header):
+            if name in ROLES:
+                col[name] = i
+        for alias, role in ALIASES.items():
+            if role not in col and alias in header:
+                col[role] = max(i for i, h in enumerate(header) if h == alias)
+        missing = [c for c in REQUIRED if c not in col]
+        if missing:
+            raise ValueError(f"{path} is missing required columns: {', '.join(sorted(missing))}")
+        present = frozenset(c for c in ref.EXTRA_NUMERIC_COLUMNS if c in col)
+        rows = []
+        for lineno, rec in records:
+            row = {name: (rec[i] if i < len(rec) else "") for name, i in col.items()}
+            row[PRESENT] = present
+            row["\0where"] = f"{path}:{lineno}"
+            rows.append(row)
+        absent = [c for c in ref.EXTRA_NUMERIC_COLUMNS if c not in present]
+        if absent and not quiet:
+            warn(f"{path}: metric columns absent, their cells left empty: {', '.join(absent)}")
+        return rows
+
+    def _load_rows(self):
+        rows, bad, first_bad = [], 0, None
+        for path in self.bundle.kernel_details_files:
+            file_rows = self._rows_of(path)
+            if file_rows is None:
+                continue
+            for row in file_rows:
+                if self._is_number(self._safe_cell(row, ref.DURATION_US)):
+                    rows.append(row)
+                elif not (self._is_na_shape(self._safe_cell(row, ref.INPUT_SHAPES))
+                          or self._is_na_shape(self._safe_cell(row, ref.OUTPUT_SHAPES))):
+                    bad += 1
+                    first_bad = first_bad or row["\0where"]
+        if bad:
+            msg = f"{bad} row(s) with a Duration(us) that is not a number skipped (first at {first_bad})"
+            if self.strict:
+                raise ValueError(msg)
+            warn(msg)
+        return rows
+
+    @staticmethod
+    def _is_number(text: str) -> bool:
+        try:
+            float(text)
+            return True
+        except ValueError:
+            return False
+
+    def _read_fia_kernel_rows(self, csv_path: Path):
+        rows = self._rows_of(csv_path, quiet=True) or []
+        return [r for r in rows if self._safe_cell(r, ref.TYPE_COL) == ref.FIA_OP_TYPE]
+
+    def _warn(self, message: str) -> None:
+        print(message, file=sys.stderr)
+
+    def _extract_fia(self, input_shapes_text: str, csv_path: Path):
+        slots = split_metadata_field(input_shapes_text)
+        shapes = []
+        for slot in slots:
+            s = slot.strip().strip('"')
+            try:
+                shapes.append(tuple(int(t) for t in s.split(",")) if s else None)
+            except ValueError:
+                warn(f"{csv_path}: FusedInferAttentionScore shape slot '{slot}' is not integers; left empty")
+                shapes.append(None)
+        shapes += [None] * (31 - len(shapes))
+        md = ref.extract_fia_profile_metadata("", csv_path.parent.name)
+        md.actual_seq_lengths_shape = shape_to_text(shapes[5])
+        md.actual_seq_lengths_kv_shape = shape_to_text(shapes[6])
+        md.block_table_shape = shape_to_text(shapes[14])
+        return md
+
+    def _build_fia_runtime_index(self):
+        # The reference's index, except that N/A-shape rows pair but give no metadata.
+        index = {}
+        operator_rows_by_profile = self._load_fia_operator_rows_by_profile()
+        for csv_path in self.bundle.kernel_details_files:
+            kernel_rows = self._read_fia_kernel_rows(csv_path)
+            operator_rows = operator_rows_by_profile.get(csv_path.parent, [])
+            paired = min(len(kernel_rows), len(operator_rows))
+            if operator_rows and len(kernel_rows) != len(operator_rows):
+                self._warn(
+                    "Warning: FIA kernel/operator row count mismatch under "
+                    f"{csv_path.parent}: kernel_rows={len(kernel_rows)}, "
+                    f"operator_rows={len(operator_rows)}. Pairing uses row "
+                    "order for the shared prefix only."
+                )
+            for i, row in enumerate(kernel_rows):
+                key = (self._safe_cell(row, ref.INPUT_SHAPES), self._safe_cell(row, ref.OUTPUT_SHAPES))
+                if key in index or self._is_na_shape(key[0]) or self._is_na_shape(key[1]):
+                    continue
+                op_in = self._safe_cell(operator_rows[i], ref.INPUT_SHAPES) if i < paired else ""
+                index[key] = self._extract_fia(op_in or key[0], csv_path)
+        return index
+
+    def parse_and_export(self):
+        self._names = {}
+        return super().parse_and_export()
+
+    def _on_row(self, item, row):
+        item[PRESENT] = item.get(PRESENT, frozenset()) | row[PRESENT]
+
+    def _metric_text(self, item, column, value):
+        metric = column[len("Profiling Average "):]
+        return f"{value:.6f}" if metric in item.get(PRESENT, ()) else ""
+
+    def _output_path(self, op_type: str) -> Path:
+        stem = self._sanitize_filename(op_type)
+        stem = stem.replace("\x7f", "_")
+        if stem.startswith("."):
+            stem = "_" + stem[1:]
+        n, name = 1, stem
+        while name in self._names.values():
+            n += 1
+            name = f"{stem}~{n}"
+        if name != stem:
+            warn(f"'{op_type}' and another type share the file name {stem}.csv; written as {name}.csv")
+        self._names[op_type] = name
+        return self.output_dir / f"{name}.csv"
+
+
+def main(argv):
+    strict = "--strict" in argv
+    argv = [a for a in argv if a != "--strict"]
+    DefaultParser.strict = strict
+    return ref.main(argv, parser_class=DefaultParser)

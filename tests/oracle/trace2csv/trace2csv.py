@@ -1,0 +1,58 @@
+"""Trace -> CSV flattening oracle, written from spec ingest.md §4 (the reference
+tool is not among the seeds). Both modes are the same (`--reference-quirks`
+changes nothing, docs/COMPATIBILITY.md); the input additions of opdb (gzip, the
+bare-array form) are read here too. json.load keeps integral literals as int
+and the rest as float, so Python's str() gives the spec's rendering.
+Run: python3 trace2csv.py --trace T [--output O]"""
+import argparse
+import csv
+import gzip
+import json
+import sys
+
+COLUMNS = ["op_name", "kernel_type", "simulation_shapes", "dur_us", "source", "confidence",
+           "composite", "sub_kernel_durations", "kernel_shapes", "shape_match_rule",
+           "sub_kernel_shapes"]
+ARG_KEYS = COLUMNS[4:]
+
+
+def load(path: str):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    doc = json.loads(data.decode("utf-8"))
+    return doc if isinstance(doc, list) else doc.get("traceEvents", [])
+
+
+def rows(events):
+    for ev in events:
+        if ev.get("ph") != "X":
+            continue
+        args = ev.get("args") or {}
+        row = {"op_name": ev.get("name", ""), "kernel_type": args.get("kernel_type"),
+               "simulation_shapes": args.get("simulation_shapes"), "dur_us": ev.get("dur", 0)}
+        for k in ARG_KEYS:
+            row[k] = args.get(k)
+        yield {k: ("" if v is None else v) for k, v in row.items()}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--trace", required=True)
+    p.add_argument("--output")
+    a = p.parse_args(argv)
+    out_rows = list(rows(load(a.trace)))  # parse everything before writing anything
+    if a.output:
+        f = open(a.output, "w", encoding="utf-8", newline="")
+    else:
+        f = open(sys.stdout.fileno(), "w", encoding="utf-8", newline="", closefd=False)
+    with f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerows(out_rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
