@@ -136,7 +136,7 @@ typedef struct opdb_comm_bench_opts {
 /* Timed iterations that fill budget_s when one iteration takes iter_us
  * (the slowest rank's calibration): floor(budget / iter), at least 1, at most
  * OPDB_COMM_BUDGET_MAX_ITERS (also when an iteration took no measurable time). */
-long opdb_comm_budget_iters(double budget_s, double iter_us);
+OPDB_API long opdb_comm_budget_iters(double budget_s, double iter_us);
 
 /* Parses `opdb comm bench` flags (argv[0] is the command name). Returns 0,
  * 1 for --help (printed to stdout) or 2 for a usage error (printed). */
@@ -165,7 +165,7 @@ OPDB_API long long opdb_comm_count(opdb_comm_op op, long long bytes, const opdb_
 /* The world size when an MPI launcher (mpirun/mpiexec of OpenMPI, MPICH,
  * MVAPICH) started this process, with *rank and *size set; 0 otherwise
  * (rank 0 of 1). Read from the launcher's environment only. */
-int opdb_mpi_launch(int *rank, int *size);
+OPDB_API int opdb_mpi_launch(int *rank, int *size);
 
 /* ---- alignment validator (spec §5) and the fitted model ---- */
 typedef struct opdb_comm_validate_opts {

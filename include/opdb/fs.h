@@ -64,9 +64,9 @@ typedef struct opdb_file_id {
     uint64_t dev, ino, size;
     int64_t mtime_s, mtime_ns, ctime_s, ctime_ns;
 } opdb_file_id;
-void opdb_file_id_take(const char *path, opdb_file_id *id);
+OPDB_API void opdb_file_id_take(const char *path, opdb_file_id *id);
 /* true when not taken, or when path is still that file (or still absent). */
-bool opdb_file_id_same(const char *path, const opdb_file_id *id);
+OPDB_API bool opdb_file_id_same(const char *path, const opdb_file_id *id);
 
 typedef struct opdb_atomic_file {
     int fd, slot, err;

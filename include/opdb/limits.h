@@ -15,7 +15,7 @@ extern "C" {
 /* Fails ("PATH:LINE: YAML nested deeper than MAX levels") when the text
  * nests flow collections ([ {) or block levels (indentation, "- " items)
  * deeper than max_depth.  One pass; quoted scalars and comments skipped. */
-int opdb_yaml_depth_check(const char *text, size_t n, int max_depth, const char *path, opdb_err *err);
+OPDB_API int opdb_yaml_depth_check(const char *text, size_t n, int max_depth, const char *path, opdb_err *err);
 
 #ifdef __cplusplus
 }

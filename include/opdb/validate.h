@@ -26,9 +26,9 @@ OPDB_API int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_va
 
 /* Completes a run killed while replacing its files (the folder's journal)
  * and removes temp files of killed runs, under the folder lock. */
-int opdb_db_repair(const char *db_dir, opdb_err *err);
+OPDB_API int opdb_db_repair(const char *db_dir, opdb_err *err);
 /* true while a killed run's journal waits for opdb_db_repair (or any writer). */
-bool opdb_db_pending_run(const char *db_dir);
+OPDB_API bool opdb_db_pending_run(const char *db_dir);
 
 #ifdef __cplusplus
 }
