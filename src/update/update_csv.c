@@ -52,7 +52,7 @@ static void legacy_ep_size(merge_ctx *m, opdb_strvec *cols, const agg_row *const
  * not a database table (random bytes, another CSV) or ends inside a quote,
  * so that its garbage is never kept as rows.  An empty file is a new table. */
 static int check_table(const char *path, const csvfile *f, opdb_err *err) {
-    if (f->fields.n && sv_index(&f->fields, OPDB_COL_INPUT_SHAPES) < 0)
+    if (f->fields.n && opdb_strvec_find(&f->fields, OPDB_COL_INPUT_SHAPES) < 0)
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:1: not a database table: the header has no %s column", path,
                          OPDB_COL_INPUT_SHAPES);
     for (size_t i = 1; i < f->fields.n; i++) /* DictReader keeps the last of two same-named cells: say so */
