@@ -1,13 +1,24 @@
 """FIA runtime-metadata back-fill oracle (`opdb fia-fill`), written from spec
 ingest.md §3 (the tool is only listed in seed 003; no reference code).
 Both modes are the same (docs/COMPATIBILITY.md: no known quirk).
-Run: python3 fia_fill.py --csv-path C --jsonl-path J [--output-path O] [--metadata-tag T]"""
+opdb's additions (src/cli/cmd_fia_fill.c): `-` as --csv-path / --jsonl-path reads stdin (a CSV from
+stdin goes back to stdout unless --output-path says otherwise), `-` as --output-path writes stdout
+and then the summary line goes to stderr; a quote left open at the end of the CSV is an error
+(nothing written); `--strict` exits 1 when no CSV row matched.
+Run: python3 fia_fill.py --csv-path C --jsonl-path J [--output-path O] [--metadata-tag T] [--strict]"""
 import argparse
 import csv
+import io
 import json
+import os
+import shutil
 import statistics
 import sys
+import tempfile
 from pathlib import Path
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "parse"))
+from opdb_default import open_quote_at_eof  # noqa: E402
 
 PAYLOAD_COLUMNS = [
     "Runtime actual_seq_lengths_shape", "Runtime actual_seq_lengths_values",
@@ -72,7 +83,20 @@ def main(argv=None) -> int:
     p.add_argument("--jsonl-path", required=True)
     p.add_argument("--output-path")
     p.add_argument("--metadata-tag", default="runtime_values_dumped")
+    p.add_argument("--strict", action="store_true")
     a = p.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:  # `-`: stdin copied to a temp file, as opdb does
+        for attr, name in (("csv_path", "FusedInferAttentionScore.csv"), ("jsonl_path", "stdin.jsonl")):
+            if getattr(a, attr) == "-":
+                setattr(a, attr, os.path.join(tmp, name))
+                with open(getattr(a, attr), "wb") as f:
+                    shutil.copyfileobj(sys.stdin.buffer, f)
+                if attr == "csv_path" and not a.output_path:
+                    a.output_path = "-"
+        return run(a)
+
+
+def run(a) -> int:
     csv_path, jsonl_path = Path(a.csv_path), Path(a.jsonl_path)
     if not csv_path.exists():
         raise FileNotFoundError(f"CSV not found: {csv_path}")
@@ -86,7 +110,10 @@ def main(argv=None) -> int:
         pl = payload(rec)
         dedup = (pl["Runtime actual_seq_lengths_values"], pl["Runtime actual_seq_lengths_kv_values"])
         payloads.setdefault(jsonl_key(rec), {})[dedup] = pl
-    with csv_path.open("r", encoding="utf-8-sig", newline="") as f:
+    text = csv_path.read_bytes().decode("utf-8-sig")
+    if open_quote_at_eof(text):
+        raise ValueError(f"{csv_path}: unterminated quoted field")
+    with io.StringIO(text, newline="") as f:
         reader = csv.DictReader(f)
         header = list(reader.fieldnames or [])
         rows = list(reader)
@@ -104,14 +131,24 @@ def main(argv=None) -> int:
     columns = header + [c for c in PAYLOAD_COLUMNS if c not in header]
     for row in out_rows:
         columns += [k for k in row if k not in columns and k is not None]
-    out = Path(a.output_path) if a.output_path else csv_path
-    with out.open("w", encoding="utf-8-sig", newline="") as f:
+    to_stdout = a.output_path == "-"
+    out = Path(a.output_path) if a.output_path and not to_stdout else csv_path
+    if to_stdout:
+        f = open(sys.stdout.fileno(), "w", encoding="utf-8-sig", newline="", closefd=False)
+    else:
+        f = out.open("w", encoding="utf-8-sig", newline="")
+    with f:
         w = csv.DictWriter(f, fieldnames=columns)
         w.writeheader()
         w.writerows(out_rows)
     k = len(out_rows) - len(rows)
     print(f"Backfilled {matched}/{len(rows)} CSV rows matched, {len(out_rows)} output rows "
-          f"({'+' + str(k) if k > 0 else k} from 1:N expansion) from {jsonl_path} into {out}")
+          f"({'+' + str(k) if k > 0 else k} from 1:N expansion) from {jsonl_path} into {out}",
+          file=sys.stderr if to_stdout else sys.stdout)
+    if not matched:
+        print("opdb: warning: no CSV row matched a JSONL record: nothing was back-filled", file=sys.stderr)
+        if a.strict:
+            return 1
     return 0
 
 

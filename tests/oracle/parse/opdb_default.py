@@ -6,7 +6,9 @@
   whose rows include one from a file that has the metric, else an empty cell;
 * msprof op_summary headers through one alias table (`OP Type`, `Task Type`,
   `Task Duration(us)`), used only where the kernel_details name is absent; a
-  folder without kernel_details files falls back to `*op_summary*.csv`;
+  folder's CSVs are kernel_details ones by name or by header (Type + Duration(us)),
+  else op_summary ones (by name or OP Type + Task Duration(us)); others warn
+  (`--strict`: error);
 * a `Duration(us)` that is not a number skips the row (`--strict`: error);
 * empty files (no header record) are skipped; blank records before the header
   are skipped; a quote left open at the end of a file is an error;
@@ -14,11 +16,21 @@
   gives no metadata; a non-integer dimension leaves its slot empty;
 * two types with one file name: the later ones are written as `<name>~2.csv`...;
   a leading `.` becomes `_` (src/db/naming.c policy);
-* warnings go to stderr, never stdout.
+* warnings go to stderr, never stdout;
+* five columns after `Profiling Std Duration(us)` (the counts a `--merge` needs,
+  docs/ingest-formats.md): `Profiling Count`, the group's min, max, left-to-right
+  sum and sum of squares of the durations (`%.6f`);
+* `--profiling-path -`: stdin copied to a temporary `kernel_details.csv`;
+* no table written: a warning; `--strict` makes it exit 1.
+`--merge` and Kineto/SQLite inputs have no oracle here: exit 99 (the stand-in's
+"no oracle"); tests/oracle/ingest/make_merge_cases.py writes those cases.
 Binary profiles (SQLite, Kineto) have their own oracle: tests/oracle/ingest/."""
 import csv
 import io
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import parse_kernel_details as ref
@@ -31,6 +43,8 @@ ROLES = [ref.TYPE_COL, ref.INPUT_SHAPES, ref.OUTPUT_SHAPES, ref.DURATION_US, ref
          ref.ACCELERATOR_CORE, ref.INPUT_DTYPES, ref.INPUT_FORMATS, ref.OUTPUT_DTYPES,
          ref.OUTPUT_FORMATS] + ref.EXTRA_NUMERIC_COLUMNS
 PRESENT = "\0present"  # row key: the metric columns its file has
+DURATION_STATS = ["Profiling Count", "Profiling Min Duration(us)", "Profiling Max Duration(us)",
+                  "Profiling Sum Duration(us)", "Profiling Sum Squares(us^2)"]
 
 
 def warn(msg: str) -> None:
@@ -71,15 +85,45 @@ def read_table(path: Path):
     return records[0], [(n, r) for n, r in enumerate(records[1:], start=2) if r]
 
 
+def csv_kind(path: Path):
+    """By the header line: kernel_details has Type + Duration(us), op_summary OP Type + Task Duration(us)."""
+    with open(path, "rb") as f:
+        line = f.readline().decode("utf-8", "replace").lstrip("\ufeff")
+    cells = {c.strip().strip('"').strip() for c in line.split(",")}
+    if {ref.TYPE_COL, ref.DURATION_US} <= cells:
+        return "kernel_details"
+    if {"OP Type", "Task Duration(us)"} <= cells:
+        return "op_summary"
+    return None
+
+
 class DefaultParser(ref.KernelDetailsParser):
     strict = False
 
     def _resolve_profiling_bundle(self) -> ref.ProfilingBundle:
+        # A folder's CSVs are chosen by name or by content (csv_kind); op_summary ones only
+        # when there is no kernel_details one.
         p = self.kernel_details_path
-        if p.is_dir() and not any("kernel_details" in q.stem.lower() for q in p.rglob("*.csv")):
-            files = sorted(q for q in p.rglob("*.csv") if "op_summary" in q.stem.lower())
-            if files:
-                return ref.ProfilingBundle(p, files, [], [])
+        if p.is_dir():
+            found = {"kernel_details": [], "op_summary": []}
+            for q in p.rglob("*.csv"):
+                if not q.is_file() or q.name == ".csv":
+                    continue
+                kind, stem = csv_kind(q), q.stem.lower()
+                word = ("kernel_details" if "kernel_details" in stem or kind == "kernel_details" else
+                        "op_summary" if "op_summary" in stem or kind == "op_summary" else None)
+                if word:
+                    found[word].append(q)
+                elif q.name != "operator_details.csv":
+                    if self.strict:
+                        raise ValueError(f"{q}: not a per-kernel profile (--strict)")
+                    warn(f"{q}: not a per-kernel profile; skipped")
+            if found["kernel_details"]:
+                return ref.ProfilingBundle(p, sorted(found["kernel_details"]),
+                                           sorted(p.rglob("operator_details.csv")),
+                                           sorted(p.rglob("trace_view.json")))
+            if found["op_summary"]:
+                return ref.ProfilingBundle(p, sorted(found["op_summary"]), [], [])
         return super()._resolve_profiling_bundle()
 
     def _rows_of(self, path: Path, quiet: bool = False):
@@ -113,10 +157,12 @@ class DefaultParser(ref.KernelDetailsParser):
 
     def _load_rows(self):
         rows, bad, first_bad = [], 0, None
+        self.rows_read = 0
         for path in self.bundle.kernel_details_files:
             file_rows = self._rows_of(path)
             if file_rows is None:
                 continue
+            self.rows_read += len(file_rows)
             for row in file_rows:
                 if self._is_number(self._safe_cell(row, ref.DURATION_US)):
                     rows.append(row)
@@ -197,6 +243,16 @@ class DefaultParser(ref.KernelDetailsParser):
         metric = column[len("Profiling Average "):]
         return f"{value:.6f}" if metric in item.get(PRESENT, ()) else ""
 
+    def _duration_stat_columns(self):
+        return list(DURATION_STATS)
+
+    def _duration_stats(self, item):
+        # sum_duration / sum_duration_sq: the reference's left-to-right accumulations.
+        xs = item["durations"]
+        cells = [str(int(item["count"])), f"{min(xs):.6f}", f"{max(xs):.6f}",
+                 f"{float(item['sum_duration']):.6f}", f"{float(item['sum_duration_sq']):.6f}"]
+        return dict(zip(DURATION_STATS, cells))
+
     def _output_path(self, op_type: str) -> Path:
         stem = self._sanitize_filename(op_type)
         stem = stem.replace("\x7f", "_")
@@ -212,8 +268,48 @@ class DefaultParser(ref.KernelDetailsParser):
         return self.output_dir / f"{name}.csv"
 
 
+def no_oracle(msg: str) -> int:
+    print(f"oracle: no oracle for: parse {msg}", file=sys.stderr)
+    return 99
+
+
+def binary_profile(path: str) -> bool:
+    """A Kineto trace (JSON, gzip) or an SQLite export, which tests/oracle/ingest/ covers."""
+    if not os.path.isfile(path):
+        return False
+    with open(path, "rb") as f:
+        head = f.read(64)
+    text = head.lstrip(b"\xef\xbb\xbf").lstrip()
+    return head[:2] == b"\x1f\x8b" or head.startswith(b"SQLite format 3\0") or text[:1] in (b"{", b"[")
+
+
 def main(argv):
     strict = "--strict" in argv
     argv = [a for a in argv if a != "--strict"]
+    if "--merge" in argv:
+        return no_oracle("--merge (tests/oracle/ingest/make_merge_cases.py writes these cases)")
     DefaultParser.strict = strict
-    return ref.main(argv, parser_class=DefaultParser)
+    args = ref.build_argparser().parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.profiling_path
+        if path == "-":  # src/cli/cli_stdio.c: stdin copied to a temp file named kernel_details.csv
+            path = os.path.join(tmp, "kernel_details.csv")
+            with open(path, "wb") as f:
+                shutil.copyfileobj(sys.stdin.buffer, f)
+        if binary_profile(path):
+            return no_oracle(f"{args.profiling_path} (a Kineto/SQLite profile: tests/oracle/ingest/)")
+        parser = DefaultParser(device=args.device, kernel_details_path=path,
+                               vllm_ascend_version=args.vllm_version, database_path=args.database_path,
+                               torch_version=args.torch_version, cann_version=args.cann_version)
+        output_files = parser.parse_and_export()
+    print(f"Generated {len(output_files)} csv file(s) under {parser.output_dir.as_posix()} "
+          f"from {args.profiling_path}")
+    if not output_files:
+        warn(f"no table written: {parser.rows_read} row(s) read, none kept "
+             "(rows with N/A shapes or an empty Type are skipped)")
+        if strict:
+            sys.stdout.flush()
+            print("opdb parse: --strict: 1 warning(s) that the run produced nothing meaningful: exit 1",
+                  file=sys.stderr)
+            return 1
+    return 0

@@ -5,9 +5,10 @@ The code below is the seed's, statement for statement, with these changes only:
   `fia_common` modules are not in the seeds; that file is written from the spec);
 * progress output is disabled (`print_progress` / `clear_progress` draw nothing:
   opdb draws bars only on a TTY, on stderr);
-* `main()` takes argv and a parser class, and five hooks (`_warn`, `_extract_fia`,
-  `_on_row`, `_metric_text`, `_output_path`; each the seed's own code or a no-op here)
-  let opdb_default.py apply opdb's default-mode fixes without a second copy.
+* `main()` takes argv and a parser class, and seven hooks (`_warn`, `_extract_fia`,
+  `_on_row`, `_metric_text`, `_output_path`, `_duration_stat_columns`,
+  `_duration_stats`; each the seed's own code or a no-op here) let opdb_default.py
+  apply opdb's default-mode fixes without a second copy.
 Nesting follows spec ingest.md §1 where the flattened seed is ambiguous.
 Run: python3 parse_kernel_details.py --profiling-path P [--database-path D] ..."""
 import argparse
@@ -501,6 +502,7 @@ class KernelDetailsParser:
                     AVG_DURATION_US: f"{avg_duration:.6f}",
                     MEDIAN_DURATION_US: f"{median_duration:.6f}",
                     STD_DURATION_US: f"{std_duration:.6f}",
+                    **self._duration_stats(item),
                     **{k: self._metric_text(item, k, v) for k, v in avg_extra.items()},
                 }
             )
@@ -563,6 +565,7 @@ class KernelDetailsParser:
             MEDIAN_DURATION_US,
             STD_DURATION_US,
         ]
+        base_ordered_columns.extend(self._duration_stat_columns())
         base_ordered_columns.extend(
             [profiling_column_name(f"Average {col}") for col in EXTRA_NUMERIC_COLUMNS]
         )
@@ -599,6 +602,12 @@ class KernelDetailsParser:
 
     def _metric_text(self, item, column: str, value: float) -> str:
         return f"{value:.6f}"
+
+    def _duration_stat_columns(self) -> List[str]:
+        return []
+
+    def _duration_stats(self, item) -> Dict[str, str]:
+        return {}
 
     def _output_path(self, op_type: str) -> Path:
         return self.output_dir / f"{self._sanitize_filename(op_type)}.csv"

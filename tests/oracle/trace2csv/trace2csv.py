@@ -3,6 +3,7 @@ tool is not among the seeds). Both modes are the same (`--reference-quirks`
 changes nothing, docs/COMPATIBILITY.md); the input additions of opdb (gzip, the
 bare-array form) are read here too. json.load keeps integral literals as int
 and the rest as float, so Python's str() gives the spec's rendering.
+`-` as --trace reads stdin, as --output writes stdout.
 Run: python3 trace2csv.py --trace T [--output O]"""
 import argparse
 import csv
@@ -17,8 +18,11 @@ ARG_KEYS = COLUMNS[4:]
 
 
 def load(path: str):
-    with open(path, "rb") as f:
-        data = f.read()
+    if path == "-":  # opdb copies stdin to a temp file first (src/cli/cli_stdio.c): same bytes
+        data = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
     doc = json.loads(data.decode("utf-8"))
@@ -43,7 +47,7 @@ def main(argv=None) -> int:
     p.add_argument("--output")
     a = p.parse_args(argv)
     out_rows = list(rows(load(a.trace)))  # parse everything before writing anything
-    if a.output:
+    if a.output and a.output != "-":  # `-`: stdout, as no --output
         f = open(a.output, "w", encoding="utf-8", newline="")
     else:
         f = open(sys.stdout.fileno(), "w", encoding="utf-8", newline="", closefd=False)
