@@ -63,7 +63,9 @@ def load(d):
                 rows = list(csv.reader(data.decode().splitlines(True)))
                 hdr = rows[0]
                 def mask(i, v):
-                    if hdr[i] in timing and v: return "<t>" if float(v) > 0 else "<bad>"
+                    if hdr[i] in timing and v:  # a spread (RSD) of two equal samples is 0
+                        ok = float(v) >= 0 if hdr[i] == "MicroBench RSD(%)" else float(v) > 0
+                        return "<t>" if ok else "<bad>"
                     if hdr[i] == "MicroBench Backend" and v:  # each rank has its own share of the CPUs
                         return re.sub(r"\d+ pinned threads?", "<n> pinned", v.split("; timer overhead")[0])
                     return v

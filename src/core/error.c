@@ -47,12 +47,16 @@ void opdb_err_clear(opdb_err *err) {
     err->msg[0] = '\0';
 }
 
-void opdb_warn(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
+static void vwarn(const char *fmt, va_list ap) {
     char line[2048];
     one_line(line, sizeof line, fmt, ap);
     fprintf(stderr, "opdb: warning: %s\n", line);
+}
+
+void opdb_warn(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vwarn(fmt, ap);
     va_end(ap);
 }
 
@@ -61,9 +65,7 @@ static _Atomic unsigned g_nothing;
 void opdb_warn_nothing(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    char line[2048];
-    one_line(line, sizeof line, fmt, ap);
-    fprintf(stderr, "opdb: warning: %s\n", line);
+    vwarn(fmt, ap);
     va_end(ap);
     g_nothing++;
 }

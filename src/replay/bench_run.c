@@ -264,20 +264,24 @@ static bool status_of(const bench_ctx *c, const char *op) {
     return false;
 }
 
+/* One pass over the selected rows: the built-in grid or the CSVs. */
+static int bench_pass(bench_ctx *c, opdb_err *err) {
+    if (c->o->grid) return bench_grid(c, err);
+    size_t n;
+    char **csvs = list_csvs(c->o, &n);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) rc = bench_csv(c, csvs[i], err);
+    opdb_free_paths(csvs, n);
+    return rc;
+}
+
 /* --plan: every selected row planned and listed with its estimate; nothing
  * measured, nothing written. */
 static int bench_plan(bench_ctx *c, opdb_err *err) {
     const opdb_bench_opts *o = c->o;
     c->round = c->nrounds = 1;
     int rc = 0;
-    if (o->grid) {
-        rc = bench_grid(c, err);
-    } else {
-        size_t n;
-        char **csvs = list_csvs(o, &n);
-        for (size_t i = 0; i < n && rc == 0; i++) rc = bench_csv(c, csvs[i], err);
-        opdb_free_paths(csvs, n);
-    }
+    rc = bench_pass(c, err);
     for (size_t i = 0; i < c->nst; i++)
         if (c->st[i].kind == ST_SKIPPED) fprintf(o->out, "[PLAN] %s: skipped: %s\n", c->st[i].op, c->st[i].reason);
     const opdb_measure_opts *m = &o->measure;
@@ -335,14 +339,7 @@ static int walk(bench_ctx *c, opdb_err *err) {
     int rc = 0;
     for (c->round = 1; c->round < c->nrounds && rc == 0 && !c->stop; c->round++) {
         c->ordinal = 0;
-        if (o->grid) {
-            rc = bench_grid(c, err);
-        } else {
-            size_t n;
-            char **csvs = list_csvs(o, &n);
-            for (size_t i = 0; i < n && rc == 0; i++) rc = bench_csv(c, csvs[i], err);
-            opdb_free_paths(csvs, n);
-        }
+        rc = bench_pass(c, err);
     }
     c->round = c->nrounds; /* the last pass journals and reports */
     c->ordinal = 0;
