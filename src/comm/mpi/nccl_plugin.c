@@ -69,13 +69,21 @@ static void comm_free(void *p) {
 static void *dev_alloc(size_t bytes) {
     void *p = NULL;
     if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) return NULL;
-    cudaMemset(p, 0, bytes ? bytes : 1);
+    /* The collectives run on a non-blocking stream, which does not wait for
+     * the legacy default stream: finish the memset before returning. */
+    if (cudaMemset(p, 0, bytes ? bytes : 1) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+        cudaFree(p);
+        return NULL;
+    }
     return p;
 }
 static void dev_release(void *p) { cudaFree(p); }
 
 static int upload(void *dev, const void *host, size_t bytes, char *msg, size_t cap) {
+    /* From pageable memory cudaMemcpy may return before the DMA lands, and
+     * the collectives' non-blocking stream would not wait for it. */
     cudaError_t e = cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
     return e == cudaSuccess ? 0 : cuda_fail(e, "cudaMemcpy to the device", msg, cap);
 }
 static int download(void *host, const void *dev, size_t bytes, char *msg, size_t cap) {
