@@ -79,10 +79,11 @@ ck "report saved" test -f "$w/a/reports/profile_update_report_20260101_000000.md
 # ---- --rounds: interleaved passes; the statistics cover every pass's samples,
 # failures are reported once (by the last pass), a fixed count makes one pass
 mkdb "$w/rounds"
-"$opdb" bench --database-path "$w/rounds" --ops MatMulV2 MatMulV3 --rounds 3 --min-samples 2 --min-time 0 --timeout 0.03 \
+"$opdb" bench --cache-mib 4 --database-path "$w/rounds" --ops MatMulV2 MatMulV3 --rounds 3 --min-samples 2 --min-time 0 --timeout 0.03 \
   >"$w/rounds.out" 2>"$w/rounds.err"
 ck "rounds: exits 1 (a row failed)" test $? -eq 1
 has "$w/rounds.err" "[BENCH] 3 interleaved passes over the rows"
+has "$w/rounds.err" ", 8 MiB swept per sample" # --cache-mib 4: twice the cache, at least 8 MiB
 has "$w/rounds.err" "[PASS 1/3] MatMulV2.csv:2 "
 has "$w/rounds.err" "[PASS 2/3] MatMulV2.csv:4 "
 ck "rounds: one [FAIL] line per failed row" test "$(grep -c '^\[FAIL\] MatMulV2.csv:3 ' "$w/rounds.err")" -eq 1
@@ -93,10 +94,10 @@ p1=$(grep '^\[PASS 1/3\] MatMulV2.csv:2 ' "$w/rounds.err" | sed 's/.* n=//')
 p2=$(grep '^\[PASS 2/3\] MatMulV2.csv:2 ' "$w/rounds.err" | sed 's/.* n=//')
 nall=$(cell "$w/rounds/MatMulV2.csv" 2 'MicroBench Samples')
 ck "rounds: Samples counts every pass ($p1 + $p2 + last = $nall)" awk -v a="$p1" -v b="$p2" -v n="$nall" 'BEGIN { exit !(a >= 1 && b >= 1 && n >= a + b + 1) }'
-"$opdb" bench --database-path "$w/rounds" --ops MatMulV2 --rounds 3 --repeat-count 2 >"$w/rounds2.out" 2>"$w/rounds2.err"
+"$opdb" bench --cache-mib 4 --database-path "$w/rounds" --ops MatMulV2 --rounds 3 --repeat-count 2 >"$w/rounds2.out" 2>"$w/rounds2.err"
 hasnt "$w/rounds2.err" "[PASS "
 ck "rounds + fixed count: exactly the count" test "$(cell "$w/rounds/MatMulV2.csv" 2 'MicroBench Samples')" = 2
-"$opdb" bench --database-path "$w/rounds" --rounds 0 >/dev/null 2>"$w/rounds3.err"
+"$opdb" bench --cache-mib 4 --database-path "$w/rounds" --rounds 0 >/dev/null 2>"$w/rounds3.err"
 ck "--rounds 0 is a usage error" test $? -eq 2
 has "$w/rounds3.err" "argument --rounds: expected an integer from 1 to 100, got '0'"
 
@@ -110,7 +111,7 @@ for q in default quirks; do
   } >"$w/met_$q/MatMulV2.csv"
   qflag=
   [ $q = quirks ] && qflag=--reference-quirks
-  "$opdb" bench --database-path "$w/met_$q" --repeat-count 1 $qflag >/dev/null 2>&1
+  "$opdb" bench --cache-mib 4 --database-path "$w/met_$q" --repeat-count 1 $qflag >/dev/null 2>&1
   ck "metrics ($q): row measured" awk -v v="$(cell "$w/met_$q/MatMulV2.csv" 2 'Average Duration(us)')" 'BEGIN { exit !(v > 0) }'
 done
 ck "metrics: default keeps the counter value" test "$(cell "$w/met_default/MatMulV2.csv" 2 'MicroBench aiv_time(us)')" = 7.500000
@@ -119,39 +120,39 @@ ck "metrics: profiling value untouched" test "$(cell "$w/met_default/MatMulV2.cs
 
 # ---- missing-only: complete rows are neither measured nor changed
 mkdb "$w/b"
-"$opdb" bench --database-path "$w/b" --ops MatMulV2 --update-mode missing-only --repeat-count 1 >"$w/b.out" 2>"$w/b.err"
+"$opdb" bench --cache-mib 4 --database-path "$w/b" --ops MatMulV2 --update-mode missing-only --repeat-count 1 >"$w/b.out" 2>"$w/b.err"
 m=$w/b/MatMulV2.csv
 ck "missing-only: complete row keeps its duration" test "$(cell "$m" 4 'Average Duration(us)')" = 5.0
 ck "missing-only: complete row not measured" test -z "$(cell "$m" 4 'MicroBench Samples')"
 ck "missing-only: empty row filled" test "$(cell "$m" 2 'MicroBench Samples')" = 1
 has "$w/b.out" "[STATUS] MatMulV2: failed (1 measured, 1 row(s) failed;"
 hasnt "$w/b.out" "MatMulV3"
-"$opdb" bench --database-path "$w/b" --ops Sort --repeat-count 1 >"$w/b3.out" 2>&1
+"$opdb" bench --cache-mib 4 --database-path "$w/b" --ops Sort --repeat-count 1 >"$w/b3.out" 2>&1
 ck "selected operator without a CSV: exit 0" test $? -eq 0
 has "$w/b3.out" "[STATUS] Sort: skipped (No Sort.csv operator file found in this database.)"
 # ... and nothing left to do: the reference's skip lines
-"$opdb" bench --database-path "$w/b" --ops MatMulV2 --update-mode missing-only --repeat-count 1 --drop-failed >/dev/null 2>&1
-"$opdb" bench --database-path "$w/b" --ops MatMulV2 --update-mode missing-only --repeat-count 1 >"$w/b2.out" 2>&1
+"$opdb" bench --cache-mib 4 --database-path "$w/b" --ops MatMulV2 --update-mode missing-only --repeat-count 1 --drop-failed >/dev/null 2>&1
+"$opdb" bench --cache-mib 4 --database-path "$w/b" --ops MatMulV2 --update-mode missing-only --repeat-count 1 >"$w/b2.out" 2>&1
 ck "missing-only: nothing to do exits 0" test $? -eq 0
 has "$w/b2.out" "[SKIP] $w/b/MatMulV2.csv all 2 row(s) already have usable Average/Profiling durations."
 has "$w/b2.out" "[SUMMARY] All target CSV files already have usable replay durations."
 
 # ---- --drop-failed: the failed row goes, the rest stays
 mkdb "$w/c"
-"$opdb" bench --database-path "$w/c" --ops MatMulV2 --repeat-count 1 --drop-failed >"$w/c.out" 2>&1
+"$opdb" bench --cache-mib 4 --database-path "$w/c" --ops MatMulV2 --repeat-count 1 --drop-failed >"$w/c.out" 2>&1
 ck "drop-failed: one row deleted" test "$(rows "$w/c/MatMulV2.csv")" -eq 2
 hasnt "$w/c/MatMulV2.csv" '"""2,3;5,7"""'
 has "$w/c.out" "| Rows deleted         | 1 "
 
 # ---- --reference-quirks: no extra columns, failed rows deleted
 mkdb "$w/q"
-"$opdb" bench --database-path "$w/q" --ops MatMulV2 --repeat-count 1 --reference-quirks >"$w/q.out" 2>&1
+"$opdb" bench --cache-mib 4 --database-path "$w/q" --ops MatMulV2 --repeat-count 1 --reference-quirks >"$w/q.out" 2>&1
 hasnt "$w/q/MatMulV2.csv" "MicroBench Samples"
 ck "quirks: failed row deleted" test "$(rows "$w/q/MatMulV2.csv")" -eq 2
 
 # ---- --fail-fast: stops at the first failed row, still writes back
 mkdb "$w/f"
-"$opdb" bench --database-path "$w/f" --repeat-count 1 --fail-fast >"$w/f.out" 2>&1
+"$opdb" bench --cache-mib 4 --database-path "$w/f" --repeat-count 1 --fail-fast >"$w/f.out" 2>&1
 ck "fail-fast exits 1" test $? -eq 1
 has "$w/f.out" "[STATUS] MatMulV2: failed (1 measured, 1 row(s) failed;"
 hasnt "$w/f.out" "[STATUS] MatMulV3"
@@ -164,16 +165,16 @@ mkdir -p "$w/r"
   i=1; while [ $i -le 30 ]; do printf 'dynamic,AI_CORE,"""%d,96;96,96""",DT_FLOAT;DT_FLOAT,ND;ND,"""%d,96""",DT_FLOAT,ND,,r\r\n' $i $i; i=$((i + 1)); done
 } >"$w/r/MatMulV2.csv"
 cp "$w/r/MatMulV2.csv" "$w/r.orig"
-"$opdb" bench --database-path "$w/r" --repeat-count 300 >/dev/null 2>&1 & p=$!
+"$opdb" bench --cache-mib 4 --database-path "$w/r" --repeat-count 300 >/dev/null 2>&1 & p=$!
 j=$w/r/.opdb_bench/journal.csv
-k=0
-while [ $k -lt 3000 ] && [ "$(cat "$j" 2>/dev/null | wc -l)" -lt 3 ]; do sleep 0.01; k=$((k + 1)); done
+t_end=$(($(date +%s) + 600)) # generous: sanitizer builds on a loaded CI host are slow
+while [ "$(date +%s)" -lt $t_end ] && [ "$(cat "$j" 2>/dev/null | wc -l)" -lt 3 ]; do sleep 0.01; done
 kill -9 $p 2>/dev/null; wait $p 2>/dev/null
 ck "killed run left the database untouched" cmp -s "$w/r/MatMulV2.csv" "$w/r.orig"
 done_rows=$(($(wc -l <"$j") - 1))
 ck "journal holds finished rows" test "$done_rows" -ge 2
 printf 'MatMulV2,99,ok,,dynamic,AI_CORE,"""1,96' >>"$j" # a record torn by the kill: cut off on resume
-"$opdb" bench --database-path "$w/r" --repeat-count 1 --resume >"$w/r.out" 2>"$w/r.err"
+"$opdb" bench --cache-mib 4 --database-path "$w/r" --repeat-count 1 --resume >"$w/r.out" 2>"$w/r.err"
 ck "resumed run exits 0" test $? -eq 0
 ck "resume: journaled rows reused" test "$(grep -c '^\[RESUME\]' "$w/r.err")" -eq "$done_rows"
 ck "resume: the rest measured" test "$(grep -c '^\[OK\]' "$w/r.err")" -eq $((30 - done_rows))
@@ -182,25 +183,28 @@ ck "resume: journaled rows keep their sample count" test "$(cell "$w/r/MatMulV2.
 ck "resume: new rows measured with the new count" test "$(cell "$w/r/MatMulV2.csv" 31 'MicroBench Samples')" = 1
 
 # ---- usage errors
-"$opdb" bench --database-path "$w/a" --repeat-count 0 >/dev/null 2>"$w/u1"
+"$opdb" bench --database-path "$w/a" --cache-mib 0 >/dev/null 2>"$w/u0"
+ck "cache-mib 0 is a usage error" test $? -eq 2
+has "$w/u0" "argument --cache-mib: expected MiB from 1 to 1048576, got '0'"
+"$opdb" bench --cache-mib 4 --database-path "$w/a" --repeat-count 0 >/dev/null 2>"$w/u1"
 ck "repeat-count 0 is a usage error" test $? -eq 2
 has "$w/u1" "--repeat-count must be positive, got 0"
-OPDB_REPLAY_REPEAT_COUNT=abc "$opdb" bench --database-path "$w/a" >/dev/null 2>"$w/u2"
+OPDB_REPLAY_REPEAT_COUNT=abc "$opdb" bench --cache-mib 4 --database-path "$w/a" >/dev/null 2>"$w/u2"
 ck "bad env repeat count is a usage error" test $? -eq 2
 has "$w/u2" "OPDB_REPLAY_REPEAT_COUNT must be an integer, got 'abc'"
 "$opdb" bench --device cpu --backend cuda --database-path "$w/a" >/dev/null 2>"$w/u3"
 ck "--device cpu --backend cuda conflict" test $? -eq 2
-"$opdb" bench --database-path "$w/a" --ops NoSuchOp >/dev/null 2>"$w/u4"
+"$opdb" bench --cache-mib 4 --database-path "$w/a" --ops NoSuchOp >/dev/null 2>"$w/u4"
 ck "unknown --ops exits 1" test $? -eq 1
 has "$w/u4" "Unsupported --ops: NoSuchOp. Available: Add, "
-"$opdb" bench --database-path "$w/none" >/dev/null 2>"$w/u5"
+"$opdb" bench --cache-mib 4 --database-path "$w/none" >/dev/null 2>"$w/u5"
 ck "missing database is an error" test $? -eq 1
 has "$w/u5" "database folder not found"
 "$opdb" bench --help >"$w/help"
 has "$w/help" "bf16 and fp16 tensors are stored as such and computed in fp32"
 
 # ---- --grid default (one row per operator): a new database that validates
-OPDB_BENCH_GRID_LIMIT=1 OPDB_DATA_ROOT="$w/root" "$opdb" bench --device cpu --grid default --repeat-count 1 >"$w/g.out" 2>"$w/g.err"
+OPDB_BENCH_GRID_LIMIT=1 OPDB_DATA_ROOT="$w/root" "$opdb" bench --cache-mib 4 --device cpu --grid default --repeat-count 1 >"$w/g.out" 2>"$w/g.err"
 ck "grid run exits 0" test $? -eq 0
 g=$(find "$w/root" -name MatMulV2.csv | head -1)
 ck "grid database under <root>/<cpu>/opdb_cpu/<stack>/" test -n "$g"
@@ -212,16 +216,16 @@ ck "grid row: no counter invented (MicroBench aicore_time empty)" test -z "$(cel
 "$opdb" validate --database-path "$gd" >"$w/v.out" 2>&1
 ck "grid database passes validate" test $? -eq 0
 # a second grid run updates the same rows (no duplicates)
-OPDB_BENCH_GRID_LIMIT=1 OPDB_DATA_ROOT="$w/root" "$opdb" bench --device cpu --grid default --repeat-count 1 >/dev/null 2>&1
+OPDB_BENCH_GRID_LIMIT=1 OPDB_DATA_ROOT="$w/root" "$opdb" bench --cache-mib 4 --device cpu --grid default --repeat-count 1 >/dev/null 2>&1
 "$opdb" validate --database-path "$gd" >/dev/null 2>&1
 ck "second grid run still validates" test $? -eq 0
 ck "second grid run: still one row" test "$(rows "$g")" -eq 1
 # missing-only: grid rows the database already has are not measured again
-OPDB_BENCH_GRID_LIMIT=1 OPDB_DATA_ROOT="$w/root" "$opdb" bench --device cpu --grid default --repeat-count 1 \
+OPDB_BENCH_GRID_LIMIT=1 OPDB_DATA_ROOT="$w/root" "$opdb" bench --cache-mib 4 --device cpu --grid default --repeat-count 1 \
   --update-mode missing-only --ops MatMulV2 >"$w/g3.out" 2>&1
 has "$w/g3.out" "[STATUS] MatMulV2: success (0 measured, 1 skipped)"
 rm "$g"
-OPDB_BENCH_GRID_LIMIT=1 OPDB_DATA_ROOT="$w/root" "$opdb" bench --device cpu --grid default --repeat-count 1 \
+OPDB_BENCH_GRID_LIMIT=1 OPDB_DATA_ROOT="$w/root" "$opdb" bench --cache-mib 4 --device cpu --grid default --repeat-count 1 \
   --update-mode missing-only --ops MatMulV2 >"$w/g4.out" 2>&1
 has "$w/g4.out" "[STATUS] MatMulV2: success (1 measured, 0 skipped)"
 ck "missing-only grid run re-creates a missing CSV" test "$(rows "$g")" -eq 1

@@ -30,7 +30,7 @@ for dir in "$@"; do
     # must be refused with that reason, never measured.
     for op in MatMulV2 MatMulV3; do
       [ -f "$out/db/$op.csv" ] || continue
-      "$opdb" bench --database-path "$out/db" --ops $op --repeat-count 1 --threads 1 >/dev/null 2>"$out/b"
+      "$opdb" bench --cache-mib 4 --database-path "$out/db" --ops $op --repeat-count 1 --threads 1 >/dev/null 2>"$out/b"
       grep '^\[FAIL\]' "$out/b" | grep -v 'no reading of A .* gives the output' >"$out/bf"
       if [ -s "$out/bf" ]; then
         echo "FAIL: $op rows of $f do not replay:"; grep -E '^\[(FAIL|OK)\]' "$out/b"; fail=1

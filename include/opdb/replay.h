@@ -171,6 +171,7 @@ typedef struct opdb_backend_opts {
     int threads;                    /* CPU threads to use and pin (0 = all online CPUs) */
     bool hot_cache;                 /* no cache eviction between samples */
     int device_index;               /* CUDA device */
+    size_t cache_bytes;             /* CPU: last-level cache to evict (0 = the size the CPU reports) */
 } opdb_backend_opts;
 
 /* Create a backend by name; returns NULL with a reason (e.g. "CUDA backend

@@ -28,7 +28,7 @@ static bool parse_pos_double(const char *s, double *out) {
 
 typedef struct flags {
     const char *database, *device, *vllm, *torch, *cann, *mode, *repeat, *min_samples, *min_time, *timeout, *threads,
-        *backend, *grid, *rounds;
+        *backend, *grid, *rounds, *cache_mib;
     bool hot, fail_fast, resume, drop_failed, quirks, plan, strict;
 } flags;
 
@@ -130,7 +130,9 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
     opdb_err_clear(&err);
     unsigned long threads = 0;
     if (f->threads) cli_parse_uint(f->threads, &threads);
-    opdb_backend_opts bo = {(int)threads, f->hot, 0};
+    unsigned long cache_mib = 0;
+    if (f->cache_mib) cli_parse_uint(f->cache_mib, &cache_mib);
+    opdb_backend_opts bo = {(int)threads, f->hot, 0, (size_t)cache_mib << 20};
     const char *shard = getenv(SHARD_ENV);
     if (shard && strncmp(shard, "merge/", 6) == 0) bo.hot_cache = true; /* the merge measures nothing: no eviction buffer */
     opdb_backend *b = opdb_backend_create(bname, &bo, &err);
@@ -178,6 +180,7 @@ int cmd_bench(int argc, char **argv) {
         {"--timeout", "S", "stop rule: give up on RSD <= 0.5% after S seconds (default 15; --grid: 2)", false, &f.timeout, NULL},
         {"--rounds", "N", "interleaved passes over the rows, each with 1/N of --min-time and --timeout; statistics over all samples (default 1; --grid: 3)", false, &f.rounds, NULL},
         {"--hot-cache", NULL, "do not evict the last-level cache between samples", false, NULL, &f.hot},
+        {"--cache-mib", "N", "last-level cache size to evict, in MiB (default: the size the CPU reports; set it where a VM reports the whole host's cache)", false, &f.cache_mib, NULL},
         {"--threads", "N", "CPU threads, pinned to distinct CPUs (default: all online CPUs; 1 is more repeatable on a shared machine)", false, &f.threads, NULL},
         {"--backend", "NAME", "cpu (default) or cuda", false, &f.backend, NULL},
         {"--grid", "NAME", "benchmark the built-in grid 'default' (LLM shapes) into a new or existing database", false, &f.grid, NULL},
@@ -237,6 +240,9 @@ int cmd_bench(int argc, char **argv) {
         rc = cli_usage_error(&spec, "argument --grid: invalid choice: '%s' (choose from 'default')", f.grid);
     if (rc == 0 && f.threads && !cli_parse_uint(f.threads, &threads))
         rc = cli_usage_error(&spec, "argument --threads: invalid int value: '%s'", f.threads);
+    unsigned long cache_mib;
+    if (rc == 0 && f.cache_mib && (!cli_parse_uint(f.cache_mib, &cache_mib) || cache_mib == 0 || cache_mib > (1ul << 20)))
+        rc = cli_usage_error(&spec, "argument --cache-mib: expected MiB from 1 to 1048576, got '%s'", f.cache_mib);
     unsigned long rounds;
     if (rc == 0 && f.rounds && (!cli_parse_uint(f.rounds, &rounds) || rounds == 0 || rounds > 100))
         rc = cli_usage_error(&spec, "argument --rounds: expected an integer from 1 to 100, got '%s'", f.rounds);

@@ -250,7 +250,7 @@ opdb_backend *opdb_backend_cpu_create(const opdb_backend_opts *o, opdb_err *err)
         return NULL;
     }
     if (!o->hot_cache) {
-        size_t llc = llc_bytes();
+        size_t llc = o->cache_bytes ? o->cache_bytes : llc_bytes();
         im->evict_bytes = 2 * llc < (8ul << 20) ? 8ul << 20 : 2 * llc;
         if (!(im->evict = alloc64(im->evict_bytes))) {
             b->impl = im;
@@ -266,8 +266,10 @@ opdb_backend *opdb_backend_cpu_create(const opdb_backend_opts *o, opdb_err *err)
     cpu_model(b->device_name, sizeof b->device_name);
     int gmaj = __GNUC__, gmin = __GNUC_MINOR__;
     snprintf(b->stack, sizeof b->stack, "openblas%s_gcc%d.%d", blas, gmaj, gmin);
+    char cache[48] = ", hot cache";
+    if (!o->hot_cache) snprintf(cache, sizeof cache, ", %zu MiB swept per sample", im->evict_bytes >> 20);
     snprintf(b->description, sizeof b->description, "%s, OpenBLAS %s, %d pinned thread%s%s", b->device_name, blas,
-             threads, threads == 1 ? "" : "s", o->hot_cache ? ", hot cache" : "");
+             threads, threads == 1 ? "" : "s", cache);
     b->supports = cpu_supports;
     b->prepare = cpu_prepare;
     b->run = cpu_run;
