@@ -129,12 +129,16 @@ class Hooks:
     def report_sections(self, lines, results):
         pass
 
-    def report_name(self, report_dir, stem, ts, ext):
-        return report_dir / f"{stem}_{ts}.{ext}"
+    def report_names(self, report_dir, ts):
+        return (report_dir / f"duration_gap_hotspots_full_{ts}.csv",
+                report_dir / f"profile_update_report_{ts}.md")
+
+    def csv_by_op(self, csv_by_op, aggregated, target_dir, found):
+        return csv_by_op
 
     def print_report_text(self, content, results, gaps, report_path):
         print(content)
-        return True
+        return content
 
 
 HOOKS = Hooks()
@@ -411,6 +415,7 @@ def update_db(target_dir: Path, aggregated: dict[str, list[dict[str, str]]],
     csv_paths = HOOKS.csv_paths(target_dir, selected, csv_paths)
     csv_by_op = {p.stem: p for p in csv_paths} if csv_paths else {
         op: target_dir / f"{op}.csv" for op in aggregated}
+    csv_by_op = HOOKS.csv_by_op(csv_by_op, aggregated, target_dir, bool(csv_paths))
     results = []
     for op, path in sorted(csv_by_op.items()):
         rows_to_merge = list(aggregated.get(op, []))
@@ -539,10 +544,8 @@ def print_report(results: list[UpdateResult], gaps: list[GapRecord],
         return None
     report_dir = to_file / "reports"
     ts = os.environ.get("OPDB_REPORT_TIMESTAMP") or datetime.now().strftime("%Y%m%d_%H%M%S")
-    gap_csv = HOOKS.report_name(report_dir, "duration_gap_hotspots_full", ts, "csv")
-    report_path = HOOKS.report_name(report_dir, "profile_update_report", ts, "md")
-    if not HOOKS.print_report_text(report_content, results, gaps, report_path):
-        return None
+    gap_csv, report_path = HOOKS.report_names(report_dir, ts)
+    report_content = HOOKS.print_report_text(report_content, results, gaps, report_path)
     report_dir.mkdir(parents=True, exist_ok=True)
     with gap_csv.open("w", encoding="utf-8", newline="") as f:
         w = csv.DictWriter(
