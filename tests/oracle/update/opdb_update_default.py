@@ -8,7 +8,7 @@ through the reference's `_hook_`s (never imports or runs opdb):
 * `--ops X` takes only the database folder's own top-level `X.csv`;
 * every duplicate row of a signature gets the update;
 * profiled operators no CSV took are listed ("Profiled Operators Without CSV",
-  Rows = profiled launches, in first-seen order); `--add-new-ops` makes their
+  Rows = its distinct shapes, in first-seen order); `--add-new-ops` makes their
   tables; default_report.transform() then splits off the ones outside the replay
   catalogue ("Not Replayable Here") and counts a new row once ("Rows Added");
 * a profiled row whose Input or Output Shapes is `N/A` is never merged
@@ -132,9 +132,9 @@ class DefaultHooks(ref.Hooks):
                       "no table made for it", file=sys.stderr)
                 continue
             out[op] = target_dir / f"{sanitize(op)}.csv"
-        for op in aggregated:
-            if op not in out and not any(a in out for a in ref.PROFILE_OP_ALIASES.get(op, ())):
-                RUN.without_csv.append([op, str(RUN.launches.get(op, 0))])
+        for op, rows in aggregated.items():  # (a new database: the warnings above say it)
+            if found and op not in out and not any(a in out for a in ref.PROFILE_OP_ALIASES.get(op, ())):
+                RUN.without_csv.append([op, str(len(rows))])
         for path in out.values():  # every table is checked before any is written
             if path.exists():
                 check_table(path)
