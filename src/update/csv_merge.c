@@ -133,7 +133,7 @@ static bool patch_changes(csvfile *f, size_t ri) {
     size_t np, k;
     const row_patch **order = patch_chain(&f->patch[ri], &np);
     /* the value read and the current value of each key, as after each drow_set */
-    opdb_span *orig = opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *orig);
+    opdb_span *orig = np > 1 ? opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *orig) : NULL;
     opdb_span *cur = opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *cur);
     bool *known = opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *known);
     opdb_arena vals;
@@ -152,7 +152,7 @@ static bool patch_changes(csvfile *f, size_t ri) {
                     char *d = opdb_arena_alloc(&vals, f->scratch[col].n + 1);
                     cur[id] = opdb_span_make(d, opdb_csv_unquote(f->scratch[col].p, f->scratch[col].n, d));
                 }
-                orig[id] = cur[id];
+                if (orig) orig[id] = cur[id];
                 known[id] = true;
             }
             char buf[400];
