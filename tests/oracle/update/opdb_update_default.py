@@ -1,6 +1,6 @@
 """opdb's default mode of `opdb update`: the re-indented reference
 (start_microbench.py) with the fixes of docs/COMPATIBILITY.md "opdb update",
-through the reference's `_hook_`s (never imports or runs opdb):
+through the reference's `Hooks` (never imports or runs opdb):
 
 * a `Task Duration(us)` that is not a finite, non-negative number is no sample;
   a shape with no sample left touches no row and is listed under "Rows Without

@@ -14,7 +14,7 @@ The code below is the seed's, statement for statement, with these changes only:
 * `--op` is accepted as an alias of `--ops` (spec §1.1 recommendation);
 * the report timestamp is $OPDB_REPORT_TIMESTAMP when set (opdb's knob for
   reproducible file names, docs/COMPATIBILITY.md);
-* `main()` takes argv; hooks named `_hook_*` (no-ops here) let opdb_update_default.py
+* `main()` takes argv and a parser; the `Hooks` methods (no-ops here) let opdb_update_default.py
   apply opdb's default-mode fixes without a second copy.
 Run: python3 start_microbench.py --prof-path P --database-path D [...]"""
 import argparse
