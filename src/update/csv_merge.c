@@ -119,8 +119,9 @@ static bool lazy_patchable(const merge_ctx *m, size_t ri, const agg_row *nr) {
            m->id.mb_dur < f->header_keys && f->slot_of_key[m->id.mb_dur] >= 0;
 }
 
-/* Whether a lazy row's patches change a written column, by drow_set's rule:
- * each measured value against the value before it (the row's own first). */
+/* Whether a lazy row's patches leave a written column other than it was read:
+ * the reference compares the final row with its snapshot, so a later alias
+ * that puts back the value read undoes an earlier change. */
 static bool patch_changes(csvfile *f, size_t ri) {
     const drow *row = &f->rows[ri];
     opdb_csv_fast t;
@@ -131,12 +132,13 @@ static bool patch_changes(csvfile *f, size_t ri) {
     if (opdb_csv_fast_skim(&t, f->scratch, f->nh, &nc, &off, &quote_after) <= 0) nc = 0;
     size_t np, k;
     const row_patch **order = patch_chain(&f->patch[ri], &np);
-    /* the current value of each key, as it would be after each drow_set */
+    /* the value read and the current value of each key, as after each drow_set */
+    opdb_span *orig = np > 1 ? opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *orig) : NULL;
     opdb_span *cur = opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *cur);
     bool *known = opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *known);
     opdb_arena vals;
     opdb_arena_init(&vals, 4096);
-    bool changes = false;
+    bool changes = false; /* one patch: its first change settles it */
     for (k = 0; k < np && !changes; k++) {
         const row_patch *p = order[k];
         const agg_keyset *kset = p->nr->kset;
@@ -150,15 +152,18 @@ static bool patch_changes(csvfile *f, size_t ri) {
                     char *d = opdb_arena_alloc(&vals, f->scratch[col].n + 1);
                     cur[id] = opdb_span_make(d, opdb_csv_unquote(f->scratch[col].p, f->scratch[col].n, d));
                 }
+                if (orig) orig[id] = cur[id];
                 known[id] = true;
             }
             char buf[400];
             opdb_span v = agg_span(p->nr, i, buf);
-            changes = !opdb_span_eq(cur[id], v);
+            if (np == 1) changes = !opdb_span_eq(cur[id], v);
             cur[id] = opdb_span_make(opdb_arena_strndup(&vals, v.p, v.n), v.n);
         }
     }
+    for (int id = 0; np > 1 && id <= f->ks.cap && !changes; id++) changes = known[id] && !opdb_span_eq(cur[id], orig[id]);
     opdb_arena_free(&vals);
+    free(orig);
     free(known);
     free(cur);
     free(order);
@@ -166,11 +171,43 @@ static bool patch_changes(csvfile *f, size_t ri) {
 }
 
 /* The one rule for whether a row differs from the file as read: a written
- * column set to another value (dirty), or a lazy row whose patches would
- * change one.  Rows past norig are new (the caller counts them). */
+ * column set to another value (dirty) by one measurement, or a lazy row
+ * whose patches leave one changed.  A dirty row measured twice or more may
+ * have been put back (row_unsettled): the caller compares it with the file
+ * (rows_differ_from_read).  Rows past norig are new (the caller counts them). */
 bool row_changed(csvfile *f, size_t r, size_t norig) {
-    if (f->rows[r].dirty) return true;
+    if (f->rows[r].dirty) return !row_unsettled(f, r, norig);
     return f->patch && r < norig && f->patch[r].nr && patch_changes(f, r);
+}
+
+bool row_unsettled(const csvfile *f, size_t r, size_t norig) {
+    return r < norig && f->rows[r].dirty && f->rows[r].nput > 1;
+}
+
+/* The value a written column had in the snapshot of row r, from the file
+ * read again (g): the legacy duration stands in for Average Duration(us).
+ * EP Size is left out: only the pre-snapshot fill sets it. */
+static bool snapshot_differs(const csvfile *f, const csvfile *g, size_t r) {
+    const drow *row = &f->rows[r], *was = &g->rows[r];
+    for (int id = 0; id < f->ks.n; id++) {
+        if (!f->ks.is_col[id] || strcmp(f->ks.name[id], OPDB_COL_EP_SIZE) == 0) continue;
+        int gid = ks_find(&g->ks, f->ks.name[id]);
+        if (gid < 0 && strcmp(f->ks.name[id], OPDB_COL_MB_DUR) == 0) gid = ks_find(&g->ks, OPDB_COL_LEGACY_MB_DUR);
+        opdb_span before = gid >= 0 ? drow_at(was, gid) : opdb_span_make("", 0);
+        if (!opdb_span_eq(drow_at(row, id), before)) return true;
+    }
+    return false;
+}
+
+bool rows_differ_from_read(const char *path, csvfile *f, size_t norig) {
+    csvfile g;
+    memset(&g, 0, sizeof g);
+    opdb_err err = {0};
+    bool differs = load_csv(path, &g, true, &err) != 0 || g.n != norig;
+    for (size_t r = 0; r < norig && !differs; r++)
+        differs = row_unsettled(f, r, norig) && snapshot_differs(f, &g, r);
+    csvfile_free(&g);
+    return differs;
 }
 
 /* The extra values measured for signature m->sig (opdb bench), if any. */
@@ -257,6 +294,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uin
                 set_extras(m, t);
             }
             t = &f->rows[ri];
+            if (t->nput < UINT8_MAX) t->nput++;
         }
         add_gap(m, t);
     }

@@ -42,6 +42,10 @@ int cmp_dup(const void *a, const void *b);
 bool row_valid(const csvfile *f, const drow *r, const ids *id);
 /* Whether row r (of norig rows read) differs from the file as read. */
 bool row_changed(csvfile *f, size_t r, size_t norig);
+/* A dirty row measured more than once: row_changed leaves it to the next. */
+bool row_unsettled(const csvfile *f, size_t r, size_t norig);
+/* Whether an unsettled row differs from its snapshot (the file at path read again). */
+bool rows_differ_from_read(const char *path, csvfile *f, size_t norig);
 /* merge_row over a list of aggregated rows. */
 void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool allow_add);
 /* csvfile.on_lazy_row: indexes a lazy row's signature as it is read. */

@@ -86,6 +86,7 @@ drow *row_mut(csvfile *f, size_t i) {
     d.raw_off = row->raw_off;
     d.raw_len = row->raw_len;
     d.dirty = row->dirty;
+    d.nput = row->nput;
     *row = d;
     if (f->patch && f->patch[i].nr) { /* the measurements again, oldest first */
         size_t np;
@@ -222,7 +223,7 @@ static void fast_header(csvfile *f, int nc) {
 
 /* A lazy row: its kept cells (decoded), the rest left in the buffer. */
 static void lazy_record(csvfile *f, const opdb_field *c, int nkept) {
-    drow r = {opdb_arena_alloc(&f->ks.arena, NLAZY * sizeof(opdb_span)), NLAZY, false, true, false, 0, 0};
+    drow r = {opdb_arena_alloc(&f->ks.arena, NLAZY * sizeof(opdb_span)), NLAZY, false, true, false, 0, 0, 0};
     for (int j = 0; j < NLAZY; j++) {
         int col = f->lazy_col[j];
         if (col < 0 || col >= nkept) {

@@ -37,7 +37,7 @@ int ks_add(keyspace *ks, const char *name) {
 
 drow drow_new(keyspace *ks) {
     drow r = {opdb_arena_alloc(&ks->arena, (size_t)(ks->n ? ks->n : 1) * sizeof(opdb_span)), ks->n, false, false, false,
-              0, 0};
+              0, 0, 0};
     memset(r.v, 0, (size_t)(ks->n ? ks->n : 1) * sizeof(opdb_span));
     return r;
 }

@@ -21,6 +21,7 @@ typedef struct drow {
     bool dirty;     /* a value changed since the change-detection snapshot */
     bool lazy;      /* not tokenized past the kept cells yet */
     bool raw_ok;    /* the writer would reproduce the raw bytes exactly */
+    uint8_t nput;   /* measurements applied since the snapshot (saturates at 255) */
     uint32_t raw_len; /* the record's bytes as read (with its line end and */
     size_t raw_off;   /* any blank lines after it); 0: none kept */
 } drow;

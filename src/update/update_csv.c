@@ -165,10 +165,11 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
                      res->na_skipped);
 
     bool *keep = opdb_xmalloc((f.n + 1) * sizeof *keep);
-    bool changed = f.n != norig;
+    bool changed = f.n != norig, unsettled = false;
     for (size_t r = 0; r < f.n; r++) {
         keep[r] = true;
         changed = changed || row_changed(&f, r, norig);
+        unsettled = unsettled || row_unsettled(&f, r, norig);
         bool drop = false;
         if (m.xi.ndrop) {
             sig_of_drow(&f, &f.rows[r], &m.id, res->stem, &m.sig, false);
@@ -182,6 +183,8 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
             opdb_strvec_push(&res->deleted, m.disp.p);
         }
     }
+    /* rows measured more than once may have been put back as read */
+    if (exists && !changed && unsettled) changed = rows_differ_from_read(path, &f, norig);
     int rc = 0;
     if (!exists || changed) {
         if (!exists) {

@@ -104,7 +104,10 @@ def transform(text, mode_all, db_in):
         if normalize(r[0]) in CATALOGUE:
             keep.append(r)
         else:
-            has = os.path.isfile(os.path.join(db_in, r[0] + ".csv")) if db_in else False
+            if callable(db_in):  # opdb_update_default.py: did the table exist before the run
+                has = db_in(r[0])
+            else:
+                has = os.path.isfile(os.path.join(db_in, r[0] + ".csv")) if db_in else False
             foreign.append([r[0], r[1], f"{r[0]}.csv (left as is)" if has else "-"])
     pw[1] = table(["Operator", "Rows"], keep)
     # the last block's body carries the report's tail (after the hotspot table)
