@@ -322,7 +322,7 @@ def core_file_names(cores: list[dict[str, Any]]) -> list[str]:  # opdb: names de
     names = []
     for core in cores:
         tile = core["tile_name"]
-        if not tile or "/" in tile:
+        if not tile or "/" in tile or tile in (".", ".."):
             raise Fail(f"file name '{tile}.json' would write outside the output folder")
         names.append(f"{tile}.json")
     return names
