@@ -34,7 +34,7 @@ ref.START_NAMES = ("INSTR_EVENT_0", "Event0")
 ref.END_NAMES = ("INSTR_EVENT_1", "Event1")
 ref.STALL_NAMES = ("LOCK_STALL", "LockStall")
 
-_unmatched = {}  # id of the pairs list returned -> (unmatched starts, unmatched ends)
+_unmatched = {}  # "last": (unmatched starts, unmatched ends) of the last core paired, for process_core
 
 
 def resync_pairs(starts, ends):
@@ -131,6 +131,7 @@ def strict_json(v):
     return v
 
 
+# every JSON file of this (default-mode) process goes through json.dump: strict JSON
 _dump = json.dump
 ref.json.dump = lambda obj, f, **kw: _dump(strict_json(obj), f, **kw)
 
