@@ -139,8 +139,8 @@ int fia_load_operator_rows(const char *path, fia_op_rows *rows, opdb_err *err) {
     int r = opdb_csv_file_next(&c, true);
     if (r > 0) {
         for (int k = 0; k < 6; k++) cols[k] = opdb_csv_col(c.f, c.nf, name_cols[k]);
-        c_in = opdb_csv_col(c.f, c.nf, "Input Shapes");
-        c_out = opdb_csv_col(c.f, c.nf, "Output Shapes");
+        c_in = opdb_csv_col(c.f, c.nf, OPDB_COL_INPUT_SHAPES);
+        c_out = opdb_csv_col(c.f, c.nf, OPDB_COL_OUTPUT_SHAPES);
         while ((r = opdb_csv_file_next(&c, false)) > 0) {
             if (!names_fia(c.f, c.nf, cols, 6)) continue;
             opdb_span in = opdb_py_strip(opdb_csv_cell(c.f, c.nf, c_in));
