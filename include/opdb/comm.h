@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "opdb/core.h"
+#include "opdb/schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,7 +86,9 @@ OPDB_API double opdb_comm_overhead_of(const opdb_comm_overheads *t, opdb_comm_op
 OPDB_API void opdb_comm_overheads_free(opdb_comm_overheads *t);
 
 /* ---- CSV rows (spec §3.5-3.6) ---- */
-#define OPDB_COMM_CSV_HEADER "message_bytes,num_devices,dtype,topology_tier,Duration(us),bandwidth_gbps"
+#define OPDB_COMM_CSV_HEADER                                                                                  \
+    OPDB_COMM_COL_BYTES "," OPDB_COMM_COL_NDEV "," OPDB_COMM_COL_DTYPE "," OPDB_COMM_COL_TIER "," OPDB_COMM_COL_DUR \
+                        "," OPDB_COMM_COL_BW
 typedef struct opdb_comm_row {
     long long message_bytes, num_devices;
     const char *dtype_label;

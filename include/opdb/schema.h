@@ -86,6 +86,37 @@ OPDB_API extern const char *const opdb_sig_cell_cols[OPDB_NSIG_CELLS];
 #define OPDB_NKEY_COLS (OPDB_NBASE_COLS + 1)
 OPDB_API extern const char *const opdb_key_cols[OPDB_NKEY_COLS];
 
+/* FusedInferAttentionScore runtime columns (spec ingest.md §1.1, grid.md
+ * §6.5): parse takes them from the profile, fia-fill back-fills them, grid
+ * writes them for generated rows and replay reads them. Each user keeps its
+ * own order (the reference's), built from these names. */
+#define OPDB_COL_RT_PREFIX "Runtime "
+#define OPDB_COL_RT_SOURCE "Runtime source_profile"
+#define OPDB_COL_RT_ASL_SHAPE "Runtime actual_seq_lengths_shape"
+#define OPDB_COL_RT_ASL_VALUES "Runtime actual_seq_lengths_values"
+#define OPDB_COL_RT_ASLKV_SHAPE "Runtime actual_seq_lengths_kv_shape"
+#define OPDB_COL_RT_ASLKV_VALUES "Runtime actual_seq_lengths_kv_values"
+#define OPDB_COL_RT_AVG_SEQ_LEN "Runtime avg_seq_len"
+#define OPDB_COL_RT_BT_SHAPE "Runtime block_table_shape"
+#define OPDB_COL_RT_BT_VALID "Runtime block_table_valid_blocks"
+#define OPDB_COL_RT_NUM_HEADS "Runtime num_heads"
+#define OPDB_COL_RT_NUM_KV_HEADS "Runtime num_key_value_heads"
+#define OPDB_COL_RT_SPARSE_MODE "Runtime sparse_mode"
+#define OPDB_COL_RT_INPUT_LAYOUT "Runtime input_layout"
+#define OPDB_COL_RT_BLOCK_SIZE "Runtime block_size"
+#define OPDB_COL_RT_ATTN_STATE "Runtime attn_state"
+#define OPDB_COL_RT_KV_CACHE_MODE "Runtime kv_cache_mode"
+#define OPDB_COL_RT_COMPLETENESS "Runtime metadata_completeness"
+#define OPDB_COL_RT_RAW_SHAPES "Runtime operator_input_shapes_raw"
+
+/* The hcom_*.csv tables opdb comm writes (spec comm.md §3.5), in file order. */
+#define OPDB_COMM_COL_BYTES "message_bytes"
+#define OPDB_COMM_COL_NDEV "num_devices"
+#define OPDB_COMM_COL_DTYPE "dtype"
+#define OPDB_COMM_COL_TIER "topology_tier"
+#define OPDB_COMM_COL_DUR "Duration(us)"
+#define OPDB_COMM_COL_BW "bandwidth_gbps"
+
 /* A shape cell that stands for "no shape": stripped of whitespace, then of
  * '"', it reads N/A in any case (spec ingest.md §1: parse skips such rows;
  * update's default mode does not add them either). */

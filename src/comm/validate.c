@@ -8,6 +8,7 @@
 #include "opdb/fs.h"
 #include "opdb/json_writer.h"
 #include "opdb/pystr.h"
+#include "opdb/schema.h"
 
 typedef struct vrow {
     long long bytes, n;
@@ -90,11 +91,11 @@ static int load(const opdb_comm_validate_opts *o, const char *path, vfile *vf, F
     size_t nh = csv_record(&p, end, &cells, offs, 256);
     for (size_t i = 0; i < nh && i < 256; i++) {
         const char *h = cells.p + offs[i];
-        if (!strcmp(h, "message_bytes")) cb = (int)i;
-        else if (!strcmp(h, "num_devices")) cn = (int)i;
-        else if (!strcmp(h, "topology_tier")) ct = (int)i;
-        else if (!strcmp(h, "Duration(us)")) cd = (int)i;
-        else if (!strcmp(h, "Average Duration(us)")) cavg = (int)i;
+        if (!strcmp(h, OPDB_COMM_COL_BYTES)) cb = (int)i;
+        else if (!strcmp(h, OPDB_COMM_COL_NDEV)) cn = (int)i;
+        else if (!strcmp(h, OPDB_COMM_COL_TIER)) ct = (int)i;
+        else if (!strcmp(h, OPDB_COMM_COL_DUR)) cd = (int)i;
+        else if (!strcmp(h, OPDB_COL_MB_DUR)) cavg = (int)i;
     }
     if (cavg >= 0) cd = cavg;
     int rc = 0;

@@ -6,12 +6,15 @@
 
 #include <string.h>
 
+#include "opdb/schema.h"
+
 #define SEP '\x1f'
 
 int opdb_is_attention_kernel(const char *op) { return strcmp(op, "FusedInferAttentionScore") == 0; }
 
 bool opdb_is_runtime_column(opdb_span name) {
-    return (name.n > 8 && memcmp(name.p, "Runtime ", 8) == 0) || opdb_span_eq_cstr(name, "avg_seq_len");
+    const size_t k = sizeof OPDB_COL_RT_PREFIX - 1;
+    return (name.n > k && memcmp(name.p, OPDB_COL_RT_PREFIX, k) == 0) || opdb_span_eq_cstr(name, "avg_seq_len");
 }
 
 void opdb_row_identity(const opdb_sig_cells *c, const char *op, const opdb_span *runtime, size_t nruntime,

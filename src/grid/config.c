@@ -7,9 +7,11 @@
 #include <string.h>
 #include <yaml.h>
 #include "opdb/limits.h"
+#include "opdb/schema.h"
 #include "grid/grid_internal.h"
 
-const char *const grid_override_cols[4] = {"Input Data Types", "Input Formats", "Output Data Types", "Output Formats"};
+const char *const grid_override_cols[4] = {OPDB_COL_INPUT_DTYPES, OPDB_COL_INPUT_FORMATS, OPDB_COL_OUTPUT_DTYPES,
+                                           OPDB_COL_OUTPUT_FORMATS};
 static const char *const k_override_keys[4] = {"input_dtypes", "input_formats", "output_dtypes", "output_formats"};
 
 typedef struct loader {

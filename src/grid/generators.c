@@ -3,14 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "opdb/schema.h"
 #include "grid/grid_internal.h"
 
 const char *const grid_fia_columns[15] = {
-    "Runtime source_profile", "Runtime actual_seq_lengths_shape", "Runtime actual_seq_lengths_values",
-    "Runtime actual_seq_lengths_kv_shape", "Runtime actual_seq_lengths_kv_values", "Runtime avg_seq_len",
-    "Runtime block_table_shape", "Runtime block_table_valid_blocks", "Runtime num_heads",
-    "Runtime num_key_value_heads", "Runtime sparse_mode", "Runtime input_layout", "Runtime block_size",
-    "Runtime metadata_completeness", "Runtime operator_input_shapes_raw"};
+    OPDB_COL_RT_SOURCE,       OPDB_COL_RT_ASL_SHAPE,     OPDB_COL_RT_ASL_VALUES, OPDB_COL_RT_ASLKV_SHAPE,
+    OPDB_COL_RT_ASLKV_VALUES, OPDB_COL_RT_AVG_SEQ_LEN,   OPDB_COL_RT_BT_SHAPE,   OPDB_COL_RT_BT_VALID,
+    OPDB_COL_RT_NUM_HEADS,    OPDB_COL_RT_NUM_KV_HEADS,  OPDB_COL_RT_SPARSE_MODE, OPDB_COL_RT_INPUT_LAYOUT,
+    OPDB_COL_RT_BLOCK_SIZE,   OPDB_COL_RT_COMPLETENESS,  OPDB_COL_RT_RAW_SHAPES};
 
 static int64_t max1(int64_t v) { return v > 1 ? v : 1; }
 static grid_shape S(int nd, int64_t a, int64_t b, int64_t c, int64_t d) {
@@ -85,7 +85,7 @@ static void dispatch_ffn_combine(const opdb_grid_config *cfg, const grid_model *
                     grid_shape o[2] = {S2(mm, h), S1(E)};
                     char ep[32];
                     snprintf(ep, sizeof ep, "%lld", (long long)(m->experts / E));
-                    grid_over ov = {"EP Size", ep};
+                    grid_over ov = {OPDB_COL_EP_SIZE, ep};
                     grid_cands_add(out, in, 7, o, 2, &ov, 1);
                 }
             }
@@ -99,8 +99,10 @@ static void split_qkv(const opdb_grid_config *cfg, const grid_model *const *ms, 
     const int64_t *tok = grid(cfg, "ELEM_TOKENS_GRID", &nt);
     int64_t seen[256][3];
     size_t nseen = 0;
-    grid_over ov[4] = {{"Input Data Types", "DT_BF16;DT_BF16"}, {"Input Formats", "ND;ND"},
-                       {"Output Data Types", "DT_BF16;DT_BF16;DT_BF16"}, {"Output Formats", "ND;ND;ND"}};
+    grid_over ov[4] = {{OPDB_COL_INPUT_DTYPES, "DT_BF16;DT_BF16"},
+                       {OPDB_COL_INPUT_FORMATS, "ND;ND"},
+                       {OPDB_COL_OUTPUT_DTYPES, "DT_BF16;DT_BF16;DT_BF16"},
+                       {OPDB_COL_OUTPUT_FORMATS, "ND;ND;ND"}};
     for (size_t i = 0; i < nm; i++) {
         const grid_model *m = ms[i];
         if (grid_model_is_mla(m)) continue;
@@ -202,7 +204,7 @@ static void fia_emit(const fia_args *a, fia_seen *seen, grid_cands *out) {
     opdb_sb_adds(&v[13], a->layout);
     opdb_sb_adds(&v[14], "128");
     opdb_sb_adds(&v[15], "shape_grid_scene_generated");
-    grid_over ov[17] = {{"Input Data Types", v[0].p}, {"Input Formats", v[1].p}};
+    grid_over ov[17] = {{OPDB_COL_INPUT_DTYPES, v[0].p}, {OPDB_COL_INPUT_FORMATS, v[1].p}};
     for (int i = 0; i < 15; i++) ov[2 + i].col = grid_fia_columns[i], ov[2 + i].val = v[2 + i].p ? v[2 + i].p : "";
     grid_cands_add(out, a->slot, 31, &a->out, 1, ov, 17);
     for (int i = 0; i < 17; i++) opdb_sb_free(&v[i]);

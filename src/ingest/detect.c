@@ -9,6 +9,7 @@
 
 #include "ingest/detect.h"
 #include "opdb/ingest.h"
+#include "opdb/schema.h"
 
 int opdb_input_detect(const char *path, opdb_input_kind *kind, opdb_err *err) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -88,7 +89,7 @@ void opdb_csv_profile_hint(const char *path, char *buf, size_t cap) {
     bool kd = has(&h, "Type") && has(&h, "Duration(us)");
     bool os = has(&h, "OP Type") && has(&h, "Task Duration(us)");
     if (kd || os) {
-        if (!has(&h, "Input Shapes") || !has(&h, "Output Shapes"))
+        if (!has(&h, OPDB_COL_INPUT_SHAPES) || !has(&h, OPDB_COL_OUTPUT_SHAPES))
             snprintf(buf, cap,
                      "profiled without shapes (Level0): re-profile with Level1 (torch_npu "
                      "experimental_config profiler_level=Level1, or record_shapes=True) so kernel shapes are recorded");

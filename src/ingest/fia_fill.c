@@ -15,12 +15,11 @@
 
 #define NPAY 11
 static const char *const k_payload_cols[NPAY] = {
-    "Runtime actual_seq_lengths_shape", "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_shape",
-    "Runtime actual_seq_lengths_kv_values", "Runtime avg_seq_len", "Runtime block_table_valid_blocks",
-    "Runtime num_heads", "Runtime num_key_value_heads", "Runtime sparse_mode", "Runtime input_layout",
-    "Runtime block_size",
+    OPDB_COL_RT_ASL_SHAPE,  OPDB_COL_RT_ASL_VALUES,  OPDB_COL_RT_ASLKV_SHAPE,  OPDB_COL_RT_ASLKV_VALUES,
+    OPDB_COL_RT_AVG_SEQ_LEN, OPDB_COL_RT_BT_VALID,   OPDB_COL_RT_NUM_HEADS,    OPDB_COL_RT_NUM_KV_HEADS,
+    OPDB_COL_RT_SPARSE_MODE, OPDB_COL_RT_INPUT_LAYOUT, OPDB_COL_RT_BLOCK_SIZE,
 };
-#define COMPLETENESS "Runtime metadata_completeness"
+#define COMPLETENESS OPDB_COL_RT_COMPLETENESS
 
 /* ---- Python str() of a JSON value */
 

@@ -7,16 +7,13 @@
 #include <unistd.h>
 #include "opdb/csv.h"
 #include "opdb/pystr.h"
+#include "opdb/schema.h"
 
 const char *const fia_runtime_columns[FIA_NRUNTIME] = {
-    "Runtime source_profile",       "Runtime actual_seq_lengths_shape",
-    "Runtime actual_seq_lengths_values", "Runtime actual_seq_lengths_kv_shape",
-    "Runtime actual_seq_lengths_kv_values", "Runtime avg_seq_len",
-    "Runtime block_table_shape",    "Runtime block_table_valid_blocks",
-    "Runtime num_heads",            "Runtime num_key_value_heads",
-    "Runtime sparse_mode",          "Runtime input_layout",
-    "Runtime block_size",           "Runtime attn_state",
-    "Runtime kv_cache_mode",        "Runtime metadata_completeness",
+    OPDB_COL_RT_SOURCE,       OPDB_COL_RT_ASL_SHAPE,    OPDB_COL_RT_ASL_VALUES, OPDB_COL_RT_ASLKV_SHAPE,
+    OPDB_COL_RT_ASLKV_VALUES, OPDB_COL_RT_AVG_SEQ_LEN,  OPDB_COL_RT_BT_SHAPE,   OPDB_COL_RT_BT_VALID,
+    OPDB_COL_RT_NUM_HEADS,    OPDB_COL_RT_NUM_KV_HEADS, OPDB_COL_RT_SPARSE_MODE, OPDB_COL_RT_INPUT_LAYOUT,
+    OPDB_COL_RT_BLOCK_SIZE,   OPDB_COL_RT_ATTN_STATE,   OPDB_COL_RT_KV_CACHE_MODE, OPDB_COL_RT_COMPLETENESS,
 };
 enum { COL_SOURCE = 0, COL_ASL_SHAPE = 1, COL_ASLKV_SHAPE = 3, COL_BT_SHAPE = 6, COL_COMPLETENESS = 15 };
 #define NSLOTS 31
@@ -142,8 +139,8 @@ int fia_load_operator_rows(const char *path, fia_op_rows *rows, opdb_err *err) {
     int r = opdb_csv_file_next(&c, true);
     if (r > 0) {
         for (int k = 0; k < 6; k++) cols[k] = opdb_csv_col(c.f, c.nf, name_cols[k]);
-        c_in = opdb_csv_col(c.f, c.nf, "Input Shapes");
-        c_out = opdb_csv_col(c.f, c.nf, "Output Shapes");
+        c_in = opdb_csv_col(c.f, c.nf, OPDB_COL_INPUT_SHAPES);
+        c_out = opdb_csv_col(c.f, c.nf, OPDB_COL_OUTPUT_SHAPES);
         while ((r = opdb_csv_file_next(&c, false)) > 0) {
             if (!names_fia(c.f, c.nf, cols, 6)) continue;
             opdb_span in = opdb_py_strip(opdb_csv_cell(c.f, c.nf, c_in));

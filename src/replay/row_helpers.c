@@ -5,6 +5,7 @@
 #include <string.h>
 #include "opdb/pystr.h"
 #include "opdb/replay.h"
+#include "opdb/schema.h"
 
 size_t opdb_replay_split(const char *cell, bool keep_empty, char items[][128], size_t max_items) {
     opdb_span s = opdb_span_cstr(cell ? cell : "");
@@ -115,9 +116,9 @@ static int build_list(const opdb_replay_row *row, const char *shapes_col, const 
 }
 
 int opdb_replay_default_io(const opdb_replay_row *row, opdb_op_problem *p, int expect_in, opdb_err *err) {
-    if (build_list(row, "Input Shapes", "Input Formats", "Input Data Types", p->in, &p->nin, expect_in, true, err))
+    if (build_list(row, OPDB_COL_INPUT_SHAPES, OPDB_COL_INPUT_FORMATS, OPDB_COL_INPUT_DTYPES, p->in, &p->nin, expect_in, true, err))
         return -1;
-    return build_list(row, "Output Shapes", "Output Formats", "Output Data Types", p->out, &p->nout, -1, false, err);
+    return build_list(row, OPDB_COL_OUTPUT_SHAPES, OPDB_COL_OUTPUT_FORMATS, OPDB_COL_OUTPUT_DTYPES, p->out, &p->nout, -1, false, err);
 }
 
 int64_t opdb_tensor_numel(const opdb_tensor *t) {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # check_goldens.sh SOURCE_DIR
 # Regenerates the expected trees of every golden case whose tool has an oracle in
-# tests/oracle/bin/opdb (parse CSV cases, trace2csv, fia-fill, update, m6, shape-compare, aie) and compares them
+# tests/oracle/bin/opdb (parse CSV cases, trace2csv, fia-fill, update, m6, shape-compare, aie,
+# comm validate) and compares them
 # byte for byte with the committed ones: a golden edited by hand, or an oracle
 # that drifted from its goldens, fails. Skipped (77) without python3.
 set -u
@@ -10,5 +11,6 @@ command -v python3 >/dev/null 2>&1 || { echo "python3 not found: skipped"; exit 
 cd "$src/tests/cli" || exit 1
 # parse_kineto_*, parse_sqlite_* and parse_dir_mixed_formats_* come from tests/oracle/ingest/.
 cases=$(ls -d parse_* trace2csv_* fiafill_* update_* m6_* shapecmp_* aie_* | grep -v -e '^parse_kineto_' -e '^parse_sqlite_' -e '^parse_dir_mixed_formats_')
+cases="$cases $(ls -d comm_validate_*)"
 # shellcheck disable=SC2086
 exec python3 ../oracle/new_case.py --check $cases

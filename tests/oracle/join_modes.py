@@ -6,7 +6,8 @@
 Only when both folders have identical in/ and the quirks cmd is the default cmd
 plus `--reference-quirks`: the quirks cmd becomes cmd_quirks and its expected/
 becomes expected_quirks/ (git mv, bytes unchanged); the quirks folder goes. The
-ctest name stays cli.<tool>_quirks_<what> (tests/CMakeLists.txt)."""
+ctest name stays cli.<tool>_quirks_<what> (tests/CMakeLists.txt); <tool> is one
+word, or comm_<sub> for the opdb comm subcommands (comm_validate_quirks_x)."""
 import filecmp
 import os
 import re
@@ -26,7 +27,7 @@ def same_tree(a: str, b: str) -> bool:
 def join(case: str) -> None:
     case = case.rstrip("/")
     parent, name = os.path.split(case)
-    qname = re.sub(r"^([a-z0-9]+)_", r"\1_quirks_", name, count=1)
+    qname = re.sub(r"^(comm_[a-z0-9]+|[a-z0-9]+)_", r"\1_quirks_", name, count=1)
     quirks = os.path.join(parent, qname)
     cmd = open(os.path.join(case, "cmd")).read()
     qcmd = open(os.path.join(quirks, "cmd")).read()

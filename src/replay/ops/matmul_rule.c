@@ -10,12 +10,13 @@
 #include <string.h>
 #include "replay/cpu/kernels.h"
 #include "replay/ops/matmul_rule.h"
+#include "opdb/schema.h"
 
 static int plan_reference(const opdb_replay_row *row, opdb_op_problem *p, bool exact, opdb_err *err) {
     char sh[OPDB_MAX_TENSORS][128], fm[OPDB_MAX_TENSORS][128], dt[OPDB_MAX_TENSORS][128];
-    size_t ns = opdb_replay_split(row->cell(row, "Input Shapes"), false, sh, OPDB_MAX_TENSORS);
-    size_t nf = opdb_replay_split(row->cell(row, "Input Formats"), false, fm, OPDB_MAX_TENSORS);
-    size_t nd = opdb_replay_split(row->cell(row, "Input Data Types"), false, dt, OPDB_MAX_TENSORS);
+    size_t ns = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_SHAPES), false, sh, OPDB_MAX_TENSORS);
+    size_t nf = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_FORMATS), false, fm, OPDB_MAX_TENSORS);
+    size_t nd = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_DTYPES), false, dt, OPDB_MAX_TENSORS);
     if (exact ? (ns != 2 || nf != 2 || nd != 2) : (ns < 2 || nf < 2 || nd < 2))
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s expects %s two inputs", row->kernel_type,
                          exact ? "exactly" : "at least");
@@ -81,10 +82,10 @@ static bool pick_layout(const opdb_tensor *a, const opdb_tensor *b, const opdb_t
 static int plan_inferred(const opdb_replay_row *row, opdb_op_problem *p, bool exact, opdb_err *err) {
     char sh[OPDB_MAX_TENSORS][128], fm[OPDB_MAX_TENSORS][128], dt[OPDB_MAX_TENSORS][128], os[4][128];
     const char *op = row->kernel_type;
-    size_t ns = opdb_replay_split(row->cell(row, "Input Shapes"), false, sh, OPDB_MAX_TENSORS);
-    size_t nf = opdb_replay_split(row->cell(row, "Input Formats"), false, fm, OPDB_MAX_TENSORS);
-    size_t nd = opdb_replay_split(row->cell(row, "Input Data Types"), false, dt, OPDB_MAX_TENSORS);
-    size_t no = opdb_replay_split(row->cell(row, "Output Shapes"), false, os, 4);
+    size_t ns = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_SHAPES), false, sh, OPDB_MAX_TENSORS);
+    size_t nf = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_FORMATS), false, fm, OPDB_MAX_TENSORS);
+    size_t nd = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_DTYPES), false, dt, OPDB_MAX_TENSORS);
+    size_t no = opdb_replay_split(row->cell(row, OPDB_COL_OUTPUT_SHAPES), false, os, 4);
     if (ns < 2 || nf < 2 || nd < 2)
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s expects two inputs (A, B) and an optional bias, got %zu shape(s), %zu dtype(s), %zu format(s)",
                          op, ns, nd, nf);

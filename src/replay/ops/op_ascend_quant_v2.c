@@ -6,17 +6,18 @@
 #include "replay/cpu/vec.h"
 #include "replay/ops/ops.h"
 #include "replay/ops/plan_util.h"
+#include "opdb/schema.h"
 
 static int aq_plan(const opdb_replay_row *row, opdb_op_problem *p, opdb_err *err) {
     memset(p, 0, sizeof *p);
     char items[OPDB_MAX_TENSORS][128];
-    size_t ns = opdb_replay_split(row->cell(row, "Input Shapes"), false, items, OPDB_MAX_TENSORS);
-    size_t nf = opdb_replay_split(row->cell(row, "Input Formats"), false, items, OPDB_MAX_TENSORS);
-    size_t nd = opdb_replay_split(row->cell(row, "Input Data Types"), false, items, OPDB_MAX_TENSORS);
+    size_t ns = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_SHAPES), false, items, OPDB_MAX_TENSORS);
+    size_t nf = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_FORMATS), false, items, OPDB_MAX_TENSORS);
+    size_t nd = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_DTYPES), false, items, OPDB_MAX_TENSORS);
     if (ns != nf || ns != nd)
         return opdb_fail(err, OPDB_ERR_RUNTIME,
                          "AscendQuantV2 expects equal shape/format/dtype counts, got %zu/%zu/%zu", ns, nf, nd);
-    size_t no = opdb_replay_split(row->cell(row, "Output Data Types"), false, items, OPDB_MAX_TENSORS);
+    size_t no = opdb_replay_split(row->cell(row, OPDB_COL_OUTPUT_DTYPES), false, items, OPDB_MAX_TENSORS);
     if (no != 1) return opdb_fail(err, OPDB_ERR_RUNTIME, "AscendQuantV2 expects exactly 1 output dtype, got %zu", no);
     opdb_dtype odt;
     if (opdb_dtype_parse(items[0], strlen(items[0]), &odt, err)) return -1;

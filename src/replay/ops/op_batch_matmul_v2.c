@@ -5,11 +5,12 @@
 #include "replay/cpu/kernels.h"
 #include "replay/ops/matmul_rule.h"
 #include "replay/ops/ops.h"
+#include "opdb/schema.h"
 
 static int plan(const opdb_replay_row *row, opdb_op_problem *p, opdb_err *err) {
     char sh[OPDB_MAX_TENSORS][128];
     opdb_tensor first;
-    size_t ns = opdb_replay_split(row->cell(row, "Input Shapes"), false, sh, OPDB_MAX_TENSORS);
+    size_t ns = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_SHAPES), false, sh, OPDB_MAX_TENSORS);
     if (ns >= 1 && opdb_replay_shape(sh[0], &first, err) == 0 && first.ndim == 2)
         return opdb_matmul_plan(row, p, true, err);
     memset(p, 0, sizeof *p);

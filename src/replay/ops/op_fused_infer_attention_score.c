@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "opdb/pystr.h"
+#include "opdb/schema.h"
 #include "replay/cpu/attention.h"
 #include "replay/cpu/kernels.h"
 #include "replay/ops/even_split.h"
@@ -59,7 +60,7 @@ static int lengths_from(const int64_t *v, int n, bool cumulative, int64_t *out, 
 
 static int read_slots(const opdb_replay_row *row, opdb_row_slots *s, bool *raw, opdb_err *err) {
     opdb_row_slots_read(row, false, s);
-    const char *rawc = row->cell(row, "Runtime operator_input_shapes_raw");
+    const char *rawc = row->cell(row, OPDB_COL_RT_RAW_SHAPES);
     opdb_span rs = opdb_py_strip_chars(opdb_py_strip(opdb_span_cstr(rawc ? rawc : "")), "\"");
     *raw = rs.n > 0;
     if (*raw) s->n_shape = opdb_replay_split(rawc, true, s->shape, OPDB_MAX_TENSORS);
@@ -125,7 +126,7 @@ static int plan_lengths(const opdb_replay_row *row, const opdb_row_slots *s, opd
     const opdb_tensor *q = &p->in[S_Q], *k = &p->in[S_K];
     int64_t vals[OPDB_MAX_AUX / 4], *ql = p->aux;
     int n = 0;
-    if (int_list(row, "Runtime actual_seq_lengths_values", vals, OPDB_MAX_AUX / 4, &n, err)) return -1;
+    if (int_list(row, OPDB_COL_RT_ASL_VALUES, vals, OPDB_MAX_AUX / 4, &n, err)) return -1;
     int64_t batch;
     if (n) {
         batch = n;
@@ -138,7 +139,7 @@ static int plan_lengths(const opdb_replay_row *row, const opdb_row_slots *s, opd
         if (default_lengths(q, batch, c->cum_q, p->iparam[P_QL] == L_BNSD ? 2 : 1, ql, "query", err)) return -1;
     }
     int64_t *kl = p->aux + batch;
-    if (int_list(row, "Runtime actual_seq_lengths_kv_values", vals, OPDB_MAX_AUX / 4, &n, err)) return -1;
+    if (int_list(row, OPDB_COL_RT_ASLKV_VALUES, vals, OPDB_MAX_AUX / 4, &n, err)) return -1;
     if (n) {
         if (n != batch)
             return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %d kv lengths for a batch of %lld", K, n, (long long)batch);
@@ -151,7 +152,7 @@ static int plan_lengths(const opdb_replay_row *row, const opdb_row_slots *s, opd
         if (c->paged) {
             int64_t valid[OPDB_MAX_AUX / 4];
             int nv = 0;
-            if (int_list(row, "Runtime block_table_valid_blocks", valid, OPDB_MAX_AUX / 4, &nv, err)) return -1;
+            if (int_list(row, OPDB_COL_RT_BT_VALID, valid, OPDB_MAX_AUX / 4, &nv, err)) return -1;
             if (nv && nv != batch)
                 return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %d valid-block counts for a batch of %lld", K, nv, (long long)batch);
             for (int64_t b = 0; b < batch; b++) kl[b] = (nv ? (valid[b] > 1 ? valid[b] : 1) : 1) * c->block_size;
@@ -197,7 +198,7 @@ static int plan(const opdb_replay_row *row, opdb_op_problem *p, opdb_err *err) {
         opdb_row_slot_make(row, &s, S_V, v, err))
         return -1;
     int64_t sparse;
-    if (!opdb_replay_cell_int(row, "Runtime sparse_mode", &sparse)) sparse = opdb_row_slot_present(&s, S_MASK) ? 3 : 0;
+    if (!opdb_replay_cell_int(row, OPDB_COL_RT_SPARSE_MODE, &sparse)) sparse = opdb_row_slot_present(&s, S_MASK) ? 3 : 0;
     p->iparam[P_SPARSE] = sparse;
     if (plan_mask(row, &s, p, sparse, err)) return -1;
     const bool has_rope = opdb_row_slot_present(&s, S_QROPE);
@@ -206,17 +207,17 @@ static int plan(const opdb_replay_row *row, opdb_op_problem *p, opdb_err *err) {
         return -1;
     fia_ctx c = {q->ndim == 3, opdb_row_slot_present(&s, S_TABLE), false, false, 0};
     int64_t heads, kv_heads;
-    const char *lay_cell = row->cell(row, "Runtime input_layout");
+    const char *lay_cell = row->cell(row, OPDB_COL_RT_INPUT_LAYOUT);
     opdb_span lay = opdb_py_strip(opdb_span_cstr(lay_cell ? lay_cell : ""));
     if (c.q3) {
         if (!lay.n) lay = opdb_span_cstr("TND");
-        if (!opdb_replay_cell_int(row, "Runtime num_heads", &heads)) heads = q->dims[1];
-        if (!opdb_replay_cell_int(row, "Runtime num_key_value_heads", &kv_heads)) kv_heads = c.paged ? 1 : k->dims[1];
+        if (!opdb_replay_cell_int(row, OPDB_COL_RT_NUM_HEADS, &heads)) heads = q->dims[1];
+        if (!opdb_replay_cell_int(row, OPDB_COL_RT_NUM_KV_HEADS, &kv_heads)) kv_heads = c.paged ? 1 : k->dims[1];
         p->fparam[0] = 1.0 / sqrt((double)q->dims[2]);
     } else if (q->ndim == 4 && has_rope) {
         if (!lay.n) lay = opdb_span_cstr("BNSD_NBSD");
-        if (!opdb_replay_cell_int(row, "Runtime num_heads", &heads)) heads = q->dims[1];
-        if (!opdb_replay_cell_int(row, "Runtime num_key_value_heads", &kv_heads)) kv_heads = 1;
+        if (!opdb_replay_cell_int(row, OPDB_COL_RT_NUM_HEADS, &heads)) heads = q->dims[1];
+        if (!opdb_replay_cell_int(row, OPDB_COL_RT_NUM_KV_HEADS, &kv_heads)) kv_heads = 1;
         p->fparam[0] = 1.0 / sqrt((double)(q->dims[3] + p->in[S_QROPE].dims[p->in[S_QROPE].ndim - 1]));
     } else {
         return opdb_fail(err, OPDB_ERR_RUNTIME, "Unsupported FusedInferAttentionScore shape pattern");
@@ -258,7 +259,7 @@ static int plan(const opdb_replay_row *row, opdb_op_problem *p, opdb_err *err) {
     if (c.paged) {
         int64_t bs;
         c.block_size = k->ndim == 3 ? k->dims[1] : k->ndim == 4 ? k->dims[2] : 0;
-        if (opdb_replay_cell_int(row, "Runtime block_size", &bs) && bs > 0) c.block_size = bs;
+        if (opdb_replay_cell_int(row, OPDB_COL_RT_BLOCK_SIZE, &bs) && bs > 0) c.block_size = bs;
         if (c.block_size < 1 || (k->ndim != 3 && k->ndim != 4))
             return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: paged key %s has no block size", K, s.shape[S_K]);
         p->iparam[P_BS] = c.block_size;

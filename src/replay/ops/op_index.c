@@ -7,14 +7,15 @@
 #include "replay/cpu/vec.h"
 #include "replay/ops/ops.h"
 #include "replay/ops/plan_util.h"
+#include "opdb/schema.h"
 
 static int index_plan(const opdb_replay_row *row, opdb_op_problem *p, opdb_err *err) {
     memset(p, 0, sizeof *p);
     char sh[OPDB_MAX_TENSORS][128], dt[OPDB_MAX_TENSORS][128], fm[OPDB_MAX_TENSORS][128], out[OPDB_MAX_TENSORS][128];
-    size_t ns = opdb_replay_split(row->cell(row, "Input Shapes"), false, sh, OPDB_MAX_TENSORS);
-    size_t nd = opdb_replay_split(row->cell(row, "Input Data Types"), false, dt, OPDB_MAX_TENSORS);
-    size_t nf = opdb_replay_split(row->cell(row, "Input Formats"), false, fm, OPDB_MAX_TENSORS);
-    size_t no = opdb_replay_split(row->cell(row, "Output Shapes"), false, out, OPDB_MAX_TENSORS);
+    size_t ns = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_SHAPES), false, sh, OPDB_MAX_TENSORS);
+    size_t nd = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_DTYPES), false, dt, OPDB_MAX_TENSORS);
+    size_t nf = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_FORMATS), false, fm, OPDB_MAX_TENSORS);
+    size_t no = opdb_replay_split(row->cell(row, OPDB_COL_OUTPUT_SHAPES), false, out, OPDB_MAX_TENSORS);
     if (ns != 4) return opdb_fail(err, OPDB_ERR_RUNTIME, "Index expects exactly 4 input shapes, got %zu", ns);
     if (nd != 4) return opdb_fail(err, OPDB_ERR_RUNTIME, "Index expects exactly 4 input dtypes, got %zu", nd);
     if (no < 1) return opdb_fail(err, OPDB_ERR_RUNTIME, "Index expects at least 1 output shape, got 0");

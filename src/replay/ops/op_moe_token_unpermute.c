@@ -7,12 +7,13 @@
 #include "replay/cpu/vec.h"
 #include "replay/ops/ops.h"
 #include "replay/ops/plan_util.h"
+#include "opdb/schema.h"
 
 static int plan(const opdb_replay_row *row, opdb_op_problem *p, opdb_err *err) {
     char sh[OPDB_MAX_TENSORS][128], fm[OPDB_MAX_TENSORS][128], dt[OPDB_MAX_TENSORS][128];
-    size_t ns = opdb_replay_split(row->cell(row, "Input Shapes"), false, sh, OPDB_MAX_TENSORS);
-    size_t nf = opdb_replay_split(row->cell(row, "Input Formats"), false, fm, OPDB_MAX_TENSORS);
-    size_t nd = opdb_replay_split(row->cell(row, "Input Data Types"), false, dt, OPDB_MAX_TENSORS);
+    size_t ns = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_SHAPES), false, sh, OPDB_MAX_TENSORS);
+    size_t nf = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_FORMATS), false, fm, OPDB_MAX_TENSORS);
+    size_t nd = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_DTYPES), false, dt, OPDB_MAX_TENSORS);
     memset(p, 0, sizeof *p);
     for (size_t i = 0; i < ns; i++) { /* dtype default DT_BF16; UNDEFINED slots are skipped */
         const char *d = i < nd ? dt[i] : "DT_BF16";

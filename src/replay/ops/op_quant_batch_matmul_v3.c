@@ -6,18 +6,19 @@
 #include "replay/cpu/kernels.h"
 #include "replay/ops/ops.h"
 #include "replay/ops/plan_util.h"
+#include "opdb/schema.h"
 
 enum { EXTRA_NONE, EXTRA_BIAS, EXTRA_PERTOKEN, EXTRA_OFFSET };
 enum { P_M, P_N, P_K, P_EXTRA };
 
 static int plan(const opdb_replay_row *row, opdb_op_problem *p, opdb_err *err) {
     char sh[OPDB_MAX_TENSORS][128], fm[OPDB_MAX_TENSORS][128], dt[OPDB_MAX_TENSORS][128];
-    size_t ns = opdb_replay_split(row->cell(row, "Input Shapes"), false, sh, OPDB_MAX_TENSORS);
-    size_t nf = opdb_replay_split(row->cell(row, "Input Formats"), false, fm, OPDB_MAX_TENSORS);
-    size_t nd = opdb_replay_split(row->cell(row, "Input Data Types"), false, dt, OPDB_MAX_TENSORS);
+    size_t ns = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_SHAPES), false, sh, OPDB_MAX_TENSORS);
+    size_t nf = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_FORMATS), false, fm, OPDB_MAX_TENSORS);
+    size_t nd = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_DTYPES), false, dt, OPDB_MAX_TENSORS);
     char osh[OPDB_MAX_TENSORS][128], odt[OPDB_MAX_TENSORS][128];
-    size_t nos = opdb_replay_split(row->cell(row, "Output Shapes"), false, osh, OPDB_MAX_TENSORS);
-    size_t nod = opdb_replay_split(row->cell(row, "Output Data Types"), false, odt, OPDB_MAX_TENSORS);
+    size_t nos = opdb_replay_split(row->cell(row, OPDB_COL_OUTPUT_SHAPES), false, osh, OPDB_MAX_TENSORS);
+    size_t nod = opdb_replay_split(row->cell(row, OPDB_COL_OUTPUT_DTYPES), false, odt, OPDB_MAX_TENSORS);
     if (nos != 1 || nod != 1)
         return opdb_fail(err, OPDB_ERR_RUNTIME, "QuantBatchMatmulV3 expects exactly one output shape and dtype");
     if (ns != nf || ns != nd)

@@ -16,14 +16,15 @@
 #include "replay/cpu/vec.h"
 #include "replay/ops/ops.h"
 #include "replay/ops/plan_util.h"
+#include "opdb/schema.h"
 
 enum { QKV, CACHE, POS, QW, KW, NIN };
 
 static int sqr_plan(const opdb_replay_row *row, opdb_op_problem *p, opdb_err *err) {
     memset(p, 0, sizeof *p);
     char items[OPDB_MAX_TENSORS][128], dt0[128];
-    size_t nf = opdb_replay_split(row->cell(row, "Input Formats"), false, items, OPDB_MAX_TENSORS);
-    size_t nd = opdb_replay_split(row->cell(row, "Input Data Types"), false, items, OPDB_MAX_TENSORS);
+    size_t nf = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_FORMATS), false, items, OPDB_MAX_TENSORS);
+    size_t nd = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_DTYPES), false, items, OPDB_MAX_TENSORS);
     memcpy(dt0, nd ? items[0] : "", nd ? sizeof dt0 : 1);
     if (opdb_replay_default_io(row, p, -1, err)) return -1;
     if (p->nin < 2 || p->nin > 3 || p->nout < 2 || p->nout > 3)

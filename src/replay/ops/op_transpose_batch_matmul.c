@@ -5,13 +5,14 @@
 #include "replay/cpu/kernels.h"
 #include "replay/ops/matmul_rule.h"
 #include "replay/ops/ops.h"
+#include "opdb/schema.h"
 
 static int plan(const opdb_replay_row *row, opdb_op_problem *p, opdb_err *err) {
     char fm[OPDB_MAX_TENSORS][128], dt[OPDB_MAX_TENSORS][128];
-    size_t nf = opdb_replay_split(row->cell(row, "Input Formats"), false, fm, OPDB_MAX_TENSORS);
-    size_t nd = opdb_replay_split(row->cell(row, "Input Data Types"), false, dt, OPDB_MAX_TENSORS);
+    size_t nf = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_FORMATS), false, fm, OPDB_MAX_TENSORS);
+    size_t nd = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_DTYPES), false, dt, OPDB_MAX_TENSORS);
     char sh[OPDB_MAX_TENSORS][128];
-    size_t ns = opdb_replay_split(row->cell(row, "Input Shapes"), false, sh, OPDB_MAX_TENSORS);
+    size_t ns = opdb_replay_split(row->cell(row, OPDB_COL_INPUT_SHAPES), false, sh, OPDB_MAX_TENSORS);
     if (ns != 2) return opdb_fail(err, OPDB_ERR_RUNTIME, "TransposeBatchMatMul expects exactly 2 inputs, got %zu", ns);
     if (nd != 2) return opdb_fail(err, OPDB_ERR_RUNTIME, "TransposeBatchMatMul expects exactly two input dtypes, got %zu", nd);
     if (nf != 2 || strcmp(fm[0], "ND") != 0 || strcmp(fm[1], "ND") != 0)

@@ -1,13 +1,14 @@
 /* Plan-side helpers of the operator files (see plan_util.h). */
 #include "replay/ops/plan_util.h"
+#include "opdb/schema.h"
 
 #include <stdio.h>
 #include <string.h>
 
 void opdb_row_slots_read(const opdb_replay_row *row, bool output, opdb_row_slots *s) {
-    const char *sh = output ? "Output Shapes" : "Input Shapes";
-    const char *fm = output ? "Output Formats" : "Input Formats";
-    const char *dt = output ? "Output Data Types" : "Input Data Types";
+    const char *sh = output ? OPDB_COL_OUTPUT_SHAPES : OPDB_COL_INPUT_SHAPES;
+    const char *fm = output ? OPDB_COL_OUTPUT_FORMATS : OPDB_COL_INPUT_FORMATS;
+    const char *dt = output ? OPDB_COL_OUTPUT_DTYPES : OPDB_COL_INPUT_DTYPES;
     s->n_shape = opdb_replay_split(row->cell(row, sh), true, s->shape, OPDB_MAX_TENSORS);
     s->n_fmt = opdb_replay_split(row->cell(row, fm), true, s->fmt, OPDB_MAX_TENSORS);
     s->n_dt = opdb_replay_split(row->cell(row, dt), true, s->dt, OPDB_MAX_TENSORS);
@@ -18,8 +19,8 @@ void opdb_row_slots_read(const opdb_replay_row *row, bool output, opdb_row_slots
 int opdb_row_slots_expect(const opdb_replay_row *row, const opdb_row_slots *s, size_t n, bool output,
                           opdb_err *err) {
     const char *kind = output ? "output" : "input";
-    const char *cols[3] = {output ? "Output Shapes" : "Input Shapes", output ? "Output Formats" : "Input Formats",
-                           output ? "Output Data Types" : "Input Data Types"};
+    const char *cols[3] = {output ? OPDB_COL_OUTPUT_SHAPES : OPDB_COL_INPUT_SHAPES, output ? OPDB_COL_OUTPUT_FORMATS : OPDB_COL_INPUT_FORMATS,
+                           output ? OPDB_COL_OUTPUT_DTYPES : OPDB_COL_INPUT_DTYPES};
     size_t got[3] = {s->n_shape, s->n_fmt, s->n_dt};
     for (int i = 0; i < 3; i++)
         if (got[i] != n)

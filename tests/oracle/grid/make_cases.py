@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Writes the tests/cli/grid_* golden cases: inputs here, expected outputs
 from grid_oracle.py (never from opdb).  Run from anywhere:
-  python3 tests/oracle/grid/make_cases.py"""
+  python3 tests/oracle/grid/make_cases.py
+A grid_quirks_X case with the files and flags of a grid_X case plus
+--reference-quirks is written into grid_X as cmd_quirks + expected_quirks/
+(one dual-mode folder, ctest cli.grid_quirks_X; tests/cli/README.md)."""
 import os, shutil, subprocess, sys, tempfile
 from pathlib import Path
 
@@ -142,16 +145,26 @@ CASES = [
     ("grid_no_csv", {"db/x.txt": b"x\n"}, "", ["No CSV files found under: db"]),
 ]
 
+def target(name, files, args):
+    """(folder, cmd file, expected folder) of a case: a quirks twin joins its default case."""
+    twin = name.replace("grid_quirks_", "grid_", 1)
+    for n, f, a, _ in CASES:
+        if twin != name and n == twin and f == files and a == args.replace(" --reference-quirks", "", 1):
+            return twin, "cmd_quirks", "expected_quirks"
+    return name, "cmd", "expected"
+
 def main():
+    for d in {target(*c[:3])[0] for c in CASES}:
+        if (CLI / d).exists(): shutil.rmtree(CLI / d)
     for name, files, args, errs in CASES:
-        d = CLI / name
-        if d.exists(): shutil.rmtree(d)
-        (d / "expected").mkdir(parents=True)
+        folder, cmd_name, exp = target(name, files, args)
+        d = CLI / folder
+        (d / exp).mkdir(parents=True)
         for rel, data in files.items():
             p = d / "in" / rel; p.parent.mkdir(parents=True, exist_ok=True); p.write_bytes(data)
         copy = "cp -R in/db db && " if any(k.startswith("db/") for k in files) else ""
         root = "" if "--database-path" in args else "--data-dir db "
-        (d / "cmd").write_text(f"{copy}opdb grid {root}{args}\n")
+        (d / cmd_name).write_text(f"{copy}opdb grid {root}{args}\n")
         w = Path(tempfile.mkdtemp())
         shutil.copytree(d / "in", w / "in")
         fixed = "" if "--reference-quirks" in args else "--fixed "
@@ -160,11 +173,11 @@ def main():
         if errs is None:  # the oracle's error line (its configuration check)
             errs = [l.split("opdb grid: ", 1)[1] for l in r.stderr.decode().splitlines() if l.startswith("opdb grid: ")]
             assert r.returncode == 2 and errs, r.stderr
-        (d / "expected" / "stdout").write_bytes(r.stdout if r.returncode in (0, 1) else b"")
-        (d / "expected" / "rc").write_text(f"{r.returncode}\n")
+        (d / exp / "stdout").write_bytes(r.stdout if r.returncode in (0, 1) else b"")
+        (d / exp / "rc").write_text(f"{r.returncode}\n")
         errs = errs + [l for l in r.stderr.decode().splitlines() if l.startswith("[MEMORY]")]
-        if errs: (d / "expected" / "stderr_contains").write_text("\n".join(errs) + "\n")
-        if (w / "db").exists(): shutil.copytree(w / "db", d / "expected" / "db")
+        if errs: (d / exp / "stderr_contains").write_text("\n".join(errs) + "\n")
+        if (w / "db").exists(): shutil.copytree(w / "db", d / exp / "db")
         shutil.rmtree(w)
         print(name, r.returncode, r.stderr.decode()[-200:].strip().replace("\n", " | "))
 
