@@ -11,6 +11,7 @@
 
 #include "opdb/compare.h"
 #include "opdb/fs.h"
+#include "opdb/limits.h"
 
 struct opdb_cmp_mapping {
     yaml_document_t doc;
@@ -78,9 +79,34 @@ static yaml_node_t *node_at(const opdb_cmp_mapping *m, int idx) {
     return yaml_document_get_node((yaml_document_t *)&m->doc, idx);
 }
 
+/* The mappings one look-up has entered through `<<`: each is searched once,
+ * so a merge cycle (`&r {<<: *r}`, which the reference's PyYAML never
+ * finishes) ends and a chain of doubling merges stays linear. A mapping
+ * searched once without a hit has none the second time. */
+typedef struct merge_seen {
+    unsigned char *seen; /* by node index; allocated at the first merge */
+    size_t n;
+} merge_seen;
+
+static yaml_node_t *map_get_in(const opdb_cmp_mapping *m, yaml_node_t *map, const char *key, size_t keylen, int depth,
+                               merge_seen *ms);
+
+static yaml_node_t *merged_get(const opdb_cmp_mapping *m, yaml_node_t *map, const char *key, size_t keylen, int depth,
+                               merge_seen *ms) {
+    if (!ms->seen) {
+        ms->n = (size_t)(m->doc.nodes.top - m->doc.nodes.start);
+        ms->seen = opdb_xcalloc(ms->n ? ms->n : 1, 1);
+    }
+    size_t i = (size_t)(map - m->doc.nodes.start);
+    if (i >= ms->n || ms->seen[i]) return NULL;
+    ms->seen[i] = 1;
+    return map_get_in(m, map, key, keylen, depth + 1, ms);
+}
+
 /* mapping[key] as a Python dict built by PyYAML: the last explicit key
  * wins; else the merged (`<<`) mappings, earlier ones first. */
-static yaml_node_t *map_get(const opdb_cmp_mapping *m, yaml_node_t *map, const char *key, size_t keylen, int depth) {
+static yaml_node_t *map_get_in(const opdb_cmp_mapping *m, yaml_node_t *map, const char *key, size_t keylen, int depth,
+                               merge_seen *ms) {
     if (!map || map->type != YAML_MAPPING_NODE || depth > 32) return NULL;
     yaml_node_t *hit = NULL;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
@@ -95,12 +121,21 @@ static yaml_node_t *map_get(const opdb_cmp_mapping *m, yaml_node_t *map, const c
             strcmp((const char *)k->data.scalar.value, "<<") != 0)
             continue;
         yaml_node_t *v = node_at(m, p->value);
-        if (v->type == YAML_MAPPING_NODE) return map_get(m, v, key, keylen, depth + 1);
+        if (v->type == YAML_MAPPING_NODE) return merged_get(m, v, key, keylen, depth, ms);
         if (v->type == YAML_SEQUENCE_NODE)
-            for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++)
-                if ((hit = map_get(m, node_at(m, *it), key, keylen, depth + 1))) return hit;
+            for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+                yaml_node_t *e = node_at(m, *it);
+                if (e && e->type == YAML_MAPPING_NODE && (hit = merged_get(m, e, key, keylen, depth, ms))) return hit;
+            }
     }
     return NULL;
+}
+
+static yaml_node_t *map_get(const opdb_cmp_mapping *m, yaml_node_t *map, const char *key, size_t keylen, int depth) {
+    merge_seen ms = {NULL, 0};
+    yaml_node_t *hit = map_get_in(m, map, key, keylen, depth, &ms);
+    free(ms.seen);
+    return hit;
 }
 
 int opdb_cmp_mapping_load(opdb_cmp_mapping **out, const char *data_dir, bool nested_too, opdb_err *err) {
@@ -116,15 +151,24 @@ int opdb_cmp_mapping_load(opdb_cmp_mapping **out, const char *data_dir, bool nes
         free(path);
         return 0;
     }
+    opdb_strbuf text;
+    opdb_sb_init(&text);
     FILE *f = fopen(path, "rb");
     if (!f) {
         int rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno));
         free(path);
         return rc;
     }
+    fclose(f);
+    /* nesting checked in one linear pass before libyaml (quadratic on deep input), as grid does */
+    if (opdb_read_file(path, &text, err) || opdb_yaml_depth_check(text.p, text.n, OPDB_YAML_MAX_DEPTH, path, err)) {
+        opdb_sb_free(&text);
+        free(path);
+        return -1;
+    }
     yaml_parser_t parser;
     yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, f);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)(text.p ? text.p : ""), text.n);
     int rc = 0;
     if (!yaml_parser_load(&parser, &m->doc)) {
         rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: invalid YAML at line %zu column %zu: %s", path,
@@ -139,7 +183,7 @@ int opdb_cmp_mapping_load(opdb_cmp_mapping **out, const char *data_dir, bool nes
             rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: the document is not a mapping of op names", path);
     }
     yaml_parser_delete(&parser);
-    fclose(f);
+    opdb_sb_free(&text);
     free(path);
     return rc;
 }

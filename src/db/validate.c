@@ -13,6 +13,7 @@
 
 #include "opdb/csv.h"
 #include "opdb/fs.h"
+#include "opdb/json_writer.h"
 #include "opdb/pystr.h"
 #include "opdb/schema.h"
 #include "opdb/signature.h"
@@ -25,14 +26,48 @@ typedef struct vctx {
     size_t problems, warnings;
 } vctx;
 
+/* Length of the valid UTF-8 character at p, or 0 with *sub the length of
+ * its longest valid start (Unicode's maximal subpart: one U+FFFD each, as
+ * Python's errors="replace" decodes). */
+static size_t utf8_char(const unsigned char *p, size_t *sub) {
+    unsigned c = p[0], need, lo = 0x80, hi = 0xbf;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) need = 2;
+    else if (c >= 0xe0 && c <= 0xef) need = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4) need = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    else need = 0;
+    size_t i = 1;
+    for (; i < need; i++, lo = 0x80, hi = 0xbf)
+        if (p[i] < lo || p[i] > hi) break; /* also stops at the terminating NUL */
+    if (need && i == need) return need;
+    *sub = i;
+    return 0;
+}
+
+/* A JSON string as Python's json.dumps(ensure_ascii=False) writes it; bytes
+ * that are not UTF-8 (a table's cell echoed in a message) become U+FFFD,
+ * so the document stays JSON that strict parsers accept. */
 static void json_esc(opdb_strbuf *o, const char *s) {
-    opdb_sb_addc(o, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') opdb_sb_addf(o, "\\%c", *p);
-        else if (*p < 0x20) opdb_sb_addf(o, "\\u%04x", *p);
-        else opdb_sb_addc(o, (char)*p);
+    opdb_strbuf t;
+    opdb_sb_init(&t);
+    opdb_sb_adds(&t, "");
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t sub = 1, k = utf8_char(p, &sub);
+        if (k) opdb_sb_add(&t, (const char *)p, k);
+        else opdb_sb_adds(&t, "\xef\xbf\xbd");
+        p += k ? k : sub;
     }
-    opdb_sb_addc(o, '"');
+    opdb_json_quote_utf8(o, t.p);
+    opdb_sb_free(&t);
+}
+
+/* The bytes of s[0..n) that hold its first max characters (the spec's
+ * value[:40] counts characters, not bytes). */
+static int cut_chars(const char *s, size_t n, size_t max) {
+    size_t i = 0, chars = 0;
+    for (; i < n; i++)
+        if (((unsigned char)s[i] & 0xc0) != 0x80 && chars++ == max) break;
+    return (int)i;
 }
 
 static void problem(vctx *v, bool warning, const char *file, unsigned long long line, const char *kind,
@@ -175,7 +210,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
             if (!c.n) continue;
             double val;
             if (!opdb_py_float(c.p, c.n, &val) || isnan(val) || isinf(val)) {
-                problem(v, false, path, line, "non-numeric duration", "%s = '%.*s'", opdb_dur_cols[d], (int)(c.n > 40 ? 40 : c.n), c.p);
+                problem(v, false, path, line, "non-numeric duration", "%s = '%.*s'", opdb_dur_cols[d], cut_chars(c.p, c.n, 40), c.p);
             } else if (val < 0) {
                 problem(v, false, path, line, "negative duration", "%s = %.*s", opdb_dur_cols[d], (int)c.n, c.p);
             } else if (val > 0 && (d == 0 || d == 1 || d == 4)) {

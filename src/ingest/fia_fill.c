@@ -75,6 +75,12 @@ static yajl_val get(yajl_val obj, const char *key) {
     return found;
 }
 
+/* A float equal to a long long (4.0 == 4 in a Python tuple key); one out of
+ * range (1e300, inf, nan) cannot equal a CSV shape, and casting it is UB. */
+static bool integral(double d) {
+    return d >= -0x1p63 && d < 0x1p63 && d == (double)(long long)d;
+}
+
 /* A shape in canonical text: "N" = null, "(a,b)" = tuple. */
 static void key_shape_json(yajl_val v, opdb_strbuf *k) {
     if (!v || YAJL_IS_NULL(v)) {
@@ -86,7 +92,7 @@ static void key_shape_json(yajl_val v, opdb_strbuf *k) {
         for (size_t i = 0; i < v->u.array.len; i++) {
             yajl_val e = v->u.array.values[i];
             if (YAJL_IS_INTEGER(e)) opdb_sb_addf(k, "%lld,", (long long)YAJL_GET_INTEGER(e));
-            else if (YAJL_IS_NUMBER(e) && YAJL_GET_DOUBLE(e) == (double)(long long)YAJL_GET_DOUBLE(e))
+            else if (YAJL_IS_NUMBER(e) && integral(YAJL_GET_DOUBLE(e)))
                 opdb_sb_addf(k, "%lld,", (long long)YAJL_GET_DOUBLE(e));
             else {
                 opdb_strbuf t;
@@ -226,14 +232,22 @@ static int load_jsonl(const char *path, index_t *ix, opdb_err *err) {
         p.val[4] = opdb_xstrdup("");
         if (YAJL_IS_ARRAY(kv) && kv->u.array.len) {
             long long sum = 0;
-            bool ints = true;
+            long double wide = 0; /* Python's sum has no overflow: past int64, a wider sum */
+            bool ints = true, overflow = false;
             for (size_t i = 0; i < kv->u.array.len; i++) {
-                if (!YAJL_IS_INTEGER(kv->u.array.values[i])) ints = false;
-                else sum += YAJL_GET_INTEGER(kv->u.array.values[i]);
+                if (!YAJL_IS_INTEGER(kv->u.array.values[i])) {
+                    ints = false;
+                    continue;
+                }
+                long long x = YAJL_GET_INTEGER(kv->u.array.values[i]);
+                wide += (long double)x;
+                if (!overflow && __builtin_add_overflow(sum, x, &sum)) overflow = true;
             }
             if (ints) {
                 char buf[400];
-                opdb_py_fmt_fixed(buf, sizeof buf, (double)sum / (double)kv->u.array.len, 6);
+                double mean = overflow ? (double)(wide / (long double)kv->u.array.len)
+                                       : (double)sum / (double)kv->u.array.len;
+                opdb_py_fmt_fixed(buf, sizeof buf, mean, 6);
                 free(p.val[4]);
                 p.val[4] = opdb_xstrdup(buf);
             }

@@ -56,6 +56,11 @@ run_target fuzz_grid_config grid_config ""
 run_target fuzz_comm_log comm_log ""
 run_target fuzz_kineto kineto "-close_fd_mask=2"
 run_target fuzz_sqlite sqlite "-close_fd_mask=2"
+run_target fuzz_fia_jsonl fia_jsonl "-close_fd_mask=2"
+run_target fuzz_op_mapping op_mapping ""
+run_target fuzz_fwd_csv fwd_csv "-close_fd_mask=2"
+run_target fuzz_validate validate "-close_fd_mask=2"
+run_target fuzz_add_new_ops add_new_ops "-close_fd_mask=2"
 
 if [ "$status" -eq 0 ]; then
     rm -rf "$work"

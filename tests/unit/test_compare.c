@@ -185,6 +185,63 @@ static void test_mapping_absent_or_bad(void **st) {
     remove_mapping();
 }
 
+/* `<<` merges that loop (`&r {<<: *r}`) or double at every level used to be
+ * walked path by path: 3^32 or 2^30 searches, a hang (found by
+ * fuzz_op_mapping). Each merged mapping is now searched once. The alarm
+ * turns a hang back into a failure. */
+static void test_merge_cycles_and_doubling_chains_end(void **st) {
+    (void)st;
+    opdb_strbuf y;
+    opdb_sb_init(&y);
+    opdb_sb_adds(&y, "k: &k {kernel_type: MatMulV2}\n"
+                     "r: &r {<<: [*r, *r, *r]}\n"
+                     "aten.r.default: {<<: [*r, *r, *k], zero_cost: 1}\n"
+                     "a0: &a0 {x: 1}\n");
+    for (int i = 1; i < 30; i++) opdb_sb_addf(&y, "a%d: &a%d {<<: [*a%d, *a%d]}\n", i, i, i - 1, i - 1);
+    opdb_sb_adds(&y, "aten.mm.default: {<<: [*a29, *a29, *k]}\n");
+    opdb_cmp_mapping *m = NULL;
+    opdb_err err;
+    opdb_err_clear(&err);
+    assert_int_equal(opdb_cmp_mapping_load(&m, write_mapping(y.p), false, &err), 0);
+    alarm(60);
+    const char *kt;
+    bool zc;
+    opdb_cmp_mapping_lookup(m, "aten.r.default", &kt, &zc);
+    assert_non_null(kt);
+    assert_string_equal(kt, "MatMulV2");
+    assert_true(zc);
+    opdb_cmp_mapping_lookup(m, "aten.mm.default", &kt, &zc);
+    assert_non_null(kt);
+    assert_string_equal(kt, "MatMulV2");
+    assert_false(zc);
+    opdb_cmp_mapping_lookup(m, "aten.none.default", &kt, &zc);
+    assert_null(kt);
+    alarm(0);
+    opdb_cmp_mapping_free(m);
+    remove_mapping();
+    opdb_sb_free(&y);
+}
+
+/* op_mapping.yaml nested 100k deep: refused by the linear depth check before
+ * libyaml (which took ~35 s on it), as grid's reader does. */
+static void test_mapping_nesting_limit(void **st) {
+    (void)st;
+    size_t n = 100000;
+    char *text = malloc(n + 16);
+    assert_non_null(text);
+    memcpy(text, "a: ", 3);
+    memset(text + 3, '[', n);
+    strcpy(text + 3 + n, "\n");
+    opdb_cmp_mapping *m = NULL;
+    opdb_err err;
+    opdb_err_clear(&err);
+    assert_int_equal(opdb_cmp_mapping_load(&m, write_mapping(text), true, &err), -1);
+    assert_non_null(strstr(err.msg, "op_mapping.yaml:1: YAML nested deeper than 256 levels"));
+    opdb_cmp_mapping_free(m);
+    remove_mapping();
+    free(text);
+}
+
 static void test_rows_int_defaults_and_order(void **st) {
     (void)st;
     opdb_cmp_stats tc, prof;
@@ -239,6 +296,8 @@ int main(void) {
         cmocka_unit_test(test_zero_cost_truthiness_matches_pyyaml),
         cmocka_unit_test(test_lookup_levels),
         cmocka_unit_test(test_mapping_absent_or_bad),
+        cmocka_unit_test(test_mapping_nesting_limit),
+        cmocka_unit_test(test_merge_cycles_and_doubling_chains_end),
         cmocka_unit_test(test_rows_int_defaults_and_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -178,7 +178,8 @@ def check(path, rel, out, js):
         else:
             errs += 1
 
-    raw = open(path, newline="", encoding="utf-8").read()
+    # bytes that are not UTF-8 read as U+FFFD (opdb's JSON report must stay valid JSON)
+    raw = open(path, newline="", encoding="utf-8", errors="replace").read()
     if raw.startswith("version https://git-lfs.github.com/spec/"):
         problem(False, 1, "unreadable", "a Git LFS pointer, not CSV data (run git lfs pull)")
         out.extend(lines)
