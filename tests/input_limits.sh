@@ -2,7 +2,7 @@
 # input_limits.sh OPDB: hostile nesting is refused with a real message, not
 # after minutes of quadratic parsing (timeout only guards against a hang):
 # op_mapping.yaml nested 100k deep (flow and block), a grid config likewise,
-# a JSON trace nested 1000 deep.
+# a JSON trace nested 1000 deep; JSON size limits (string, events, document).
 set -u
 opdb=$1
 w=$(mktemp -d)
@@ -35,5 +35,26 @@ awk 'BEGIN { printf "{\"traceEvents\": "; for (i = 0; i < 1000; i++) printf "[";
 timeout 60 "$opdb" trace2csv --trace "$w/trace.json" --output "$w/t.csv" >/dev/null 2>"$w/err"
 check "JSON 1000 deep" $? "nested deeper than 255 levels"
 grep -q "client cancelled" "$w/err" && { echo "FAIL: yajl's 'client cancelled' message leaked"; fail=1; }
+# JSON size limits (include/opdb/limits.h; the environment lowers them so that the inputs stay small):
+# one string, the number of trace events (streamed traces), a whole document (JSON read whole), nesting.
+awk 'BEGIN { printf "{\"traceEvents\": [{\"name\": \""; for (i = 0; i < 3000; i++) printf "x"; print "\", \"ph\": \"X\", \"ts\": 1, \"dur\": 2}]}" }' >"$w/long.json"
+OPDB_JSON_MAX_STRING=1000 timeout 60 "$opdb" trace2csv --trace "$w/long.json" --output "$w/t.csv" >/dev/null 2>"$w/err"
+check "JSON string over OPDB_JSON_MAX_STRING" $? "long.json: a JSON string longer than 1000 (OPDB_JSON_MAX_STRING)"
+"$opdb" trace2csv --trace "$w/long.json" --output "$w/t.csv" >/dev/null 2>"$w/err" || { echo "FAIL: a 3000-byte string is refused under the default limit"; cat "$w/err"; fail=1; }
+awk 'BEGIN { printf "{\"traceEvents\": ["; for (i = 0; i < 5; i++) printf "%s{\"name\": \"k\", \"ph\": \"X\", \"ts\": %d, \"dur\": 2}", (i ? ", " : ""), i; print "]}" }' >"$w/five.json"
+OPDB_JSON_MAX_EVENTS=3 timeout 60 "$opdb" trace2csv --trace "$w/five.json" --output "$w/t.csv" >/dev/null 2>"$w/err"
+check "trace events over OPDB_JSON_MAX_EVENTS" $? "five.json: more trace events than 3 (OPDB_JSON_MAX_EVENTS)"
+[ -e "$w/t.csv" ] && grep -q . "$w/t.csv" && [ "$(grep -c . "$w/t.csv")" -gt 4 ] && { echo "FAIL: events past the limit were written"; fail=1; }
+OPDB_JSON_MAX_EVENTS=5 "$opdb" trace2csv --trace "$w/five.json" --output "$w/t.csv" >/dev/null 2>"$w/err" || { echo "FAIL: 5 events refused at a limit of 5"; cat "$w/err"; fail=1; }
+fia=$(dirname "$0")/cli/fiafill_in_place_new_columns/in
+cp "$fia/dump.jsonl" "$w/dump.jsonl"
+awk 'BEGIN { printf "{\"a\": "; for (i = 0; i < 300; i++) printf "["; for (i = 0; i < 300; i++) printf "]"; print "}" }' >>"$w/dump.jsonl"
+n=$(wc -l <"$w/dump.jsonl")
+timeout 60 "$opdb" fia-fill --csv-path "$fia/FusedInferAttentionScore.csv" --jsonl-path "$w/dump.jsonl" --output-path "$w/o.csv" >/dev/null 2>"$w/err"
+check "JSONL record nested 300 deep" $? "dump.jsonl:$n: JSON nested deeper than 255 levels"
+OPDB_JSON_MAX_STRING=4 timeout 60 "$opdb" fia-fill --csv-path "$fia/FusedInferAttentionScore.csv" --jsonl-path "$fia/dump.jsonl" --output-path "$w/o.csv" >/dev/null 2>"$w/err"
+check "JSONL string over OPDB_JSON_MAX_STRING" $? "dump.jsonl:1: a JSON string longer than 4 bytes (OPDB_JSON_MAX_STRING)"
+OPDB_JSON_MAX_BYTES=10 timeout 60 "$opdb" fia-fill --csv-path "$fia/FusedInferAttentionScore.csv" --jsonl-path "$fia/dump.jsonl" --output-path "$w/o.csv" >/dev/null 2>"$w/err"
+check "JSONL record over OPDB_JSON_MAX_BYTES" $? "over the limit of 10 bytes (OPDB_JSON_MAX_BYTES)"
 [ $fail = 0 ] && echo "input limits: ok"
 exit $fail

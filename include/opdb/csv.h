@@ -135,6 +135,12 @@ OPDB_API uint64_t opdb_csv_line_of_offset(int fd, uint64_t off);
 OPDB_API void opdb_csv_write_cell(opdb_strbuf *out, const char *p, size_t n);
 OPDB_API void opdb_csv_write_record(opdb_strbuf *out, const opdb_span *cells, size_t ncells);
 
+/* Why the start of the file at path cannot be a UTF-8 CSV table, as one short
+ * phrase written into why (binary data, UTF-16, gzip, a header that is not
+ * UTF-8 text), or NULL when it can (an empty file, an unreadable one or a
+ * pipe: the reader decides).  Reads at most 4 KiB of a regular file. */
+OPDB_API const char *opdb_csv_sniff(const char *path, char *why, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

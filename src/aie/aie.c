@@ -14,6 +14,7 @@
 
 #include "opdb/db.h"
 #include "opdb/fs.h"
+#include "opdb/limits.h"
 #include "opdb/json_writer.h"
 #include "opdb/pystr.h"
 
@@ -148,6 +149,10 @@ static int read_trace(const char *path, bool quirks, trace *t, opdb_err *err) {
     opdb_strbuf text;
     opdb_sb_init(&text);
     if (opdb_read_file(path, &text, err)) {
+        opdb_sb_free(&text);
+        return -1;
+    }
+    if (opdb_json_limits_check(text.p, text.n, path, 1, err)) { /* size, depth, string length */
         opdb_sb_free(&text);
         return -1;
     }

@@ -7,12 +7,17 @@
 
 #include "opdb/compare.h"
 #include "opdb/fs.h"
+#include "opdb/limits.h"
 
 int opdb_cmp_read_nfwd(const char *path, double *n_fwd, opdb_err *err) {
     *n_fwd = 1.0;
     opdb_strbuf sb;
     opdb_sb_init(&sb);
     if (opdb_read_file(path, &sb, err)) {
+        opdb_sb_free(&sb);
+        return -1;
+    }
+    if (opdb_json_limits_check(sb.p, sb.n, path, 1, err)) { /* size, depth, string length */
         opdb_sb_free(&sb);
         return -1;
     }

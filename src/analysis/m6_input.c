@@ -22,6 +22,9 @@ int m6_csv_open(m6_csv *f, const char *path, bool quirks, m6_bad_policy bad, opd
     f->quirks = quirks;
     f->bad = bad;
     f->col_type = f->col_start = f->col_dur = f->col_shapes = -1;
+    char why[160];
+    if (!quirks && opdb_csv_sniff(path, why, sizeof why)) /* random bytes, UTF-16, gzip */
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:1: %s", path, why);
     if (opdb_csv_file_open(&f->c, path, MAX_COLS, err)) return -1;
     int rc = opdb_csv_file_next(&f->c, false);
     if (rc < 0) {
@@ -92,6 +95,9 @@ int m6_csv_next(m6_csv *f, m6_row *row, opdb_err *err) {
         const opdb_field *c = f->c.f;
         int nf = f->c.nf;
         unsigned long long line = f->c.x.rec_line;
+        /* a truncated file: its last row is not what the profiler wrote (parse's rule) */
+        if (f->c.x.unterminated && !f->quirks)
+            return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:%llu: unterminated quoted field", f->path, line);
         opdb_span type = opdb_py_strip(opdb_csv_cell(c, nf, f->col_type));
         if (type.n == 0 || ends_with(type, "AicpuKernel")) continue;
         opdb_span dcell = opdb_csv_cell(c, nf, f->col_dur), scell = opdb_csv_cell(c, nf, f->col_start);

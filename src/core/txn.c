@@ -121,6 +121,13 @@ static int fsync_dir_of(const char *path) {
     return rc;
 }
 
+/* Whether a and b lie in one folder (same text up to their last '/'). */
+static bool same_parent(const char *a, const char *b) {
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    size_t na = sa ? (size_t)(sa - a) : 0, nb = sb ? (size_t)(sb - b) : 0;
+    return na == nb && memcmp(a, b, na) == 0;
+}
+
 static void free_list(staged *s) {
     while (s) {
         staged *n = s->next;
@@ -145,7 +152,14 @@ static int commit_all(staged *head, opdb_err *err) {
     int rc = 0;
     if (n > 1) rc = opdb_atomic_write(jpath, j.p, j.n, err); /* one file needs no journal */
     opdb_sb_free(&j);
-    if (rc == 0 && n > 1) fsync_dir_of(jpath);
+    /* the journal must be on disk before any rename, or a power loss could
+     * leave some tables replaced and no journal to complete them */
+    if (rc == 0 && n > 1 && fsync_dir_of(jpath) != 0) {
+        int e = errno;
+        unlink(jpath);
+        for (staged *s = head; s; s = s->next) unlink(s->tmp);
+        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot sync the folder: %s; nothing was changed", g_dir, strerror(e));
+    }
     /* test seam: microseconds between renames, so kill trials land in the commit */
     const char *slow = getenv("OPDB_TEST_COMMIT_PAUSE_US");
     useconds_t pause = slow ? (useconds_t)strtoul(slow, NULL, 10) : 0;
@@ -156,9 +170,19 @@ static int commit_all(staged *head, opdb_err *err) {
                            s->path, strerror(errno), jpath);
     }
     if (rc == 0) {
-        for (staged *s = head; s; s = s->next) fsync_dir_of(s->path);
+        /* each folder once (tables of one run share one, symlink targets aside); a
+         * failure is reported: the tables are replaced but may not survive a power loss */
+        int e = 0;
+        const char *prev = NULL;
+        for (staged *s = head; s; prev = s->path, s = s->next) {
+            if (prev && same_parent(prev, s->path)) continue;
+            if (fsync_dir_of(s->path) != 0 && !e) e = errno;
+        }
         if (n > 1) unlink(jpath);
-        fsync_dir_of(jpath);
+        if (fsync_dir_of(jpath) != 0 && !e) e = errno;
+        if (e)
+            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: the tables were replaced, but syncing the folder failed: %s "
+                           "(they may not survive a power loss)", g_dir, strerror(e));
     }
     free(jpath);
     return rc;

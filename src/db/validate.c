@@ -149,6 +149,11 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
     opdb_err e;
     opdb_err_clear(&e);
     opdb_csv_file c;
+    char why[160];
+    if (opdb_csv_sniff(path, why, sizeof why)) { /* random bytes, UTF-16, gzip: one line, not one per garbage row */
+        problem(v, false, path, 1, "unreadable", "%s", why);
+        return;
+    }
     if (opdb_csv_file_open(&c, path, 4096, &e)) {
         problem(v, false, path, 0, "unreadable", "%s", e.msg);
         return;
@@ -182,6 +187,14 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
         if (opdb_span_eq_cstr(h, OPDB_MB_CONVERGED_COLUMN)) conv = i;
         if (opdb_is_runtime_column(h) && nrt < sizeof rt / sizeof rt[0]) rt[nrt++] = i;
     }
+    bool any = dur[0] >= 0 || dur[1] >= 0 || dur[4] >= 0;
+    for (int b = 0; b < OPDB_NBASE_COLS; b++) any |= base[b] >= 0;
+    if (!any) { /* another CSV (or text): its rows mean nothing here */
+        problem(v, false, path, 1, "not a database table",
+                "the header has none of the columns %s ... %s, Average Duration(us)", opdb_base_cols[0],
+                opdb_base_cols[OPDB_NBASE_COLS - 1]);
+        goto done;
+    }
     {
         opdb_strbuf miss;
         opdb_sb_init(&miss);
@@ -200,9 +213,16 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
     unsigned long long invalid = 0, first_invalid = 0, nunconv = 0;
     opdb_span rtv[64];
     char rtbuf[64][40];
+    unsigned long long open_quote = 0; /* the line of a record that ended inside a quote */
     while ((r = opdb_csv_file_next(&c, false)) > 0) {
-        (*rows)++;
         unsigned long long line = c.x.rec_line;
+        /* read here (the next call, at the end of the file, clears it); the cut
+         * record is not what was written: not checked as a row */
+        if (c.x.unterminated) {
+            open_quote = line;
+            continue;
+        }
+        (*rows)++;
         bool valid = false;
         for (size_t d = 0; d < OPDB_NDUR_COLS; d++) {
             if (dur[d] < 0 || dur[d] >= c.nf) continue;
@@ -240,7 +260,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
         }
     }
     if (r < 0) problem(v, false, path, 0, "unreadable", "read failed");
-    if (c.x.unterminated) problem(v, false, path, c.x.rec_line, "unreadable", "unterminated quoted field");
+    if (open_quote) problem(v, false, path, open_quote, "unreadable", "unterminated quoted field (the file ends inside a quote)");
     for (size_t k = 0; k < sg.n; k++) {
         seen *d = &sg.v[k];
         if (d->count < 2) continue;

@@ -10,6 +10,7 @@
 
 #include "opdb/csv.h"
 #include "opdb/fs.h"
+#include "opdb/limits.h"
 #include "opdb/pystr.h"
 #include "opdb/schema.h"
 
@@ -200,6 +201,10 @@ static int load_jsonl(const char *path, index_t *ix, opdb_err *err) {
         opdb_span s = opdb_py_strip(opdb_span_make(line, (size_t)len));
         if (!s.n) continue;
         char ebuf[256];
+        if (opdb_json_limits_check(s.p, s.n, path, (unsigned long long)lineno, err)) { /* size, depth, string length */
+            rc = -1;
+            break;
+        }
         char *text = opdb_xmalloc(s.n + 1);
         memcpy(text, s.p, s.n);
         text[s.n] = '\0';

@@ -8,10 +8,12 @@
 #include "opdb/trace_reader.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
+#include "opdb/limits.h"
 #include "opdb/pystr.h"
 #include "trace/trace_pipe.h"
 
@@ -64,7 +66,16 @@ typedef struct reader {
     size_t *want_fields_len, *want_args_len;
     bool replaying;         /* tokens come from trace_pipe.c: offsets from replay_off */
     unsigned long long replay_off;
+    unsigned long long max_string, max_events; /* opdb_json_limit_get */
+    char limit_msg[200];    /* a limit was passed: the read stopped (reported after it) */
 } reader;
+
+/* Stops the read at a passed limit (the message is reported once yajl returns). */
+static int over_limit(reader *r, const char *what, unsigned long long max, opdb_json_limit which) {
+    snprintf(r->limit_msg, sizeof r->limit_msg, "%s than %llu (%s)", what, max, opdb_json_limit_name(which));
+    r->stop = 1;
+    return 0;
+}
 
 /* Appends n bytes: the common case (room left) stays inline. */
 static inline void sb_put(opdb_strbuf *sb, const char *s, size_t n) {
@@ -219,6 +230,7 @@ static int on_number(void *ctx, const char *s, size_t n) {
 
 static int on_string(void *ctx, const unsigned char *s, size_t n) {
     reader *r = ctx;
+    if (n > r->max_string) return over_limit(r, "a JSON string longer", r->max_string, OPDB_JSON_LIMIT_STRING);
     rframe *fr = nested_target(r);
     if (fr) py_repr_str(&fr->text, (const char *)s, n);
     else deliver_top(r, OPDB_J_STRING, (const char *)s, n);
@@ -227,6 +239,7 @@ static int on_string(void *ctx, const unsigned char *s, size_t n) {
 
 static int on_key(void *ctx, const unsigned char *s, size_t n) {
     reader *r = ctx;
+    if (n > r->max_string) return over_limit(r, "a JSON key longer", r->max_string, OPDB_JSON_LIMIT_STRING);
     if (r->nstack) { /* a key inside a nested dict being rendered */
         rframe *fr = &r->stack[r->nstack - 1];
         if (!fr->first) sb_put(&fr->text, ", ", 2);
@@ -296,6 +309,7 @@ static void resolve(reader *r, const field_list *l, opdb_trace_field **out, size
 
 static int end_event(reader *r) {
     r->in_event = false;
+    if (r->ev.index >= r->max_events) return over_limit(r, "more trace events", r->max_events, OPDB_JSON_LIMIT_EVENTS);
     resolve(r, &r->fields, &r->ev.f, &r->ev.nf, &r->ev.capf);
     resolve(r, &r->args, &r->ev.args, &r->ev.nargs, &r->ev.capargs);
     r->ev.offset = r->replaying ? r->replay_off : r->y.chunk_off + yajl_get_bytes_consumed(r->y.h);
@@ -379,6 +393,8 @@ int opdb_trace_read_some(const char *path, const char *const *fields, const char
     r->ctx = ctx;
     r->want_fields = fields;
     r->want_args = args;
+    r->max_string = opdb_json_limit_get(OPDB_JSON_LIMIT_STRING);
+    r->max_events = opdb_json_limit_get(OPDB_JSON_LIMIT_EVENTS);
     r->want_fields_len = name_lengths(fields);
     r->want_args_len = name_lengths(args);
     opdb_sb_init(&r->store);
@@ -392,6 +408,7 @@ int opdb_trace_read_some(const char *path, const char *const *fields, const char
         r->replaying = false;
     }
     if (rc == -2) rc = opdb_trace_yajl_file(path, &k_callbacks, r, reader_stopped, &r->y, err);
+    if (r->limit_msg[0]) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", path, r->limit_msg);
     if (rc == 0 && !r->stop && r->events_depth == 0)
         rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: no trace events (expected an array or {\"traceEvents\": [...]})", path);
     reader_free(r);

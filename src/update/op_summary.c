@@ -173,6 +173,7 @@ typedef struct fill_job {
     const bool *ep_of_op;
     bool with_metrics;
     size_t from, to;
+    bool quirks;
 } fill_job;
 
 static void *fill_rows(void *arg) {
@@ -190,6 +191,7 @@ static void *fill_rows(void *arg) {
         r->half[0] = J->with_metrics ? g->half[0] : NULL;
         r->half[1] = J->with_metrics ? g->half[1] : NULL;
         r->samples = g->count;
+        r->finite_only = !J->quirks;
         r->key_op = g->key->op;
         r->key_sig = g->key->sig;
         r->key_sig_len = g->key->sign;
@@ -224,6 +226,14 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
     if (rc == 0 && out->rows_rejected)
         opdb_warn("%llu op_summary row(s) with a non-finite or negative duration or counter: those values skipped",
                   out->rows_rejected);
+    if (rc == 0 && !quirks && with_metrics) {
+        /* finite samples whose sum passes DBL_MAX: that mean is written empty (agg_span) */
+        unsigned long long over = 0;
+        for (size_t i = 0; i < t.n; i++)
+            for (int h = 0; h < 2; h++)
+                for (int j = 0; t.g[i].half[h] && j < (h ? AGG_HALF1_N : AGG_HALF0_N); j++) over += !isfinite(t.g[i].half[h][j]);
+        if (over) opdb_warn("%llu counter mean(s) larger than the largest number: left empty", over);
+    }
     const agg_keyset *plain = make_keyset(&out->arena, false, with_metrics);
     const agg_keyset *with_ep = make_keyset(&out->arena, true, with_metrics);
     const char *ep_text = "";
@@ -253,8 +263,8 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
     }
     /* The rows themselves: independent, two threads for many. */
     if (rc == 0) {
-        fill_job jobs[2] = {{&t, out->rows, plain, with_ep, ep_text, ep_of_op, with_metrics, 0, t.n / 2},
-                            {&t, out->rows, plain, with_ep, ep_text, ep_of_op, with_metrics, t.n / 2, t.n}};
+        fill_job jobs[2] = {{&t, out->rows, plain, with_ep, ep_text, ep_of_op, with_metrics, 0, t.n / 2, quirks},
+                            {&t, out->rows, plain, with_ep, ep_text, ep_of_op, with_metrics, t.n / 2, t.n, quirks}};
         pthread_t th;
         bool two = t.n > 100000 && pthread_create(&th, NULL, fill_rows, &jobs[1]) == 0;
         if (!two) jobs[0].to = t.n;
@@ -315,6 +325,9 @@ opdb_span agg_span(const agg_row *r, int i, char buf[400]) {
     if (num == 0 && r->no_numeric_sample) return opdb_span_make("", 0);
     double x = num == 0 ? r->dur : agg_msum(r, num - 1) / (double)r->samples; /* the mean */
     if (x == 0 && !signbit(x)) return opdb_span_make("0.000000", 8); /* most counter means */
+    /* default mode: every sample is finite, so only a sum past DBL_MAX is not:
+     * no value rather than `inf` (agg_overflowed counts them) */
+    if (r->finite_only && !isfinite(x)) return opdb_span_make("", 0);
     size_t n = opdb_py_fmt_fixed(buf, 400, x, 6);
     return opdb_span_make(buf, n);
 }

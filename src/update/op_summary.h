@@ -32,6 +32,7 @@ typedef struct agg_row {
     const char *ep;             /* EP Size (--dispatch-ffn-combine-ep-size), or NULL */
     bool no_numeric_sample;     /* every Task Duration was non-numeric (default mode):
                                    the duration's value is "" */
+    bool finite_only;           /* default mode: a mean past DBL_MAX is written "" */
 } agg_row;
 
 #define AGG_K_DUR 8 /* the position of "Average Duration(us)" in every key set */

@@ -108,7 +108,11 @@ static void decode_row(const os_job *J, opdb_field *f, int nf, os_out *o, const 
         /* half the counters of a row are those of the other core type: 0 */
         bool zero = (ms.n == 1 && ms.p[0] == '0') || (ms.n == 3 && ms.p[0] == '0' && ms.p[1] == '.' && ms.p[2] == '0');
         double v = 0.0;
-        r->metric[m] = zero || !cell_float(ms, lo, hi, &v) ? 0.0 : v;
+        bool got = !zero && cell_float(ms, lo, hi, &v);
+        /* a non-finite (nan, inf, 1e400) or negative counter is no measurement
+         * either: 0 like N/A, the row counted (--reference-quirks sums it in) */
+        if (got && !J->quirks && !(v >= 0.0 && v <= DBL_MAX)) got = false, r->rejected = true;
+        r->metric[m] = got ? v : 0.0;
         nonzero |= (unsigned)(r->metric[m] != 0.0) << agg_metric_half[m]; /* NaN too */
     }
     r->nonzero = (unsigned char)nonzero;

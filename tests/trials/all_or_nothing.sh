@@ -1,5 +1,5 @@
 #!/bin/sh
-# all_or_nothing.sh OPDB [N]: reliability trials for issue 17 (not timed).
+# all_or_nothing.sh OPDB [N [FAILIO_SO]]: reliability trials for issue 17 (not timed).
 # Over a generated database, N runs of `parse` and N of `update` are killed
 # (SIGKILL, SIGINT or SIGTERM) at random moments, part of them while the
 # files are being replaced (OPDB_TEST_COMMIT_PAUSE_US slows the commit);
@@ -7,12 +7,14 @@
 # the new database as a whole, with no temp file or journal left.  Then
 # disk-full runs (a file-size limit, a small tmpfs when mount works, and the
 # OPDB_TEST_FAIL_WRITE_AFTER seam at every write) must leave the old
-# database; a table changed by another program during an update stops the
+# database; with the LD_PRELOAD shim failio.so the Nth write, rename or fsync
+# fails and the folder must be wholly old or wholly new after the next opdb; a table changed by another program during an update stops the
 # run with nothing changed; a symlinked table is written through its link.
 # Prints one count line per kind of trial.
 set -u
 opdb=$1
 n=${2:-20}
+shim=${3:-}   # tests/trials/failio.so (built by CMake): the LD_PRELOAD failing-call trials
 w=$(mktemp -d)
 trap 'umount "$w/tmpfs" 2>/dev/null; rm -rf "$w"' EXIT
 export OPDB_REPORT_TIMESTAMP=20260101_000000
@@ -132,6 +134,56 @@ else
   tmpfs="no (mount not permitted)"
 fi
 echo "disk-full trials: $full, $full_ok left the old database whole (tmpfs: $tmpfs)"
+
+# LD_PRELOAD shim (tests/trials/failio.c, no seam inside opdb): the Nth write, rename or fsync
+# on a file of the database fails (ENOSPC / EIO). N spreads over the calls a whole run makes
+# (counted first): the first ones, quarters, the last ones, one past the end (nothing fails).
+# The run must fail with one error line (exit 1) or succeed, and after the next opdb
+# (`validate --repair`) the folder is wholly old or wholly new, nothing left behind.
+if [ -n "$shim" ]; then
+  pre=0; pre_old=0; pre_new=0; pre_failed=0
+  # ASan wants its runtime first in the library list; the shim only wraps libc calls
+  asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+  run_shim() { # run_shim CMD OP N: one run on a fresh copy of the old database
+    rm -rf "$w/db"; cp -R "$w/old" "$w/db"
+    if [ "$1" = parse ]; then set -- "$2" "$3" parse --profiling-path "$w/kd_new.csv" --database-path "$w/db"
+    else set -- "$2" "$3" update --add-new-ops --prof-path "$w/prof" --database-path "$w/db"; fi
+    op=$1 k=$2; shift 2
+    ASAN_OPTIONS=$asan FAILIO_DIR="$w/db" FAILIO_OP=$op FAILIO_N=$k FAILIO_COUNT="$w/count" LD_PRELOAD="$shim" \
+      "$opdb" "$@" >/dev/null 2>"$w/err"
+  }
+  for cmd in parse update; do
+    for op in write rename fsync; do
+      run_shim $cmd $op 0 || { bad "$cmd with the shim counting ${op}s failed: $(head -c 200 "$w/err")"; continue; }
+      total=$(cat "$w/count")
+      [ "$total" -gt 0 ] || { bad "$cmd: the shim saw no $op on the database (not preloaded?)"; continue; }
+      rnd "$total"
+      for k in 1 2 $((total / 4 + 1)) $((total / 2 + 1)) $((r + 1)) $((total * 3 / 4 + 1)) $((total - 1)) "$total" $((total + 1)); do
+        [ "$k" -ge 1 ] || continue
+        pre=$((pre + 1))
+        run_shim $cmd $op "$k"; rc=$?
+        if [ $rc = 1 ]; then
+          pre_failed=$((pre_failed + 1))
+          [ "$(grep -c . "$w/err")" -ge 1 ] && grep -q -e 'No space left' -e 'Input/output error' "$w/err" ||
+            bad "$cmd, $op #$k of $total failing: the error does not say why: $(head -c 200 "$w/err")"
+          grep -v '^opdb: warning' "$w/err" | grep -q -v 'No space left\|Input/output error\|interrupted' &&
+            bad "$cmd, $op #$k of $total failing: more than the error line: $(head -c 300 "$w/err")"
+        elif [ $rc != 0 ] || [ "$k" -le "$total" ]; then
+          bad "$cmd, $op #$k of $total failing: exit $rc $(head -c 200 "$w/err")"
+        fi
+        "$opdb" validate --repair --database-path "$w/db" >/dev/null 2>&1
+        S=$(state "$w/db"); S_new=$S_parse; [ $cmd = update ] && S_new=$S_update
+        if [ "$S" = "$S_old" ]; then pre_old=$((pre_old + 1))
+        elif [ "$S" = "$S_new" ]; then pre_new=$((pre_new + 1))
+        else bad "$cmd, $op #$k of $total failing: the folder is a mix of old and new"; fi
+        [ -z "$(leftovers "$w/db")" ] || bad "$cmd, $op #$k of $total failing: $(leftovers "$w/db") left after validate --repair"
+      done
+    done
+  done
+  echo "LD_PRELOAD failing-call trials: $pre ($pre_failed runs failed): $pre_old wholly old, $pre_new wholly new, $((pre - pre_old - pre_new)) mixed"
+else
+  echo "LD_PRELOAD failing-call trials: skipped (no shim given)"
+fi
 
 # Another program appends to a table while an update runs: the update stops, the append survives.
 # (Op0007.csv made big, so that the append often lands while the update runs)
