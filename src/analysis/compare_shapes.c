@@ -29,15 +29,15 @@ static bool is_count(const char *s) {
 
 /* Checks the numeric cells of row r (read from line `line`). */
 static int check_row(const char *path, unsigned long long line, opdb_cmp_shape_row *r, opdb_err *err) {
-    const char *what = NULL, *cell = NULL;
+    const char *what = NULL, *cell = NULL, *kind = "a number";
     if (!opdb_py_float(r->tc_dur, strlen(r->tc_dur), &r->tc)) what = k_cols[C_TC], cell = r->tc_dur;
     else if (!opdb_py_float(r->prof_dur, strlen(r->prof_dur), &r->prof)) what = k_cols[C_PROF], cell = r->prof_dur;
-    else if (!is_count(r->tc_count)) what = k_cols[C_TCN], cell = r->tc_count;
-    else if (!is_count(r->prof_count)) what = k_cols[C_PROFN], cell = r->prof_count;
+    else if (!is_count(r->tc_count)) what = k_cols[C_TCN], cell = r->tc_count, kind = "a whole number";
+    else if (!is_count(r->prof_count)) what = k_cols[C_PROFN], cell = r->prof_count, kind = "a whole number";
     else if (*r->delta && !opdb_py_float(r->delta, strlen(r->delta), &(double){0}))
         what = k_cols[C_DELTA], cell = r->delta;
     if (!what) return 0;
-    return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:%llu: %s '%s' is not a number", path, line, what, cell);
+    return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:%llu: %s '%s' is not %s", path, line, what, cell, kind);
 }
 
 static void row_free(opdb_cmp_shape_row *r) {

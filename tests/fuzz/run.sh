@@ -56,6 +56,7 @@ run_target fuzz_grid_config grid_config ""
 run_target fuzz_comm_log comm_log ""
 run_target fuzz_kineto kineto "-close_fd_mask=2"
 run_target fuzz_sqlite sqlite "-close_fd_mask=2"
+run_target fuzz_cmp_shapes cmp_shapes "-close_fd_mask=2"
 
 if [ "$status" -eq 0 ]; then
     rm -rf "$work"
