@@ -55,10 +55,8 @@ int opdb_cmp_read_shapes(const char *path, opdb_cmp_shapes *out, opdb_err *err) 
         if ((col[k] = opdb_csv_col(c.f, c.nf, k_cols[k])) < 0)
             rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s:1: no '%s' column: expected the CSV of opdb shape-compare", path,
                            k_cols[k]);
-    uint64_t start = opdb_csv_file_offset(&c);
     while (rc == 1 && (rc = opdb_csv_file_next(&c, false)) == 1) {
-        unsigned long long line = opdb_csv_line_of_offset(c.fd, start);
-        start = opdb_csv_file_offset(&c);
+        unsigned long long line = (unsigned long long)c.x.rec_line;
         opdb_cmp_shape_row r;
         char **dst[NCOLS] = {&r.kt, &r.shape, &r.tc_dur, &r.prof_dur, &r.delta, &r.tc_count, &r.prof_count, &r.source};
         for (int k = 0; k < NCOLS; k++) *dst[k] = cell_dup(&c, col[k]);
