@@ -31,12 +31,34 @@ grep -q '| Cast .*Cast.csv (left as is)' update.out
 # bench: what would run on this machine, and its estimated time
 "$opdb" bench --database-path db --ops Add --plan >bench_plan.out
 grep -q 'row(s) would run' bench_plan.out
+# bench: a real replay on this CPU of a 7-row database (Add, MatMulV2, RmsNorm rows of the
+# example profile), 3 samples per row, warm cache: a few seconds. Checks structure, never timings.
+cp -R "$src/examples/bench/db" bench_db
+"$opdb" bench --database-path bench_db --repeat-count 3 --hot-cache --threads 1 >bench.out 2>bench.err || { cat bench.err; exit 1; }
+grep -q '^\[SUMMARY\] Success: 3, Failed: 0, Skipped: 0' bench.out
+test "$(grep -c '^\[OK\] ' bench.err)" -eq 7
+. "$src/tests/bench_csv.sh"
+for t in Add:4 MatMulV2:3 RmsNorm:3; do
+  f=bench_db/${t%:*}.csv
+  l=2
+  while [ $l -le "${t#*:}" ]; do
+    test "$(csv_cell "$f" $l 'MicroBench Samples')" = 3
+    test "$(csv_cell "$f" $l 'MicroBench Cache')" = hot
+    awk -v v="$(csv_cell "$f" $l 'Average Duration(us)')" 'BEGIN { exit !(v > 0) }'
+    l=$((l + 1))
+  done
+done
+"$opdb" validate --database-path bench_db >bench_validate.out 2>&1 || { cat bench_validate.out; exit 1; }
 # m6 and shape-compare: a predicted trace against one measured forward pass
 "$opdb" m6 --tc-trace "$src/examples/m6/tc_trace.json" --prof-trace "$src/examples/m6/forward_pass.csv" >m6.out
 grep -q '^M6 = 0.800' m6.out
 "$opdb" shape-compare --tc-trace "$src/examples/m6/tc_trace.json" --prof-trace - --output - \
   <"$src/examples/m6/forward_pass.csv" >shapes.csv
 grep -q '^MatMulV2,"1,4096;4096,4096",9.0,10.0,-10.0' shapes.csv
+# compare's HTML report with the per-shape drill-down of that CSV, written to stdout
+"$opdb" compare --tc-trace "$src/examples/m6/tc_trace.json" --prof-trace "$src/examples/m6/forward_pass.csv" \
+  --shapes shapes.csv --html - 2>/dev/null >shapes_report.html
+grep -q '<details class="kt-shapes" data-kt="MatMulV2" data-shapes="1">' shapes_report.html
 # trace2csv: the complete events of a predicted trace as CSV
 "$opdb" trace2csv --trace "$src/examples/compare/predicted_trace.json" --output events.csv >/dev/null
 grep -q '^op_name,kernel_type' events.csv

@@ -3,7 +3,9 @@
 # Renders `opdb compare --html` in headless Chromium and checks that the page
 # ran its inline script without errors, fetched nothing, kept every input
 # string as text (a kernel type named <script>... must not become a script)
-# and drew exactly one predicted/measured bar pair per kernel type.
+# and drew exactly one predicted/measured bar pair per kernel type; then the
+# per-shape drill-down (--shapes) written to stdout (--html -), checked
+# against the per-shape CSV by html_drilldown_check.py.
 # Exit 77 (skip) when no chromium is installed.
 set -u
 opdb_bin=$1
@@ -38,5 +40,33 @@ grep -q 'data-scripts="1"' dom.html || { echo "the page holds a script besides i
 if grep -q '<script>alert' dom.html; then echo "an input string became markup"; fail=1; fi
 grep -q '&lt;script&gt;alert(1)&lt;/script&gt;&amp;' dom.html || { echo "the escaped kernel type is not shown"; fail=1; }
 if grep -E 'CONSOLE.*(Uncaught|Error|Refused)' chrome.log; then echo "console errors (above)"; fail=1; fi
-[ $fail = 0 ] && echo "html_chromium: ok ($kinds kernel types)"
+
+# The per-shape drill-down (--shapes), with the page written to stdout
+# (--html -): the same bytes as --html FILE, the console report on stderr.
+if ! "$opdb_bin" compare --tc-trace in/t.json --prof-trace in/p.csv --data-dir in/data --output out/cmp2.json \
+     --shapes in/shapes.csv --html - >out/drill.html 2>opdb2.err; then
+  echo "opdb compare --shapes --html - failed:"; cat opdb2.err; exit 1
+fi
+"$opdb_bin" compare --tc-trace in/t.json --prof-trace in/p.csv --data-dir in/data --shapes in/shapes.csv \
+  --html out/drill_file.html >opdb3.out 2>&1 || { echo "opdb compare --shapes --html FILE failed"; cat opdb3.out; exit 1; }
+cmp -s out/drill.html out/drill_file.html || { echo "--html - and --html FILE wrote different pages"; fail=1; }
+grep -q 'predicted vs measured, per forward pass' opdb2.err || { echo "--html -: the console report is not on stderr"; fail=1; }
+if grep -q 'predicted vs measured, per forward pass' out/drill.html; then echo "--html -: the console report went into the page"; fail=1; fi
+timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$work/profile" \
+  --enable-logging=stderr --v=0 --dump-dom "file://$work/out/drill.html" >dom2.html 2>chrome2.log
+rc=$?
+if [ $rc -ne 0 ]; then echo "chromium exit status $rc (drill-down page)"; fail=1; fi
+shape_kts=$(python3 -c 'import csv,sys; print(len({r["kernel_type"] for r in csv.DictReader(open(sys.argv[1], newline="", encoding="utf-8"))}))' in/shapes.csv)
+shape_rows=$(python3 -c 'import csv,sys; print(len(list(csv.DictReader(open(sys.argv[1], newline="", encoding="utf-8")))))' in/shapes.csv)
+grep -q 'data-loaded="ok"' dom2.html || { echo "drill-down page: page script did not report ok"; fail=1; }
+grep -q 'data-drill-ok="ok"' dom2.html || { echo "drill-down: a block's rows are missing or not laid out when opened"; fail=1; }
+grep -q "data-drill=\"$shape_kts\"" dom2.html || { echo "expected $shape_kts drill-down blocks"; fail=1; }
+grep -q "data-drill-rows=\"$shape_rows\"" dom2.html || { echo "expected $shape_rows shape rows"; fail=1; }
+grep -q 'data-scripts="1"' dom2.html || { echo "the drill-down page holds a script besides its own"; fail=1; }
+if grep -q '<script>alert' dom2.html; then echo "drill-down: an input string became markup"; fail=1; fi
+python3 "$here/html_drilldown_check.py" dom2.html in/shapes.csv out/cmp2.json || fail=1
+if grep -E 'CONSOLE.*(Uncaught|Error|Refused)' chrome2.log; then echo "console errors on the drill-down page (above)"; fail=1; fi
+if grep -q 'kt-shapes' out/report.html; then echo "a page without --shapes has a drill-down"; fail=1; fi
+
+[ $fail = 0 ] && echo "html_chromium: ok ($kinds kernel types, drill-down of $shape_kts kernel types)"
 exit $fail

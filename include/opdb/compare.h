@@ -95,10 +95,29 @@ typedef struct opdb_cmp_row {
     const char *status;        /* HIT / MISS / PARTIAL / TC未建模 (static) */
 } opdb_cmp_row;
 
+/* ---- Per-shape drill-down: a CSV written by `opdb shape-compare` ------------- */
+
+typedef struct opdb_cmp_shape_row {
+    /* the cells as the CSV holds them, shown verbatim */
+    char *kt, *shape, *tc_dur, *prof_dur, *delta, *tc_count, *prof_count, *source;
+    double tc, prof; /* tc_dur / prof_dur as numbers */
+} opdb_cmp_shape_row;
+
+typedef struct opdb_cmp_shapes {
+    opdb_cmp_shape_row *v;
+    size_t n, cap;
+} opdb_cmp_shapes;
+
+/* Reads the per-shape CSV (columns by header name; a missing column, a
+ * non-numeric time or count is an error naming the file and line). */
+OPDB_API int opdb_cmp_read_shapes(const char *path, opdb_cmp_shapes *out, opdb_err *err);
+OPDB_API void opdb_cmp_shapes_free(opdb_cmp_shapes *s);
+
 typedef struct opdb_cmp_scenario {
     char *name;
     opdb_cmp_row *rows;
     size_t nrows;
+    const opdb_cmp_shapes *shapes; /* --shapes (not owned), or NULL: no drill-down */
 } opdb_cmp_scenario;
 
 /* Rows (§2.6) of the union of both maps, sorted as the reference sorts them. */
@@ -119,7 +138,8 @@ OPDB_API const char *opdb_cmp_status_en(const char *status);
 /* python_nan: NaN/Infinity as the reference writes them (else null). */
 OPDB_API void opdb_cmp_json(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n, bool python_nan);
 /* A self-contained HTML page: per scenario an SVG bar chart (predicted vs
- * measured per kernel type), the error per type and the table. */
+ * measured per kernel type), the error per type, the table and, when the
+ * scenario has shapes, a per-shape drill-down per kernel type. */
 OPDB_API void opdb_cmp_html(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_t n);
 
 /* ---- The whole command ---------------------------------------------------------- */
@@ -128,6 +148,7 @@ typedef struct opdb_compare_args {
     const char *trace_dir, *data_dir, *output, *html;
     /* single-scenario form (tc_trace set): */
     const char *tc_trace, *prof_trace, *m6, *name;
+    const char *shapes; /* per-shape CSV for the HTML drill-down, or NULL */
     opdb_cmp_opts o;
 } opdb_compare_args;
 

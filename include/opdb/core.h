@@ -43,6 +43,12 @@ OPDB_API void opdb_warn(const char *fmt, ...) OPDB_PRINTF(1, 2);
  * --strict can turn it into exit status 1. */
 OPDB_API void opdb_warn_nothing(const char *fmt, ...) OPDB_PRINTF(1, 2);
 OPDB_API unsigned opdb_nothing_count(void);
+/* A path shown under another name in every error and warning (opdb_fail,
+ * opdb_warn): the temporary file that holds stdin for '-' is "<stdin>",
+ * not its /tmp name. At most 4 aliases; set them before any work starts. */
+OPDB_API void opdb_path_alias(const char *path, const char *shown);
+/* The name to show for path: its alias, or path itself. */
+OPDB_API const char *opdb_path_shown(const char *path);
 
 /* A view of bytes owned elsewhere. */
 typedef struct opdb_span {

@@ -820,7 +820,7 @@ int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
             opdb_json_int(&j, vals[i]);
         }
         opdb_json_key(&j, "input_path");
-        opdb_json_string(&j, input);
+        opdb_json_string(&j, opdb_path_shown(input)); /* "<stdin>" for --trace - */
         opdb_json_key(&j, "output_dir");
         opdb_json_string(&j, dir);
         opdb_json_key(&j, "warmup");

@@ -350,6 +350,90 @@ static void table(opdb_strbuf *o, const opdb_cmp_scenario *sc) {
     opdb_sb_adds(o, "</tbody>\n</table>\n");
 }
 
+/* ---- per-shape drill-down (--shapes) ------------------------------------------- */
+
+static void shape_row(opdb_strbuf *o, const opdb_cmp_shape_row *r) {
+    const char *cells[] = {r->tc_dur, r->prof_dur};
+    opdb_sb_adds(o, "<tr class=\"shape\"><td class=\"key\">");
+    html_text(o, *r->shape ? r->shape : "(no shape)");
+    opdb_sb_adds(o, "</td>");
+    for (int k = 0; k < 2; k++) {
+        opdb_sb_adds(o, "<td class=\"num\">");
+        html_text(o, cells[k]);
+        opdb_sb_adds(o, "</td>");
+    }
+    /* shape-compare writes inf (or, by default, nothing) where nothing was measured */
+    opdb_sb_adds(o, "<td class=\"num\">");
+    if (!(r->prof > 0) && (!*r->delta || strcmp(r->delta, "inf") == 0)) {
+        opdb_sb_adds(o, "not measured");
+    } else {
+        html_text(o, r->delta);
+        if (*r->delta) opdb_sb_addc(o, '%');
+    }
+    opdb_sb_adds(o, "</td><td class=\"num\">");
+    html_text(o, r->tc_count);
+    opdb_sb_adds(o, "</td><td class=\"num\">");
+    html_text(o, r->prof_count);
+    opdb_sb_adds(o, "</td><td>");
+    html_text(o, r->source);
+    opdb_sb_adds(o, "</td></tr>\n");
+}
+
+/* One <details> block: the shape rows of kernel type kt. */
+static void drill_block(opdb_strbuf *o, const opdb_cmp_shapes *sh, const char *kt, bool compared) {
+    size_t n = 0;
+    double tc = 0, prof = 0;
+    for (size_t i = 0; i < sh->n; i++)
+        if (strcmp(sh->v[i].kt, kt) == 0) {
+            n++;
+            tc += sh->v[i].tc;
+            prof += sh->v[i].prof;
+        }
+    if (!n) return;
+    opdb_sb_adds(o, "<details class=\"kt-shapes\" data-kt=\"");
+    html_text(o, kt);
+    opdb_sb_addf(o, "\" data-shapes=\"%zu\"><summary><span class=\"kt\">", n);
+    html_text(o, kt);
+    opdb_sb_addf(o, "</span>: %zu shape%s, predicted ", n, n == 1 ? "" : "s");
+    fixed(o, tc, 2);
+    opdb_sb_adds(o, " &#181;s, measured ");
+    fixed(o, prof, 2);
+    opdb_sb_addf(o, " &#181;s%s</summary>\n", compared ? "" : " (not in the kernel-type comparison)");
+    opdb_sb_adds(o, "<table class=\"shapes\"><thead><tr><th>shape</th><th>predicted (&#181;s)</th>"
+                    "<th>measured (&#181;s)</th><th>time error</th><th>predicted count</th><th>measured count</th>"
+                    "<th>source</th></tr></thead>\n<tbody>\n");
+    for (size_t i = 0; i < sh->n; i++)
+        if (strcmp(sh->v[i].kt, kt) == 0) shape_row(o, &sh->v[i]);
+    opdb_sb_adds(o, "</tbody></table></details>\n");
+}
+
+static bool row_has_kt(const opdb_cmp_scenario *sc, const char *kt) {
+    for (size_t i = 0; i < sc->nrows; i++)
+        if (strcmp(sc->rows[i].kt, kt) == 0) return true;
+    return false;
+}
+
+/* Kernel types in the bar chart's order (measured share), then those only
+ * the per-shape CSV has, in its order; the shapes of each in the CSV's order
+ * (largest time first). */
+static void drilldown(opdb_strbuf *o, const opdb_cmp_scenario *sc) {
+    const opdb_cmp_shapes *sh = sc->shapes;
+    opdb_sb_adds(o, "<section class=\"shapes\">\n<h3>Per-shape drill-down</h3>\n<p class=\"note\">From the per-shape CSV of "
+                    "<code>opdb shape-compare</code>, as that file holds it: times over the whole traces (not per "
+                    "forward pass), in &#181;s. Open a kernel type to see its shapes.</p>\n<div class=\"drill\">\n");
+    const opdb_cmp_row **ord = opdb_xmalloc((sc->nrows + 1) * sizeof *ord);
+    for (size_t i = 0; i < sc->nrows; i++) ord[i] = &sc->rows[i];
+    qsort(ord, sc->nrows, sizeof *ord, by_measured);
+    for (size_t i = 0; i < sc->nrows; i++) drill_block(o, sh, ord[i]->kt, true);
+    free(ord);
+    for (size_t i = 0; i < sh->n; i++) {
+        bool seen = row_has_kt(sc, sh->v[i].kt);
+        for (size_t k = 0; !seen && k < i; k++) seen = strcmp(sh->v[k].kt, sh->v[i].kt) == 0;
+        if (!seen) drill_block(o, sh, sh->v[i].kt, false);
+    }
+    opdb_sb_adds(o, "</div>\n</section>\n");
+}
+
 /* System font stacks only (nothing fetched); the CJK families are the ones
  * Debian ships (fonts-wqy-microhei, fonts-noto-cjk) and the usual desktop ones. */
 static const char k_style[] =
@@ -367,6 +451,22 @@ static const char k_style[] =
     "table{border-collapse:collapse;font-size:12px;margin-top:8px}"
     "th,td{border:1px solid #ccc;padding:2px 6px;text-align:left}td.num{text-align:right}"
     "th{background:#f3f3f3}";
+/* only on pages with a drill-down, so that other pages stay as they were */
+static const char k_style_drill[] =
+    "details.kt-shapes{margin:2px 0}details.kt-shapes summary{cursor:pointer;font-size:13px}"
+    "details.kt-shapes table{margin:4px 0 8px 18px}";
+
+/* Checks the drill-down: each block holds as many shape rows as it says,
+ * and every row is laid out (has a height) once its block is opened. The
+ * result is left on <body> as data-drill / data-drill-rows / data-drill-ok. */
+static const char k_script_drill[] =
+    "(function(){var n=0,rows=0,bad=0;"
+    "document.querySelectorAll('details.kt-shapes').forEach(function(d){n++;"
+    "var tr=d.querySelectorAll('tr.shape');rows+=tr.length;"
+    "if(String(tr.length)!==d.dataset.shapes)bad++;d.open=true;"
+    "tr.forEach(function(t){if(!(t.getBoundingClientRect().height>0))bad++;});d.open=false;});"
+    "document.body.dataset.drill=String(n);document.body.dataset.drillRows=String(rows);"
+    "document.body.dataset.drillOk=bad?'mismatch':'ok';})();";
 
 /* Checks the page drew itself: one bar pair (exactly two bars) per table
  * row; the result is left on <body> for tests and people alike. */
@@ -389,7 +489,10 @@ void opdb_cmp_html(opdb_strbuf *o, const opdb_cmp_scenario *sc, size_t n) {
                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
                     "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n"
                     "<title>opdb compare: predicted vs measured per forward pass</title>\n<style>");
+    bool drill = false;
+    for (size_t s = 0; s < n; s++) drill |= sc[s].shapes != NULL;
     opdb_sb_adds(o, k_style);
+    if (drill) opdb_sb_adds(o, k_style_drill);
     opdb_sb_adds(o, "</style>\n</head>\n<body>\n<h1>Predicted vs measured time per forward pass</h1>\n");
     if (n == 0) opdb_sb_adds(o, "<p>No scenario had all of its input files.</p>\n");
     for (size_t s = 0; s < n; s++) {
@@ -403,8 +506,11 @@ void opdb_cmp_html(opdb_strbuf *o, const opdb_cmp_scenario *sc, size_t n) {
         opdb_sb_adds(o, "<h3>All kernel types</h3>\n");
         table(o, &sc[s]);
         opdb_sb_adds(o, "</section>\n");
+        /* after its scenario's section, whose tables the page check counts */
+        if (sc[s].shapes) drilldown(o, &sc[s]);
     }
     opdb_sb_adds(o, "<script>");
+    if (drill) opdb_sb_adds(o, k_script_drill);
     opdb_sb_adds(o, k_script);
     opdb_sb_adds(o, "</script>\n</body>\n</html>\n");
 }

@@ -86,7 +86,8 @@ static int run_scenario(const scenario_spec *s, const opdb_cmp_mapping *map, con
 
 static int write_file(const char *path, const opdb_strbuf *text, opdb_err *err) {
     if (strcmp(path, "-") == 0) { /* stdout (the console report then goes to stderr) */
-        if (fwrite(text->p, 1, text->n, stdout) != text->n || fputc('\n', stdout) == EOF || fflush(stdout))
+        bool eol = text->n && text->p[text->n - 1] == '\n'; /* the HTML page ends its line, the JSON does not */
+        if (fwrite(text->p, 1, text->n, stdout) != text->n || (!eol && fputc('\n', stdout) == EOF) || fflush(stdout))
             return opdb_fail(err, OPDB_ERR_RUNTIME, "<stdout>: write failed");
         return 0;
     }
@@ -99,7 +100,7 @@ static int write_file(const char *path, const opdb_strbuf *text, opdb_err *err) 
 static void scenarios_from_args(const opdb_compare_args *a, scenario_spec **out, size_t *n) {
     if (a->tc_trace) {
         scenario_spec *s = opdb_xcalloc(1, sizeof *s);
-        s->name = opdb_xstrdup(a->name ? a->name : opdb_path_basename(a->tc_trace));
+        s->name = opdb_xstrdup(a->name ? a->name : opdb_path_basename(opdb_path_shown(a->tc_trace)));
         s->m6 = a->m6 ? opdb_xstrdup(a->m6) : NULL;
         s->prof = opdb_xstrdup(a->prof_trace);
         s->tc = opdb_xstrdup(a->tc_trace);
@@ -128,7 +129,8 @@ int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
      * default writes JSON only when asked and reads no mapping unless given */
     const char *output = a->output ? a->output : a->o.quirks ? DEFAULT_OUTPUT : NULL;
     const char *data_dir = a->data_dir ? a->data_dir : a->o.quirks ? DEFAULT_DATA_DIR : NULL;
-    if (output && strcmp(output, "-") == 0) out = stderr;
+    /* JSON or HTML on stdout: the console report goes to stderr */
+    if ((output && strcmp(output, "-") == 0) || (a->html && strcmp(a->html, "-") == 0)) out = stderr;
     opdb_cmp_mapping *map = NULL;
     if (opdb_cmp_mapping_load(&map, data_dir, !a->o.quirks, err)) {
         opdb_cmp_mapping_free(map);
@@ -145,6 +147,11 @@ int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
         if (r == 0) ndone++;
         else if (r < 0) rc = -1;
     }
+    opdb_cmp_shapes shapes = {0};
+    if (rc == 0 && a->shapes) {
+        if (opdb_cmp_read_shapes(a->shapes, &shapes, err)) rc = -1;
+        else if (ndone == 1) done[0].shapes = &shapes; /* --shapes goes with the one --tc-trace scenario */
+    }
     if (rc == 0) {
         opdb_strbuf text;
         opdb_sb_init(&text);
@@ -158,10 +165,11 @@ int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
         opdb_sb_free(&text);
         if (rc == 0) {
             if (output && strcmp(output, "-") != 0) fprintf(out, "\nSaved to %s\n", output);
-            if (a->html) fprintf(stderr, "opdb compare: HTML report written to %s\n", a->html);
+            if (a->html && strcmp(a->html, "-") != 0) fprintf(stderr, "opdb compare: HTML report written to %s\n", a->html);
         }
     }
     for (size_t i = 0; i < ndone; i++) opdb_cmp_scenario_free(&done[i]);
+    opdb_cmp_shapes_free(&shapes);
     free(done);
     for (size_t i = 0; i < nspecs; i++) {
         free(specs[i].name);

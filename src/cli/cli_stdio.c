@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "opdb/core.h"
+
 static int make_dir(cli_stdio *s, const char *prog) {
     if (s->dir[0]) return 0;
     const char *t = getenv("TMPDIR");
@@ -43,6 +45,7 @@ int cli_stdio_input(cli_stdio *s, const char *prog, const char **opt, const char
         return 1;
     }
     s->used_in = true;
+    opdb_path_alias(s->in, "<stdin>");
     *opt = s->in;
     return 0;
 }
@@ -51,6 +54,7 @@ bool cli_stdio_output(cli_stdio *s, const char *prog, const char **opt, const ch
     if (!*opt || strcmp(*opt, "-") != 0 || make_dir(s, prog)) return false;
     snprintf(s->out, sizeof s->out, "%s/%s", s->dir, name);
     s->used_out = true;
+    opdb_path_alias(s->out, "<stdout>");
     *opt = s->out;
     return true;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_stdio.h"
 #include "cli/commands.h"
 #include "opdb/aie.h"
 
@@ -42,7 +43,7 @@ int cmd_aie(int argc, char **argv) {
         {"--hwid", "ID", "hardware id (names the input folder)", true, &hwid, NULL},
         {"--warmup", "W", "warm-up iterations", true, &sv[8], NULL},
         {"--iterations", "I", "performance iterations after warm-up", true, &sv[9], NULL},
-        {"--trace", "FILE", "trace JSON (default: outputs/<hwid>-gemm_<M>_<K>_<N>-<row>_row_<col>_col/traces/trace_mm_<M>_<K>_<N>.json)", false, &trace, NULL},
+        {"--trace", "FILE", "trace JSON, - for stdin (then --out-dir is needed) (default: outputs/<hwid>-gemm_<M>_<K>_<N>-<row>_row_<col>_col/traces/trace_mm_<M>_<K>_<N>.json)", false, &trace, NULL},
         {"--out-dir", "DIR", "output folder (default: the trace's folder)", false, &out_dir, NULL},
         {"--clock-ghz", "GHZ", "AIE clock (default 1.25)", false, &clock, NULL},
         {"--peak-macs-per-cycle", "X", "peak MACs per cycle per core (default 64)", false, &peak, NULL},
@@ -66,12 +67,16 @@ int cmd_aie(int argc, char **argv) {
         return cli_usage_error(&spec, "argument --peak-macs-per-cycle: invalid float value: '%s'", peak);
     if (factor && !parse_d(factor, &o.lock_stall_factor))
         return cli_usage_error(&spec, "argument --lock-stall-factor: invalid float value: '%s'", factor);
+    /* the outputs go next to the trace by default: stdin has no folder */
+    if (trace && strcmp(trace, "-") == 0 && !out_dir) return cli_usage_error(&spec, "--trace - needs --out-dir DIR");
+    cli_stdio io = {0};
+    if (cli_stdio_input(&io, "opdb aie", &o.trace, "trace.json")) return cli_stdio_finish(&io, "opdb aie", 1);
     opdb_err err;
     opdb_err_clear(&err);
     if (opdb_aie_run(&o, &err)) {
         fflush(stdout);
         fprintf(stderr, "opdb aie: %s\n", err.msg);
-        return err.code ? err.code : 1;
+        return cli_stdio_finish(&io, "opdb aie", err.code ? err.code : 1);
     }
-    return cli_strict_rc("opdb aie", strict, 0);
+    return cli_strict_rc("opdb aie", strict, cli_stdio_finish(&io, "opdb aie", 0));
 }

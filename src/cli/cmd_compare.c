@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
@@ -22,7 +23,9 @@ int cmd_compare(int argc, char **argv) {
         {"--name", "NAME", "one scenario: its name (default: the TC trace's file name)", false, &a.name, NULL},
         {"--pid", "N", "use the trace process with this pid (a number, or the text of a string pid) instead of finding it by name", false, &pid, NULL},
         {"--top", "N", "show the N kernel types with the most time per scenario and count the rest (default 0: all)", false, &top, NULL},
-        {"--html", "FILE", "also write a self-contained HTML report with a chart per scenario", false, &a.html, NULL},
+        {"--html", "FILE", "also write a self-contained HTML report with a chart per scenario (- for stdout)", false, &a.html, NULL},
+        {"--shapes", "FILE", "with --html: the CSV `opdb shape-compare` wrote for the same traces, shown as a per-shape "
+                             "drill-down per kernel type (- for stdin)", false, &a.shapes, NULL},
         {"--reference-quirks", NULL, "reproduce the reference tool exactly, quirks included", false, NULL, &quirks},
         {"--strict", NULL, CLI_STRICT_HELP, false, NULL, &strict},
     };
@@ -51,6 +54,10 @@ int cmd_compare(int argc, char **argv) {
         return cli_usage_error(&spec, "--tc-trace and --prof-trace go together");
     if (!a.tc_trace && (a.m6 || a.name))
         return cli_usage_error(&spec, "--m6 and --name need --tc-trace and --prof-trace");
+    if (a.output && a.html && strcmp(a.output, "-") == 0 && strcmp(a.html, "-") == 0)
+        return cli_usage_error(&spec, "--output - and --html - cannot both go to stdout");
+    if (a.shapes && (!a.html || !a.tc_trace))
+        return cli_usage_error(&spec, "--shapes needs --html FILE and the one scenario of --tc-trace and --prof-trace");
     if (a.tc_trace && a.trace_dir)
         return cli_usage_error(&spec, "--trace-dir is for the fixed scenarios, not with --tc-trace");
     char pid_text[32];
@@ -66,7 +73,8 @@ int cmd_compare(int argc, char **argv) {
     a.o.quirks = quirks;
     cli_stdio io = {0};
     if (cli_stdio_input(&io, "opdb compare", &a.tc_trace, "stdin.json") ||
-        cli_stdio_input(&io, "opdb compare", &a.prof_trace, "stdin.csv"))
+        cli_stdio_input(&io, "opdb compare", &a.prof_trace, "stdin.csv") ||
+        cli_stdio_input(&io, "opdb compare", &a.shapes, "shapes.csv"))
         return cli_stdio_finish(&io, "opdb compare", 1);
     opdb_err err;
     opdb_err_clear(&err);

@@ -7,9 +7,43 @@
  * trailing white space dropped, and a message too long for the line cut in
  * the middle, so that both its start (the file) and its end (the reason)
  * stay. */
+enum { MAX_ALIASES = 4 };
+static struct {
+    char path[512], shown[32];
+} g_alias[MAX_ALIASES];
+static size_t g_naliases;
+
+void opdb_path_alias(const char *path, const char *shown) {
+    if (g_naliases == MAX_ALIASES || strlen(path) >= sizeof g_alias[0].path || strlen(shown) >= sizeof g_alias[0].shown)
+        return;
+    strcpy(g_alias[g_naliases].path, path);
+    strcpy(g_alias[g_naliases].shown, shown);
+    g_naliases++;
+}
+
+const char *opdb_path_shown(const char *path) {
+    for (size_t i = 0; i < g_naliases; i++)
+        if (strcmp(path, g_alias[i].path) == 0) return g_alias[i].shown;
+    return path;
+}
+
+/* Every aliased path in raw (in place, never longer: an alias is shorter
+ * than the temporary path it stands for). */
+static void apply_aliases(char *raw) {
+    for (size_t i = 0; i < g_naliases; i++) {
+        size_t pn = strlen(g_alias[i].path), sn = strlen(g_alias[i].shown);
+        if (sn > pn) continue;
+        for (char *at = strstr(raw, g_alias[i].path); at; at = strstr(at + sn, g_alias[i].path)) {
+            memcpy(at, g_alias[i].shown, sn);
+            memmove(at + sn, at + pn, strlen(at + pn) + 1);
+        }
+    }
+}
+
 static void one_line(char *out, size_t cap, const char *fmt, va_list ap) {
     char raw[8192], esc[4 * sizeof raw];
     vsnprintf(raw, sizeof raw, fmt, ap);
+    apply_aliases(raw);
     size_t n = strlen(raw), o = 0;
     while (n && (raw[n - 1] == '\n' || raw[n - 1] == '\r' || raw[n - 1] == ' ' || raw[n - 1] == '\t')) n--;
     for (size_t i = 0; i < n; i++) {

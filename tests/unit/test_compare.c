@@ -291,6 +291,65 @@ static void test_rows_int_defaults_and_order(void **st) {
     opdb_cmp_stats_free(&prof);
 }
 
+/* --shapes: the shape-compare CSV is read by header name, cells kept as
+ * written; a missing column or a non-numeric cell is an error naming the
+ * file and line. */
+static const char *write_shapes(const char *text) {
+    static char path[] = "/tmp/opdb_test_shapes.XXXXXX";
+    strcpy(path, "/tmp/opdb_test_shapes.XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static void test_read_shapes(void **st) {
+    (void)st;
+    opdb_cmp_shapes sh = {0};
+    opdb_err err;
+    opdb_err_clear(&err);
+    /* columns in another order, CRLF, a quoted shape, inf and empty deltas */
+    const char *p = write_shapes("source,kernel_type,shape_key,tc_dur_us,prof_dur_us,delta_pct,tc_count,prof_count\r\n"
+                                 "MEASURED,MatMulV2,\"1,4096;4096,4096\",9.0,10.0,-10.0,1,1\r\n"
+                                 ",Add,,3,0,inf,1,0\r\n"
+                                 "INTERPOLATED,Mul,\"2,2\",1.5,0,,1,0\r\n");
+    assert_int_equal(opdb_cmp_read_shapes(p, &sh, &err), 0);
+    assert_int_equal(sh.n, 3);
+    assert_string_equal(sh.v[0].kt, "MatMulV2");
+    assert_string_equal(sh.v[0].shape, "1,4096;4096,4096");
+    assert_string_equal(sh.v[0].tc_dur, "9.0");
+    assert_true(sh.v[0].prof == 10.0);
+    assert_string_equal(sh.v[0].source, "MEASURED");
+    assert_string_equal(sh.v[1].shape, "");
+    assert_string_equal(sh.v[1].delta, "inf");
+    assert_string_equal(sh.v[2].delta, "");
+    assert_true(sh.v[2].tc == 1.5);
+    opdb_cmp_shapes_free(&sh);
+    unlink(p);
+
+    p = write_shapes("kernel_type,shape_key,tc_dur_us,prof_dur_us,delta_pct,tc_count\n");
+    assert_int_equal(opdb_cmp_read_shapes(p, &sh, &err), -1);
+    assert_non_null(strstr(err.msg, ":1: no 'prof_count' column"));
+    assert_int_equal(sh.n, 0);
+    unlink(p);
+
+    opdb_err_clear(&err);
+    p = write_shapes("kernel_type,shape_key,tc_dur_us,prof_dur_us,delta_pct,tc_count,prof_count,source\n"
+                     "A,,1,2,3,1,1,\n\nB,,1,abc,3,1,1,\n");
+    assert_int_equal(opdb_cmp_read_shapes(p, &sh, &err), -1);
+    assert_non_null(strstr(err.msg, ":4: prof_dur_us 'abc' is not a number"));
+    assert_int_equal(sh.n, 0);
+    unlink(p);
+
+    opdb_err_clear(&err);
+    p = write_shapes("kernel_type,shape_key,tc_dur_us,prof_dur_us,delta_pct,tc_count,prof_count,source\n"
+                     "A,,1,2,3,1.5,1,\n");
+    assert_int_equal(opdb_cmp_read_shapes(p, &sh, &err), -1);
+    assert_non_null(strstr(err.msg, ":2: tc_count '1.5' is not a whole number"));
+    unlink(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_zero_cost_truthiness_matches_pyyaml),
@@ -299,6 +358,7 @@ int main(void) {
         cmocka_unit_test(test_mapping_nesting_limit),
         cmocka_unit_test(test_merge_cycles_and_doubling_chains_end),
         cmocka_unit_test(test_rows_int_defaults_and_order),
+        cmocka_unit_test(test_read_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
