@@ -62,6 +62,8 @@ typedef struct reader {
     trace_yajl_run y;       /* the yajl pass (one-thread reading) */
     const char *const *want_fields, *const *want_args; /* NULL = every key */
     size_t *want_fields_len, *want_args_len;
+    bool skipping;          /* inside a container no one asked for: tokens are only counted */
+    int skip_at;            /* the depth that container started at */
     bool replaying;         /* tokens come from trace_pipe.c: offsets from replay_off */
     unsigned long long replay_off;
 } reader;
@@ -185,6 +187,7 @@ static void deliver(reader *r, opdb_jkind kind, const char *text, size_t n) {
 
 static int on_null(void *ctx) {
     reader *r = ctx;
+    if (r->skipping) return 1;
     rframe *fr = nested_target(r);
     if (fr) sb_put(&fr->text, "None", 4);
     else deliver_top(r, OPDB_J_NULL, "", 0);
@@ -192,12 +195,14 @@ static int on_null(void *ctx) {
 }
 
 static int on_bool(void *ctx, int b) {
+    if (((reader *)ctx)->skipping) return 1;
     deliver(ctx, OPDB_J_BOOL, b ? "True" : "False", b ? 4 : 5);
     return 1;
 }
 
 static int on_number(void *ctx, const char *s, size_t n) {
     reader *r = ctx;
+    if (r->skipping) return 1;
     field_list *l;
     /* a number nobody reads (ts, tid...) is neither converted nor rendered */
     if (!r->nstack && !top_target(r, &l)) return 1;
@@ -219,6 +224,7 @@ static int on_number(void *ctx, const char *s, size_t n) {
 
 static int on_string(void *ctx, const unsigned char *s, size_t n) {
     reader *r = ctx;
+    if (r->skipping) return 1;
     rframe *fr = nested_target(r);
     if (fr) py_repr_str(&fr->text, (const char *)s, n);
     else deliver_top(r, OPDB_J_STRING, (const char *)s, n);
@@ -227,6 +233,7 @@ static int on_string(void *ctx, const unsigned char *s, size_t n) {
 
 static int on_key(void *ctx, const unsigned char *s, size_t n) {
     reader *r = ctx;
+    if (r->skipping) return 1;
     if (r->nstack) { /* a key inside a nested dict being rendered */
         rframe *fr = &r->stack[r->nstack - 1];
         if (!fr->first) sb_put(&fr->text, ", ", 2);
@@ -247,6 +254,10 @@ static int on_key(void *ctx, const unsigned char *s, size_t n) {
 
 static int start_container(reader *r, bool dict) {
     if (r->depth + 1 >= TRACE_MAX_DEPTH) return 0;
+    if (r->skipping) {
+        r->depth++;
+        return 1;
+    }
     bool render = r->nstack > 0;
     if (!render && r->events_depth == 0) {
         /* looking for the event array: the top level, or "traceEvents" */
@@ -263,6 +274,12 @@ static int start_container(reader *r, bool dict) {
                !r->in_args) {
         r->in_args = true;
     } else if (r->in_event) {
+        field_list *l;
+        if (!r->nstack && !top_target(r, &l)) { /* a list or dict nobody reads (grid, block...): not rendered */
+            r->skipping = true;
+            r->skip_at = r->depth++;
+            return 1;
+        }
         render = true;
     }
     if (render) nested_target(r); /* the separator before this container in its parent */
@@ -310,6 +327,10 @@ static int end_event(reader *r) {
 
 static int end_container(reader *r, bool dict) {
     r->depth--;
+    if (r->skipping) {
+        r->skipping = r->depth != r->skip_at;
+        return 1;
+    }
     if (r->nstack) {
         rframe *fr = &r->stack[--r->nstack];
         sb_putc(&fr->text, dict ? '}' : ']');
