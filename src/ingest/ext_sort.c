@@ -129,7 +129,8 @@ static int compact(xsort *s, opdb_err *err) {
 
 static int spill(xsort *s, opdb_err *err) {
     if (s->nruns == XS_MAX_RUNS && compact(s, err) != 0) return -1;
-    qsort(s->buf, s->n, s->rec, s->cmp);
+    if (s->unsorted) qsort(s->buf, s->n, s->rec, s->cmp);
+    s->unsorted = false;
     FILE *f = temp_file(err);
     if (!f) return -1;
     if (fwrite(s->buf, s->rec, s->n, f) != s->n) {
@@ -147,12 +148,16 @@ int xs_push(xsort *s, const void *record, opdb_err *err) {
         if (s->cap == s->max_recs) {
             if (spill(s, err) != 0) return -1;
         } else {
-            size_t ncap = s->cap ? s->cap * 2 : 256;
+            /* past a first small buffer, the whole budget at once: pages are only touched as
+             * records arrive, and no realloc copies the records again */
+            size_t ncap = s->cap ? s->max_recs : 256;
             if (ncap > s->max_recs) ncap = s->max_recs;
             s->buf = opdb_xrealloc(s->buf, ncap * s->rec);
             s->cap = ncap;
         }
     }
+    /* most streams arrive in order (a trace is mostly written in time order): then no sort */
+    if (s->n && !s->unsorted && s->cmp(s->buf + (s->n - 1) * s->rec, record) > 0) s->unsorted = true;
     memcpy(s->buf + s->n * s->rec, record, s->rec);
     s->n++;
     s->total++;
@@ -163,7 +168,7 @@ int xs_finish(xsort *s, opdb_err *err) {
     s->reading = true;
     s->pos = 0;
     if (!s->nruns) {
-        qsort(s->buf, s->n, s->rec, s->cmp);
+        if (s->unsorted) qsort(s->buf, s->n, s->rec, s->cmp);
         return 0;
     }
     if (s->n && spill(s, err) != 0) return -1;

@@ -34,6 +34,7 @@ typedef struct xsort {
     size_t *heap, nheap;    /* merge: run indices ordered by their current record */
     size_t pos;             /* in-memory read position */
     bool reading;
+    bool unsorted;          /* buf holds a record smaller than one before it (else no qsort) */
     unsigned long long total;
     unsigned long long spilled; /* records written to runs (diagnostics, tests) */
 } xsort;

@@ -46,9 +46,35 @@ bool kn_cat_is(const char *cat, const char *const *names) {
 
 const char *kn_text_of(const opdb_trace_field *f) { return f ? f->text : ""; }
 
+/* "-?D+(.D+)?" with at most 15 digits: m / 10^k, both exact, is the correctly
+ * rounded value strtod gives (Clinger's fast path) at a fraction of its cost. */
+static bool fast_decimal(const char *s, double *out) {
+    static const double p10[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    const char *p = s + (*s == '-');
+    uint64_t m = 0;
+    int digits = 0, frac = 0;
+    bool dot = false;
+    for (; *p; p++) {
+        if (*p >= '0' && *p <= '9') {
+            m = m * 10 + (uint64_t)(*p - '0');
+            frac += dot;
+            if (++digits > 15) return false;
+        } else if (*p == '.' && !dot && digits) {
+            dot = true;
+        } else {
+            return false;
+        }
+    }
+    if (!digits || (dot && !frac)) return false;
+    double v = (double)m / p10[frac];
+    *out = *s == '-' ? -v : v;
+    return true;
+}
+
 /* A finite number (a string holding "nan" or "inf" is no time). */
 bool kn_num_of(const opdb_trace_field *f, double *out) {
     if (!f || !f->text[0]) return false;
+    if (fast_decimal(f->text, out)) return true;
     char *end;
     *out = strtod(f->text, &end);
     return *end == '\0' && isfinite(*out);

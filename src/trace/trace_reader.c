@@ -200,6 +200,36 @@ static int on_bool(void *ctx, int b) {
     return 1;
 }
 
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Python's repr of a plain decimal "-?D+.D+" (most trace times) without
+ * converting it: with at most 15 significant digits a decimal is the shortest
+ * text of its double, so repr is the text less trailing fraction zeros (one
+ * kept), as long as repr would not switch to an exponent (>= 1e16, < 1e-4).
+ * 0 when n is not such a number (the caller converts it). */
+static size_t short_decimal_repr(const char *s, size_t n, char *out) {
+    size_t i = s[0] == '-';
+    size_t int_start = i;
+    while (i < n && is_digit(s[i])) i++;
+    size_t int_len = i - int_start;
+    if (int_len == 0 || int_len > 15 || i >= n || s[i] != '.' || (int_len > 1 && s[int_start] == '0')) return 0;
+    size_t frac_start = ++i;
+    while (i < n && is_digit(s[i])) i++;
+    if (i != n || i == frac_start) return 0;
+    size_t end = n;
+    while (end > frac_start + 1 && s[end - 1] == '0') end--;
+    size_t sig = int_len + (end - frac_start);
+    if (int_len == 1 && s[int_start] == '0') {
+        size_t z = frac_start;
+        while (z < end && s[z] == '0') z++;
+        if (z < end && z - frac_start > 3) return 0; /* below 1e-4: repr writes an exponent */
+        sig = end - z;
+    }
+    if (sig > 15) return 0;
+    memcpy(out, s, end);
+    return end;
+}
+
 static int on_number(void *ctx, const char *s, size_t n) {
     reader *r = ctx;
     if (r->skipping) return 1;
@@ -214,6 +244,11 @@ static int on_number(void *ctx, const char *s, size_t n) {
         return 1;
     }
     char buf[512], rep[64];
+    size_t m0 = short_decimal_repr(s, n, rep);
+    if (m0) {
+        deliver(ctx, OPDB_J_FLOAT, rep, m0);
+        return 1;
+    }
     size_t k = n < sizeof buf - 1 ? n : sizeof buf - 1;
     memcpy(buf, s, k);
     buf[k] = '\0';

@@ -14,6 +14,8 @@
 
 #include "ingest/ext_sort.h"
 #include "ingest/kineto.h"
+#include "opdb/pystr.h"
+#include "opdb/trace_reader.h"
 
 /* ---- ext_sort */
 
@@ -222,12 +224,63 @@ static void test_stream_equals_reference_shuffled_spilling(void **state) {
     differential(true, 64); /* 16 records per buffer: every sort spills, most compact */
 }
 
+/* ---- number fast paths (trace reader's repr of decimals, kn_num_of) against strtod + repr */
+
+#define NNUM 6000
+static char g_nums[NNUM][48];
+
+static int check_number(const opdb_trace_event *ev, void *ctx) {
+    size_t *i = ctx;
+    const char *raw = g_nums[*i];
+    const opdb_trace_field *f = opdb_trace_get(ev, "ts");
+    assert_non_null(f);
+    double want = strtod(f->text, NULL), got = 0;
+    char rep[64];
+    opdb_py_fmt_repr(rep, sizeof rep, strtod(raw, NULL));
+    if (strchr(raw, '.')) assert_string_equal(f->text, rep); /* floats: Python's repr */
+    assert_true(kn_num_of(f, &got));
+    assert_memory_equal(&got, &want, sizeof got);
+    ++*i;
+    return 0;
+}
+
+static void test_number_fast_paths(void **state) {
+    (void)state;
+    rng_state = 12345;
+    char path[] = "/tmp/opdb-kineto-num-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fputs("[", f);
+    for (size_t i = 0; i < NNUM; i++) {
+        char *o = g_nums[i];
+        if (rnd(3) == 0) *o++ = '-';
+        unsigned il = rnd(18), fl = rnd(4) ? 1 + rnd(20) : 0, lead = rnd(3) == 0 ? rnd(7) : 0;
+        if (il == 0) *o++ = '0';
+        for (unsigned k = 0; k < il; k++) *o++ = (char)('0' + (k == 0 ? 1 + rnd(9) : rnd(10)));
+        if (fl) {
+            *o++ = '.';
+            for (unsigned k = 0; k < fl; k++) *o++ = (char)('0' + (k < lead ? 0 : rnd(4) == 0 ? 0 : rnd(10)));
+        }
+        *o = '\0';
+        fprintf(f, "%s{\"ph\": \"X\", \"ts\": %s}", i ? "," : "", g_nums[i]);
+    }
+    fputs("]\n", f);
+    fclose(f);
+    static const char *const fields[] = {"ts", NULL};
+    size_t seen = 0;
+    opdb_err err = {0};
+    assert_int_equal(opdb_trace_read_some(path, fields, NULL, check_number, &seen, &err), 0);
+    assert_int_equal(seen, NNUM);
+    unlink(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ext_sort_in_memory),
         cmocka_unit_test(test_ext_sort_spills_and_merges),
         cmocka_unit_test(test_stream_equals_reference_in_order),
         cmocka_unit_test(test_stream_equals_reference_shuffled_spilling),
+        cmocka_unit_test(test_number_fast_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
