@@ -62,6 +62,11 @@ static void sift_down(xsort *s, size_t i) {
 
 /* Reads run r's next record: 1 read, 0 at its end, -1 on error. */
 static int run_read(xsort *s, size_t r, opdb_err *err) {
+    if (!s->runs[r].f) { /* the buffer kept in memory */
+        if (s->pos == s->n) return 0;
+        memcpy(s->runs[r].cur, s->buf + s->rec * s->pos++, s->rec);
+        return 1;
+    }
     if (fread(s->runs[r].cur, s->rec, 1, s->runs[r].f) == 1) return 1;
     if (ferror(s->runs[r].f))
         return opdb_fail(err, OPDB_ERR_RUNTIME, "cannot read a temporary sort file: %s", strerror(errno));
@@ -72,7 +77,7 @@ static int merge_start(xsort *s, opdb_err *err) {
     s->heap = opdb_xrealloc(s->heap, (s->nruns + 1) * sizeof *s->heap);
     s->nheap = 0;
     for (size_t r = 0; r < s->nruns; r++) {
-        if (fflush(s->runs[r].f) != 0 || fseek(s->runs[r].f, 0, SEEK_SET) != 0) return write_fail(err);
+        if (s->runs[r].f && (fflush(s->runs[r].f) != 0 || fseek(s->runs[r].f, 0, SEEK_SET) != 0)) return write_fail(err);
         if (!s->runs[r].cur) s->runs[r].cur = opdb_xmalloc(s->rec);
         int rc = run_read(s, r, err);
         if (rc < 0) return -1;
@@ -171,22 +176,22 @@ int xs_finish(xsort *s, opdb_err *err) {
         if (s->unsorted) qsort(s->buf, s->n, s->rec, s->cmp);
         return 0;
     }
-    if (s->n && spill(s, err) != 0) return -1;
-    /* the merge reads into buf: one record is enough now */
-    free(s->buf);
-    s->buf = opdb_xmalloc(s->rec);
-    s->cap = 1;
+    /* the last buffer joins the merge from memory: it is not written and read back */
+    if (s->unsorted) qsort(s->buf, s->n, s->rec, s->cmp);
+    s->runs[s->nruns++].f = NULL;
+    s->out = opdb_xmalloc(s->rec);
     return merge_start(s, err);
 }
 
 const void *xs_next(xsort *s, int *rc, opdb_err *err) {
     if (!s->nruns) return s->pos < s->n ? s->buf + s->rec * s->pos++ : NULL;
-    return merge_pop(s, s->buf, rc, err);
+    return merge_pop(s, s->out, rc, err);
 }
 
 void xs_free(xsort *s) {
     close_runs(s);
     free(s->buf);
+    free(s->out);
     free(s->heap);
     memset(s, 0, sizeof *s);
 }

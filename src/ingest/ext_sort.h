@@ -2,7 +2,8 @@
  *
  * Records are pushed into a buffer of at most `budget` bytes; a full buffer is
  * sorted and written to an unlinked temporary file (a "run"), and the runs are
- * merged back in order when read. Small inputs never touch the disk. At most
+ * merged back in order when read, with the last buffer merged straight from
+ * memory. Small inputs never touch the disk. At most
  * XS_MAX_RUNS runs are kept: reaching it merges them into one, so memory is
  * budget + XS_MAX_RUNS read buffers whatever the number of records.
  * The comparator must be a total order (ties broken by a sequence number) so
@@ -20,7 +21,7 @@
 typedef int (*xs_cmp)(const void *, const void *);
 
 typedef struct xs_run {
-    FILE *f;
+    FILE *f;            /* NULL: the last buffer, merged from memory */
     unsigned char *cur; /* the run's current record (merge) */
 } xs_run;
 
@@ -29,10 +30,11 @@ typedef struct xsort {
     xs_cmp cmp;
     unsigned char *buf;
     size_t n, cap;          /* records in buf; allocated records */
-    xs_run runs[XS_MAX_RUNS];
+    xs_run runs[XS_MAX_RUNS + 1]; /* + the in-memory last buffer */
     size_t nruns;
     size_t *heap, nheap;    /* merge: run indices ordered by their current record */
     size_t pos;             /* in-memory read position */
+    unsigned char *out;     /* the record xs_next hands out while merging */
     bool reading;
     bool unsorted;          /* buf holds a record smaller than one before it (else no qsort) */
     unsigned long long total;
