@@ -6,13 +6,24 @@
  *                   [ts, ts + dur] contains the launch's ts: latest ts, then shortest
  *                   dur, then last in file order
  * Order of everything written: calls in the file order of their operator event,
- * device events of a call in file order. */
+ * device events of a call in file order.
+ *
+ * kn_read's pipeline (every stream a sorted run of 32-byte records, ext_sort.h):
+ *   JSON pass     -> ops (thread, ts, -dur, seq), launches (corr, seq), devices (corr, seq)
+ *   merge on corr -> matched device events (thread, launch ts, seq)
+ *   sweep         -> per thread, ops and launches in time order with a stack of the open
+ *                    operators (pushed in innermost-key order, so the top that still
+ *                    contains the launch is its innermost operator) -> (op seq, seq)
+ *   walk          -> calls, in operator file order, into their groups; call times into
+ *                    the median sort (group, time). */
 #include "ingest/kineto.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ingest/ext_sort.h"
 #include "opdb/csv.h"
 #include "opdb/db.h"
 #include "opdb/fs.h"
@@ -20,204 +31,506 @@
 #include "opdb/pystr.h"
 #include "opdb/schema.h"
 #include "opdb/stats.h"
-#include "opdb/trace_reader.h"
 
-#define NO_OP UINT64_MAX
+/* ---- shared helpers (both readers) */
 
-typedef struct dev_rec {      /* one device event, kept between the passes */
-    int64_t corr;
-    double dur, ts;           /* device dur; launch ts (after pass 1) */
-    uint64_t seq;             /* device event's index in the file */
-    uint64_t op_seq;          /* innermost operator's index, NO_OP if none yet */
-    double op_ts, op_dur;
-    uint32_t kname, thread, group;
-    bool launched;
-} dev_rec;
+const char *const kn_device_cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset", NULL};
+const char *const kn_runtime_cats[] = {"cuda_runtime", "cuda_driver", "runtime", "hip_runtime", NULL};
+const char *const kn_op_cats[] = {"cpu_op", "operator", NULL};
 
-typedef struct launch_slot {
-    int64_t corr;
-    double ts;
-    uint32_t thread;
-    bool used;
-} launch_slot;
-
-typedef struct pass {
-    kn_agg *a;
-    dev_rec *d;
-    size_t nd, capd;
-    launch_slot *l;           /* open addressing on corr */
-    size_t nl, capl;
-    char **threads;           /* "pid\x1ftid" */
-    size_t nthreads, capthreads;
-    opdb_hindex tix;
-    size_t *order;            /* launched device events sorted by (thread, ts) */
-    size_t norder;
-    size_t *tstart;           /* per thread: first position in order; tstart[nthreads] = norder */
-    unsigned long long events, cpu_ops;
-    opdb_strbuf key;
-} pass;
-
-/* ---- small helpers */
-
-static bool cat_is(const char *cat, const char *const *names) {
+bool kn_cat_is(const char *cat, const char *const *names) {
     for (; *names; names++)
         if (strcasecmp(cat, *names) == 0) return true;
     return false;
 }
 
-static const char *const k_device_cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset", NULL};
-static const char *const k_runtime_cats[] = {"cuda_runtime", "cuda_driver", "runtime", "hip_runtime", NULL};
-static const char *const k_op_cats[] = {"cpu_op", "operator", NULL};
+const char *kn_text_of(const opdb_trace_field *f) { return f ? f->text : ""; }
 
-static const char *text_of(const opdb_trace_field *f) { return f ? f->text : ""; }
-
-static bool num_of(const opdb_trace_field *f, double *out) {
-    if (!f || !f->text[0]) return false;
-    char *end;
-    *out = strtod(f->text, &end);
-    return *end == '\0';
+/* "-?D+(.D+)?" with at most 15 digits: m / 10^k, both exact, is the correctly
+ * rounded value strtod gives (Clinger's fast path) at a fraction of its cost. */
+static bool fast_decimal(const char *s, double *out) {
+    static const double p10[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    const char *p = s + (*s == '-');
+    uint64_t m = 0;
+    int digits = 0, frac = 0;
+    bool dot = false;
+    for (; *p; p++) {
+        if (*p >= '0' && *p <= '9') {
+            m = m * 10 + (uint64_t)(*p - '0');
+            frac += dot;
+            if (++digits > 15) return false;
+        } else if (*p == '.' && !dot && digits) {
+            dot = true;
+        } else {
+            return false;
+        }
+    }
+    if (!digits || (dot && !frac)) return false;
+    double v = (double)m / p10[frac];
+    *out = *s == '-' ? -v : v;
+    return true;
 }
 
-static bool int_of(const opdb_trace_field *f, int64_t *out) {
+/* A finite number (a string holding "nan" or "inf" is no time). */
+bool kn_num_of(const opdb_trace_field *f, double *out) {
+    if (!f || !f->text[0]) return false;
+    if (fast_decimal(f->text, out)) return true;
+    char *end;
+    *out = strtod(f->text, &end);
+    return *end == '\0' && isfinite(*out);
+}
+
+bool kn_int_of(const opdb_trace_field *f, int64_t *out) {
     if (!f || (f->kind != OPDB_J_INT && f->kind != OPDB_J_STRING) || !f->text[0]) return false;
     char *end;
     *out = strtoll(f->text, &end, 10);
     return *end == '\0';
 }
 
-static uint32_t intern(opdb_hindex *ix, char ***v, size_t *n, size_t *cap, opdb_arena *ar, const char *s,
-                       size_t len, bool add, bool *found) {
-    uint64_t h = opdb_hash_bytes(s, len, 7);
+uint32_t kn_kname(kn_agg *a, const char *name) {
+    size_t len = strlen(name);
+    uint64_t h = opdb_hash_bytes(name, len, 7);
     uint32_t k;
-    for (opdb_hprobe p = opdb_hindex_probe(ix, h); opdb_hprobe_next(&p, &k);)
-        if (strlen((*v)[k]) == len && memcmp((*v)[k], s, len) == 0) {
-            if (found) *found = true;
-            return k;
-        }
-    if (found) *found = false;
-    if (!add) return UINT32_MAX;
-    OPDB_ALLOC_GROW(*v, *n + 1, *cap);
-    (*v)[*n] = opdb_arena_strndup(ar, s, len);
-    opdb_hindex_add(ix, h, (uint32_t)*n);
-    return (uint32_t)(*n)++;
+    for (opdb_hprobe p = opdb_hindex_probe(&a->nix, h); opdb_hprobe_next(&p, &k);)
+        if (strcmp(a->names[k], name) == 0) return k;
+    OPDB_ALLOC_GROW(a->names, a->nnames + 1, a->capnames);
+    a->names[a->nnames] = opdb_arena_strndup(&a->arena, name, len);
+    opdb_hindex_add(&a->nix, h, (uint32_t)a->nnames);
+    return (uint32_t)a->nnames++;
 }
 
-static uint32_t thread_of(pass *P, const opdb_trace_event *ev, bool add) {
-    opdb_sb_clear(&P->key);
-    opdb_sb_adds(&P->key, text_of(opdb_trace_get(ev, "pid")));
-    opdb_sb_addc(&P->key, '\x1f');
-    opdb_sb_adds(&P->key, text_of(opdb_trace_get(ev, "tid")));
-    return intern(&P->tix, &P->threads, &P->nthreads, &P->capthreads, &P->a->arena, P->key.p, P->key.n, add, NULL);
+uint32_t kn_group_of(kn_agg *a, opdb_strbuf *key, const char *name, const char *dims, const char *types) {
+    opdb_sb_clear(key);
+    opdb_sb_adds(key, name);
+    opdb_sb_addc(key, '\0');
+    opdb_sb_adds(key, dims);
+    opdb_sb_addc(key, '\0');
+    opdb_sb_adds(key, types);
+    uint64_t h = opdb_hash_bytes(key->p, key->n, 11);
+    uint32_t k;
+    for (opdb_hprobe p = opdb_hindex_probe(&a->gix, h); opdb_hprobe_next(&p, &k);)
+        if (!strcmp(a->g[k].name, name) && !strcmp(a->g[k].dims, dims) && !strcmp(a->g[k].types, types)) return k;
+    OPDB_ALLOC_GROW(a->g, a->n + 1, a->cap);
+    kn_group *g = &a->g[a->n];
+    memset(g, 0, sizeof *g);
+    g->name = opdb_arena_strndup(&a->arena, name, strlen(name));
+    g->dims = opdb_arena_strndup(&a->arena, dims, strlen(dims));
+    g->types = opdb_arena_strndup(&a->arena, types, strlen(types));
+    g->first_call = UINT64_MAX;
+    opdb_hindex_add(&a->gix, h, (uint32_t)a->n);
+    return (uint32_t)a->n++;
 }
 
-static launch_slot *launch_find(pass *P, int64_t corr, bool add) {
-    if (add && (P->nl + 1) * 2 > P->capl) {
-        size_t ncap = P->capl ? P->capl * 2 : 1024;
-        launch_slot *nl = opdb_xcalloc(ncap, sizeof *nl);
-        for (size_t i = 0; i < P->capl; i++) {
-            if (!P->l[i].used) continue;
-            size_t j = (size_t)opdb_hash_bytes(&P->l[i].corr, sizeof P->l[i].corr, 1) & (ncap - 1);
-            while (nl[j].used) j = (j + 1) & (ncap - 1);
-            nl[j] = P->l[i];
-        }
-        free(P->l);
-        P->l = nl;
-        P->capl = ncap;
-    }
-    if (!P->capl) return NULL;
-    size_t j = (size_t)opdb_hash_bytes(&corr, sizeof corr, 1) & (P->capl - 1);
-    while (P->l[j].used) {
-        if (P->l[j].corr == corr) return &P->l[j];
-        j = (j + 1) & (P->capl - 1);
-    }
-    if (!add) return NULL;
-    P->l[j].used = true;
-    P->l[j].corr = corr;
-    P->nl++;
-    return &P->l[j];
+void kn_add_kname(kn_group *g, uint32_t k) {
+    for (size_t i = 0; i < g->nknames; i++)
+        if (g->knames[i] == k) return;
+    OPDB_ALLOC_GROW(g->knames, g->nknames + 1, g->capknames);
+    g->knames[g->nknames++] = k;
 }
 
-/* ---- pass 1: device events and launches */
+typedef struct med_rec { /* one call's time, for its group's median */
+    double dur;
+    uint32_t group, pad;
+} med_rec;
 
-static int pass1_event(const opdb_trace_event *ev, void *ctx) {
-    pass *P = ctx;
-    P->events++;
-    if (strcmp(text_of(opdb_trace_get(ev, "ph")), "X") != 0) return 0;
-    const char *cat = text_of(opdb_trace_get(ev, "cat"));
-    if (cat_is(cat, k_op_cats)) {
-        P->cpu_ops++;
+static int by_group_dur(const void *x, const void *y) {
+    const med_rec *a = x, *b = y;
+    if (a->group != b->group) return a->group < b->group ? -1 : 1;
+    return (a->dur > b->dur) - (a->dur < b->dur);
+}
+
+int kn_add_call(kn_agg *a, uint32_t gi, uint64_t op_seq, double dur, opdb_err *err) {
+    kn_group *g = &a->g[gi];
+    if (g->first_call == UINT64_MAX) g->first_call = ((uint64_t)a->files << 40) | op_seq;
+    if (g->count == 0 || dur < g->min) g->min = dur;
+    if (g->count == 0 || dur > g->max) g->max = dur;
+    g->count++;
+    g->sum += dur;
+    g->sumsq += dur * dur;
+    a->calls++;
+    if (!g->dims[0]) a->calls_without_dims++;
+    if (a->reference) {
+        OPDB_ALLOC_GROW(g->durs, g->ndurs + 1, g->capdurs);
+        g->durs[g->ndurs++] = dur;
         return 0;
     }
+    if (!a->medians) {
+        a->medians = opdb_xmalloc(sizeof(xsort));
+        xs_init(a->medians, sizeof(med_rec), a->sort_budget, by_group_dur);
+    }
+    med_rec r;
+    memset(&r, 0, sizeof r);
+    r.dur = dur;
+    r.group = gi;
+    return xs_push(a->medians, &r, err);
+}
+
+/* Medians: from the kept times (reference) or one walk over the (group, time) sort. */
+int kn_finish(kn_agg *a, opdb_err *err) {
+    if (a->finished) return 0;
+    a->finished = true;
+    if (a->reference) {
+        for (size_t i = 0; i < a->n; i++)
+            if (a->g[i].ndurs) a->g[i].median = opdb_median(a->g[i].durs, a->g[i].ndurs);
+        return 0;
+    }
+    if (!a->medians) return 0;
+    xsort *s = a->medians;
+    if (xs_finish(s, err) != 0) return -1;
+    int rc = 0;
+    uint32_t cur = UINT32_MAX;
+    uint64_t i = 0;
+    double below = 0.0;
+    for (const med_rec *r; (r = xs_next(s, &rc, err));) {
+        if (r->group != cur) {
+            cur = r->group;
+            i = 0;
+        }
+        uint64_t n = a->g[cur].count, k = n / 2;
+        if (i + 1 == k) below = r->dur;
+        if (i == k) a->g[cur].median = n % 2 ? r->dur : (below + r->dur) / 2;
+        i++;
+    }
+    return rc;
+}
+
+int kn_verdict(kn_agg *a, int rc, const char *path, unsigned long long events, unsigned long long cpu_ops,
+               unsigned long long devices_before, char *why, size_t cap, opdb_err *err) {
+    if (rc < 0 && events == 0) { /* JSON, but not a trace: say what to do instead of how it broke */
+        const char *m = strncmp(err->msg, path, strlen(path)) == 0 ? err->msg + strlen(path) : err->msg;
+        while (*m == ':' || *m == ' ') m++;
+        snprintf(why, cap, "not a per-kernel profile (%s%s); give opdb parse a kernel_details.csv, an "
+                           "op_summary_*.csv, a profiler .db export or a PyTorch profiler trace",
+                 strstr(m, "no trace events") ? "JSON without trace events, e.g. communication.json or profiler_info.json: " : "",
+                 m);
+        char *nl = strchr(why, '\n');
+        if (nl) *nl = ' ';
+        opdb_err_clear(err);
+        return 1;
+    }
+    if (rc == 0 && a->device_events == devices_before) {
+        if (cpu_ops)
+            snprintf(why, cap, "a PyTorch profiler trace without device kernels (CPU only): profile with "
+                               "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] and record_shapes=True");
+        else if (events)
+            snprintf(why, cap, "a trace without PyTorch-profiler device kernels or operators (e.g. an Ascend "
+                               "trace_view.json or msprof timeline): parse the kernel_details.csv or the .db export "
+                               "of the same run");
+        else
+            snprintf(why, cap, "not a per-kernel profile (JSON without trace events, e.g. communication.json or "
+                               "profiler_info.json); give opdb parse a kernel_details.csv, an op_summary_*.csv, a "
+                               "profiler .db export or a PyTorch profiler trace");
+        return 1;
+    }
+    return rc;
+}
+
+/* ---- kn_read: one JSON pass into record sorts, then merges */
+
+typedef struct op_rec { /* an operator event */
+    double ts, dur;
+    uint64_t seq;
+    uint32_t thread, group;
+} op_rec;
+
+typedef struct launch_rec { /* a runtime event with a correlation */
+    int64_t corr;
+    double ts;
+    uint64_t seq;
+    uint32_t thread, pad;
+} launch_rec;
+
+typedef struct dev_rec { /* a device event with a correlation */
+    int64_t corr;
+    double dur;
+    uint64_t seq;
+    uint32_t kname, pad;
+} dev_rec;
+
+typedef struct match_rec { /* a device event with its launch */
+    double ts;             /* the launch's */
+    uint64_t seq;
+    double dur;
+    uint32_t thread, kname;
+} match_rec;
+
+typedef struct attr_rec { /* a device event with its operator */
+    uint64_t op_seq, seq;
+    double dur;
+    uint32_t kname, group;
+} attr_rec;
+
+#define CMP(x, y) \
+    if ((x) != (y)) return (x) < (y) ? -1 : 1
+#define CMP_SEQ(x, y) return (x) < (y) ? -1 : (x) > (y)
+
+/* innermost-key order within a thread: ts ascending, dur descending, file order */
+static int op_order(const void *x, const void *y) {
+    const op_rec *a = x, *b = y;
+    CMP(a->thread, b->thread);
+    CMP(a->ts, b->ts);
+    CMP(b->dur, a->dur);
+    CMP_SEQ(a->seq, b->seq);
+}
+
+static int launch_order(const void *x, const void *y) {
+    const launch_rec *a = x, *b = y;
+    CMP(a->corr, b->corr);
+    CMP_SEQ(a->seq, b->seq);
+}
+
+static int dev_order(const void *x, const void *y) {
+    const dev_rec *a = x, *b = y;
+    CMP(a->corr, b->corr);
+    CMP_SEQ(a->seq, b->seq);
+}
+
+static int match_order(const void *x, const void *y) {
+    const match_rec *a = x, *b = y;
+    CMP(a->thread, b->thread);
+    CMP(a->ts, b->ts);
+    CMP_SEQ(a->seq, b->seq);
+}
+
+static int attr_order(const void *x, const void *y) {
+    const attr_rec *a = x, *b = y;
+    CMP(a->op_seq, b->op_seq);
+    CMP_SEQ(a->seq, b->seq);
+}
+
+typedef struct scan {
+    kn_agg *a;
+    xsort ops, launches, devs;
+    opdb_hindex tix;          /* threads "pid\x1ftid" of this file */
+    char **threads;
+    size_t nthreads, capthreads;
+    char *last_pid, *last_tid; /* the previous event's thread: most events repeat it */
+    uint32_t last_thread;
+    opdb_strbuf key;
+    unsigned long long events, cpu_ops, devices, no_corr;
+    opdb_err *err;
+    int rc;
+} scan;
+
+static uint32_t scan_thread(scan *S, const opdb_trace_event *ev) {
+    const char *pid = kn_text_of(opdb_trace_get(ev, "pid")), *tid = kn_text_of(opdb_trace_get(ev, "tid"));
+    if (S->last_pid && strcmp(pid, S->last_pid) == 0 && strcmp(tid, S->last_tid) == 0) return S->last_thread;
+    opdb_sb_clear(&S->key);
+    opdb_sb_adds(&S->key, pid);
+    opdb_sb_addc(&S->key, '\x1f');
+    opdb_sb_adds(&S->key, tid);
+    uint64_t h = opdb_hash_bytes(S->key.p, S->key.n, 7);
+    uint32_t k, found = UINT32_MAX;
+    for (opdb_hprobe p = opdb_hindex_probe(&S->tix, h); found == UINT32_MAX && opdb_hprobe_next(&p, &k);)
+        if (strcmp(S->threads[k], S->key.p) == 0) found = k;
+    if (found == UINT32_MAX) {
+        OPDB_ALLOC_GROW(S->threads, S->nthreads + 1, S->capthreads);
+        S->threads[S->nthreads] = opdb_xstrdup(S->key.p);
+        opdb_hindex_add(&S->tix, h, (uint32_t)S->nthreads);
+        found = (uint32_t)S->nthreads++;
+    }
+    free(S->last_pid);
+    free(S->last_tid);
+    S->last_pid = opdb_xstrdup(pid);
+    S->last_tid = opdb_xstrdup(tid);
+    S->last_thread = found;
+    return found;
+}
+
+static int scan_event(const opdb_trace_event *ev, void *ctx) {
+    scan *S = ctx;
+    S->events++;
+    if (strcmp(kn_text_of(opdb_trace_get(ev, "ph")), "X") != 0) return 0;
+    const char *cat = kn_text_of(opdb_trace_get(ev, "cat"));
+    if (kn_cat_is(cat, kn_op_cats)) {
+        S->cpu_ops++;
+        op_rec r;
+        memset(&r, 0, sizeof r);
+        if (!kn_num_of(opdb_trace_get(ev, "ts"), &r.ts)) return 0;
+        if (!kn_num_of(opdb_trace_get(ev, "dur"), &r.dur)) r.dur = 0.0;
+        r.seq = ev->index;
+        r.thread = scan_thread(S, ev);
+        const opdb_trace_field *dims = opdb_trace_arg(ev, "Input Dims");
+        r.group = kn_group_of(S->a, &S->key, kn_text_of(opdb_trace_get(ev, "name")), dims ? dims->text : "",
+                              kn_text_of(opdb_trace_arg(ev, "Input type")));
+        S->rc = xs_push(&S->ops, &r, S->err);
+        return S->rc;
+    }
     int64_t corr = 0;
-    bool has_corr = int_of(opdb_trace_arg(ev, "correlation"), &corr);
-    if (cat_is(cat, k_device_cats)) {
-        OPDB_ALLOC_GROW(P->d, P->nd + 1, P->capd);
-        dev_rec *d = &P->d[P->nd++];
-        memset(d, 0, sizeof *d);
-        d->corr = has_corr ? corr : INT64_MIN;
-        if (!num_of(opdb_trace_get(ev, "dur"), &d->dur)) d->dur = 0.0;
-        d->seq = ev->index;
-        d->op_seq = NO_OP;
-        const char *name = text_of(opdb_trace_get(ev, "name"));
-        kn_agg *a = P->a;
-        d->kname = intern(&a->nix, &a->names, &a->nnames, &a->capnames, &a->arena, name, strlen(name), true, NULL);
-        a->device_events++;
-    } else if (has_corr && cat_is(cat, k_runtime_cats)) {
-        double ts;
-        if (!num_of(opdb_trace_get(ev, "ts"), &ts)) return 0;
-        if (launch_find(P, corr, false)) return 0; /* the first runtime event of a correlation wins */
-        launch_slot *s = launch_find(P, corr, true);
-        s->ts = ts;
-        s->thread = thread_of(P, ev, true);
+    bool has_corr = kn_int_of(opdb_trace_arg(ev, "correlation"), &corr);
+    if (kn_cat_is(cat, kn_device_cats)) {
+        S->a->device_events++;
+        S->devices++;
+        if (!has_corr) {
+            S->no_corr++;
+            return 0;
+        }
+        dev_rec r;
+        memset(&r, 0, sizeof r);
+        r.corr = corr;
+        if (!kn_num_of(opdb_trace_get(ev, "dur"), &r.dur)) r.dur = 0.0;
+        r.seq = ev->index;
+        r.kname = kn_kname(S->a, kn_text_of(opdb_trace_get(ev, "name")));
+        S->rc = xs_push(&S->devs, &r, S->err);
+        return S->rc;
+    }
+    if (has_corr && kn_cat_is(cat, kn_runtime_cats)) {
+        launch_rec r;
+        memset(&r, 0, sizeof r);
+        if (!kn_num_of(opdb_trace_get(ev, "ts"), &r.ts)) return 0;
+        r.corr = corr;
+        r.seq = ev->index;
+        r.thread = scan_thread(S, ev);
+        S->rc = xs_push(&S->launches, &r, S->err);
+        return S->rc;
     }
     return 0;
 }
 
-static const pass *g_sort_pass; /* qsort has no context argument */
-
-static int by_thread_ts(const void *x, const void *y) {
-    const dev_rec *a = &g_sort_pass->d[*(const size_t *)x], *b = &g_sort_pass->d[*(const size_t *)y];
-    if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
-    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-static int by_op_then_seq(const void *x, const void *y) {
-    const dev_rec *a = x, *b = y;
-    if (a->op_seq != b->op_seq) return a->op_seq < b->op_seq ? -1 : 1;
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-/* Pairs device events with launches, then indexes launches by (thread, ts). */
-static void pair_launches(pass *P) {
-    P->order = opdb_xmalloc((P->nd + 1) * sizeof *P->order);
-    for (size_t i = 0; i < P->nd; i++) {
-        dev_rec *d = &P->d[i];
-        launch_slot *s = d->corr == INT64_MIN ? NULL : launch_find(P, d->corr, false);
-        if (!s) {
-            P->a->no_launch++;
+/* Devices and launches, both by correlation: the first launch of a correlation wins. */
+static int join_launches(scan *S, xsort *matched, opdb_err *err) {
+    int rc = 0;
+    if (xs_finish(&S->launches, err) != 0 || xs_finish(&S->devs, err) != 0) return -1;
+    launch_rec l;
+    bool have_l = false;
+    const launch_rec *lp = xs_next(&S->launches, &rc, err);
+    if (lp) {
+        l = *lp;
+        have_l = true;
+    }
+    for (const dev_rec *d; rc == 0 && (d = xs_next(&S->devs, &rc, err));) {
+        while (have_l && l.corr < d->corr) {
+            lp = xs_next(&S->launches, &rc, err);
+            have_l = lp != NULL;
+            if (lp) l = *lp;
+        }
+        if (!have_l || l.corr != d->corr) {
+            S->a->no_launch++;
             continue;
         }
-        d->launched = true;
-        d->ts = s->ts;
-        d->thread = s->thread;
-        P->order[P->norder++] = i;
+        match_rec m;
+        memset(&m, 0, sizeof m);
+        m.ts = l.ts;
+        m.seq = d->seq;
+        m.dur = d->dur;
+        m.thread = l.thread;
+        m.kname = d->kname;
+        if (xs_push(matched, &m, err) != 0) return -1;
     }
-    free(P->l);
-    P->l = NULL;
-    P->capl = P->nl = 0;
-    g_sort_pass = P;
-    qsort(P->order, P->norder, sizeof *P->order, by_thread_ts);
-    P->tstart = opdb_xmalloc((P->nthreads + 1) * sizeof *P->tstart);
-    size_t k = 0;
-    for (size_t t = 0; t <= P->nthreads; t++) {
-        while (k < P->norder && P->d[P->order[k]].thread < t) k++;
-        P->tstart[t] = k;
-    }
+    return rc;
 }
 
-/* ---- pass 2: operators */
+/* Launches and operators of each thread in time order; the stack holds the operators that may
+ * still contain a later launch, in push order = innermost-key order. */
+static int sweep(scan *S, xsort *matched, xsort *attributed, opdb_err *err) {
+    int rc = 0;
+    if (xs_finish(&S->ops, err) != 0 || xs_finish(matched, err) != 0) return -1;
+    op_rec *stack = NULL, op;
+    size_t n = 0, cap = 0;
+    uint32_t thread = UINT32_MAX;
+    const op_rec *opp = xs_next(&S->ops, &rc, err);
+    bool have_op = opp != NULL;
+    if (opp) op = *opp;
+    for (const match_rec *m; rc == 0 && (m = xs_next(matched, &rc, err));) {
+        if (m->thread != thread) {
+            thread = m->thread;
+            n = 0;
+        }
+        while (rc == 0 && have_op && (op.thread < thread || (op.thread == thread && op.ts <= m->ts))) {
+            if (op.thread == thread) {
+                while (n && stack[n - 1].ts + stack[n - 1].dur < op.ts) n--;
+                OPDB_ALLOC_GROW(stack, n + 1, cap);
+                stack[n++] = op;
+            }
+            opp = xs_next(&S->ops, &rc, err);
+            have_op = opp != NULL;
+            if (opp) op = *opp;
+        }
+        while (n && stack[n - 1].ts + stack[n - 1].dur < m->ts) n--;
+        if (!n) {
+            S->a->no_operator++;
+            continue;
+        }
+        attr_rec r;
+        memset(&r, 0, sizeof r);
+        r.op_seq = stack[n - 1].seq;
+        r.seq = m->seq;
+        r.dur = m->dur;
+        r.kname = m->kname;
+        r.group = stack[n - 1].group;
+        if (xs_push(attributed, &r, err) != 0) rc = -1;
+    }
+    free(stack);
+    return rc;
+}
 
+/* Device events by operator, in file order: one call per operator event. */
+static int take_calls(kn_agg *a, xsort *attributed, opdb_err *err) {
+    if (xs_finish(attributed, err) != 0) return -1;
+    int rc = 0;
+    bool have = false;
+    uint64_t op_seq = 0;
+    uint32_t group = 0;
+    double dur = 0.0;
+    for (const attr_rec *r; rc == 0 && (r = xs_next(attributed, &rc, err));) {
+        if (!have || r->op_seq != op_seq) {
+            if (have && kn_add_call(a, group, op_seq, dur, err) != 0) return -1;
+            have = true;
+            op_seq = r->op_seq;
+            group = r->group;
+            dur = 0.0;
+        }
+        dur += r->dur;
+        kn_add_kname(&a->g[r->group], r->kname);
+    }
+    if (rc == 0 && have) rc = kn_add_call(a, group, op_seq, dur, err);
+    return rc;
+}
+
+int kn_read(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err) {
+    static const char *const fields[] = {"ph", "cat", "name", "pid", "tid", "ts", "dur", NULL};
+    static const char *const args[] = {"correlation", "Input Dims", "Input type", NULL};
+    const char *ref = getenv("OPDB_KINETO_REFERENCE"); /* tests: the same goldens through the reference */
+    if (ref && *ref == '1') return kn_read_reference(a, path, why, cap, err);
+    scan S;
+    memset(&S, 0, sizeof S);
+    S.a = a;
+    S.err = err;
+    opdb_sb_init(&S.key);
+    xs_init(&S.ops, sizeof(op_rec), a->sort_budget, op_order);
+    xs_init(&S.launches, sizeof(launch_rec), a->sort_budget, launch_order);
+    xs_init(&S.devs, sizeof(dev_rec), a->sort_budget, dev_order);
+    xsort matched, attributed;
+    xs_init(&matched, sizeof(match_rec), a->sort_budget, match_order);
+    xs_init(&attributed, sizeof(attr_rec), a->sort_budget, attr_order);
+    unsigned long long before = a->device_events;
+    int rc = opdb_trace_read_some(path, fields, args, scan_event, &S, err);
+    if (S.rc != 0) rc = -1; /* a temp file could not be written: err says why */
+    else rc = kn_verdict(a, rc, path, S.events, S.cpu_ops, before, why, cap, err);
+    if (rc == 0) {
+        a->no_launch += S.no_corr;
+        rc = join_launches(&S, &matched, err);
+    }
+    xs_free(&S.launches);
+    xs_free(&S.devs);
+    if (rc == 0) rc = sweep(&S, &matched, &attributed, err);
+    xs_free(&S.ops);
+    xs_free(&matched);
+    if (rc == 0) rc = take_calls(a, &attributed, err);
+    xs_free(&attributed);
+    a->files++;
+    for (size_t i = 0; i < S.nthreads; i++) free(S.threads[i]);
+    free(S.threads);
+    free(S.last_pid);
+    free(S.last_tid);
+    opdb_hindex_free(&S.tix);
+    opdb_sb_free(&S.key);
+    return rc;
+}
+
+/* ---- output */
+
+/* The Ascend-style cells of a group, rendered once when it is written. */
 static void render_cells(kn_group *g) {
     opdb_strbuf s;
     opdb_sb_init(&s);
@@ -265,170 +578,13 @@ static void render_cells(kn_group *g) {
     opdb_sb_free(&s);
 }
 
-static uint32_t group_of(kn_agg *a, opdb_strbuf *key, const char *name, const char *dims, const char *types) {
-    opdb_sb_clear(key);
-    opdb_sb_adds(key, name);
-    opdb_sb_addc(key, '\0');
-    opdb_sb_adds(key, dims);
-    opdb_sb_addc(key, '\0');
-    opdb_sb_adds(key, types);
-    uint64_t h = opdb_hash_bytes(key->p, key->n, 11);
-    uint32_t k;
-    for (opdb_hprobe p = opdb_hindex_probe(&a->gix, h); opdb_hprobe_next(&p, &k);)
-        if (!strcmp(a->g[k].name, name) && !strcmp(a->g[k].dims, dims) && !strcmp(a->g[k].types, types)) return k;
-    OPDB_ALLOC_GROW(a->g, a->n + 1, a->cap);
-    kn_group *g = &a->g[a->n];
-    memset(g, 0, sizeof *g);
-    g->name = opdb_arena_strndup(&a->arena, name, strlen(name));
-    g->dims = opdb_arena_strndup(&a->arena, dims, strlen(dims));
-    g->types = opdb_arena_strndup(&a->arena, types, strlen(types));
-    g->first_call = UINT64_MAX;
-    render_cells(g);
-    opdb_hindex_add(&a->gix, h, (uint32_t)a->n);
-    return (uint32_t)a->n++;
-}
-
-static int pass2_event(const opdb_trace_event *ev, void *ctx) {
-    pass *P = ctx;
-    if (strcmp(text_of(opdb_trace_get(ev, "ph")), "X") != 0) return 0;
-    if (!cat_is(text_of(opdb_trace_get(ev, "cat")), k_op_cats)) return 0;
-    uint32_t t = thread_of(P, ev, false);
-    if (t == UINT32_MAX) return 0; /* no launch on this thread */
-    double ts, dur;
-    if (!num_of(opdb_trace_get(ev, "ts"), &ts)) return 0;
-    if (!num_of(opdb_trace_get(ev, "dur"), &dur)) dur = 0.0;
-    double end = ts + dur;
-    size_t lo = P->tstart[t], hi = P->tstart[t + 1];
-    while (lo < hi) { /* first launch with ts >= op ts */
-        size_t mid = lo + (hi - lo) / 2;
-        if (P->d[P->order[mid]].ts < ts) lo = mid + 1;
-        else hi = mid;
-    }
-    uint32_t group = UINT32_MAX;
-    for (size_t k = lo; k < P->tstart[t + 1]; k++) {
-        dev_rec *d = &P->d[P->order[k]];
-        if (d->ts > end) break;
-        /* later in file order wins a full tie: this event comes after the current one */
-        bool inner = d->op_seq == NO_OP || ts > d->op_ts || (ts == d->op_ts && dur <= d->op_dur);
-        if (!inner) continue;
-        if (group == UINT32_MAX) {
-            const opdb_trace_field *dims = opdb_trace_arg(ev, "Input Dims");
-            group = group_of(P->a, &P->key, text_of(opdb_trace_get(ev, "name")), dims ? dims->text : "",
-                             text_of(opdb_trace_arg(ev, "Input type")));
-        }
-        d->op_seq = ev->index;
-        d->op_ts = ts;
-        d->op_dur = dur;
-        d->group = group;
-    }
-    return 0;
-}
-
-/* ---- calls into groups */
-
-static void add_kname(kn_group *g, uint32_t k) {
-    for (size_t i = 0; i < g->nknames; i++)
-        if (g->knames[i] == k) return;
-    OPDB_ALLOC_GROW(g->knames, g->nknames + 1, g->capknames);
-    g->knames[g->nknames++] = k;
-}
-
-static void take_calls(pass *P) {
-    kn_agg *a = P->a;
-    size_t n = 0;
-    for (size_t i = 0; i < P->nd; i++) {
-        if (!P->d[i].launched) continue;
-        if (P->d[i].op_seq == NO_OP) {
-            a->no_operator++;
-            continue;
-        }
-        P->d[n++] = P->d[i];
-    }
-    qsort(P->d, n, sizeof *P->d, by_op_then_seq);
-    uint64_t file_bits = (uint64_t)a->files << 40;
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        double dur = 0.0;
-        kn_group *g = &a->g[P->d[i].group];
-        for (; j < n && P->d[j].op_seq == P->d[i].op_seq; j++) {
-            dur += P->d[j].dur;
-            add_kname(g, P->d[j].kname);
-        }
-        if (g->first_call == UINT64_MAX) g->first_call = file_bits | P->d[i].op_seq;
-        if (g->count == 0 || dur < g->min) g->min = dur;
-        if (g->count == 0 || dur > g->max) g->max = dur;
-        g->count++;
-        g->sum += dur;
-        g->sumsq += dur * dur;
-        OPDB_ALLOC_GROW(g->durs, g->ndurs + 1, g->capdurs);
-        g->durs[g->ndurs++] = dur;
-        a->calls++;
-        if (!g->dims[0]) a->calls_without_dims++;
-        i = j;
-    }
-}
-
-static void pass_free(pass *P) {
-    free(P->d);
-    free(P->l);
-    free(P->threads);
-    opdb_hindex_free(&P->tix);
-    free(P->order);
-    free(P->tstart);
-    opdb_sb_free(&P->key);
-}
-
-int kn_read(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err) {
-    static const char *const fields1[] = {"ph", "cat", "name", "pid", "tid", "ts", "dur", NULL};
-    static const char *const args1[] = {"correlation", NULL};
-    static const char *const args2[] = {"Input Dims", "Input type", NULL};
-    pass P;
-    memset(&P, 0, sizeof P);
-    P.a = a;
-    opdb_sb_init(&P.key);
-    unsigned long long before = a->device_events;
-    int rc = opdb_trace_read_some(path, fields1, args1, pass1_event, &P, err);
-    if (rc < 0 && P.events == 0) { /* JSON, but not a trace: say what to do instead of how it broke */
-        const char *m = strncmp(err->msg, path, strlen(path)) == 0 ? err->msg + strlen(path) : err->msg;
-        while (*m == ':' || *m == ' ') m++;
-        snprintf(why, cap, "not a per-kernel profile (%s%s); give opdb parse a kernel_details.csv, an "
-                           "op_summary_*.csv, a profiler .db export or a PyTorch profiler trace",
-                 strstr(m, "no trace events") ? "JSON without trace events, e.g. communication.json or profiler_info.json: " : "",
-                 m);
-        char *nl = strchr(why, '\n');
-        if (nl) *nl = ' ';
-        opdb_err_clear(err);
-        rc = 1;
-    }
-    if (rc == 0 && a->device_events == before) {
-        if (P.cpu_ops)
-            snprintf(why, cap, "a PyTorch profiler trace without device kernels (CPU only): profile with "
-                               "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] and record_shapes=True");
-        else if (P.events)
-            snprintf(why, cap, "a trace without PyTorch-profiler device kernels or operators (e.g. an Ascend "
-                               "trace_view.json or msprof timeline): parse the kernel_details.csv or the .db export "
-                               "of the same run");
-        else
-            snprintf(why, cap, "not a per-kernel profile (JSON without trace events, e.g. communication.json or "
-                               "profiler_info.json); give opdb parse a kernel_details.csv, an op_summary_*.csv, a "
-                               "profiler .db export or a PyTorch profiler trace");
-        rc = 1;
-    }
-    if (rc == 0) {
-        pair_launches(&P);
-        rc = opdb_trace_read_some(path, fields1, args2, pass2_event, &P, err);
-    }
-    if (rc == 0) take_calls(&P);
-    a->files++;
-    pass_free(&P);
-    return rc;
-}
-
-/* ---- output */
 
 void kn_agg_init(kn_agg *a) {
     memset(a, 0, sizeof *a);
     opdb_arena_init(&a->arena, 64 * 1024);
+    a->sort_budget = KN_SORT_BUDGET;
+    const char *env = getenv("OPDB_KINETO_SORT_BYTES"); /* tests: force the sorts to spill */
+    if (env && atol(env) > 0) a->sort_budget = (size_t)atol(env);
 }
 
 void kn_agg_free(kn_agg *a) {
@@ -443,6 +599,8 @@ void kn_agg_free(kn_agg *a) {
     opdb_hindex_free(&a->gix);
     opdb_hindex_free(&a->nix);
     opdb_arena_free(&a->arena);
+    if (a->medians) xs_free(a->medians);
+    free(a->medians);
     memset(a, 0, sizeof *a);
 }
 
@@ -470,7 +628,7 @@ static void header(opdb_strbuf *out) {
 static void row(opdb_strbuf *out, const kn_agg *a, kn_group *g, opdb_strbuf *knames) {
     char num[KN_NNUM][400];
     double count = (double)g->count;
-    double v[KN_NNUM] = {g->sum / count, opdb_median(g->durs, g->ndurs), opdb_pstd_naive(g->sum, g->sumsq, count),
+    double v[KN_NNUM] = {g->sum / count, g->median, opdb_pstd_naive(g->sum, g->sumsq, count),
                          0, g->min, g->max, g->sum, g->sumsq};
     opdb_span c[KN_NCOLS];
     for (int i = 0; i < KN_NNUM; i++) {
@@ -499,10 +657,14 @@ static bool taken(const opdb_parse_result *res, const char *name) {
 }
 
 int kn_write_tables(kn_agg *a, const char *outdir, tbl_writer *w, opdb_parse_result *res, opdb_err *err) {
+    if (kn_finish(a, err) != 0) return -1;
     size_t ng = 0;
     size_t *order = opdb_xmalloc((a->n + 1) * sizeof *order);
     for (size_t i = 0; i < a->n; i++)
-        if (a->g[i].count) order[ng++] = i;
+        if (a->g[i].count) {
+            order[ng++] = i;
+            if (!a->g[i].shapes_cell) render_cells(&a->g[i]);
+        }
     g_sort_agg = a;
     qsort(order, ng, sizeof *order, by_first_call);
     bool *done = opdb_xcalloc(ng + 1, sizeof *done);

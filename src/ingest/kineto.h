@@ -1,9 +1,18 @@
 /* PyTorch profiler (Kineto) traces -> per-operator groups (spec
- * ingest-more.md §3).  Two streaming passes over the file through the yajl
- * trace reader: pass 1 pairs each device event with its launch (runtime
- * event of the same args.correlation); pass 2 finds, for every launch, the
- * innermost CPU operator on its thread.  What is kept between the passes is
- * one small record per device event; the trace's text is never held. */
+ * ingest-more.md §3).
+ *
+ * kn_read (kineto.c): one streaming pass over the JSON through the yajl trace
+ * reader turns every operator, launch and device event into a 32-byte record
+ * pushed into an external sort (ext_sort.h); the joins (device -> launch by
+ * correlation, launch -> innermost operator by thread and time, device
+ * events -> calls) are then merges of sorted record streams. Memory: the
+ * sorts' buffers (KN_SORT_BUDGET each, at most five at once), the operators
+ * open at one point of time on one thread, and one entry per distinct group,
+ * kernel name and thread; never the trace's size.
+ *
+ * kn_read_reference (kineto_ref.c): the simple path kept to check it, two
+ * passes over the JSON holding one record per device event in memory. Both
+ * fill the same groups (the differential test compares them). */
 #ifndef OPDB_INGEST_KINETO_H
 #define OPDB_INGEST_KINETO_H
 
@@ -12,14 +21,15 @@
 #include "opdb/core.h"
 #include "opdb/ingest.h"
 #include "ingest/table_merge.h"
+#include "opdb/trace_reader.h"
 
 typedef struct kn_group {
     const char *name, *dims, *types;  /* key: operator name, Input Dims / Input type as rendered */
     char *shapes_cell, *dtypes_cell;  /* the Ascend-style cells */
     uint64_t first_call;              /* (file number << 40) | operator's event index: group order */
     uint64_t count;
-    double sum, sumsq, min, max;
-    double *durs;
+    double sum, sumsq, min, max, median;
+    double *durs;                     /* per-call times: the reference path only */
     size_t ndurs, capdurs;
     uint32_t *knames;                 /* distinct kernel names, first-seen order */
     size_t nknames, capknames;
@@ -34,6 +44,10 @@ typedef struct kn_agg {
     opdb_hindex nix;
     opdb_arena arena;
     unsigned files;
+    size_t sort_budget;               /* bytes per sort buffer (KN_SORT_BUDGET; OPDB_KINETO_SORT_BYTES) */
+    void *medians;                    /* xsort of (group, call time): the exact medians */
+    bool finished;                    /* medians computed */
+    bool reference;                   /* filled by kn_read_reference: medians from durs */
     /* diagnostics over the run */
     unsigned long long device_events, no_launch, no_operator, calls, calls_without_dims;
 } kn_agg;
@@ -41,10 +55,34 @@ typedef struct kn_agg {
 void kn_agg_init(kn_agg *a);
 void kn_agg_free(kn_agg *a);
 
+/* Bytes each record sort may hold in memory before it spills to a temp file. */
+#define KN_SORT_BUDGET (4u << 20)
+
 /* Reads one trace into a. Returns 0 when read, 1 when the file is not a
  * usable PyTorch trace (why: one line saying what it is and what to do),
  * -1 on error (err names the file). */
 int kn_read(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err);
+
+/* The reference path (see above); same contract as kn_read. */
+int kn_read_reference(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err);
+
+/* Computes every group's median (called by kn_write_tables; idempotent). */
+int kn_finish(kn_agg *a, opdb_err *err);
+
+/* ---- shared by both readers */
+uint32_t kn_group_of(kn_agg *a, opdb_strbuf *key, const char *name, const char *dims, const char *types);
+uint32_t kn_kname(kn_agg *a, const char *name);
+void kn_add_kname(kn_group *g, uint32_t k);
+/* One operator call of group gi (op_seq: its operator's index in the file) took dur. */
+int kn_add_call(kn_agg *a, uint32_t gi, uint64_t op_seq, double dur, opdb_err *err);
+/* The reader's verdict when a file held no usable device events (1 + why) or was not a trace. */
+int kn_verdict(kn_agg *a, int rc, const char *path, unsigned long long events, unsigned long long cpu_ops,
+               unsigned long long devices_before, char *why, size_t cap, opdb_err *err);
+bool kn_cat_is(const char *cat, const char *const *names);
+bool kn_num_of(const opdb_trace_field *f, double *out);
+bool kn_int_of(const opdb_trace_field *f, int64_t *out);
+const char *kn_text_of(const opdb_trace_field *f);
+extern const char *const kn_device_cats[], *const kn_runtime_cats[], *const kn_op_cats[];
 
 /* Writes one table per operator under outdir (atomically, replacing or merging through w), appending to
  * res->tables. used/nused: file names already written by this run. */

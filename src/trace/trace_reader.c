@@ -64,6 +64,8 @@ typedef struct reader {
     trace_yajl_run y;       /* the yajl pass (one-thread reading) */
     const char *const *want_fields, *const *want_args; /* NULL = every key */
     size_t *want_fields_len, *want_args_len;
+    bool skipping;          /* inside a container no one asked for: tokens are only counted */
+    int skip_at;            /* the depth that container started at */
     bool replaying;         /* tokens come from trace_pipe.c: offsets from replay_off */
     unsigned long long replay_off;
     unsigned long long max_string, max_events; /* opdb_json_limit_get */
@@ -196,6 +198,7 @@ static void deliver(reader *r, opdb_jkind kind, const char *text, size_t n) {
 
 static int on_null(void *ctx) {
     reader *r = ctx;
+    if (r->skipping) return 1;
     rframe *fr = nested_target(r);
     if (fr) sb_put(&fr->text, "None", 4);
     else deliver_top(r, OPDB_J_NULL, "", 0);
@@ -203,12 +206,44 @@ static int on_null(void *ctx) {
 }
 
 static int on_bool(void *ctx, int b) {
+    if (((reader *)ctx)->skipping) return 1;
     deliver(ctx, OPDB_J_BOOL, b ? "True" : "False", b ? 4 : 5);
     return 1;
 }
 
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Python's repr of a plain decimal "-?D+.D+" (most trace times) without
+ * converting it: with at most 15 significant digits a decimal is the shortest
+ * text of its double, so repr is the text less trailing fraction zeros (one
+ * kept), as long as repr would not switch to an exponent (>= 1e16, < 1e-4).
+ * 0 when n is not such a number (the caller converts it). */
+static size_t short_decimal_repr(const char *s, size_t n, char *out) {
+    size_t i = s[0] == '-';
+    size_t int_start = i;
+    while (i < n && is_digit(s[i])) i++;
+    size_t int_len = i - int_start;
+    if (int_len == 0 || int_len > 15 || i >= n || s[i] != '.' || (int_len > 1 && s[int_start] == '0')) return 0;
+    size_t frac_start = ++i;
+    while (i < n && is_digit(s[i])) i++;
+    if (i != n || i == frac_start) return 0;
+    size_t end = n;
+    while (end > frac_start + 1 && s[end - 1] == '0') end--;
+    size_t sig = int_len + (end - frac_start);
+    if (int_len == 1 && s[int_start] == '0') {
+        size_t z = frac_start;
+        while (z < end && s[z] == '0') z++;
+        if (z < end && z - frac_start > 3) return 0; /* below 1e-4: repr writes an exponent */
+        sig = end - z;
+    }
+    if (sig > 15) return 0;
+    memcpy(out, s, end);
+    return end;
+}
+
 static int on_number(void *ctx, const char *s, size_t n) {
     reader *r = ctx;
+    if (r->skipping) return 1;
     field_list *l;
     /* a number nobody reads (ts, tid...) is neither converted nor rendered */
     if (!r->nstack && !top_target(r, &l)) return 1;
@@ -220,6 +255,11 @@ static int on_number(void *ctx, const char *s, size_t n) {
         return 1;
     }
     char buf[512], rep[64];
+    size_t m0 = short_decimal_repr(s, n, rep);
+    if (m0) {
+        deliver(ctx, OPDB_J_FLOAT, rep, m0);
+        return 1;
+    }
     size_t k = n < sizeof buf - 1 ? n : sizeof buf - 1;
     memcpy(buf, s, k);
     buf[k] = '\0';
@@ -231,6 +271,7 @@ static int on_number(void *ctx, const char *s, size_t n) {
 static int on_string(void *ctx, const unsigned char *s, size_t n) {
     reader *r = ctx;
     if (n > r->max_string) return over_limit(r, "a JSON string longer", r->max_string, OPDB_JSON_LIMIT_STRING);
+    if (r->skipping) return 1;
     rframe *fr = nested_target(r);
     if (fr) py_repr_str(&fr->text, (const char *)s, n);
     else deliver_top(r, OPDB_J_STRING, (const char *)s, n);
@@ -240,6 +281,7 @@ static int on_string(void *ctx, const unsigned char *s, size_t n) {
 static int on_key(void *ctx, const unsigned char *s, size_t n) {
     reader *r = ctx;
     if (n > r->max_string) return over_limit(r, "a JSON key longer", r->max_string, OPDB_JSON_LIMIT_STRING);
+    if (r->skipping) return 1;
     if (r->nstack) { /* a key inside a nested dict being rendered */
         rframe *fr = &r->stack[r->nstack - 1];
         if (!fr->first) sb_put(&fr->text, ", ", 2);
@@ -260,6 +302,10 @@ static int on_key(void *ctx, const unsigned char *s, size_t n) {
 
 static int start_container(reader *r, bool dict) {
     if (r->depth + 1 >= TRACE_MAX_DEPTH) return 0;
+    if (r->skipping) {
+        r->depth++;
+        return 1;
+    }
     bool render = r->nstack > 0;
     if (!render && r->events_depth == 0) {
         /* looking for the event array: the top level, or "traceEvents" */
@@ -276,6 +322,12 @@ static int start_container(reader *r, bool dict) {
                !r->in_args) {
         r->in_args = true;
     } else if (r->in_event) {
+        field_list *l;
+        if (!r->nstack && !top_target(r, &l)) { /* a list or dict nobody reads (grid, block...): not rendered */
+            r->skipping = true;
+            r->skip_at = r->depth++;
+            return 1;
+        }
         render = true;
     }
     if (render) nested_target(r); /* the separator before this container in its parent */
@@ -324,6 +376,10 @@ static int end_event(reader *r) {
 
 static int end_container(reader *r, bool dict) {
     r->depth--;
+    if (r->skipping) {
+        r->skipping = r->depth != r->skip_at;
+        return 1;
+    }
     if (r->nstack) {
         rframe *fr = &r->stack[--r->nstack];
         sb_putc(&fr->text, dict ? '}' : ']');

@@ -1,5 +1,5 @@
 /* libFuzzer target: the input is a PyTorch profiler (Kineto) trace given to
- * `opdb parse` (src/ingest/kineto.c: two passes, launch pairing, innermost
+ * `opdb parse` (src/ingest/kineto.c: one pass into record sorts, launch pairing, innermost
  * operator). */
 #define FUZZ_FILE_NAME "trace.json"
 #include "fuzz_parse_file.h"
