@@ -18,7 +18,10 @@ void grid_cands_clear(grid_cands *cs) {
 }
 
 void grid_cands_reserve(grid_cands *cs, size_t ncands, size_t npool) {
-    if (cs->sink) return;
+    if (cs->sink) {
+        cs->expect += ncands;
+        return;
+    }
     if (cs->n + ncands > cs->cap) cs->c = opdb_xrealloc(cs->c, (cs->cap = cs->n + ncands) * sizeof *cs->c);
     if (cs->npool + npool > cs->poolcap) cs->pool = opdb_xrealloc(cs->pool, (cs->poolcap = cs->npool + npool) * sizeof *cs->pool);
 }

@@ -99,6 +99,19 @@ static bool sigset_add(sigset *s, const opdb_strbuf *k) {
     return true;
 }
 
+/* ---- the main pass's arrays: huge-page mappings (opdb_big_alloc), as a
+ * 4 KiB page fault costs more here than the work on the rows it holds */
+static void *big_grow(void *p, size_t *cap, size_t n, size_t elem) {
+    if (n <= *cap) return p;
+    size_t nc = *cap ? *cap : OPDB_BIG_ALLOC_MIN / elem;
+    while (nc < n) nc *= 2;
+    p = opdb_big_realloc(p, *cap * elem, nc * elem);
+    *cap = nc;
+    return p;
+}
+#define BIG_GROW(p, n, cap) ((p) = big_grow((p), &(cap), (n), sizeof *(p)))
+#define BIG_FREE(p, cap) opdb_big_free((p), (cap) * sizeof *(p))
+
 /* ---- the dedup set of the main pass: 64-bit hashes of signatures.  An
  * entry names an existing row (ref < nrows) or a kept candidate (ref -
  * nrows) whose signature is recomputed to compare on a hash match, which
@@ -132,10 +145,10 @@ static void hset_place(hslot *slot, size_t nslots, uint64_t h, uint32_t ref, uin
 static void hset_add(hset *s, uint64_t h, uint32_t ref) {
     if ((s->n + 1) * 2 > s->nslots) { /* at most half full */
         size_t ns = s->nslots ? s->nslots * 2 : 4096;
-        hslot *t = opdb_xcalloc(ns, sizeof *t);
+        hslot *t = opdb_big_alloc(ns * sizeof *t);
         for (size_t i = 0; i < s->nslots; i++)
             if (s->s[i].gen == s->gen) hset_place(t, ns, s->s[i].h, s->s[i].ref, 1);
-        free(s->s);
+        opdb_big_free(s->s, s->nslots * sizeof *s->s);
         s->s = t;
         s->nslots = ns;
         s->gen = 1;
@@ -168,6 +181,16 @@ typedef struct krow {
     const int64_t *sk;    /* [nslots, (nd, dims...)...] of the inputs, set once rows are all in */
 } krow;
 
+/* A kept row for the sort: the first two dims of its first input inline
+ * (pre: it has them), which decide nearly every comparison. */
+typedef struct sortent {
+    int64_t a, b;
+    const int64_t *sk;
+    krow *k;
+    size_t order;
+    bool pre;
+} sortent;
+
 typedef struct kov {
     int col;
     uint32_t off, len; /* the value in the scratch's cells */
@@ -185,7 +208,12 @@ struct grid_scratch {
     size_t sortedcap;
     kov *kov;
     size_t nkov, kovcap;
-    opdb_strbuf cells;   /* kept rows' shape cells and override values back to back */
+    struct {
+        char *p;
+        size_t n, cap;
+    } cells;             /* kept rows' shape cells and override values back to back */
+    sortent *ents;       /* the sort's entries and its merge buffer */
+    size_t entcap;
     int64_t *keys;       /* kept rows' sort keys back to back */
     size_t nkeys, keycap;
     prow pr;
@@ -215,6 +243,7 @@ struct fctx {
     ovname ovn[48];
     int novn;
     size_t ncand, dropped; /* candidates taken (streaming), over the budget */
+    size_t expect;         /* candidates announced (0: unknown), to size the buffers once */
 };
 
 static void resolve_over(fctx *F, const char *name, int *col, int *attr) {
@@ -435,15 +464,16 @@ static int file_coverage(fctx *F, const grid_pattern *p, opdb_err *err) {
 void grid_scratch_free(grid_run *R) {
     grid_scratch *S = R->scratch;
     if (!S) return;
-    free(S->seen.s);
+    opdb_big_free(S->seen.s, S->seen.nslots * sizeof *S->seen.s);
     sigset_free(&S->seen_ref);
     grid_cands_free(&S->cs);
     free(S->order);
-    free(S->rows);
-    free(S->sorted);
-    free(S->kov);
-    opdb_sb_free(&S->cells);
-    free(S->keys);
+    BIG_FREE(S->rows, S->rowcap);
+    BIG_FREE(S->sorted, S->sortedcap);
+    BIG_FREE(S->kov, S->kovcap);
+    BIG_FREE(S->cells.p, S->cells.cap);
+    BIG_FREE(S->keys, S->keycap);
+    BIG_FREE(S->ents, S->entcap);
     free(S);
     R->scratch = NULL;
 }
@@ -452,14 +482,13 @@ static grid_scratch *scratch_of(grid_run *R) {
     if (!R->scratch) {
         R->scratch = opdb_xcalloc(1, sizeof *R->scratch);
         sigset_init(&R->scratch->seen_ref);
-        opdb_sb_init(&R->scratch->cells);
     }
     grid_scratch *S = R->scratch;
     hset_clear(&S->seen);
     sigset_clear(&S->seen_ref);
     grid_cands_clear(&S->cs);
     S->cs.sink = NULL;
-    opdb_sb_clear(&S->cells);
+    S->cells.n = 0;
     S->nkeys = S->nkov = S->nrows_k = 0;
     return S;
 }
@@ -467,7 +496,7 @@ static grid_scratch *scratch_of(grid_run *R) {
 static size_t sort_key(grid_scratch *S, const prow *r) {
     size_t n = 1;
     for (int i = 0; i < r->nin; i++) n += 1 + (size_t)r->in[i].nd;
-    OPDB_ALLOC_GROW(S->keys, S->nkeys + n, S->keycap);
+    BIG_GROW(S->keys, S->nkeys + n, S->keycap);
     size_t off = S->nkeys;
     int64_t *p = S->keys + off;
     *p++ = r->nin;
@@ -477,6 +506,26 @@ static size_t sort_key(grid_scratch *S, const prow *r) {
     }
     S->nkeys += n;
     return off;
+}
+
+static void cells_add(grid_scratch *S, const char *p, size_t n) {
+    BIG_GROW(S->cells.p, S->cells.n + n + 1, S->cells.cap); /* +1: never NULL once used */
+    if (n) memcpy(S->cells.p + S->cells.n, p, n);
+    S->cells.n += n;
+}
+
+/* Room for F->expect rows like r (its shape cells in F->inb / F->outb),
+ * so that the buffers are not copied while they grow. */
+static void reserve_like(fctx *F, const prow *r) {
+    grid_scratch *S = F->S;
+    size_t n = F->expect, nk = 1, nb = F->inb.n + F->outb.n;
+    for (int i = 0; i < r->nin; i++) nk += 1 + (size_t)r->in[i].nd;
+    for (int j = 0; j < r->nov; j++) nb += r->ovval[j].n;
+    if (n > ((size_t)1 << 22) || nb > 4096) return; /* a guess only: never a huge one */
+    BIG_GROW(S->rows, n, S->rowcap);
+    BIG_GROW(S->keys, n * nk, S->keycap);
+    BIG_GROW(S->kov, n * (size_t)r->nov, S->kovcap);
+    BIG_GROW(S->cells.p, n * (nb + nb / 4 + 8), S->cells.cap);
 }
 
 /* One candidate (order: its place in the candidate order) through the
@@ -489,26 +538,27 @@ static void consider(fctx *F, const prow *r, size_t order) {
     grid_scratch *S = F->S;
     sign(F, r);
     if (!seen_add(F, (uint32_t)(F->t.nrows + S->nrows_k))) return;
-    OPDB_ALLOC_GROW(S->rows, S->nrows_k + 1, S->rowcap);
+    if (!S->nrows_k && F->expect) reserve_like(F, r);
+    BIG_GROW(S->rows, S->nrows_k + 1, S->rowcap);
     krow *k = &S->rows[S->nrows_k++];
     k->order = order;
     k->sk_off = sort_key(S, r);
     k->in_off = S->cells.n;
     k->nin_b = (uint32_t)F->inb.n;
-    opdb_sb_add(&S->cells, F->inb.p ? F->inb.p : "", F->inb.n);
+    cells_add(S, F->inb.p, F->inb.n);
     k->out_off = S->cells.n;
     k->nout_b = (uint32_t)F->outb.n;
-    opdb_sb_add(&S->cells, F->outb.p ? F->outb.p : "", F->outb.n);
+    cells_add(S, F->outb.p, F->outb.n);
     k->ov_off = (uint32_t)S->nkov;
     k->nov = 0;
     for (int j = 0; j < r->nov; j++) {
         if (r->ovcol[j] < 0) continue; /* a column the file lacks: neither signed nor written */
-        OPDB_ALLOC_GROW(S->kov, S->nkov + 1, S->kovcap);
+        BIG_GROW(S->kov, S->nkov + 1, S->kovcap);
         kov *v = &S->kov[S->nkov++];
         v->col = r->ovcol[j];
         v->off = (uint32_t)S->cells.n;
         v->len = (uint32_t)r->ovval[j].n;
-        opdb_sb_add(&S->cells, r->ovval[j].p, r->ovval[j].n);
+        cells_add(S, r->ovval[j].p, r->ovval[j].n);
         k->nov++;
     }
 }
@@ -529,6 +579,7 @@ static void take(void *ctx, const grid_shape *in, int nin, const grid_shape *out
         memcpy(r->out[i].d, out[i].d, (size_t)out[i].nd * sizeof out[i].d[0]);
     }
     finish_prow(F, r, ov, nov);
+    if (!F->ncand) F->expect = F->S->cs.expect;
     consider(F, r, F->ncand++);
 }
 
@@ -551,12 +602,50 @@ static int cmp_krow(const void *x, const void *y) {
     return c ? c : (a->order < b->order ? -1 : a->order > b->order); /* stable */
 }
 
-/* The stable sort of §7.5; candidates often come in that order already. */
-static void sort_rows(bool reference, krow **rows, size_t n) {
+static inline bool ent_less(const sortent *x, const sortent *y) {
+    if (x->pre && y->pre && (x->a != y->a || x->b != y->b)) return x->a != y->a ? x->a < y->a : x->b < y->b;
+    int c = cmp_keys(x->sk, y->sk);
+    return c ? c < 0 : x->order < y->order;
+}
+
+/* Merge sort of e[0..n) (tmp: room for n); the order tie-break makes every
+ * key distinct, so any sort gives the stable order. */
+static void sort_ents(sortent *e, sortent *tmp, size_t n) {
+    sortent *src = e, *dst = tmp;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) dst[o++] = ent_less(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid) dst[o++] = src[i++];
+            while (j < hi) dst[o++] = src[j++];
+        }
+        sortent *t = src;
+        src = dst, dst = t;
+    }
+    if (src != e) memcpy(e, src, n * sizeof *e);
+}
+
+/* The stable sort of §7.5 (the reference path: qsort over the rows);
+ * candidates often come in that order already. */
+static void sort_rows(grid_scratch *S, bool reference, krow **rows, size_t n) {
+    if (reference) {
+        if (n) qsort(rows, n, sizeof *rows, cmp_krow);
+        return;
+    }
     size_t i = 1;
-    if (!reference)
-        while (i < n && cmp_krow(&rows[i - 1], &rows[i]) < 0) i++;
-    if (i < n) qsort(rows, n, sizeof *rows, cmp_krow);
+    while (i < n && cmp_krow(&rows[i - 1], &rows[i]) < 0) i++;
+    if (i >= n) return;
+    BIG_GROW(S->ents, 2 * n, S->entcap);
+    sortent *e = S->ents, *tmp = e + n;
+    for (size_t j = 0; j < n; j++) {
+        const int64_t *sk = rows[j]->sk;
+        e[j].sk = sk, e[j].k = rows[j], e[j].order = rows[j]->order;
+        e[j].pre = sk[0] >= 1 && sk[1] >= 2;
+        e[j].a = e[j].pre ? sk[2] : 0;
+        e[j].b = e[j].pre ? sk[3] : 0;
+    }
+    sort_ents(e, tmp, n);
+    for (size_t j = 0; j < n; j++) rows[j] = e[j].k;
 }
 
 /* A shape cell value `"d,d;d"` as CSV: quoted, its quotes doubled. It
@@ -758,6 +847,7 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
         } else {
             for (size_t i = 0; i < cs->n; i++) order[i] = i;
         }
+        F->expect = norder;
         for (size_t oi = 0; oi < norder; oi++) {
             prepare(F, cs, order[oi], &S->pr);
             consider(F, &S->pr, oi);
@@ -765,6 +855,7 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
     } else {
         cs->sink = take;
         cs->sink_ctx = F;
+        cs->expect = 0;
         rc = generate(F, p, models, nmodels, R->nmodels > 0, cs, err);
         cs->sink = NULL;
         if (rc) goto done;
@@ -772,7 +863,7 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
     }
     size_t nnew = S->nrows_k, dropped = F->dropped;
     res->candidates = norder;
-    OPDB_ALLOC_GROW(S->sorted, nnew, S->sortedcap);
+    BIG_GROW(S->sorted, nnew, S->sortedcap);
     krow **kept = S->sorted; /* the buffers stay put from here on */
     for (size_t i = 0; i < nnew; i++) {
         krow *k = &S->rows[i];
@@ -799,7 +890,7 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
         nnew = cap;
     }
     res->appended = nnew;
-    sort_rows(R->reference, kept, nnew);
+    sort_rows(S, R->reference, kept, nnew);
     if (!o->plan) {
         zero = opdb_xmalloc(t->ncols + 1);
         static const char *const copy_cols[] = {OPDB_COL_OP_STATE,      OPDB_COL_ACCEL_CORE,     OPDB_COL_INPUT_DTYPES,

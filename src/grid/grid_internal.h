@@ -116,6 +116,7 @@ typedef void (*grid_cand_sink)(void *ctx, const grid_shape *in, int nin, const g
 typedef struct grid_cands {
     grid_cand_sink sink; /* non-NULL: nothing is stored, n still counts */
     void *sink_ctx;
+    size_t expect;       /* with a sink: candidates announced by grid_cands_reserve */
     grid_cand *c;
     size_t n, cap;
     int64_t *pool;
