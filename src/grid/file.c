@@ -101,9 +101,14 @@ static bool sigset_add(sigset *s, const opdb_strbuf *k) {
 
 /* ---- the main pass's arrays: huge-page mappings (opdb_big_alloc), as a
  * 4 KiB page fault costs more here than the work on the rows it holds */
+/* Address space only: pages are mapped as rows fill them, so a first size
+ * that holds the largest usual file (50,653 rows) costs nothing more and
+ * saves copying while arrays grow. */
+#define GRID_BIG_FIRST ((size_t)16 << 20)
+
 static void *big_grow(void *p, size_t *cap, size_t n, size_t elem) {
     if (n <= *cap) return p;
-    size_t nc = *cap ? *cap : OPDB_BIG_ALLOC_MIN / elem;
+    size_t nc = *cap ? *cap : GRID_BIG_FIRST / elem;
     while (nc < n) nc *= 2;
     p = opdb_big_realloc(p, *cap * elem, nc * elem);
     *cap = nc;
@@ -142,9 +147,11 @@ static void hset_place(hslot *slot, size_t nslots, uint64_t h, uint32_t ref, uin
     slot[j].h = h, slot[j].ref = ref, slot[j].gen = gen;
 }
 
-static void hset_add(hset *s, uint64_t h, uint32_t ref) {
-    if ((s->n + 1) * 2 > s->nslots) { /* at most half full */
+/* Room for n more entries, at most half full. */
+static void hset_reserve(hset *s, size_t n) {
+    if ((s->n + n) * 2 > s->nslots) {
         size_t ns = s->nslots ? s->nslots * 2 : 4096;
+        while ((s->n + n) * 2 > ns) ns *= 2;
         hslot *t = opdb_big_alloc(ns * sizeof *t);
         for (size_t i = 0; i < s->nslots; i++)
             if (s->s[i].gen == s->gen) hset_place(t, ns, s->s[i].h, s->s[i].ref, 1);
@@ -153,6 +160,10 @@ static void hset_add(hset *s, uint64_t h, uint32_t ref) {
         s->nslots = ns;
         s->gen = 1;
     }
+}
+
+static void hset_add(hset *s, uint64_t h, uint32_t ref) {
+    hset_reserve(s, 1);
     hset_place(s->s, s->nslots, h, ref, s->gen);
     s->n++;
 }
@@ -522,6 +533,7 @@ static void reserve_like(fctx *F, const prow *r) {
     for (int i = 0; i < r->nin; i++) nk += 1 + (size_t)r->in[i].nd;
     for (int j = 0; j < r->nov; j++) nb += r->ovval[j].n;
     if (n > ((size_t)1 << 22) || nb > 4096) return; /* a guess only: never a huge one */
+    hset_reserve(&S->seen, n);
     BIG_GROW(S->rows, n, S->rowcap);
     BIG_GROW(S->keys, n * nk, S->keycap);
     BIG_GROW(S->kov, n * (size_t)r->nov, S->kovcap);
