@@ -34,7 +34,7 @@ while read -r kt; do
   {
     printf '%s\r\n' "$hdr"
     printf 'dynamic,AI_CORE,"""%s""",%s,%s,"""%s""",%s,%s,3,0,template%s\r\n' "$shapes" "$dts" "$fms" "$osh" "$odt" "$ofm" "$ep"
-    printf 'dynamic,AI_CORE,"""1,128;1,128""",DT_BF16;DT_BF16,ND;ND,"""1,128""",DT_BF16,ND,1,0,likely a candidate%s\r\n' "$ep"
+    printf 'dynamic,AI_CORE,"""1,128;1,128""",%s,%s,"""1,128""",%s,%s,1,0,likely a candidate%s\r\n' "$dts" "$fms" "$odt" "$ofm" "$ep"
     printf 'dynamic,AI_CORE,"""2,256;2,256""",DT_BF16;DT_BF16,ND;ND,"""2,256""",DT_BF16,ND,1,4.5,measured%s\r\n' "$ep"
   } >"$w/db0/$kt.csv"
   i=$((i + 1))
