@@ -704,11 +704,6 @@ static int row_varcells(const fctx *F, const krow *k, varcell *v) {
     return n;
 }
 
-static void put_varcell(opdb_strbuf *out, const varcell *c) {
-    if (c->shape) put_shape_cell(out, c->p, c->n);
-    else opdb_csv_write_cell(out, c->p, c->n);
-}
-
 /* Header + original rows + new rows, via a temp file and rename.  A new
  * row is the file's constant row (the template with measurements zeroed,
  * CSV-encoded once) with its variable cells spliced in. */
@@ -741,14 +736,29 @@ static int write_file(fctx *F, krow **rows, size_t nnew, const char *zero, opdb_
     varcell v[2 + GRID_MAX_OVER];
     for (size_t r = 0; r < nnew && !rc; r++) {
         int nv = row_varcells(F, rows[r], v);
+        size_t need = line.n + 2;
+        for (int j = 0; j < nv; j++) need += 2 * v[j].n + 6; /* the most a cell can take */
+        opdb_sb_reserve(&af.buf, need);
         size_t at = 0;
         for (int j = 0; j < nv; j++) {
-            opdb_sb_add(&af.buf, lp + at, beg[v[j].col] - at);
-            put_varcell(&af.buf, &v[j]);
-            at = beg[v[j].col] + len[v[j].col];
+            size_t b = beg[v[j].col];
+            memcpy(af.buf.p + af.buf.n, lp + at, b - at);
+            af.buf.n += b - at;
+            if (v[j].shape && v[j].n) { /* put_shape_cell, into the room reserved */
+                char *o = af.buf.p + af.buf.n;
+                memcpy(o, "\"\"\"", 3);
+                memcpy(o + 3, v[j].p + 1, v[j].n - 2);
+                memcpy(o + 1 + v[j].n, "\"\"\"", 3);
+                af.buf.n += v[j].n + 4;
+            } else if (!v[j].shape) {
+                opdb_csv_write_cell(&af.buf, v[j].p, v[j].n);
+            }
+            at = b + len[v[j].col];
         }
-        opdb_sb_add(&af.buf, lp + at, line.n - at);
-        opdb_sb_add(&af.buf, "\r\n", 2);
+        memcpy(af.buf.p + af.buf.n, lp + at, line.n - at);
+        memcpy(af.buf.p + af.buf.n + line.n - at, "\r\n", 2);
+        af.buf.n += line.n - at + 2;
+        af.buf.p[af.buf.n] = '\0';
         if (af.buf.n > (1u << 20)) rc = opdb_atomic_flush(&af);
     }
     free(beg);
