@@ -197,9 +197,8 @@ typedef struct krow {
 typedef struct sortent {
     int64_t a, b;
     const int64_t *sk;
-    krow *k;
-    size_t order;
-    bool pre;
+    uint32_t idx;   /* into the scratch's rows */
+    uint32_t order2; /* order * 2 + pre (32 bytes in all: fewer pages to fill) */
 } sortent;
 
 typedef struct kov {
@@ -540,6 +539,8 @@ static void reserve_like(fctx *F, const prow *r) {
     BIG_GROW(S->cells.p, n * (nb + nb / 4 + 8), S->cells.cap);
 }
 
+static void keep(fctx *F, const prow *r, size_t order);
+
 /* One candidate (order: its place in the candidate order) through the
  * memory filter and dedup; kept when new. */
 static void consider(fctx *F, const prow *r, size_t order) {
@@ -549,8 +550,34 @@ static void consider(fctx *F, const prow *r, size_t order) {
     }
     grid_scratch *S = F->S;
     sign(F, r);
-    if (!seen_add(F, (uint32_t)(F->t.nrows + S->nrows_k))) return;
+    uint32_t ref = (uint32_t)(F->t.nrows + S->nrows_k);
+    if (F->R->reference) {
+        if (!seen_add(F, ref)) return;
+    } else {
+        /* The set's slot is fetched while the row is kept on trust; a
+         * duplicate (rare) takes it back. */
+        if (!S->nrows_k && F->expect) reserve_like(F, r);
+        hset_reserve(&S->seen, 1);
+        uint64_t h = opdb_hash_bytes(F->key.p, F->key.n, 0);
+#if defined(__GNUC__)
+        __builtin_prefetch(&S->seen.s[h & (S->seen.nslots - 1)]);
+#endif
+        size_t nkeys = S->nkeys, ncells = S->cells.n, nkov = S->nkov;
+        keep(F, r, order);
+        if (seen_has_h(F, &F->key, h)) {
+            S->nrows_k--, S->nkeys = nkeys, S->cells.n = ncells, S->nkov = nkov;
+            return;
+        }
+        hset_add(&S->seen, h, ref);
+        return;
+    }
     if (!S->nrows_k && F->expect) reserve_like(F, r);
+    keep(F, r, order);
+}
+
+/* Appends r (signed: its shape cells in F->inb / F->outb) to the kept rows. */
+static void keep(fctx *F, const prow *r, size_t order) {
+    grid_scratch *S = F->S;
     BIG_GROW(S->rows, S->nrows_k + 1, S->rowcap);
     krow *k = &S->rows[S->nrows_k++];
     k->order = order;
@@ -615,9 +642,9 @@ static int cmp_krow(const void *x, const void *y) {
 }
 
 static inline bool ent_less(const sortent *x, const sortent *y) {
-    if (x->pre && y->pre && (x->a != y->a || x->b != y->b)) return x->a != y->a ? x->a < y->a : x->b < y->b;
+    if (x->order2 & y->order2 & 1 && (x->a != y->a || x->b != y->b)) return x->a != y->a ? x->a < y->a : x->b < y->b;
     int c = cmp_keys(x->sk, y->sk);
-    return c ? c < 0 : x->order < y->order;
+    return c ? c < 0 : x->order2 < y->order2;
 }
 
 /* Merge sort of e[0..n) (tmp: room for n); the order tie-break makes every
@@ -640,7 +667,9 @@ static void sort_ents(sortent *e, sortent *tmp, size_t n) {
 /* The stable sort of §7.5 (the reference path: qsort over the rows);
  * candidates often come in that order already. */
 static void sort_rows(grid_scratch *S, bool reference, krow **rows, size_t n) {
-    if (reference) {
+    bool small = S->nrows_k < ((size_t)1 << 31); /* orders and indexes fit a sortent */
+    for (size_t j = 0; small && j < n; j++) small = rows[j]->order < ((size_t)1 << 31);
+    if (reference || !small) {
         if (n) qsort(rows, n, sizeof *rows, cmp_krow);
         return;
     }
@@ -651,13 +680,14 @@ static void sort_rows(grid_scratch *S, bool reference, krow **rows, size_t n) {
     sortent *e = S->ents, *tmp = e + n;
     for (size_t j = 0; j < n; j++) {
         const int64_t *sk = rows[j]->sk;
-        e[j].sk = sk, e[j].k = rows[j], e[j].order = rows[j]->order;
-        e[j].pre = sk[0] >= 1 && sk[1] >= 2;
-        e[j].a = e[j].pre ? sk[2] : 0;
-        e[j].b = e[j].pre ? sk[3] : 0;
+        bool pre = sk[0] >= 1 && sk[1] >= 2;
+        e[j].sk = sk, e[j].idx = (uint32_t)(rows[j] - S->rows);
+        e[j].order2 = (uint32_t)(rows[j]->order * 2 + pre);
+        e[j].a = pre ? sk[2] : 0;
+        e[j].b = pre ? sk[3] : 0;
     }
     sort_ents(e, tmp, n);
-    for (size_t j = 0; j < n; j++) rows[j] = e[j].k;
+    for (size_t j = 0; j < n; j++) rows[j] = &S->rows[e[j].idx];
 }
 
 /* A shape cell value `"d,d;d"` as CSV: quoted, its quotes doubled. It
