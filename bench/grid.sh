@@ -12,8 +12,11 @@
 # output MB/s, the ratio opdb / floor (best and median of the paired ratios),
 # opdb's peak RSS (/usr/bin/time -v) and the largest single output file, the
 # bound the memory should follow (one file in memory at a time).
-# Targets (reported): >= 1,000,000 appended rows/s; peak RSS bounded by the
-# largest file, not the total.
+# Targets (reported): >= 1,000,000 appended rows/s on one core; peak RSS
+# bounded by the largest file, not the total.  On a shared, loaded host wall
+# time mostly measures the other processes, so CPU time (user + system, from
+# /usr/bin/time) is measured for both opdb and the floor, and the CPU figures
+# are the ones to quote; the wall figures are printed too.
 set -u -o pipefail
 export LC_ALL=C
 BUILD_DIR=${1:-build}
@@ -37,13 +40,15 @@ for r in $(seq 1 "$ROUNDS"); do
   t1=$(now)
   sync "$W/db" 2>/dev/null
   t2=$(now)
-  cp -r "$W/db" "$W/floor"
+  /usr/bin/time -f '%U %S' -o "$W/ftime" cp -r "$W/db" "$W/floor"
   t3=$(now)
+  awk '{print $1 + $2}' "$W/ftime" >>"$W/fcpu"
   a=$(echo "$t1 - $t0" | bc -l); b=$(echo "$t3 - $t2" | bc -l)
   echo "$a" >>"$W/t_opdb"; echo "$b" >>"$W/t_floor"; echo "$a / $b" | bc -l >>"$W/ratio"
   grep "Maximum resident" "$W/time" | awk '{print $NF}' >>"$W/rss"
   # CPU seconds (user + system): on a shared, loaded machine wall time mostly measures the others
   awk -F': ' '/User time|System time/ {s += $2} END {print s}' "$W/time" >>"$W/cpu"
+  echo "$(tail -1 "$W/cpu") / $(tail -1 "$W/fcpu")" | sed 's#/ 0$#/ 0.01#' | bc -l >>"$W/cpuratio"
 done
 rows=$(sed -n 's/^Appended \([0-9]*\) rows.*/\1/p' "$W/out")
 bytes=$(cat "$W/db"/*.csv | wc -c)
@@ -60,5 +65,9 @@ printf '  floor (cp -r) best/med  %.3f s / %.3f s\n' "$bf" "$mf"
 printf '  ratio opdb/floor        %.2f (best/best) / %.2f (median of paired)\n' "$(echo "$bo / $bf" | bc -l)" "$(median <"$W/ratio")"
 bc_=$(best <"$W/cpu"); mc_=$(median <"$W/cpu")
 printf '  opdb CPU best/median    %.3f s / %.3f s -> %.0f / %.0f appended rows per CPU second\n' "$bc_" "$mc_" "$(echo "$rows / $bc_" | bc -l)" "$(echo "$rows / $mc_" | bc -l)"
+bf_=$(best <"$W/fcpu"); mf_=$(median <"$W/fcpu")
+printf '  floor CPU best/median   %.3f s / %.3f s (cp -r: 0.01 s resolution)\n' "$bf_" "$mf_"
+printf '  CPU ratio opdb/floor    %.2f (best/best) / %.2f (median of paired)\n' "$(echo "$bc_ / ($bf_ + ($bf_ == 0) * 0.01)" | bc -l)" "$(median <"$W/cpuratio")"
+printf '  target                  >= 1000000 appended rows per CPU second: %s (best) / %s (median)\n' "$(echo "$rows / $bc_ >= 1000000" | bc -l | sed 's/1/met/;s/0/missed/')" "$(echo "$rows / $mc_ >= 1000000" | bc -l | sed 's/1/met/;s/0/missed/')"
 printf '  load average            %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '  peak RSS                %.1f MiB; largest file %s %.1f MiB\n' "$(echo "$rss / 1024" | bc -l)" "$(basename "$largest")" "$(echo "$lbytes / 1048576" | bc -l)"

@@ -1,6 +1,7 @@
 /* Candidate storage and template expansion (grid.md §5): the Cartesian
  * product of a pattern's iterators (last fastest), model N/K pairs,
  * constraints, and shape templates evaluated per combination. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "grid/grid_internal.h"
@@ -17,6 +18,10 @@ void grid_cands_clear(grid_cands *cs) {
 }
 
 void grid_cands_reserve(grid_cands *cs, size_t ncands, size_t npool) {
+    if (cs->sink) {
+        cs->expect += ncands;
+        return;
+    }
     if (cs->n + ncands > cs->cap) cs->c = opdb_xrealloc(cs->c, (cs->cap = cs->n + ncands) * sizeof *cs->c);
     if (cs->npool + npool > cs->poolcap) cs->pool = opdb_xrealloc(cs->pool, (cs->poolcap = cs->npool + npool) * sizeof *cs->pool);
 }
@@ -28,6 +33,15 @@ static void pool_push(grid_cands *cs, int64_t v) {
 
 void grid_cands_add(grid_cands *cs, const grid_shape *in, int nin, const grid_shape *out, int nout,
                     const grid_over *over, int nover) {
+    if (nover > GRID_MAX_OVER) { /* a generator's bug: each passes a fixed, smaller count */
+        fprintf(stderr, "opdb grid: internal error: %d overrides in one candidate\n", nover);
+        abort();
+    }
+    if (cs->sink) {
+        cs->n++;
+        cs->sink(cs->sink_ctx, in, nin, out, nout, over, nover);
+        return;
+    }
     OPDB_ALLOC_GROW(cs->c, cs->n + 1, cs->cap);
     grid_cand *c = &cs->c[cs->n++];
     c->off = cs->npool;

@@ -391,7 +391,7 @@ static int eval(const node *n, evalctx *c, val *out) {
     case N_INT: *out = vi(n->ival); return 0;
     case N_VAR:
         for (size_t i = c->v->n; i-- > 0;) /* the last binding of a name wins */
-            if (!strcmp(c->v->names[i], n->name)) { *out = vi(c->v->values[i]); return 0; }
+            if (c->v->names[i][0] == n->name[0] && !strcmp(c->v->names[i], n->name)) { *out = vi(c->v->values[i]); return 0; }
         snprintf(c->msg, c->cap, "name '%s' is not defined", n->name);
         return -1;
     case N_NEG:

@@ -99,9 +99,146 @@ static bool sigset_add(sigset *s, const opdb_strbuf *k) {
     return true;
 }
 
+/* ---- the main pass's arrays: huge-page mappings (opdb_big_alloc), as a
+ * 4 KiB page fault costs more here than the work on the rows it holds */
+/* Address space only: pages are mapped as rows fill them, so a first size
+ * that holds the largest usual file (50,653 rows) costs nothing more and
+ * saves copying while arrays grow. */
+#define GRID_BIG_FIRST ((size_t)16 << 20)
+
+static void *big_grow(void *p, size_t *cap, size_t n, size_t elem) {
+    if (n <= *cap) return p;
+    size_t nc = *cap ? *cap : GRID_BIG_FIRST / elem;
+    while (nc < n) nc *= 2;
+    p = opdb_big_realloc(p, *cap * elem, nc * elem);
+    *cap = nc;
+    return p;
+}
+#define BIG_GROW(p, n, cap) ((p) = big_grow((p), &(cap), (n), sizeof *(p)))
+#define BIG_FREE(p, cap) opdb_big_free((p), (cap) * sizeof *(p))
+
+/* ---- the dedup set of the main pass: 64-bit hashes of signatures.  An
+ * entry names an existing row (ref < nrows) or a kept candidate (ref -
+ * nrows) whose signature is recomputed to compare on a hash match, which
+ * only a duplicate (or a collision) gives: no key bytes are stored.  A
+ * slot is live when its generation is the set's, so clearing is O(1). */
+typedef struct hslot {
+    uint64_t h;
+    uint32_t ref, gen;
+} hslot;
+
+typedef struct hset {
+    hslot *s;
+    size_t nslots, n;
+    uint32_t gen;
+} hset;
+
+static void hset_clear(hset *s) {
+    s->n = 0;
+    if (++s->gen == 0) { /* wrapped: every stale slot must read empty */
+        if (s->s) memset(s->s, 0, s->nslots * sizeof *s->s);
+        s->gen = 1;
+    }
+}
+
+static void hset_place(hslot *slot, size_t nslots, uint64_t h, uint32_t ref, uint32_t gen) {
+    size_t j = h & (nslots - 1);
+    while (slot[j].gen == gen) j = (j + 1) & (nslots - 1);
+    slot[j].h = h, slot[j].ref = ref, slot[j].gen = gen;
+}
+
+/* Room for n more entries, at most half full. */
+static void hset_reserve(hset *s, size_t n) {
+    if ((s->n + n) * 2 > s->nslots) {
+        size_t ns = s->nslots ? s->nslots * 2 : 4096;
+        while ((s->n + n) * 2 > ns) ns *= 2;
+        hslot *t = opdb_big_alloc(ns * sizeof *t);
+        for (size_t i = 0; i < s->nslots; i++)
+            if (s->s[i].gen == s->gen) hset_place(t, ns, s->s[i].h, s->s[i].ref, 1);
+        opdb_big_free(s->s, s->nslots * sizeof *s->s);
+        s->s = t;
+        s->nslots = ns;
+        s->gen = 1;
+    }
+}
+
+static void hset_add(hset *s, uint64_t h, uint32_t ref) {
+    hset_reserve(s, 1);
+    hset_place(s->s, s->nslots, h, ref, s->gen);
+    s->n++;
+}
+
 /* ---- one file */
-typedef struct fctx {
+typedef struct fctx fctx;
+
+/* A candidate ready to sign: slots aligned and absent slots cleared (§7.1),
+ * overrides resolved to table columns. */
+typedef struct prow {
+    grid_shape in[GRID_MAX_SLOTS], out[GRID_MAX_SLOTS];
+    int nin, nout;
+    int nov;
+    int ovcol[GRID_MAX_OVER];  /* table column (-1: not in the table) */
+    int ovattr[GRID_MAX_OVER]; /* index into grid_override_cols (-1: another column) */
+    opdb_span ovval[GRID_MAX_OVER];
+} prow;
+
+/* A kept row: its rendered shape cells, overrides and sort key live in the
+ * scratch buffers (offsets: they grow while rows are added). */
+typedef struct krow {
+    size_t order;
+    size_t sk_off, in_off, out_off;
+    uint32_t nin_b, nout_b;
+    uint32_t ov_off, nov; /* into the scratch's kov */
+    const int64_t *sk;    /* [nslots, (nd, dims...)...] of the inputs, set once rows are all in */
+} krow;
+
+/* A kept row for the sort: the first two dims of its first input inline
+ * (pre: it has them), which decide nearly every comparison. */
+typedef struct sortent {
+    int64_t a, b;
+    const int64_t *sk;
+    uint32_t idx;   /* into the scratch's rows */
+    uint32_t order2; /* order * 2 + pre (32 bytes in all: fewer pages to fill) */
+} sortent;
+
+typedef struct kov {
+    int col;
+    uint32_t off, len; /* the value in the scratch's cells */
+} kov;
+
+/* Buffers one run reuses for every file (cleared, never shrunk). */
+struct grid_scratch {
+    hset seen;
+    sigset seen_ref; /* the reference path's set of signature strings */
+    grid_cands cs;
+    size_t *order, ordercap;
+    krow *rows;
+    size_t nrows_k, rowcap;
+    krow **sorted;
+    size_t sortedcap;
+    kov *kov;
+    size_t nkov, kovcap;
+    struct {
+        char *p;
+        size_t n, cap;
+    } cells;             /* kept rows' shape cells and override values back to back */
+    sortent *ents;       /* the sort's entries and its merge buffer */
+    size_t entcap;
+    int64_t *keys;       /* kept rows' sort keys back to back */
+    size_t nkeys, keycap;
+    prow pr;
+};
+
+/* Override column names seen so far: the pointer to its table column and
+ * grid_override_cols index (the producers pass the same few literals). */
+typedef struct ovname {
+    const char *name;
+    int col, attr;
+} ovname;
+
+struct fctx {
     grid_run *R;
+    grid_scratch *S;
     const char *path;
     char kt[1024];
     grid_table t;
@@ -112,31 +249,44 @@ typedef struct fctx {
     uint64_t tmpl_absent[4];      /* slots whose template dtype/format entry is absent */
     int kin, kout;                /* the template's slot counts */
     int isz[GRID_MAX_SLOTS * 2], osz[GRID_MAX_SLOTS * 2], nisz, nosz;
-    opdb_strbuf inb, outb, key;
-} fctx;
+    opdb_strbuf inb, outb, key, key2;
+    ovname ovn[48];
+    int novn;
+    size_t ncand, dropped; /* candidates taken (streaming), over the budget */
+    size_t expect;         /* candidates announced (0: unknown), to size the buffers once */
+};
 
-/* A candidate ready to sign: slots aligned and absent slots cleared (§7.1). */
-typedef struct prow {
-    grid_shape in[GRID_MAX_SLOTS], out[GRID_MAX_SLOTS];
-    int nin, nout;
-    const grid_over *ov;
-    int nov;
-} prow;
+static void resolve_over(fctx *F, const char *name, int *col, int *attr) {
+    for (int i = 0; i < F->novn; i++)
+        if (F->ovn[i].name == name) {
+            *col = F->ovn[i].col, *attr = F->ovn[i].attr;
+            return;
+        }
+    *col = grid_table_col(&F->t, name);
+    *attr = -1;
+    for (int a = 0; a < 4; a++)
+        if (!strcmp(name, grid_override_cols[a])) *attr = a;
+    if (F->novn < 48) F->ovn[F->novn].name = name, F->ovn[F->novn].col = *col, F->ovn[F->novn++].attr = *attr;
+}
 
-static void prepare(const fctx *F, const grid_cands *cs, size_t ci, prow *r) {
-    grid_cands_get(cs, ci, r->in, &r->nin, r->out, &r->nout);
+/* r's overrides from the candidate's, then slot alignment and absent-slot
+ * clearing (§7.1). */
+static void finish_prow(fctx *F, prow *r, const grid_over *ov, int nov) {
+    r->nov = nov; /* <= GRID_MAX_OVER (grid_cands_add) */
+    for (int k = 0; k < r->nov; k++) {
+        resolve_over(F, ov[k].col, &r->ovcol[k], &r->ovattr[k]);
+        r->ovval[k] = opdb_span_cstr(ov[k].val);
+    }
     for (; r->nin < F->kin && r->nin < GRID_MAX_SLOTS; r->nin++) r->in[r->nin].nd = 0;
     for (; r->nout < F->kout && r->nout < GRID_MAX_SLOTS; r->nout++) r->out[r->nout].nd = 0;
-    r->ov = cs->over + cs->c[ci].over_off;
-    r->nov = cs->c[ci].nover;
     for (int a = 0; a < 4; a++) {
         grid_shape *s = a < 2 ? r->in : r->out;
         int n = a < 2 ? r->nin : r->nout;
-        const char *ov = NULL;
+        int ov_k = -1;
         for (int k = 0; k < r->nov; k++) /* the last override of a column wins */
-            if (!strcmp(r->ov[k].col, grid_override_cols[a])) ov = r->ov[k].val;
-        if (ov) {
-            grid_clear_absent(s, n, opdb_span_cstr(ov));
+            if (r->ovattr[k] == a) ov_k = k;
+        if (ov_k >= 0) {
+            grid_clear_absent(s, n, r->ovval[ov_k]);
         } else if (F->attr_col[a] >= 0) {
             for (int i = 0; i < n && i < 64; i++)
                 if (F->tmpl_absent[a] >> i & 1) s[i].nd = 0;
@@ -144,10 +294,33 @@ static void prepare(const fctx *F, const grid_cands *cs, size_t ci, prow *r) {
     }
 }
 
+/* Candidate ci of the pool into r. */
+static void prepare(fctx *F, const grid_cands *cs, size_t ci, prow *r) {
+    grid_cands_get(cs, ci, r->in, &r->nin, r->out, &r->nout);
+    finish_prow(F, r, cs->over + cs->c[ci].over_off, cs->c[ci].nover);
+}
+
 static bool over_budget(const fctx *F, const prow *r) {
     uint64_t b = F->R->budget;
     return b && grid_row_bytes(r->in, r->nin, r->out, r->nout, F->isz, F->nisz, F->osz, F->nosz) > b;
 }
+
+/* *key = the signature of a theory row: the template's cells with the
+ * given shape cells and overrides. */
+static void sign_cells(const fctx *F, opdb_span in, opdb_span out, const int *ovcol, const opdb_span *ovval, int nov,
+                       opdb_strbuf *key) {
+    opdb_span cell[OPDB_NSIG_CELLS];
+    for (int i = 0; i < OPDB_NSIG_CELLS; i++) cell[i] = F->sc[i] >= 0 ? F->tmpl[F->sc[i]] : opdb_span_make("", 0);
+    cell[0] = in;
+    if (F->c_out >= 0) cell[3] = out;
+    for (int k = 0; k < nov; k++)
+        for (int i = 1; i < OPDB_NSIG_CELLS; i++)
+            if (i != 3 && F->sc[i] >= 0 && ovcol[k] == F->sc[i]) cell[i] = ovval[k];
+    opdb_sig_cells c = {cell[0], cell[1], cell[2], cell[3], cell[4], cell[5]};
+    opdb_signature(&c, F->kt, key);
+}
+
+static opdb_span sb_span(const opdb_strbuf *b) { return opdb_span_make(b->p ? b->p : "", b->n); }
 
 /* F->key = the signature the built row would have (its shape cells in
  * F->inb / F->outb). */
@@ -156,15 +329,7 @@ static void sign(fctx *F, const prow *r) {
     grid_shape_cell(&F->inb, r->in, r->nin);
     opdb_sb_clear(&F->outb);
     if (F->c_out >= 0) grid_shape_cell(&F->outb, r->out, r->nout);
-    opdb_span cell[OPDB_NSIG_CELLS];
-    for (int i = 0; i < OPDB_NSIG_CELLS; i++) cell[i] = F->sc[i] >= 0 ? F->tmpl[F->sc[i]] : opdb_span_make("", 0);
-    cell[0] = opdb_span_make(F->inb.p ? F->inb.p : "", F->inb.n);
-    if (F->c_out >= 0) cell[3] = opdb_span_make(F->outb.p ? F->outb.p : "", F->outb.n);
-    for (int k = 0; k < r->nov; k++)
-        for (int i = 1; i < OPDB_NSIG_CELLS; i++)
-            if (i != 3 && F->sc[i] >= 0 && !strcmp(r->ov[k].col, opdb_sig_cell_cols[i])) cell[i] = opdb_span_cstr(r->ov[k].val);
-    opdb_sig_cells c = {cell[0], cell[1], cell[2], cell[3], cell[4], cell[5]};
-    opdb_signature(&c, F->kt, &F->key);
+    sign_cells(F, sb_span(&F->inb), sb_span(&F->outb), r->ovcol, r->ovval, r->nov, &F->key);
 }
 
 /* Slot dtype sizes and absent-attribute masks from the template (§7.1, §9). */
@@ -207,23 +372,67 @@ static bool measured_row(const opdb_span *row, const int dur[2]) {
     return false;
 }
 
-/* F->key = the signature of an existing row. */
-static void sign_row(fctx *F, const opdb_span *row) {
+/* *key = the signature of an existing row. */
+static void sign_row(const fctx *F, const opdb_span *row, opdb_strbuf *key) {
     opdb_span e = opdb_span_make("", 0), c[OPDB_NSIG_CELLS];
     for (int i = 0; i < OPDB_NSIG_CELLS; i++) c[i] = F->sc[i] >= 0 ? row[F->sc[i]] : e;
     opdb_sig_cells sc = {c[0], c[1], c[2], c[3], c[4], c[5]};
-    opdb_signature(&sc, F->kt, &F->key);
+    opdb_signature(&sc, F->kt, key);
+}
+
+/* *key = the signature of kept row k (recomputed from what it keeps). */
+static void sign_kept(const fctx *F, const krow *k, opdb_strbuf *key) {
+    const grid_scratch *S = F->S;
+    int col[GRID_MAX_OVER];
+    opdb_span val[GRID_MAX_OVER];
+    for (uint32_t j = 0; j < k->nov; j++) {
+        const kov *v = &S->kov[k->ov_off + j];
+        col[j] = v->col;
+        val[j] = opdb_span_make(S->cells.p + v->off, v->len);
+    }
+    sign_cells(F, opdb_span_make(S->cells.p + k->in_off, k->nin_b), opdb_span_make(S->cells.p + k->out_off, k->nout_b),
+               col, val, (int)k->nov, key);
+}
+
+static bool seen_has_h(fctx *F, const opdb_strbuf *key, uint64_t h) {
+    const hset *s = &F->S->seen;
+    if (!s->n) return false;
+    for (size_t j = h & (s->nslots - 1); s->s[j].gen == s->gen; j = (j + 1) & (s->nslots - 1)) {
+        if (s->s[j].h != h) continue;
+        uint32_t ref = s->s[j].ref;
+        if (ref < F->t.nrows) sign_row(F, F->t.rows[ref], &F->key2);
+        else sign_kept(F, &F->S->rows[ref - F->t.nrows], &F->key2);
+        if (F->key2.n == key->n && !memcmp(F->key2.p, key->p, key->n)) return true;
+    }
+    return false;
+}
+
+/* Whether key (F->key or another buffer than F->key2) is in the set of
+ * signatures seen: the file's rows and the candidates kept so far. */
+static bool seen_has(fctx *F, const opdb_strbuf *key) {
+    if (F->R->reference) return sigset_has(&F->S->seen_ref, key);
+    return seen_has_h(F, key, opdb_hash_bytes(key->p, key->n, 0));
+}
+
+/* Adds F->key, the signature of ref (a row, or nrows + a kept row), unless
+ * there; false when it was there. */
+static bool seen_add(fctx *F, uint32_t ref) {
+    if (F->R->reference) return sigset_add(&F->S->seen_ref, &F->key);
+    uint64_t h = opdb_hash_bytes(F->key.p, F->key.n, 0);
+    if (seen_has_h(F, &F->key, h)) return false;
+    hset_add(&F->S->seen, h, ref);
+    return true;
 }
 
 /* Coverage of each target model for this file (before any row is added). */
-static int file_coverage(fctx *F, const grid_pattern *p, const sigset *seen, opdb_err *err) {
+static int file_coverage(fctx *F, const grid_pattern *p, opdb_err *err) {
     grid_run *R = F->R;
     int dur[2] = {grid_table_col(&F->t, OPDB_COL_MB_DUR), grid_table_col(&F->t, OPDB_COL_PROF_AVG_DUR)};
     sigset done;
     sigset_init(&done);
     for (size_t r = 0; r < F->t.nrows; r++) {
         if (!measured_row(F->t.rows[r], dur)) continue;
-        sign_row(F, F->t.rows[r]);
+        sign_row(F, F->t.rows[r], &F->key);
         sigset_add(&done, &F->key);
     }
     int rc = 0;
@@ -250,7 +459,7 @@ static int file_coverage(fctx *F, const grid_pattern *p, const sigset *seen, opd
                 if (!sigset_add(&shapes, &F->key)) continue;
                 cv->shapes++;
                 if (sigset_has(&done, &F->key)) cv->measured++;
-                else if (sigset_has(seen, &F->key)) cv->pending++;
+                else if (seen_has(F, &F->key)) cv->pending++;
                 else cv->fresh++;
             }
             sigset_free(&shapes);
@@ -262,39 +471,19 @@ static int file_coverage(fctx *F, const grid_pattern *p, const sigset *seen, opd
     return rc;
 }
 
-/* ---- kept rows: their rendered shape cells and sort key */
-typedef struct krow {
-    size_t cand, order;
-    size_t sk_off, in_off, out_off; /* into the scratch's keys / cells while rows are added */
-    const int64_t *sk;    /* [nslots, (nd, dims...)...] of the inputs */
-    const char *in, *out; /* shape cell values (without CSV quoting) */
-    uint32_t nin_b, nout_b;
-} krow;
-
-/* Buffers one run reuses for every file (cleared, never shrunk). */
-struct grid_scratch {
-    sigset seen;
-    grid_cands cs;
-    size_t *order, ordercap;
-    krow *rows;
-    krow **sorted;
-    size_t rowcap;
-    opdb_strbuf cells;   /* kept rows' shape cells back to back */
-    int64_t *keys;       /* kept rows' sort keys back to back */
-    size_t nkeys, keycap;
-    prow pr;
-};
-
 void grid_scratch_free(grid_run *R) {
     grid_scratch *S = R->scratch;
     if (!S) return;
-    sigset_free(&S->seen);
+    opdb_big_free(S->seen.s, S->seen.nslots * sizeof *S->seen.s);
+    sigset_free(&S->seen_ref);
     grid_cands_free(&S->cs);
     free(S->order);
-    free(S->rows);
-    free(S->sorted);
-    opdb_sb_free(&S->cells);
-    free(S->keys);
+    BIG_FREE(S->rows, S->rowcap);
+    BIG_FREE(S->sorted, S->sortedcap);
+    BIG_FREE(S->kov, S->kovcap);
+    BIG_FREE(S->cells.p, S->cells.cap);
+    BIG_FREE(S->keys, S->keycap);
+    BIG_FREE(S->ents, S->entcap);
     free(S);
     R->scratch = NULL;
 }
@@ -302,24 +491,22 @@ void grid_scratch_free(grid_run *R) {
 static grid_scratch *scratch_of(grid_run *R) {
     if (!R->scratch) {
         R->scratch = opdb_xcalloc(1, sizeof *R->scratch);
-        sigset_init(&R->scratch->seen);
-        opdb_sb_init(&R->scratch->cells);
+        sigset_init(&R->scratch->seen_ref);
     }
     grid_scratch *S = R->scratch;
-    sigset_clear(&S->seen);
+    hset_clear(&S->seen);
+    sigset_clear(&S->seen_ref);
     grid_cands_clear(&S->cs);
-    opdb_sb_clear(&S->cells);
-    S->nkeys = 0;
+    S->cs.sink = NULL;
+    S->cells.n = 0;
+    S->nkeys = S->nkov = S->nrows_k = 0;
     return S;
 }
 
 static size_t sort_key(grid_scratch *S, const prow *r) {
     size_t n = 1;
     for (int i = 0; i < r->nin; i++) n += 1 + (size_t)r->in[i].nd;
-    if (S->nkeys + n > S->keycap) {
-        S->keycap = (S->nkeys + n) * 2;
-        S->keys = opdb_xrealloc(S->keys, S->keycap * sizeof *S->keys);
-    }
+    BIG_GROW(S->keys, S->nkeys + n, S->keycap);
     size_t off = S->nkeys;
     int64_t *p = S->keys + off;
     *p++ = r->nin;
@@ -329,6 +516,110 @@ static size_t sort_key(grid_scratch *S, const prow *r) {
     }
     S->nkeys += n;
     return off;
+}
+
+static void cells_add(grid_scratch *S, const char *p, size_t n) {
+    BIG_GROW(S->cells.p, S->cells.n + n + 1, S->cells.cap); /* +1: never NULL once used */
+    if (n) memcpy(S->cells.p + S->cells.n, p, n);
+    S->cells.n += n;
+}
+
+/* Room for F->expect rows like r (its shape cells in F->inb / F->outb),
+ * so that the buffers are not copied while they grow. */
+static void reserve_like(fctx *F, const prow *r) {
+    grid_scratch *S = F->S;
+    size_t n = F->expect, nk = 1, nb = F->inb.n + F->outb.n;
+    for (int i = 0; i < r->nin; i++) nk += 1 + (size_t)r->in[i].nd;
+    for (int j = 0; j < r->nov; j++) nb += r->ovval[j].n;
+    if (n > ((size_t)1 << 22) || nb > 4096) return; /* a guess only: never a huge one */
+    hset_reserve(&S->seen, n);
+    BIG_GROW(S->rows, n, S->rowcap);
+    BIG_GROW(S->keys, n * nk, S->keycap);
+    BIG_GROW(S->kov, n * (size_t)r->nov, S->kovcap);
+    BIG_GROW(S->cells.p, n * (nb + nb / 4 + 8), S->cells.cap);
+}
+
+static void keep(fctx *F, const prow *r, size_t order);
+
+/* One candidate (order: its place in the candidate order) through the
+ * memory filter and dedup; kept when new. */
+static void consider(fctx *F, const prow *r, size_t order) {
+    if (over_budget(F, r)) {
+        F->dropped++;
+        return;
+    }
+    grid_scratch *S = F->S;
+    sign(F, r);
+    uint32_t ref = (uint32_t)(F->t.nrows + S->nrows_k);
+    if (F->R->reference) {
+        if (!seen_add(F, ref)) return;
+    } else {
+        /* The set's slot is fetched while the row is kept on trust; a
+         * duplicate (rare) takes it back. */
+        if (!S->nrows_k && F->expect) reserve_like(F, r);
+        hset_reserve(&S->seen, 1);
+        uint64_t h = opdb_hash_bytes(F->key.p, F->key.n, 0);
+#if defined(__GNUC__)
+        __builtin_prefetch(&S->seen.s[h & (S->seen.nslots - 1)]);
+#endif
+        size_t nkeys = S->nkeys, ncells = S->cells.n, nkov = S->nkov;
+        keep(F, r, order);
+        if (seen_has_h(F, &F->key, h)) {
+            S->nrows_k--, S->nkeys = nkeys, S->cells.n = ncells, S->nkov = nkov;
+            return;
+        }
+        hset_add(&S->seen, h, ref);
+        return;
+    }
+    if (!S->nrows_k && F->expect) reserve_like(F, r);
+    keep(F, r, order);
+}
+
+/* Appends r (signed: its shape cells in F->inb / F->outb) to the kept rows. */
+static void keep(fctx *F, const prow *r, size_t order) {
+    grid_scratch *S = F->S;
+    BIG_GROW(S->rows, S->nrows_k + 1, S->rowcap);
+    krow *k = &S->rows[S->nrows_k++];
+    k->order = order;
+    k->sk_off = sort_key(S, r);
+    k->in_off = S->cells.n;
+    k->nin_b = (uint32_t)F->inb.n;
+    cells_add(S, F->inb.p, F->inb.n);
+    k->out_off = S->cells.n;
+    k->nout_b = (uint32_t)F->outb.n;
+    cells_add(S, F->outb.p, F->outb.n);
+    k->ov_off = (uint32_t)S->nkov;
+    k->nov = 0;
+    for (int j = 0; j < r->nov; j++) {
+        if (r->ovcol[j] < 0) continue; /* a column the file lacks: neither signed nor written */
+        BIG_GROW(S->kov, S->nkov + 1, S->kovcap);
+        kov *v = &S->kov[S->nkov++];
+        v->col = r->ovcol[j];
+        v->off = (uint32_t)S->cells.n;
+        v->len = (uint32_t)r->ovval[j].n;
+        cells_add(S, r->ovval[j].p, r->ovval[j].n);
+        k->nov++;
+    }
+}
+
+/* The streaming path's sink: a candidate straight from its generator. */
+static void take(void *ctx, const grid_shape *in, int nin, const grid_shape *out, int nout, const grid_over *ov,
+                 int nov) {
+    fctx *F = ctx;
+    prow *r = &F->S->pr;
+    r->nin = nin < GRID_MAX_SLOTS ? nin : GRID_MAX_SLOTS;
+    r->nout = nout < GRID_MAX_SLOTS ? nout : GRID_MAX_SLOTS;
+    for (int i = 0; i < r->nin; i++) {
+        r->in[i].nd = in[i].nd;
+        memcpy(r->in[i].d, in[i].d, (size_t)in[i].nd * sizeof in[i].d[0]);
+    }
+    for (int i = 0; i < r->nout; i++) {
+        r->out[i].nd = out[i].nd;
+        memcpy(r->out[i].d, out[i].d, (size_t)out[i].nd * sizeof out[i].d[0]);
+    }
+    finish_prow(F, r, ov, nov);
+    if (!F->ncand) F->expect = F->S->cs.expect;
+    consider(F, r, F->ncand++);
 }
 
 /* grid_cmp_inputs over two sort keys (§7.5). */
@@ -350,6 +641,55 @@ static int cmp_krow(const void *x, const void *y) {
     return c ? c : (a->order < b->order ? -1 : a->order > b->order); /* stable */
 }
 
+static inline bool ent_less(const sortent *x, const sortent *y) {
+    if (x->order2 & y->order2 & 1 && (x->a != y->a || x->b != y->b)) return x->a != y->a ? x->a < y->a : x->b < y->b;
+    int c = cmp_keys(x->sk, y->sk);
+    return c ? c < 0 : x->order2 < y->order2;
+}
+
+/* Merge sort of e[0..n) (tmp: room for n); the order tie-break makes every
+ * key distinct, so any sort gives the stable order. */
+static void sort_ents(sortent *e, sortent *tmp, size_t n) {
+    sortent *src = e, *dst = tmp;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) dst[o++] = ent_less(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid) dst[o++] = src[i++];
+            while (j < hi) dst[o++] = src[j++];
+        }
+        sortent *t = src;
+        src = dst, dst = t;
+    }
+    if (src != e) memcpy(e, src, n * sizeof *e);
+}
+
+/* The stable sort of §7.5 (the reference path: qsort over the rows);
+ * candidates often come in that order already. */
+static void sort_rows(grid_scratch *S, bool reference, krow **rows, size_t n) {
+    bool small = S->nrows_k < ((size_t)1 << 31); /* orders and indexes fit a sortent */
+    for (size_t j = 0; small && j < n; j++) small = rows[j]->order < ((size_t)1 << 31);
+    if (reference || !small) {
+        if (n) qsort(rows, n, sizeof *rows, cmp_krow);
+        return;
+    }
+    size_t i = 1;
+    while (i < n && cmp_krow(&rows[i - 1], &rows[i]) < 0) i++;
+    if (i >= n) return;
+    BIG_GROW(S->ents, 2 * n, S->entcap);
+    sortent *e = S->ents, *tmp = e + n;
+    for (size_t j = 0; j < n; j++) {
+        const int64_t *sk = rows[j]->sk;
+        bool pre = sk[0] >= 1 && sk[1] >= 2;
+        e[j].sk = sk, e[j].idx = (uint32_t)(rows[j] - S->rows);
+        e[j].order2 = (uint32_t)(rows[j]->order * 2 + pre);
+        e[j].a = pre ? sk[2] : 0;
+        e[j].b = pre ? sk[3] : 0;
+    }
+    sort_ents(e, tmp, n);
+    for (size_t j = 0; j < n; j++) rows[j] = &S->rows[e[j].idx];
+}
+
 /* A shape cell value `"d,d;d"` as CSV: quoted, its quotes doubled. It
  * holds only digits, '-', ',', ';' and the two quotes, so that is all. */
 static void put_shape_cell(opdb_strbuf *out, const char *v, size_t n) {
@@ -359,11 +699,49 @@ static void put_shape_cell(opdb_strbuf *out, const char *v, size_t n) {
     opdb_sb_adds(out, "\"\"\"");
 }
 
-/* Header + original rows + new rows, via a temp file and rename. */
-static int write_file(fctx *F, const grid_cands *cs, krow **rows, size_t nnew, const char *zero, opdb_err *err) {
+/* A new row's cells that differ from the file's constant row. */
+typedef struct varcell {
+    int col;
+    bool shape;
+    const char *p;
+    size_t n;
+} varcell;
+
+/* Sets column col's cell in the list sorted by column (replacing one). */
+static int varcell_set(varcell *v, int n, varcell c) {
+    int i = n;
+    while (i > 0 && v[i - 1].col > c.col) i--;
+    if (i > 0 && v[i - 1].col == c.col) {
+        v[i - 1] = c;
+        return n;
+    }
+    memmove(v + i + 1, v + i, (size_t)(n - i) * sizeof *v);
+    v[i] = c;
+    return n + 1;
+}
+
+/* The cells of kept row k that are not constant: overrides win over the
+ * shape cells, the last override of a column over earlier ones. */
+static int row_varcells(const fctx *F, const krow *k, varcell *v) {
+    const grid_scratch *S = F->S;
+    int n = 0;
+    if (F->c_in >= 0) n = varcell_set(v, n, (varcell){F->c_in, true, S->cells.p + k->in_off, k->nin_b});
+    if (F->c_out >= 0) n = varcell_set(v, n, (varcell){F->c_out, true, S->cells.p + k->out_off, k->nout_b});
+    for (uint32_t j = 0; j < k->nov; j++) {
+        const kov *o = &S->kov[k->ov_off + j];
+        n = varcell_set(v, n, (varcell){o->col, false, S->cells.p + o->off, o->len});
+    }
+    return n;
+}
+
+/* Header + original rows + new rows, via a temp file and rename.  A new
+ * row is the file's constant row (the template with measurements zeroed,
+ * CSV-encoded once) with its variable cells spliced in. */
+static int write_file(fctx *F, krow **rows, size_t nnew, const char *zero, opdb_err *err) {
     grid_table *t = &F->t;
     opdb_atomic_file af;
     if (opdb_atomic_open(&af, F->path, err)) return -1;
+    opdb_sb_reserve(&af.buf, (1u << 20) + (1u << 16));
     opdb_span *hdr = opdb_xmalloc(t->ncols * sizeof *hdr);
     for (size_t i = 0; i < t->ncols; i++) hdr[i] = opdb_span_cstr(t->header[i]);
     opdb_csv_write_record(&af.buf, hdr, t->ncols);
@@ -373,47 +751,80 @@ static int write_file(fctx *F, const grid_cands *cs, krow **rows, size_t nnew, c
         opdb_csv_write_record(&af.buf, t->rows[r], t->ncols);
         if (af.buf.n > (1u << 20)) rc = opdb_atomic_flush(&af);
     }
-    /* constant cells, CSV-encoded once: cst[i] .. cst[i+1] in cbuf */
-    opdb_strbuf cbuf;
-    opdb_sb_init(&cbuf);
-    size_t *cst = opdb_xmalloc((t->ncols + 1) * sizeof *cst);
-    int *ovk = opdb_xmalloc(t->ncols * sizeof *ovk); /* override index + 1 per column, for the current row */
+    /* the constant row: column i is line[beg[i] .. beg[i] + len[i]], cells joined by ',' */
+    opdb_strbuf line;
+    opdb_sb_init(&line);
+    size_t *beg = opdb_xmalloc(t->ncols * 2 * sizeof *beg), *len = beg + t->ncols;
     for (size_t i = 0; i < t->ncols; i++) {
-        cst[i] = cbuf.n;
-        ovk[i] = 0;
-        if (zero[i]) opdb_sb_addc(&cbuf, '0');
-        else opdb_csv_write_cell(&cbuf, F->tmpl[i].p, F->tmpl[i].n);
+        if (i) opdb_sb_addc(&line, ',');
+        beg[i] = line.n;
+        if (zero[i]) opdb_sb_addc(&line, '0');
+        else opdb_csv_write_cell(&line, F->tmpl[i].p, F->tmpl[i].n);
+        len[i] = line.n - beg[i];
     }
-    cst[t->ncols] = cbuf.n;
-    const char *cb = cbuf.p ? cbuf.p : "";
+    const char *lp = line.p ? line.p : "";
+    varcell v[2 + GRID_MAX_OVER];
     for (size_t r = 0; r < nnew && !rc; r++) {
-        const krow *k = rows[r];
-        const grid_cand *c = &cs->c[k->cand];
-        const grid_over *ov = cs->over + c->over_off;
-        for (int j = 0; j < c->nover; j++) {
-            int col = grid_table_col(t, ov[j].col);
-            if (col >= 0) ovk[col] = j + 1;
+        int nv = row_varcells(F, rows[r], v);
+        size_t need = line.n + 2;
+        for (int j = 0; j < nv; j++) need += 2 * v[j].n + 6; /* the most a cell can take */
+        opdb_sb_reserve(&af.buf, need);
+        size_t at = 0;
+        for (int j = 0; j < nv; j++) {
+            size_t b = beg[v[j].col];
+            memcpy(af.buf.p + af.buf.n, lp + at, b - at);
+            af.buf.n += b - at;
+            if (v[j].shape && v[j].n) { /* put_shape_cell, into the room reserved */
+                char *o = af.buf.p + af.buf.n;
+                memcpy(o, "\"\"\"", 3);
+                memcpy(o + 3, v[j].p + 1, v[j].n - 2);
+                memcpy(o + 1 + v[j].n, "\"\"\"", 3);
+                af.buf.n += v[j].n + 4;
+            } else if (!v[j].shape) {
+                opdb_csv_write_cell(&af.buf, v[j].p, v[j].n);
+            }
+            at = b + len[v[j].col];
         }
-        for (size_t i = 0; i < t->ncols; i++) {
-            if (i) opdb_sb_addc(&af.buf, ',');
-            if (ovk[i]) opdb_csv_write_cell(&af.buf, ov[ovk[i] - 1].val, strlen(ov[ovk[i] - 1].val));
-            else if ((int)i == F->c_in) put_shape_cell(&af.buf, k->in, k->nin_b);
-            else if ((int)i == F->c_out) put_shape_cell(&af.buf, k->out, k->nout_b);
-            else opdb_sb_add(&af.buf, cb + cst[i], cst[i + 1] - cst[i]);
-        }
-        opdb_sb_add(&af.buf, "\r\n", 2);
-        for (int j = 0; j < c->nover; j++) {
-            int col = grid_table_col(t, ov[j].col);
-            if (col >= 0) ovk[col] = 0;
-        }
+        memcpy(af.buf.p + af.buf.n, lp + at, line.n - at);
+        memcpy(af.buf.p + af.buf.n + line.n - at, "\r\n", 2);
+        af.buf.n += line.n - at + 2;
+        af.buf.p[af.buf.n] = '\0';
         if (af.buf.n > (1u << 20)) rc = opdb_atomic_flush(&af);
     }
-    free(cst);
-    free(ovk);
-    opdb_sb_free(&cbuf);
+    free(beg);
+    opdb_sb_free(&line);
     if (rc) {
         opdb_atomic_abort(&af);
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: write failed", F->path);
+    }
+    return opdb_atomic_commit(&af, err);
+}
+
+/* The reference path's writer: every new row cell by cell. */
+static int write_file_ref(fctx *F, krow **rows, size_t nnew, const char *zero, opdb_err *err) {
+    grid_table *t = &F->t;
+    opdb_atomic_file af;
+    if (opdb_atomic_open(&af, F->path, err)) return -1;
+    opdb_span *hdr = opdb_xmalloc(t->ncols * sizeof *hdr);
+    for (size_t i = 0; i < t->ncols; i++) hdr[i] = opdb_span_cstr(t->header[i]);
+    opdb_csv_write_record(&af.buf, hdr, t->ncols);
+    free(hdr);
+    for (size_t r = 0; r < t->nrows; r++) opdb_csv_write_record(&af.buf, t->rows[r], t->ncols);
+    const grid_scratch *S = F->S;
+    for (size_t r = 0; r < nnew; r++) {
+        const krow *k = rows[r];
+        for (size_t i = 0; i < t->ncols; i++) {
+            if (i) opdb_sb_addc(&af.buf, ',');
+            const kov *ov = NULL;
+            for (uint32_t j = 0; j < k->nov; j++)
+                if (S->kov[k->ov_off + j].col == (int)i) ov = &S->kov[k->ov_off + j];
+            if (ov) opdb_csv_write_cell(&af.buf, S->cells.p + ov->off, ov->len);
+            else if ((int)i == F->c_in) put_shape_cell(&af.buf, S->cells.p + k->in_off, k->nin_b);
+            else if ((int)i == F->c_out) put_shape_cell(&af.buf, S->cells.p + k->out_off, k->nout_b);
+            else if (zero[i]) opdb_sb_addc(&af.buf, '0');
+            else opdb_csv_write_cell(&af.buf, F->tmpl[i].p, F->tmpl[i].n);
+        }
+        opdb_sb_add(&af.buf, "\r\n", 2);
     }
     return opdb_atomic_commit(&af, err);
 }
@@ -458,63 +869,57 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
     opdb_sb_init(&F->inb);
     opdb_sb_init(&F->outb);
     opdb_sb_init(&F->key);
-    grid_scratch *S = scratch_of(R);
-    sigset *seen = &S->seen;
+    opdb_sb_init(&F->key2);
+    grid_scratch *S = F->S = scratch_of(R);
     grid_cands *cs = &S->cs;
-    prow *pr = &S->pr;
     for (size_t r = 0; r < t->nrows; r++) {
-        sign_row(F, t->rows[r]);
-        sigset_add(seen, &F->key);
+        sign_row(F, t->rows[r], &F->key);
+        seen_add(F, (uint32_t)r);
     }
-    krow **kept = NULL;
     char *zero = NULL;
-    if (R->coverage && is_model_driven(p) && (rc = file_coverage(F, p, seen, err))) goto done;
-    if ((rc = generate(F, p, R->nmodels ? R->models : R->all, R->nmodels ? R->nmodels : R->nall, R->nmodels > 0, cs,
-                       err)))
-        goto done;
+    if (R->coverage && is_model_driven(p) && (rc = file_coverage(F, p, err))) goto done;
+    const grid_model *const *models = R->nmodels ? R->models : R->all;
+    size_t nmodels = R->nmodels ? R->nmodels : R->nall;
     size_t cap = o->rows > 0 ? (size_t)o->rows : 0;
-    size_t norder = cs->n;
-    if (cs->n > S->ordercap) {
-        S->ordercap = cs->n;
-        S->order = opdb_xrealloc(S->order, S->ordercap * sizeof *S->order);
-        S->rows = opdb_xrealloc(S->rows, S->ordercap * sizeof *S->rows);
-        S->sorted = opdb_xrealloc(S->sorted, S->ordercap * sizeof *S->sorted);
-    }
-    opdb_hindex_reserve(&seen->ix, seen->n + cs->n);
-    size_t *order = S->order;
-    if (o->quirks && cap && cs->n > cap) {
-        opdb_pyrandom_sample(&R->rng, cs->n, cap, order);
-        norder = cap;
-    } else {
-        for (size_t i = 0; i < cs->n; i++) order[i] = i;
-    }
-    res->candidates = norder;
-    size_t nnew = 0, dropped = 0;
-    for (size_t oi = 0; oi < norder; oi++) {
-        prepare(F, cs, order[oi], pr);
-        if (over_budget(F, pr)) {
-            dropped++;
-            continue;
+    /* The reference samples among all candidates, so it needs them all
+     * first; otherwise each one goes straight through filter and dedup. */
+    bool pooled = R->reference || (o->quirks && cap);
+    size_t norder;
+    if (pooled) {
+        if ((rc = generate(F, p, models, nmodels, R->nmodels > 0, cs, err))) goto done;
+        norder = cs->n;
+        if (cs->n > S->ordercap) {
+            S->ordercap = cs->n;
+            S->order = opdb_xrealloc(S->order, S->ordercap * sizeof *S->order);
         }
-        sign(F, pr);
-        if (!sigset_add(seen, &F->key)) continue;
-        krow *k = &S->rows[nnew++];
-        k->cand = order[oi];
-        k->order = oi;
-        k->sk_off = sort_key(S, pr);
-        k->in_off = S->cells.n;
-        k->nin_b = (uint32_t)F->inb.n;
-        opdb_sb_add(&S->cells, F->inb.p ? F->inb.p : "", F->inb.n);
-        k->out_off = S->cells.n;
-        k->nout_b = (uint32_t)F->outb.n;
-        opdb_sb_add(&S->cells, F->outb.p ? F->outb.p : "", F->outb.n);
+        size_t *order = S->order;
+        if (o->quirks && cap && cs->n > cap) {
+            opdb_pyrandom_sample(&R->rng, cs->n, cap, order);
+            norder = cap;
+        } else {
+            for (size_t i = 0; i < cs->n; i++) order[i] = i;
+        }
+        F->expect = norder;
+        for (size_t oi = 0; oi < norder; oi++) {
+            prepare(F, cs, order[oi], &S->pr);
+            consider(F, &S->pr, oi);
+        }
+    } else {
+        cs->sink = take;
+        cs->sink_ctx = F;
+        cs->expect = 0;
+        rc = generate(F, p, models, nmodels, R->nmodels > 0, cs, err);
+        cs->sink = NULL;
+        if (rc) goto done;
+        norder = cs->n;
     }
-    kept = S->sorted; /* the buffers stay put from here on */
+    size_t nnew = S->nrows_k, dropped = F->dropped;
+    res->candidates = norder;
+    BIG_GROW(S->sorted, nnew, S->sortedcap);
+    krow **kept = S->sorted; /* the buffers stay put from here on */
     for (size_t i = 0; i < nnew; i++) {
         krow *k = &S->rows[i];
         k->sk = S->keys + k->sk_off;
-        k->in = S->cells.p + k->in_off;
-        k->out = S->cells.p + k->out_off;
         kept[i] = k;
     }
     res->after_memory = norder - dropped;
@@ -537,7 +942,7 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
         nnew = cap;
     }
     res->appended = nnew;
-    if (nnew) qsort(kept, nnew, sizeof *kept, cmp_krow);
+    sort_rows(S, R->reference, kept, nnew);
     if (!o->plan) {
         zero = opdb_xmalloc(t->ncols + 1);
         static const char *const copy_cols[] = {OPDB_COL_OP_STATE,      OPDB_COL_ACCEL_CORE,     OPDB_COL_INPUT_DTYPES,
@@ -548,11 +953,12 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
             for (size_t k = 0; k < 7; k++) copy |= !strcmp(t->header[i], copy_cols[k]);
             zero[i] = !copy && (int)i != F->c_in && grid_zero_column(t->header[i]);
         }
-        rc = write_file(F, cs, kept, nnew, zero, err);
+        rc = R->reference ? write_file_ref(F, kept, nnew, zero, err) : write_file(F, kept, nnew, zero, err);
     }
 done:
     free(zero);
     opdb_sb_free(&F->key);
+    opdb_sb_free(&F->key2);
     opdb_sb_free(&F->inb);
     opdb_sb_free(&F->outb);
     grid_table_free(t);

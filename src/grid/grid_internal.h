@@ -7,6 +7,7 @@
 #define GRID_MAX_DIMS 8
 #define GRID_MAX_SLOTS 40
 #define GRID_MAX_VARS 24
+#define GRID_MAX_OVER 32 /* overrides per candidate (fused_attention gives 17) */
 
 /* One dimension of a shape template: a literal or an expression. */
 typedef struct grid_dim {
@@ -102,7 +103,20 @@ typedef struct grid_cand {
     uint16_t nover;
 } grid_cand;
 
+typedef struct grid_shape {
+    int nd;
+    int64_t d[GRID_MAX_DIMS];
+} grid_shape;
+
+/* Where candidates go instead of the pool when set (file.c's streaming
+ * path): called once per candidate, in generation order. */
+typedef void (*grid_cand_sink)(void *ctx, const grid_shape *in, int nin, const grid_shape *out, int nout,
+                               const grid_over *over, int nover);
+
 typedef struct grid_cands {
+    grid_cand_sink sink; /* non-NULL: nothing is stored, n still counts */
+    void *sink_ctx;
+    size_t expect;       /* with a sink: candidates announced by grid_cands_reserve */
     grid_cand *c;
     size_t n, cap;
     int64_t *pool;
@@ -117,10 +131,6 @@ void grid_cands_reserve(grid_cands *cs, size_t ncands, size_t npool);
 /* Empties cs, keeping its memory. */
 void grid_cands_clear(grid_cands *cs);
 /* Appends one candidate: slots given as (ndims, dims) arrays. */
-typedef struct grid_shape {
-    int nd;
-    int64_t d[GRID_MAX_DIMS];
-} grid_shape;
 void grid_cands_add(grid_cands *cs, const grid_shape *in, int nin, const grid_shape *out, int nout,
                     const grid_over *over, int nover);
 /* The shapes of candidate i back into arrays (room for GRID_MAX_SLOTS each). */
