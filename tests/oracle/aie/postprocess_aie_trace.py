@@ -497,11 +497,23 @@ def set_tunables(args) -> None:  # opdb: the flags replace the constants
     LOCK_STALL_FACTOR = args.lock_stall_factor
 
 
+class Usage(Exception):  # opdb: a usage error (exit 2)
+    pass
+
+
 def paths(args) -> tuple[str, str]:  # opdb: --trace / --out-dir, else the reference's pattern
     M, K, N = args.M, args.K, args.N
     # Input path pattern with "{nb_rows}_row_{nb_cols}_col.json"
     input_path = args.trace or (
         f"outputs/{args.hwid}-gemm_{M}_{K}_{N}-{args.row}_row_{args.col}_col/traces/trace_mm_{M}_{K}_{N}.json")
+    if input_path == "-":  # opdb: the trace from stdin, shown as <stdin>; the output folder must be named
+        if not args.out_dir:
+            raise Usage("--trace - (stdin) needs --out-dir")
+        import tempfile
+        with tempfile.NamedTemporaryFile("wb", suffix=".json", delete=False) as f:
+            f.write(sys.stdin.buffer.read())
+        args.stdin_copy = f.name
+        return "<stdin>", args.out_dir
     output_dir = args.out_dir or os.path.dirname(input_path) or "."
     if not os.path.isfile(input_path):
         raise Fail(f"{input_path}: trace not found")
@@ -545,9 +557,12 @@ def main(argv=None) -> int:
     perf_iters = max(0, int(args.iterations))
     try:
         input_path, output_dir = paths(args)
-        traces = parse_perfetto_trace_events(input_path)
+        traces = parse_perfetto_trace_events(getattr(args, "stdin_copy", input_path))
         cores = collect_cores(traces, warmup, perf_iters, args)
         core_file_names(cores)
+    except Usage as e:
+        print(f"opdb aie: {e}", file=sys.stderr)
+        return 2
     except Fail as e:
         print(f"opdb aie: {e}", file=sys.stderr)
         return 1

@@ -111,6 +111,13 @@ class DefaultHooks(ref.Hooks):
             return None
         return v if math.isfinite(v) and v >= 0 else None
 
+    def counter(self, text):  # a non-finite or negative counter counts as 0, like N/A
+        v = ref.parse_float(text)
+        return v if math.isfinite(v) and v >= 0 else 0.0
+
+    def counter_mean(self, total, count):  # a sum past the largest double: left empty
+        return f"{total / count:.6f}" if math.isfinite(total) else ""
+
     def match_targets(self, sig_all, s, existing_rows):
         return [existing_rows[i] for i in sig_all[s]]
 

@@ -117,6 +117,12 @@ class Hooks:
     def duration(self, text):
         return parse_float(text)
 
+    def counter(self, text):
+        return parse_float(text)
+
+    def counter_mean(self, total, count):
+        return f"{total / count:.6f}"
+
     def match_targets(self, sig_idx_all, s, existing_rows):
         return None
 
@@ -235,7 +241,7 @@ def aggregate_summary(files: list[Path], ep_size: int | None
                 if dur is not None and (item["min_dur"] is None or dur < item["min_dur"]):
                     item["min_dur"] = dur
                 for src in PROF_COLS:
-                    item["sums"][src] += parse_float(row.get(src, ""))
+                    item["sums"][src] += HOOKS.counter(row.get(src, ""))
     result: dict[str, list[dict[str, str]]] = defaultdict(list)
     for (op_type, _), item in grouped.items():
         cnt, src_row = item["count"], dict(item["row"])
@@ -245,7 +251,7 @@ def aggregate_summary(files: list[Path], ep_size: int | None
         if normalize_op_name(op_type) == normalize_op_name(DISPATCH_FFN_OP) and ep_size:
             agg["EP Size"] = str(ep_size)
         for src, mb_col in MB_EXTRA_COLS.items():
-            agg[mb_col] = f"{item['sums'][src] / cnt:.6f}"
+            agg[mb_col] = HOOKS.counter_mean(item['sums'][src], cnt)
         result[op_type].append(agg)
     return result
 
