@@ -413,7 +413,7 @@ void update_report_json(const opdb_update_opts *o, const update_run *run, const 
                      r->updated, r->added, r->deleted.n, r->unchanged, r->ndups);
         json_list(out, "missing", &r->missing, "      ");
         json_list(out, "no_numeric_samples", &r->no_sample, "      ");
-        json_list(out, "added", &r->added_rows, "      ");
+        json_list(out, "added_shapes", &r->added_rows, "      ");
         opdb_sb_adds(out, "\n    }");
     }
     opdb_sb_adds(out, run->n ? "\n  ]" : "]");

@@ -160,13 +160,13 @@ def transform_json(raw, mode_all):
         return raw
     out = raw
     for f in d["csv_files"]:
-        # "missing" keeps shapes not added; "added" follows "no_numeric_samples"
+        # "missing" keeps shapes not added; "added_shapes" follows "no_numeric_samples"
         added = f["missing"] if mode_all else []
         miss = [] if mode_all else f["missing"]
         enc = lambda v: "[" + ", ".join(json.dumps(x, ensure_ascii=False) for x in v) + "]"
         old = '"missing": ' + enc(f["missing"]) + ',\n      "no_numeric_samples": ' + enc(f["no_numeric_samples"])
         new = '"missing": ' + enc(miss) + ',\n      "no_numeric_samples": ' + enc(f["no_numeric_samples"]) + \
-              ',\n      "added": ' + enc(added)
+              ',\n      "added_shapes": ' + enc(added)
         out = out.replace(old, new, 1)
     k = out.rindex("\n}")
     nr = [o for o in d["profiled_operators_without_csv"] if normalize(o) not in CATALOGUE]

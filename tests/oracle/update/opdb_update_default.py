@@ -239,7 +239,7 @@ def print_json(results, gaps, paths):
             f'      "duplicate_signatures": {len(r.duplicates)},\n'
             f'      "missing": {enc([] if mode_all else r.missing)},\n'
             f'      "no_numeric_samples": {enc(RUN.no_numeric.get(r.csv_path, []))},\n'
-            f'      "added": {enc(added)}\n'
+            f'      "added_shapes": {enc(added)}\n'
             "    }")
     keep = [op for op, _ in RUN.without_csv if op in ref.REPLAY_OPS]
     nr = [op for op, _ in RUN.without_csv if op not in ref.REPLAY_OPS]
