@@ -2,6 +2,7 @@
  * shapes, parse the duration and the 25 metrics. Runs on worker threads. */
 #include "ingest/kd_rows.h"
 
+#include <math.h>
 #include <string.h>
 #include "opdb/pystr.h"
 #include "opdb/schema.h"
@@ -49,11 +50,18 @@ void kd_row_extract(kd_row *r, const kd_colmap *L, const opdb_field *f, int nf, 
             r->flags |= KD_ROW_BAD_DURATION;
             return;
         }
+    } else if (!quirks && !(isfinite(r->duration) && r->duration >= 0)) { /* never written to a table */
+        r->flags |= KD_ROW_BAD_DURATION;
+        return;
     }
     for (int i = 0; i < KD_NDESC; i++) r->desc[i] = cell(L, KD_OP_STATE + i, f, nf);
     for (int m = 0; m < OPDB_NMETRICS; m++) {
         int c = L->col[KD_METRIC0 + m];
         r->metric[m] = (c >= 0 && c < nf) ? opdb_py_float_or_zero(f[c].p, f[c].n) : 0.0;
+        if (!quirks && !(isfinite(r->metric[m]) && r->metric[m] >= 0)) {
+            r->metric[m] = 0.0;
+            r->flags |= KD_ROW_BAD_METRIC;
+        }
     }
     r->hash = kd_key_hash(r->type, r->in, r->out);
 }

@@ -8,8 +8,9 @@
 
 enum {
     KD_ROW_NA_SHAPES = 1,  /* Input or Output Shapes is N/A: not aggregated */
-    KD_ROW_BAD_DURATION = 2, /* Duration(us) is not a number */
+    KD_ROW_BAD_DURATION = 2, /* Duration(us) is not a number (default mode: nor finite and >= 0) */
     KD_ROW_FIA = 4,        /* Type is FusedInferAttentionScore */
+    KD_ROW_BAD_METRIC = 8, /* default mode: a non-finite or negative metric, counted as 0 */
 };
 
 typedef struct kd_row {

@@ -41,7 +41,7 @@ typedef struct job {
     size_t fia_seen;            /* FusedInferAttentionScore rows so far in this file */
 
     /* diagnostics over the whole run */
-    unsigned long long bad_durations;
+    unsigned long long bad_durations, bad_metric_rows;
     char *first_bad_file;
     uint64_t first_bad_off;
     uint32_t metrics_missing;   /* union over files */
@@ -88,7 +88,7 @@ static int take_row(job *J, const kd_row *r, opdb_err *err) {
     if (r->flags & KD_ROW_BAD_DURATION) {
         if (J->o->strict) {
             char *where = where_of(J, r->rec_off);
-            opdb_fail(err, OPDB_ERR_RUNTIME, "%s: Duration(us) is not a number: '%.*s'", where,
+            opdb_fail(err, OPDB_ERR_RUNTIME, "%s: Duration(us) is not a finite, non-negative number: '%.*s'", where,
                       (int)(r->dur_text.n > 60 ? 60 : r->dur_text.n), r->dur_text.p);
             free(where);
             return -1;
@@ -99,6 +99,7 @@ static int take_row(job *J, const kd_row *r, opdb_err *err) {
         }
         return 0;
     }
+    if (r->flags & KD_ROW_BAD_METRIC) J->bad_metric_rows++;
     kd_agg_add(&J->agg, r, J->colmap.metrics_present);
     return 0;
 }
@@ -358,10 +359,12 @@ static void report_warnings(job *J) {
         int fd = open(J->first_bad_file, O_RDONLY | O_CLOEXEC);
         unsigned long long line = fd >= 0 ? opdb_csv_line_of_offset(fd, J->first_bad_off) : 0;
         if (fd >= 0) close(fd);
-        opdb_warn("skipped %llu row(s) whose Duration(us) is not a number (first at %s:%llu); "
+        opdb_warn("skipped %llu row(s) whose Duration(us) is not a finite, non-negative number (first at %s:%llu); "
                   "use --strict to make this an error",
                   J->bad_durations, J->first_bad_file, line);
     }
+    if (J->bad_metric_rows)
+        opdb_warn("%llu row(s) with a non-finite or negative metric: those cells counted as 0", J->bad_metric_rows);
     if (J->files_missing_metrics) {
         opdb_strbuf names;
         opdb_sb_init(&names);

@@ -9,7 +9,8 @@
   folder's CSVs are kernel_details ones by name or by header (Type + Duration(us)),
   else op_summary ones (by name or OP Type + Task Duration(us)); others warn
   (`--strict`: error);
-* a `Duration(us)` that is not a number skips the row (`--strict`: error);
+* a `Duration(us)` that is not a finite, non-negative number skips the row (`--strict`: error);
+  a non-finite or negative metric counts as 0;
 * empty files (no header record) are skipped; blank records before the header
   are skipped; a quote left open at the end of a file is an error;
 * FIA: a row with N/A shapes takes part in the operator_details pairing but
@@ -27,6 +28,7 @@
 Binary profiles (SQLite, Kineto) have their own oracle: tests/oracle/ingest/."""
 import csv
 import io
+import math
 import os
 import shutil
 import sys
@@ -178,12 +180,20 @@ class DefaultParser(ref.KernelDetailsParser):
         return rows
 
     @staticmethod
-    def _is_number(text: str) -> bool:
+    def _is_number(text: str) -> bool:  # a finite, non-negative duration (issue 17: never written)
         try:
-            float(text)
-            return True
+            v = float(text)
         except ValueError:
             return False
+        return math.isfinite(v) and v >= 0
+
+    @staticmethod
+    def _parse_duration(value: str) -> float:  # metrics too: non-finite or negative counts as 0
+        try:
+            v = float((value or "").strip())
+        except ValueError:
+            return 0.0
+        return v if math.isfinite(v) and v >= 0 else 0.0
 
     def _read_fia_kernel_rows(self, csv_path: Path):
         rows = self._rows_of(csv_path, quiet=True) or []
