@@ -363,10 +363,35 @@ static void test_row_duration_python_forms(void **s) {
     kd_row_extract(&r, &fx.L, fx.row.f, fx.row.n, false);
     assert_int_equal(r.flags, 0);
     assert_true(r.duration == 10.0);
+    /* the reference's float() reads nan; it is kept only under --reference-quirks */
     make_row(&fx, "Add", "1", "1", "nan");
-    kd_row_extract(&r, &fx.L, fx.row.f, fx.row.n, false);
+    kd_row_extract(&r, &fx.L, fx.row.f, fx.row.n, true);
     assert_int_equal(r.flags, 0);
     assert_true(r.duration != r.duration);
+}
+
+/* Default mode never aggregates a non-finite or negative number (issue 17). */
+static void test_row_nonfinite_or_negative_default_mode(void **s) {
+    (void)s;
+    fixture fx;
+    kd_row r;
+    const char *bad[] = {"nan", "inf", "-inf", "1e400", "-2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        make_row(&fx, "Add", "1", "1", bad[i]);
+        kd_row_extract(&r, &fx.L, fx.row.f, fx.row.n, false);
+        assert_true(r.flags & KD_ROW_BAD_DURATION);
+    }
+    make_row(&fx, "Add", "1", "1", "-0.0");
+    kd_row_extract(&r, &fx.L, fx.row.f, fx.row.n, false);
+    assert_int_equal(r.flags, 0);
+    make_row(&fx, "Add", "1", "1", "2");
+    set_cell(&fx, KD_METRIC0 + 5, "-inf");
+    kd_row_extract(&r, &fx.L, fx.row.f, fx.row.n, false);
+    assert_int_equal(r.flags, KD_ROW_BAD_METRIC);
+    assert_true(r.metric[5] == 0.0);
+    kd_row_extract(&r, &fx.L, fx.row.f, fx.row.n, true);
+    assert_int_equal(r.flags, 0);
+    assert_true(r.metric[5] < 0);
 }
 
 static void test_row_short_record_cells_are_empty(void **s) {
@@ -573,6 +598,7 @@ int main(void) {
         cmocka_unit_test(test_row_bad_duration_flagged_without_quirks),
         cmocka_unit_test(test_row_bad_duration_is_zero_with_quirks),
         cmocka_unit_test(test_row_duration_python_forms),
+        cmocka_unit_test(test_row_nonfinite_or_negative_default_mode),
         cmocka_unit_test(test_row_short_record_cells_are_empty),
         cmocka_unit_test(test_row_absent_metric_column_is_zero),
         cmocka_unit_test(test_fia_slots_5_6_14_to_runtime_columns),
