@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
-fuzz_seconds=${OPDB_FUZZ_SECONDS:-15}
+fuzz_seconds=${OPDB_FUZZ_SECONDS:-10}
 
 echo "== build (gcc, -Werror) and test"
 bash scripts/build.sh build
