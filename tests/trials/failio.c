@@ -86,11 +86,14 @@ typedef int (*rename_fn)(const char *, const char *);
 typedef int (*renameat_fn)(int, const char *, int, const char *);
 
 /* The libc function behind ours (memcpy: ISO C has no object-to-function pointer cast). */
-#define REAL(name, type)                             \
-    static type real_##name;                         \
-    if (!real_##name) {                              \
-        void *sym_ = dlsym(RTLD_NEXT, #name);        \
-        memcpy(&real_##name, &sym_, sizeof sym_);    \
+/* The cache is atomic: opdb's writer threads may make their first call at once. */
+#define REAL(name, type)                                                \
+    static type cache_##name;                                           \
+    type real_##name = __atomic_load_n(&cache_##name, __ATOMIC_ACQUIRE); \
+    if (!real_##name) {                                                 \
+        void *sym_ = dlsym(RTLD_NEXT, #name);                           \
+        memcpy(&real_##name, &sym_, sizeof sym_);                       \
+        __atomic_store_n(&cache_##name, real_##name, __ATOMIC_RELEASE); \
     }
 
 ssize_t write(int fd, const void *buf, size_t n) {
