@@ -81,8 +81,57 @@ static int ev(const char *text, int64_t *out, char *msg) {
     double f;
     bool fl;
     int rc = opdb_grid_expr_eval(e, &v, out, &f, &fl, msg, 256);
+    /* the same with the names bound to slots (the expansion's fast path) */
+    int64_t out2 = -54321;
+    double f2;
+    bool fl2;
+    char msg2[256] = "";
+    opdb_grid_expr_bind(e, &v);
+    int rc2 = opdb_grid_expr_eval(e, &v, &out2, &f2, &fl2, msg2, 256);
+    opdb_grid_expr_bind(e, NULL);
+    if (rc2 != rc || strcmp(msg2, rc ? msg : "") || (!rc && (out2 != *out || fl2 != fl)))
+        fail_msg("%s: bound rc %d '%s' %lld, by name rc %d '%s' %lld", text, rc2, msg2, (long long)out2, rc,
+                 rc ? msg : "", (long long)*out);
     opdb_grid_expr_free(e);
     return rc;
+}
+
+/* Bound slots: the last binding of a name wins, values may change between
+ * evaluations, and only the names array bound to uses the slots. */
+static void test_expr_bind(void **state) {
+    (void)state;
+    char msg[256] = "";
+    opdb_grid_expr *e = opdb_grid_expr_compile("N * 100 + K", msg, sizeof msg);
+    assert_non_null(e);
+    const char *names[] = {"N", "K", "N"};
+    int64_t vals[] = {1, 2, 3};
+    opdb_grid_vars v = {names, vals, 3};
+    int64_t r;
+    double f;
+    bool fl;
+    opdb_grid_expr_bind(e, &v);
+    assert_int_equal(opdb_grid_expr_eval(e, &v, &r, &f, &fl, msg, sizeof msg), 0);
+    assert_int_equal(r, 302);
+    vals[2] = 5, vals[1] = 7;
+    assert_int_equal(opdb_grid_expr_eval(e, &v, &r, &f, &fl, msg, sizeof msg), 0);
+    assert_int_equal(r, 507);
+    const char *other[] = {"K", "N"}; /* another names array: looked up by name */
+    int64_t ovals[] = {4, 9};
+    opdb_grid_vars w = {other, ovals, 2};
+    assert_int_equal(opdb_grid_expr_eval(e, &w, &r, &f, &fl, msg, sizeof msg), 0);
+    assert_int_equal(r, 904);
+    opdb_grid_vars shorter = {names, vals, 2}; /* same array, fewer names: not the binding */
+    assert_int_equal(opdb_grid_expr_eval(e, &shorter, &r, &f, &fl, msg, sizeof msg), 0);
+    assert_int_equal(r, 107);
+    opdb_grid_expr_bind(e, NULL);
+    assert_int_equal(opdb_grid_expr_eval(e, &v, &r, &f, &fl, msg, sizeof msg), 0);
+    assert_int_equal(r, 507);
+    const char *no_k[] = {"N"};
+    opdb_grid_vars nk = {no_k, vals, 1};
+    opdb_grid_expr_bind(e, &nk); /* K unbound: the by-name error */
+    assert_int_equal(opdb_grid_expr_eval(e, &nk, &r, &f, &fl, msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "name 'K' is not defined"));
+    opdb_grid_expr_free(e);
 }
 static void expect(const char *text, int64_t want) {
     int64_t got = -12345;
@@ -207,6 +256,7 @@ int main(void) {
         cmocka_unit_test(test_getrandbits_vectors),
         cmocka_unit_test(test_sample_vectors),
         cmocka_unit_test(test_expr_python_semantics),
+        cmocka_unit_test(test_expr_bind),
         cmocka_unit_test(test_expr_hostile),
         cmocka_unit_test(test_config_default_and_errors),
     };
