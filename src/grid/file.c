@@ -182,23 +182,32 @@ typedef struct prow {
     opdb_span ovval[GRID_MAX_OVER];
 } prow;
 
-/* A kept row: its rendered shape cells, overrides and sort key live in the
- * scratch buffers (offsets: they grow while rows are added). */
+/* A kept row: its rendered shape cells (the output cell right after the
+ * input cell) and overrides live in the scratch buffers (offsets: they grow
+ * while rows are added).  The fast path sorts on the rendered input cell;
+ * only the reference path keeps a sort key of integers (40 bytes in all:
+ * the first touch of a page costs more here than the work on its rows). */
 typedef struct krow {
     size_t order;
-    size_t sk_off, in_off, out_off;
+    size_t in_off;
+    union {
+        size_t off;        /* into the scratch's keys while rows are added */
+        const int64_t *p;  /* [nslots, (nd, dims...)...] of the inputs, set once rows are all in */
+    } sk;                  /* the reference path's sort key */
     uint32_t nin_b, nout_b;
-    uint32_t ov_off, nov; /* into the scratch's kov */
-    const int64_t *sk;    /* [nslots, (nd, dims...)...] of the inputs, set once rows are all in */
+    uint32_t ov_off, nov;  /* into the scratch's kov */
 } krow;
 
-/* A kept row for the sort: the first two dims of its first input inline
- * (pre: it has them), which decide nearly every comparison. */
+static inline size_t out_off(const krow *k) { return k->in_off + k->nin_b; }
+
+/* A kept row for the fast path's sort: the first two dims of its first
+ * input inline (pre: it has them), which decide nearly every comparison,
+ * then its rendered input cell. */
 typedef struct sortent {
     int64_t a, b;
-    const int64_t *sk;
-    uint32_t idx;   /* into the scratch's rows */
-    uint32_t order2; /* order * 2 + pre (32 bytes in all: fewer pages to fill) */
+    const char *in;
+    uint32_t nin;
+    uint32_t pos2; /* its place among the rows to sort * 2 + pre (32 bytes in all) */
 } sortent;
 
 typedef struct kov {
@@ -214,17 +223,15 @@ struct grid_scratch {
     size_t *order, ordercap;
     krow *rows;
     size_t nrows_k, rowcap;
-    krow **sorted;
-    size_t sortedcap;
     kov *kov;
     size_t nkov, kovcap;
     struct {
         char *p;
         size_t n, cap;
     } cells;             /* kept rows' shape cells and override values back to back */
-    sortent *ents;       /* the sort's entries and its merge buffer */
+    sortent *ents;       /* the sort's entries, its merge buffer, then the kept rows' pointers */
     size_t entcap;
-    int64_t *keys;       /* kept rows' sort keys back to back */
+    int64_t *keys;       /* the reference path: kept rows' sort keys back to back */
     size_t nkeys, keycap;
     prow pr;
 };
@@ -390,7 +397,7 @@ static void sign_kept(const fctx *F, const krow *k, opdb_strbuf *key) {
         col[j] = v->col;
         val[j] = opdb_span_make(S->cells.p + v->off, v->len);
     }
-    sign_cells(F, opdb_span_make(S->cells.p + k->in_off, k->nin_b), opdb_span_make(S->cells.p + k->out_off, k->nout_b),
+    sign_cells(F, opdb_span_make(S->cells.p + k->in_off, k->nin_b), opdb_span_make(S->cells.p + out_off(k), k->nout_b),
                col, val, (int)k->nov, key);
 }
 
@@ -479,7 +486,6 @@ void grid_scratch_free(grid_run *R) {
     grid_cands_free(&S->cs);
     free(S->order);
     BIG_FREE(S->rows, S->rowcap);
-    BIG_FREE(S->sorted, S->sortedcap);
     BIG_FREE(S->kov, S->kovcap);
     BIG_FREE(S->cells.p, S->cells.cap);
     BIG_FREE(S->keys, S->keycap);
@@ -534,7 +540,7 @@ static void reserve_like(fctx *F, const prow *r) {
     if (n > ((size_t)1 << 22) || nb > 4096) return; /* a guess only: never a huge one */
     hset_reserve(&S->seen, n);
     BIG_GROW(S->rows, n, S->rowcap);
-    BIG_GROW(S->keys, n * nk, S->keycap);
+    if (F->R->reference) BIG_GROW(S->keys, n * nk, S->keycap);
     BIG_GROW(S->kov, n * (size_t)r->nov, S->kovcap);
     BIG_GROW(S->cells.p, n * (nb + nb / 4 + 8), S->cells.cap);
 }
@@ -581,11 +587,10 @@ static void keep(fctx *F, const prow *r, size_t order) {
     BIG_GROW(S->rows, S->nrows_k + 1, S->rowcap);
     krow *k = &S->rows[S->nrows_k++];
     k->order = order;
-    k->sk_off = sort_key(S, r);
+    k->sk.off = F->R->reference ? sort_key(S, r) : 0;
     k->in_off = S->cells.n;
     k->nin_b = (uint32_t)F->inb.n;
     cells_add(S, F->inb.p, F->inb.n);
-    k->out_off = S->cells.n;
     k->nout_b = (uint32_t)F->outb.n;
     cells_add(S, F->outb.p, F->outb.n);
     k->ov_off = (uint32_t)S->nkov;
@@ -637,14 +642,22 @@ static int cmp_keys(const int64_t *a, const int64_t *b) {
 
 static int cmp_krow(const void *x, const void *y) {
     const krow *a = *(krow *const *)x, *b = *(krow *const *)y;
-    int c = cmp_keys(a->sk, b->sk);
+    int c = cmp_keys(a->sk.p, b->sk.p);
     return c ? c : (a->order < b->order ? -1 : a->order > b->order); /* stable */
 }
 
 static inline bool ent_less(const sortent *x, const sortent *y) {
-    if (x->order2 & y->order2 & 1 && (x->a != y->a || x->b != y->b)) return x->a != y->a ? x->a < y->a : x->b < y->b;
-    int c = cmp_keys(x->sk, y->sk);
-    return c ? c < 0 : x->order2 < y->order2;
+    if (x->pos2 & y->pos2 & 1 && (x->a != y->a || x->b != y->b)) return x->a != y->a ? x->a < y->a : x->b < y->b;
+    int c = grid_cmp_shape_cells(x->in, x->nin, y->in, y->nin);
+    return c ? c < 0 : x->pos2 < y->pos2;
+}
+
+/* The fast path's qsort, for more rows than a sortent can number. */
+static _Thread_local const char *g_cells;
+static int cmp_krow_cells(const void *x, const void *y) {
+    const krow *a = *(krow *const *)x, *b = *(krow *const *)y;
+    int c = grid_cmp_shape_cells(g_cells + a->in_off, a->nin_b, g_cells + b->in_off, b->nin_b);
+    return c ? c : (a->order < b->order ? -1 : a->order > b->order);
 }
 
 /* Merge sort of e[0..n) (tmp: room for n); the order tie-break makes every
@@ -664,30 +677,40 @@ static void sort_ents(sortent *e, sortent *tmp, size_t n) {
     if (src != e) memcpy(e, src, n * sizeof *e);
 }
 
-/* The stable sort of §7.5 (the reference path: qsort over the rows);
- * candidates often come in that order already. */
+/* The stable sort of §7.5 (the reference path: qsort over the rows and
+ * their integer keys).  rows[] come in increasing order, so a row's place
+ * among them is its tie-break; they often come sorted already.  The
+ * entries and merge buffer take the scratch's ents[0 .. 2n), below rows[]. */
 static void sort_rows(grid_scratch *S, bool reference, krow **rows, size_t n) {
-    bool small = S->nrows_k < ((size_t)1 << 31); /* orders and indexes fit a sortent */
-    for (size_t j = 0; small && j < n; j++) small = rows[j]->order < ((size_t)1 << 31);
-    if (reference || !small) {
+    if (reference) {
         if (n) qsort(rows, n, sizeof *rows, cmp_krow);
         return;
     }
+    const char *cells = S->cells.p;
     size_t i = 1;
-    while (i < n && cmp_krow(&rows[i - 1], &rows[i]) < 0) i++;
+    while (i < n && grid_cmp_shape_cells(cells + rows[i - 1]->in_off, rows[i - 1]->nin_b, cells + rows[i]->in_off,
+                                         rows[i]->nin_b) <= 0)
+        i++;
     if (i >= n) return;
-    BIG_GROW(S->ents, 2 * n, S->entcap);
+    if (n >= ((size_t)1 << 31)) { /* places do not fit a sortent */
+        g_cells = cells;
+        qsort(rows, n, sizeof *rows, cmp_krow_cells);
+        return;
+    }
     sortent *e = S->ents, *tmp = e + n;
     for (size_t j = 0; j < n; j++) {
-        const int64_t *sk = rows[j]->sk;
-        bool pre = sk[0] >= 1 && sk[1] >= 2;
-        e[j].sk = sk, e[j].idx = (uint32_t)(rows[j] - S->rows);
-        e[j].order2 = (uint32_t)(rows[j]->order * 2 + pre);
-        e[j].a = pre ? sk[2] : 0;
-        e[j].b = pre ? sk[3] : 0;
+        const krow *k = rows[j];
+        const char *in = cells + k->in_off;
+        int64_t lead[2];
+        bool pre = grid_shape_cell_lead2(in, k->nin_b, lead);
+        e[j].a = pre ? lead[0] : 0, e[j].b = pre ? lead[1] : 0;
+        e[j].in = in, e[j].nin = k->nin_b;
+        e[j].pos2 = (uint32_t)(j * 2 + pre);
     }
     sort_ents(e, tmp, n);
-    for (size_t j = 0; j < n; j++) rows[j] = &S->rows[e[j].idx];
+    krow **sorted = (krow **)(void *)tmp; /* the merge buffer is free again */
+    for (size_t j = 0; j < n; j++) sorted[j] = rows[e[j].pos2 >> 1];
+    memcpy(rows, sorted, n * sizeof *rows);
 }
 
 /* A shape cell value `"d,d;d"` as CSV: quoted, its quotes doubled. It
@@ -726,7 +749,7 @@ static int row_varcells(const fctx *F, const krow *k, varcell *v) {
     const grid_scratch *S = F->S;
     int n = 0;
     if (F->c_in >= 0) n = varcell_set(v, n, (varcell){F->c_in, true, S->cells.p + k->in_off, k->nin_b});
-    if (F->c_out >= 0) n = varcell_set(v, n, (varcell){F->c_out, true, S->cells.p + k->out_off, k->nout_b});
+    if (F->c_out >= 0) n = varcell_set(v, n, (varcell){F->c_out, true, S->cells.p + out_off(k), k->nout_b});
     for (uint32_t j = 0; j < k->nov; j++) {
         const kov *o = &S->kov[k->ov_off + j];
         n = varcell_set(v, n, (varcell){o->col, false, S->cells.p + o->off, o->len});
@@ -820,7 +843,7 @@ static int write_file_ref(fctx *F, krow **rows, size_t nnew, const char *zero, o
                 if (S->kov[k->ov_off + j].col == (int)i) ov = &S->kov[k->ov_off + j];
             if (ov) opdb_csv_write_cell(&af.buf, S->cells.p + ov->off, ov->len);
             else if ((int)i == F->c_in) put_shape_cell(&af.buf, S->cells.p + k->in_off, k->nin_b);
-            else if ((int)i == F->c_out) put_shape_cell(&af.buf, S->cells.p + k->out_off, k->nout_b);
+            else if ((int)i == F->c_out) put_shape_cell(&af.buf, S->cells.p + out_off(k), k->nout_b);
             else if (zero[i]) opdb_sb_addc(&af.buf, '0');
             else opdb_csv_write_cell(&af.buf, F->tmpl[i].p, F->tmpl[i].n);
         }
@@ -915,11 +938,13 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
     }
     size_t nnew = S->nrows_k, dropped = F->dropped;
     res->candidates = norder;
-    BIG_GROW(S->sorted, nnew, S->sortedcap);
-    krow **kept = S->sorted; /* the buffers stay put from here on */
+    /* the sort's entries and merge buffer (2 * nnew), then the pointers */
+    size_t nent = 2 * nnew + (nnew * sizeof(krow *) + sizeof *S->ents - 1) / sizeof *S->ents;
+    BIG_GROW(S->ents, nent + 1, S->entcap);
+    krow **kept = (krow **)(void *)(S->ents + 2 * nnew); /* the buffers stay put from here on */
     for (size_t i = 0; i < nnew; i++) {
         krow *k = &S->rows[i];
-        k->sk = S->keys + k->sk_off;
+        if (R->reference) k->sk.p = S->keys + k->sk.off;
         kept[i] = k;
     }
     res->after_memory = norder - dropped;

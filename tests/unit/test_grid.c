@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "opdb/grid.h"
+#include "grid/grid_rows.h"
 
 static void test_getrandbits_vectors(void **state) {
     (void)state;
@@ -94,6 +95,61 @@ static int ev(const char *text, int64_t *out, char *msg) {
                  rc ? msg : "", (long long)*out);
     opdb_grid_expr_free(e);
     return rc;
+}
+
+/* The fast path sorts on rendered input cells: grid_cmp_shape_cells must
+ * order them as grid_cmp_inputs orders the shapes (empty slots, negative
+ * and extreme dims, equal prefixes, different dim and slot counts). */
+static int sgn(int x) { return (x > 0) - (x < 0); }
+static void random_shapes(uint64_t *st, grid_shape *s, int *n) {
+    static const int64_t vals[] = {0, 1, 2, 9, 10, 11, 100, -1, -2, -10, 128, 4096, INT64_MAX, INT64_MIN, 1000000007};
+    *st = *st * 6364136223846793005u + 1442695040888963407u;
+    *n = (int)(*st >> 60) % 4;
+    for (int i = 0; i < *n; i++) {
+        *st = *st * 6364136223846793005u + 1442695040888963407u;
+        s[i].nd = (int)((*st >> 58) % 4);
+        for (int d = 0; d < s[i].nd; d++) {
+            *st = *st * 6364136223846793005u + 1442695040888963407u;
+            s[i].d[d] = vals[(*st >> 40) % (*st >> 63 ? 15 : 4)]; /* small values half the time: many ties */
+        }
+    }
+}
+static void test_cmp_shape_cells(void **state) {
+    (void)state;
+    uint64_t st = 42;
+    opdb_strbuf ca, cb;
+    opdb_sb_init(&ca);
+    opdb_sb_init(&cb);
+    size_t ties = 0;
+    for (int t = 0; t < 200000; t++) {
+        grid_shape a[4], b[4];
+        int na, nb;
+        random_shapes(&st, a, &na);
+        if (t % 3) memcpy(b, a, sizeof b), nb = na; /* then change one thing, or nothing */
+        else random_shapes(&st, b, &nb);
+        if (t % 3 == 1 && nb) {
+            st = st * 6364136223846793005u + 1442695040888963407u;
+            grid_shape *s = &b[(st >> 33) % (uint64_t)nb];
+            int64_t *v = s->nd ? &s->d[(st >> 20) % (uint64_t)s->nd] : NULL;
+            if (v && (st & 1)) *v = *v == INT64_MAX ? *v - 1 : *v == INT64_MIN ? *v + 1 : *v + ((st & 2) ? 1 : -1);
+            else if (s->nd < 4) s->d[s->nd++] = 7;
+        }
+        opdb_sb_clear(&ca);
+        opdb_sb_clear(&cb);
+        grid_shape_cell(&ca, a, na);
+        grid_shape_cell(&cb, b, nb);
+        int want = sgn(grid_cmp_inputs(a, na, b, nb));
+        int got = sgn(grid_cmp_shape_cells(ca.p ? ca.p : "", ca.n, cb.p ? cb.p : "", cb.n));
+        if (got != want) fail_msg("'%s' vs '%s': %d, want %d", ca.p ? ca.p : "", cb.p ? cb.p : "", got, want);
+        ties += want == 0;
+        int64_t lead[2];
+        bool has = na && a[0].nd >= 2;
+        assert_int_equal(grid_shape_cell_lead2(ca.p ? ca.p : "", ca.n, lead), has);
+        if (has) assert_true(lead[0] == a[0].d[0] && lead[1] == a[0].d[1]);
+    }
+    assert_true(ties > 1000);
+    opdb_sb_free(&ca);
+    opdb_sb_free(&cb);
 }
 
 /* Bound slots: the last binding of a name wins, values may change between
@@ -257,6 +313,7 @@ int main(void) {
         cmocka_unit_test(test_sample_vectors),
         cmocka_unit_test(test_expr_python_semantics),
         cmocka_unit_test(test_expr_bind),
+        cmocka_unit_test(test_cmp_shape_cells),
         cmocka_unit_test(test_expr_hostile),
         cmocka_unit_test(test_config_default_and_errors),
     };
