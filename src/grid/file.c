@@ -117,54 +117,69 @@ static void *big_grow(void *p, size_t *cap, size_t n, size_t elem) {
 #define BIG_GROW(p, n, cap) ((p) = big_grow((p), &(cap), (n), sizeof *(p)))
 #define BIG_FREE(p, cap) opdb_big_free((p), (cap) * sizeof *(p))
 
-/* ---- the dedup set of the main pass: 64-bit hashes of signatures.  An
- * entry names an existing row (ref < nrows) or a kept candidate (ref -
- * nrows) whose signature is recomputed to compare on a hash match, which
- * only a duplicate (or a collision) gives: no key bytes are stored.  A
- * slot is live when its generation is the set's, so clearing is O(1). */
+/* ---- the dedup set of the main pass: hashes of signatures.  An entry
+ * names an existing row (ref < nrows) or a kept candidate (ref - nrows)
+ * whose signature is recomputed to compare on a hash match, which only a
+ * duplicate (or a collision) gives: no key bytes are stored.  A slot is 8
+ * bytes: the hash's top 32 bits (its place in the table is their top bits,
+ * so the table can grow without the full hash) and ref + 1 (0: empty).
+ * Each file sizes and clears just the slots it needs, at most half full:
+ * the probes are cache misses, and a small table takes fewer of them. */
 typedef struct hslot {
-    uint64_t h;
-    uint32_t ref, gen;
+    uint32_t tag, ref1;
 } hslot;
 
 typedef struct hset {
     hslot *s;
-    size_t nslots, n;
-    uint32_t gen;
+    size_t cap;    /* slots allocated */
+    size_t nslots; /* slots this file uses: 2^bits */
+    int bits;
+    size_t n;
 } hset;
+
+static inline size_t hset_pos(const hset *s, uint32_t tag) { return tag >> (32 - s->bits); }
+
+static void hset_place(hset *s, uint32_t tag, uint32_t ref1) {
+    size_t j = hset_pos(s, tag);
+    while (s->s[j].ref1) j = (j + 1) & (s->nslots - 1);
+    s->s[j].tag = tag, s->s[j].ref1 = ref1;
+}
+
+/* Uses 2^bits slots (<= 2^32), the entries kept. */
+static void hset_resize(hset *s, int bits) {
+    size_t ns = (size_t)1 << bits, nlive = 0;
+    hslot *live = s->n ? opdb_xmalloc(s->n * sizeof *live) : NULL;
+    for (size_t i = 0; i < s->nslots && nlive < s->n; i++)
+        if (s->s[i].ref1) live[nlive++] = s->s[i];
+    if (ns > s->cap) {
+        opdb_big_free(s->s, s->cap * sizeof *s->s);
+        s->s = opdb_big_alloc(ns * sizeof *s->s);
+        s->cap = ns;
+    }
+    memset(s->s, 0, ns * sizeof *s->s);
+    s->nslots = ns;
+    s->bits = bits;
+    for (size_t i = 0; i < nlive; i++) hset_place(s, live[i].tag, live[i].ref1);
+    free(live);
+}
 
 static void hset_clear(hset *s) {
     s->n = 0;
-    if (++s->gen == 0) { /* wrapped: every stale slot must read empty */
-        if (s->s) memset(s->s, 0, s->nslots * sizeof *s->s);
-        s->gen = 1;
-    }
-}
-
-static void hset_place(hslot *slot, size_t nslots, uint64_t h, uint32_t ref, uint32_t gen) {
-    size_t j = h & (nslots - 1);
-    while (slot[j].gen == gen) j = (j + 1) & (nslots - 1);
-    slot[j].h = h, slot[j].ref = ref, slot[j].gen = gen;
+    hset_resize(s, 12);
 }
 
 /* Room for n more entries, at most half full. */
 static void hset_reserve(hset *s, size_t n) {
     if ((s->n + n) * 2 > s->nslots) {
-        size_t ns = s->nslots ? s->nslots * 2 : 4096;
-        while ((s->n + n) * 2 > ns) ns *= 2;
-        hslot *t = opdb_big_alloc(ns * sizeof *t);
-        for (size_t i = 0; i < s->nslots; i++)
-            if (s->s[i].gen == s->gen) hset_place(t, ns, s->s[i].h, s->s[i].ref, 1);
-        opdb_big_free(s->s, s->nslots * sizeof *s->s);
-        s->s = t;
-        s->nslots = ns;
-        s->gen = 1;
+        int bits = s->bits + 1;
+        while ((s->n + n) * 2 > (size_t)1 << bits && bits < 32) bits++;
+        hset_resize(s, bits);
     }
 }
 
 static void hset_add(hset *s, uint64_t h, uint32_t ref) {
     hset_reserve(s, 1);
-    hset_place(s->s, s->nslots, h, ref, s->gen);
+    hset_place(s, (uint32_t)(h >> 32), ref + 1);
     s->n++;
 }
 
@@ -404,9 +419,10 @@ static void sign_kept(const fctx *F, const krow *k, opdb_strbuf *key) {
 static bool seen_has_h(fctx *F, const opdb_strbuf *key, uint64_t h) {
     const hset *s = &F->S->seen;
     if (!s->n) return false;
-    for (size_t j = h & (s->nslots - 1); s->s[j].gen == s->gen; j = (j + 1) & (s->nslots - 1)) {
-        if (s->s[j].h != h) continue;
-        uint32_t ref = s->s[j].ref;
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (size_t j = hset_pos(s, tag); s->s[j].ref1; j = (j + 1) & (s->nslots - 1)) {
+        if (s->s[j].tag != tag) continue;
+        uint32_t ref = s->s[j].ref1 - 1;
         if (ref < F->t.nrows) sign_row(F, F->t.rows[ref], &F->key2);
         else sign_kept(F, &F->S->rows[ref - F->t.nrows], &F->key2);
         if (F->key2.n == key->n && !memcmp(F->key2.p, key->p, key->n)) return true;
@@ -481,7 +497,7 @@ static int file_coverage(fctx *F, const grid_pattern *p, opdb_err *err) {
 void grid_scratch_free(grid_run *R) {
     grid_scratch *S = R->scratch;
     if (!S) return;
-    opdb_big_free(S->seen.s, S->seen.nslots * sizeof *S->seen.s);
+    opdb_big_free(S->seen.s, S->seen.cap * sizeof *S->seen.s);
     sigset_free(&S->seen_ref);
     grid_cands_free(&S->cs);
     free(S->order);
@@ -566,7 +582,7 @@ static void consider(fctx *F, const prow *r, size_t order) {
         hset_reserve(&S->seen, 1);
         uint64_t h = opdb_hash_bytes(F->key.p, F->key.n, 0);
 #if defined(__GNUC__)
-        __builtin_prefetch(&S->seen.s[h & (S->seen.nslots - 1)]);
+        __builtin_prefetch(&S->seen.s[hset_pos(&S->seen, (uint32_t)(h >> 32))]);
 #endif
         size_t nkeys = S->nkeys, ncells = S->cells.n, nkov = S->nkov;
         keep(F, r, order);
