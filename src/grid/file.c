@@ -216,12 +216,12 @@ typedef struct krow {
 static inline size_t out_off(const krow *k) { return k->in_off + k->nin_b; }
 
 /* A kept row for the fast path's sort: the first two dims of its first
- * input inline (pre: it has them), which decide nearly every comparison,
- * then its rendered input cell. */
+ * input inline (pre: it has them), which decide most comparisons, then its
+ * rendered input cell (pre: the rest of it, after those two dims). */
 typedef struct sortent {
     int64_t a, b;
     const char *in;
-    uint32_t nin;
+    uint32_t nin;  /* the cell's length; pre: how far before in the cell starts (non-zero either way) */
     uint32_t pos2; /* its place among the rows to sort * 2 + pre (32 bytes in all) */
 } sortent;
 
@@ -663,8 +663,14 @@ static int cmp_krow(const void *x, const void *y) {
 }
 
 static inline bool ent_less(const sortent *x, const sortent *y) {
-    if (x->pos2 & y->pos2 & 1 && (x->a != y->a || x->b != y->b)) return x->a != y->a ? x->a < y->a : x->b < y->b;
-    int c = grid_cmp_shape_cells(x->in, x->nin, y->in, y->nin);
+    int c;
+    if (x->pos2 & y->pos2 & 1) {
+        if (x->a != y->a || x->b != y->b) return x->a != y->a ? x->a < y->a : x->b < y->b;
+        c = grid_cmp_shape_cells_rest(x->in, y->in);
+    } else {
+        const char *xi = x->pos2 & 1 ? x->in - x->nin : x->in, *yi = y->pos2 & 1 ? y->in - y->nin : y->in;
+        c = grid_cmp_shape_cells(xi, x->nin, yi, y->nin);
+    }
     return c ? c < 0 : x->pos2 < y->pos2;
 }
 
@@ -718,9 +724,11 @@ static void sort_rows(grid_scratch *S, bool reference, krow **rows, size_t n) {
         const krow *k = rows[j];
         const char *in = cells + k->in_off;
         int64_t lead[2];
-        bool pre = grid_shape_cell_lead2(in, k->nin_b, lead);
+        const char *rest = grid_shape_cell_lead2(in, k->nin_b, lead);
+        bool pre = rest != NULL;
         e[j].a = pre ? lead[0] : 0, e[j].b = pre ? lead[1] : 0;
-        e[j].in = in, e[j].nin = k->nin_b;
+        e[j].in = pre ? rest : in;
+        e[j].nin = pre ? (uint32_t)(rest - in) : k->nin_b; /* pre: how far in the rest starts */
         e[j].pos2 = (uint32_t)(j * 2 + pre);
     }
     sort_ents(e, tmp, n);

@@ -136,9 +136,9 @@ static inline int64_t cell_int(const char **pp) {
     return neg ? (int64_t)(0 - u) : (int64_t)u;
 }
 
-int grid_cmp_shape_cells(const char *a, size_t na, const char *b, size_t nb) {
-    if (!na || !nb) return na ? 1 : nb ? -1 : 0; /* no slot */
-    const char *p = a + 1, *q = b + 1;           /* past the opening quote */
+/* The comparison from p and q, each at a dim or at the ';' or '"' after a
+ * slot's last dim, the dims before them equal. */
+static int cmp_cells_from(const char *p, const char *q) {
     for (;;) {
         for (;;) { /* the dims of one slot */
             bool pe = *p == ';' || *p == '"', qe = *q == ';' || *q == '"';
@@ -157,15 +157,22 @@ int grid_cmp_shape_cells(const char *a, size_t na, const char *b, size_t nb) {
     }
 }
 
-bool grid_shape_cell_lead2(const char *c, size_t n, int64_t lead[2]) {
-    if (!n || c[1] == ';' || c[1] == '"') return false;
+int grid_cmp_shape_cells(const char *a, size_t na, const char *b, size_t nb) {
+    if (!na || !nb) return na ? 1 : nb ? -1 : 0; /* no slot */
+    return cmp_cells_from(a + 1, b + 1);         /* past the opening quote */
+}
+
+const char *grid_shape_cell_lead2(const char *c, size_t n, int64_t lead[2]) {
+    if (!n || c[1] == ';' || c[1] == '"') return NULL;
     const char *p = c + 1;
     lead[0] = cell_int(&p);
-    if (*p != ',') return false;
+    if (*p != ',') return NULL;
     p++;
     lead[1] = cell_int(&p);
-    return true;
+    return p;
 }
+
+int grid_cmp_shape_cells_rest(const char *p, const char *q) { return cmp_cells_from(p + (*p == ','), q + (*q == ',')); }
 
 int grid_cmp_inputs(const grid_shape *a, int na, const grid_shape *b, int nb) {
     for (int i = 0; i < na && i < nb; i++) {

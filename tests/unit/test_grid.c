@@ -120,7 +120,7 @@ static void test_cmp_shape_cells(void **state) {
     opdb_strbuf ca, cb;
     opdb_sb_init(&ca);
     opdb_sb_init(&cb);
-    size_t ties = 0;
+    size_t ties = 0, rests = 0;
     for (int t = 0; t < 200000; t++) {
         grid_shape a[4], b[4];
         int na, nb;
@@ -142,12 +142,19 @@ static void test_cmp_shape_cells(void **state) {
         int got = sgn(grid_cmp_shape_cells(ca.p ? ca.p : "", ca.n, cb.p ? cb.p : "", cb.n));
         if (got != want) fail_msg("'%s' vs '%s': %d, want %d", ca.p ? ca.p : "", cb.p ? cb.p : "", got, want);
         ties += want == 0;
-        int64_t lead[2];
+        int64_t lead[2], lead_b[2];
         bool has = na && a[0].nd >= 2;
-        assert_int_equal(grid_shape_cell_lead2(ca.p ? ca.p : "", ca.n, lead), has);
+        const char *rest = grid_shape_cell_lead2(ca.p ? ca.p : "", ca.n, lead);
+        assert_int_equal(rest != NULL, has);
         if (has) assert_true(lead[0] == a[0].d[0] && lead[1] == a[0].d[1]);
+        const char *rest_b = grid_shape_cell_lead2(cb.p ? cb.p : "", cb.n, lead_b);
+        if (rest && rest_b && lead[0] == lead_b[0] && lead[1] == lead_b[1]) { /* the sort's second step */
+            got = sgn(grid_cmp_shape_cells_rest(rest, rest_b));
+            if (got != want) fail_msg("'%s' vs '%s' after two dims: %d, want %d", ca.p, cb.p, got, want);
+            rests++;
+        }
     }
-    assert_true(ties > 1000);
+    assert_true(ties > 1000 && rests > 1000);
     opdb_sb_free(&ca);
     opdb_sb_free(&cb);
 }
