@@ -46,6 +46,11 @@ typedef struct opdb_grid_vars {
  * unknown name, ...). */
 OPDB_API int opdb_grid_expr_eval(const opdb_grid_expr *e, const opdb_grid_vars *v, int64_t *i, double *f, bool *is_float,
                         char *msg, size_t cap);
+/* Resolves e's variable names to their indexes in v->names once, for the
+ * evaluations that follow with that same names array and count (values may
+ * change between them); any other vars are looked up by name.  NULL
+ * unbinds: a caller that binds unbinds before its names array goes away. */
+OPDB_API void opdb_grid_expr_bind(opdb_grid_expr *e, const opdb_grid_vars *v);
 
 /* ---- Configuration (grid.md §4). */
 typedef struct opdb_grid_config opdb_grid_config;

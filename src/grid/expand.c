@@ -111,6 +111,19 @@ static int eval_shape(const opdb_grid_config *cfg, const grid_tmpl *t, const env
     return 0;
 }
 
+/* Binds (e) or unbinds (NULL) every expression of p to the env's names. */
+static void bind_all(const grid_pattern *p, const env *e) {
+    opdb_grid_vars v = {e ? e->names : NULL, e ? e->vals : NULL, e ? e->n : 0};
+    for (size_t i = 0; i < p->nconstraints; i++) opdb_grid_expr_bind(p->constraints[i].e, e ? &v : NULL);
+    for (size_t k = 0; k < 2; k++) {
+        const grid_tmpl *t = k ? p->outputs : p->inputs;
+        size_t n = k ? p->noutputs : p->ninputs;
+        for (size_t i = 0; i < n; i++)
+            for (int d = 0; d < t[i].ndims; d++)
+                if (t[i].dims[d].expr) opdb_grid_expr_bind(t[i].dims[d].expr, e ? &v : NULL);
+    }
+}
+
 static int emit(const opdb_grid_config *cfg, const grid_pattern *p, const env *e, bool check, grid_cands *out,
                 opdb_err *err) {
     opdb_grid_vars v = {e->names, e->vals, e->n};
@@ -153,7 +166,8 @@ int grid_expand_template(const opdb_grid_config *cfg, const grid_pattern *p, con
     size_t base = e.n;
     for (size_t i = 0; i < nits; i++) e.names[base + i] = its[i]->var;
     e.n = base + nits;
-    if (nk) e.names[e.n] = "N", e.names[e.n + 1] = "K";
+    if (nk) e.names[e.n] = "N", e.names[e.n + 1] = "K", e.n += 2;
+    bind_all(p, &e); /* names resolved once, not per evaluation */
     /* room for every combination up front: no copying while the pool grows */
     size_t combos = nk ? npairs : 1, per = 0;
     for (size_t i = 0; i < nits; i++) combos = combos && its[i]->n <= SIZE_MAX / combos ? combos * its[i]->n : 0;
@@ -165,7 +179,6 @@ int grid_expand_template(const opdb_grid_config *cfg, const grid_pattern *p, con
     for (;;) {
         for (size_t i = 0; i < nits; i++) e.vals[base + i] = its[i]->vals[idx[i]];
         if (nk) {
-            e.n = base + nits + 2;
             for (size_t k = 0; k < npairs && !rc; k++) {
                 e.vals[base + nits] = pairs[2 * k];
                 e.vals[base + nits + 1] = pairs[2 * k + 1];
@@ -179,6 +192,7 @@ int grid_expand_template(const opdb_grid_config *cfg, const grid_pattern *p, con
         while (i > 0 && ++idx[i - 1] == its[i - 1]->n) idx[--i] = 0;
         if (i == 0) break;
     }
+    bind_all(p, NULL);
     free(pairs);
     return rc;
 }

@@ -18,6 +18,7 @@ enum { F_MAX, F_MIN, F_ABS, F_ALIGN };
 
 typedef struct node {
     int kind, op;
+    int slot; /* N_VAR: the variable's index in the bound names (-1: look it up by name) */
     int64_t ival;
     char *name;
     struct node **kids;
@@ -26,6 +27,8 @@ typedef struct node {
 
 struct opdb_grid_expr {
     node *root;
+    const char *const *bound; /* the names array the slots were bound to (NULL: none) */
+    size_t bound_n;
 };
 
 typedef struct parser {
@@ -40,6 +43,7 @@ typedef struct parser {
 static node *mk(int kind) {
     node *n = opdb_xcalloc(1, sizeof *n);
     n->kind = kind;
+    n->slot = -1;
     return n;
 }
 static void addkid(node *n, node *k) {
@@ -282,9 +286,28 @@ opdb_grid_expr *opdb_grid_expr_compile(const char *text, char *msg, size_t cap) 
         }
     }
     if (!root) return NULL;
-    opdb_grid_expr *e = opdb_xmalloc(sizeof *e);
+    opdb_grid_expr *e = opdb_xcalloc(1, sizeof *e);
     e->root = root;
     return e;
+}
+
+/* Each variable's slot in v (the last binding of a name wins), or -1. */
+static void bind_node(node *n, const opdb_grid_vars *v) {
+    if (n->kind == N_VAR) {
+        n->slot = -1;
+        for (size_t i = v ? v->n : 0; i-- > 0;)
+            if (!strcmp(v->names[i], n->name)) {
+                n->slot = i <= INT32_MAX ? (int)i : -1;
+                break;
+            }
+    }
+    for (int i = 0; i < n->nkids; i++) bind_node(n->kids[i], v);
+}
+
+void opdb_grid_expr_bind(opdb_grid_expr *e, const opdb_grid_vars *v) {
+    bind_node(e->root, v);
+    e->bound = v ? v->names : NULL;
+    e->bound_n = v ? v->n : 0;
 }
 
 void opdb_grid_expr_free(opdb_grid_expr *e) {
@@ -302,6 +325,7 @@ typedef struct val {
 
 typedef struct evalctx {
     const opdb_grid_vars *v;
+    bool bound; /* N_VAR slots index v */
     char *msg;
     size_t cap;
 } evalctx;
@@ -390,6 +414,10 @@ static int eval(const node *n, evalctx *c, val *out) {
     switch (n->kind) {
     case N_INT: *out = vi(n->ival); return 0;
     case N_VAR:
+        if (c->bound && n->slot >= 0) {
+            *out = vi(c->v->values[n->slot]);
+            return 0;
+        }
         for (size_t i = c->v->n; i-- > 0;) /* the last binding of a name wins */
             if (c->v->names[i][0] == n->name[0] && !strcmp(c->v->names[i], n->name)) { *out = vi(c->v->values[i]); return 0; }
         snprintf(c->msg, c->cap, "name '%s' is not defined", n->name);
@@ -451,7 +479,7 @@ static int eval(const node *n, evalctx *c, val *out) {
 
 int opdb_grid_expr_eval(const opdb_grid_expr *e, const opdb_grid_vars *v, int64_t *i, double *f, bool *is_float,
                         char *msg, size_t cap) {
-    evalctx c = {v, msg, cap};
+    evalctx c = {v, e->bound && e->bound == v->names && e->bound_n == v->n, msg, cap};
     val r;
     if (eval(e->root, &c, &r)) return -1;
     *is_float = r.fl;

@@ -6,8 +6,10 @@
  * and overrides, so a candidate is signed from those cells alone (never
  * built as a full row), a kept row holds just its two rendered shape cells
  * and sort key, and the constant cells are CSV-encoded once per file. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "grid/grid_file.h"
 #include "grid/grid_rows.h"
 #include "grid/grid_table.h"
@@ -117,54 +119,95 @@ static void *big_grow(void *p, size_t *cap, size_t n, size_t elem) {
 #define BIG_GROW(p, n, cap) ((p) = big_grow((p), &(cap), (n), sizeof *(p)))
 #define BIG_FREE(p, cap) opdb_big_free((p), (cap) * sizeof *(p))
 
-/* ---- the dedup set of the main pass: 64-bit hashes of signatures.  An
- * entry names an existing row (ref < nrows) or a kept candidate (ref -
- * nrows) whose signature is recomputed to compare on a hash match, which
- * only a duplicate (or a collision) gives: no key bytes are stored.  A
- * slot is live when its generation is the set's, so clearing is O(1). */
+/* ---- the dedup set of the main pass: hashes of signatures.  An entry
+ * names an existing row (ref < nrows) or a kept candidate (ref - nrows)
+ * whose signature is recomputed to compare on a hash match, which only a
+ * duplicate (or a collision) gives: no key bytes are stored.  A slot is 8
+ * bytes: the hash's top 32 bits (its place in the table is their top bits,
+ * so the table can grow without the full hash) and ref + 1 (0: empty).
+ * Each file sizes and clears just the slots it needs, at most half full:
+ * the probes are cache misses, and a small table takes fewer of them. */
 typedef struct hslot {
-    uint64_t h;
-    uint32_t ref, gen;
+    uint32_t tag, ref1;
 } hslot;
 
 typedef struct hset {
     hslot *s;
-    size_t nslots, n;
-    uint32_t gen;
+    size_t cap;    /* slots allocated */
+    size_t nslots; /* slots this file uses: 2^bits */
+    int bits;
+    size_t n;
 } hset;
+
+static inline size_t hset_pos(const hset *s, uint32_t tag) { return tag >> (32 - s->bits); }
+
+static void hset_place(hset *s, uint32_t tag, uint32_t ref1) {
+    size_t j = hset_pos(s, tag);
+    while (s->s[j].ref1) j = (j + 1) & (s->nslots - 1);
+    s->s[j].tag = tag, s->s[j].ref1 = ref1;
+}
+
+/* From 512 KiB (65,536 slots) a table is a mapping with huge pages: one
+ * fault instead of 128 or more (each about 20 us on the project's VMs). */
+#define HSET_HUGE_SLOTS ((size_t)1 << 16)
+
+static hslot *hset_alloc_slots(size_t ns) {
+    if (ns < HSET_HUGE_SLOTS) return opdb_xcalloc(ns, sizeof(hslot));
+    size_t huge = (size_t)2 << 20, len = (ns * sizeof(hslot) + huge - 1) / huge * huge;
+    char *p = mmap(NULL, len + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) opdb_die_oom(len);
+    size_t head = (huge - (uintptr_t)p % huge) % huge; /* aligned, so that it can be one huge page */
+    if (head) munmap(p, head);
+    munmap(p + head + len, huge - head);
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p + head, len, MADV_HUGEPAGE);
+#endif
+    return (hslot *)(void *)(p + head);
+}
+
+static void hset_free_slots(hset *s) {
+    if (!s->s) return;
+    size_t huge = (size_t)2 << 20;
+    if (s->cap < HSET_HUGE_SLOTS) free(s->s);
+    else munmap(s->s, (s->cap * sizeof *s->s + huge - 1) / huge * huge);
+    s->s = NULL;
+}
+
+/* Uses 2^bits slots (<= 2^32), the entries kept. */
+static void hset_resize(hset *s, int bits) {
+    size_t ns = (size_t)1 << bits, nlive = 0;
+    hslot *live = s->n ? opdb_xmalloc(s->n * sizeof *live) : NULL;
+    for (size_t i = 0; i < s->nslots && nlive < s->n; i++)
+        if (s->s[i].ref1) live[nlive++] = s->s[i];
+    if (ns > s->cap) {
+        hset_free_slots(s);
+        s->s = hset_alloc_slots(ns);
+        s->cap = ns;
+    }
+    memset(s->s, 0, ns * sizeof *s->s);
+    s->nslots = ns;
+    s->bits = bits;
+    for (size_t i = 0; i < nlive; i++) hset_place(s, live[i].tag, live[i].ref1);
+    free(live);
+}
 
 static void hset_clear(hset *s) {
     s->n = 0;
-    if (++s->gen == 0) { /* wrapped: every stale slot must read empty */
-        if (s->s) memset(s->s, 0, s->nslots * sizeof *s->s);
-        s->gen = 1;
-    }
-}
-
-static void hset_place(hslot *slot, size_t nslots, uint64_t h, uint32_t ref, uint32_t gen) {
-    size_t j = h & (nslots - 1);
-    while (slot[j].gen == gen) j = (j + 1) & (nslots - 1);
-    slot[j].h = h, slot[j].ref = ref, slot[j].gen = gen;
+    hset_resize(s, 12);
 }
 
 /* Room for n more entries, at most half full. */
 static void hset_reserve(hset *s, size_t n) {
     if ((s->n + n) * 2 > s->nslots) {
-        size_t ns = s->nslots ? s->nslots * 2 : 4096;
-        while ((s->n + n) * 2 > ns) ns *= 2;
-        hslot *t = opdb_big_alloc(ns * sizeof *t);
-        for (size_t i = 0; i < s->nslots; i++)
-            if (s->s[i].gen == s->gen) hset_place(t, ns, s->s[i].h, s->s[i].ref, 1);
-        opdb_big_free(s->s, s->nslots * sizeof *s->s);
-        s->s = t;
-        s->nslots = ns;
-        s->gen = 1;
+        int bits = s->bits + 1;
+        while ((s->n + n) * 2 > (size_t)1 << bits && bits < 32) bits++;
+        hset_resize(s, bits);
     }
 }
 
 static void hset_add(hset *s, uint64_t h, uint32_t ref) {
     hset_reserve(s, 1);
-    hset_place(s->s, s->nslots, h, ref, s->gen);
+    hset_place(s, (uint32_t)(h >> 32), ref + 1);
     s->n++;
 }
 
@@ -182,23 +225,32 @@ typedef struct prow {
     opdb_span ovval[GRID_MAX_OVER];
 } prow;
 
-/* A kept row: its rendered shape cells, overrides and sort key live in the
- * scratch buffers (offsets: they grow while rows are added). */
+/* A kept row: its rendered shape cells (the output cell right after the
+ * input cell) and overrides live in the scratch buffers (offsets: they grow
+ * while rows are added).  The fast path sorts on the rendered input cell;
+ * only the reference path keeps a sort key of integers (40 bytes in all:
+ * the first touch of a page costs more here than the work on its rows). */
 typedef struct krow {
     size_t order;
-    size_t sk_off, in_off, out_off;
+    size_t in_off;
+    union {
+        size_t off;        /* into the scratch's keys while rows are added */
+        const int64_t *p;  /* [nslots, (nd, dims...)...] of the inputs, set once rows are all in */
+    } sk;                  /* the reference path's sort key */
     uint32_t nin_b, nout_b;
-    uint32_t ov_off, nov; /* into the scratch's kov */
-    const int64_t *sk;    /* [nslots, (nd, dims...)...] of the inputs, set once rows are all in */
+    uint32_t ov_off, nov;  /* into the scratch's kov */
 } krow;
 
-/* A kept row for the sort: the first two dims of its first input inline
- * (pre: it has them), which decide nearly every comparison. */
+static inline size_t out_off(const krow *k) { return k->in_off + k->nin_b; }
+
+/* A kept row for the fast path's sort: the first two dims of its first
+ * input inline (pre: it has them), which decide most comparisons, then its
+ * rendered input cell (pre: the rest of it, after those two dims). */
 typedef struct sortent {
     int64_t a, b;
-    const int64_t *sk;
-    uint32_t idx;   /* into the scratch's rows */
-    uint32_t order2; /* order * 2 + pre (32 bytes in all: fewer pages to fill) */
+    const char *in;
+    uint32_t nin;  /* the cell's length; pre: how far before in the cell starts (non-zero either way) */
+    uint32_t pos2; /* its place among the rows to sort * 2 + pre (32 bytes in all) */
 } sortent;
 
 typedef struct kov {
@@ -214,17 +266,15 @@ struct grid_scratch {
     size_t *order, ordercap;
     krow *rows;
     size_t nrows_k, rowcap;
-    krow **sorted;
-    size_t sortedcap;
     kov *kov;
     size_t nkov, kovcap;
     struct {
         char *p;
         size_t n, cap;
     } cells;             /* kept rows' shape cells and override values back to back */
-    sortent *ents;       /* the sort's entries and its merge buffer */
+    sortent *ents;       /* the sort's entries, its merge buffer, then the kept rows' pointers */
     size_t entcap;
-    int64_t *keys;       /* kept rows' sort keys back to back */
+    int64_t *keys;       /* the reference path: kept rows' sort keys back to back */
     size_t nkeys, keycap;
     prow pr;
 };
@@ -390,16 +440,17 @@ static void sign_kept(const fctx *F, const krow *k, opdb_strbuf *key) {
         col[j] = v->col;
         val[j] = opdb_span_make(S->cells.p + v->off, v->len);
     }
-    sign_cells(F, opdb_span_make(S->cells.p + k->in_off, k->nin_b), opdb_span_make(S->cells.p + k->out_off, k->nout_b),
+    sign_cells(F, opdb_span_make(S->cells.p + k->in_off, k->nin_b), opdb_span_make(S->cells.p + out_off(k), k->nout_b),
                col, val, (int)k->nov, key);
 }
 
 static bool seen_has_h(fctx *F, const opdb_strbuf *key, uint64_t h) {
     const hset *s = &F->S->seen;
     if (!s->n) return false;
-    for (size_t j = h & (s->nslots - 1); s->s[j].gen == s->gen; j = (j + 1) & (s->nslots - 1)) {
-        if (s->s[j].h != h) continue;
-        uint32_t ref = s->s[j].ref;
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (size_t j = hset_pos(s, tag); s->s[j].ref1; j = (j + 1) & (s->nslots - 1)) {
+        if (s->s[j].tag != tag) continue;
+        uint32_t ref = s->s[j].ref1 - 1;
         if (ref < F->t.nrows) sign_row(F, F->t.rows[ref], &F->key2);
         else sign_kept(F, &F->S->rows[ref - F->t.nrows], &F->key2);
         if (F->key2.n == key->n && !memcmp(F->key2.p, key->p, key->n)) return true;
@@ -474,12 +525,11 @@ static int file_coverage(fctx *F, const grid_pattern *p, opdb_err *err) {
 void grid_scratch_free(grid_run *R) {
     grid_scratch *S = R->scratch;
     if (!S) return;
-    opdb_big_free(S->seen.s, S->seen.nslots * sizeof *S->seen.s);
+    hset_free_slots(&S->seen);
     sigset_free(&S->seen_ref);
     grid_cands_free(&S->cs);
     free(S->order);
     BIG_FREE(S->rows, S->rowcap);
-    BIG_FREE(S->sorted, S->sortedcap);
     BIG_FREE(S->kov, S->kovcap);
     BIG_FREE(S->cells.p, S->cells.cap);
     BIG_FREE(S->keys, S->keycap);
@@ -534,7 +584,7 @@ static void reserve_like(fctx *F, const prow *r) {
     if (n > ((size_t)1 << 22) || nb > 4096) return; /* a guess only: never a huge one */
     hset_reserve(&S->seen, n);
     BIG_GROW(S->rows, n, S->rowcap);
-    BIG_GROW(S->keys, n * nk, S->keycap);
+    if (F->R->reference) BIG_GROW(S->keys, n * nk, S->keycap);
     BIG_GROW(S->kov, n * (size_t)r->nov, S->kovcap);
     BIG_GROW(S->cells.p, n * (nb + nb / 4 + 8), S->cells.cap);
 }
@@ -560,7 +610,7 @@ static void consider(fctx *F, const prow *r, size_t order) {
         hset_reserve(&S->seen, 1);
         uint64_t h = opdb_hash_bytes(F->key.p, F->key.n, 0);
 #if defined(__GNUC__)
-        __builtin_prefetch(&S->seen.s[h & (S->seen.nslots - 1)]);
+        __builtin_prefetch(&S->seen.s[hset_pos(&S->seen, (uint32_t)(h >> 32))]);
 #endif
         size_t nkeys = S->nkeys, ncells = S->cells.n, nkov = S->nkov;
         keep(F, r, order);
@@ -581,11 +631,10 @@ static void keep(fctx *F, const prow *r, size_t order) {
     BIG_GROW(S->rows, S->nrows_k + 1, S->rowcap);
     krow *k = &S->rows[S->nrows_k++];
     k->order = order;
-    k->sk_off = sort_key(S, r);
+    k->sk.off = F->R->reference ? sort_key(S, r) : 0;
     k->in_off = S->cells.n;
     k->nin_b = (uint32_t)F->inb.n;
     cells_add(S, F->inb.p, F->inb.n);
-    k->out_off = S->cells.n;
     k->nout_b = (uint32_t)F->outb.n;
     cells_add(S, F->outb.p, F->outb.n);
     k->ov_off = (uint32_t)S->nkov;
@@ -637,14 +686,28 @@ static int cmp_keys(const int64_t *a, const int64_t *b) {
 
 static int cmp_krow(const void *x, const void *y) {
     const krow *a = *(krow *const *)x, *b = *(krow *const *)y;
-    int c = cmp_keys(a->sk, b->sk);
+    int c = cmp_keys(a->sk.p, b->sk.p);
     return c ? c : (a->order < b->order ? -1 : a->order > b->order); /* stable */
 }
 
 static inline bool ent_less(const sortent *x, const sortent *y) {
-    if (x->order2 & y->order2 & 1 && (x->a != y->a || x->b != y->b)) return x->a != y->a ? x->a < y->a : x->b < y->b;
-    int c = cmp_keys(x->sk, y->sk);
-    return c ? c < 0 : x->order2 < y->order2;
+    int c;
+    if (x->pos2 & y->pos2 & 1) {
+        if (x->a != y->a || x->b != y->b) return x->a != y->a ? x->a < y->a : x->b < y->b;
+        c = grid_cmp_shape_cells_rest(x->in, y->in);
+    } else {
+        const char *xi = x->pos2 & 1 ? x->in - x->nin : x->in, *yi = y->pos2 & 1 ? y->in - y->nin : y->in;
+        c = grid_cmp_shape_cells(xi, x->nin, yi, y->nin);
+    }
+    return c ? c < 0 : x->pos2 < y->pos2;
+}
+
+/* The fast path's qsort, for more rows than a sortent can number. */
+static _Thread_local const char *g_cells;
+static int cmp_krow_cells(const void *x, const void *y) {
+    const krow *a = *(krow *const *)x, *b = *(krow *const *)y;
+    int c = grid_cmp_shape_cells(g_cells + a->in_off, a->nin_b, g_cells + b->in_off, b->nin_b);
+    return c ? c : (a->order < b->order ? -1 : a->order > b->order);
 }
 
 /* Merge sort of e[0..n) (tmp: room for n); the order tie-break makes every
@@ -664,30 +727,42 @@ static void sort_ents(sortent *e, sortent *tmp, size_t n) {
     if (src != e) memcpy(e, src, n * sizeof *e);
 }
 
-/* The stable sort of §7.5 (the reference path: qsort over the rows);
- * candidates often come in that order already. */
+/* The stable sort of §7.5 (the reference path: qsort over the rows and
+ * their integer keys).  rows[] come in increasing order, so a row's place
+ * among them is its tie-break; they often come sorted already.  The
+ * entries and merge buffer take the scratch's ents[0 .. 2n), below rows[]. */
 static void sort_rows(grid_scratch *S, bool reference, krow **rows, size_t n) {
-    bool small = S->nrows_k < ((size_t)1 << 31); /* orders and indexes fit a sortent */
-    for (size_t j = 0; small && j < n; j++) small = rows[j]->order < ((size_t)1 << 31);
-    if (reference || !small) {
+    if (reference) {
         if (n) qsort(rows, n, sizeof *rows, cmp_krow);
         return;
     }
+    const char *cells = S->cells.p;
     size_t i = 1;
-    while (i < n && cmp_krow(&rows[i - 1], &rows[i]) < 0) i++;
+    while (i < n && grid_cmp_shape_cells(cells + rows[i - 1]->in_off, rows[i - 1]->nin_b, cells + rows[i]->in_off,
+                                         rows[i]->nin_b) <= 0)
+        i++;
     if (i >= n) return;
-    BIG_GROW(S->ents, 2 * n, S->entcap);
+    if (n >= ((size_t)1 << 31)) { /* places do not fit a sortent */
+        g_cells = cells;
+        qsort(rows, n, sizeof *rows, cmp_krow_cells);
+        return;
+    }
     sortent *e = S->ents, *tmp = e + n;
     for (size_t j = 0; j < n; j++) {
-        const int64_t *sk = rows[j]->sk;
-        bool pre = sk[0] >= 1 && sk[1] >= 2;
-        e[j].sk = sk, e[j].idx = (uint32_t)(rows[j] - S->rows);
-        e[j].order2 = (uint32_t)(rows[j]->order * 2 + pre);
-        e[j].a = pre ? sk[2] : 0;
-        e[j].b = pre ? sk[3] : 0;
+        const krow *k = rows[j];
+        const char *in = cells + k->in_off;
+        int64_t lead[2];
+        const char *rest = grid_shape_cell_lead2(in, k->nin_b, lead);
+        bool pre = rest != NULL;
+        e[j].a = pre ? lead[0] : 0, e[j].b = pre ? lead[1] : 0;
+        e[j].in = pre ? rest : in;
+        e[j].nin = pre ? (uint32_t)(rest - in) : k->nin_b; /* pre: how far in the rest starts */
+        e[j].pos2 = (uint32_t)(j * 2 + pre);
     }
     sort_ents(e, tmp, n);
-    for (size_t j = 0; j < n; j++) rows[j] = &S->rows[e[j].idx];
+    krow **sorted = (krow **)(void *)tmp; /* the merge buffer is free again */
+    for (size_t j = 0; j < n; j++) sorted[j] = rows[e[j].pos2 >> 1];
+    memcpy(rows, sorted, n * sizeof *rows);
 }
 
 /* A shape cell value `"d,d;d"` as CSV: quoted, its quotes doubled. It
@@ -726,13 +801,17 @@ static int row_varcells(const fctx *F, const krow *k, varcell *v) {
     const grid_scratch *S = F->S;
     int n = 0;
     if (F->c_in >= 0) n = varcell_set(v, n, (varcell){F->c_in, true, S->cells.p + k->in_off, k->nin_b});
-    if (F->c_out >= 0) n = varcell_set(v, n, (varcell){F->c_out, true, S->cells.p + k->out_off, k->nout_b});
+    if (F->c_out >= 0) n = varcell_set(v, n, (varcell){F->c_out, true, S->cells.p + out_off(k), k->nout_b});
     for (uint32_t j = 0; j < k->nov; j++) {
         const kov *o = &S->kov[k->ov_off + j];
         n = varcell_set(v, n, (varcell){o->col, false, S->cells.p + o->off, o->len});
     }
     return n;
 }
+
+/* Bytes written at a time: each page of the buffer is a page fault the
+ * first time (about 20 us on the project's VMs), a write call costs less. */
+#define GRID_WRITE_CHUNK (1u << 18)
 
 /* Header + original rows + new rows, via a temp file and rename.  A new
  * row is the file's constant row (the template with measurements zeroed,
@@ -741,7 +820,7 @@ static int write_file(fctx *F, krow **rows, size_t nnew, const char *zero, opdb_
     grid_table *t = &F->t;
     opdb_atomic_file af;
     if (opdb_atomic_open(&af, F->path, err)) return -1;
-    opdb_sb_reserve(&af.buf, (1u << 20) + (1u << 16));
+    opdb_sb_reserve(&af.buf, GRID_WRITE_CHUNK + (1u << 16));
     opdb_span *hdr = opdb_xmalloc(t->ncols * sizeof *hdr);
     for (size_t i = 0; i < t->ncols; i++) hdr[i] = opdb_span_cstr(t->header[i]);
     opdb_csv_write_record(&af.buf, hdr, t->ncols);
@@ -749,7 +828,7 @@ static int write_file(fctx *F, krow **rows, size_t nnew, const char *zero, opdb_
     int rc = 0;
     for (size_t r = 0; r < t->nrows && !rc; r++) {
         opdb_csv_write_record(&af.buf, t->rows[r], t->ncols);
-        if (af.buf.n > (1u << 20)) rc = opdb_atomic_flush(&af);
+        if (af.buf.n > GRID_WRITE_CHUNK) rc = opdb_atomic_flush(&af);
     }
     /* the constant row: column i is line[beg[i] .. beg[i] + len[i]], cells joined by ',' */
     opdb_strbuf line;
@@ -789,7 +868,7 @@ static int write_file(fctx *F, krow **rows, size_t nnew, const char *zero, opdb_
         memcpy(af.buf.p + af.buf.n + line.n - at, "\r\n", 2);
         af.buf.n += line.n - at + 2;
         af.buf.p[af.buf.n] = '\0';
-        if (af.buf.n > (1u << 20)) rc = opdb_atomic_flush(&af);
+        if (af.buf.n > GRID_WRITE_CHUNK) rc = opdb_atomic_flush(&af);
     }
     free(beg);
     opdb_sb_free(&line);
@@ -820,7 +899,7 @@ static int write_file_ref(fctx *F, krow **rows, size_t nnew, const char *zero, o
                 if (S->kov[k->ov_off + j].col == (int)i) ov = &S->kov[k->ov_off + j];
             if (ov) opdb_csv_write_cell(&af.buf, S->cells.p + ov->off, ov->len);
             else if ((int)i == F->c_in) put_shape_cell(&af.buf, S->cells.p + k->in_off, k->nin_b);
-            else if ((int)i == F->c_out) put_shape_cell(&af.buf, S->cells.p + k->out_off, k->nout_b);
+            else if ((int)i == F->c_out) put_shape_cell(&af.buf, S->cells.p + out_off(k), k->nout_b);
             else if (zero[i]) opdb_sb_addc(&af.buf, '0');
             else opdb_csv_write_cell(&af.buf, F->tmpl[i].p, F->tmpl[i].n);
         }
@@ -915,11 +994,13 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
     }
     size_t nnew = S->nrows_k, dropped = F->dropped;
     res->candidates = norder;
-    BIG_GROW(S->sorted, nnew, S->sortedcap);
-    krow **kept = S->sorted; /* the buffers stay put from here on */
+    /* the sort's entries and merge buffer (2 * nnew), then the pointers */
+    size_t nent = 2 * nnew + (nnew * sizeof(krow *) + sizeof *S->ents - 1) / sizeof *S->ents;
+    BIG_GROW(S->ents, nent + 1, S->entcap);
+    krow **kept = (krow **)(void *)(S->ents + 2 * nnew); /* the buffers stay put from here on */
     for (size_t i = 0; i < nnew; i++) {
         krow *k = &S->rows[i];
-        k->sk = S->keys + k->sk_off;
+        if (R->reference) k->sk.p = S->keys + k->sk.off;
         kept[i] = k;
     }
     res->after_memory = norder - dropped;

@@ -146,8 +146,22 @@ typedef struct fia_seen {
     size_t n, cap;
 } fia_seen;
 
+/* "%lld" of v without printf (a fused-attention row takes dozens). */
+static void add_int(opdb_strbuf *sb, int64_t v) {
+    char buf[24];
+    int k = (int)sizeof buf;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do buf[--k] = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0) buf[--k] = '-';
+    opdb_sb_add(sb, buf + k, sizeof buf - (size_t)k);
+}
+
 static void join_ints(opdb_strbuf *sb, int64_t v, int64_t count, bool cumulative) {
-    for (int64_t i = 0; i < count; i++) opdb_sb_addf(sb, "%s%lld", i ? "," : "", (long long)(cumulative ? v * (i + 1) : v));
+    for (int64_t i = 0; i < count; i++) {
+        if (i) opdb_sb_addc(sb, ',');
+        add_int(sb, cumulative ? v * (i + 1) : v);
+    }
 }
 
 typedef struct fia_args {
@@ -186,21 +200,27 @@ static void fia_emit(const fia_args *a, fia_seen *seen, grid_cands *out) {
         opdb_sb_adds(&v[1], i ? ";" : "");
         opdb_sb_adds(&v[1], present ? "ND" : "NULL");
         opdb_sb_adds(&v[16], i ? ";" : "");
-        for (int d = 0; d < a->slot[i].nd; d++) opdb_sb_addf(&v[16], "%s%lld", d ? "," : "", (long long)a->slot[i].d[d]);
+        for (int d = 0; d < a->slot[i].nd; d++) {
+            if (d) opdb_sb_addc(&v[16], ',');
+            add_int(&v[16], a->slot[i].d[d]);
+        }
     }
     opdb_sb_adds(&v[2], a->scene);
-    opdb_sb_addf(&v[3], "%lld", (long long)a->b);
+    add_int(&v[3], a->b);
     join_ints(&v[4], a->qv, a->b, a->qcum);
-    opdb_sb_addf(&v[5], "%lld", (long long)a->b);
+    add_int(&v[5], a->b);
     join_ints(&v[6], a->kvv, a->b, a->kvcum);
-    opdb_sb_addf(&v[7], "%lld.000000", (long long)a->avg);
+    add_int(&v[7], a->avg);
+    opdb_sb_adds(&v[7], ".000000");
     if (a->nb > 0) {
-        opdb_sb_addf(&v[8], "%lld,%lld", (long long)a->b, (long long)a->nb);
+        add_int(&v[8], a->b);
+        opdb_sb_addc(&v[8], ',');
+        add_int(&v[8], a->nb);
         join_ints(&v[9], a->nb, a->b, false);
     }
-    opdb_sb_addf(&v[10], "%lld", (long long)a->nh);
-    opdb_sb_addf(&v[11], "%lld", (long long)a->nkv);
-    opdb_sb_addf(&v[12], "%d", a->sparse);
+    add_int(&v[10], a->nh);
+    add_int(&v[11], a->nkv);
+    add_int(&v[12], a->sparse);
     opdb_sb_adds(&v[13], a->layout);
     opdb_sb_adds(&v[14], "128");
     opdb_sb_adds(&v[15], "shape_grid_scene_generated");

@@ -124,6 +124,56 @@ void grid_shape_cell(opdb_strbuf *sb, const grid_shape *s, int n) {
     opdb_sb_addc(sb, '"');
 }
 
+/* The integer at *pp in a cell grid_shape_cell wrote ('-' and digits, an
+ * int64); *pp moves past it. */
+static inline int64_t cell_int(const char **pp) {
+    const char *p = *pp;
+    bool neg = *p == '-';
+    p += neg;
+    uint64_t u = 0;
+    while ((unsigned)(*p - '0') < 10) u = u * 10 + (uint64_t)(*p++ - '0');
+    *pp = p;
+    return neg ? (int64_t)(0 - u) : (int64_t)u;
+}
+
+/* The comparison from p and q, each at a dim or at the ';' or '"' after a
+ * slot's last dim, the dims before them equal. */
+static int cmp_cells_from(const char *p, const char *q) {
+    for (;;) {
+        for (;;) { /* the dims of one slot */
+            bool pe = *p == ';' || *p == '"', qe = *q == ';' || *q == '"';
+            if (pe || qe) {
+                if (pe != qe) return pe ? -1 : 1; /* fewer dims first */
+                break;
+            }
+            int64_t x = cell_int(&p), y = cell_int(&q);
+            if (x != y) return x < y ? -1 : 1;
+            p += *p == ',';
+            q += *q == ',';
+        }
+        bool pend = *p == '"', qend = *q == '"';
+        if (pend || qend) return pend == qend ? 0 : pend ? -1 : 1; /* fewer slots first */
+        p++, q++;
+    }
+}
+
+int grid_cmp_shape_cells(const char *a, size_t na, const char *b, size_t nb) {
+    if (!na || !nb) return na ? 1 : nb ? -1 : 0; /* no slot */
+    return cmp_cells_from(a + 1, b + 1);         /* past the opening quote */
+}
+
+const char *grid_shape_cell_lead2(const char *c, size_t n, int64_t lead[2]) {
+    if (!n || c[1] == ';' || c[1] == '"') return NULL;
+    const char *p = c + 1;
+    lead[0] = cell_int(&p);
+    if (*p != ',') return NULL;
+    p++;
+    lead[1] = cell_int(&p);
+    return p;
+}
+
+int grid_cmp_shape_cells_rest(const char *p, const char *q) { return cmp_cells_from(p + (*p == ','), q + (*q == ',')); }
+
 int grid_cmp_inputs(const grid_shape *a, int na, const grid_shape *b, int nb) {
     for (int i = 0; i < na && i < nb; i++) {
         for (int d = 0; d < a[i].nd && d < b[i].nd; d++)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "opdb/grid.h"
+#include "grid/grid_rows.h"
 
 static void test_getrandbits_vectors(void **state) {
     (void)state;
@@ -81,8 +82,119 @@ static int ev(const char *text, int64_t *out, char *msg) {
     double f;
     bool fl;
     int rc = opdb_grid_expr_eval(e, &v, out, &f, &fl, msg, 256);
+    /* the same with the names bound to slots (the expansion's fast path) */
+    int64_t out2 = -54321;
+    double f2;
+    bool fl2;
+    char msg2[256] = "";
+    opdb_grid_expr_bind(e, &v);
+    int rc2 = opdb_grid_expr_eval(e, &v, &out2, &f2, &fl2, msg2, 256);
+    opdb_grid_expr_bind(e, NULL);
+    if (rc2 != rc || strcmp(msg2, rc ? msg : "") || (!rc && (out2 != *out || fl2 != fl)))
+        fail_msg("%s: bound rc %d '%s' %lld, by name rc %d '%s' %lld", text, rc2, msg2, (long long)out2, rc,
+                 rc ? msg : "", (long long)*out);
     opdb_grid_expr_free(e);
     return rc;
+}
+
+/* The fast path sorts on rendered input cells: grid_cmp_shape_cells must
+ * order them as grid_cmp_inputs orders the shapes (empty slots, negative
+ * and extreme dims, equal prefixes, different dim and slot counts). */
+static int sgn(int x) { return (x > 0) - (x < 0); }
+static void random_shapes(uint64_t *st, grid_shape *s, int *n) {
+    static const int64_t vals[] = {0, 1, 2, 9, 10, 11, 100, -1, -2, -10, 128, 4096, INT64_MAX, INT64_MIN, 1000000007};
+    *st = *st * 6364136223846793005u + 1442695040888963407u;
+    *n = (int)(*st >> 60) % 4;
+    for (int i = 0; i < *n; i++) {
+        *st = *st * 6364136223846793005u + 1442695040888963407u;
+        s[i].nd = (int)((*st >> 58) % 4);
+        for (int d = 0; d < s[i].nd; d++) {
+            *st = *st * 6364136223846793005u + 1442695040888963407u;
+            s[i].d[d] = vals[(*st >> 40) % (*st >> 63 ? 15 : 4)]; /* small values half the time: many ties */
+        }
+    }
+}
+static void test_cmp_shape_cells(void **state) {
+    (void)state;
+    uint64_t st = 42;
+    opdb_strbuf ca, cb;
+    opdb_sb_init(&ca);
+    opdb_sb_init(&cb);
+    size_t ties = 0, rests = 0;
+    for (int t = 0; t < 200000; t++) {
+        grid_shape a[4], b[4];
+        int na, nb;
+        random_shapes(&st, a, &na);
+        if (t % 3) memcpy(b, a, sizeof b), nb = na; /* then change one thing, or nothing */
+        else random_shapes(&st, b, &nb);
+        if (t % 3 == 1 && nb) {
+            st = st * 6364136223846793005u + 1442695040888963407u;
+            grid_shape *s = &b[(st >> 33) % (uint64_t)nb];
+            int64_t *v = s->nd ? &s->d[(st >> 20) % (uint64_t)s->nd] : NULL;
+            if (v && (st & 1)) *v = *v == INT64_MAX ? *v - 1 : *v == INT64_MIN ? *v + 1 : *v + ((st & 2) ? 1 : -1);
+            else if (s->nd < 4) s->d[s->nd++] = 7;
+        }
+        opdb_sb_clear(&ca);
+        opdb_sb_clear(&cb);
+        grid_shape_cell(&ca, a, na);
+        grid_shape_cell(&cb, b, nb);
+        int want = sgn(grid_cmp_inputs(a, na, b, nb));
+        int got = sgn(grid_cmp_shape_cells(ca.p ? ca.p : "", ca.n, cb.p ? cb.p : "", cb.n));
+        if (got != want) fail_msg("'%s' vs '%s': %d, want %d", ca.p ? ca.p : "", cb.p ? cb.p : "", got, want);
+        ties += want == 0;
+        int64_t lead[2], lead_b[2];
+        bool has = na && a[0].nd >= 2;
+        const char *rest = grid_shape_cell_lead2(ca.p ? ca.p : "", ca.n, lead);
+        assert_int_equal(rest != NULL, has);
+        if (has) assert_true(lead[0] == a[0].d[0] && lead[1] == a[0].d[1]);
+        const char *rest_b = grid_shape_cell_lead2(cb.p ? cb.p : "", cb.n, lead_b);
+        if (rest && rest_b && lead[0] == lead_b[0] && lead[1] == lead_b[1]) { /* the sort's second step */
+            got = sgn(grid_cmp_shape_cells_rest(rest, rest_b));
+            if (got != want) fail_msg("'%s' vs '%s' after two dims: %d, want %d", ca.p, cb.p, got, want);
+            rests++;
+        }
+    }
+    assert_true(ties > 1000 && rests > 1000);
+    opdb_sb_free(&ca);
+    opdb_sb_free(&cb);
+}
+
+/* Bound slots: the last binding of a name wins, values may change between
+ * evaluations, and only the names array bound to uses the slots. */
+static void test_expr_bind(void **state) {
+    (void)state;
+    char msg[256] = "";
+    opdb_grid_expr *e = opdb_grid_expr_compile("N * 100 + K", msg, sizeof msg);
+    assert_non_null(e);
+    const char *names[] = {"N", "K", "N"};
+    int64_t vals[] = {1, 2, 3};
+    opdb_grid_vars v = {names, vals, 3};
+    int64_t r;
+    double f;
+    bool fl;
+    opdb_grid_expr_bind(e, &v);
+    assert_int_equal(opdb_grid_expr_eval(e, &v, &r, &f, &fl, msg, sizeof msg), 0);
+    assert_int_equal(r, 302);
+    vals[2] = 5, vals[1] = 7;
+    assert_int_equal(opdb_grid_expr_eval(e, &v, &r, &f, &fl, msg, sizeof msg), 0);
+    assert_int_equal(r, 507);
+    const char *other[] = {"K", "N"}; /* another names array: looked up by name */
+    int64_t ovals[] = {4, 9};
+    opdb_grid_vars w = {other, ovals, 2};
+    assert_int_equal(opdb_grid_expr_eval(e, &w, &r, &f, &fl, msg, sizeof msg), 0);
+    assert_int_equal(r, 904);
+    opdb_grid_vars shorter = {names, vals, 2}; /* same array, fewer names: not the binding */
+    assert_int_equal(opdb_grid_expr_eval(e, &shorter, &r, &f, &fl, msg, sizeof msg), 0);
+    assert_int_equal(r, 107);
+    opdb_grid_expr_bind(e, NULL);
+    assert_int_equal(opdb_grid_expr_eval(e, &v, &r, &f, &fl, msg, sizeof msg), 0);
+    assert_int_equal(r, 507);
+    const char *no_k[] = {"N"};
+    opdb_grid_vars nk = {no_k, vals, 1};
+    opdb_grid_expr_bind(e, &nk); /* K unbound: the by-name error */
+    assert_int_equal(opdb_grid_expr_eval(e, &nk, &r, &f, &fl, msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "name 'K' is not defined"));
+    opdb_grid_expr_free(e);
 }
 static void expect(const char *text, int64_t want) {
     int64_t got = -12345;
@@ -207,6 +319,8 @@ int main(void) {
         cmocka_unit_test(test_getrandbits_vectors),
         cmocka_unit_test(test_sample_vectors),
         cmocka_unit_test(test_expr_python_semantics),
+        cmocka_unit_test(test_expr_bind),
+        cmocka_unit_test(test_cmp_shape_cells),
         cmocka_unit_test(test_expr_hostile),
         cmocka_unit_test(test_config_default_and_errors),
     };
