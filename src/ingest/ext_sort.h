@@ -3,7 +3,10 @@
  * Records are pushed into a buffer of at most `budget` bytes; a full buffer is
  * sorted and written to an unlinked temporary file (a "run"), and the runs are
  * merged back in order when read, with the last buffer merged straight from
- * memory. Small inputs never touch the disk. At most
+ * memory. A run is written encoded: each 8-byte word of a record XOR the same
+ * word of the record before it, less its zero bytes at both ends (sorted
+ * neighbours share most bytes: a 32-byte record takes about 8), so the
+ * kernel copies a quarter of the bytes. Small inputs never touch the disk. At most
  * XS_MAX_RUNS runs are kept: reaching it merges them into one, so memory is
  * budget + XS_MAX_RUNS read buffers whatever the number of records.
  * The comparator must be a total order (ties broken by a sequence number) so
@@ -13,7 +16,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 #include "opdb/core.h"
 
 #define XS_MAX_RUNS 64
@@ -21,8 +23,12 @@
 typedef int (*xs_cmp)(const void *, const void *);
 
 typedef struct xs_run {
-    FILE *f;            /* NULL: the last buffer, merged from memory */
-    unsigned char *cur; /* the run's current record (merge) */
+    int fd;             /* -1: the last buffer, merged from memory */
+    unsigned char *cur; /* the run's current record (merge): one of slot's two halves, or in buf */
+    unsigned char *slot;          /* two records: each is decoded from the one before it */
+    unsigned char *blk;           /* read block of the encoded run */
+    size_t bpos, blen;
+    bool eof;
 } xs_run;
 
 typedef struct xsort {
@@ -34,7 +40,8 @@ typedef struct xsort {
     size_t nruns;
     size_t *heap, nheap;    /* merge: run indices ordered by their current record */
     size_t pos;             /* in-memory read position */
-    unsigned char *out;     /* the record xs_next hands out while merging */
+    unsigned char *wbuf;    /* encoded bytes waiting to be written to a run */
+    size_t wn;
     bool reading;
     bool unsorted;          /* buf holds a record smaller than one before it (else no qsort) */
     unsigned long long total;
