@@ -31,6 +31,9 @@ typedef struct opdb_trace_event {
     size_t nargs, capargs;
     unsigned long long index;    /* position in the event array */
     unsigned long long offset;   /* byte offset (uncompressed) where the event ended */
+    /* With lists of wanted keys (opdb_trace_read_some): the field named fields[i] / args[i]
+     * (the last duplicate), or NULL; NULL without a list. */
+    const opdb_trace_field *const *fields_by_want, *const *args_by_want;
 } opdb_trace_event;
 
 /* The last field named key (json.load keeps the last duplicate), or NULL. */
