@@ -14,7 +14,11 @@
 
 #include "opdb/trace_reader.h"
 
+static const char *const k_fields[] = {"ph", "name", "pid", "dur", "args", NULL};
+static const char *const k_args[] = {"kernel_type", "sub_kernel_durations", "simulation_shapes", "d", NULL};
+
 typedef struct sink {
+    bool some;                  /* read with the lists above */
     opdb_strbuf log;
     unsigned long long stop_at; /* 0: never */
     unsigned long long seen;
@@ -27,6 +31,10 @@ static int record(const opdb_trace_event *ev, void *ctx) {
     for (size_t i = 0; i < ev->nargs; i++)
         opdb_sb_addf(&s->log, "|a.%s=%d:%s", ev->args[i].key, (int)ev->args[i].kind, ev->args[i].text);
     opdb_sb_addc(&s->log, '\n');
+    /* by index: the same field a search by name finds (the last duplicate), none without lists */
+    assert_true(s->some == (ev->fields_by_want != NULL) && s->some == (ev->args_by_want != NULL));
+    for (size_t i = 0; s->some && k_fields[i]; i++) assert_ptr_equal(ev->fields_by_want[i], opdb_trace_get(ev, k_fields[i]));
+    for (size_t i = 0; s->some && k_args[i]; i++) assert_ptr_equal(ev->args_by_want[i], opdb_trace_arg(ev, k_args[i]));
     s->seen++;
     return s->stop_at && s->seen == s->stop_at;
 }
@@ -76,13 +84,11 @@ static char *write_trace(int n, bool gz, size_t cut) {
 static int read_in_mode(const char *path, const char *mode, bool some, unsigned long long stop_at, opdb_strbuf *log,
                         char *errmsg, unsigned long long *seen) {
     setenv("OPDB_TRACE_PIPELINE", mode, 1);
-    sink s = {.stop_at = stop_at};
+    sink s = {.stop_at = stop_at, .some = some};
     opdb_sb_init(&s.log);
     opdb_err err;
     memset(&err, 0, sizeof err);
-    static const char *const fields[] = {"ph", "name", "pid", "dur", "args", NULL};
-    static const char *const args[] = {"kernel_type", "sub_kernel_durations", "simulation_shapes", "d", NULL};
-    int rc = some ? opdb_trace_read_some(path, fields, args, record, &s, &err) : opdb_trace_read(path, record, &s, &err);
+    int rc = some ? opdb_trace_read_some(path, k_fields, k_args, record, &s, &err) : opdb_trace_read(path, record, &s, &err);
     unsetenv("OPDB_TRACE_PIPELINE");
     *log = s.log;
     *seen = s.seen;
