@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define XS_BLOCK (32u << 10) /* bytes read or written at once per run */
+#define XS_BLOCK (8u << 10) /* bytes read or written at once per run */
 
 void xs_init(xsort *s, size_t rec, size_t budget, xs_cmp cmp) {
     memset(s, 0, sizeof *s);
@@ -151,7 +151,7 @@ static int read_fail(opdb_err *err, const char *why) {
  * it replaces stays valid until the next advance (the two halves of slot alternate). */
 static int run_read(xsort *s, size_t r, opdb_err *err) {
     xs_run *run = &s->runs[r];
-    if (run->fd < 0) { /* the buffer kept in memory */
+    if (run->mem) { /* the buffer kept in memory */
         if (s->pos == s->n) return 0;
         run->cur = s->buf + s->rec * s->pos++;
         return 1;
@@ -162,11 +162,14 @@ static int run_read(xsort *s, size_t r, opdb_err *err) {
         run->blen -= run->bpos;
         run->bpos = 0;
         while (run->blen < XS_BLOCK && !run->eof) {
-            ssize_t k = read(run->fd, run->blk + run->blen, XS_BLOCK - run->blen);
+            unsigned long long left = run->len - run->done;
+            size_t want = XS_BLOCK - run->blen < left ? XS_BLOCK - run->blen : (size_t)left;
+            ssize_t k = want ? pread(s->fd, run->blk + run->blen, want, (off_t)(run->off + run->done)) : 0;
             if (k < 0 && errno == EINTR) continue;
             if (k < 0) return read_fail(err, strerror(errno));
             if (k == 0) run->eof = true;
             run->blen += (size_t)k;
+            run->done += (unsigned long long)k;
         }
     }
     if (run->bpos == run->blen) return 0;
@@ -179,11 +182,9 @@ static int run_read(xsort *s, size_t r, opdb_err *err) {
 }
 
 static void close_run(xs_run *run) {
-    if (run->fd >= 0) close(run->fd);
     free(run->slot);
     free(run->blk);
     memset(run, 0, sizeof *run);
-    run->fd = -1;
 }
 
 static int merge_start(xsort *s, opdb_err *err) {
@@ -191,8 +192,8 @@ static int merge_start(xsort *s, opdb_err *err) {
     s->nheap = 0;
     for (size_t r = 0; r < s->nruns; r++) {
         xs_run *run = &s->runs[r];
-        if (run->fd >= 0) {
-            if (lseek(run->fd, 0, SEEK_SET) != 0) return read_fail(err, strerror(errno));
+        if (!run->mem) {
+            run->done = 0;
             if (!run->slot) run->slot = opdb_xcalloc(2, s->rec); /* the first record is encoded against zeros */
             if (!run->blk) run->blk = opdb_xmalloc(XS_BLOCK);
             run->cur = run->slot;
@@ -226,6 +227,9 @@ static const void *merge_pop(xsort *s, int *rc, opdb_err *err) {
 static void close_runs(xsort *s) {
     for (size_t r = 0; r < s->nruns; r++) close_run(&s->runs[r]);
     s->nruns = 0;
+    if (s->has_file) close(s->fd);
+    s->has_file = false;
+    s->fend = 0;
 }
 
 /* XS_MAX_RUNS runs: merge them into one, so the number of open runs stays bounded. */
@@ -240,13 +244,18 @@ static int compact(xsort *s, opdb_err *err) {
     }
     if (rc == 0) rc = put_end(s, fd, err);
     free(prev);
+    off_t size = rc == 0 ? lseek(fd, 0, SEEK_END) : -1;
     close_runs(s);
-    if (rc != 0) {
+    if (rc != 0 || size < 0) {
         close(fd);
         s->wn = 0;
-        return -1;
+        return rc != 0 ? -1 : write_fail(err);
     }
-    s->runs[0].fd = fd;
+    s->fd = fd;
+    s->has_file = true;
+    s->fend = (unsigned long long)size;
+    memset(&s->runs[0], 0, sizeof s->runs[0]);
+    s->runs[0].len = s->fend;
     s->nruns = 1;
     return 0;
 }
@@ -255,22 +264,28 @@ static int spill(xsort *s, opdb_err *err) {
     if (s->nruns == XS_MAX_RUNS && compact(s, err) != 0) return -1;
     if (s->unsorted) qsort(s->buf, s->n, s->rec, s->cmp);
     s->unsorted = false;
-    int fd = temp_file(err);
-    if (fd < 0) return -1;
+    if (!s->has_file) {
+        s->fd = temp_file(err);
+        if (s->fd < 0) return -1;
+        s->has_file = true;
+        s->fend = 0;
+    }
     unsigned char *zero = opdb_xcalloc(1, s->rec);
     int rc = 0;
     for (size_t i = 0; i < s->n && rc == 0; i++)
-        rc = put_rec(s, fd, s->buf + i * s->rec, i ? s->buf + (i - 1) * s->rec : zero, err);
-    if (rc == 0) rc = put_end(s, fd, err);
+        rc = put_rec(s, s->fd, s->buf + i * s->rec, i ? s->buf + (i - 1) * s->rec : zero, err);
+    if (rc == 0) rc = put_end(s, s->fd, err);
     free(zero);
-    if (rc != 0) {
-        close(fd);
+    off_t end = rc == 0 ? lseek(s->fd, 0, SEEK_END) : -1;
+    if (rc != 0 || end < 0) {
         s->wn = 0;
-        return -1;
+        return rc != 0 ? -1 : write_fail(err);
     }
     xs_run *run = &s->runs[s->nruns++];
     memset(run, 0, sizeof *run);
-    run->fd = fd;
+    run->off = s->fend;
+    run->len = (unsigned long long)end - s->fend;
+    s->fend = (unsigned long long)end;
     s->spilled += s->n;
     s->n = 0;
     return 0;
@@ -308,7 +323,7 @@ int xs_finish(xsort *s, opdb_err *err) {
     /* the last buffer joins the merge from memory: it is not written and read back */
     xs_run *last = &s->runs[s->nruns++];
     memset(last, 0, sizeof *last);
-    last->fd = -1;
+    last->mem = true;
     return merge_start(s, err);
 }
 

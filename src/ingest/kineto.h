@@ -56,7 +56,7 @@ void kn_agg_init(kn_agg *a);
 void kn_agg_free(kn_agg *a);
 
 /* Bytes each record sort may hold in memory before it spills to a temp file. */
-#define KN_SORT_BUDGET (4u << 20)
+#define KN_SORT_BUDGET (256u << 10) /* small enough to stay in the CPU caches while records arrive */
 
 /* Reads one trace into a. Returns 0 when read, 1 when the file is not a
  * usable PyTorch trace (why: one line saying what it is and what to do),
