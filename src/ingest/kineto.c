@@ -535,7 +535,7 @@ int kn_read(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err) {
     xs_init(&matched, sizeof(match_rec), a->sort_budget, match_order);
     xs_init(&attributed, sizeof(attr_rec), a->sort_budget, attr_order);
     unsigned long long before = a->device_events;
-    int rc = opdb_trace_read_some(path, k_fields, k_args, scan_event, &S, err);
+    int rc = opdb_trace_read_serial(path, k_fields, k_args, scan_event, &S, err);
     if (S.rc != 0) rc = -1; /* a temp file could not be written: err says why */
     else rc = kn_verdict(a, rc, path, S.events, S.cpu_ops, before, why, cap, err);
     if (rc == 0) {

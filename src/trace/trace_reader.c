@@ -457,8 +457,8 @@ static bool reader_stopped(void *r) { return ((reader *)r)->stop != 0; }
 
 static void reader_set_offset(void *r, unsigned long long off) { ((reader *)r)->replay_off = off; }
 
-int opdb_trace_read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
-                         void *ctx, opdb_err *err) {
+static int read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb, void *ctx,
+                     bool pipe_by_default, opdb_err *err) {
     reader *r = opdb_xcalloc(1, sizeof *r);
     r->cb = cb;
     r->ctx = ctx;
@@ -478,7 +478,7 @@ int opdb_trace_read_some(const char *path, const char *const *fields, const char
     opdb_sb_init(&r->field_key.text);
     opdb_sb_init(&r->arg_key.text);
     int rc = -2;
-    if (opdb_trace_pipe_wanted(path)) {
+    if (opdb_trace_pipe_wanted(path, pipe_by_default)) {
         /* big input: zlib + yajl on a second thread, everything else here */
         r->replaying = true;
         rc = opdb_trace_pipe_replay(path, &k_callbacks, r, reader_set_offset, err);
@@ -490,4 +490,14 @@ int opdb_trace_read_some(const char *path, const char *const *fields, const char
         rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: no trace events (expected an array or {\"traceEvents\": [...]})", path);
     reader_free(r);
     return rc;
+}
+
+int opdb_trace_read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
+                         void *ctx, opdb_err *err) {
+    return read_some(path, fields, args, cb, ctx, true, err);
+}
+
+int opdb_trace_read_serial(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
+                           void *ctx, opdb_err *err) {
+    return read_some(path, fields, args, cb, ctx, false, err);
 }
