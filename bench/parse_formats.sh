@@ -8,13 +8,15 @@
 # case the best and median of wall time and of CPU time (user + sys: the
 # honest figure on a shared, loaded host), throughput and peak RSS, and the
 # ratios to the floor. Targets (issue 19): Kineto CPU <= 2x the floor, peak
-# RSS < 64 MiB whatever the trace size.
+# RSS < 64 MiB whatever the trace size. OPDB_BENCH_BASELINE=<another build dir> adds
+# that build's opdb (1 thread and default) to the same interleaved rounds.
 set -u -o pipefail
 export LC_ALL=C
 BUILD=${1:-build}
 MB=${2:-200}
 REPS=${OPDB_BENCH_REPS:-3}
 WORK=${OPDB_BENCH_DIR:-/tmp/opdb-bench-formats}
+BASE=${OPDB_BENCH_BASELINE:-}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$WORK"
 trace="$WORK/kineto_${MB}MB.json"
@@ -39,6 +41,10 @@ for _ in $(seq "$REPS"); do
   rm -rf "$WORK/db"; timed opdb1 env OPDB_TRACE_PIPELINE=0 "$BUILD/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >>"$WORK/runs"
   rm -rf "$WORK/db"; timed opdb "$BUILD/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >>"$WORK/runs"
   rm -rf "$WORK/db"; timed opdb2 env OPDB_TRACE_PIPELINE=1 "$BUILD/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >>"$WORK/runs"
+  if [ -n "$BASE" ]; then
+    rm -rf "$WORK/db"; timed base1 env OPDB_TRACE_PIPELINE=0 "$BASE/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >>"$WORK/runs"
+    rm -rf "$WORK/db"; timed base "$BASE/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >>"$WORK/runs"
+  fi
   timed sqlite3 sqlite3 -readonly "$db" "SELECT * FROM COMPUTE_TASK_INFO c JOIN TASK t USING(globalTaskId); SELECT * FROM STRING_IDS; SELECT * FROM TASK_PMU_INFO;" >>"$WORK/runs"
   rm -rf "$WORK/db2"; timed opdbdb "$BUILD/opdb" parse --no-progress --profiling-path "$db" --database-path "$WORK/db2" >>"$WORK/runs"
 done
@@ -55,7 +61,13 @@ line floor "yajl tokenize floor" "$bytes"
 line opdb1 "opdb parse, 1 thread" "$bytes"
 line opdb "opdb parse, default" "$bytes"
 line opdb2 "opdb parse, 2 threads" "$bytes"
-for k in opdb1 opdb opdb2; do
+keys="opdb1 opdb opdb2"
+if [ -n "$BASE" ]; then
+  line base1 "baseline, 1 thread" "$bytes"
+  line base "baseline, default" "$bytes"
+  keys="$keys base1 base"
+fi
+for k in $keys; do
   echo "  $k / floor: CPU best $(ratio "$(best $k 4)" "$(best floor 4)")x median $(ratio "$(median $k 4)" "$(median floor 4)")x," \
        "wall best $(ratio "$(best $k 2)" "$(best floor 2)")x median $(ratio "$(median $k 2)" "$(median floor 2)")x (target CPU <= 2x)"
 done
