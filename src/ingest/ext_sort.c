@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #define XS_BLOCK (8u << 10) /* bytes read or written at once per run */
+#define XS_SLACK 8          /* bytes allocated past a block: whole 8-byte loads and stores */
 
 void xs_init(xsort *s, size_t rec, size_t budget, xs_cmp cmp) {
     memset(s, 0, sizeof *s);
@@ -70,7 +71,12 @@ static size_t encode(unsigned char *out, const unsigned char *r, const unsigned 
         unsigned tz = (unsigned)__builtin_ctzll(x) / 8, nb = 8 - tz - (unsigned)__builtin_clzll(x) / 8;
         *o++ = (unsigned char)(tz << 4 | nb);
         x >>= 8 * tz;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        store64(o, x); /* 8 bytes, nb of them kept: out has XS_SLACK bytes to spare */
+        o += nb;
+#else
         for (unsigned i = 0; i < nb; i++, x >>= 8) *o++ = (unsigned char)x;
+#endif
     }
     memcpy(o, r + w, rec - w);
     return (size_t)(o - out) + rec - w;
@@ -85,8 +91,12 @@ static size_t decode(unsigned char *r, const unsigned char *prev, const unsigned
         if (q >= end) return 0;
         unsigned h = *q++, tz = h >> 4, nb = h & 15;
         if (nb > 8 || tz + nb > 8 || (size_t)(end - q) < nb) return 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint64_t x = nb ? load64(q) & (~0ull >> (64 - 8 * nb)) : 0; /* p's buffer has XS_SLACK bytes past end */
+#else
         uint64_t x = 0;
         for (unsigned i = 0; i < nb; i++) x |= (uint64_t)q[i] << (8 * i);
+#endif
         q += nb;
         store64(r + w, load64(prev + w) ^ (x << (8 * tz)));
     }
@@ -108,7 +118,7 @@ static int write_all(int fd, const unsigned char *p, size_t n, opdb_err *err) {
 
 /* Appends one record (encoded against prev) to fd through s->wbuf. */
 static int put_rec(xsort *s, int fd, const unsigned char *r, const unsigned char *prev, opdb_err *err) {
-    if (!s->wbuf) s->wbuf = opdb_xmalloc(XS_BLOCK);
+    if (!s->wbuf) s->wbuf = opdb_xmalloc(XS_BLOCK + XS_SLACK);
     if (XS_BLOCK - s->wn < max_encoded(s->rec)) {
         if (write_all(fd, s->wbuf, s->wn, err) != 0) return -1;
         s->wn = 0;
@@ -195,7 +205,7 @@ static int merge_start(xsort *s, opdb_err *err) {
         if (!run->mem) {
             run->done = 0;
             if (!run->slot) run->slot = opdb_xcalloc(2, s->rec); /* the first record is encoded against zeros */
-            if (!run->blk) run->blk = opdb_xmalloc(XS_BLOCK);
+            if (!run->blk) run->blk = opdb_xcalloc(1, XS_BLOCK + XS_SLACK);
             run->cur = run->slot;
             run->bpos = run->blen = 0;
             run->eof = false;

@@ -47,6 +47,21 @@ typedef struct pkey {
     bool is_args;      /* it is "args" */
 } pkey;
 
+/* For each first byte, the wanted keys starting with it (bit i: want[i]; the first 64). */
+typedef struct first_bytes {
+    uint64_t by[256];
+    bool all;              /* every wanted key is in the table */
+} first_bytes;
+
+static void first_bytes_init(first_bytes *t, const char *const *want) {
+    memset(t, 0, sizeof *t);
+    t->all = true;
+    for (size_t i = 0; want && want[i]; i++) {
+        if (i >= 64) t->all = false;
+        else t->by[(unsigned char)want[i][0]] |= 1ull << i;
+    }
+}
+
 typedef struct reader {
     int depth;
     int events_depth;       /* depth inside the event array; 0 = not found yet */
@@ -67,6 +82,7 @@ typedef struct reader {
     const char *const *want_fields, *const *want_args; /* NULL = every key */
     size_t *want_fields_len, *want_args_len;
     size_t nwant_fields, nwant_args;
+    first_bytes fb_fields, fb_args;
     const opdb_trace_field **by_want_f, **by_want_a; /* ev's fields_by_want / args_by_want */
     bool skipping;          /* inside a container no one asked for: tokens are only counted */
     int skip_at;            /* the depth that container started at */
@@ -144,7 +160,8 @@ static rframe *nested_target(reader *r) {
     return fr;
 }
 
-static void set_pkey(pkey *k, const char *const *want, const size_t *len, const unsigned char *s, size_t n) {
+static void set_pkey(pkey *k, const char *const *want, const size_t *len, const first_bytes *fb, const unsigned char *s,
+                     size_t n) {
     k->have = true;
     k->is_args = n == 4 && memcmp(s, "args", 4) == 0;
     k->want = -1;
@@ -156,6 +173,18 @@ static void set_pkey(pkey *k, const char *const *want, const size_t *len, const 
         return;
     }
     k->name = NULL;
+    if (fb->all) { /* only the keys with s's first byte, their length first */
+        for (uint64_t m = n ? fb->by[s[0]] : 0; m; m &= m - 1) {
+            unsigned i = (unsigned)__builtin_ctzll(m);
+            if (len[i] == n && memcmp(want[i] + 1, s + 1, n - 1) == 0) {
+                k->name = want[i];
+                k->name_len = n;
+                k->want = (int)i;
+                return;
+            }
+        }
+        return;
+    }
     for (size_t i = 0; want[i]; i++) /* length and first byte first: most keys differ there */
         if (len[i] == n && n && want[i][0] == (char)s[0] && memcmp(want[i] + 1, s + 1, n - 1) == 0) {
             k->name = want[i];
@@ -301,9 +330,9 @@ static int on_key(void *ctx, const unsigned char *s, size_t n) {
     if (r->depth == 1 && r->top_object) {
         r->top_key_events = n == 11 && memcmp(s, "traceEvents", 11) == 0;
     } else if (r->in_event && r->in_args && r->depth == r->events_depth + 2) {
-        set_pkey(&r->arg_key, r->want_args, r->want_args_len, s, n);
+        set_pkey(&r->arg_key, r->want_args, r->want_args_len, &r->fb_args, s, n);
     } else if (r->in_event && r->depth == r->events_depth + 1) {
-        set_pkey(&r->field_key, r->want_fields, r->want_fields_len, s, n);
+        set_pkey(&r->field_key, r->want_fields, r->want_fields_len, &r->fb_fields, s, n);
     }
     return 1;
 }
@@ -470,6 +499,8 @@ static int read_some(const char *path, const char *const *fields, const char *co
     r->want_args_len = name_lengths(args);
     for (; fields && fields[r->nwant_fields]; r->nwant_fields++) {}
     for (; args && args[r->nwant_args]; r->nwant_args++) {}
+    first_bytes_init(&r->fb_fields, fields);
+    first_bytes_init(&r->fb_args, args);
     r->by_want_f = opdb_xcalloc(r->nwant_fields + 1, sizeof *r->by_want_f);
     r->by_want_a = opdb_xcalloc(r->nwant_args + 1, sizeof *r->by_want_a);
     r->ev.fields_by_want = fields ? r->by_want_f : NULL;
