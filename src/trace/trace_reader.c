@@ -160,6 +160,13 @@ static rframe *nested_target(reader *r) {
     return fr;
 }
 
+/* want[1..n) == s[1..n): keys are short, a loop beats a call to memcmp */
+static inline bool same_tail(const char *want, const unsigned char *s, size_t n) {
+    for (size_t j = 1; j < n; j++)
+        if ((unsigned char)want[j] != s[j]) return false;
+    return true;
+}
+
 static void set_pkey(pkey *k, const char *const *want, const size_t *len, const first_bytes *fb, const unsigned char *s,
                      size_t n) {
     k->have = true;
@@ -176,7 +183,7 @@ static void set_pkey(pkey *k, const char *const *want, const size_t *len, const 
     if (fb->all) { /* only the keys with s's first byte, their length first */
         for (uint64_t m = n ? fb->by[s[0]] : 0; m; m &= m - 1) {
             unsigned i = (unsigned)__builtin_ctzll(m);
-            if (len[i] == n && memcmp(want[i] + 1, s + 1, n - 1) == 0) {
+            if (len[i] == n && same_tail(want[i], s, n)) {
                 k->name = want[i];
                 k->name_len = n;
                 k->want = (int)i;
