@@ -34,12 +34,6 @@ typedef struct pipe {
     const char *path;
     trace_yajl_run y;    /* the parser's */
     int depth;           /* the parser's container depth */
-    /* the filter (see trace_pipe.h): where the reader's events are, as trace_reader.c finds them */
-    const trace_pipe_filter *f; /* NULL: every token is recorded */
-    int events_depth;    /* 0 not found yet, -1 over */
-    bool top_object, top_key_events, in_event, in_args, key_is_args;
-    bool drop_next;      /* the key before was dropped: drop its value */
-    int skip_depth;      /* > 0: inside a dropped container that started there */
 } pipe_t;
 
 int opdb_trace_yajl_file(const char *path, const yajl_callbacks *cbs, void *ctx, bool (*stopped)(void *),
@@ -123,97 +117,20 @@ static inline int put(pipe_t *p, int type, const void *data, size_t n, bool with
     return !atomic_load_explicit(&p->stop, memory_order_relaxed);
 }
 
-static bool in_list(const char *const *want, const unsigned char *s, size_t n) {
-    if (!want) return true;
-    for (; *want; want++)
-        if (strlen(*want) == n && memcmp(*want, s, n) == 0) return true;
-    return false;
-}
-
-static int go_on(pipe_t *p) { return !atomic_load_explicit(&p->stop, memory_order_relaxed); }
-
-/* A scalar value: dropped inside a dropped container or after a dropped key. */
-static bool drop_scalar(pipe_t *p) {
-    if (!p->f) return false;
-    if (p->skip_depth) return true;
-    bool d = p->drop_next;
-    p->drop_next = false;
-    return d;
-}
-
-static int rec_null(void *c) { return drop_scalar(c) ? go_on(c) : put(c, T_NULL, NULL, 0, false); }
-static int rec_bool(void *c, int v) { return drop_scalar(c) ? go_on(c) : put(c, v ? T_TRUE : T_FALSE, NULL, 0, false); }
-static int rec_number(void *c, const char *s, size_t n) { return drop_scalar(c) ? go_on(c) : put(c, T_NUMBER, s, n, true); }
-
-static int rec_string(void *c, const unsigned char *s, size_t n) {
-    pipe_t *p = c;
-    if (p->f && n > p->f->max_string) return put(c, T_STRING, s, n, true); /* the reader stops at it */
-    return drop_scalar(p) ? go_on(p) : put(c, T_STRING, s, n, true);
-}
-
-static int rec_key(void *c, const unsigned char *s, size_t n) {
-    pipe_t *p = c;
-    if (p->f && n <= p->f->max_string) {
-        if (p->skip_depth) return go_on(p);
-        if (p->depth == 1 && p->top_object) {
-            p->top_key_events = n == 11 && memcmp(s, "traceEvents", 11) == 0;
-        } else if (p->in_event && p->in_args && p->depth == p->events_depth + 2) {
-            if (!in_list(p->f->args, s, n)) {
-                p->drop_next = true;
-                return go_on(p);
-            }
-        } else if (p->in_event && p->depth == p->events_depth + 1) {
-            p->key_is_args = n == 4 && memcmp(s, "args", 4) == 0;
-            if (!p->key_is_args && !in_list(p->f->fields, s, n)) {
-                p->drop_next = true;
-                return go_on(p);
-            }
-        }
-    }
-    return put(c, T_KEY, s, n, true);
-}
+static int rec_null(void *c) { return put(c, T_NULL, NULL, 0, false); }
+static int rec_bool(void *c, int v) { return put(c, v ? T_TRUE : T_FALSE, NULL, 0, false); }
+static int rec_number(void *c, const char *s, size_t n) { return put(c, T_NUMBER, s, n, true); }
+static int rec_string(void *c, const unsigned char *s, size_t n) { return put(c, T_STRING, s, n, true); }
+static int rec_key(void *c, const unsigned char *s, size_t n) { return put(c, T_KEY, s, n, true); }
 
 static int rec_start(pipe_t *p, int type) {
     if (p->depth + 1 >= TRACE_MAX_DEPTH) return 0; /* the reader's limit: the same error, at the same byte */
-    int d = p->depth++;
-    if (p->f) {
-        if (p->skip_depth) return go_on(p);
-        if (p->drop_next) { /* the value of a dropped key: drop it whole */
-            p->drop_next = false;
-            p->skip_depth = p->depth;
-            return go_on(p);
-        }
-        bool dict = type == T_START_MAP; /* trace_reader.c's start_container, outside rendered values */
-        if (p->events_depth == 0) {
-            if (d == 0 && !dict) p->events_depth = 1;
-            else if (d == 0 && dict) p->top_object = true;
-            else if (d == 1 && p->top_object && p->top_key_events && !dict) p->events_depth = 2;
-        } else if (p->events_depth > 0 && d == p->events_depth && !p->in_event) {
-            if (dict) p->in_event = true;
-        } else if (p->in_event && d == p->events_depth + 1 && dict && p->key_is_args && !p->in_args) {
-            p->in_args = true;
-        }
-    }
+    p->depth++;
     return put(p, type, NULL, 0, false);
 }
 
 static int rec_end(pipe_t *p, int type) {
     p->depth--;
-    if (p->f) {
-        if (p->skip_depth) {
-            if (p->depth < p->skip_depth) p->skip_depth = 0; /* the dropped container is over */
-            return go_on(p);
-        }
-        int d = p->depth; /* trace_reader.c's end_container */
-        if (p->in_args && d == p->events_depth + 1) {
-            p->in_args = false;
-        } else if (p->in_event && d == p->events_depth) {
-            p->in_event = false;
-            p->key_is_args = false;
-        } else if (p->events_depth > 0 && d == p->events_depth - 1) {
-            p->events_depth = -1;
-        }
-    }
     unsigned long long off = p->y.chunk_off + yajl_get_bytes_consumed(p->y.h);
     return put(p, type, &off, sizeof off, false);
 }
@@ -279,10 +196,8 @@ static bool replay(const opdb_strbuf *b, const yajl_callbacks *cbs, void *ctx,
 }
 
 int opdb_trace_pipe_replay(const char *path, const yajl_callbacks *cbs, void *ctx,
-                           void (*set_offset)(void *, unsigned long long), const trace_pipe_filter *filter,
-                           opdb_err *err) {
+                           void (*set_offset)(void *, unsigned long long), opdb_err *err) {
     pipe_t *p = opdb_xcalloc(1, sizeof *p);
-    p->f = filter && (filter->fields || filter->args) ? filter : NULL;
     for (int i = 0; i < NBATCH; i++) opdb_sb_init(&p->b[i]);
     p->cur = &p->b[0];
     p->path = path;

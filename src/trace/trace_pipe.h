@@ -36,15 +36,6 @@ bool opdb_trace_pipe_wanted(const char *path, bool by_default);
  * Returns 0 when every token was replayed or a callback returned 0 (a stop),
  * the parse error after replaying every token before it, or -2 when no
  * thread could be started (nothing was replayed). */
-/* With wanted keys (NULL lists: every key), the tokenizing thread drops an event's (or its
- * args') key that is not wanted together with its value, which the reader would ignore
- * anyway; strings longer than max_string are always kept (the reader stops at them). */
-typedef struct trace_pipe_filter {
-    const char *const *fields, *const *args;
-    unsigned long long max_string;
-} trace_pipe_filter;
-
 int opdb_trace_pipe_replay(const char *path, const yajl_callbacks *cbs, void *ctx,
-                           void (*set_offset)(void *, unsigned long long), const trace_pipe_filter *filter,
-                           opdb_err *err);
+                           void (*set_offset)(void *, unsigned long long), opdb_err *err);
 #endif

@@ -519,8 +519,7 @@ static int read_some(const char *path, const char *const *fields, const char *co
     if (opdb_trace_pipe_wanted(path, pipe_by_default)) {
         /* big input: zlib + yajl on a second thread, everything else here */
         r->replaying = true;
-        trace_pipe_filter filter = {fields, args, r->max_string};
-        rc = opdb_trace_pipe_replay(path, &k_callbacks, r, reader_set_offset, &filter, err);
+        rc = opdb_trace_pipe_replay(path, &k_callbacks, r, reader_set_offset, err);
         r->replaying = false;
     }
     if (rc == -2) rc = opdb_trace_yajl_file(path, &k_callbacks, r, reader_stopped, &r->y, err);
