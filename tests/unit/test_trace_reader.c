@@ -46,7 +46,7 @@ static char *write_trace(int n, bool gz, size_t cut) {
     opdb_sb_addf(&t, "{\"meta\": {\"x\": [1, 2]}, \"traceEvents\": [\n");
     for (int i = 0; i < n; i++) {
         if (i) opdb_sb_add(&t, ",\n", 2);
-        switch (i % 5) {
+        switch (i % 6) {
         case 0:
             opdb_sb_addf(&t, "{\"ph\": \"X\", \"name\": \"aten.mm.%d\", \"pid\": %d, \"ts\": %d.%03d, \"dur\": %d.5, "
                              "\"args\": {\"kernel_type\": \"MatMulV2\", \"sub_kernel_durations\": \"[('MatMulV2', %d.25)]\", "
@@ -60,6 +60,13 @@ static char *write_trace(int n, bool gz, size_t cut) {
             break;
         case 2: opdb_sb_addf(&t, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"args\": {\"name\": \"m%d\"}}", i % 3, i); break;
         case 3: opdb_sb_addf(&t, "[%d, \"not an event\"]", i); break;
+        case 5: /* keys nobody reads holding containers that look like events and args (the
+                 * tokenizing thread drops them), an "args" list, a second "args" */
+            opdb_sb_addf(&t, "{\"grid\": {\"args\": {\"d\": 1}, \"ph\": [\"X\"]}, \"ph\": \"X\", \"x\": [[{\"name\": 2}]], "
+                             "\"args\": [1, {\"d\": 2}], \"name\": \"g%d\", \"args\": {\"skip\": {\"d\": [3]}, \"d\": {\"args\": %d}, "
+                             "\"kernel_type\": null, \"n\": true}, \"tail\": {}}",
+                         i, i);
+            break;
         default: opdb_sb_addf(&t, "{\"ph\": \"X\", \"name\": \"n\", \"args\": \"text\", \"dur\": %d, \"dur\": %d}", i, i + 1);
         }
     }
@@ -118,8 +125,8 @@ static void test_whole_trace(void **state) {
     (void)state;
     for (int gz = 0; gz < 2; gz++) {
         char *p = write_trace(30000, gz, 0);
-        same_both_ways(p, false, 0, 24000, 0); /* every 5th element is not an object */
-        same_both_ways(p, true, 0, 24000, 0);
+        same_both_ways(p, false, 0, 25000, 0); /* every 6th element is not an object */
+        same_both_ways(p, true, 0, 25000, 0);
         unlink(p);
         free(p);
     }
@@ -172,6 +179,7 @@ static void test_too_deep(void **state) {
     fprintf(f, "}}]");
     fclose(f);
     same_both_ways(path, false, 0, 5000, -1);
+    same_both_ways(path, true, 0, 5000, -1); /* the too-deep value is one nobody reads */
     opdb_strbuf log;
     char msg[1024];
     unsigned long long n;
