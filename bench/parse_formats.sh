@@ -8,13 +8,15 @@
 # case the best and median of wall time and of CPU time (user + sys: the
 # honest figure on a shared, loaded host), throughput and peak RSS, and the
 # ratios to the floor. Targets (issue 19): Kineto CPU <= 2x the floor, peak
-# RSS < 64 MiB whatever the trace size.
+# RSS < 64 MiB whatever the trace size. OPDB_BENCH_BASELINE=<another build dir> adds
+# that build's opdb (1 thread and default) to the same interleaved rounds.
 set -u -o pipefail
 export LC_ALL=C
 BUILD=${1:-build}
 MB=${2:-200}
 REPS=${OPDB_BENCH_REPS:-3}
 WORK=${OPDB_BENCH_DIR:-/tmp/opdb-bench-formats}
+BASE=${OPDB_BENCH_BASELINE:-}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$WORK"
 trace="$WORK/kineto_${MB}MB.json"
@@ -38,6 +40,11 @@ for _ in $(seq "$REPS"); do
   timed floor "$BUILD/bench/yajl_tokenize" "$trace" >>"$WORK/runs"
   rm -rf "$WORK/db"; timed opdb1 env OPDB_TRACE_PIPELINE=0 "$BUILD/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >>"$WORK/runs"
   rm -rf "$WORK/db"; timed opdb "$BUILD/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >>"$WORK/runs"
+  rm -rf "$WORK/db"; timed opdb2 env OPDB_TRACE_PIPELINE=1 "$BUILD/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >>"$WORK/runs"
+  if [ -n "$BASE" ]; then
+    rm -rf "$WORK/db"; timed base1 env OPDB_TRACE_PIPELINE=0 "$BASE/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >>"$WORK/runs"
+    rm -rf "$WORK/db"; timed base "$BASE/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >>"$WORK/runs"
+  fi
   timed sqlite3 sqlite3 -readonly "$db" "SELECT * FROM COMPUTE_TASK_INFO c JOIN TASK t USING(globalTaskId); SELECT * FROM STRING_IDS; SELECT * FROM TASK_PMU_INFO;" >>"$WORK/runs"
   rm -rf "$WORK/db2"; timed opdbdb "$BUILD/opdb" parse --no-progress --profiling-path "$db" --database-path "$WORK/db2" >>"$WORK/runs"
 done
@@ -53,12 +60,19 @@ echo "Kineto trace: $((bytes / 1000000)) MB, $(grep -c '"cat": "kernel"' "$trace
 line floor "yajl tokenize floor" "$bytes"
 line opdb1 "opdb parse, 1 thread" "$bytes"
 line opdb "opdb parse, default" "$bytes"
-for k in opdb1 opdb; do
+line opdb2 "opdb parse, 2 threads" "$bytes"
+keys="opdb1 opdb opdb2"
+if [ -n "$BASE" ]; then
+  line base1 "baseline, 1 thread" "$bytes"
+  line base "baseline, default" "$bytes"
+  keys="$keys base1 base"
+fi
+for k in $keys; do
   echo "  $k / floor: CPU best $(ratio "$(best $k 4)" "$(best floor 4)")x median $(ratio "$(median $k 4)" "$(median floor 4)")x," \
        "wall best $(ratio "$(best $k 2)" "$(best floor 2)")x median $(ratio "$(median $k 2)" "$(median floor 2)")x (target CPU <= 2x)"
 done
-echo "  (1 thread: OPDB_TRACE_PIPELINE=0; default: files >= 4 MiB are tokenized on a second thread, which costs CPU and saves wall time on an idle machine)"
-rss=$(col opdb 3; col opdb1 3)
+echo "  (1 thread: OPDB_TRACE_PIPELINE=0; default: one thread for Kineto traces; 2 threads: OPDB_TRACE_PIPELINE=1, the tokenizer on a second thread, which costs CPU and saves wall time on an idle machine)"
+rss=$(col opdb 3; col opdb1 3; col opdb2 3)
 rss=$(echo "$rss" | sort -n | tail -1)
 echo "  opdb peak RSS $((rss / 1024)) MiB: $([ "$rss" -lt 65536 ] && echo PASS || echo MISS) (target < 64 MiB at any size)"
 echo "SQLite export ($(stat -c %s "$db") bytes):"

@@ -31,6 +31,9 @@ typedef struct opdb_trace_event {
     size_t nargs, capargs;
     unsigned long long index;    /* position in the event array */
     unsigned long long offset;   /* byte offset (uncompressed) where the event ended */
+    /* With lists of wanted keys (opdb_trace_read_some): the field named fields[i] / args[i]
+     * (the last duplicate), or NULL; NULL without a list. */
+    const opdb_trace_field *const *fields_by_want, *const *args_by_want;
 } opdb_trace_event;
 
 /* The last field named key (json.load keeps the last duplicate), or NULL. */
@@ -47,6 +50,11 @@ OPDB_API int opdb_trace_read(const char *path, opdb_trace_cb cb, void *ctx, opdb
  * few keys skips copying the rest. */
 OPDB_API int opdb_trace_read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
                          void *ctx, opdb_err *err);
+/* The same on one thread unless OPDB_TRACE_PIPELINE=1 (opdb_trace_read_some tokenizes big
+ * files on a second thread): for a consumer whose work per event is cheap next to the
+ * tokenizing, handing the tokens between threads costs more CPU than it saves time. */
+OPDB_API int opdb_trace_read_serial(const char *path, const char *const *fields, const char *const *args,
+                                    opdb_trace_cb cb, void *ctx, opdb_err *err);
 
 #ifdef __cplusplus
 }

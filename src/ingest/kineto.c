@@ -312,8 +312,40 @@ typedef struct scan {
     int rc;
 } scan;
 
+/* kn_read's wanted keys; F_* / A_* index them in the event's fields_by_want / args_by_want */
+static const char *const k_fields[] = {"ph", "cat", "name", "pid", "tid", "ts", "dur", NULL};
+enum { F_PH, F_CAT, F_NAME, F_PID, F_TID, F_TS, F_DUR };
+static const char *const k_args[] = {"correlation", "Input Dims", "Input type", NULL};
+enum { A_CORR, A_DIMS, A_TYPES };
+#define FIELD(ev, i) ((ev)->fields_by_want[i])
+#define ARG(ev, i) ((ev)->args_by_want[i])
+
+enum { CAT_OTHER, CAT_OP, CAT_DEVICE, CAT_RUNTIME };
+
+/* Which list cat is in (kn_cat_is on each), the common spellings matched first at no cost. */
+static int cat_class(const char *cat) {
+    switch (cat[0]) {
+    case 'c':
+        if (strcmp(cat, "cpu_op") == 0) return CAT_OP;
+        if (strcmp(cat, "cuda_runtime") == 0) return CAT_RUNTIME;
+        break;
+    case 'k':
+        if (strcmp(cat, "kernel") == 0) return CAT_DEVICE;
+        break;
+    case 'u':
+        if (strcmp(cat, "user_annotation") == 0) return CAT_OTHER;
+        break;
+    default:
+        break;
+    }
+    if (kn_cat_is(cat, kn_op_cats)) return CAT_OP;
+    if (kn_cat_is(cat, kn_device_cats)) return CAT_DEVICE;
+    if (kn_cat_is(cat, kn_runtime_cats)) return CAT_RUNTIME;
+    return CAT_OTHER;
+}
+
 static uint32_t scan_thread(scan *S, const opdb_trace_event *ev) {
-    const char *pid = kn_text_of(opdb_trace_get(ev, "pid")), *tid = kn_text_of(opdb_trace_get(ev, "tid"));
+    const char *pid = kn_text_of(FIELD(ev, F_PID)), *tid = kn_text_of(FIELD(ev, F_TID));
     if (S->last_pid && strcmp(pid, S->last_pid) == 0 && strcmp(tid, S->last_tid) == 0) return S->last_thread;
     opdb_sb_clear(&S->key);
     opdb_sb_adds(&S->key, pid);
@@ -340,25 +372,26 @@ static uint32_t scan_thread(scan *S, const opdb_trace_event *ev) {
 static int scan_event(const opdb_trace_event *ev, void *ctx) {
     scan *S = ctx;
     S->events++;
-    if (strcmp(kn_text_of(opdb_trace_get(ev, "ph")), "X") != 0) return 0;
-    const char *cat = kn_text_of(opdb_trace_get(ev, "cat"));
-    if (kn_cat_is(cat, kn_op_cats)) {
+    const char *ph = kn_text_of(FIELD(ev, F_PH));
+    if (ph[0] != 'X' || ph[1]) return 0;
+    int cls = cat_class(kn_text_of(FIELD(ev, F_CAT)));
+    if (cls == CAT_OP) {
         S->cpu_ops++;
         op_rec r;
         memset(&r, 0, sizeof r);
-        if (!kn_num_of(opdb_trace_get(ev, "ts"), &r.ts)) return 0;
-        if (!kn_num_of(opdb_trace_get(ev, "dur"), &r.dur)) r.dur = 0.0;
+        if (!kn_num_of(FIELD(ev, F_TS), &r.ts)) return 0;
+        if (!kn_num_of(FIELD(ev, F_DUR), &r.dur)) r.dur = 0.0;
         r.seq = ev->index;
         r.thread = scan_thread(S, ev);
-        const opdb_trace_field *dims = opdb_trace_arg(ev, "Input Dims");
-        r.group = kn_group_of(S->a, &S->key, kn_text_of(opdb_trace_get(ev, "name")), dims ? dims->text : "",
-                              kn_text_of(opdb_trace_arg(ev, "Input type")));
+        const opdb_trace_field *dims = ARG(ev, A_DIMS);
+        r.group = kn_group_of(S->a, &S->key, kn_text_of(FIELD(ev, F_NAME)), dims ? dims->text : "",
+                              kn_text_of(ARG(ev, A_TYPES)));
         S->rc = xs_push(&S->ops, &r, S->err);
         return S->rc;
     }
     int64_t corr = 0;
-    bool has_corr = kn_int_of(opdb_trace_arg(ev, "correlation"), &corr);
-    if (kn_cat_is(cat, kn_device_cats)) {
+    bool has_corr = kn_int_of(ARG(ev, A_CORR), &corr);
+    if (cls == CAT_DEVICE) {
         S->a->device_events++;
         S->devices++;
         if (!has_corr) {
@@ -368,16 +401,16 @@ static int scan_event(const opdb_trace_event *ev, void *ctx) {
         dev_rec r;
         memset(&r, 0, sizeof r);
         r.corr = corr;
-        if (!kn_num_of(opdb_trace_get(ev, "dur"), &r.dur)) r.dur = 0.0;
+        if (!kn_num_of(FIELD(ev, F_DUR), &r.dur)) r.dur = 0.0;
         r.seq = ev->index;
-        r.kname = kn_kname(S->a, kn_text_of(opdb_trace_get(ev, "name")));
+        r.kname = kn_kname(S->a, kn_text_of(FIELD(ev, F_NAME)));
         S->rc = xs_push(&S->devs, &r, S->err);
         return S->rc;
     }
-    if (has_corr && kn_cat_is(cat, kn_runtime_cats)) {
+    if (has_corr && cls == CAT_RUNTIME) {
         launch_rec r;
         memset(&r, 0, sizeof r);
-        if (!kn_num_of(opdb_trace_get(ev, "ts"), &r.ts)) return 0;
+        if (!kn_num_of(FIELD(ev, F_TS), &r.ts)) return 0;
         r.corr = corr;
         r.seq = ev->index;
         r.thread = scan_thread(S, ev);
@@ -488,8 +521,6 @@ static int take_calls(kn_agg *a, xsort *attributed, opdb_err *err) {
 }
 
 int kn_read(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err) {
-    static const char *const fields[] = {"ph", "cat", "name", "pid", "tid", "ts", "dur", NULL};
-    static const char *const args[] = {"correlation", "Input Dims", "Input type", NULL};
     const char *ref = getenv("OPDB_KINETO_REFERENCE"); /* tests: the same goldens through the reference */
     if (ref && *ref == '1') return kn_read_reference(a, path, why, cap, err);
     scan S;
@@ -504,7 +535,7 @@ int kn_read(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err) {
     xs_init(&matched, sizeof(match_rec), a->sort_budget, match_order);
     xs_init(&attributed, sizeof(attr_rec), a->sort_budget, attr_order);
     unsigned long long before = a->device_events;
-    int rc = opdb_trace_read_some(path, fields, args, scan_event, &S, err);
+    int rc = opdb_trace_read_serial(path, k_fields, k_args, scan_event, &S, err);
     if (S.rc != 0) rc = -1; /* a temp file could not be written: err says why */
     else rc = kn_verdict(a, rc, path, S.events, S.cpu_ops, before, why, cap, err);
     if (rc == 0) {

@@ -3,10 +3,12 @@
  *
  * kn_read (kineto.c): one streaming pass over the JSON through the yajl trace
  * reader turns every operator, launch and device event into a 32-byte record
- * pushed into an external sort (ext_sort.h); the joins (device -> launch by
+ * pushed into an external sort (ext_sort.h), on one thread unless
+ * OPDB_TRACE_PIPELINE=1 (opdb_trace_read_serial); the joins (device -> launch by
  * correlation, launch -> innermost operator by thread and time, device
  * events -> calls) are then merges of sorted record streams. Memory: the
- * sorts' buffers (KN_SORT_BUDGET each, at most five at once), the operators
+ * sorts' buffers (KN_SORT_BUDGET each, at most five at once, plus 8 KiB per run
+ * being merged, at most XS_MAX_RUNS), the operators
  * open at one point of time on one thread, and one entry per distinct group,
  * kernel name and thread; never the trace's size.
  *
@@ -56,7 +58,7 @@ void kn_agg_init(kn_agg *a);
 void kn_agg_free(kn_agg *a);
 
 /* Bytes each record sort may hold in memory before it spills to a temp file. */
-#define KN_SORT_BUDGET (4u << 20)
+#define KN_SORT_BUDGET (256u << 10) /* small enough to stay in the CPU caches while records arrive */
 
 /* Reads one trace into a. Returns 0 when read, 1 when the file is not a
  * usable PyTorch trace (why: one line saying what it is and what to do),

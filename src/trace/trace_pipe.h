@@ -28,8 +28,8 @@ int opdb_trace_yajl_file(const char *path, const yajl_callbacks *cbs, void *ctx,
                          trace_yajl_run *y, opdb_err *err);
 
 /* Whether path is worth a second thread: OPDB_TRACE_PIPELINE=1 always, =0
- * never; otherwise files of 4 MiB or more on a machine with several CPUs. */
-bool opdb_trace_pipe_wanted(const char *path);
+ * never; otherwise (by_default) files of 4 MiB or more on a machine with several CPUs. */
+bool opdb_trace_pipe_wanted(const char *path, bool by_default);
 
 /* Replays path's tokens into cbs/ctx (set_offset(ctx, off) is called before
  * each container-end callback with the offset yajl had reached there).

@@ -26,7 +26,8 @@ typedef struct rframe {
 /* Offsets into reader.store of one field's key and text. */
 
 typedef struct field_at {
-    size_t key, text;
+    size_t key, text;  /* key: unused for a wanted key (want says which) */
+    int want;          /* index in the list of wanted keys, -1 without a list */
     opdb_jkind kind;
 } field_at;
 
@@ -41,9 +42,25 @@ typedef struct pkey {
     opdb_strbuf text;
     const char *name;  /* the key to store with the value; NULL: not wanted */
     size_t name_len;
+    int want;          /* which wanted key name is (-1: no list, name is text's) */
     bool have;         /* a key is pending at this level */
     bool is_args;      /* it is "args" */
 } pkey;
+
+/* For each first byte, the wanted keys starting with it (bit i: want[i]; the first 64). */
+typedef struct first_bytes {
+    uint64_t by[256];
+    bool all;              /* every wanted key is in the table */
+} first_bytes;
+
+static void first_bytes_init(first_bytes *t, const char *const *want) {
+    memset(t, 0, sizeof *t);
+    t->all = true;
+    for (size_t i = 0; want && want[i]; i++) {
+        if (i >= 64) t->all = false;
+        else t->by[(unsigned char)want[i][0]] |= 1ull << i;
+    }
+}
 
 typedef struct reader {
     int depth;
@@ -64,6 +81,9 @@ typedef struct reader {
     trace_yajl_run y;       /* the yajl pass (one-thread reading) */
     const char *const *want_fields, *const *want_args; /* NULL = every key */
     size_t *want_fields_len, *want_args_len;
+    size_t nwant_fields, nwant_args;
+    first_bytes fb_fields, fb_args;
+    const opdb_trace_field **by_want_f, **by_want_a; /* ev's fields_by_want / args_by_want */
     bool skipping;          /* inside a container no one asked for: tokens are only counted */
     int skip_at;            /* the depth that container started at */
     bool replaying;         /* tokens come from trace_pipe.c: offsets from replay_off */
@@ -100,7 +120,8 @@ static size_t store_add(reader *r, const char *s, size_t n) {
 static void add_field(reader *r, field_list *l, const pkey *key, opdb_jkind kind, const char *text, size_t n) {
     OPDB_ALLOC_GROW(l->at, l->n + 1, l->cap);
     field_at *f = &l->at[l->n++];
-    f->key = store_add(r, key->name, key->name_len);
+    f->want = key->want;
+    f->key = key->want < 0 ? store_add(r, key->name, key->name_len) : 0; /* a wanted name is the list's */
     f->text = store_add(r, text, n);
     f->kind = kind;
 }
@@ -139,9 +160,18 @@ static rframe *nested_target(reader *r) {
     return fr;
 }
 
-static void set_pkey(pkey *k, const char *const *want, const size_t *len, const unsigned char *s, size_t n) {
+/* want[1..n) == s[1..n): keys are short, a loop beats a call to memcmp */
+static inline bool same_tail(const char *want, const unsigned char *s, size_t n) {
+    for (size_t j = 1; j < n; j++)
+        if ((unsigned char)want[j] != s[j]) return false;
+    return true;
+}
+
+static void set_pkey(pkey *k, const char *const *want, const size_t *len, const first_bytes *fb, const unsigned char *s,
+                     size_t n) {
     k->have = true;
     k->is_args = n == 4 && memcmp(s, "args", 4) == 0;
+    k->want = -1;
     if (!want) {
         k->text.n = 0;
         sb_put(&k->text, (const char *)s, n);
@@ -150,10 +180,24 @@ static void set_pkey(pkey *k, const char *const *want, const size_t *len, const 
         return;
     }
     k->name = NULL;
-    for (size_t i = 0; want[i] && !k->name; i++)
-        if (len[i] == n && memcmp(want[i], s, n) == 0) {
+    if (fb->all) { /* only the keys with s's first byte, their length first */
+        for (uint64_t m = n ? fb->by[s[0]] : 0; m; m &= m - 1) {
+            unsigned i = (unsigned)__builtin_ctzll(m);
+            if (len[i] == n && same_tail(want[i], s, n)) {
+                k->name = want[i];
+                k->name_len = n;
+                k->want = (int)i;
+                return;
+            }
+        }
+        return;
+    }
+    for (size_t i = 0; want[i]; i++) /* length and first byte first: most keys differ there */
+        if (len[i] == n && n && want[i][0] == (char)s[0] && memcmp(want[i] + 1, s + 1, n - 1) == 0) {
             k->name = want[i];
             k->name_len = n;
+            k->want = (int)i;
+            return;
         }
 }
 
@@ -293,9 +337,9 @@ static int on_key(void *ctx, const unsigned char *s, size_t n) {
     if (r->depth == 1 && r->top_object) {
         r->top_key_events = n == 11 && memcmp(s, "traceEvents", 11) == 0;
     } else if (r->in_event && r->in_args && r->depth == r->events_depth + 2) {
-        set_pkey(&r->arg_key, r->want_args, r->want_args_len, s, n);
+        set_pkey(&r->arg_key, r->want_args, r->want_args_len, &r->fb_args, s, n);
     } else if (r->in_event && r->depth == r->events_depth + 1) {
-        set_pkey(&r->field_key, r->want_fields, r->want_fields_len, s, n);
+        set_pkey(&r->field_key, r->want_fields, r->want_fields_len, &r->fb_fields, s, n);
     }
     return 1;
 }
@@ -349,12 +393,17 @@ static int start_container(reader *r, bool dict) {
     return 1;
 }
 
-static void resolve(reader *r, const field_list *l, opdb_trace_field **out, size_t *n, size_t *cap) {
+static void resolve(reader *r, const field_list *l, const char *const *want, const opdb_trace_field **by_want,
+                    size_t nwant, opdb_trace_field **out, size_t *n, size_t *cap) {
     OPDB_ALLOC_GROW(*out, l->n, *cap);
+    if (by_want) memset(by_want, 0, nwant * sizeof *by_want);
     for (size_t i = 0; i < l->n; i++) {
-        (*out)[i].key = r->store.p + l->at[i].key;
-        (*out)[i].text = r->store.p + l->at[i].text;
-        (*out)[i].kind = l->at[i].kind;
+        const field_at *a = &l->at[i];
+        opdb_trace_field *f = &(*out)[i];
+        f->key = a->want < 0 ? r->store.p + a->key : (char *)want[a->want];
+        f->text = r->store.p + a->text;
+        f->kind = a->kind;
+        if (a->want >= 0) by_want[a->want] = f; /* the last duplicate wins, as in json.load */
     }
     *n = l->n;
 }
@@ -362,8 +411,8 @@ static void resolve(reader *r, const field_list *l, opdb_trace_field **out, size
 static int end_event(reader *r) {
     r->in_event = false;
     if (r->ev.index >= r->max_events) return over_limit(r, "more trace events", r->max_events, OPDB_JSON_LIMIT_EVENTS);
-    resolve(r, &r->fields, &r->ev.f, &r->ev.nf, &r->ev.capf);
-    resolve(r, &r->args, &r->ev.args, &r->ev.nargs, &r->ev.capargs);
+    resolve(r, &r->fields, r->want_fields, r->by_want_f, r->nwant_fields, &r->ev.f, &r->ev.nf, &r->ev.capf);
+    resolve(r, &r->args, r->want_args, r->by_want_a, r->nwant_args, &r->ev.args, &r->ev.nargs, &r->ev.capargs);
     r->ev.offset = r->replaying ? r->replay_off : r->y.chunk_off + yajl_get_bytes_consumed(r->y.h);
     r->stop = r->cb(&r->ev, r->ctx);
     r->ev.index++;
@@ -431,6 +480,8 @@ static void reader_free(reader *r) {
     free(r->ev.args);
     free(r->want_fields_len);
     free(r->want_args_len);
+    free(r->by_want_f);
+    free(r->by_want_a);
     free(r);
 }
 
@@ -442,8 +493,8 @@ static bool reader_stopped(void *r) { return ((reader *)r)->stop != 0; }
 
 static void reader_set_offset(void *r, unsigned long long off) { ((reader *)r)->replay_off = off; }
 
-int opdb_trace_read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
-                         void *ctx, opdb_err *err) {
+static int read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb, void *ctx,
+                     bool pipe_by_default, opdb_err *err) {
     reader *r = opdb_xcalloc(1, sizeof *r);
     r->cb = cb;
     r->ctx = ctx;
@@ -453,11 +504,19 @@ int opdb_trace_read_some(const char *path, const char *const *fields, const char
     r->max_events = opdb_json_limit_get(OPDB_JSON_LIMIT_EVENTS);
     r->want_fields_len = name_lengths(fields);
     r->want_args_len = name_lengths(args);
+    for (; fields && fields[r->nwant_fields]; r->nwant_fields++) {}
+    for (; args && args[r->nwant_args]; r->nwant_args++) {}
+    first_bytes_init(&r->fb_fields, fields);
+    first_bytes_init(&r->fb_args, args);
+    r->by_want_f = opdb_xcalloc(r->nwant_fields + 1, sizeof *r->by_want_f);
+    r->by_want_a = opdb_xcalloc(r->nwant_args + 1, sizeof *r->by_want_a);
+    r->ev.fields_by_want = fields ? r->by_want_f : NULL;
+    r->ev.args_by_want = args ? r->by_want_a : NULL;
     opdb_sb_init(&r->store);
     opdb_sb_init(&r->field_key.text);
     opdb_sb_init(&r->arg_key.text);
     int rc = -2;
-    if (opdb_trace_pipe_wanted(path)) {
+    if (opdb_trace_pipe_wanted(path, pipe_by_default)) {
         /* big input: zlib + yajl on a second thread, everything else here */
         r->replaying = true;
         rc = opdb_trace_pipe_replay(path, &k_callbacks, r, reader_set_offset, err);
@@ -469,4 +528,14 @@ int opdb_trace_read_some(const char *path, const char *const *fields, const char
         rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: no trace events (expected an array or {\"traceEvents\": [...]})", path);
     reader_free(r);
     return rc;
+}
+
+int opdb_trace_read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
+                         void *ctx, opdb_err *err) {
+    return read_some(path, fields, args, cb, ctx, true, err);
+}
+
+int opdb_trace_read_serial(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
+                           void *ctx, opdb_err *err) {
+    return read_some(path, fields, args, cb, ctx, false, err);
 }
