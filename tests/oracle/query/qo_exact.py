@@ -344,11 +344,14 @@ class DB:
         return self.scan(K, chk, mode)
 
     # ---- §5 ----
-    def compute_kernels(self, e, X):
-        """§5.1 steps 1-4: (K, X) or a Result miss."""
+    def compute_kernels_rank_only(self, e, X):
+        return self.compute_kernels(e, X, False)
+
+    def compute_kernels(self, e, X, degenerate=True):
+        """§5.1 steps 1-4: the kernel list."""
         K = e.kernels()
         db = e["degenerate_bmm_kernel_type"]
-        if isinstance(db, str) and len(X) >= 2 and X[0][0] == (1, 32, 1) and len(X[1][0]) == 3 \
+        if degenerate and isinstance(db, str) and len(X) >= 2 and X[0][0] == (1, 32, 1) and len(X[1][0]) == 3 \
                 and X[1][0][0] == 1 and X[1][0][1] == 1 and X[1][0][2] > 0:
             if db not in K:
                 K.append(db)
