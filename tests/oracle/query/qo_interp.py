@@ -160,8 +160,34 @@ def interpolate(points, t, AG, m, matchers=None):
         if len(merged) < len(A) + 1 or not distinct_ok:
             st.append("grid_structure_rejected")
             continue
-        raise Unsupported("griddata")
+        res = griddata(merged, t, A)
+        if res[0] == "ok":
+            return res
+        st.append(res[1])
     return ("fail", st)
+
+
+def griddata(merged, t, A):
+    """§12.4.1 steps 3-6 with scipy (Debian python3-scipy); without it, Tier 2 is unsupported."""
+    try:
+        import numpy as np
+        from scipy.interpolate import LinearNDInterpolator
+    except ImportError:
+        raise Unsupported("griddata")
+    P = np.array([list(c) for c in merged], dtype=float)
+    V = np.array([median(v) for v in merged.values()], dtype=float)
+    if np.linalg.matrix_rank(P - P[0]) < len(A):
+        return ("fail", "degenerate_point_cloud")
+    try:
+        f = LinearNDInterpolator(P, V)
+        y = float(f(np.array([[float(t[a]) for a in A]]))[0])
+    except Exception:  # noqa: BLE001 - any Qhull failure
+        return ("fail", "scipy_exception")
+    if math.isnan(y):
+        return ("fail", "outside_convex_hull")
+    if math.isfinite(y) and y > 0:
+        return ("ok", y, f"interpolated_{len(A)}d_griddata_linear", 0.65 if len(A) == 2 else 0.60)
+    return ("fail", "latency_guard_rejected")
 
 
 def reason_of(st, default):

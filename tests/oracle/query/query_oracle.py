@@ -239,5 +239,9 @@ def main(argv):
     return 0
 
 
+def main_quirks(argv):
+    return main(list(argv) + ["--reference-quirks"])
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
