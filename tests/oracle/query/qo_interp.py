@@ -475,10 +475,10 @@ def cs_key(kt, idt, ifmt, ods, ofs, modes):
     return key
 
 
-def interp_compute_scale(db, e, q):
-    K = e.kernels()
+def interp_compute_scale(db, e, q, K=None, X=None):
+    K = K or e.kernels()
     primary = e["kernel_type"]
-    X = tensor_inputs(q.args)
+    X = tensor_inputs(q.args) if X is None else X
     last = None
     for kt in K:
         try:
@@ -956,13 +956,12 @@ def wrapper(db, e, q, exact_result):
     if qm == "elementwise":
         return interp_elementwise(db, e, q)
     cs = e["compute_subcategory"]
-    if cs is not None and text_of(cs) == "compute_scale":
-        return interp_compute_scale(db, e, q)
+    scale = cs is not None and text_of(cs) == "compute_scale"
     quant = cs == "quantized_matmul"
-    if cs is not None and not quant:
+    if cs is not None and not quant and not scale:
         return miss("compute_subcategory_unknown")
     kt = e["kernel_type"]
-    if not quant and not truthy(kt):
+    if not quant and not scale and not truthy(kt):
         return miss("compute_kernel_type_missing")
     K = e.kernels()
     X = tensor_inputs(q.args)
@@ -977,6 +976,8 @@ def wrapper(db, e, q, exact_result):
         if quant and X2 is not X and isinstance(rule, dict) and rule.get("shard_axis") == "output":
             tpdiv = db.cfg.tp
         X = X2
+    if scale:
+        return interp_compute_scale(db, e, q, K, X if not db.q else None)
     if quant or kt in MATMULP:
         r = interp_matmul(db, e, q, quant, K, X, tpdiv)
     else:
