@@ -632,6 +632,7 @@ MLAFILES = {
     "QuantBatchMatmulV3.csv": csv(MMH, r("16,4,128;16,128,512", BF, ND2, "16,4,512", "DT_BF16", "ND", "3.5")),
     "TransposeBatchMatMul.csv": csv(MMH, r("16,4,512;16,512,128", BF, ND2, "16,4,128", "DT_BF16", "ND", "2.005")),
     "MatMulV2.csv": csv(MMH, r("64,512;512,4096", BF, ND2, "64,4096", "DT_BF16", "ND", "8.0"),
+                        r("16,512;512,4096", BF, ND2, "16,4096", "DT_BF16", "ND", "6.0"),
                         r("8,1024;576,1024", BF, ND2, "8,576", "DT_BF16", "ND", "1.25"),
                         r("8,256;2048,256", BF, ND2, "8,2048", "DT_BF16", "ND", "1.75"),
                         r("4,1024;576,1024", BF, ND2, "4,576", "DT_BF16", "ND", "1.0"),
@@ -685,8 +686,9 @@ DEC = [
     Q("mlapo-few-args", "tensor_cast.mlapo.default", mlapo_args()[:13]),
     Q("sparse-mla-tier2", "tensor_cast.mla_sparse_attention.default", mla_args(4, None, [1000] * 4) + [8, None]),
 ]
-case("decomposer", MLAFILES, DEC, "--tp-size 2 --no-interpolation")
-case("decomposer_interp", MLAFILES, DEC[:5], "--tp-size 2")
+PREFILL_INTERP = Q("mla-prefill-interpolated-matmul", MLA, mla_args(40, seqs(10, 10, 10, 10), [64] * 4))
+case("decomposer", MLAFILES, DEC + [PREFILL_INTERP], "--tp-size 2 --no-interpolation")
+case("decomposer_interp", MLAFILES, DEC[:5] + [PREFILL_INTERP], "--tp-size 2")
 
 # ---------------------------------------------------------------- §11 moe_fused
 DFCH = MMH + ",EP Size"

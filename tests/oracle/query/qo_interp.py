@@ -810,7 +810,7 @@ def moe_topk(shape, d, tokens):
 def interp_moe(db, e, q):
     kt = e["kernel_type"]
     if not truthy(kt):
-        return miss("moe_fused_interpolation_failed")
+        return miss("")
     if db.cfg.ep is None:
         return miss("ep_size_not_configured")
     t = db.table(kt)
@@ -934,6 +934,13 @@ def interp_spec_compute(db, s, K):
 # ---------------------------------------------------------------- §12.1 dispatch
 
 def wrapper(db, e, q, exact_result):
+    r = dispatch(db, e, q)
+    if not r.hit and not r.reason:
+        r.reason = "wrapper_interpolation_failed"
+    return r
+
+
+def dispatch(db, e, q):
     if e is None:
         return miss("wrapper_unmapped")
     if truthy(e["zero_cost"]) or truthy(e["accepted_miss"]):
@@ -979,9 +986,5 @@ def wrapper(db, e, q, exact_result):
     if scale:
         return interp_compute_scale(db, e, q, K, X if not db.q else None)
     if quant or kt in MATMULP:
-        r = interp_matmul(db, e, q, quant, K, X, tpdiv)
-    else:
-        r = interp_generic(db, e, q, K, X)
-    if not r.hit and not r.reason:
-        r.reason = "wrapper_interpolation_failed"
-    return r
+        return interp_matmul(db, e, q, quant, K, X, tpdiv)
+    return interp_generic(db, e, q, K, X)
