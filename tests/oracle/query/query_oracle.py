@@ -137,13 +137,11 @@ USAGE = __doc__
 
 
 def parse_ints(v, name, many=False):
-    try:
-        xs = [int(x) for x in v.split(",")] if many else [int(v)]
-    except ValueError:
-        raise SystemExit(f"opdb query: {name}: not an integer: {v}")
-    if any(x < 1 for x in xs) or any(not x.isdigit() for x in v.split(",")):
+    parts = v.split(",") if many else [v]
+    if not all(x.isascii() and x.isdigit() for x in parts) or any(int(x) < 1 for x in parts):
         print(f"opdb query: {name}: integers >= 1 expected: {v}", file=sys.stderr)
         sys.exit(2)
+    xs = [int(x) for x in parts]
     return xs if many else xs[0]
 
 
