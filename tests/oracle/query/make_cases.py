@@ -684,11 +684,39 @@ DEC = [
     Q("mlapo-pool-agnostic", "tensor_cast.mlapo.default", mlapo_args(4)),
     Q("mlapo-pool-ambiguous-partial", "tensor_cast.mlapo.default", mlapo_args(8)),
     Q("mlapo-few-args", "tensor_cast.mlapo.default", mlapo_args()[:13]),
-    Q("sparse-mla-tier2", "tensor_cast.mla_sparse_attention.default", mla_args(4, None, [1000] * 4) + [8, None]),
 ]
 PREFILL_INTERP = Q("mla-prefill-interpolated-matmul", MLA, mla_args(40, seqs(10, 10, 10, 10), [64] * 4))
 case("decomposer", MLAFILES, DEC + [PREFILL_INTERP], "--tp-size 2 --no-interpolation")
 case("decomposer_interp", MLAFILES, DEC[:5] + [PREFILL_INTERP], "--tp-size 2")
+
+# ---------------------------------------------------------------- Tier 2: sparse MLA (§10.6, §10.9)
+SFAH = (MMH + ",Runtime avg_seq_len,Runtime sparse_mode,Runtime num_key_value_heads,Runtime input_layout,"
+        "Runtime metadata_completeness,Runtime topk,Runtime block_size,Runtime actual_seq_lengths_values,"
+        "Runtime actual_seq_lengths_kv_values,Runtime block_table_valid_blocks,Runtime num_heads,"
+        "Runtime cache_layout,Runtime kv_cache_mode,Runtime sparse_block_size,Runtime sparse_indices_pattern,"
+        "Runtime sparse_indices_valid_count")
+
+
+def sfa(lat, kv, cum="1;2;3;4", blocks="8;8;8;8", valid=1000):
+    return r("4,16,512;100,128,1,576;4", "DT_BF16;DT_BF16;INT32", "ND;ND;ND", "4,16,512", "DT_BF16", "ND", lat,
+             f",1000,3,1,TND,complete,2048,128,{cum},{kv},{blocks},16,PA_BSND,paged,1,uniform,{valid}")
+
+
+case("tier2_sparse_mla", {
+    "op_mapping.yaml": """operator_mappings:
+  tensor_cast.mla_sparse_attention.default: {composite: true}
+""",
+    "BatchMatMulV2.csv": MLAFILES["BatchMatMulV2.csv"],
+    "TransposeBatchMatMul.csv": MLAFILES["TransposeBatchMatMul.csv"],
+    "SparseFlashAttention.csv": csv(SFAH, sfa("5.5", "999;999;999;1003", valid=1003), sfa("6.25", "1000;1000;1000;1000")),
+}, [
+    Q("decode", "tensor_cast.mla_sparse_attention.default", mla_args(4, None, [1000] * 4) + [2048, None]),
+    Q("decode-kv-vector-differs", "tensor_cast.mla_sparse_attention.default",
+      mla_args(4, None, [1000, 1000, 1000, 1004]) + [2048, None]),
+    Q("decode-topk-from-indices", "tensor_cast.mla_sparse_attention.default",
+      mla_args(4, None, [1000] * 4) + [None, T((4, 16, 2048), "int32")]),
+    Q("no-topk", "tensor_cast.mla_sparse_attention.default", mla_args(4, None, [1000] * 4)),
+], "--no-interpolation")
 
 # ---------------------------------------------------------------- §11 moe_fused
 DFCH = MMH + ",EP Size"

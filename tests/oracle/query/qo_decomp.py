@@ -1,4 +1,5 @@
 """Decomposers (§10): dense MLA, MLAPO (visible regime), and their sub-kernel queries."""
+import qo_tier2
 from qo_base import (NA, CellFault, QueryError, Result, Unsupported, avgseq, hit, is_int, is_t,
                      miss, prof, REVERSE, shapes, slist, truthy)
 
@@ -39,8 +40,8 @@ def decompose(db, kind, first, e, q):
     if kind == "mlapo":
         return mlapo(db, first, e, q)
     if kind == "sparse_mla":
-        raise Unsupported("sparse_mla")
-    raise Unsupported("dsa_indexer")
+        return qo_tier2.sparse_mla(db, first, e, q, spec, shp, phase_of)
+    return qo_tier2.dsa_indexer(db, e, q, spec, phase_of)
 
 
 def mla(db, first, e, q):
@@ -115,7 +116,7 @@ def mlapo(db, first, e, q):
     vr = O.get("visible_kernel_regime")
     if isinstance(vr, dict) and truthy(vr.get("requires_sequence_parallel")) and not db.cfg.sp:
         if quant:
-            raise Unsupported("mla_preprocess")
+            return qo_tier2.mlapo_opaque(db, e, q, spec, T, H, dt, O)
         return None
     tp = db.cfg.tp
     P = T
@@ -208,12 +209,21 @@ def exact_spec(db, s):
     m = s["mode"]
     if m == "attention":
         p = s["params"]
+        req = p.get("required_context_fields")
+        if req:
+            none = sorted(f for f in req if p.get(f) is None)
+            if none:
+                return None, "semantic_context_missing:target:" + ",".join(none)
         return db.attn_scan(K, p["q_shape_3d"], p["avg_seq_len"], s["dtype"], p.get("sparse_mode"),
-                            p.get("num_kv_heads"), p.get("input_layout"))
+                            p.get("num_kv_heads"), p.get("input_layout"), p if req else None)
     if m == "cache_postprocess":
         return cache_postprocess(db, K, s["params"], s["dtype"])
+    if m == "scatter_cache_write":
+        return qo_tier2.scatter_cache_write(db, K, s["params"], s["dtype"])
+    if m == "mlapo_preprocess":
+        return qo_tier2.mlapo_preprocess(db, K, s["params"], s["dtype"])
     if m != "compute":
-        raise Unsupported("scatter_cache_write" if m == "scatter_cache_write" else "mla_preprocess")
+        return None, "unknown_query_mode"
     dts = spec_dtypes(s)
     if dts is None:
         return None, "dtype_unmapped"
@@ -232,6 +242,7 @@ def run_decomposer(db, kind, first, e, q):
         return miss("decompose_failed")
     total = 0.0
     subs, kernels, missed = [], [], []
+    interp = False
     for s in specs:
         c, reason = exact_spec(db, s)
         if c is None:
@@ -246,8 +257,10 @@ def run_decomposer(db, kind, first, e, q):
         total += c[0]
         subs.append([c[1], round(c[0], 2)])
         kernels.append(c[1])
+        interp = interp or (len(c) > 6 and c[6] is True)
     if not missed:
-        return Result(True, total, "MEASURED", 0.8, None, ",".join(kernels), None, subs)
+        return Result(True, total, "INTERPOLATED" if interp else "MEASURED", 0.75 if interp else 0.8, None,
+                      ",".join(kernels), None, subs)
     reason = "sub_kernel_miss:" + ",".join(missed)
     if truthy(e["require_all_sub_kernels"]) or not subs:
         return miss(reason)

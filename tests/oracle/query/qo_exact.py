@@ -554,7 +554,8 @@ class DB:
             return miss(reason)
         return hit(c[0], "MEASURED", 0.9, "attention", c[1])
 
-    def attn_scan(self, K, q3, avg, p, sparse, kv, layout):
+    def attn_scan(self, K, q3, avg, p, sparse, kv, layout, rt=None):
+        import qo_tier2
         state = {}
         missing = set()
 
@@ -568,6 +569,8 @@ class DB:
                 st = state[kt] = (avgc, t.has("Input Shapes"))
             avgc, has_in = st
             if avgc is None or not has_in:
+                return None
+            if rt is not None and not qo_tier2.runtime_checks(t, r, rt, missing):
                 return None
             ac = t.cell(r, avgc)
             if ac is NA:
@@ -602,6 +605,8 @@ class DB:
                 L = text(t.cell(r, "Runtime input_layout")).strip()
                 if L and L != layout:
                     return None
+            if rt is not None and not qo_tier2.runtime_step9(t, r, rt):
+                return None
             gap = abs(avg - A)
             if gap > 16:
                 return None
