@@ -697,9 +697,9 @@ SFAH = (MMH + ",Runtime avg_seq_len,Runtime sparse_mode,Runtime num_key_value_he
         "Runtime sparse_indices_valid_count")
 
 
-def sfa(lat, kv, cum="1;2;3;4", blocks="8;8;8;8", valid=1000):
+def sfa(lat, kv, cum="1,2,3,4", blocks="8,8,8,8", valid=1000):
     return r("4,16,512;100,128,1,576;4", "DT_BF16;DT_BF16;INT32", "ND;ND;ND", "4,16,512", "DT_BF16", "ND", lat,
-             f",1000,3,1,TND,complete,2048,128,{cum},{kv},{blocks},16,PA_BSND,paged,1,uniform,{valid}")
+             f',1000,3,1,TND,complete,2048,128,"{cum}","{kv}","{blocks}",16,PA_BSND,paged,1,uniform,{valid}')
 
 
 case("tier2_sparse_mla", {
@@ -708,7 +708,7 @@ case("tier2_sparse_mla", {
 """,
     "BatchMatMulV2.csv": MLAFILES["BatchMatMulV2.csv"],
     "TransposeBatchMatMul.csv": MLAFILES["TransposeBatchMatMul.csv"],
-    "SparseFlashAttention.csv": csv(SFAH, sfa("5.5", "999;999;999;1003", valid=1003), sfa("6.25", "1000;1000;1000;1000")),
+    "SparseFlashAttention.csv": csv(SFAH, sfa("5.5", "999;999;999;1003", valid=1003), sfa("6.25", "1000,1000,1000,1000")),
 }, [
     Q("decode", "tensor_cast.mla_sparse_attention.default", mla_args(4, None, [1000] * 4) + [2048, None]),
     Q("decode-kv-vector-differs", "tensor_cast.mla_sparse_attention.default",
@@ -717,6 +717,20 @@ case("tier2_sparse_mla", {
       mla_args(4, None, [1000] * 4) + [None, T((4, 16, 2048), "int32")]),
     Q("no-topk", "tensor_cast.mla_sparse_attention.default", mla_args(4, None, [1000] * 4)),
 ], "--no-interpolation")
+
+case("tier2_sparse_mla_interp", {
+    "op_mapping.yaml": """operator_mappings:
+  tensor_cast.mla_sparse_attention.default: {composite: true}
+""",
+    "BatchMatMulV2.csv": MLAFILES["BatchMatMulV2.csv"],
+    "TransposeBatchMatMul.csv": MLAFILES["TransposeBatchMatMul.csv"],
+    "SparseFlashAttention.csv": csv(SFAH, sfa("8.0", "3000,3000,3000,3000", blocks="24,24,24,24", valid=2048),
+                                    sfa("12.0", "5000,5000,5000,5000", blocks="40,40,40,40", valid=2048)),
+}, [
+    Q("decode-effective-kv-interpolated", "tensor_cast.mla_sparse_attention.default",
+      mla_args(4, None, [4000] * 4) + [2048, None]),
+    Q("decode-outside", "tensor_cast.mla_sparse_attention.default", mla_args(4, None, [6000] * 4) + [2048, None]),
+])
 
 # ---------------------------------------------------------------- §11 moe_fused
 DFCH = MMH + ",EP Size"

@@ -771,7 +771,11 @@ def interp_attention_params(db, K, p, dt):
     reason = "attention_candidate_group_failed"
     for kt in K:
         if kt in RUNTIME_ATTN:
-            raise Unsupported("runtime_attention")
+            import qo_tier2
+            res, reason = qo_tier2.runtime_attention_interp(db, kt, p, dt)
+            if res:
+                return res, kt
+            continue
         idx, t = attn_index(db, kt)
         if idx is None:
             reason = "attention_index_unavailable"
@@ -890,7 +894,12 @@ def interp_composite(db, e, q):
             if res:
                 got = (res[1], kt)
         elif s["mode"] == "scatter_cache_write":
-            raise Unsupported("scatter_cache_write")
+            import qo_tier2
+            dts = s["dtypes"] or [s["dtype"]] * 3
+            res, kt = qo_tier2.scatter_interp(db, K, (s["shapes"][0], s["shapes"][1], s["shapes"][2], dts),
+                                              "scatter_cache_write")
+            if res:
+                got = (res[1], kt)
         elif s["shapes"]:
             got = interp_spec_compute(db, s, K)
         if got is None:
@@ -959,7 +968,17 @@ def dispatch(db, e, q):
     if qm == "attention_lightning_indexer":
         return miss("runtime_attention_leaf_required")
     if qm == "scatter_nd_update_mla":
-        raise Unsupported("scatter_cache_write")
+        import qo_tier2
+        a = q.args
+        if len(a) < 3 or not all(is_t(x) for x in a[:3]) or any(prof(x.dtype) is None for x in a[:3]):
+            return miss("scatter_nd_update_interpolation_failed")
+        upd, cache, index = a[0], a[1], a[2]
+        res, kt = qo_tier2.scatter_interp(db, e.kernels(), (cache.shape, index.shape, upd.shape,
+                                                             [prof(cache.dtype), prof(index.dtype), prof(upd.dtype)]),
+                                          "scatter_nd_update")
+        if res:
+            return hit(res[1], "INTERPOLATED", res[3], res[2], kt)
+        return miss(kt)
     if qm == "elementwise":
         return interp_elementwise(db, e, q)
     cs = e["compute_subcategory"]

@@ -411,3 +411,179 @@ def mlapo_preprocess(db, K, p, dt):
     hi = next(c for c in upper if c[0] == hi_t)
     y = lo[1] + (T - lo[0]) / (hi[0] - lo[0]) * (hi[1] - lo[1])
     return (y, lo[2], 0.75, 0, "mlapo_num_tokens_bounded_interpolation", None, True), ""
+
+
+# ---------------------------------------------------------------- §12.12 interpolation
+
+def ints_cell(c):
+    if c is NA or c is MISSING:
+        return None
+    if isinstance(c, (int, float)) and not isinstance(c, bool):
+        from qo_base import intcell
+        v = intcell(c)
+        return None if v is None else [v]
+    from qo_base import intcell
+    items = [x.strip() for x in text(c).split(",") if x.strip()]
+    out = [intcell(x) for x in items]
+    if not out or any(v is None for v in out):
+        return None
+    return out
+
+
+def workload(qt, cum, kv):
+    """(phase, effective kv length) from a query length and the runtime vectors, or None."""
+    if cum is None or kv is None or not cum:
+        return None
+    prev = 0
+    lengths = []
+    for c in cum:
+        if c < prev or c > qt:
+            return None
+        lengths.append(c - prev)
+        prev = c
+    if cum[-1] != qt:
+        return None
+    if len(lengths) != len(kv) or not lengths or any(x < 0 for x in lengths) or sum(lengths) != qt:
+        return None
+    active = [(ln, k) for ln, k in zip(lengths, kv) if ln > 0]
+    if not active or any(k <= 0 for _, k in active):
+        return None
+    if all(ln == k for ln, k in active):
+        phase = "prefill"
+    elif all(ln == 1 for ln, _ in active):
+        phase = "decode"
+    else:
+        phase = "mixed"
+    eff = sum(ln * k for ln, k in zip(lengths, kv)) / qt
+    if not (math.isfinite(eff) and eff > 0):
+        return None
+    return phase, eff
+
+
+RT_INT = (("sparse_mode", "Runtime sparse_mode", False), ("kv_heads", "Runtime num_key_value_heads", True),
+          ("topk", "Runtime topk", True), ("block_size", "Runtime block_size", True),
+          ("num_heads", "Runtime num_heads", True))
+RT_STR = (("input_layout", "Runtime input_layout"), ("cache_layout", "Runtime cache_layout"),
+          ("kv_cache_mode", "Runtime kv_cache_mode"))
+
+
+def runtime_attention_interp(db, kt, p, dt):
+    """§12.12 runtime attention for one kernel: (result tuple or None, reason)."""
+    from qo_base import intcell
+    import qo_interp as qi
+    sparse = kt == "SparseFlashAttention"
+    path = "sparse_attention" if sparse else "lightning_indexer"
+    t = db.table(kt)
+    if t is None:
+        return None, "csv_not_found"
+
+    def key_of(vals):
+        key = [("kernel_type", kt), ("dtype", vals["dtype"]), ("phase", vals["phase"]), ("query_rank", 3),
+               ("head_dim", vals["head_dim"])]
+        for f, _, pos in RT_INT[:2]:
+            key.append((f, vals[f]))
+        key.append(("input_layout", vals["input_layout"]))
+        for f, _, pos in RT_INT[2:]:
+            key.append((f, vals[f]))
+        for f, _ in RT_STR[1:]:
+            key.append((f, vals[f]))
+        if sparse:
+            for f in ("sparse_block_size", "sparse_indices_pattern", "sparse_indices_valid_count"):
+                key.append((f, vals[f]))
+        return key
+
+    def row(r):
+        if t.has("Runtime metadata_completeness") and strcell(t.cell(r, "Runtime metadata_completeness")) != "complete":
+            return None
+        S = shapes(t, r, "Input Shapes")
+        D = slist(t.cell(r, "Input Data Types"))
+        if not S or not D:
+            return None
+        q = S[0]
+        if len(q) != 3 or any(d <= 0 for d in q):
+            return None
+        wl = workload(q[0], ints_cell(t.cell(r, "Runtime actual_seq_lengths_values")),
+                      ints_cell(t.cell(r, "Runtime actual_seq_lengths_kv_values")))
+        if wl is None:
+            return None
+        vals = {"dtype": D[0], "phase": wl[0], "head_dim": q[-1]}
+        for f, col, pos in RT_INT:
+            v = intcell(t.cell(r, col))
+            if v is None or (pos and v <= 0):
+                return None
+            vals[f] = v
+        for f, col in RT_STR:
+            v = strcell(t.cell(r, col))
+            if v is None:
+                return None
+            vals[f] = v
+        if sparse:
+            for f, col, kind in (("sparse_block_size", "Runtime sparse_block_size", "int"),
+                                 ("sparse_indices_pattern", "Runtime sparse_indices_pattern", "str"),
+                                 ("sparse_indices_valid_count", "Runtime sparse_indices_valid_count", "int")):
+                v = intcell(t.cell(r, col)) if kind == "int" else strcell(t.cell(r, col))
+                if v is None or (kind == "int" and v <= 0):
+                    return None
+                vals[f] = v
+        if qi.point_latency(db, t, r) is None:
+            return None
+        return {"q_tokens": q[0], "effective_kv_len": wl[1]}, key_of(vals)
+    idx = qi.build_index(db, t, ("rt", sparse), row)
+    q3 = p.get("q_shape_3d")
+    wl = workload(q3[0], p.get("actual_seq_lengths_values"), p.get("actual_seq_lengths_kv_values")) \
+        if q3 and len(q3) == 3 else None
+    vals = {"dtype": dt, "phase": wl[0] if wl else None, "head_dim": q3[-1] if q3 else None,
+            "sparse_mode": p.get("sparse_mode"), "kv_heads": p.get("num_kv_heads"), "topk": p.get("topk"),
+            "block_size": p.get("block_size"), "num_heads": p.get("num_heads"),
+            "input_layout": p.get("input_layout"), "cache_layout": p.get("cache_layout"),
+            "kv_cache_mode": p.get("kv_cache_mode"), "sparse_block_size": p.get("sparse_block_size"),
+            "sparse_indices_pattern": p.get("sparse_indices_pattern"),
+            "sparse_indices_valid_count": p.get("sparse_indices_valid_count")}
+    need = [k for k in vals if sparse or not k.startswith("sparse_")]
+    if wl is None or any(vals[k] is None for k in need if k != "sparse_mode") or vals["sparse_mode"] is None:
+        return None, f"{path}_target_unextractable"
+    key = key_of(vals)
+    gs = [(k, pt) for k, pt in qi.groups_of(idx) if qi.key_match(key, k)]
+    res, st = qi.try_groups(gs, {"q_tokens": q3[0], "effective_kv_len": wl[1]},
+                            (("q_tokens",), ("effective_kv_len",), ("q_tokens", "effective_kv_len")),
+                            qi.max_dim(db, kt))
+    if res:
+        return res, ""
+    return None, qi.reason_of(st, f"{path}_interpolation_failed")
+
+
+def scatter_interp(db, K, target, what):
+    """§12.12 scatter: target = (cache shape, index shape, update shape, dtypes); (result, kernel) or reason."""
+    import qo_interp as qi
+    cache, _index, upd, dts = target
+    u = (numel(upd[:-1]), upd[-1]) if len(upd) > 2 else tuple(upd)
+    key = [("kernel_type", None), ("cache_dtype", dts[0]), ("index_dtype", dts[1]), ("update_dtype", dts[2]),
+           ("full_cache_shape", tuple(cache)), ("update_tail", tuple(u[1:])), ("input_formats", ("ND", "ND", "ND"))]
+    last = None
+    for kt in K:
+        t = db.table(kt)
+        if t is None:
+            continue
+
+        def row(r, t=t, kt=kt):
+            S = shapes(t, r, "Input Shapes")
+            D = slist(t.cell(r, "Input Data Types"))
+            F = slist(t.cell(r, "Input Formats"))
+            if len(S) < 3 or len(D) < 3 or len(F) < 3:
+                return None
+            c, uu = S[0], S[2]
+            if len(uu) > 2:
+                uu = (numel(uu[:-1]), uu[-1])
+            if not c or not uu or qi.point_latency(db, t, r) is None:
+                return None
+            return {"tokens": uu[0]}, [("kernel_type", kt), ("cache_dtype", D[0]), ("index_dtype", D[1]),
+                                       ("update_dtype", D[2]), ("full_cache_shape", tuple(c)),
+                                       ("update_tail", tuple(uu[1:])), ("input_formats", tuple(F[0:3]))]
+        idx = qi.build_index(db, t, ("scatter",), row)
+        k2 = [("kernel_type", kt)] + key[1:]
+        gs = [(k, pt) for k, pt in qi.groups_of(idx) if qi.key_match(k2, k)]
+        res, st = qi.try_groups(gs, {"tokens": u[0]}, (("tokens",),), qi.max_dim(db, kt))
+        if res:
+            return res, kt
+        last = st
+    return None, qi.reason_of(last, f"{what}_interpolation_failed")
