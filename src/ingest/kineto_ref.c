@@ -101,11 +101,16 @@ static int pass1_event(const opdb_trace_event *ev, void *ctx) {
     int64_t corr = 0;
     bool has_corr = kn_int_of(opdb_trace_arg(ev, "correlation"), &corr);
     if (kn_cat_is(cat, kn_device_cats)) {
+        double dur;
+        if (!kn_dur_of(P->a, opdb_trace_get(ev, "dur"), &dur)) {
+            P->a->device_events++;
+            return 0;
+        }
         OPDB_ALLOC_GROW(P->d, P->nd + 1, P->capd);
         dev_rec *d = &P->d[P->nd++];
         memset(d, 0, sizeof *d);
         d->corr = has_corr ? corr : INT64_MIN;
-        if (!kn_num_of(opdb_trace_get(ev, "dur"), &d->dur)) d->dur = 0.0;
+        d->dur = dur;
         d->seq = ev->index;
         d->op_seq = NO_OP;
         d->kname = kn_kname(P->a, kn_text_of(opdb_trace_get(ev, "name")));
