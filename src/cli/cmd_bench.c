@@ -170,6 +170,13 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
                              *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL, stdout, 1,
                              f->plan, f->strict, 0, 0, NULL, 0};
         parse_size(f->max_memory, &o.max_memory);
+        /* ranks on one node (set by the MPI helper) each take their share of the default budget */
+        const char *node_ranks = getenv("OPDB_BENCH_NODE_RANKS");
+        int share = node_ranks ? atoi(node_ranks) : 1;
+        if (!o.max_memory && share > 1) {
+            size_t all = opdb_bench_memory_budget(&o);
+            o.max_memory = all == SIZE_MAX ? 0 : all / (size_t)share;
+        }
         shard_of_env(&o);
         unsigned long rounds;
         if (f->rounds && cli_parse_uint(f->rounds, &rounds)) o.rounds = (int)rounds;

@@ -160,6 +160,10 @@ int opdb_comm_bench_ranks(int argc, char **argv) {
     char dev[16];
     snprintf(dev, sizeof dev, "%d", lrank);
     setenv("CUDA_VISIBLE_DEVICES", dev, 0); /* one device per rank unless the user chose */
+    int lsize;
+    MPI_Comm_size(node, &lsize);
+    snprintf(dev, sizeof dev, "%d", lsize);
+    setenv("OPDB_BENCH_NODE_RANKS", dev, 1); /* the ranks of one node share its memory budget */
 
     const char *tmp = getenv("TMPDIR");
     char dir[4096];
