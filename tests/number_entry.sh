@@ -83,6 +83,24 @@ import csv, glob, sys
 assert r["Profiling Count"] == "2" and float(r["Profiling Min Duration(us)"]) == 4 and float(r["Profiling Max Duration(us)"]) == 6, r
 PY
 
+# a CPU operator with a negative dur or a ts of 1e400 encloses nothing: skipped and counted
+python3 - "$w/t2.json" <<'PY'
+import sys
+ev = []
+for i, (ts, dur) in enumerate([("0", "-50"), ("1e400", "50"), ("200", "50")]):
+    base = 100 * i
+    ev.append('{"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": %s, "dur": %s, '
+              '"args": {"Input Dims": [[6]], "Input type": ["float"]}}' % (ts, dur))
+    ev.append('{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": %d, "dur": 3, '
+              '"args": {"correlation": %d}}' % (base + 2, i + 1))
+    ev.append('{"ph": "X", "cat": "kernel", "name": "relu_kernel", "pid": 0, "tid": 7, "ts": %d, "dur": 4, '
+              '"args": {"correlation": %d}}' % (base + 10, i + 1))
+open(sys.argv[1], "w").write('{"schemaVersion": 1, "traceEvents": [%s]}' % ", ".join(ev))
+PY
+"$opdb" parse --profiling-path "$w/t2.json" --database-path "$w/k2" >"$w/out" 2>&1 || bad "kineto ops: exit $?"
+has "$w/out" "skipped 2 CPU operator event(s) whose ts is not a finite number or whose dur is negative or not a finite number"
+has "$w/out" "2 of 3 GPU device event(s) not attributed to an operator"
+
 # ---- parse --merge: the existing table's statistics are checked before they are combined
 table=$(ls "$w/k"/*.csv)
 name=$(basename "$table")

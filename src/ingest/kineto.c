@@ -88,6 +88,13 @@ bool kn_dur_of(kn_agg *a, const opdb_trace_field *f, double *out) {
     return false;
 }
 
+bool kn_op_interval(kn_agg *a, const opdb_trace_field *ts, const opdb_trace_field *dur, double *t, double *d) {
+    *d = 0.0;
+    bool ok = kn_num_of(ts, t) && (!dur || !dur->text[0] || (kn_num_of(dur, d) && *d >= 0));
+    if (!ok) a->bad_ops++;
+    return ok;
+}
+
 bool kn_int_of(const opdb_trace_field *f, int64_t *out) {
     if (!f || (f->kind != OPDB_J_INT && f->kind != OPDB_J_STRING) || !f->text[0]) return false;
     char *end;
@@ -391,8 +398,7 @@ static int scan_event(const opdb_trace_event *ev, void *ctx) {
         S->cpu_ops++;
         op_rec r;
         memset(&r, 0, sizeof r);
-        if (!kn_num_of(FIELD(ev, F_TS), &r.ts)) return 0;
-        if (!kn_num_of(FIELD(ev, F_DUR), &r.dur)) r.dur = 0.0;
+        if (!kn_op_interval(S->a, FIELD(ev, F_TS), FIELD(ev, F_DUR), &r.ts, &r.dur)) return 0;
         r.seq = ev->index;
         r.thread = scan_thread(S, ev);
         const opdb_trace_field *dims = ARG(ev, A_DIMS);

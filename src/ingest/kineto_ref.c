@@ -175,11 +175,10 @@ static int pass2_event(const opdb_trace_event *ev, void *ctx) {
     pass *P = ctx;
     if (strcmp(kn_text_of(opdb_trace_get(ev, "ph")), "X") != 0) return 0;
     if (!kn_cat_is(kn_text_of(opdb_trace_get(ev, "cat")), kn_op_cats)) return 0;
+    double ts, dur;
+    if (!kn_op_interval(P->a, opdb_trace_get(ev, "ts"), opdb_trace_get(ev, "dur"), &ts, &dur)) return 0;
     uint32_t t = thread_of(P, ev, false);
     if (t == UINT32_MAX) return 0; /* no launch on this thread */
-    double ts, dur;
-    if (!kn_num_of(opdb_trace_get(ev, "ts"), &ts)) return 0;
-    if (!kn_num_of(opdb_trace_get(ev, "dur"), &dur)) dur = 0.0;
     double end = ts + dur;
     size_t lo = P->tstart[t], hi = P->tstart[t + 1];
     while (lo < hi) { /* first launch with ts >= op ts */

@@ -342,6 +342,9 @@ static int report_unusable(job *J, const char *file, opdb_err *err) {
 }
 
 static void report_kineto(const kn_agg *a) {
+    if (a->bad_ops)
+        opdb_warn("skipped %llu CPU operator event(s) whose ts is not a finite number or whose dur is negative or "
+                  "not a finite number (kernels they launched count as not attributed)", a->bad_ops);
     if (a->bad_durations)
         opdb_warn("skipped %llu GPU device event(s) or call(s) whose duration is negative, not a finite number or too "
                   "large to add up", a->bad_durations);
