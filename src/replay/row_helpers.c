@@ -50,13 +50,13 @@ int opdb_replay_shape(const char *text, opdb_tensor *t, opdb_err *err) {
             if (t->ndim == OPDB_MAX_DIMS)
                 return opdb_fail(err, OPDB_ERR_RUNTIME, "shape '%s' has more than %d dimensions", text, OPDB_MAX_DIMS);
             t->dims[t->ndim++] = v;
-            if (opdb_shape_too_big(t->dims, t->ndim))
-                return opdb_fail(err, OPDB_ERR_RUNTIME, "shape '%s' has more than 2^%d elements: no machine can replay it",
-                                 text, OPDB_REPLAY_MAX_NUMEL_LOG2);
         }
         if (!comma) break;
         p = comma + 1;
     }
+    if (opdb_shape_too_big(t->dims, t->ndim)) /* whole shape: a 0 anywhere makes it empty */
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "shape '%s' has more than 2^%d elements: no machine can replay it",
+                         text, OPDB_REPLAY_MAX_NUMEL_LOG2);
     return 0;
 }
 

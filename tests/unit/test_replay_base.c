@@ -201,6 +201,8 @@ static void test_shape_overflow(void **state) {
     opdb_err e4 = {0, ""};
     assert_int_equal(opdb_replay_shape("0,9223372036854775807", &t, &e4), 0); /* empty: 0 elements */
     assert_int_equal(opdb_tensor_numel(&t), 0);
+    assert_int_equal(opdb_replay_shape("4294967296,4294967296,0", &t, &e4), 0); /* a trailing 0 empties it too */
+    assert_int_equal(opdb_tensor_numel(&t), 0);
     opdb_tensor big = {0};
     big.ndim = 2;
     big.dims[0] = big.dims[1] = (int64_t)1 << 32;
