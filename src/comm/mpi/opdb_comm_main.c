@@ -523,7 +523,7 @@ int main(int argc, char **argv) {
     opdb_json_end_array(&j);
     opdb_json_end_object(&j);
     if (rank == 0) {
-        if (!o.reference_quirks)
+        if (!o.reference_quirks && n > 0)
             printf("# Out of bounds values : %lld %s\n# Avg bus bandwidth    : %g \n#\n", wrong_total,
                    wrong_total ? "FAILED" : "OK", bw_count ? bw_sum / (double)bw_count : 0.0);
         const char *where = o.output_csv ? o.output_csv : o.output_dir ? o.output_dir : "(no output)";

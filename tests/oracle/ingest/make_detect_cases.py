@@ -106,5 +106,28 @@ def main():
          % (len(lines), len(lines[0].split(b","))),
          "opdb parse --reference-quirks --profiling-path in/kernel_details.csv --database-path db")
 
+    # a GPU trace (ROCm, MI250) parsed into a database of Ascend tables: a warning, both written (the tables
+    # are the two cases' oracle-written expected tables); --strict: an error, nothing written
+    trace = read("parse_kineto_real_rocm_mi250", "in", "trace.json")
+    files = {"kernel_details.csv": kd, "trace.json": trace}
+    two = ("opdb parse --profiling-path in/kernel_details.csv --database-path db && "
+           "opdb parse %s--profiling-path in/trace.json --database-path db")
+    warn = "tables from a GPU trace go beside Ascend tables in db, e.g. MatMulV2.csv (AI_CORE); one database " \
+           "folder holds one device's measurements (use another --database-path"
+    for name, strict in (("parse_detect_gpu_trace_into_ascend_db", False),
+                         ("parse_detect_gpu_trace_into_ascend_db_strict", True)):
+        case(name, files, two % ("--strict " if strict else ""), 1 if strict else 0,
+             ("opdb parse: nothing written: " if strict else "") + warn)
+        d = os.path.join(CLI, name)
+        srcs = [("parse_worked_example", "in/kernel_details.csv")] + \
+               ([] if strict else [("parse_kineto_real_rocm_mi250", "in/trace.json")])
+        out = ""
+        for src, _ in srcs:
+            shutil.copytree(os.path.join(CLI, src, "expected", "db"), os.path.join(d, "expected", "db"),
+                            dirs_exist_ok=True)
+            out += read(src, "expected", "stdout").decode()
+        with open(os.path.join(d, "expected", "stdout"), "w") as f:
+            f.write(out)
+
 
 main()
