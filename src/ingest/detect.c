@@ -11,6 +11,7 @@
 #include "ingest/detect.h"
 #include "opdb/comm.h"
 #include "opdb/csv.h"
+#include "opdb/fs.h"
 #include "opdb/ingest.h"
 #include "opdb/schema.h"
 
@@ -89,35 +90,45 @@ int kd_csv_kind(const char *path) {
     return h.n > 1 || (h.n == 1 && h.cell[0][0]) ? KD_CSV_OTHER : KD_CSV_EMPTY;
 }
 
-#define LOG_HEAD (1u << 18) /* a log's table starts after its rank list (and any ssh noise) */
+#define LOG_HEAD (16u << 20) /* logs are small; their table can follow megabytes of launcher noise */
 
 /* An nccl-tests or OSU log: what it is, pointing to `opdb comm import`; false when it is not one. */
 static bool collective_log(const char *path, char *buf, size_t cap) {
     FILE *f = fopen(path, "rb");
     if (!f) return false;
-    char *text = opdb_xmalloc(LOG_HEAD);
-    size_t n = fread(text, 1, LOG_HEAD, f);
+    opdb_strbuf text;
+    opdb_sb_init(&text);
+    char chunk[1 << 16];
+    size_t k;
+    while (text.n < LOG_HEAD && (k = fread(chunk, 1, sizeof chunk, f)) > 0) opdb_sb_add(&text, chunk, k);
     fclose(f);
     opdb_comm_log log;
     opdb_err e;
     opdb_err_clear(&e);
-    bool osu = false, hit = false;
-    if (opdb_comm_log_parse(text, n, &log, &e) == 0) {
-        osu = strcmp(log.format, "osu") == 0;
-        hit = osu || log.n > 0 || log.nranks > 0;
+    /* a log without a result table (a failed run) still has its header lines */
+    int rc = opdb_comm_log_parse(text.p ? text.p : "", text.n, &log, &e);
+    bool osu = strcmp(log.format, "osu") == 0 && log.title[0];
+    bool hit = osu || log.n > 0 || log.nranks > 0 || (rc == 0 && log.failure[0]);
+    opdb_sb_free(&text);
+    if (hit) {
+        char what[200];
+        int op = log.op >= 0 ? log.op : opdb_comm_op_parse_loose(opdb_path_basename(path));
+        if (osu) snprintf(what, sizeof what, "an OSU benchmark log: %s", log.title);
+        else if (op >= 0) snprintf(what, sizeof what, "an nccl-tests log of %s", opdb_comm_op_name((opdb_comm_op)op));
+        else snprintf(what, sizeof what, "an nccl-tests log");
+        if (osu && !log.osu_collective) /* point-to-point: no hcom table takes it */
+            snprintf(buf, cap,
+                     "%s, point-to-point timings rather than a per-kernel profile (opdb comm import reads collective "
+                     "logs: nccl-tests, OSU collectives)",
+                     what);
+        else
+            snprintf(buf, cap,
+                     "%s, collective timings rather than a per-kernel profile; import it into the hcom_*.csv tables "
+                     "with opdb comm import --logs %s --output-dir DATABASE",
+                     what, path);
     }
-    free(text);
-    if (!hit) return false;
-    char what[200];
-    if (osu) snprintf(what, sizeof what, "an OSU benchmark log: %s", log.title);
-    else if (log.op >= 0) snprintf(what, sizeof what, "an nccl-tests log of %s", opdb_comm_op_name((opdb_comm_op)log.op));
-    else snprintf(what, sizeof what, "an nccl-tests log");
-    snprintf(buf, cap,
-             "%s, collective timings rather than a per-kernel profile; import it into the hcom_*.csv tables with "
-             "opdb comm import --logs %s --output-dir DATABASE",
-             what, path);
     opdb_comm_log_free(&log);
-    return true;
+    return hit;
 }
 
 #define WHAT_TO_DO "give opdb parse a kernel_details.csv, an op_summary_*.csv, a profiler .db export or a PyTorch profiler trace"

@@ -354,6 +354,7 @@ static int process_extra(job *J, const kd_inputs *in, const char *file, opdb_err
         return 0; /* a text file named *.json / *.db in a folder: not a candidate */
     }
     if (rc != 1) return rc;
+    if (kind == OPDB_INPUT_JSON) kd_csv_foreign(file, why, sizeof why); /* a log's "[1,0]<stdout>:" prefix looks like JSON */
     if (J->folder && !J->o->strict) {
         opdb_warn("%s: %s; skipped (--strict makes this an error)", file, why);
         J->skipped++;
