@@ -63,7 +63,7 @@ def main():
     kd = read("parse_worked_example", "in", "kernel_details.csv")
     case("parse_detect_log_in_folder_strict", {"kernel_details.csv": kd, "allreduce.csv": nccl},
          "opdb parse --strict --profiling-path in --database-path db", 1,
-         "opdb parse: in/allreduce.csv: an nccl-tests log, " + IMPORT % "in/allreduce.csv")
+         "opdb parse: in/allreduce.csv: an nccl-tests log of all_reduce, " + IMPORT % "in/allreduce.csv")
     # a UTF-16 JSON (PowerShell's default encoding) and UTF-32 kernel_details, with and without a byte-order mark
     trace = read("parse_kineto_rule_nesting", "in", "trace.json").decode("utf-8")
     case("parse_detect_utf16_json", {"trace.json": trace.encode("utf-16")},
