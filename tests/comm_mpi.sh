@@ -93,4 +93,34 @@ grep -q '^Running global warmup to trigger HCCL JIT compilation (1 configs)...$'
 grep -q '^op=all_reduce  bytes=4096  devices=2  tier=2  rank=0  group=\[0, 1\]  duration=' "$work/out" || fail "no op= line"
 grep -q '^Completed 1 benchmarks. Results saved to ' "$work/out" || fail "no Completed line"
 awk -F, 'NR == 2 { exit !($5 > 1000.5) }' "$work/one.csv" || fail "overhead table not applied: $(cat "$work/one.csv")"
+# without --num-devices the group is the whole MPI world (the reference's 16 would fit nothing here)
+timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --ops all_reduce --bytes-grid 1024 -w 1 -n 3 \
+    --dtype torch.float32 --output-dir "$work/auto" >"$work/out" 2>&1 || fail "default --num-devices: exit $?"
+[ "$(grep -c '^1024,2,DT_FLOAT,' "$work/auto/hcom_allReduce_.csv")" = 1 ] || fail "default --num-devices: not the world size"
+# no configuration fits: the reason, no "Results saved", nothing written, exit 1
+timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --ops all_reduce --num-devices 4 --bytes-grid 1024 -w 1 -n 1 \
+    --output-dir "$work/none" >"$work/out" 2>&1 && fail "nothing fits: exit 0"
+grep -q '^opdb comm bench: nothing measured, nothing written: no configuration fits the MPI world of 2 rank(s)' "$work/out" ||
+  fail "nothing fits: no reason"
+if grep -q 'Results saved' "$work/out"; then fail "nothing fits: says results were saved"; fi
+[ ! -e "$work/none" ] || fail "nothing fits: wrote $work/none"
+# console and CSV give one figure: the in-place time of the all_reduce line is the CSV's Duration(us)
+# (no dispatch overhead here), both the JSON's median
+printf 'op,num_devices,overhead_us\nall_reduce,2,0\n' >"$work/zero.csv"
+timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --ops all_reduce --num-devices 2 --bytes-grid 1024 4096 -w 2 -n 9 \
+    --dtype torch.float32 --overhead-table "$work/zero.csv" --output-dir "$work/one" --json "$work/one.json" \
+    >"$work/out" 2>&1 || fail "one figure run: exit $?"
+grep -q '^# op all_reduce  devices 2  tier [0-2]  dispatch overhead 0.00 us$' "$work/out" || fail "no overhead in the op header"
+awk '$1 ~ /^[0-9]+$/ && NF == 13 {print $1, $10}' "$work/out" >"$work/console"
+awk -F, 'NR > 1 {print $1, $5}' "$work/one/hcom_allReduce_.csv" >"$work/csv"
+python3 - "$work/console" "$work/csv" "$work/one.json" <<'PY' || fail "console, CSV and JSON disagree"
+import json, sys
+con = dict(l.split() for l in open(sys.argv[1]))
+csv = dict(l.split() for l in open(sys.argv[2]))
+med = {str(r["message_bytes"]): r["in_place"]["median_us"] for r in json.load(open(sys.argv[3]))["results"]}
+assert sorted(con) == sorted(csv) == sorted(med) == ["1024", "4096"], (con, csv, med)
+for k in con:
+    c, v, m = float(con[k]), float(csv[k]), med[k]
+    assert abs(c - v) <= 0.0051 + (0.05 if c >= 100 else 0) and abs(round(m, 2) - v) < 1e-9, (k, c, v, m)
+PY
 exit 0

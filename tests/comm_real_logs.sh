@@ -1,6 +1,7 @@
 #!/bin/sh
 # Every file in ../shared/data/real/collective imports or is refused with
-# exactly one line on stderr (exit 0 or 1, never a crash or silence).
+# exactly one line on stderr (exit 0 or 1, never a crash or silence); given to
+# `opdb parse`, each is named as a collective log pointing to `opdb comm import`.
 #   comm_real_logs.sh OPDB DIR
 set -u
 opdb=$1
@@ -23,6 +24,11 @@ for f in "$dir"/*; do
   else
     echo "$f: exit $rc"; status=1
   fi
+  "$opdb" parse --profiling-path "$f" --database-path "$work/db" >"$work/o" 2>"$work/e"
+  rc=$?
+  [ $rc = 1 ] && [ "$(wc -l <"$work/e")" = 1 ] && grep -q -e ' log.*collective timings rather than a per-kernel profile; import it .* with opdb comm import --logs ' \
+    -e ' OSU benchmark log: .*, point-to-point timings rather than a per-kernel profile (opdb comm import reads' "$work/e" &&
+    [ ! -e "$work/db" ] || { echo "$f: parse (exit $rc) did not name it as a collective log:"; cat "$work/e"; status=1; }
 done
 [ $n -gt 0 ] || { echo "no files in $dir"; exit 77; }
 exit $status

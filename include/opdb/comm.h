@@ -132,6 +132,7 @@ typedef struct opdb_comm_bench_opts {
     long warmup, iters;
     double time_budget_s;     /* > 0 (--time-budget): iterations per size chosen to fill it, instead of -n */
     bool check, reference_quirks;
+    bool num_devices_auto;    /* no --num-devices: num_devices[0] is to be the MPI world size */
 } opdb_comm_bench_opts;
 
 /* --time-budget: at most this many timed iterations per size. */

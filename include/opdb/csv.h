@@ -129,6 +129,12 @@ static inline opdb_span opdb_csv_cell(const opdb_field *f, int nf, int i) {
 OPDB_API int opdb_csv_open(const char *path, uint64_t *body_off, opdb_err *err);
 /* Line number (1-based) of byte offset `off` in the file (counts '\n'). */
 OPDB_API uint64_t opdb_csv_line_of_offset(int fd, uint64_t off);
+/* A file cut while being written: its last record (after body_off) has no
+ * final newline and fewer than header_nf fields.  Returns that record's field
+ * count with *line set to its line, or 0 when the end looks whole (or cannot
+ * be judged: a quote left open, which the tokenizer reports, or a last line
+ * over 64 KiB). */
+OPDB_API int opdb_csv_cut_tail(int fd, uint64_t body_off, int header_nf, uint64_t *line);
 
 /* ---- Writer: delimiter `,`, CRLF, quote iff the cell has , " \r or \n;
  * a record of exactly one empty cell is written as "". */

@@ -21,6 +21,8 @@ typedef struct opdb_parse_opts {
     bool no_progress;            /* never draw progress bars */
     FILE *reference_stdout;      /* where the reference's own messages go (stdout) */
     bool merge;                  /* combine rows with existing tables instead of replacing them */
+    bool replace;                /* replace existing tables even when that loses rows, columns or cells
+                                    (without merge or replace such a table makes the run fail, nothing written) */
 } opdb_parse_opts;
 
 typedef struct opdb_table_summary {

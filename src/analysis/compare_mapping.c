@@ -148,6 +148,10 @@ int opdb_cmp_mapping_load(opdb_cmp_mapping **out, const char *data_dir, bool nes
     if (!data_dir) return 0; /* no --data-dir (default mode): an empty mapping */
     char *path = opdb_path_join(data_dir, "op_mapping.yaml");
     if (!opdb_path_exists(path)) {
+        if (nested_too) /* default mode: a data folder given for nothing is said (the reference is silent) */
+            opdb_warn_nothing("%s: %s, so no operator mapping is applied (zero-cost, communication and alias "
+                              "entries come from op_mapping.yaml)",
+                              data_dir, opdb_is_dir(data_dir) ? "no op_mapping.yaml in this folder" : "no such folder");
         free(path);
         return 0;
     }

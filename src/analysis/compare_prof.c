@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "opdb/compare.h"
+#include "opdb/ingest.h"
 #include "opdb/csv.h"
 #include "opdb/pystr.h"
 
@@ -130,6 +131,18 @@ int opdb_cmp_read_prof(const char *path, const opdb_cmp_opts *o, opdb_cmp_stats 
         r.c_type = opdb_csv_col(r.csv.f, r.csv.nf, "Type");
         r.c_dur = opdb_csv_col(r.csv.f, r.csv.nf, "Duration(us)");
         r.c_start = opdb_csv_col(r.csv.f, r.csv.nf, "Start Time(us)");
+        if (!o->quirks && (r.c_type < 0 || r.c_dur < 0)) { /* the reference reads such a file as no kernels */
+            opdb_input_kind kind = OPDB_INPUT_CSV;
+            opdb_err e;
+            opdb_err_clear(&e);
+            bool json = opdb_input_detect(path, &kind, &e) == 0 && kind == OPDB_INPUT_JSON;
+            opdb_csv_file_close(&r.csv);
+            return opdb_fail(err, OPDB_ERR_RUNTIME,
+                             "%s: %s, not the profiler's kernel_details CSV a --prof-trace must be (its header has "
+                             "no %s column)",
+                             path, json ? "a JSON document (a trace?)" : "a CSV of another kind",
+                             r.c_type < 0 ? "Type" : "Duration(us)");
+        }
         while ((rc = opdb_csv_file_next(&r.csv, false)) == 1) {
             opdb_span kt;
             double dur, start;

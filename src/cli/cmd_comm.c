@@ -79,8 +79,9 @@ static int comm_validate(int argc, char **argv) {
         {"--tolerance", "T", "acceptable ratio tolerance (default 2.0)", false, &tol, NULL},
         {"--verbose", NULL, "print every checked row", false, NULL, &verbose},
         {"--json", NULL, "print the verdicts and fits as JSON", false, NULL, &json},
-        {"--strict", NULL, "exit 1 when no row was checked", false, NULL, &strict},
-        {"--reference-quirks", NULL, "reproduce the reference validator exactly (no fit, BOM and nan quirks)", false,
+        {"--strict", NULL, "exit 1 when no row was checked (without it: 'Result: NO DATA' and a warning)", false, NULL,
+         &strict},
+        {"--reference-quirks", NULL, "reproduce the reference validator exactly (no fit, BOM and nan quirks; 'OK' on no data)", false,
          NULL, &quirks},
     };
     cli_spec spec = {"opdb comm validate",

@@ -15,10 +15,10 @@ int cmd_compare(int argc, char **argv) {
     bool quirks = false, strict = false;
     cli_opt opts[] = {
         {"--trace-dir", "DIR", "with --reference-quirks: folder of the fixed scenarios' trace CSVs (default docs/perf_database/forward_pass_traces)", false, &a.trace_dir, NULL},
-        {"--data-dir", "DIR", "profiling database folder holding op_mapping.yaml (default: none; with --reference-quirks the reference's A3 vllm0.18.0 folder)", false, &a.data_dir, NULL},
+        {"--data-dir", "DIR", "profiling database folder holding op_mapping.yaml (default: none; with --reference-quirks the reference's A3 vllm0.18.0 folder); a folder without it is a warning (--strict: exit 1)", false, &a.data_dir, NULL},
         {"--output", "FILE", "JSON to write, - for stdout (default: none; with --reference-quirks results/op_comparison.json)", false, &a.output, NULL},
         {"--tc-trace", "FILE", "one scenario: the predicted Chrome trace (.json / .json.gz; - for stdin)", false, &a.tc_trace, NULL},
-        {"--prof-trace", "FILE", "one scenario: the measured forward-pass kernel CSV (- for stdin)", false, &a.prof_trace, NULL},
+        {"--prof-trace", "FILE", "one scenario: the measured forward-pass kernel_details CSV (- for stdin); a file without Type and Duration(us) columns (a JSON trace) is an error", false, &a.prof_trace, NULL},
         {"--m6", "FILE", "one scenario: M6 JSON giving n_forward_passes (default 1)", false, &a.m6, NULL},
         {"--name", "NAME", "one scenario: its name (default: the TC trace's file name)", false, &a.name, NULL},
         {"--pid", "N", "use the trace process with this pid (a number, or the text of a string pid) instead of finding it by name", false, &pid, NULL},

@@ -11,7 +11,7 @@
 int cmd_grid(int argc, char **argv) {
     const char *models = NULL, *data_dir = NULL, *db_path = NULL, *device = NULL, *vllm = NULL, *torch = NULL,
                *cann = NULL, *rows = "1000", *seed = NULL, *hbm = "32", *config = NULL;
-    bool quirks = false, plan = false, json = false;
+    bool quirks = false, plan = false, json = false, strict = false;
     cli_opt opts[] = {
         {"--target-models", "A,B", "comma-separated models (HF ids or short names); default: all presets", false, &models, NULL},
         {"--data-dir", "D", "explicit CSV root (the reference's spelling)", false, &data_dir, NULL},
@@ -27,6 +27,7 @@ int cmd_grid(int argc, char **argv) {
         {"--plan", NULL, "per CSV: candidates / after memory filter / after dedup / to append (and the target models' coverage); write nothing", false, NULL, &plan},
         {"--json", NULL, "with --plan: the plan and coverage as JSON", false, NULL, &json},
         {"--reference-quirks", NULL, "reproduce the reference exactly (sampling before filtering, ...)", false, NULL, &quirks},
+        {"--strict", NULL, CLI_STRICT_HELP "; also a database folder without op_mapping.yaml", false, NULL, &strict},
     };
     cli_spec spec = {"opdb grid", "Append theory shape rows to database CSVs so that replay can measure them.", NULL, opts,
                      sizeof opts / sizeof opts[0]};
@@ -75,5 +76,5 @@ int cmd_grid(int argc, char **argv) {
         fprintf(stderr, "opdb grid: %s\n", err.msg);
         return err.code ? err.code : 1;
     }
-    return 0;
+    return cli_strict_rc("opdb grid", strict, 0);
 }

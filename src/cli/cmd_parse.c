@@ -13,7 +13,7 @@
 int cmd_parse(int argc, char **argv) {
     const char *profiling = NULL, *database = NULL, *device = NULL, *vllm = NULL, *torch = NULL, *cann = NULL,
                *threads = NULL;
-    bool quirks = false, strict = false, no_progress = false, summary = false, merge = false;
+    bool quirks = false, strict = false, no_progress = false, summary = false, merge = false, replace = false;
     cli_opt opts[] = {
         {"--profiling-path", "P", "a kernel_details*.csv (or msprof op_summary_*.csv) file, a folder scanned recursively, or - for a kernel_details CSV on stdin", true, &profiling, NULL},
         {"--database-path", "D", "database folder to write into (skips the version-folder logic)", false, &database, NULL},
@@ -25,6 +25,7 @@ int cmd_parse(int argc, char **argv) {
         {"--strict", NULL, "a row whose Duration(us) is not a number is an error (default: skipped with a warning); a run that writes no table exits 1", false, NULL, &strict},
         {"--reference-quirks", NULL, "reproduce the reference parser exactly, quirks included", false, NULL, &quirks},
         {"--merge", NULL, "combine rows with the tables already in the database (same shapes: counts, sums, min, max combined; new shapes appended) instead of replacing them", false, NULL, &merge},
+        {"--replace", NULL, "replace existing tables even when they hold rows, columns or cells the new tables lack (written by bench, grid, update, fia-fill or an earlier parse); without --merge or --replace such a run exits 1 and writes nothing", false, NULL, &replace},
         {"--summary", NULL, "after the completion line, list each table written with its shapes, launches and total time", false, NULL, &summary},
         {"--no-progress", NULL, "never draw progress bars (they are drawn only when stderr is a terminal)", false, NULL, &no_progress},
     };
@@ -43,6 +44,7 @@ int cmd_parse(int argc, char **argv) {
     if (cli_check_db_flags(&spec, device, vllm, torch, cann) != CLI_OK) return 2;
     if (merge && quirks)
         return cli_usage_error(&spec, "--merge cannot be combined with --reference-quirks (the reference's tables lack the counts a merge needs)");
+    if (merge && replace) return cli_usage_error(&spec, "--merge and --replace exclude each other");
     unsigned long nthreads = 0;
     if (threads && (!cli_parse_uint(threads, &nthreads) || nthreads > 64))
         return cli_usage_error(&spec, "argument --threads: expected a whole number from 0 to 64, got '%s'", threads);
@@ -65,7 +67,7 @@ int cmd_parse(int argc, char **argv) {
         free(outdir);
         return cli_stdio_finish(&io, "opdb parse", 1);
     }
-    opdb_parse_opts po = {input, outdir, quirks, strict, (int)nthreads, no_progress, stdout, merge};
+    opdb_parse_opts po = {input, outdir, quirks, strict, (int)nthreads, no_progress, stdout, merge, replace};
     opdb_parse_result res;
     if (opdb_parse_run(&po, &res, &err)) {
         fflush(stdout);

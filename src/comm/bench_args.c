@@ -13,10 +13,16 @@ static const char k_help[] =
     "Collective microbenchmarks over MPI: every rank runs the collectives of each\n"
     "(op, num_devices, tier, message size); the group's first rank appends the\n"
     "reference's hcom_*.csv rows (dispatch overhead added) and prints nccl-tests lines.\n\n"
+    "Each line's time (us) is the median of the timed iterations, each iteration timed\n"
+    "by its slowest rank; the CSV's Duration(us) is that median (all_reduce in place,\n"
+    "the others out of place) plus the op's dispatch overhead, printed in the op's header.\n"
+    "--json adds min/median/p90/max, the mean (time_us: the timed loop / iterations,\n"
+    "nccl-tests' time) and the per-rank spread.\n\n"
     "options:\n"
     "  --ops OP...              all_reduce all_gather reduce_scatter all_to_all broadcast\n"
     "                           (default: the first four)\n"
-    "  --num-devices N...       group sizes (default 16; sizes above the MPI world are skipped)\n"
+    "  --num-devices N...       group sizes (default: the MPI world size; --reference-quirks: 16);\n"
+    "                           sizes above the world are skipped, and a run left with nothing exits 1\n"
     "  --topology-tier T...     tiers 0-2 (default: the tier of ranks 0..N-1 on the grid)\n"
     "  --grid-shape D...        hardware grid (default 48 8 2)\n"
     "  --dtype DT               torch.bfloat16 (default), torch.float16, torch.float32, torch.int8\n"
@@ -24,7 +30,8 @@ static const char k_help[] =
     "  --output-dir D           per-op CSVs D/hcom_<op>_.csv (alias --database-path)\n"
     "  --output-csv F           one CSV for everything (only with a single --ops value)\n"
     "  --overhead-table F       dispatch overheads 'op,num_devices,overhead_us' (default: the reference's)\n"
-    "  --json F                 per-size min/median/p90/max and per-rank spread as JSON ('-': stdout)\n"
+    "  --json F                 per-size time_us (mean), min/median/p90/max and per-rank spread as JSON\n"
+    "                           ('-': stdout)\n"
     "  -w, --warmup-iters N     warm-up iterations per size (default 5)\n"
     "  -n, --iters N            timed iterations per size (default 20)\n"
     "  --time-budget S          instead of -n: per size, as many timed iterations as fit in S seconds\n"
@@ -177,10 +184,11 @@ int opdb_comm_bench_parse(int argc, char **argv, opdb_comm_bench_opts *o) {
         for (int k = 0; k < 4; k++) o->ops[k] = (opdb_comm_op)k;
         o->nops = 4;
     }
-    if (!o->num_devices) {
+    if (!o->num_devices) { /* the reference's 16; else the MPI world, known once MPI runs */
         o->num_devices = opdb_xmalloc(sizeof *o->num_devices);
         o->num_devices[0] = 16;
         o->nnum_devices = 1;
+        o->num_devices_auto = !o->reference_quirks;
     }
     if (!o->bytes) {
         o->nbytes = 20;

@@ -1,8 +1,11 @@
-/* Opening CSV files (BOM handling) and mapping byte offsets to line numbers. */
+/* Opening CSV files (BOM handling), mapping byte offsets to line numbers,
+ * and telling a file cut mid-row. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "opdb/csv.h"
 
@@ -73,4 +76,31 @@ int opdb_csv_col(const opdb_field *hdr, int n, const char *name) {
     for (int i = 0; i < n; i++)
         if (hdr[i].n == k && memcmp(hdr[i].p, name, k) == 0) at = i;
     return at;
+}
+
+#define TAIL_MAX (1u << 16)
+
+int opdb_csv_cut_tail(int fd, uint64_t body_off, int header_nf, uint64_t *line) {
+    struct stat st;
+    if (fstat(fd, &st) || (uint64_t)st.st_size <= body_off) return 0;
+    uint64_t size = (uint64_t)st.st_size, from = size - body_off > TAIL_MAX ? size - TAIL_MAX : body_off;
+    char *b = opdb_xmalloc(TAIL_MAX);
+    ssize_t k = pread(fd, b, (size_t)(size - from), (off_t)from);
+    int short_nf = 0;
+    if (k == (ssize_t)(size - from) && b[k - 1] != '\n' && b[k - 1] != '\r') {
+        ssize_t i = k;
+        while (i > 0 && b[i - 1] != '\n' && b[i - 1] != '\r') i--;
+        int quotes = 0, nf = 1;
+        bool in_q = false;
+        for (ssize_t j = i; j < k; j++) {
+            if (b[j] == '"') quotes++, in_q = !in_q;
+            else if (b[j] == ',' && !in_q) nf++;
+        }
+        if ((i > 0 || from == body_off) && quotes % 2 == 0 && nf < header_nf) {
+            short_nf = nf;
+            *line = opdb_csv_line_of_offset(fd, from + (uint64_t)i);
+        }
+    }
+    free(b);
+    return short_nf;
 }

@@ -21,6 +21,40 @@ static size_t utf8_len(const unsigned char *p, size_t n) {
     return k;
 }
 
+/* UTF-16 / UTF-32 text, with a byte-order mark or without one (ASCII text
+ * then has a zero byte in every other, or three of every four, positions):
+ * writes e.g. "UTF-16 text (little-endian, with a byte-order mark; a JSON document)". */
+static bool wide_text(const unsigned char *b, size_t n, char *out, size_t cap) {
+    int unit = 0, big = 0, bom = 0;
+    if (n >= 4 && b[0] == 0xff && b[1] == 0xfe && b[2] == 0 && b[3] == 0) unit = 4, bom = 4;
+    else if (n >= 4 && b[0] == 0 && b[1] == 0 && b[2] == 0xfe && b[3] == 0xff) unit = 4, big = 1, bom = 4;
+    else if (n >= 2 && b[0] == 0xff && b[1] == 0xfe) unit = 2, bom = 2;
+    else if (n >= 2 && b[0] == 0xfe && b[1] == 0xff) unit = 2, big = 1, bom = 2;
+    else {
+        size_t m = n < 256 ? n & ~(size_t)3 : 256, z[4] = {0, 0, 0, 0};
+        for (size_t i = 0; i < m; i++) z[i & 3] += b[i] == 0;
+        size_t q = m / 4; /* characters per position */
+        if (q < 2) return false;
+        if (z[1] == q && z[2] == q && z[3] == q && z[0] < q) unit = 4;
+        else if (z[0] == q && z[1] == q && z[2] == q && z[3] < q) unit = 4, big = 1;
+        else if (z[1] + z[3] >= 2 * q - 1 && z[0] + z[2] < q) unit = 2;
+        else if (z[0] + z[2] >= 2 * q - 1 && z[1] + z[3] < q) unit = 2, big = 1;
+        else return false;
+    }
+    /* the first character that is not white space, read as ASCII */
+    char first = 0;
+    for (size_t i = (size_t)bom; i + (size_t)unit <= n && !first; i += (size_t)unit) {
+        unsigned c = big ? b[i + (size_t)unit - 1] : b[i];
+        bool ascii = true;
+        for (int k = 1; k < unit; k++) ascii = ascii && b[big ? i + (size_t)k - 1 : i + (size_t)k] == 0;
+        if (!ascii) break;
+        if (c != ' ' && c != '\t' && c != '\r' && c != '\n') first = (char)c;
+    }
+    snprintf(out, cap, "UTF-%d text (%s-endian, %s byte-order mark%s)", unit * 8, big ? "big" : "little",
+             bom ? "with a" : "no", first == '{' || first == '[' ? "; a JSON document" : "");
+    return true;
+}
+
 const char *opdb_csv_sniff(const char *path, char *why, size_t cap) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return NULL; /* the reader says why it cannot open it */
@@ -33,19 +67,14 @@ const char *opdb_csv_sniff(const char *path, char *why, size_t cap) {
         snprintf(why, cap, "gzip-compressed data, not CSV text (decompress it first)");
         return why;
     }
-    if (n >= 2 && ((b[0] == 0xff && b[1] == 0xfe) || (b[0] == 0xfe && b[1] == 0xff))) {
-        snprintf(why, cap, "UTF-16 text (byte-order mark %02X %02X); opdb reads UTF-8 CSV", b[0], b[1]);
+    char enc[160];
+    if (wide_text(b, n, enc, sizeof enc)) {
+        snprintf(why, cap, "%s; opdb reads UTF-8: convert it first (iconv -t UTF-8)", enc);
         return why;
     }
     const unsigned char *nul = memchr(b, 0, n);
     if (nul) {
-        /* ASCII text in UTF-16 without a mark: every other byte is 0 */
-        size_t zeros_odd = 0, zeros_even = 0, m = n < 64 ? n : 64;
-        for (size_t i = 0; i < m; i++) (i & 1 ? &zeros_odd : &zeros_even)[0] += b[i] == 0;
-        if (m >= 8 && (zeros_odd * 2 >= m - 2 || zeros_even * 2 >= m - 2))
-            snprintf(why, cap, "UTF-16 text without a byte-order mark; opdb reads UTF-8 CSV");
-        else
-            snprintf(why, cap, "binary data (a NUL byte at offset %zu), not CSV text", (size_t)(nul - b));
+        snprintf(why, cap, "binary data (a NUL byte at offset %zu), not CSV text", (size_t)(nul - b));
         return why;
     }
     /* the header line: column names are text */

@@ -218,8 +218,13 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
         goto done;
     }
     char *map_path = opdb_path_join(root, "op_mapping.yaml");
-    int mrc = opdb_is_file(map_path) ? grid_opmap_load(map_path, &X.opmap, err) : 0;
+    bool have_map = opdb_is_file(map_path);
+    int mrc = have_map ? grid_opmap_load(map_path, &X.opmap, err) : 0;
     free(map_path);
+    if (!have_map && !o->quirks) /* the reference goes on silently */
+        opdb_warn_nothing("%s has no op_mapping.yaml: rows are generated without its operator metadata (zero-cost, "
+                          "communication, composite, elementwise and alternate-kernel entries)",
+                          root);
     if (mrc) goto done;
     size_t cap = o->rows > 0 ? (size_t)o->rows : 0;
     if (!o->plan) {

@@ -4,10 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ingest/detect.h"
+#include "opdb/comm.h"
+#include "opdb/csv.h"
+#include "opdb/fs.h"
 #include "opdb/ingest.h"
 #include "opdb/schema.h"
 
@@ -49,10 +53,16 @@ static void read_header(const char *path, hdr *h) {
     h->n = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return;
-    if (!fgets(h->line, sizeof h->line, f)) h->line[0] = '\0';
-    fclose(f);
+    /* the first line that is not blank, as parse takes the first non-blank record as the header */
     char *p = h->line;
-    if ((unsigned char)p[0] == 0xef && (unsigned char)p[1] == 0xbb && (unsigned char)p[2] == 0xbf) p += 3;
+    bool first = true;
+    do {
+        if (!fgets(h->line, sizeof h->line, f)) h->line[0] = '\0';
+        p = h->line;
+        if (first && (unsigned char)p[0] == 0xef && (unsigned char)p[1] == 0xbb && (unsigned char)p[2] == 0xbf) p += 3;
+        first = false;
+    } while (h->line[0] && strspn(p, " \t\r\n") == strlen(p));
+    fclose(f);
     while (*p && h->n < MAX_HDR) {
         char *end = strchr(p, ',');
         char *next = end ? end + 1 : p + strlen(p);
@@ -80,12 +90,63 @@ int kd_csv_kind(const char *path) {
     return h.n > 1 || (h.n == 1 && h.cell[0][0]) ? KD_CSV_OTHER : KD_CSV_EMPTY;
 }
 
+#define LOG_HEAD (16u << 20) /* logs are small; their table can follow megabytes of launcher noise */
+
+/* An nccl-tests or OSU log: what it is, pointing to `opdb comm import`; false when it is not one. */
+static bool collective_log(const char *path, char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    opdb_strbuf text;
+    opdb_sb_init(&text);
+    char chunk[1 << 16];
+    size_t k;
+    while (text.n < LOG_HEAD && (k = fread(chunk, 1, sizeof chunk, f)) > 0) opdb_sb_add(&text, chunk, k);
+    fclose(f);
+    opdb_comm_log log;
+    opdb_err e;
+    opdb_err_clear(&e);
+    /* a log without a result table (a failed run) still has its header lines */
+    int rc = opdb_comm_log_parse(text.p ? text.p : "", text.n, &log, &e);
+    bool osu = strcmp(log.format, "osu") == 0 && log.title[0];
+    bool hit = osu || log.n > 0 || log.nranks > 0 || (rc == 0 && log.failure[0]);
+    opdb_sb_free(&text);
+    if (hit) {
+        char what[200];
+        int op = log.op >= 0 ? log.op : opdb_comm_op_parse_loose(opdb_path_basename(path));
+        if (osu) snprintf(what, sizeof what, "an OSU benchmark log: %s", log.title);
+        else if (op >= 0) snprintf(what, sizeof what, "an nccl-tests log of %s", opdb_comm_op_name((opdb_comm_op)op));
+        else snprintf(what, sizeof what, "an nccl-tests log");
+        if (osu && !log.osu_collective) /* point-to-point: no hcom table takes it */
+            snprintf(buf, cap,
+                     "%s, point-to-point timings rather than a per-kernel profile (opdb comm import reads collective "
+                     "logs: nccl-tests, OSU collectives)",
+                     what);
+        else
+            snprintf(buf, cap,
+                     "%s, collective timings rather than a per-kernel profile; import it into the hcom_*.csv tables "
+                     "with opdb comm import --logs %s --output-dir DATABASE",
+                     what, path);
+    }
+    opdb_comm_log_free(&log);
+    return hit;
+}
+
 #define WHAT_TO_DO "give opdb parse a kernel_details.csv, an op_summary_*.csv, a profiler .db export or a PyTorch profiler trace"
+
+bool kd_csv_foreign(const char *path, char *buf, size_t cap) {
+    char why[256];
+    if (opdb_csv_sniff(path, why, sizeof why)) { /* UTF-16, binary, gzip: the header says nothing */
+        snprintf(buf, cap, "%s", why);
+        return true;
+    }
+    return collective_log(path, buf, cap);
+}
 
 void opdb_csv_profile_hint(const char *path, char *buf, size_t cap) {
     static hdr h;
-    read_header(path, &h);
     buf[0] = '\0';
+    if (kd_csv_foreign(path, buf, cap)) return;
+    read_header(path, &h);
     bool kd = has(&h, "Type") && has(&h, "Duration(us)");
     bool os = has(&h, "OP Type") && has(&h, "Task Duration(us)");
     if (kd || os) {

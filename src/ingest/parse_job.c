@@ -11,6 +11,8 @@
 
 #include "csv/batch.h"
 #include "ingest/ascend_db.h"
+#include "ingest/detect.h"
+#include "ingest/device_mix.h"
 #include "ingest/discover.h"
 #include "ingest/fia_runtime.h"
 #include "ingest/kd_aggregate.h"
@@ -48,6 +50,7 @@ typedef struct job {
     size_t files_missing_metrics;
     char *first_file_missing_metrics;
     unsigned long long fia_bad_tokens;
+    int header_nf;              /* fields of the current file's header */
     bool folder;                /* the input was a folder: unusable files are skipped (warned) */
     size_t skipped;
     kn_agg kineto;              /* PyTorch profiler traces */
@@ -200,12 +203,17 @@ static int read_header(job *J, uint64_t start, uint64_t *body_off, opdb_err *err
     } else {
         if (rc == 0) nf = 0;
         kd_colmap_build(&J->colmap, hdr, nf, !quirks);
+        J->header_nf = nf;
         char missing[2048];
         if (kd_colmap_missing(&J->colmap, quirks, missing, sizeof missing)) {
             char hint[512] = "";
-            if (!quirks) opdb_csv_profile_hint(J->file, hint, sizeof hint);
-            opdb_fail(err, OPDB_ERR_RUNTIME, "%s is missing required columns: %s%s%s%s", J->file, missing,
-                      hint[0] ? " (" : "", hint, hint[0] ? ")" : "");
+            if (!quirks && kd_csv_foreign(J->file, hint, sizeof hint)) { /* not a table of columns at all */
+                opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", J->file, hint);
+            } else {
+                if (!quirks) opdb_csv_profile_hint(J->file, hint, sizeof hint);
+                opdb_fail(err, OPDB_ERR_RUNTIME, "%s is missing required columns: %s%s%s%s", J->file, missing,
+                          hint[0] ? " (" : "", hint, hint[0] ? ")" : "");
+            }
             rc = -2;
         } else {
             rc = 1;
@@ -218,9 +226,31 @@ static int read_header(job *J, uint64_t start, uint64_t *body_off, opdb_err *err
     return rc;
 }
 
+/* A last row shorter than the header with no final newline: the file was cut
+ * while being written (a profiler killed mid-write).  The reference reads the
+ * missing cells as empty; opdb refuses it as it refuses an unterminated quote. */
+static int check_cut_tail(job *J, uint64_t body, opdb_err *err) {
+    uint64_t line = 0;
+    int nf = opdb_csv_cut_tail(J->fd, body, J->header_nf, &line);
+    if (!nf) return 0;
+    return opdb_fail(err, OPDB_ERR_RUNTIME,
+                     "%s:%llu: the last row has %d of the header's %d fields and no final newline (the file was cut "
+                     "while being written)",
+                     J->file, (unsigned long long)line, nf, J->header_nf);
+}
+
 static int process_file(job *J, const kd_inputs *in, const char *file, opdb_err *err) {
     J->file = file;
     J->fia_seen = 0;
+    char why[256];
+    if (!J->o->reference_quirks && opdb_csv_sniff(file, why, sizeof why)) { /* UTF-16/32, binary: one line */
+        if (J->folder && !J->o->strict) {
+            opdb_warn("%s: %s; skipped (--strict makes this an error)", file, why);
+            J->skipped++;
+            return 0;
+        }
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", file, why);
+    }
     uint64_t start;
     J->fd = opdb_csv_open(file, &start, err);
     if (J->fd < 0) return -1;
@@ -238,6 +268,7 @@ static int process_file(job *J, const kd_inputs *in, const char *file, opdb_err 
         close(J->fd);
         return 0;
     }
+    if (rc == 1 && !J->o->reference_quirks) rc = check_cut_tail(J, body, err) ? -1 : 1;
     if (rc < 0) {
         close(J->fd);
         return -1;
@@ -323,6 +354,7 @@ static int process_extra(job *J, const kd_inputs *in, const char *file, opdb_err
         return 0; /* a text file named *.json / *.db in a folder: not a candidate */
     }
     if (rc != 1) return rc;
+    if (kind == OPDB_INPUT_JSON) kd_csv_foreign(file, why, sizeof why); /* a log's "[1,0]<stdout>:" prefix looks like JSON */
     if (J->folder && !J->o->strict) {
         opdb_warn("%s: %s; skipped (--strict makes this an error)", file, why);
         J->skipped++;
@@ -393,6 +425,19 @@ static void report_warnings(job *J) {
                   J->fia_bad_tokens);
 }
 
+/* Whether the run writes tables: groups with a type (Ascend), calls (PyTorch traces). */
+static bool writes_ascend(const kd_agg *a) {
+    for (size_t i = 0; i < a->n; i++)
+        if (a->g[i].key->type.n) return true;
+    return false;
+}
+
+static bool writes_gpu(const kn_agg *a) {
+    for (size_t i = 0; i < a->n; i++)
+        if (a->g[i].count > 0) return true;
+    return false;
+}
+
 int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *err) {
     memset(res, 0, sizeof *res);
     kd_inputs in;
@@ -426,14 +471,22 @@ int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *e
     int lock = rc == 0 ? opdb_dir_lock(o->output_dir, err) : -1;
     if (lock < 0) rc = -1;
     if (rc == 0) {
+        if (!o->reference_quirks) /* only groups that become tables count (an empty type is dropped) */
+            rc = device_mix_check(o->output_dir, writes_ascend(&J.agg), writes_gpu(&J.kineto), o->strict, err);
+    }
+    if (rc == 0) {
         if (J.deferred.n && o->reference_stdout) fputs(J.deferred.p, o->reference_stdout);
         report_warnings(&J);
         report_kineto(&J.kineto);
         opdb_txn_begin(o->output_dir); /* all tables or none */
-        tbl_writer w = {.merge = o->merge};
+        /* the reference overwrites whatever was there */
+        tbl_writer w = {.merge = o->merge, .replace = o->replace || o->reference_quirks};
+        opdb_sb_init(&w.losses);
         rc = kd_write_tables(&J.agg, &J.fia, o->output_dir, o->reference_quirks, &w, &J.pg, res, err);
         if (rc == 0 && J.kineto.n) rc = kn_write_tables(&J.kineto, o->output_dir, &w, res, err);
+        if (rc == 0) rc = tbl_writer_check(&w, o->output_dir, err);
         if (opdb_txn_end(rc == 0, err)) rc = -1;
+        if (rc) w.replaced = 0; /* rolled back */
         tbl_writer_finish(&w, o->output_dir);
         opdb_progress_clear(&J.pg);
     }

@@ -304,9 +304,113 @@ static int merge_into(const char *path, const tbl *E, const tbl *F, opdb_strbuf 
     return rc;
 }
 
+/* ---- what replacing a table would lose */
+
+#define LOSS_NAMES 3  /* column names listed before "and N more" */
+#define LOSS_TABLES 4 /* tables described before "and N more" (the message is one line) */
+
+/* Describes into w->losses what `E` holds that `F` lacks: rows without a
+ * counterpart of the same shapes (duplicates matched in order), columns F
+ * does not have that hold a value, and cells F leaves empty. */
+static bool describe_loss(tbl_writer *w, const char *path, const tbl *E, const tbl *F) {
+    bool kineto = col_of(F, OPDB_COL_KERNEL_NAMES) >= 0;
+    int ekc[3] = {col_of(E, OPDB_COL_INPUT_SHAPES), col_of(E, OPDB_COL_OUTPUT_SHAPES),
+                  kineto ? col_of(E, OPDB_COL_INPUT_DTYPES) : -1};
+    int fkc[3] = {col_of(F, OPDB_COL_INPUT_SHAPES), col_of(F, OPDB_COL_OUTPUT_SHAPES),
+                  kineto ? col_of(F, OPDB_COL_INPUT_DTYPES) : -1};
+    int nk = kineto ? 3 : 2;
+    int ne = E->nf[0];
+    int *fcol = opdb_xmalloc((size_t)(ne ? ne : 1) * sizeof *fcol);
+    bool *col_lost = opdb_xcalloc((size_t)(ne ? ne : 1), sizeof *col_lost);
+    for (int c = 0; c < ne; c++) fcol[c] = col_of(F, E->row[0][c]);
+    bool *used = opdb_xcalloc(F->n, sizeof *used);
+    opdb_hindex ix = {0};
+    opdb_strbuf key, key2;
+    opdb_sb_init(&key);
+    opdb_sb_init(&key2);
+    for (size_t f = 1; f < F->n; f++) {
+        key_of(&key, F->row[f], F->nf[f], fkc, nk);
+        opdb_hindex_add(&ix, opdb_hash_bytes(key.p, key.n, 5), (uint32_t)f);
+    }
+    size_t rows_lost = 0, cells_lost = 0;
+    for (size_t r = 1; r < E->n; r++) {
+        key_of(&key, E->row[r], E->nf[r], ekc, nk);
+        uint32_t hit = UINT32_MAX, j;
+        for (opdb_hprobe p = opdb_hindex_probe(&ix, opdb_hash_bytes(key.p, key.n, 5));
+             hit == UINT32_MAX && opdb_hprobe_next(&p, &j);) {
+            if (used[j]) continue;
+            key_of(&key2, F->row[j], F->nf[j], fkc, nk);
+            if (key2.n == key.n && memcmp(key2.p, key.p, key.n) == 0) hit = j;
+        }
+        bool any = false;
+        for (int c = 0; c < ne && c < E->nf[r]; c++) any = any || E->row[r][c][0];
+        if (hit == UINT32_MAX) {
+            rows_lost += any; /* a blank line holds nothing */
+            continue;
+        }
+        used[hit] = true;
+        for (int c = 0; c < ne && c < E->nf[r]; c++) {
+            if (!E->row[r][c][0]) continue;
+            if (fcol[c] < 0) col_lost[c] = true;
+            else if (!cell_of(F, hit, fcol[c])[0]) cells_lost++;
+        }
+    }
+    size_t ncols_lost = 0;
+    for (int c = 0; c < ne; c++) ncols_lost += col_lost[c];
+    bool lost = rows_lost || ncols_lost || cells_lost;
+    if (lost && w->refused++ < LOSS_TABLES) {
+        opdb_strbuf *d = &w->losses;
+        opdb_sb_addf(d, "%s%s (", d->n ? "; " : "", opdb_path_basename(path));
+        const char *sep = "";
+        if (rows_lost) {
+            opdb_sb_addf(d, "%zu of %zu row(s) the new table lacks", rows_lost, E->n - 1);
+            sep = ", ";
+        }
+        if (ncols_lost) {
+            opdb_sb_addf(d, "%scolumn%s ", sep, ncols_lost > 1 ? "s" : "");
+            size_t k = 0;
+            for (int c = 0; c < ne && k < LOSS_NAMES; c++)
+                if (col_lost[c]) opdb_sb_addf(d, "%s'%s'", k++ ? ", " : "", E->row[0][c]);
+            if (ncols_lost > LOSS_NAMES) opdb_sb_addf(d, " and %zu more", ncols_lost - LOSS_NAMES);
+            sep = ", ";
+        }
+        if (cells_lost) opdb_sb_addf(d, "%s%zu filled cell(s) it leaves empty", sep, cells_lost);
+        opdb_sb_addc(d, ')');
+    }
+    opdb_sb_free(&key);
+    opdb_sb_free(&key2);
+    opdb_hindex_free(&ix);
+    free(used);
+    free(col_lost);
+    free(fcol);
+    return lost;
+}
+
+/* 1 when replacing path by fresh would lose data (described in w), 0 when not, -1 on error. */
+static int would_lose(tbl_writer *w, const char *path, const char *fresh, size_t n, opdb_err *err) {
+    tbl E, F;
+    tbl_init(&E);
+    tbl_init(&F);
+    int rc = load_file(&E, path, err);
+    if (rc) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        opdb_fail(err, OPDB_ERR_RUNTIME, "%s; cannot tell what replacing it would lose (--replace overwrites it)", why);
+    }
+    if (rc == 0) rc = load_text(&F, fresh, n, err);
+    if (rc == 0) rc = describe_loss(w, path, &E, &F);
+    tbl_free(&E);
+    tbl_free(&F);
+    return rc;
+}
+
 int tbl_emit(tbl_writer *w, const char *path, const char *fresh, size_t n, opdb_err *err) {
     bool exists = opdb_is_file(path);
     if (!w->merge || !exists) {
+        if (exists && !w->merge && !w->replace) {
+            int lose = would_lose(w, path, fresh, n, err);
+            if (lose) return lose < 0 ? -1 : 0; /* refused: tbl_writer_check fails the run */
+        }
         if (exists && w->replaced++ == 0) w->first_replaced = opdb_xstrdup(opdb_path_basename(path));
         return opdb_atomic_write(path, fresh, n, err);
     }
@@ -326,10 +430,19 @@ int tbl_emit(tbl_writer *w, const char *path, const char *fresh, size_t n, opdb_
     return rc;
 }
 
+int tbl_writer_check(const tbl_writer *w, const char *outdir, opdb_err *err) {
+    if (!w->refused) return 0;
+    return opdb_fail(err, OPDB_ERR_RUNTIME,
+                     "nothing written: replacing %zu table(s) in %s would lose data: %s%s; --merge combines the new "
+                     "rows with them, --replace overwrites them",
+                     w->refused, outdir, w->losses.p, w->refused > LOSS_TABLES ? " and more" : "");
+}
+
 void tbl_writer_finish(tbl_writer *w, const char *outdir) {
     if (w->replaced)
         opdb_warn("replaced %zu existing table(s) in %s (first: %s); --merge combines rows with them instead", w->replaced,
                   outdir, w->first_replaced);
     free(w->first_replaced);
     w->first_replaced = NULL;
+    opdb_sb_free(&w->losses);
 }

@@ -366,6 +366,16 @@ int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long 
                          col[C_OPTYPE] < 0 ? "OP Type" : "Task Duration(us)");
     }
     if (!quirks && rc == 0) opdb_warn("%s: empty file: no op_summary rows", path);
+    uint64_t cut_line = 0;
+    int cut_nf = !quirks && rc > 0 ? opdb_csv_cut_tail(c.fd, start, c.nf, &cut_line) : 0;
+    if (cut_nf) { /* the reference reads the missing cells as empty */
+        int hdr_nf = c.nf;
+        opdb_csv_file_close(&c);
+        return opdb_fail(err, OPDB_ERR_RUNTIME,
+                         "%s:%llu: the last row has %d of the header's %d fields and no final newline (the file was "
+                         "cut while being written)",
+                         path, (unsigned long long)cut_line, cut_nf, hdr_nf);
+    }
     int fd = c.fd;
     if (maxcol < 1) maxcol = 1;
     for (int i = 0; i < C_N; i++)

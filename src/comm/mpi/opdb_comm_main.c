@@ -367,6 +367,7 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 1;
     }
+    if (o.num_devices_auto) o.num_devices[0] = world; /* one group of every rank */
     opdb_comm_overheads ovh;
     opdb_comm_overheads_default(&ovh);
     opdb_err err;
@@ -446,8 +447,10 @@ int main(int argc, char **argv) {
         char iters[64];
         if (o.time_budget_s > 0) snprintf(iters, sizeof iters, "time budget %g s per size", o.time_budget_s);
         else snprintf(iters, sizeof iters, "%ld", o.iters);
-        printf("# opdb comm bench: nranks %d  dtype %s  warmup iters: %ld iters: %s validation: %d\n#\n", world,
+        printf("# opdb comm bench: nranks %d  dtype %s  warmup iters: %ld iters: %s validation: %d\n", world,
                o.dtype->nccl_name, o.warmup, iters, o.check ? 1 : 0);
+        printf("# time: the median iteration (each the slowest rank's), us; the CSV's Duration(us) is the in-place\n"
+               "# time for all_reduce, the out-of-place time for the others, plus the dispatch overhead shown per op\n#\n");
     }
     double bw_sum = 0;
     long long bw_count = 0, wrong_total = 0;
@@ -470,7 +473,8 @@ int main(int argc, char **argv) {
             bool header = !warm && (i == 0 || all[i - 1].op != cf->op || all[i - 1].nd != cf->nd ||
                                     all[i - 1].tier != cf->tier);
             if (rank == 0 && header && !o.reference_quirks) {
-                printf("# op %s  devices %lld  tier %d\n", opdb_comm_op_name(cf->op), cf->nd, cf->tier);
+                printf("# op %s  devices %lld  tier %d  dispatch overhead %.2f us\n", opdb_comm_op_name(cf->op), cf->nd,
+                       cf->tier, opdb_comm_overhead_of(&ovh, cf->op, cf->nd));
                 opdb_sb_clear(&out);
                 opdb_comm_nccl_header(&out);
                 fputs(out.p, stdout);
@@ -512,7 +516,8 @@ int main(int argc, char **argv) {
             }
             if (warm) continue;
             opdb_sb_clear(&out);
-            opdb_comm_nccl_line(&out, cf->op, o.dtype, cf->bytes, (int)cf->nd, oop.total_us, oop.wrong, ip.total_us,
+            /* the console shows the figure the CSV gets (the median), not nccl-tests' mean */
+            opdb_comm_nccl_line(&out, cf->op, o.dtype, cf->bytes, (int)cf->nd, oop.st.median, oop.wrong, ip.st.median,
                                 ip.wrong);
             if (!o.reference_quirks) fputs(out.p, stdout);
             long long total = opdb_comm_count(cf->op, cf->bytes, o.dtype, cf->nd) * o.dtype->size;
@@ -521,7 +526,7 @@ int main(int argc, char **argv) {
             double f = opdb_comm_busbw_factor(cf->op, (int)cf->nd);
             for (int h = 0; h < 2; h++) {
                 const measured *m = h ? &ip : &oop;
-                if (m->total_us > 0) bw_sum += (double)total / 1e9 / (m->total_us / 1e6) * f;
+                if (m->st.median > 0) bw_sum += (double)total / 1e9 / (m->st.median / 1e6) * f;
                 bw_count++;
                 if (m->wrong > 0) wrong_total += m->wrong;
             }
@@ -554,11 +559,11 @@ int main(int argc, char **argv) {
     opdb_json_end_array(&j);
     opdb_json_end_object(&j);
     if (rank == 0) {
-        if (!o.reference_quirks)
+        if (!o.reference_quirks && n > 0)
             printf("# Out of bounds values : %lld %s\n# Avg bus bandwidth    : %g \n#\n", wrong_total,
                    wrong_total ? "FAILED" : "OK", bw_count ? bw_sum / (double)bw_count : 0.0);
         const char *where = o.output_csv ? o.output_csv : o.output_dir ? o.output_dir : "(no output)";
-        printf("\nCompleted %zu benchmarks. Results saved to %s\n", n, where);
+        if (n > 0 || o.reference_quirks) printf("\nCompleted %zu benchmarks. Results saved to %s\n", n, where);
         if (o.json_path) {
             opdb_sb_addc(&js, '\n');
             if (!strcmp(o.json_path, "-")) fwrite(js.p, 1, js.n, stdout);
@@ -568,7 +573,11 @@ int main(int argc, char **argv) {
             }
         }
         if (wrong_total) status = 1;
-        if (n == 0) fprintf(stderr, "opdb comm bench: no configuration fits the MPI world of %d ranks\n", world);
+        if (n == 0) {
+            fprintf(stderr, "opdb comm bench: nothing measured, nothing written: no configuration fits the MPI world of %d "
+                            "rank(s) (see the skipped lines above; --num-devices defaults to the world size)\n", world);
+            status = 1;
+        }
     }
     fflush(stdout);
     for (size_t g = 0; g < ng; g++) {

@@ -112,6 +112,7 @@ def main():
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--opdb-default", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--strict", action="store_true")
     a = ap.parse_args()
     d, T, dm = a.csv_dir, a.tolerance, a.opdb_default
     if not os.path.isdir(d):
@@ -145,6 +146,10 @@ def main():
     cnt = {s: sum(1 for _, c, _ in results for r in c if r[6] == s) for s in ("PASS", "WARN", "FAIL")}
     nbad = sum(b for _, _, b in results)
     ok = cnt["FAIL"] == 0 and nbad == 0
+    # opdb's default mode: no row checked (and none bad) is "NO DATA", not OK; --strict exits 1
+    verdict = "NO DATA" if dm and total == 0 and nbad == 0 else "OK" if ok else "FAILED"
+    if total == 0 and a.strict:
+        ok = False
     if a.json:
         out = {"csv_dir": d, "tolerance": T, "ops": []}
         for op, c, bad in results:
@@ -154,7 +159,7 @@ def main():
                 "rows": [{"status": r[6], "message_bytes": r[0], "num_devices": r[1], "topology_tier": r[2],
                           "measured_us": r[3], "predicted_us": r[4], "ratio": r[5]} for r in c],
                 "fits": [dict({"num_devices": k[0], "topology_tier": k[1]}, **f) for k, f in fits_of(c)] if c else []})
-        out["result"] = "OK" if ok else "FAILED"
+        out["result"] = verdict
         if a.opdb_default:  # opdb's JSON is strict: a non-finite number is null
             out = strict_json(out)
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
@@ -193,7 +198,7 @@ def main():
     print(rule)
     print("  TOTAL: %d rows  PASS=%d  WARN=%d  FAIL=%d" % (total, cnt["PASS"], cnt["WARN"], cnt["FAIL"])
           + ("  BAD=%d" % nbad if nbad else ""))
-    print("  Result: %s" % ("OK" if ok else "FAILED"))
+    print("  Result: %s" % verdict)
     print(rule)
     return 0 if ok else 1
 

@@ -8,6 +8,7 @@ import csv
 import io
 import os
 import shutil
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -78,7 +79,7 @@ def main():
                                               "rows with them instead\n"})
     M.merge_case(d, replace=True)
     # a table without Profiling Count (the reference's 36 columns) cannot be merged exactly: error, db untouched
-    old = open(os.path.join(CLI, "parse_quirks_worked_example", "expected", "db", "MatMulV2.csv"), "rb").read()
+    old = open(os.path.join(CLI, "parse_worked_example", "expected_quirks", "db", "MatMulV2.csv"), "rb").read()
     mm = kd([("MatMulV2", '"4,64;128,64"', '"4,128"', "11", "ND;ND", "")])
     case("parse_merge_into_reference_table", {"old/MatMulV2.csv": old, "b.csv": mm},
          "mkdir db && cp in/old/MatMulV2.csv db/ && opdb parse --profiling-path in/b.csv --database-path db --merge",
@@ -90,7 +91,9 @@ def main():
 
     # a folder's CSVs by content: a renamed kernel_details is parsed, op_statistic and unknown CSVs are named
     # and skipped (--strict: the first is an error)
-    REAL = os.path.join(HERE, "..", "..", "..", "..", "shared", "data", "real", "ascend")
+    REAL = next(os.path.join(up, "shared", "data", "real", "ascend") for up in
+                (os.path.join(HERE, *[".."] * k) for k in range(4, 8))
+                if os.path.isdir(os.path.join(up, "shared", "data", "real", "ascend")))  # the checkout's sibling
     opstat = open(os.path.join(REAL, "msinsight_l1_rank0_op_statistic.csv"), "rb").read()
     files = {"rank0/export_rank0.csv": A, "rank0/op_statistic.csv": opstat, "notes.csv": b"when,what\r\nmon,run\r\n"}
     d = case("parse_dir_content_detection", files, "opdb parse --profiling-path in --database-path db",
@@ -160,6 +163,51 @@ def main():
         expected["db/" + fn] = text(rows)
     case("parse_merge_keeps_update_columns", dict(old, **{"b.csv": B}),
          "mkdir db && cp in/old/*.csv db/ && opdb parse --profiling-path in/b.csv --database-path db --merge", expected)
+
+    # without --merge or --replace, a table holding what the new one lacks is not replaced: exit 1, nothing
+    # written (no new table either). b then a: a's Add lacks b's 32,128 row and leaves b's Input Formats empty.
+    d = case("parse_replace_refuses_lost_rows", {"a.csv": A, "b.csv": B},
+             "opdb parse --profiling-path in/b.csv --database-path db")
+    M.tables_case(d)
+    with open(os.path.join(d, "cmd"), "w") as f:
+        f.write("opdb parse --profiling-path in/b.csv --database-path db && "
+                "opdb parse --profiling-path in/a.csv --database-path db\n")
+    case_files(d, {"rc": "1\n", "stderr_contains":
+                   "opdb parse: nothing written: replacing 1 table(s) in db would lose data: Add.csv (1 of 3 row(s) "
+                   "the new table lacks, 1 filled cell(s) it leaves empty); --merge combines the new rows with them, "
+                   "--replace overwrites them\n"})
+    # the column `opdb update` added is data too: refused, the database untouched
+    untouched = {"db/" + fn[4:]: v.decode() for fn, v in old.items()}
+    case("parse_replace_refuses_update_columns", dict(old, **{"b.csv": B}),
+         "mkdir db && cp in/old/*.csv db/ && opdb parse --profiling-path in/b.csv --database-path db",
+         dict(untouched, **{"rc": "1\n", "stdout": "", "stderr_contains":
+                            "would lose data: Add.csv (column 'Average Duration(us)'); --merge\n"}))
+    # --replace overwrites as before: b's tables, the untouched Cast.csv keeps its column
+    d = case("parse_replace_flag", dict(old, **{"b.csv": B}),
+             "opdb parse --profiling-path in/b.csv --database-path db")
+    M.tables_case(d)
+    with open(os.path.join(d, "cmd"), "w") as f:
+        f.write("mkdir db && cp in/old/*.csv db/ && opdb parse --profiling-path in/b.csv --database-path db --replace\n")
+    case_files(d, {"rc": "0\n", "db/Cast.csv": untouched["db/Cast.csv"],
+                   "stderr_contains": "replaced 1 existing table(s) in db (first: Add.csv)\n"})
+    case("parse_replace_merge_usage", {"b.csv": B},
+         "opdb parse --profiling-path in/b.csv --database-path db --merge --replace",
+         {"rc": "2\n", "stdout": "", "stderr_contains": "--merge and --replace exclude each other\n"})
+    # --reference-quirks overwrites as the reference does: the reference parser's tables of b, Cast.csv untouched
+    d = case("parse_quirks_replace_overwrites", dict(old, **{"b.csv": B}),
+             "mkdir db && cp in/old/*.csv db/ && opdb parse --profiling-path in/b.csv --database-path db "
+             "--reference-quirks", {"rc": "0\n", "db/Cast.csv": untouched["db/Cast.csv"]})
+    ref = subprocess.run([sys.executable, os.path.join(HERE, "..", "parse", "parse_kernel_details.py"),
+                          "--profiling-path", "in/b.csv", "--database-path", "expected/db"],
+                         cwd=d, check=True, capture_output=True, text=True)
+    with open(os.path.join(d, "expected", "stdout"), "w", newline="") as f:
+        f.write(ref.stdout.replace("expected/db", "db"))
+
+
+def case_files(d, files):
+    for fn, text in files.items():
+        with open(os.path.join(d, "expected", fn), "w", newline="") as f:
+            f.write(text)
 
 
 main()

@@ -22,7 +22,13 @@
   docs/ingest-formats.md): `Profiling Count`, the group's min, max, left-to-right
   sum and sum of squares of the durations (`%.6f`);
 * `--profiling-path -`: stdin copied to a temporary `kernel_details.csv`;
-* no table written: a warning; `--strict` makes it exit 1.
+* no table written: a warning; `--strict` makes it exit 1;
+* a CSV whose last record has no final newline and fewer fields than its header
+  (a file cut while being written) is an error;
+* an existing table is replaced only when the new one keeps every old row (by input
+  and output shapes, duplicates in order) and every old non-empty cell (a column of
+  the same name, a non-empty cell): else nothing is written, exit 1; `--replace`
+  overwrites.
 `--merge` and Kineto/SQLite inputs have no oracle here: exit 99 (the stand-in's
 "no oracle"); tests/oracle/ingest/make_merge_cases.py writes those cases.
 Binary profiles (SQLite, Kineto) have their own oracle: tests/oracle/ingest/."""
@@ -293,9 +299,64 @@ def binary_profile(path: str) -> bool:
     return head[:2] == b"\x1f\x8b" or head.startswith(b"SQLite format 3\0") or text[:1] in (b"{", b"[")
 
 
+def cut_tail(path):
+    """(line, fields, header fields) of a last record cut mid-row, else None: no final newline, fewer
+    fields than the header, the tail's quotes balanced (an open quote is the unterminated-quote rule)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    text = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    lines = text.splitlines()
+    while lines and not lines[0].strip():  # blank records before the header
+        lines.pop(0)
+    if not text or text[-1:] in (b"\n", b"\r") or len(lines) < 2:
+        return None
+    last = lines[-1]
+    if last.count(b'"') % 2:
+        return None
+    n = len(next(csv.reader([last.decode("utf-8", "replace")])))
+    h = len(next(csv.reader([lines[0].decode("utf-8", "replace")])))
+    return (len(data[:len(data) - len(last)].splitlines()) + 1, n, h) if n < h else None
+
+
+def table_of(path):
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        rows = list(csv.reader(f))
+    return rows[0] if rows else [], rows[1:]
+
+
+def loss(old_path, new_path):
+    """What replacing old_path by new_path loses: (rows, columns, cells) counts."""
+    oh, orows = table_of(old_path)
+    nh, nrows = table_of(new_path)
+    keys = ["Input Shapes", "Output Shapes"] + (["Input Data Types"] if "Kernel Names" in nh else [])
+
+    def key(h, r):
+        return tuple(r[h.index(k)] if k in h and h.index(k) < len(r) else "" for k in keys)
+    free = {}
+    for r in nrows:
+        free.setdefault(key(nh, r), []).append(r)
+    rows = cells = 0
+    cols = set()
+    for r in orows:
+        mates = free.get(key(oh, r))
+        if not mates:
+            rows += any(r)
+            continue
+        m = mates.pop(0)
+        for i, v in enumerate(r[:len(oh)]):
+            if not v:
+                continue
+            if oh[i] not in nh:
+                cols.add(oh[i])
+            elif not (m[nh.index(oh[i])] if nh.index(oh[i]) < len(m) else ""):
+                cells += 1
+    return rows, len(cols), cells
+
+
 def main(argv):
     strict = "--strict" in argv
-    argv = [a for a in argv if a != "--strict"]
+    replace = "--replace" in argv
+    argv = [a for a in argv if a not in ("--strict", "--replace")]
     if "--merge" in argv:
         return no_oracle("--merge (tests/oracle/ingest/make_merge_cases.py writes these cases)")
     DefaultParser.strict = strict
@@ -308,10 +369,36 @@ def main(argv):
                 shutil.copyfileobj(sys.stdin.buffer, f)
         if binary_profile(path):
             return no_oracle(f"{args.profiling_path} (a Kineto/SQLite profile: tests/oracle/ingest/)")
+        inputs = [path] if os.path.isfile(path) else sorted(str(p) for p in Path(path).rglob("*.csv"))
+        for f in inputs:
+            cut = cut_tail(f)
+            if cut:
+                print(f"opdb parse: {f}:{cut[0]}: the last row has {cut[1]} of the header's {cut[2]} fields and "
+                      "no final newline (the file was cut while being written)", file=sys.stderr)
+                return 1
+        target = Path(ref.get_target_data_dir(device=args.device, vllm_ascend_version=args.vllm_version,
+                                              database_path=args.database_path, torch_version=args.torch_version,
+                                              cann_version=args.cann_version))
+        staged = os.path.join(tmp, "staged")  # tables written here first: all replaced, or none
         parser = DefaultParser(device=args.device, kernel_details_path=path,
-                               vllm_ascend_version=args.vllm_version, database_path=args.database_path,
+                               vllm_ascend_version=args.vllm_version, database_path=staged,
                                torch_version=args.torch_version, cann_version=args.cann_version)
         output_files = parser.parse_and_export()
+        parser.output_dir = target
+        lost = [] if replace else [
+            (f.name, loss(parser.output_dir / f.name, f)) for f in output_files if (parser.output_dir / f.name).is_file()]
+        lost = [(n, l) for n, l in lost if any(l)]
+        if lost:
+            print("opdb parse: nothing written: replacing %d table(s) in %s would lose data: %s" % (
+                len(lost), parser.output_dir.as_posix(), "; ".join("%s %s" % x for x in lost)), file=sys.stderr)
+            return 1
+        parser.output_dir.mkdir(parents=True, exist_ok=True)
+        replaced = [f.name for f in output_files if (parser.output_dir / f.name).is_file()]
+        for f in output_files:
+            shutil.copyfile(f, parser.output_dir / f.name)
+        if replaced:
+            warn(f"replaced {len(replaced)} existing table(s) in {parser.output_dir.as_posix()} (first: {replaced[0]}); "
+                 "--merge combines rows with them instead")
     print(f"Generated {len(output_files)} csv file(s) under {parser.output_dir.as_posix()} "
           f"from {args.profiling_path}")
     if not output_files:

@@ -204,6 +204,19 @@ def update_csv(csv_path, rows_to_merge, mode, prune, match_only_rows=None):
     return result
 
 
+def check_cut(path: Path, header):
+    """A last record with no final newline and fewer fields than the header (quotes balanced): the file
+    was cut while being written."""
+    data = path.read_bytes()
+    lines = data.splitlines()
+    if not data or data[-1:] in (b"\n", b"\r") or len(lines) < 2 or lines[-1].count(b'"') % 2:
+        return
+    n = len(next(csv.reader([lines[-1].decode("utf-8", "replace")])))
+    if n < len(header):
+        raise RuntimeError(f"{path}:{len(lines)}: the last row has {n} of the header's {len(header)} fields and no "
+                           "final newline (the file was cut while being written)")
+
+
 def aggregate_summary(files, ep_size):
     for f in files:
         check_quotes(f)
@@ -211,6 +224,7 @@ def aggregate_summary(files, ep_size):
             header = next(csv.reader(fh), None) or []
         if "OP Type" not in header:
             raise RuntimeError(f"{f}:1: not an op_summary table: the header has no OP Type column")
+        check_cut(f, header)
     return _ref_aggregate(files, ep_size)
 
 
