@@ -88,6 +88,24 @@ static int chk_compute(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row
     return 1;
 }
 
+/* kernels whose inputs are rearranged per row (by the row's slot count) are scanned in full */
+static bool normalising(const char *kt) {
+    static const char *const k[] = {"ApplyRotaryPosEmb", "_triton_rope", "split_qkv_rmsnorm_rope_kernel", "SwiGlu",
+                                    "ReshapeAndCacheNdKernel", "reshape_and_cache_200000000", NULL};
+    for (int i = 0; k[i]; i++)
+        if (strcmp(kt, k[i]) == 0) return true;
+    return false;
+}
+
+static const uint32_t *sel_compute(q_ctx *c, void *arg, q_ktable *t, size_t *n, bool *usable) {
+    mctx *m = arg;
+    *usable = false;
+    if (m->normalise && normalising(t->kernel)) return NULL;
+    return q_index_rows(c->db, t, m->X, m->N, m->has_n, n, usable);
+}
+
+const q_rowsel q_sel_compute = {sel_compute};
+
 /* The TP linear projection of X; 0 ok (X maybe replaced), -1 miss/error set. */
 static int tp_project(q_ctx *c, const q_entry *e, q_tins *X) {
     const qv *rule = qv_get(e->v, "tp_linear_projection");
@@ -204,7 +222,7 @@ void q_path_compute(q_ctx *c, const q_entry *e) {
     q_set_kernels(c, K, nk);
     mctx m = {&X, N, has_n, true};
     q_scan s;
-    q_scan_run(c, K, nk, QSCAN_NEAREST, chk_compute, &m, &s);
+    q_scan_run_sel(c, K, nk, QSCAN_NEAREST, chk_compute, &m, &q_sel_compute, &s);
     if (s.failed) return;
     if (!s.found) {
         q_miss(c, s.reason[0] ? s.reason : "shape_mismatch");
@@ -229,7 +247,7 @@ void q_path_mtp_projection(q_ctx *c, const q_entry *e) {
             const char *K[1] = {kv->s};
             mctx m = {&P, 2, true, true};
             q_scan s;
-            q_scan_run(c, K, 1, QSCAN_NEAREST, chk_compute, &m, &s);
+            q_scan_run_sel(c, K, 1, QSCAN_NEAREST, chk_compute, &m, &q_sel_compute, &s);
             if (s.failed) return;
             if (s.found) {
                 c->r->path = "mtp_projection";
@@ -274,7 +292,7 @@ bool q_find_compute(q_ctx *c, const char *const *k, size_t nk, const q_tins *X, 
         has_n = true;
     }
     mctx m = {X, N, has_n, true};
-    q_scan_run(c, k, nk, QSCAN_NEAREST, chk_compute, &m, s);
+    q_scan_run_sel(c, k, nk, QSCAN_NEAREST, chk_compute, &m, &q_sel_compute, s);
     *reason = s->reason;
     if (s->failed || s->found) return s->found;
     if (!s->reason[0] && nk > 0) {

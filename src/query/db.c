@@ -239,8 +239,13 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
     }
 }
 
+void q_index_free(void *p);
+void (*const q_ext_free[4])(void *) = {q_index_free, NULL, NULL, NULL};
+
 static void free_table(q_ktable *t) {
     if (!t) return;
+    for (int k = 0; k < 4; k++)
+        if (t->ext[k] && q_ext_free[k]) q_ext_free[k](t->ext[k]);
     free(t->kernel);
     free(t->path);
     free(t->shown);

@@ -53,6 +53,8 @@ void q_dispatch(q_ctx *c) {
         exact(c, &e);
     }
     if (!c->cfg->interp || (c->r->src != QS_MISS && c->r->src != QS_PARTIAL)) return;
+    /* a path not implemented yet says so; the wrapper's reason would hide it */
+    if (c->r->src == QS_MISS && strncmp(c->r->miss, "unsupported:", 12) == 0) return;
     /* the wrapper: its answer, or a MISS; the default mode keeps an exact PARTIAL it cannot better */
     q_result saved = *c->r;
     q_interpolate(c, &e);

@@ -65,6 +65,12 @@ static int chk_kernel(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row,
     return 1;
 }
 
+static const uint32_t *sel_kernel(q_ctx *c, void *arg, q_ktable *t, size_t *n, bool *usable) {
+    kmctx *m = arg;
+    return q_index_rows(c->db, t, m->X, (int64_t)m->X->n, true, n, usable);
+}
+static const q_rowsel k_sel = {sel_kernel};
+
 static bool opt_int(q_ctx *c, const qv *d, const char *key, bool *has, int64_t *v) {
     const qv *x = qv_get(d, key);
     *has = false;
@@ -163,7 +169,7 @@ void q_kernel_query(q_ctx *c) {
         q_set_kernels(c, K, nk);
         kmctx m = {&in};
         q_scan s;
-        q_scan_run(c, K, nk, QSCAN_NEAREST, chk_kernel, &m, &s);
+        q_scan_run_sel(c, K, nk, QSCAN_NEAREST, chk_kernel, &m, &k_sel, &s);
         if (s.failed) return;
         if (!s.found) {
             q_miss(c, s.reason[0] ? s.reason : "shape_mismatch");

@@ -141,7 +141,9 @@ typedef struct q_ktable {
     _Atomic uint64_t warned_cols; /* default mode: one warning per file and column (bit per column) */
     _Atomic bool counted;         /* counted once among the files with skipped rows */
     bool lat_ov_bad;              /* its latency_policy override is not a mapping (bad_mapping) */
-    void *ext[4];                /* per-path indexes built on demand by other modules (comm, interpolation) */
+    void *ext[4];                /* per-path indexes built on demand under ext_mu: [0] the compute
+                                    row index (index.c); [1]-[3] free for other paths (comm,
+                                    interpolation), each freed by q_ext_free[k] at close */
     pthread_mutex_t ext_mu;
 } q_ktable;
 
@@ -168,6 +170,7 @@ struct opdb_qdb {
     size_t ntables, captables;
     opdb_hindex tables_ix;
     _Atomic size_t skipped_rows, skipped_files;
+    bool no_index;               /* tests: every scan visits every row (the index's reference) */
 };
 
 /* The table of kernel kt, loaded on first use (thread-safe). Never NULL;
@@ -288,6 +291,20 @@ typedef struct q_scan {
     bool failed;                 /* an error result was set (bad_csv, bad_cell, bad_mapping) */
 } q_scan;
 typedef enum q_scan_mode { QSCAN_FIRST, QSCAN_NEAREST } q_scan_mode;
+/* Optional row subsets: for kernel k, the rows to visit in file order (set
+ * *usable, *n), so a scan skips rows that cannot match. */
+typedef struct q_rowsel {
+    const uint32_t *(*rows)(q_ctx *c, void *arg, q_ktable *t, size_t *n, bool *usable);
+} q_rowsel;
+/* q_scan_run with a row subset provider (NULL = every row) */
+void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,
+                    const q_rowsel *sel, q_scan *s);
+/* the compute index: rows of t whose slot count and dtype classes fit X (in
+ * file order); *usable false when the table cannot be indexed (scan every row) */
+const uint32_t *q_index_rows(const opdb_qdb *db, q_ktable *t, const q_tins *X, int64_t N, bool has_n, size_t *n,
+                             bool *usable);
+/* frees of the ext[] slots (NULL = nothing to free) */
+extern void (*const q_ext_free[4])(void *);
 void q_scan_run(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg, q_scan *s);
 /* A row's cell fault: quirks mode sets error bad_cell and returns -1 (stop);
  * default mode counts/warns and returns 0 (skip the row). */

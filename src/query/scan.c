@@ -34,6 +34,11 @@ static int cmp_score(double d1, size_t k1, int p1, double d2, size_t k2, int p2)
 }
 
 void q_scan_run(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg, q_scan *s) {
+    q_scan_run_sel(c, k, nk, mode, chk, arg, NULL, s);
+}
+
+void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,
+                    const q_rowsel *sel, q_scan *s) {
     memset(s, 0, sizeof *s);
     s->reason = "";
     bool loaded = false, differ = false;
@@ -48,7 +53,12 @@ void q_scan_run(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_c
             return;
         }
         loaded = true;
-        for (size_t r = 0; r < t->t.nrows; r++) {
+        size_t nsub = 0;
+        bool usable = false;
+        const uint32_t *sub = sel ? sel->rows(c, arg, t, &nsub, &usable) : NULL;
+        size_t nvisit = usable ? nsub : t->t.nrows;
+        for (size_t vi = 0; vi < nvisit; vi++) {
+            size_t r = usable ? sub[vi] : vi;
             const q_row *row = &t->rows[r];
             if (row->latcol == QLAT_NONE) continue;
             if (t->lat_ov_bad) {
