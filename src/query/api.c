@@ -14,9 +14,29 @@ struct opdb_qresult_priv {
     opdb_arena a;
     q_result r;
     opdb_qsub *subs;
-    char *line;
+    const char *id;              /* the id as JSON text */
+    bool quirks;
+    char *line;                  /* the result line, rendered on first request (at once with explain) */
     size_t line_n;
 };
+
+static void render_line(opdb_qresult_priv *p, bool explain) {
+    q_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.quirks = p->quirks;
+    q_ctx c;
+    memset(&c, 0, sizeof c);
+    c.cfg = &cfg;
+    c.r = &p->r;
+    c.explain = explain;
+    c.a = &p->a;
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    q_render(&c, p->id, &sb);
+    p->line = opdb_arena_strndup(&p->a, sb.p, sb.n);
+    p->line_n = sb.n;
+    opdb_sb_free(&sb);
+}
 
 const char *opdb_qsource_name(opdb_qsource s) {
     static const char *const n[] = {"MEASURED", "INTERPOLATED", "EXTRAPOLATED", "PARTIAL", "MISS", "ERROR"};
@@ -61,16 +81,20 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
     q_render_value(q && q->id ? q->id : NULL, &sb);
     opdb_sb_addc(&sb, 0);
     char *id = opdb_arena_strndup(&p->a, sb.p, sb.n - 1);
-    opdb_sb_clear(&sb);
-    q_render(&c, id, &sb);
-    p->line = opdb_arena_strndup(&p->a, sb.p, sb.n);
-    p->line_n = sb.n;
+    opdb_sb_free(&sb);
+    p->id = id;
+    /* strings that point into the database are copied: a result may outlive its handle */
+    if (p->r.kernel) p->r.kernel = opdb_arena_strndup(&p->a, p->r.kernel, strlen(p->r.kernel));
+    for (size_t i = 0; i < p->r.n_sub; i++)
+        p->r.sub[i].kernel = opdb_arena_strndup(&p->a, p->r.sub[i].kernel, strlen(p->r.sub[i].kernel));
+    p->quirks = db->cfg.quirks;
     const char *xj = NULL;
     if (explain) {
+        /* explain names rows of the database: rendered now, while they are certainly there */
+        render_line(p, true);
         const char *k = strstr(p->line, ", \"explain\": ");
         xj = k ? k + 13 : NULL;
     }
-    opdb_sb_free(&sb);
     opdb_sb_free(&p->r.extra);
     q_result *r = &p->r;
     memset(res, 0, sizeof *res);
@@ -151,7 +175,8 @@ void opdb_qresult_free(opdb_qresult *r) {
 }
 
 int opdb_qresult_json(const opdb_qresult *r, char **text, size_t *len) {
-    if (!r || !r->priv || !r->priv->line) return -1;
+    if (!r || !r->priv) return -1;
+    if (!r->priv->line) render_line(r->priv, false);
     *text = opdb_xmalloc(r->priv->line_n + 1);
     memcpy(*text, r->priv->line, r->priv->line_n);
     (*text)[r->priv->line_n] = 0;
