@@ -168,6 +168,44 @@ static void test_explain_names_rows(void **state) {
     opdb_qdb_close(db);
 }
 
+/* built values and the kernel-level C entry points answer as the JSON line does */
+static void test_c_api_forms(void **state) {
+    (void)state;
+    opdb_qdb *db = qf_open(g_dir, false, false, 0);
+    opdb_qbuilder *b = opdb_qbuilder_new();
+    opdb_qvalue *args = opdb_qv_list(b);
+    const int64_t a[] = {24, 128}, w[] = {128, 256};
+    assert_int_equal(opdb_qv_append(b, args, opdb_qv_tensor(b, a, 2, "bfloat16", NULL)), 0);
+    assert_int_equal(opdb_qv_append(b, args, opdb_qv_tensor(b, w, 2, NULL, NULL)), 0);
+    assert_null(opdb_qv_tensor(b, a, 2, "complex64", NULL));
+    opdb_qresult r;
+    assert_int_equal(opdb_query(db, "torch.ops.aten.mm.default", args, NULL, NULL, false, &r), 0);
+    assert_true(r.hit);
+    assert_true(r.latency_us == 7.0);
+    assert_string_equal(r.kernel_type, "MatMulV2");
+    assert_string_equal(r.shape_match_rule, "identity");
+    opdb_qresult_free(&r);
+    opdb_ktensor in[2] = {{a, 2, "DT_BF16", NULL}, {w, 2, "bfloat16", "ND"}};
+    opdb_kquery kq = {"MatMulV2", in, 2, NULL, 0, NULL, 0, NULL, NULL, NULL, -1};
+    assert_int_equal(opdb_query_kernel(db, &kq, false, &r), 0);
+    assert_true(r.hit && r.latency_us == 7.0);
+    assert_string_equal(r.id_json, "\"kernel\"");
+    opdb_qresult_free(&r);
+    opdb_kcells kc = {"MatMulV2", "24,128;128,256", "DT_BF16;DT_BF16", NULL, NULL, NULL, NULL, NULL, 0, -1};
+    opdb_err err;
+    opdb_err_clear(&err);
+    assert_int_equal(opdb_query_kernel_cells(db, &kc, true, &r, &err), 0);
+    assert_true(r.hit && r.latency_us == 7.0);
+    assert_non_null(r.explain_json);
+    assert_non_null(strstr(r.explain_json, "\"line\": 5"));
+    opdb_qresult_free(&r);
+    kc.dtypes = "DT_BF16";
+    assert_int_equal(opdb_query_kernel_cells(db, &kc, false, &r, &err), -1);
+    assert_int_equal(err.code, OPDB_ERR_USAGE);
+    opdb_qbuilder_free(b);
+    opdb_qdb_close(db);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rules),
@@ -175,6 +213,7 @@ int main(void) {
         cmocka_unit_test(test_envelope_dispatch_errors),
         cmocka_unit_test(test_attention_and_elementwise),
         cmocka_unit_test(test_explain_names_rows),
+        cmocka_unit_test(test_c_api_forms),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
