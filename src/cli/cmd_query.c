@@ -1,0 +1,233 @@
+/* `opdb query`: JSONL queries on stdin -> result lines on stdout, or one
+ * kernel-level query from flags. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli_opts.h"
+#include "cli/commands.h"
+#include "opdb/query.h"
+
+static int parse_pos(const char *s, int *out) {
+    unsigned long v;
+    if (!cli_parse_uint(s, &v) || v < 1 || v > 1000000000UL) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_grid(const char *s, int **dims, size_t *n) {
+    size_t cnt = 1;
+    for (const char *p = s; *p; p++) cnt += *p == ',';
+    *dims = calloc(cnt, sizeof **dims);
+    *n = 0;
+    const char *p = s;
+    for (;;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char buf[24];
+        if (len == 0 || len >= sizeof buf) return -1;
+        memcpy(buf, p, len);
+        buf[len] = 0;
+        if (parse_pos(buf, &(*dims)[(*n)++])) return -1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+typedef struct emit_ctx {
+    FILE *out;
+    bool flush;
+    bool failed;
+} emit_ctx;
+
+static int emit_line(emit_ctx *e, const opdb_qresult *r) {
+    char *line;
+    size_t n;
+    if (opdb_qresult_json(r, &line, &n)) return -1;
+    bool ok = fwrite(line, 1, n, e->out) == n && fputc('\n', e->out) != EOF;
+    free(line);
+    if (ok && e->flush) ok = fflush(e->out) == 0;
+    if (!ok) e->failed = true;
+    return ok ? 0 : -1;
+}
+
+static void count(opdb_qstats *s, const opdb_qresult *r) {
+    s->queries++;
+    switch (r->source) {
+    case OPDB_SRC_MEASURED: s->measured++; break;
+    case OPDB_SRC_INTERPOLATED: s->interpolated++; break;
+    case OPDB_SRC_PARTIAL: s->partial++; break;
+    case OPDB_SRC_ERROR: s->error++; break;
+    default:
+        s->miss++;
+        if (r->miss_reason && strncmp(r->miss_reason, "unsupported:", 12) == 0) s->unsupported++;
+    }
+}
+
+int cmd_query(int argc, char **argv) {
+    const char *database = NULL, *db_alias = NULL, *tp = NULL, *ep = NULL, *grid = NULL;
+    const char *kernel = NULL, *inputs = NULL, *dtypes = NULL, *formats = NULL, *outputs = NULL, *odtypes = NULL,
+               *match = NULL, *param_unused = NULL;
+    bool sp = false, no_interp = false, quirks = false, explain = false, stats = false;
+    cli_opt opts[] = {
+        {"--database-path", "DIR", "the database version folder (CSV files and op_mapping.yaml)", false, &database, NULL},
+        {"--db", "DIR", "alias of --database-path", false, &db_alias, NULL},
+        {"--tp-size", "N", "tensor-parallel size (TP projection, MC2 groups)", false, &tp, NULL},
+        {"--ep-size", "N", "expert-parallel size (moe_fused matching)", false, &ep, NULL},
+        {"--grid", "A,B,C", "device rank grid, one topology tier per dimension", false, &grid, NULL},
+        {"--sequence-parallel", NULL, "sequence parallelism on", false, NULL, &sp},
+        {"--no-interpolation", NULL, "exact lookups only (no interpolating wrapper)", false, NULL, &no_interp},
+        {"--reference-quirks", NULL, "reproduce the reference consumer's answers, quirks included", false, NULL, &quirks},
+        {"--explain", NULL, "add an \"explain\" object naming the CSV file and line of every row used", false, NULL,
+         &explain},
+        {"--stats", NULL, "after the batch, one line of counts on stderr", false, NULL, &stats},
+        {"--kernel", "KT", "one kernel-level query for this kernel type (no stdin)", false, &kernel, NULL},
+        {"--inputs", "SHAPES", "with --kernel: input shapes in CSV cell notation, e.g. '24,128;256,128'", false, &inputs,
+         NULL},
+        {"--dtypes", "DTYPES", "with --kernel: input dtypes, e.g. 'DT_BF16;DT_BF16'", false, &dtypes, NULL},
+        {"--formats", "FORMATS", "with --kernel: input formats (default ND each)", false, &formats, NULL},
+        {"--outputs", "SHAPES", "with --kernel: output shapes", false, &outputs, NULL},
+        {"--output-dtypes", "DTYPES", "with --kernel: output dtypes", false, &odtypes, NULL},
+        {"--match", "MODE", "with --kernel: shape (default) or elementwise", false, &match, NULL},
+        {"--param", "NAME=VALUE", "with --kernel, repeatable: an attention or communication field", false,
+         &param_unused, NULL},
+    };
+    cli_spec spec = {"opdb query",
+                     "Answer \"how long does this operator take?\" from a database: one JSON query per stdin line\n"
+                     "(op level, as the performance model asks, or kernel level), one result line per query on stdout,\n"
+                     "in input order. A bad line gives an error result and never stops the batch.",
+                     "Kernel-level one-shot form:\n"
+                     "  opdb query --db DIR --kernel MatMulV2 --inputs '24,128;256,128' --dtypes 'DT_BF16;DT_BF16'",
+                     opts, sizeof opts / sizeof opts[0]};
+    /* --param repeats: take every occurrence out before the parser (which keeps the last) */
+    char **av = calloc((size_t)argc + 1, sizeof *av);
+    const char **params = calloc((size_t)argc + 1, sizeof *params);
+    int ac = 0;
+    size_t np = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i > 0 && strcmp(argv[i], "--param") == 0 && i + 1 < argc) {
+            params[np++] = argv[++i];
+        } else if (i > 0 && strncmp(argv[i], "--param=", 8) == 0) {
+            params[np++] = argv[i] + 8;
+        } else {
+            av[ac++] = argv[i];
+        }
+    }
+    int rc = cli_parse(&spec, ac, av);
+    int ret = 2;
+    int *gd = NULL;
+    size_t gn = 0;
+    opdb_qdb *db = NULL;
+    if (rc == CLI_HELP) {
+        ret = 0;
+        goto out;
+    }
+    if (rc != CLI_OK) goto out;
+    if (!database) database = db_alias;
+    if (!database) {
+        cli_usage_error(&spec, "the following arguments are required: --database-path (or --db)");
+        goto out;
+    }
+    opdb_qdb_opts o;
+    opdb_qdb_opts_init(&o);
+    if (tp && parse_pos(tp, &o.tp_size)) {
+        cli_usage_error(&spec, "argument --tp-size: expected an integer >= 1, got '%s'", tp);
+        goto out;
+    }
+    if (ep && parse_pos(ep, &o.ep_size)) {
+        cli_usage_error(&spec, "argument --ep-size: expected an integer >= 1, got '%s'", ep);
+        goto out;
+    }
+    if (grid && parse_grid(grid, &gd, &gn)) {
+        cli_usage_error(&spec, "argument --grid: expected integers >= 1 separated by commas, got '%s'", grid);
+        goto out;
+    }
+    if (!kernel && (inputs || dtypes || formats || outputs || odtypes || match || np)) {
+        cli_usage_error(&spec, "--inputs, --dtypes, --formats, --outputs, --output-dtypes, --match and --param need --kernel");
+        goto out;
+    }
+    if (kernel && (!inputs || !dtypes)) {
+        cli_usage_error(&spec, "--kernel needs --inputs and --dtypes");
+        goto out;
+    }
+    if (match && strcmp(match, "shape") != 0 && strcmp(match, "elementwise") != 0) {
+        cli_usage_error(&spec, "argument --match: expected shape or elementwise, got '%s'", match);
+        goto out;
+    }
+    o.grid = gd;
+    o.grid_n = gn;
+    o.sequence_parallel = sp;
+    o.interpolation = !no_interp;
+    o.reference_quirks = quirks;
+    opdb_err err;
+    opdb_err_clear(&err);
+    db = opdb_qdb_open(database, &o, &err);
+    if (!db) {
+        fprintf(stderr, "opdb: error: %s\n", err.msg);
+        ret = 1;
+        goto out;
+    }
+    opdb_qstats st;
+    memset(&st, 0, sizeof st);
+    struct stat sst;
+    emit_ctx e = {stdout, !(fstat(STDOUT_FILENO, &sst) == 0 && S_ISREG(sst.st_mode)), false};
+    if (kernel) {
+        opdb_kcells kc = {kernel, inputs, dtypes, formats, outputs, odtypes, match, params, np, -1};
+        opdb_qresult r;
+        if (opdb_query_kernel_cells(db, &kc, explain, &r, &err)) {
+            cli_usage_error(&spec, "%s", err.msg);
+            goto out;
+        }
+        count(&st, &r);
+        emit_line(&e, &r);
+        opdb_qresult_free(&r);
+    } else {
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        while ((n = getline(&line, &cap, stdin)) >= 0) {
+            size_t a = 0, b = (size_t)n;
+            while (a < b && strchr(" \t\r\n\f\v", line[a])) a++;
+            while (b > a && strchr(" \t\r\n\f\v", line[b - 1])) b--;
+            if (a == b) continue;
+            opdb_qresult r;
+            if (opdb_query_json(db, line + a, b - a, explain, &r)) {
+                fprintf(stderr, "opdb: error: out of memory answering a query\n");
+                free(line);
+                ret = 1;
+                goto out;
+            }
+            count(&st, &r);
+            int erc = emit_line(&e, &r);
+            opdb_qresult_free(&r);
+            if (erc) break;
+        }
+        free(line);
+    }
+    if (fflush(stdout) != 0 || e.failed) {
+        fprintf(stderr, "opdb: error: cannot write the results to stdout\n");
+        ret = 1;
+        goto out;
+    }
+    if (stats) {
+        fprintf(stderr,
+                "opdb query: %zu queries: %zu hit (MEASURED %zu, INTERPOLATED %zu, PARTIAL %zu), %zu miss, %zu error, "
+                "%zu unsupported\n",
+                st.queries, st.measured + st.interpolated + st.partial, st.measured, st.interpolated, st.partial, st.miss,
+                st.error, st.unsupported);
+        size_t rows, files;
+        opdb_qdb_skipped(db, &rows, &files);
+        if (rows) fprintf(stderr, "opdb query: %zu malformed rows skipped in %zu files\n", rows, files);
+    }
+    if (st.error) fprintf(stderr, "opdb: warning: %zu of %zu query lines gave errors\n", st.error, st.queries);
+    ret = 0;
+out:
+    opdb_qdb_close(db);
+    free(gd);
+    free(av);
+    free(params);
+    return ret;
+}

@@ -1,0 +1,469 @@
+/* Loading one database table with pandas.read_csv's default reading: the
+ * performance model reads every table that way, so a cell's type (and hence
+ * how `4096` or `nan` in a shape column reads) must be the same here. */
+#include "db/table.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "opdb/pystr.h"
+
+/* pandas' default NA spellings (1.5) */
+static const char *const k_na[] = {"",     "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                                   "1.#QNAN", "<NA>", "N/A",     "NA",  "NULL",    "NaN",      "n/a",  "nan",  "null"};
+
+static bool is_na(const char *s, size_t n) {
+    if (n > 8) return false;
+    for (size_t i = 0; i < sizeof k_na / sizeof k_na[0]; i++)
+        if (strlen(k_na[i]) == n && memcmp(k_na[i], s, n) == 0) return true;
+    return false;
+}
+
+static bool utf8_valid(const unsigned char *p, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = p[i];
+        if (c < 0x80) { i++; continue; }
+        size_t len;
+        unsigned min;
+        if ((c & 0xe0) == 0xc0) len = 2, min = 0x80, c &= 0x1f;
+        else if ((c & 0xf0) == 0xe0) len = 3, min = 0x800, c &= 0x0f;
+        else if ((c & 0xf8) == 0xf0) len = 4, min = 0x10000, c &= 0x07;
+        else return false;
+        if (i + len > n) return false;
+        for (size_t k = 1; k < len; k++) {
+            if ((p[i + k] & 0xc0) != 0x80) return false;
+            c = (c << 6) | (p[i + k] & 0x3f);
+        }
+        if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return false;
+        i += len;
+    }
+    return true;
+}
+
+/* ---- literal classes of the column typing */
+static bool is_sp(char c) { return c == ' ' || c == '\t'; }
+
+/* An integer literal: optional spaces/tabs, sign, digits. 1 = int64, 2 = uint64 only, 0 = not. */
+static int int_literal(const char *s, size_t n, int64_t *iv, uint64_t *uv) {
+    size_t a = 0, b = n;
+    while (a < b && is_sp(s[a])) a++;
+    while (b > a && is_sp(s[b - 1])) b--;
+    bool neg = false;
+    if (a < b && (s[a] == '+' || s[a] == '-')) neg = s[a++] == '-';
+    if (a == b) return 0;
+    uint64_t v = 0;
+    for (size_t i = a; i < b; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    if (neg) {
+        if (v > (uint64_t)INT64_MAX + 1) return 0;
+        *iv = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+        return 1;
+    }
+    if (v <= (uint64_t)INT64_MAX) {
+        *iv = (int64_t)v;
+        return 1;
+    }
+    *uv = v;
+    return 2;
+}
+
+static bool ci_eq(const char *s, size_t n, const char *w) {
+    size_t m = strlen(w);
+    if (m != n) return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != w[i]) return false;
+    }
+    return true;
+}
+
+/* A float literal: decimal with optional fraction/exponent, or inf/infinity. */
+static bool float_literal(const char *s, size_t n, double *out) {
+    size_t a = 0, b = n;
+    while (a < b && is_sp(s[a])) a++;
+    while (b > a && is_sp(s[b - 1])) b--;
+    size_t i = a;
+    bool neg = false;
+    if (i < b && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
+    if (ci_eq(s + i, b - i, "inf") || ci_eq(s + i, b - i, "infinity")) {
+        *out = neg ? -INFINITY : INFINITY;
+        return true;
+    }
+    size_t digits = 0;
+    while (i < b && s[i] >= '0' && s[i] <= '9') i++, digits++;
+    if (i < b && s[i] == '.') {
+        i++;
+        while (i < b && s[i] >= '0' && s[i] <= '9') i++, digits++;
+    }
+    if (!digits) return false;
+    if (i < b && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < b && (s[i] == '+' || s[i] == '-')) i++;
+        size_t ed = 0;
+        while (i < b && s[i] >= '0' && s[i] <= '9') i++, ed++;
+        if (!ed) return false;
+    }
+    if (i != b) return false;
+    char tmp[128], *buf = tmp;
+    size_t len = b - a;
+    if (len >= sizeof tmp) buf = opdb_xmalloc(len + 1);
+    memcpy(buf, s + a, len);
+    buf[len] = 0;
+    errno = 0;
+    double v = strtod(buf, NULL);
+    bool ok = !(errno == ERANGE && isinf(v));
+    if (buf != tmp) free(buf);
+    if (!ok) return false;
+    *out = v;
+    return true;
+}
+
+static int bool_literal(const char *s, size_t n) {
+    static const char *const t[] = {"True", "TRUE", "true"}, *const f[] = {"False", "FALSE", "false"};
+    for (int k = 0; k < 3; k++) {
+        if (strlen(t[k]) == n && memcmp(t[k], s, n) == 0) return 1;
+        if (strlen(f[k]) == n && memcmp(f[k], s, n) == 0) return 0;
+    }
+    return -1;
+}
+
+/* ---- tokenizer: RFC 4180 as pandas' C reader sees it (quotes only open a
+ * cell at its start; a quote inside an unquoted cell is literal; text after
+ * a closing quote is appended), \n, \r and \r\n end records, lines of
+ * nothing but spaces/tabs are blank. */
+typedef struct tok {
+    const char *p;
+    size_t n, i;
+    uint32_t line;     /* line of p[i] */
+    opdb_strbuf cell;  /* decoded bytes of the current record */
+    size_t *ends;
+    size_t nends, cap;
+} tok;
+
+/* 1: a record; 0: end of input. *line = the record's first line. */
+static int tok_next(tok *t, uint32_t *line) {
+    /* skip blank lines */
+    for (;;) {
+        if (t->i >= t->n) return 0;
+        size_t j = t->i;
+        while (j < t->n && is_sp(t->p[j])) j++;
+        if (j < t->n && (t->p[j] == '\n' || t->p[j] == '\r')) {
+            if (t->p[j] == '\r' && j + 1 < t->n && t->p[j + 1] == '\n') j++;
+            t->i = j + 1;
+            t->line++;
+            continue;
+        }
+        if (j >= t->n) {
+            t->i = j;
+            return 0;
+        }
+        break;
+    }
+    *line = t->line;
+    opdb_sb_clear(&t->cell);
+    t->nends = 0;
+    bool in_q = false, at_start = true;
+    for (;;) {
+        if (t->i >= t->n) break;
+        char c = t->p[t->i++];
+        if (in_q) {
+            if (c == '"') {
+                if (t->i < t->n && t->p[t->i] == '"') {
+                    opdb_sb_addc(&t->cell, '"');
+                    t->i++;
+                } else {
+                    in_q = false;
+                }
+            } else {
+                if (c == '\n' || (c == '\r' && !(t->i < t->n && t->p[t->i] == '\n'))) t->line++;
+                opdb_sb_addc(&t->cell, c);
+            }
+            continue;
+        }
+        if (c == '"' && at_start) {
+            in_q = true;
+            at_start = false;
+            continue;
+        }
+        if (c == ',') {
+            OPDB_ALLOC_GROW(t->ends, t->nends + 1, t->cap);
+            t->ends[t->nends++] = t->cell.n;
+            at_start = true;
+            continue;
+        }
+        if (c == '\n' || c == '\r') {
+            if (c == '\r' && t->i < t->n && t->p[t->i] == '\n') t->i++;
+            t->line++;
+            break;
+        }
+        at_start = false;
+        opdb_sb_addc(&t->cell, c);
+    }
+    OPDB_ALLOC_GROW(t->ends, t->nends + 1, t->cap);
+    t->ends[t->nends++] = t->cell.n;
+    return 1;
+}
+
+static void cell_span(const tok *t, size_t k, const char **p, size_t *n) {
+    size_t a = k ? t->ends[k - 1] : 0;
+    *p = t->cell.p + a;
+    *n = t->ends[k] - a;
+}
+
+static int fail_at(opdb_err *err, const char *name, uint32_t line, const char *what) {
+    if (line) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:%u: %s", name, (unsigned)line, what);
+    return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", name, what);
+}
+
+typedef struct ncount {
+    const char *name;
+    unsigned count;
+} ncount;
+
+static unsigned nc_get(const ncount *v, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].name, name) == 0) return v[i].count;
+    return 0;
+}
+
+static void nc_set(ncount *v, size_t *n, const char *name, unsigned count) {
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(v[i].name, name) == 0) {
+            v[i].count = count;
+            return;
+        }
+    v[*n].name = name;
+    v[(*n)++].count = count;
+}
+
+static void name_columns(db_table *t, const tok *k) {
+    t->ncols = k->nends;
+    t->cols = opdb_xcalloc(t->ncols, sizeof *t->cols);
+    /* every column sets at most 1 + (renames) counts: 2 per column is enough room */
+    ncount *counts = opdb_xcalloc(2 * t->ncols + 1, sizeof *counts);
+    size_t ncounts = 0;
+    for (size_t c = 0; c < t->ncols; c++) {
+        const char *p;
+        size_t n;
+        cell_span(k, c, &p, &n);
+        char *name;
+        if (n == 0) {
+            char buf[32];
+            snprintf(buf, sizeof buf, "Unnamed: %zu", c);
+            name = opdb_arena_strndup(&t->arena, buf, strlen(buf));
+        } else {
+            name = opdb_arena_strndup(&t->arena, p, n);
+        }
+        /* pandas' renaming of duplicate names: X, X.1, X.2, ...; a generated
+         * name that is already taken gets its own suffix in turn */
+        unsigned cur = nc_get(counts, ncounts, name);
+        while (cur > 0) {
+            nc_set(counts, &ncounts, name, cur + 1);
+            char suf[24];
+            snprintf(suf, sizeof suf, ".%u", cur);
+            size_t bl = strlen(name), sl = strlen(suf);
+            char *nn = opdb_arena_alloc(&t->arena, bl + sl + 1);
+            memcpy(nn, name, bl);
+            memcpy(nn + bl, suf, sl + 1);
+            name = nn;
+            cur = nc_get(counts, ncounts, name);
+        }
+        nc_set(counts, &ncounts, name, cur + 1);
+        t->cols[c] = name;
+    }
+    free(counts);
+}
+
+/* Column typing over all non-NA cells, then each cell's value. */
+static void type_columns(db_table *t) {
+    t->col_kind = opdb_xcalloc(t->ncols ? t->ncols : 1, 1);
+    for (size_t c = 0; c < t->ncols; c++) {
+        bool all_int = true, all_float = true, all_bool = true, any = false, any_na = false;
+        for (size_t r = 0; r < t->nrows; r++) {
+            db_cell *x = &t->cells[r * t->ncols + c];
+            if (x->kind == DBC_NA) {
+                any_na = true;
+                continue;
+            }
+            any = true;
+            int64_t iv;
+            uint64_t uv;
+            double fv;
+            if (all_int && !int_literal(x->s, x->n, &iv, &uv)) all_int = false;
+            if (!all_int && all_float && !float_literal(x->s, x->n, &fv)) all_float = false;
+            if (all_bool && bool_literal(x->s, x->n) < 0) all_bool = false;
+            if (!all_int && !all_float && !all_bool) break;
+        }
+        uint8_t kind = !any ? DBC_NA : all_int ? (any_na ? DBC_FLOAT : DBC_INT) : all_float ? DBC_FLOAT
+                                                                      : all_bool ? DBC_BOOL : DBC_TEXT;
+        t->col_kind[c] = kind;
+        if (kind == DBC_TEXT || kind == DBC_NA) continue;
+        for (size_t r = 0; r < t->nrows; r++) {
+            db_cell *x = &t->cells[r * t->ncols + c];
+            if (x->kind == DBC_NA) continue;
+            if (kind == DBC_INT) {
+                int k = int_literal(x->s, x->n, &x->v.i, &x->v.u);
+                x->kind = k == 2 ? DBC_UINT : DBC_INT;
+            } else if (kind == DBC_FLOAT) {
+                float_literal(x->s, x->n, &x->v.f);
+                x->kind = DBC_FLOAT;
+            } else {
+                x->v.b = bool_literal(x->s, x->n) == 1;
+                x->kind = DBC_BOOL;
+            }
+        }
+    }
+}
+
+int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n, opdb_err *err) {
+    memset(t, 0, sizeof *t);
+    t->path = opdb_xmalloc(strlen(name) + 1);
+    strcpy(t->path, name);
+    opdb_arena_init(&t->arena, 1 << 16);
+    if (n >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) data += 3, n -= 3;
+    if (!utf8_valid((const unsigned char *)data, n)) return fail_at(err, name, 0, "not UTF-8 text");
+    tok k = {data, n, 0, 1, {0}, NULL, 0, 0};
+    opdb_sb_init(&k.cell);
+    uint32_t line;
+    int rc = -1;
+    if (!tok_next(&k, &line)) {
+        fail_at(err, name, 0, "empty file (no header)");
+        goto out;
+    }
+    name_columns(t, &k);
+    size_t cap = 0, lcap = 0;
+    while (tok_next(&k, &line)) {
+        if (k.nends > t->ncols) {
+            char what[96];
+            snprintf(what, sizeof what, "%zu fields, the header has %zu", k.nends, t->ncols);
+            fail_at(err, name, line, what);
+            goto out;
+        }
+        OPDB_ALLOC_GROW(t->cells, (t->nrows + 1) * t->ncols, cap);
+        OPDB_ALLOC_GROW(t->line, t->nrows + 1, lcap);
+        db_cell *row = t->cells + t->nrows * t->ncols;
+        for (size_t c = 0; c < t->ncols; c++) {
+            db_cell *x = &row[c];
+            memset(x, 0, sizeof *x);
+            if (c >= k.nends) {
+                x->kind = DBC_NA;
+                x->s = "";
+                continue;
+            }
+            const char *p;
+            size_t len;
+            cell_span(&k, c, &p, &len);
+            x->s = opdb_arena_strndup(&t->arena, p, len);
+            x->n = (uint32_t)len;
+            x->kind = is_na(p, len) ? DBC_NA : DBC_TEXT;
+        }
+        t->line[t->nrows++] = line;
+    }
+    type_columns(t);
+    rc = 0;
+out:
+    opdb_sb_free(&k.cell);
+    free(k.ends);
+    return rc;
+}
+
+int db_table_load(db_table *t, const char *path, opdb_err *err) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        memset(t, 0, sizeof *t);
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        memset(t, 0, sizeof *t);
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: not a regular file", path);
+    }
+    size_t n = (size_t)st.st_size, got = 0;
+    char *buf = opdb_xmalloc(n + 1);
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    int e = errno;
+    close(fd);
+    if (got < n) {
+        free(buf);
+        memset(t, 0, sizeof *t);
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read error: %s", path, strerror(e));
+    }
+    int rc = db_table_load_mem(t, path, buf, n, err);
+    free(buf);
+    return rc;
+}
+
+void db_table_free(db_table *t) {
+    free(t->path);
+    free(t->cols);
+    free(t->col_kind);
+    free(t->cells);
+    free(t->line);
+    opdb_arena_free(&t->arena);
+    memset(t, 0, sizeof *t);
+}
+
+int db_table_col(const db_table *t, const char *name) {
+    for (size_t c = 0; c < t->ncols; c++)
+        if (strcmp(t->cols[c], name) == 0) return (int)c;
+    return -1;
+}
+
+opdb_span db_cell_text(const db_cell *c, char *buf, size_t cap) {
+    switch (c->kind) {
+    case DBC_NA: return opdb_span_cstr("nan");
+    case DBC_INT: return opdb_span_make(buf, (size_t)snprintf(buf, cap, "%lld", (long long)c->v.i));
+    case DBC_UINT: return opdb_span_make(buf, (size_t)snprintf(buf, cap, "%llu", (unsigned long long)c->v.u));
+    case DBC_FLOAT: return opdb_span_make(buf, opdb_py_fmt_repr(buf, cap, c->v.f));
+    case DBC_BOOL: return opdb_span_cstr(c->v.b ? "True" : "False");
+    default: return opdb_span_make(c->s, c->n);
+    }
+}
+
+bool db_cell_num(const db_cell *c, double *out) {
+    switch (c->kind) {
+    case DBC_NA: *out = NAN; return true;
+    case DBC_INT: *out = (double)c->v.i; return true;
+    case DBC_UINT: *out = (double)c->v.u; return true;
+    case DBC_FLOAT: *out = c->v.f; return true;
+    case DBC_BOOL: *out = c->v.b ? 1.0 : 0.0; return true;
+    default: return opdb_py_float(c->s, c->n, out);
+    }
+}
+
+bool db_cell_pyint(const db_cell *c, int64_t *out) {
+    switch (c->kind) {
+    case DBC_NA: return false;
+    case DBC_INT: *out = c->v.i; return true;
+    case DBC_UINT: return false; /* beyond int64: no shape or count is that large */
+    case DBC_FLOAT:
+        if (!isfinite(c->v.f) || fabs(c->v.f) >= 9.2e18) return false;
+        *out = (int64_t)c->v.f;
+        return true;
+    case DBC_BOOL: *out = c->v.b; return true;
+    default: {
+        long long v;
+        if (!opdb_py_int(c->s, c->n, &v)) return false;
+        *out = v;
+        return true;
+    }
+    }
+}

@@ -1,0 +1,474 @@
+/* The public entry points: one query (JSON line, built values or kernel
+ * level), a batch, and the result's line. Each query works in its own arena,
+ * which the result then owns. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/query_internal.h"
+
+struct opdb_qresult_priv {
+    opdb_arena a;
+    q_result r;
+    opdb_qsub *subs;
+    const char *id;              /* the id as JSON text */
+    bool quirks;
+    char *line;                  /* the result line, rendered on first request (at once with explain) */
+    size_t line_n;
+};
+
+static void render_line(opdb_qresult_priv *p, bool explain) {
+    q_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.quirks = p->quirks;
+    q_ctx c;
+    memset(&c, 0, sizeof c);
+    c.cfg = &cfg;
+    c.r = &p->r;
+    c.explain = explain;
+    c.a = &p->a;
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    q_render(&c, p->id, &sb);
+    p->line = opdb_arena_strndup(&p->a, sb.p, sb.n);
+    p->line_n = sb.n;
+    opdb_sb_free(&sb);
+}
+
+const char *opdb_qsource_name(opdb_qsource s) {
+    static const char *const n[] = {"MEASURED", "INTERPOLATED", "EXTRAPOLATED", "PARTIAL", "MISS", "ERROR"};
+    return (unsigned)s < 6 ? n[s] : "?";
+}
+
+static opdb_qsource pub_src(q_src s) {
+    switch (s) {
+    case QS_MEASURED: return OPDB_SRC_MEASURED;
+    case QS_INTERPOLATED: return OPDB_SRC_INTERPOLATED;
+    case QS_PARTIAL: return OPDB_SRC_PARTIAL;
+    case QS_MISS: return OPDB_SRC_MISS;
+    default: return OPDB_SRC_ERROR;
+    }
+}
+
+/* Runs a prepared query (or records its parse error) and fills res. */
+static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, const char *code, const char *msg,
+                  bool explain, opdb_qresult *res) {
+    q_ctx c;
+    memset(&c, 0, sizeof c);
+    c.db = db;
+    c.cfg = &db->cfg;
+    c.q = q;
+    c.a = &p->a;
+    c.explain = explain;
+    c.r = &p->r;
+    memset(&p->r, 0, sizeof p->r);
+    p->r.src = QS_MISS;
+    p->r.miss = "";
+    if (code) {
+        q_error(&c, code, "%s", msg);
+        if (explain) p->r.path = NULL;
+    } else if (q->kernel) {
+        q_kernel_query(&c);
+    } else {
+        q_dispatch(&c);
+    }
+    /* the id echoed as JSON text */
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    q_render_value(q && q->id ? q->id : NULL, &sb);
+    opdb_sb_addc(&sb, 0);
+    char *id = opdb_arena_strndup(&p->a, sb.p, sb.n - 1);
+    opdb_sb_free(&sb);
+    p->id = id;
+    /* strings that point into the database are copied: a result may outlive its handle */
+    if (p->r.kernel) p->r.kernel = opdb_arena_strndup(&p->a, p->r.kernel, strlen(p->r.kernel));
+    for (size_t i = 0; i < p->r.n_sub; i++)
+        p->r.sub[i].kernel = opdb_arena_strndup(&p->a, p->r.sub[i].kernel, strlen(p->r.sub[i].kernel));
+    p->quirks = db->cfg.quirks;
+    const char *xj = NULL;
+    if (explain) {
+        /* explain names rows of the database: rendered now, while they are certainly there */
+        render_line(p, true);
+        const char *k = strstr(p->line, ", \"explain\": ");
+        xj = k ? k + 13 : NULL;
+    }
+    opdb_sb_free(&p->r.extra);
+    q_result *r = &p->r;
+    memset(res, 0, sizeof *res);
+    res->priv = p;
+    res->source = pub_src(r->src);
+    res->hit = r->src == QS_MEASURED || r->src == QS_INTERPOLATED || r->src == QS_PARTIAL;
+    res->latency_us = res->hit ? r->lat : 0;
+    res->confidence = res->hit ? r->conf : 0;
+    res->shape_match_rule = res->hit ? r->rule : NULL;
+    res->kernel_type = res->hit ? r->kernel : NULL;
+    if (!res->hit) res->miss_reason = r->miss ? r->miss : "";
+    if (r->src == QS_ERROR) {
+        size_t n = strlen(r->miss ? r->miss : "");
+        char *m = opdb_arena_alloc(&p->a, n + 7);
+        memcpy(m, "error:", 6);
+        memcpy(m + 6, r->miss ? r->miss : "", n + 1);
+        res->miss_reason = m;
+        res->error = r->error_msg;
+    }
+    if (res->hit && r->has_sub) {
+        p->subs = opdb_arena_alloc(&p->a, (r->n_sub ? r->n_sub : 1) * sizeof *p->subs);
+        for (size_t i = 0; i < r->n_sub; i++) p->subs[i].kernel = r->sub[i].kernel, p->subs[i].latency_us = r->sub[i].us;
+        res->sub = p->subs;
+        res->n_sub = r->n_sub;
+        res->has_sub = true;
+    }
+    res->id_json = id;
+    if (xj) {
+        /* the explain object runs to the line's last '}' (exclusive of the line's own) */
+        size_t n = (size_t)(p->line + p->line_n - 1 - xj);
+        res->explain_json = opdb_arena_strndup(&p->a, xj, n);
+    }
+    return 0;
+}
+
+static opdb_qresult_priv *new_priv(void) {
+    opdb_qresult_priv *p = opdb_xcalloc(1, sizeof *p);
+    opdb_arena_init(&p->a, 1 << 13);
+    return p;
+}
+
+int opdb_query_json(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult *res) {
+    if (!db || !res) return -1;
+    opdb_qresult_priv *p = new_priv();
+    q_query q;
+    const char *code = NULL;
+    char msg[512] = "";
+    if (q_parse_line(&p->a, line, n, &q, &code, msg, sizeof msg) != 0) {
+        q_query bad = q;
+        return finish(db, p, &bad, code, msg, explain, res);
+    }
+    return finish(db, p, &q, NULL, NULL, explain, res);
+}
+
+int opdb_query(const opdb_qdb *db, const char *op, const opdb_qvalue *args, const opdb_qvalue *out,
+               const opdb_qvalue *kwargs, bool explain, opdb_qresult *res) {
+    if (!db || !res) return -1;
+    opdb_qresult_priv *p = new_priv();
+    static const qv empty_list = {.kind = QV_LIST, .dtype = -1};
+    static const qv empty_dict = {.kind = QV_DICT, .dtype = -1};
+    q_query q;
+    memset(&q, 0, sizeof q);
+    if (!op) return finish(db, p, &q, "bad_query", "no op name", explain, res);
+    if (args && args->kind != QV_LIST) return finish(db, p, &q, "bad_query", "args is not a list", explain, res);
+    if (kwargs && kwargs->kind != QV_DICT) return finish(db, p, &q, "bad_query", "kwargs is not a dict", explain, res);
+    q.op = strncmp(op, "torch.ops.", 10) == 0 ? op + 10 : op;
+    q.args = args ? args : &empty_list;
+    q.out = out && out->kind != QV_NULL ? out : NULL;
+    q.kwargs = kwargs ? kwargs : &empty_dict;
+    return finish(db, p, &q, NULL, NULL, explain, res);
+}
+
+void opdb_qresult_free(opdb_qresult *r) {
+    if (!r || !r->priv) return;
+    opdb_arena_free(&r->priv->a);
+    free(r->priv);
+    memset(r, 0, sizeof *r);
+}
+
+int opdb_qresult_json(const opdb_qresult *r, char **text, size_t *len) {
+    if (!r || !r->priv) return -1;
+    if (!r->priv->line) render_line(r->priv, false);
+    *text = opdb_xmalloc(r->priv->line_n + 1);
+    memcpy(*text, r->priv->line, r->priv->line_n);
+    (*text)[r->priv->line_n] = 0;
+    if (len) *len = r->priv->line_n;
+    return 0;
+}
+
+static bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+
+void q_stats_add(opdb_qstats *s, const opdb_qresult *r);
+void q_stats_add(opdb_qstats *s, const opdb_qresult *r) {
+    s->queries++;
+    switch (r->source) {
+    case OPDB_SRC_MEASURED: s->measured++; break;
+    case OPDB_SRC_INTERPOLATED: s->interpolated++; break;
+    case OPDB_SRC_PARTIAL: s->partial++; break;
+    case OPDB_SRC_ERROR: s->error++; break;
+    default:
+        s->miss++;
+        if (r->miss_reason && strncmp(r->miss_reason, "unsupported:", 12) == 0) s->unsupported++;
+    }
+}
+
+typedef struct bjob {
+    const opdb_qdb *db;
+    const char *text;
+    const size_t (*span)[2];
+    opdb_qresult *res;
+    size_t n;
+    bool explain;
+    _Atomic size_t next;
+    _Atomic int failed;
+} bjob;
+
+static void *batch_worker(void *p) {
+    bjob *j = p;
+    for (;;) {
+        size_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->n) break;
+        if (opdb_query_json(j->db, j->text + j->span[i][0], j->span[i][1] - j->span[i][0], j->explain, &j->res[i]))
+            atomic_store(&j->failed, 1);
+    }
+    return NULL;
+}
+
+/* Answers lines [0, n) of a window on `threads` threads, then emits them in order. */
+static int batch_window(const opdb_qdb *db, const char *text, const size_t (*span)[2], size_t n, unsigned threads,
+                        bool explain, int (*emit)(void *, const opdb_qresult *), void *ctx, opdb_qstats *stats) {
+    opdb_qresult *res = opdb_xcalloc(n ? n : 1, sizeof *res);
+    bjob j = {db, text, span, res, n, explain, 0, 0};
+    pthread_t *tid = opdb_xcalloc(threads, sizeof *tid);
+    bool *up = opdb_xcalloc(threads, sizeof *up);
+    /* a thread that cannot start leaves its share to the others (this one always works) */
+    for (unsigned t = 1; t < threads; t++) up[t] = pthread_create(&tid[t], NULL, batch_worker, &j) == 0;
+    batch_worker(&j);
+    for (unsigned t = 1; t < threads; t++)
+        if (up[t]) pthread_join(tid[t], NULL);
+    free(tid);
+    free(up);
+    int rc = atomic_load(&j.failed) ? -1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0) {
+            if (stats) q_stats_add(stats, &res[i]);
+            int e = emit ? emit(ctx, &res[i]) : 0;
+            if (e) rc = e;
+        }
+        opdb_qresult_free(&res[i]);
+    }
+    free(res);
+    return rc;
+}
+
+int opdb_query_batch(const opdb_qdb *db, const char *jsonl, size_t n, unsigned threads, bool explain,
+                     int (*emit)(void *ctx, const opdb_qresult *r), void *ctx, opdb_qstats *stats) {
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (threads == 0) threads = 1;
+    if (threads > 256) threads = 256;
+    /* results come in input order: lines are answered a window at a time, then emitted */
+    enum { WINDOW = 4096 };
+    size_t (*span)[2] = opdb_xmalloc(WINDOW * sizeof *span);
+    size_t i = 0, k = 0;
+    int rc = 0;
+    while (i < n && rc == 0) {
+        size_t j = i;
+        while (j < n && jsonl[j] != '\n') j++;
+        size_t a = i, b = j;
+        while (a < b && blank(jsonl[a])) a++;
+        while (b > a && blank(jsonl[b - 1])) b--;
+        i = j + 1;
+        if (a < b) {
+            span[k][0] = a;
+            span[k++][1] = b;
+        }
+        if (k == WINDOW || (i >= n && k)) {
+            rc = batch_window(db, jsonl, (const size_t(*)[2])span, k, threads, explain, emit, ctx, stats);
+            k = 0;
+        }
+    }
+    free(span);
+    if (stats) opdb_qdb_skipped(db, &stats->skipped_rows, &stats->skipped_files);
+    return rc;
+}
+
+/* ---- kernel level from the C struct: the same object a JSON line gives */
+static qv *kv_new(opdb_arena *a, qv_kind k) {
+    qv *v = opdb_arena_alloc(a, sizeof *v);
+    memset(v, 0, sizeof *v);
+    v->kind = k;
+    v->dtype = -1;
+    return v;
+}
+
+static qv *kv_str(opdb_arena *a, const char *s) {
+    qv *v = kv_new(a, QV_STR);
+    v->n = strlen(s);
+    v->s = opdb_arena_strndup(a, s, v->n);
+    return v;
+}
+
+static void kv_push(opdb_arena *a, qv *c, qv *k, qv *v) {
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 8;
+        qv **it = opdb_arena_alloc(a, nc * sizeof *it), **ks = opdb_arena_alloc(a, nc * sizeof *ks);
+        if (c->n) {
+            memcpy(it, c->items, c->n * sizeof *it);
+            if (c->keys) memcpy(ks, c->keys, c->n * sizeof *ks);
+        }
+        c->items = it;
+        c->keys = ks;
+        c->cap = nc;
+    }
+    c->keys[c->n] = k;
+    c->items[c->n++] = v;
+}
+
+static qv *kv_tensors(opdb_arena *a, const opdb_ktensor *t, size_t n) {
+    qv *l = kv_new(a, QV_LIST);
+    for (size_t i = 0; i < n; i++) {
+        qv *d = kv_new(a, QV_DICT), *sh = kv_new(a, QV_LIST);
+        for (size_t k = 0; k < t[i].rank; k++) {
+            qv *x = kv_new(a, QV_INT);
+            x->i = t[i].shape[k];
+            kv_push(a, sh, NULL, x);
+        }
+        kv_push(a, d, kv_str(a, "shape"), sh);
+        kv_push(a, d, kv_str(a, "dtype"), t[i].dtype ? kv_str(a, t[i].dtype) : kv_new(a, QV_NULL));
+        if (t[i].format) kv_push(a, d, kv_str(a, "format"), kv_str(a, t[i].format));
+        kv_push(a, l, NULL, d);
+    }
+    return l;
+}
+
+int opdb_query_kernel(const opdb_qdb *db, const opdb_kquery *k, bool explain, opdb_qresult *res) {
+    if (!db || !k || !res) return -1;
+    opdb_qresult_priv *p = new_priv();
+    opdb_arena *a = &p->a;
+    q_query q;
+    memset(&q, 0, sizeof q);
+    static const qv kid = {.kind = QV_STR, .s = "kernel", .n = 6, .dtype = -1};
+    q.id = &kid;
+    const char *kn = k->kernel ? k->kernel : "";
+    bool ok = kn[0] && kn[0] != '.' && !strchr(kn, '/');
+    if (!ok) return finish(db, p, &q, "bad_query", "the kernel name must be non-empty, without '/', not starting with '.'",
+                           explain, res);
+    qv *o = kv_new(a, QV_DICT);
+    kv_push(a, o, kv_str(a, "kernel"), kv_str(a, kn));
+    kv_push(a, o, kv_str(a, "inputs"), kv_tensors(a, k->inputs, k->n_inputs));
+    if (k->n_outputs) kv_push(a, o, kv_str(a, "outputs"), kv_tensors(a, k->outputs, k->n_outputs));
+    if (k->n_alternates) {
+        qv *l = kv_new(a, QV_LIST);
+        for (size_t i = 0; i < k->n_alternates; i++) kv_push(a, l, NULL, kv_str(a, k->alternates[i]));
+        kv_push(a, o, kv_str(a, "alternates"), l);
+    }
+    if (k->match) kv_push(a, o, kv_str(a, "match"), kv_str(a, k->match));
+    if (k->attention) kv_push(a, o, kv_str(a, "attention"), (qv *)k->attention);
+    if (k->comm) kv_push(a, o, kv_str(a, "comm"), (qv *)k->comm);
+    if (k->interpolate >= 0) {
+        qv *b = kv_new(a, QV_BOOL);
+        b->b = k->interpolate != 0;
+        kv_push(a, o, kv_str(a, "interpolate"), b);
+    }
+    q.kernel = o->items[0]->s;
+    q.kq = o;
+    return finish(db, p, &q, NULL, NULL, explain, res);
+}
+
+/* ---- kernel level from CSV-cell strings (the one-shot CLI form) */
+static int split_cells(opdb_arena *a, const char *s, const char ***out, size_t *n) {
+    size_t cnt = 1;
+    for (const char *p = s; *p; p++) cnt += *p == ';';
+    const char **v = opdb_arena_alloc(a, cnt * sizeof *v);
+    size_t k = 0;
+    const char *p = s;
+    for (;;) {
+        const char *e = strchr(p, ';');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len) v[k++] = opdb_arena_strndup(a, p, len);
+        if (!e) break;
+        p = e + 1;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+static int cell_tensors(opdb_arena *a, const char *what, const char *shapes, const char *dtypes, const char *formats,
+                        opdb_ktensor **out, size_t *n, opdb_err *err) {
+    q_shape *sh;
+    uint32_t ns;
+    if (q_parse_shapes(a, shapes, strlen(shapes), &sh, &ns))
+        return opdb_fail(err, OPDB_ERR_USAGE, "--%s: cannot parse the shapes \"%s\"", what, shapes);
+    const char **dt = NULL, **fm = NULL;
+    size_t nd = 0, nf = 0;
+    if (dtypes) split_cells(a, dtypes, &dt, &nd);
+    if (formats) split_cells(a, formats, &fm, &nf);
+    if (nd != ns)
+        return opdb_fail(err, OPDB_ERR_USAGE, "--%s has %u shapes but %zu dtypes", what, (unsigned)ns, nd);
+    if (formats && nf != ns)
+        return opdb_fail(err, OPDB_ERR_USAGE, "--%s has %u shapes but %zu formats", what, (unsigned)ns, nf);
+    opdb_ktensor *t = opdb_arena_alloc(a, (ns ? ns : 1) * sizeof *t);
+    for (uint32_t i = 0; i < ns; i++) {
+        t[i].shape = sh[i].d;
+        t[i].rank = sh[i].rank;
+        t[i].dtype = dt[i];
+        t[i].format = formats ? fm[i] : NULL;
+    }
+    *out = t;
+    *n = ns;
+    return 0;
+}
+
+int opdb_query_kernel_cells(const opdb_qdb *db, const opdb_kcells *k, bool explain, opdb_qresult *res, opdb_err *err) {
+    if (!k || !k->kernel || !k->inputs || !k->dtypes)
+        return opdb_fail(err, OPDB_ERR_USAGE, "a kernel query needs --kernel, --inputs and --dtypes");
+    opdb_arena a;
+    opdb_arena_init(&a, 1 << 12);
+    opdb_kquery q;
+    memset(&q, 0, sizeof q);
+    q.kernel = k->kernel;
+    q.match = k->match;
+    q.interpolate = k->interpolate;
+    opdb_ktensor *in = NULL, *out = NULL;
+    size_t nin = 0, nout = 0;
+    int rc = -1;
+    if (cell_tensors(&a, "inputs", k->inputs, k->dtypes, k->formats, &in, &nin, err)) goto done;
+    if (k->outputs && cell_tensors(&a, "outputs", k->outputs, k->output_dtypes, NULL, &out, &nout, err)) goto done;
+    q.inputs = in;
+    q.n_inputs = nin;
+    q.outputs = out;
+    q.n_outputs = nout;
+    static const char *const att_keys[] = {"avg_seq_len", "sparse_mode", "num_kv_heads", "input_layout", "batch_size"};
+    static const char *const comm_keys[] = {"message_bytes", "num_devices", "topology_tier", "method"};
+    qv *att = NULL, *comm = NULL;
+    for (size_t i = 0; i < k->n_params; i++) {
+        const char *p = k->params[i], *eq = strchr(p, '=');
+        if (!eq) {
+            opdb_fail(err, OPDB_ERR_USAGE, "--param %s: expected NAME=VALUE", p);
+            goto done;
+        }
+        char *name = opdb_arena_strndup(&a, p, (size_t)(eq - p));
+        const char *val = eq + 1;
+        bool is_att = false, is_comm = false;
+        for (size_t j = 0; j < 5; j++) is_att |= strcmp(name, att_keys[j]) == 0;
+        for (size_t j = 0; j < 4; j++) is_comm |= strcmp(name, comm_keys[j]) == 0;
+        if (!is_att && !is_comm) {
+            opdb_fail(err, OPDB_ERR_USAGE, "--param %s: unknown name (attention: avg_seq_len, sparse_mode, "
+                      "num_kv_heads, input_layout, batch_size; communication: message_bytes, num_devices, "
+                      "topology_tier, method)", name);
+            goto done;
+        }
+        qv **d = is_att ? &att : &comm;
+        if (!*d) *d = kv_new(&a, QV_DICT);
+        qv *v;
+        if (strcmp(name, "input_layout") == 0 || strcmp(name, "method") == 0) {
+            v = kv_str(&a, val);
+        } else {
+            char *end;
+            errno = 0;
+            long long x = strtoll(val, &end, 10);
+            if (!*val || *end || errno) {
+                opdb_fail(err, OPDB_ERR_USAGE, "--param %s: \"%s\" is not an integer", name, val);
+                goto done;
+            }
+            v = kv_new(&a, QV_INT);
+            v->i = x;
+        }
+        kv_push(&a, *d, kv_str(&a, name), v);
+    }
+    q.attention = att;
+    q.comm = comm;
+    rc = opdb_query_kernel(db, &q, explain, res);
+done:
+    opdb_arena_free(&a);
+    return rc;
+}

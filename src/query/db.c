@@ -1,0 +1,344 @@
+/* Opening a database folder: the mapping at open, each kernel table on first
+ * use (once, under its own guard), with every row's cells parsed once. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "opdb/pystr.h"
+#include "query/query_internal.h"
+
+const char *const q_lat_names[3] = {"Average Duration(us)", "Profiling Average Duration(us)", "Duration(us)"};
+
+void opdb_qdb_opts_init(opdb_qdb_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->interpolation = true;
+}
+
+void q_warn(const opdb_qdb *db, const char *fmt, ...) {
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (db->warn) db->warn(db->warn_ctx, line);
+    else fprintf(stderr, "opdb: warning: %s\n", line);
+}
+
+static bool is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_file(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+static char *join3(const char *a, const char *b, const char *c) {
+    size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+    char *o = opdb_xmalloc(n);
+    snprintf(o, n, "%s%s%s", a, b, c);
+    return o;
+}
+
+static void free_table(q_ktable *t);
+
+opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) {
+    opdb_qdb_opts def;
+    if (!o) {
+        opdb_qdb_opts_init(&def);
+        o = &def;
+    }
+    if (!dir || !is_dir(dir) || access(dir, R_OK | X_OK) != 0) {
+        opdb_fail(err, OPDB_ERR_RUNTIME, "database folder is missing or unreadable: %s", dir ? dir : "(null)");
+        return NULL;
+    }
+    opdb_qdb *db = opdb_xcalloc(1, sizeof *db);
+    size_t dn = strlen(dir);
+    while (dn > 1 && dir[dn - 1] == '/') dn--;
+    db->dir = opdb_xmalloc(dn + 1);
+    memcpy(db->dir, dir, dn);
+    db->dir[dn] = 0;
+    /* options added later are read only when the caller's struct has them */
+    db->cfg.tp = o->tp_size;
+    db->cfg.ep = o->ep_size;
+    if (o->grid && o->grid_n) {
+        db->cfg.grid = opdb_xmalloc(o->grid_n * sizeof *db->cfg.grid);
+        memcpy(db->cfg.grid, o->grid, o->grid_n * sizeof *db->cfg.grid);
+        db->cfg.grid_n = o->grid_n;
+    }
+    db->cfg.sp = o->sequence_parallel;
+    db->cfg.interp = o->interpolation;
+    db->cfg.quirks = o->reference_quirks;
+    db->eager = o->eager_load;
+    db->warn = o->warn;
+    db->warn_ctx = o->warn_ctx;
+    opdb_arena_init(&db->arena, 1 << 16);
+    pthread_mutex_init(&db->tables_mu, NULL);
+    if (q_mapping_load(db, err) < 0) {
+        opdb_qdb_close(db);
+        return NULL;
+    }
+    if (db->eager) {
+        /* every CSV of the folder (and of the communication folder) now */
+        const char *dirs[2] = {db->dir, db->map.comm_dir};
+        for (int k = 0; k < 2; k++) {
+            if (!dirs[k]) continue;
+            DIR *d = opendir(dirs[k]);
+            if (!d) continue;
+            for (struct dirent *de; (de = readdir(d));) {
+                size_t l = strlen(de->d_name);
+                if (l <= 4 || strcmp(de->d_name + l - 4, ".csv") != 0 || de->d_name[0] == '.') continue;
+                char *kt = opdb_xmalloc(l - 3);
+                memcpy(kt, de->d_name, l - 4);
+                kt[l - 4] = 0;
+                /* the communication folder only holds tables for hcom_ kernels */
+                if (k == 0 || strncmp(kt, "hcom_", 5) == 0) q_table(db, kt);
+                free(kt);
+            }
+            closedir(d);
+        }
+    }
+    return db;
+}
+
+void opdb_qdb_close(opdb_qdb *db) {
+    if (!db) return;
+    for (size_t i = 0; i < db->ntables; i++) free_table(db->tables[i]);
+    free(db->tables);
+    opdb_hindex_free(&db->tables_ix);
+    pthread_mutex_destroy(&db->tables_mu);
+    opdb_arena_free(&db->arena);
+    free(db->map.comm_dir);
+    free(db->cfg.grid);
+    free(db->dir);
+    free(db);
+}
+
+void opdb_qdb_skipped(const opdb_qdb *db, size_t *rows, size_t *files) {
+    *rows = atomic_load(&((opdb_qdb *)db)->skipped_rows);
+    *files = atomic_load(&((opdb_qdb *)db)->skipped_files);
+}
+
+/* ---- per-row preparation */
+
+static void parse_list(opdb_arena *a, const db_cell *cell, const char ***items, uint32_t **lens, uint32_t *n) {
+    char buf[48];
+    opdb_span t = cell ? db_cell_text(cell, buf, sizeof buf) : opdb_span_make("", 0);
+    t = opdb_py_strip_chars(opdb_py_strip(t), "\"");
+    size_t parts = 1;
+    for (size_t i = 0; i < t.n; i++) parts += t.p[i] == ';';
+    *items = opdb_arena_alloc(a, parts * sizeof **items);
+    *lens = opdb_arena_alloc(a, parts * sizeof **lens);
+    uint32_t k = 0;
+    size_t i = 0;
+    while (i <= t.n) {
+        size_t j = i;
+        while (j < t.n && t.p[j] != ';') j++;
+        opdb_span it = opdb_py_strip(opdb_span_make(t.p + i, j - i));
+        i = j + 1;
+        if (!it.n) continue;
+        (*items)[k] = opdb_arena_strndup(a, it.p, it.n);
+        (*lens)[k++] = (uint32_t)it.n;
+    }
+    *n = k;
+}
+
+static bool parse_shapes_cell(opdb_arena *a, const db_table *t, size_t row, int col, q_shape **out, uint32_t *n) {
+    *out = NULL;
+    *n = 0;
+    if (col < 0) return true; /* a missing column reads as "" */
+    char buf[48];
+    opdb_span s = db_cell_text(db_table_cell(t, row, col), buf, sizeof buf);
+    return q_parse_shapes(a, s.p, s.n, out, n) == 0;
+}
+
+static void row_latency(const opdb_qdb *db, q_ktable *kt, const qv *ov, size_t r, q_row *row) {
+    const db_table *t = &kt->t;
+    int order[4] = {kt->c_pref, kt->c_lat[0], kt->c_lat[1], kt->c_lat[2]};
+    row->lat = 0;
+    row->latcol = QLAT_NONE;
+    for (int k = 0; k < 4; k++) {
+        int col = order[k];
+        if (col < 0) continue;
+        bool dup = false;
+        for (int j = 0; j < k; j++) dup |= order[j] == col;
+        if (dup) continue;
+        double v;
+        if (!db_cell_num(db_table_cell(t, r, col), &v)) continue;
+        if (isfinite(v) && v > 0) {
+            row->lat = v;
+            for (int j = 0; j < 3; j++)
+                if (kt->c_lat[j] == col) row->latcol = (uint8_t)j;
+            break;
+        }
+    }
+    if (row->latcol == QLAT_NONE) return;
+    /* the core envelope of mixed-core rows measured by the profiler */
+    const qv *env = qv_get(qv_get(ov, "profiling_core_envelope_fallback"), "max_duration_to_core_ratio");
+    if (env && env->kind != QV_NULL && row->latcol == QLAT_PROF_AVG && kt->c_core >= 0) {
+        char buf[48];
+        opdb_span core = opdb_py_strip(db_cell_text(db_table_cell(t, r, kt->c_core), buf, sizeof buf));
+        double a, b, th = NAN;
+        if (env->kind == QV_INT) th = (double)env->i;
+        else if (env->kind == QV_FLOAT) th = env->f;
+        else if (env->kind == QV_BOOL) th = env->b;
+        else if (env->kind == QV_STR) opdb_py_float(env->s, env->n, &th);
+        if (opdb_span_eq_cstr(core, "MIX_AIC") && kt->c_aic >= 0 && kt->c_aiv >= 0 &&
+            db_cell_num(db_table_cell(t, r, kt->c_aic), &a) && db_cell_num(db_table_cell(t, r, kt->c_aiv), &b) &&
+            isfinite(a) && a > 0 && isfinite(b) && b > 0 && isfinite(th) && th > 0) {
+            double e = a > b ? a : b;
+            if (row->lat / e > th) {
+                row->lat = e;
+                row->latcol = QLAT_ENVELOPE;
+            }
+        }
+    }
+    if (qv_truthy(qv_get(ov, "prefer_profiling_rows"))) row->prio = row->latcol == QLAT_PROF_AVG ? 0 : 1;
+    else row->prio = row->latcol == QLAT_ENVELOPE ? 3 : row->latcol;
+    (void)db;
+}
+
+static void prepare(const opdb_qdb *db, q_ktable *kt) {
+    db_table *t = &kt->t;
+    kt->c_in_shapes = db_table_col(t, "Input Shapes");
+    kt->c_in_dt = db_table_col(t, "Input Data Types");
+    kt->c_in_fmt = db_table_col(t, "Input Formats");
+    kt->c_out_shapes = db_table_col(t, "Output Shapes");
+    kt->c_out_dt = db_table_col(t, "Output Data Types");
+    kt->c_core = db_table_col(t, "Accelerator Core");
+    kt->c_aic = db_table_col(t, "Profiling Average aicore_time(us)");
+    kt->c_aiv = db_table_col(t, "Profiling Average aiv_time(us)");
+    kt->c_pref = -1;
+    for (int j = 0; j < 3; j++) {
+        kt->c_lat[j] = db_table_col(t, q_lat_names[j]);
+        if (kt->c_pref < 0 && kt->c_lat[j] >= 0) kt->c_pref = kt->c_lat[j];
+    }
+    bool bad = false;
+    const qv *ov = q_override(db->map.ov_lat, kt->kernel, &bad);
+    kt->lat_ov_bad = bad;
+    kt->rows = opdb_xcalloc(t->nrows ? t->nrows : 1, sizeof *kt->rows);
+    for (size_t r = 0; r < t->nrows; r++) {
+        q_row *row = &kt->rows[r];
+        row_latency(db, kt, ov, r, row);
+        row->shapes_ok = parse_shapes_cell(&t->arena, t, r, kt->c_in_shapes, &row->in, &row->n_in);
+        parse_list(&t->arena, kt->c_in_dt >= 0 ? db_table_cell(t, r, kt->c_in_dt) : NULL, &row->in_dt, &row->in_dt_n,
+                   &row->n_in_dt);
+        parse_list(&t->arena, kt->c_in_fmt >= 0 ? db_table_cell(t, r, kt->c_in_fmt) : NULL, &row->in_fmt,
+                   &row->in_fmt_n, &row->n_in_fmt);
+        row->out_ok = parse_shapes_cell(&t->arena, t, r, kt->c_out_shapes, &row->out, &row->n_out);
+        parse_list(&t->arena, kt->c_out_dt >= 0 ? db_table_cell(t, r, kt->c_out_dt) : NULL, &row->out_dt,
+                   &row->out_dt_n, &row->n_out_dt);
+    }
+}
+
+void q_index_free(void *p);
+void (*const q_ext_free[4])(void *) = {q_index_free, NULL, NULL, NULL};
+
+static void free_table(q_ktable *t) {
+    if (!t) return;
+    for (int k = 0; k < 4; k++)
+        if (t->ext[k] && q_ext_free[k]) q_ext_free[k](t->ext[k]);
+    free(t->kernel);
+    free(t->path);
+    free(t->shown);
+    free(t->error);
+    free(t->rows);
+    db_table_free(&t->t);
+    pthread_mutex_destroy(&t->mu);
+    pthread_mutex_destroy(&t->ext_mu);
+    free(t);
+}
+
+static char *shown_path(const opdb_qdb *db, const char *path) {
+    size_t dn = strlen(db->dir);
+    if (strncmp(path, db->dir, dn) == 0 && path[dn] == '/') return join3(path + dn + 1, "", "");
+    if (path[0] == '/') return join3(path, "", "");
+    char *cwd = getcwd(NULL, 0);
+    char *o = cwd ? join3(cwd, "/", path) : join3(path, "", "");
+    free(cwd);
+    return o;
+}
+
+static q_ktable *find_or_add(const opdb_qdb *cdb, const char *kt) {
+    opdb_qdb *db = (opdb_qdb *)cdb; /* the table map is internally synchronised */
+    uint64_t h = opdb_hash_bytes(kt, strlen(kt), 0);
+    pthread_mutex_lock(&db->tables_mu);
+    uint32_t idx;
+    for (opdb_hprobe p = opdb_hindex_probe(&db->tables_ix, h); opdb_hprobe_next(&p, &idx);)
+        if (strcmp(db->tables[idx]->kernel, kt) == 0) {
+            q_ktable *t = db->tables[idx];
+            pthread_mutex_unlock(&db->tables_mu);
+            return t;
+        }
+    q_ktable *t = opdb_xcalloc(1, sizeof *t);
+    t->kernel = join3(kt, "", "");
+    t->kflags = q_kernel_flags(kt);
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_mutex_init(&t->ext_mu, NULL);
+    atomic_init(&t->state, QT_UNLOADED);
+    OPDB_ALLOC_GROW(db->tables, db->ntables + 1, db->captables);
+    db->tables[db->ntables] = t;
+    opdb_hindex_add(&db->tables_ix, h, (uint32_t)db->ntables++);
+    pthread_mutex_unlock(&db->tables_mu);
+    return t;
+}
+
+q_ktable *q_table(const opdb_qdb *db, const char *kt) {
+    q_ktable *t = find_or_add(db, kt);
+    if (atomic_load_explicit(&t->state, memory_order_acquire) != QT_UNLOADED) return t;
+    pthread_mutex_lock(&t->mu);
+    if (atomic_load_explicit(&t->state, memory_order_relaxed) == QT_UNLOADED) {
+        char *path = NULL;
+        if (strncmp(kt, "hcom_", 5) == 0 && db->map.comm_dir) {
+            path = join3(db->map.comm_dir, "/", kt);
+            char *p2 = join3(path, ".csv", "");
+            free(path);
+            path = p2;
+            if (!is_file(path)) {
+                free(path);
+                path = NULL;
+            }
+        }
+        if (!path) {
+            size_t n = strlen(db->dir) + strlen(kt) + 6;
+            path = opdb_xmalloc(n);
+            snprintf(path, n, "%s/%s.csv", db->dir, kt);
+        }
+        t->path = path;
+        t->shown = shown_path(db, path);
+        int st;
+        if (!is_file(path)) {
+            st = QT_ABSENT;
+        } else {
+            opdb_err err;
+            opdb_err_clear(&err);
+            if (db_table_load(&t->t, path, &err) != 0) {
+                /* name the file relative to the database folder in every message */
+                const char *m = err.msg;
+                size_t pl = strlen(path);
+                if (strncmp(m, path, pl) == 0) {
+                    t->error = join3(t->shown, m + pl, "");
+                } else {
+                    t->error = join3(m, "", "");
+                }
+                st = QT_FAILED;
+            } else {
+                prepare(db, t);
+                st = QT_OK;
+            }
+        }
+        atomic_store_explicit(&t->state, st, memory_order_release);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return t;
+}
+
+bool q_table_rows(q_ktable *t) { return atomic_load_explicit(&t->state, memory_order_acquire) == QT_OK; }

@@ -1,0 +1,66 @@
+/* Op-level dispatch: the op's mapping entry picks the lookup path; with
+ * interpolation on, an exact MISS or PARTIAL goes to the wrapper. */
+#include <string.h>
+
+#include "query/query_internal.h"
+
+static void exact(q_ctx *c, const q_entry *e) {
+    const qv *v = e->v;
+    if (qv_truthy(qv_get(v, "composite"))) {
+        if (q_is_decomposer(e->name)) q_path_decomposed(c, e);
+        else q_path_composite(c, e);
+        return;
+    }
+    if (qv_is_str(qv_get(v, "category"), "communication")) { q_path_comm(c, e); return; }
+    const qv *mode = qv_get(v, "query_mode");
+    if (qv_is_str(mode, "attention_special")) { q_path_attention(c, e); return; }
+    if (qv_is_str(mode, "elementwise")) { q_path_elementwise(c, e); return; }
+    if (qv_is_str(mode, "moe_fused")) { q_path_moe_fused(c, e); return; }
+    if (qv_is_str(mode, "mtp_projection")) { q_path_mtp_projection(c, e); return; }
+    if (qv_truthy(qv_get(v, "zero_cost"))) {
+        c->r->path = "zero_cost";
+        const qv *kt = qv_get(v, "kernel_type");
+        /* the key's value as it is (even null); "" when the key is absent */
+        const char *k = "";
+        if (kt) k = kt->kind == QV_STR ? kt->s : NULL;
+        q_hit(c, QS_MEASURED, 0.0, 1.0, "zero_cost", k);
+        return;
+    }
+    if (qv_truthy(qv_get(v, "accepted_miss"))) {
+        c->r->path = "accepted_miss";
+        q_hit(c, QS_MEASURED, 0.0, 1.0, "accepted_miss", "accepted_miss");
+        return;
+    }
+    q_path_compute(c, e);
+}
+
+void q_dispatch(q_ctx *c) {
+    const opdb_qdb *db = c->db;
+    q_entry e = {c->q->op, NULL};
+    if (db->map.ops_bad) {
+        q_error(c, "bad_mapping", "operator_mappings is not a mapping");
+        return;
+    }
+    e.v = qv_get(db->map.ops, e.name);
+    if (!e.v || e.v->kind == QV_NULL) {
+        c->r->path = "unmapped";
+        q_miss(c, "unmapped");
+        e.v = NULL;
+    } else if (e.v->kind != QV_DICT) {
+        q_error(c, "bad_mapping", "operator_mappings.%s is not a mapping", e.name);
+        return;
+    } else {
+        exact(c, &e);
+    }
+    if (!c->cfg->interp || (c->r->src != QS_MISS && c->r->src != QS_PARTIAL)) return;
+    /* a path not implemented yet says so; the wrapper's reason would hide it */
+    if (c->r->src == QS_MISS && strncmp(c->r->miss, "unsupported:", 12) == 0) return;
+    /* the wrapper: its answer, or a MISS; the default mode keeps an exact PARTIAL it cannot better */
+    q_result saved = *c->r;
+    q_interpolate(c, &e);
+    if (!c->cfg->quirks && saved.src == QS_PARTIAL && (c->r->src == QS_MISS || c->r->src == QS_PARTIAL)) {
+        opdb_strbuf extra = c->r->extra;
+        *c->r = saved;
+        c->r->extra = extra;
+    }
+}

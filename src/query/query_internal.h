@@ -1,0 +1,407 @@
+/* The model every query path shares: parsed query values, dtypes, the run
+ * configuration, derived views of a query, the loaded database (tables by
+ * kernel type and the mapping), the result being built, and one entry point
+ * per lookup path. */
+#ifndef OPDB_QUERY_INTERNAL_H
+#define OPDB_QUERY_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/table.h"
+#include "opdb/core.h"
+#include "opdb/query.h"
+
+/* ------------------------------------------------------------------ values */
+/* Query values (JSON lines and built queries) and YAML values of the mapping
+ * share one tree. Dict keys are values too: YAML keeps `3:` an integer. */
+typedef enum qv_kind { QV_NULL, QV_BOOL, QV_INT, QV_FLOAT, QV_STR, QV_TENSOR, QV_DTYPE, QV_LIST, QV_DICT } qv_kind;
+
+typedef struct q_shape {
+    const int64_t *d;
+    uint32_t rank;
+} q_shape;
+
+struct opdb_qvalue {
+    qv_kind kind;
+    bool b;                      /* QV_BOOL */
+    int64_t i;                   /* QV_INT */
+    double f;                    /* QV_FLOAT */
+    const char *s;               /* QV_STR (NUL-terminated) */
+    size_t n;                    /* QV_STR length; QV_LIST/QV_DICT item count */
+    /* QV_TENSOR: shape, dtype (q_dtype), optional contents; QV_DTYPE: dtype */
+    q_shape shape;
+    int dtype;
+    const double *values;        /* NULL = no readable contents (meta tensor) */
+    size_t nvalues;
+    /* QV_LIST items; QV_DICT keys[k] -> items[k] (a later duplicate replaces) */
+    struct opdb_qvalue **items;
+    struct opdb_qvalue **keys;
+    size_t cap;
+};
+typedef struct opdb_qvalue qv;
+
+/* Python truthiness of a value (NULL = absent = falsy). */
+bool qv_truthy(const qv *v);
+/* dict lookup by string key (NULL when v is not a dict or the key is absent) */
+const qv *qv_get(const qv *dict, const char *key);
+/* dict lookup by integer key (YAML `3:`) */
+const qv *qv_get_int(const qv *dict, int64_t key);
+/* a value that Python accepts as an int (int or bool) */
+bool qv_as_int(const qv *v, int64_t *out);
+bool qv_is_str(const qv *v, const char *s);
+/* the first tensor of a value: itself, or depth-first in a list; NULL if none */
+const qv *qv_first_tensor(const qv *v);
+
+/* ------------------------------------------------------------------ dtypes */
+typedef enum q_dtype {
+    QDT_BF16, QDT_F16, QDT_F32, QDT_F64, QDT_I8, QDT_U8, QDT_I16, QDT_I32, QDT_I64, QDT_BOOL,
+    QDT_F8E4M3, QDT_F8E5M2, QDT_COUNT
+} q_dtype;
+
+/* framework name (torch. prefix and aliases accepted) -> q_dtype, or -1 */
+int q_dtype_parse(const char *name, size_t n);
+const char *q_dtype_name(int dt);
+size_t q_dtype_size(int dt);
+/* profiler spelling used for matching, or NULL when unmapped */
+const char *q_dtype_prof(int dt);
+/* profiler spelling -> dtype, or -1 */
+int q_dtype_from_prof(const char *s, size_t n);
+/* byte size of a profiler spelling (0 = unknown) */
+size_t q_prof_bytes(const char *s, size_t n);
+/* kernels for which DT_BF16 and FLOAT are one dtype class */
+bool q_relaxed_kernel(const char *kt);
+/* the dtype strings d (row) and p (query) match for kernel kt */
+bool q_prof_match(const char *kt, const char *p, const char *d, size_t dn);
+
+/* ------------------------------------------------------------------ config */
+typedef struct q_config {
+    int tp, ep;                  /* 0 = not configured */
+    int *grid;
+    size_t grid_n;
+    bool sp, interp, quirks;
+} q_config;
+
+/* ---------------------------------------------------------- derived views */
+typedef struct q_tin {            /* one tensor input: shape and dtype */
+    q_shape s;
+    int dtype;                   /* q_dtype, or -1 when prof is given */
+    const char *prof;            /* kernel level: the profiler spelling as given (NULL: from dtype) */
+} q_tin;
+
+typedef struct q_tins {
+    q_tin *v;
+    size_t n;
+} q_tins;
+
+/* ------------------------------------------------------------ the database */
+typedef enum q_lat_col { QLAT_AVG, QLAT_PROF_AVG, QLAT_DUR, QLAT_ENVELOPE, QLAT_NONE } q_lat_col;
+extern const char *const q_lat_names[3];  /* the duration columns in priority order */
+
+/* A row's parsed cells, filled once per table (lazily, under the table's guard). */
+typedef struct q_row {
+    double lat;                  /* exact-path latency; 0 = invisible */
+    uint8_t latcol;              /* q_lat_col */
+    uint8_t prio;                /* latency priority: lower ranks first among equal distances */
+    uint8_t shapes_ok;           /* Input Shapes parsed (else: a cell fault when read) */
+    _Atomic uint8_t skipped;     /* default mode: counted once among the skipped rows */
+    q_shape *in;                 /* parsed Input Shapes */
+    uint32_t n_in;
+    const char **in_dt;          /* Input Data Types items */
+    uint32_t *in_dt_n;
+    uint32_t n_in_dt;
+    const char **in_fmt;         /* Input Formats items */
+    uint32_t *in_fmt_n;
+    uint32_t n_in_fmt;
+    uint8_t out_ok;              /* Output Shapes parsed */
+    q_shape *out;
+    uint32_t n_out;
+    const char **out_dt;
+    uint32_t *out_dt_n;
+    uint32_t n_out_dt;
+} q_row;
+
+typedef enum q_tstate { QT_UNLOADED, QT_ABSENT, QT_FAILED, QT_OK } q_tstate;
+
+/* kernel families the matching rules name (computed once per table) */
+enum {
+    QK_MATMUL = 1 << 0,          /* transposed weights match */
+    QK_FLATTEN = 1 << 1,         /* a 3-D input matches its flattened 2-D row */
+    QK_MERGE = 1 << 2,           /* ... or its last two dims merged */
+    QK_ROPE = 1 << 3,            /* inputs rearranged as the RoPE kernels take them */
+    QK_SWIGLU = 1 << 4,
+    QK_RAC = 1 << 5,             /* ReshapeAndCache */
+    QK_INDEX = 1 << 6,
+    QK_RELAXED = 1 << 7,         /* DT_BF16 and FLOAT are one dtype class */
+};
+unsigned q_kernel_flags(const char *kt);
+
+typedef struct q_ktable {
+    char *kernel;                /* kernel type = CSV stem */
+    unsigned kflags;             /* QK_* of the kernel */
+    char *path;                  /* the file it was (or would be) read from */
+    char *shown;                 /* path as named in explain (relative to the db folder when inside) */
+    _Atomic int state;           /* q_tstate; QT_UNLOADED until the once-guard ran */
+    pthread_mutex_t mu;
+    char *error;                 /* QT_FAILED: one-line message */
+    db_table t;
+    q_row *rows;
+    /* columns of interest, -1 when absent */
+    int c_in_shapes, c_in_dt, c_in_fmt, c_out_shapes, c_out_dt, c_core;
+    int c_lat[3], c_aic, c_aiv, c_pref;
+    _Atomic uint64_t warned_cols; /* default mode: one warning per file and column (bit per column) */
+    _Atomic bool counted;         /* counted once among the files with skipped rows */
+    bool lat_ov_bad;              /* its latency_policy override is not a mapping (bad_mapping) */
+    void *ext[4];                /* per-path indexes built on demand under ext_mu: [0] the compute
+                                    row index (index.c); [1]-[3] free for other paths (comm,
+                                    interpolation), each freed by q_ext_free[k] at close */
+    pthread_mutex_t ext_mu;
+} q_ktable;
+
+/* op_mapping.yaml as read (PyYAML safe_load semantics). */
+typedef struct q_mapping {
+    qv *root;                    /* NULL when the file is absent */
+    const qv *ops;               /* operator_mappings (NULL when absent) */
+    bool ops_bad;                /* operator_mappings present but not a mapping */
+    const qv *ov_lat, *ov_sel, *ov_int; /* the kernel_overrides mappings (NULL when absent) */
+    char *comm_dir;              /* resolved communication_data_ref folder (NULL = the db folder) */
+} q_mapping;
+
+struct opdb_qdb {
+    char *dir;
+    q_config cfg;
+    bool eager;
+    void (*warn)(void *, const char *);
+    void *warn_ctx;
+    opdb_arena arena;            /* mapping values */
+    q_mapping map;
+    /* tables by kernel type: created on first use */
+    pthread_mutex_t tables_mu;
+    q_ktable **tables;
+    size_t ntables, captables;
+    opdb_hindex tables_ix;
+    _Atomic size_t skipped_rows, skipped_files;
+    bool no_index;               /* tests: every scan visits every row (the index's reference) */
+};
+
+/* The table of kernel kt, loaded on first use (thread-safe). Never NULL;
+ * state says QT_ABSENT / QT_FAILED / QT_OK. */
+q_ktable *q_table(const opdb_qdb *db, const char *kt);
+void q_warn(const opdb_qdb *db, const char *fmt, ...) OPDB_PRINTF(2, 3);
+/* The policy entry OV[kt] (NULL when absent); *bad when present but not a mapping. */
+const qv *q_override(const qv *ov, const char *kt, bool *bad);
+
+/* ------------------------------------------------------------------ query */
+typedef struct q_query {
+    const qv *id;                /* NULL = absent */
+    const char *op;              /* op name without the torch.ops. prefix (op level) */
+    const qv *args, *out, *kwargs;
+    /* kernel level */
+    const char *kernel;
+    const qv *kq;                /* the whole kernel-level object */
+} q_query;
+
+/* ------------------------------------------------------------------ result */
+typedef enum q_src { QS_MEASURED, QS_INTERPOLATED, QS_PARTIAL, QS_MISS, QS_ERROR } q_src;
+
+typedef struct q_sub {
+    const char *kernel;
+    double us;
+} q_sub;
+
+typedef struct q_xrow {           /* explain: one row used */
+    const q_ktable *tab;
+    size_t row;
+    double lat;
+    const char *rule;
+    const char **input_rules;
+    size_t n_rules;
+    int distance;                /* distance as ranked (half-units are kept in dist) */
+    double dist;
+    size_t ties;
+} q_xrow;
+
+typedef struct q_result {
+    q_src src;
+    double lat, conf;
+    const char *rule;            /* NULL = null */
+    const char *kernel;          /* NULL = null */
+    const char *miss;            /* MISS reason (may be ""); error code for QS_ERROR */
+    const char *error_msg;       /* QS_ERROR: the message */
+    q_sub *sub;
+    size_t n_sub, cap_sub;
+    bool has_sub;
+    /* explain */
+    const char *path, *stage;
+    const char **kernels;
+    size_t n_kernels;
+    q_xrow *rows;
+    size_t n_rows, cap_rows;
+    opdb_strbuf extra;           /* further explain members, each `, "key": value` (paths add their own) */
+} q_result;
+
+/* One query's working state. */
+typedef struct q_ctx {
+    const opdb_qdb *db;
+    const q_config *cfg;
+    const q_query *q;
+    opdb_arena *a;               /* everything of this query lives here */
+    bool explain;
+    q_result *r;
+} q_ctx;
+
+/* result helpers */
+void q_hit(q_ctx *c, q_src src, double lat, double conf, const char *rule, const char *kernel);
+void q_miss(q_ctx *c, const char *reason);
+void q_missf(q_ctx *c, const char *fmt, ...) OPDB_PRINTF(2, 3);
+/* an error result: code (bad_mapping, bad_csv, bad_cell, ...) and a message */
+void q_error(q_ctx *c, const char *code, const char *fmt, ...) OPDB_PRINTF(3, 4);
+void q_add_sub(q_ctx *c, const char *kernel, double us);
+char *q_strdup(q_ctx *c, const char *s);
+char *q_sprintf(q_ctx *c, const char *fmt, ...) OPDB_PRINTF(2, 3);
+void q_set_kernels(q_ctx *c, const char *const *k, size_t n);
+
+/* -------------------------------------------------------- mapping entries */
+/* The fields of operator_mappings[name] a path reads; NULL = absent/null. */
+typedef struct q_entry {
+    const char *name;
+    const qv *v;                 /* the whole entry */
+} q_entry;
+
+/* The kernel list [kernel_type] + alternates (dedup), or -1 with a bad_mapping error set. */
+int q_entry_kernels(q_ctx *c, const q_entry *e, bool with_alternates, const char ***k, size_t *n);
+
+/* ------------------------------------------------------ shared machinery */
+q_tins q_tensor_inputs(q_ctx *c, const qv *args);
+q_shape q_strip(q_shape s);
+q_shape q_nz(q_ctx *c, q_shape s);
+int64_t q_numel(q_shape s);
+bool q_shape_eq(q_shape a, q_shape b);
+bool q_padded(int64_t t, int64_t c);
+bool q_padmatch(q_shape a, q_shape b);
+/* Python slice [:n] of a count (negative n drops from the end) */
+size_t q_slice_n(size_t len, int64_t n);
+
+/* A row scan over a kernel list (the reference's candidate selection).
+ * The checker returns 1 with a candidate, 0 to reject, -1 on a cell fault
+ * (the scan's error is already set in quirks mode, the row skipped otherwise). */
+typedef struct q_cand {
+    double lat, conf, dist;
+    const char *rule;
+    const char **input_rules;
+    size_t n_rules;
+} q_cand;
+typedef int (*q_checker)(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q_cand *out);
+typedef struct q_scan {
+    bool found;
+    size_t kidx, row;
+    q_ktable *tab;
+    q_cand best;
+    size_t ties;
+    const char *reason;          /* "", csv_not_found, ambiguous_semantic_match:<kt> */
+    bool failed;                 /* an error result was set (bad_csv, bad_cell, bad_mapping) */
+} q_scan;
+typedef enum q_scan_mode { QSCAN_FIRST, QSCAN_NEAREST } q_scan_mode;
+/* Optional row subsets: for kernel k, the rows to visit in file order (set
+ * *usable, *n), so a scan skips rows that cannot match. */
+typedef struct q_rowsel {
+    const uint32_t *(*rows)(q_ctx *c, void *arg, q_ktable *t, size_t *n, bool *usable);
+} q_rowsel;
+/* q_scan_run with a row subset provider (NULL = every row) */
+void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,
+                    const q_rowsel *sel, q_scan *s);
+/* the compute index: rows of t whose slot count and dtype classes fit X (in
+ * file order); *usable false when the table cannot be indexed (scan every row) */
+const uint32_t *q_index_rows(const opdb_qdb *db, q_ktable *t, const q_tins *X, int64_t N, bool has_n, size_t *n,
+                             bool *usable);
+/* frees of the ext[] slots (NULL = nothing to free) */
+extern void (*const q_ext_free[4])(void *);
+void q_scan_run(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg, q_scan *s);
+/* A row's cell fault: quirks mode sets error bad_cell and returns -1 (stop);
+ * default mode counts/warns and returns 0 (skip the row). */
+int q_cell_fault(q_ctx *c, q_ktable *t, size_t row, const char *col, const char *what);
+/* ensures the table's per-row input data is parsed; false when the table is not usable */
+bool q_table_rows(q_ktable *t);
+/* records the best row of a scan in explain */
+void q_explain_scan(q_ctx *c, const q_scan *s);
+
+/* The compute row matcher. has_n: truncate the row's lists to [:N]. */
+typedef struct q_match {
+    const char *rule;
+    const char *input_rules[16];
+    size_t n;
+    bool padded_any;             /* some input fired a padding test (default-mode distance) */
+} q_match;
+/* 1 match, 0 reject, -1 cell fault already handled (stop or skip as q_cell_fault said) */
+int q_match_row(q_ctx *c, const q_tins *X, q_ktable *t, size_t row, int64_t N, bool has_n, bool normalise, q_match *m);
+/* find_compute (used by composites, decomposers, moe_fused): a nearest scan
+ * with miss diagnosis; returns true on a hit. */
+bool q_find_compute(q_ctx *c, const char *const *k, size_t nk, const q_tins *X, int64_t N, bool has_n, bool autoN,
+                    q_scan *s, const char **reason);
+
+/* attention target (op level, decomposer sub-kernels, kernel level) */
+typedef struct q_attn_target {
+    int64_t q3[3];
+    int64_t avg;
+    const char *prof;            /* the query's profiler dtype */
+    bool has_sparse, has_kv;
+    int64_t sparse, kv;
+    const char *layout;          /* NULL = not checked */
+} q_attn_target;
+bool q_norm3(q_shape s, int64_t hd, int64_t out[3]);
+/* int(seq_lens.float().mean()): false without values, for none, or non-finite */
+bool q_avgseq(const qv *t, int64_t *out);
+/* the attention scan over K; false on a miss with *reason (s->failed: error set) */
+bool q_attention_scan(q_ctx *c, const char *const *K, size_t nk, const q_attn_target *tg, q_scan *s,
+                      const char **reason);
+/* the elementwise scan over K for output shape y (stripped) and dtype p */
+void q_elementwise_scan(q_ctx *c, const char *const *K, size_t nk, q_shape y, const char *p);
+/* the compute entry's kernel list and inputs (0; 1 when answered: miss or error set) */
+int q_compute_target(q_ctx *c, const q_entry *e, const char ***K, size_t *nk, q_tins *X, int64_t *N, bool *has_n,
+                     bool project);
+bool q_is_matmul(const char *kt);
+
+/* --------------------------------------------------------- lookup paths */
+/* Each fills c->r. Paths not implemented yet answer a MISS with
+ * `unsupported:<path>`, never a wrong answer. */
+void q_path_compute(q_ctx *c, const q_entry *e);
+void q_path_mtp_projection(q_ctx *c, const q_entry *e);
+void q_path_elementwise(q_ctx *c, const q_entry *e);
+void q_path_attention(q_ctx *c, const q_entry *e);
+void q_path_comm(q_ctx *c, const q_entry *e);                 /* comm.c */
+void q_path_composite(q_ctx *c, const q_entry *e);            /* composite.c: static sub_kernels */
+/* decompose.c: true when name is in the decomposer registry */
+bool q_is_decomposer(const char *name);
+void q_path_decomposed(q_ctx *c, const q_entry *e);           /* decompose.c */
+void q_path_moe_fused(q_ctx *c, const q_entry *e);            /* moe.c */
+/* interpolate.c: the wrapper, called when the exact answer (already in c->r)
+ * is a MISS or PARTIAL and interpolation is on. It may replace c->r. */
+void q_interpolate(q_ctx *c, const q_entry *e);
+/* interpolate.c: the same for a kernel-level query (c->q->kq) */
+void q_interpolate_kernel(q_ctx *c);
+/* kernel-level comm query (comm.c) */
+void q_kernel_comm(q_ctx *c, const char *kernel, const qv *comm);
+
+/* op-level dispatch (dispatch.c) and kernel level (kernel.c) */
+void q_dispatch(q_ctx *c);
+void q_kernel_query(q_ctx *c);
+
+/* ---------------------------------------------------------------- parsing */
+/* Parses one JSON query line into values under arena a: 0, or -1 with
+ * *code ("bad_json" / "bad_query") and a message. */
+int q_parse_line(opdb_arena *a, const char *line, size_t n, q_query *q, const char **code, char *msg, size_t cap);
+/* Loads op_mapping.yaml of dir: 0, 1 (absent), -1 (unreadable; err set). */
+int q_mapping_load(opdb_qdb *db, opdb_err *err);
+/* Parses a CSV-cell shape list ("24,128;256,128"); -1 on a bad piece. */
+int q_parse_shapes(opdb_arena *a, const char *s, size_t n, q_shape **out, uint32_t *nout);
+
+/* ------------------------------------------------------------ rendering */
+/* The result line into sb, without newline. */
+void q_render(const q_ctx *c, const char *id_json, opdb_strbuf *sb);
+/* JSON text of a value (ids echo verbatim in json.dumps form) */
+void q_render_value(const qv *v, opdb_strbuf *sb);
+
+#endif

@@ -1,0 +1,192 @@
+/* Result lines exactly as Python's json.dumps writes them (", " and ": "
+ * separators, ensure_ascii escapes, floats in repr), and the explain object. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "opdb/json_writer.h"
+#include "opdb/pystr.h"
+#include "query/query_internal.h"
+
+static void fl(opdb_strbuf *sb, double x) {
+    char buf[40];
+    if (isnan(x)) opdb_sb_adds(sb, "NaN");
+    else if (isinf(x)) opdb_sb_adds(sb, x > 0 ? "Infinity" : "-Infinity");
+    else opdb_sb_add(sb, buf, opdb_py_fmt_repr(buf, sizeof buf, x));
+}
+
+static void str_or_null(opdb_strbuf *sb, const char *s) {
+    if (s) opdb_json_quote(sb, s);
+    else opdb_sb_adds(sb, "null");
+}
+
+static void key(opdb_strbuf *sb, const char *k, bool first) {
+    if (!first) opdb_sb_adds(sb, ", ");
+    opdb_json_quote(sb, k);
+    opdb_sb_adds(sb, ": ");
+}
+
+void q_render_value(const qv *v, opdb_strbuf *sb) {
+    if (!v) {
+        opdb_sb_adds(sb, "null");
+        return;
+    }
+    switch (v->kind) {
+    case QV_NULL: opdb_sb_adds(sb, "null"); break;
+    case QV_BOOL: opdb_sb_adds(sb, v->b ? "true" : "false"); break;
+    case QV_INT: opdb_sb_addf(sb, "%lld", (long long)v->i); break;
+    case QV_FLOAT: fl(sb, v->f); break;
+    case QV_STR: opdb_json_quote(sb, v->s); break;
+    case QV_LIST:
+        opdb_sb_addc(sb, '[');
+        for (size_t i = 0; i < v->n; i++) {
+            if (i) opdb_sb_adds(sb, ", ");
+            q_render_value(v->items[i], sb);
+        }
+        opdb_sb_addc(sb, ']');
+        break;
+    case QV_DICT:
+        opdb_sb_addc(sb, '{');
+        for (size_t i = 0; i < v->n; i++) {
+            if (i) opdb_sb_adds(sb, ", ");
+            q_render_value(v->keys[i], sb);
+            opdb_sb_adds(sb, ": ");
+            q_render_value(v->items[i], sb);
+        }
+        opdb_sb_addc(sb, '}');
+        break;
+    case QV_TENSOR:
+        opdb_sb_adds(sb, "{\"shape\": [");
+        for (uint32_t i = 0; i < v->shape.rank; i++) opdb_sb_addf(sb, i ? ", %lld" : "%lld", (long long)v->shape.d[i]);
+        opdb_sb_addf(sb, "], \"dtype\": \"%s\"}", q_dtype_name(v->dtype));
+        break;
+    case QV_DTYPE: opdb_sb_addf(sb, "{\"dtype_value\": \"%s\"}", q_dtype_name(v->dtype)); break;
+    }
+}
+
+static const char *k_src[] = {"MEASURED", "INTERPOLATED", "PARTIAL", "MISS", "ERROR"};
+
+static const char *latcol_name(int c) {
+    return c == QLAT_ENVELOPE ? "core_envelope" : c < 3 ? q_lat_names[c] : "";
+}
+
+static void explain(const q_ctx *c, opdb_strbuf *sb) {
+    const q_result *r = c->r;
+    opdb_sb_adds(sb, "{");
+    key(sb, "mode", true);
+    opdb_json_quote(sb, c->cfg->quirks ? "reference-quirks" : "default");
+    if (r->path) {
+        key(sb, "path", false);
+        opdb_json_quote(sb, r->path);
+    }
+    key(sb, "stage", false);
+    opdb_json_quote(sb, r->stage ? r->stage : "exact");
+    if (r->kernels) {
+        key(sb, "kernels", false);
+        opdb_sb_addc(sb, '[');
+        for (size_t i = 0; i < r->n_kernels; i++) {
+            if (i) opdb_sb_adds(sb, ", ");
+            opdb_json_quote(sb, r->kernels[i]);
+        }
+        opdb_sb_addc(sb, ']');
+    }
+    if (r->n_rows) {
+        key(sb, "rows", false);
+        opdb_sb_addc(sb, '[');
+        for (size_t i = 0; i < r->n_rows; i++) {
+            const q_xrow *x = &r->rows[i];
+            if (i) opdb_sb_adds(sb, ", ");
+            opdb_sb_addc(sb, '{');
+            key(sb, "file", true);
+            opdb_json_quote(sb, x->tab->shown);
+            key(sb, "line", false);
+            opdb_sb_addf(sb, "%u", (unsigned)x->tab->t.line[x->row]);
+            key(sb, "kernel", false);
+            opdb_json_quote(sb, x->tab->kernel);
+            key(sb, "latency_us", false);
+            fl(sb, x->lat);
+            key(sb, "latency_column", false);
+            opdb_json_quote(sb, latcol_name(x->tab->rows[x->row].latcol));
+            key(sb, "rule", false);
+            str_or_null(sb, x->rule);
+            if (x->n_rules) {
+                key(sb, "input_rules", false);
+                opdb_sb_addc(sb, '[');
+                for (size_t k = 0; k < x->n_rules; k++) {
+                    if (k) opdb_sb_adds(sb, ", ");
+                    opdb_json_quote(sb, x->input_rules[k]);
+                }
+                opdb_sb_addc(sb, ']');
+            }
+            key(sb, "distance", false);
+            if (x->dist == (double)(long long)x->dist) opdb_sb_addf(sb, "%lld", (long long)x->dist);
+            else fl(sb, x->dist);
+            key(sb, "ties", false);
+            opdb_sb_addf(sb, "%zu", x->ties);
+            opdb_sb_addc(sb, '}');
+        }
+        opdb_sb_addc(sb, ']');
+    }
+    if (r->extra.n) opdb_sb_add(sb, r->extra.p, r->extra.n);
+    if (r->src == QS_MISS) {
+        key(sb, "miss", false);
+        opdb_sb_adds(sb, "{\"reason\": ");
+        opdb_json_quote(sb, r->miss ? r->miss : "");
+        opdb_sb_adds(sb, "}");
+    }
+    opdb_sb_adds(sb, "}");
+}
+
+void q_render(const q_ctx *c, const char *id_json, opdb_strbuf *sb) {
+    const q_result *r = c->r;
+    bool hit = r->src == QS_MEASURED || r->src == QS_INTERPOLATED || r->src == QS_PARTIAL;
+    opdb_sb_addc(sb, '{');
+    key(sb, "id", true);
+    opdb_sb_adds(sb, id_json ? id_json : "null");
+    key(sb, "hit", false);
+    opdb_sb_adds(sb, hit ? "true" : "false");
+    key(sb, "latency_us", false);
+    if (hit) fl(sb, r->lat);
+    else opdb_sb_adds(sb, "null");
+    key(sb, "source", false);
+    opdb_json_quote(sb, k_src[r->src]);
+    key(sb, "confidence", false);
+    if (hit) fl(sb, r->conf);
+    else opdb_sb_adds(sb, "null");
+    key(sb, "shape_match_rule", false);
+    str_or_null(sb, hit ? r->rule : NULL);
+    key(sb, "kernel_type", false);
+    str_or_null(sb, hit ? r->kernel : NULL);
+    key(sb, "miss_reason", false);
+    if (hit) opdb_sb_adds(sb, "null");
+    else if (r->src == QS_ERROR) {
+        opdb_strbuf t;
+        opdb_sb_init(&t);
+        opdb_sb_addf(&t, "error:%s", r->miss ? r->miss : "");
+        opdb_sb_addc(&t, 0);
+        opdb_json_quote(sb, t.p);
+        opdb_sb_free(&t);
+    } else opdb_json_quote(sb, r->miss ? r->miss : "");
+    key(sb, "sub_kernel_durations", false);
+    if (hit && r->has_sub) {
+        opdb_sb_addc(sb, '[');
+        for (size_t i = 0; i < r->n_sub; i++) {
+            if (i) opdb_sb_adds(sb, ", ");
+            opdb_sb_addc(sb, '[');
+            opdb_json_quote(sb, r->sub[i].kernel);
+            opdb_sb_adds(sb, ", ");
+            fl(sb, r->sub[i].us);
+            opdb_sb_addc(sb, ']');
+        }
+        opdb_sb_addc(sb, ']');
+    } else opdb_sb_adds(sb, "null");
+    if (r->src == QS_ERROR) {
+        key(sb, "error", false);
+        opdb_json_quote(sb, r->error_msg ? r->error_msg : "");
+    }
+    if (c->explain) {
+        key(sb, "explain", false);
+        explain(c, sb);
+    }
+    opdb_sb_addc(sb, '}');
+}

@@ -1,0 +1,151 @@
+/* The row scan every exact path shares: kernels in order, rows in file
+ * order, rows without a latency invisible; `first` takes the first
+ * candidate, `nearest` the smallest (distance, kernel index, latency
+ * priority), and kernels that must be unambiguous refuse ties between
+ * different latencies. */
+#include <stdio.h>
+#include <string.h>
+
+#include "query/query_internal.h"
+
+int q_cell_fault(q_ctx *c, q_ktable *t, size_t row, const char *col, const char *what) {
+    unsigned line = t->t.line[row];
+    if (c->cfg->quirks) {
+        q_error(c, "bad_cell", "%s:%u: %s: %s", t->shown, line, col, what);
+        return -1;
+    }
+    opdb_qdb *db = (opdb_qdb *)c->db; /* counters are atomic */
+    if (atomic_exchange(&t->rows[row].skipped, 1) == 0) {
+        atomic_fetch_add(&db->skipped_rows, 1);
+        if (!atomic_exchange(&t->counted, true)) atomic_fetch_add(&db->skipped_files, 1);
+    }
+    int ci = db_table_col(&t->t, col);
+    uint64_t bit = (uint64_t)1 << (ci < 0 ? 63 : ci > 63 ? 63 : ci);
+    if (!(atomic_fetch_or(&t->warned_cols, bit) & bit))
+        q_warn(c->db, "%s:%u: %s: %s; rows like it are skipped", t->shown, line, col, what);
+    return 0;
+}
+
+static int cmp_score(double d1, size_t k1, int p1, double d2, size_t k2, int p2) {
+    if (d1 != d2) return d1 < d2 ? -1 : 1;
+    if (k1 != k2) return k1 < k2 ? -1 : 1;
+    if (p1 != p2) return p1 < p2 ? -1 : 1;
+    return 0;
+}
+
+void q_scan_run(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg, q_scan *s) {
+    q_scan_run_sel(c, k, nk, mode, chk, arg, NULL, s);
+}
+
+void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,
+                    const q_rowsel *sel, q_scan *s) {
+    memset(s, 0, sizeof *s);
+    s->reason = "";
+    bool loaded = false;
+    /* the tie list's extreme latencies: rounding to 12 decimals is monotonic, so two tied
+     * latencies render differently iff the smallest and the largest do */
+    double tie_lo = 0, tie_hi = 0;
+    for (size_t i = 0; i < nk; i++) {
+        q_ktable *t = q_table(c->db, k[i]);
+        int st = atomic_load_explicit(&t->state, memory_order_acquire);
+        if (st == QT_ABSENT) continue;
+        if (st == QT_FAILED) {
+            q_error(c, "bad_csv", "%s", t->error);
+            s->failed = true;
+            return;
+        }
+        loaded = true;
+        size_t nsub = 0;
+        bool usable = false;
+        const uint32_t *sub = sel ? sel->rows(c, arg, t, &nsub, &usable) : NULL;
+        size_t nvisit = usable ? nsub : t->t.nrows;
+        for (size_t vi = 0; vi < nvisit; vi++) {
+            size_t r = usable ? sub[vi] : vi;
+            const q_row *row = &t->rows[r];
+            if (row->latcol == QLAT_NONE) continue;
+            if (t->lat_ov_bad) {
+                q_error(c, "bad_mapping", "latency_policy.kernel_overrides.%s is not a mapping", t->kernel);
+                s->failed = true;
+                return;
+            }
+            q_cand cd;
+            memset(&cd, 0, sizeof cd);
+            cd.lat = row->lat;
+            cd.conf = 1.0;
+            int rc = chk(c, arg, t, i, r, &cd);
+            if (rc < 0) {
+                s->failed = true;
+                return;
+            }
+            if (rc == 0) continue;
+            if (mode == QSCAN_FIRST) {
+                s->found = true;
+                s->kidx = i;
+                s->row = r;
+                s->tab = t;
+                s->best = cd;
+                s->ties = 1;
+                return;
+            }
+            int cmp = s->found ? cmp_score(cd.dist, i, row->prio, s->best.dist, s->kidx, s->tab->rows[s->row].prio) : -1;
+            if (cmp < 0) {
+                s->found = true;
+                s->kidx = i;
+                s->row = r;
+                s->tab = t;
+                s->best = cd;
+                s->ties = 1;
+                tie_lo = tie_hi = cd.lat;
+            } else if (cmp == 0) {
+                s->ties++;
+                if (cd.lat < tie_lo) tie_lo = cd.lat;
+                if (cd.lat > tie_hi) tie_hi = cd.lat;
+            }
+        }
+    }
+    if (s->found && mode == QSCAN_NEAREST) {
+        bool bad = false;
+        const qv *ov = q_override(c->db->map.ov_sel, s->tab->kernel, &bad);
+        if (bad) {
+            q_error(c, "bad_mapping", "query_selection_policy.kernel_overrides.%s is not a mapping", s->tab->kernel);
+            s->failed = true;
+            s->found = false;
+            return;
+        }
+        bool differ = false;
+        if (tie_lo != tie_hi) {
+            char lo[64], hi[64];
+            snprintf(lo, sizeof lo, "%.12f", tie_lo);
+            snprintf(hi, sizeof hi, "%.12f", tie_hi);
+            differ = strcmp(lo, hi) != 0;
+        }
+        if (differ && qv_truthy(qv_get(ov, "require_semantic_unique"))) {
+            s->found = false;
+            s->reason = q_sprintf(c, "ambiguous_semantic_match:%s", s->tab->kernel);
+            return;
+        }
+    }
+    if (!s->found && !loaded) s->reason = "csv_not_found";
+}
+
+void q_explain_scan(q_ctx *c, const q_scan *s) {
+    if (!c->explain || !s->found) return;
+    q_result *r = c->r;
+    if (r->n_rows == r->cap_rows) {
+        size_t nc = r->cap_rows ? r->cap_rows * 2 : 2;
+        q_xrow *n = opdb_arena_alloc(c->a, nc * sizeof *n);
+        if (r->n_rows) memcpy(n, r->rows, r->n_rows * sizeof *n);
+        r->rows = n;
+        r->cap_rows = nc;
+    }
+    q_xrow *x = &r->rows[r->n_rows++];
+    memset(x, 0, sizeof *x);
+    x->tab = s->tab;
+    x->row = s->row;
+    x->lat = s->best.lat;
+    x->rule = s->best.rule;
+    x->input_rules = s->best.input_rules;
+    x->n_rules = s->best.n_rules;
+    x->dist = s->best.dist;
+    x->ties = s->ties;
+}

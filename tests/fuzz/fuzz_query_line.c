@@ -1,0 +1,81 @@
+/* libFuzzer target: the input is one `opdb query` line (op or kernel level),
+ * answered against a small database in both modes, with and without explain.
+ * Must never crash or leak; every line gets exactly one result line, a JSON
+ * object that starts with its "id". */
+#include "fuzz_tmp.h"
+#include "opdb/query.h"
+
+static opdb_qdb *g_db[2];
+
+static const char k_mapping[] =
+    "operator_mappings:\n"
+    "  aten.mm.default: {kernel_type: MatMulV2, alternate_kernel_types: [MatMulV3]}\n"
+    "  aten.add.Tensor: {kernel_type: Add, query_mode: elementwise}\n"
+    "  tensor_cast.attention.default: {kernel_type: FusedInferAttentionScore, query_mode: attention_special}\n"
+    "  aten.zero.default: {zero_cost: true}\n"
+    "  aten.lin.default:\n"
+    "    kernel_type: MatMulV2\n"
+    "    tp_linear_projection: {shard_axis: input, logical_global_dims: [256]}\n"
+    "    kernel_types_by_input_rank: {3: [BatchMatMulV2]}\n"
+    "query_selection_policy: {kernel_overrides: {FusedInferAttentionScore: {require_semantic_unique: true}}}\n";
+static const char k_mm[] =
+    "Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,Average Duration(us)\n"
+    "\"\"\"16,128;256,128\"\"\",DT_BF16;DT_BF16,ND;ND,\"16,256\",DT_BF16,5.5\n"
+    "\"1,128;256,128\",DT_BF16;DT_BF16,ND;ND,\"1,256\",DT_BF16,4.0\n"
+    "N/A,DT_BF16,ND,,,3.0\n"
+    "\"8,2,16,16\",DT_BF16,FRACTAL_NZ,\"8,32\",FLOAT,2.0\n";
+static const char k_add[] =
+    "Input Shapes,Input Data Types,Output Shapes,Output Data Types,Duration(us)\n"
+    "\"16,128;16,128\",DT_BF16;DT_BF16,\"16,128\",DT_BF16,1.5\n"
+    "\"4,128\",FLOAT,\"4,128\",FLOAT,1.0\n";
+static const char k_fia[] =
+    "Input Shapes,Input Data Types,Runtime avg_seq_len,Runtime sparse_mode,Runtime num_key_value_heads,"
+    "Runtime input_layout,Profiling Average Duration(us)\n"
+    "\"4,8,128;100,1,128\",DT_BF16,100,3,1,TND,9.0\n"
+    "\"16,8,128;100,1,128\",DT_BF16,100,3,1,TND,9.5\n"
+    "\"16,8,128\",DT_BF16,abc,3,1,,9.5\n";
+
+static void quiet(void *ctx, const char *line) {
+    (void)ctx, (void)line;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc, (void)argv;
+    const char *root = fuzz_root_make("query");
+    char p[256];
+    snprintf(p, sizeof p, "%s/op_mapping.yaml", root);
+    fuzz_write_file(p, k_mapping, sizeof k_mapping - 1);
+    snprintf(p, sizeof p, "%s/MatMulV2.csv", root);
+    fuzz_write_file(p, k_mm, sizeof k_mm - 1);
+    snprintf(p, sizeof p, "%s/Add.csv", root);
+    fuzz_write_file(p, k_add, sizeof k_add - 1);
+    snprintf(p, sizeof p, "%s/FusedInferAttentionScore.csv", root);
+    fuzz_write_file(p, k_fia, sizeof k_fia - 1);
+    for (int m = 0; m < 2; m++) {
+        opdb_qdb_opts o;
+        opdb_qdb_opts_init(&o);
+        o.reference_quirks = m == 1;
+        o.tp_size = 2;
+        o.warn = quiet;
+        opdb_err err;
+        opdb_err_clear(&err);
+        g_db[m] = opdb_qdb_open(root, &o, &err);
+        if (!g_db[m]) abort();
+    }
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    for (int m = 0; m < 2; m++) {
+        opdb_qresult r;
+        if (opdb_query_json(g_db[m], (const char *)data, size, m == 0, &r) != 0) abort();
+        char *line;
+        size_t n;
+        if (opdb_qresult_json(&r, &line, &n) != 0) abort();
+        if (n < 8 || memcmp(line, "{\"id\": ", 7) != 0 || line[n - 1] != '}' || memchr(line, '\n', n)) abort();
+        if (r.hit != (r.miss_reason == NULL)) abort();
+        free(line);
+        opdb_qresult_free(&r);
+    }
+    return 0;
+}
