@@ -1,4 +1,4 @@
-/* One opened database queried from many threads at once: every thread gets the
+/* opdb_query_batch_text from many threads at once on one opened database: every thread gets the
  * answers one thread gets, and the threaded batch text equals the serial one
  * (run under ThreadSanitizer in CI). */
 #include <pthread.h>
