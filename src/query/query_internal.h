@@ -105,7 +105,7 @@ extern const char *const q_lat_names[3];  /* the duration columns in priority or
 typedef struct q_row {
     double lat;                  /* exact-path latency; 0 = invisible */
     uint8_t latcol;              /* q_lat_col */
-    uint8_t prio;                /* latency priority (§ latency_policy) */
+    uint8_t prio;                /* latency priority: lower ranks first among equal distances */
     uint8_t shapes_ok;           /* Input Shapes parsed (else: a cell fault when read) */
     _Atomic uint8_t skipped;     /* default mode: counted once among the skipped rows */
     q_shape *in;                 /* parsed Input Shapes */
@@ -126,8 +126,22 @@ typedef struct q_row {
 
 typedef enum q_tstate { QT_UNLOADED, QT_ABSENT, QT_FAILED, QT_OK } q_tstate;
 
+/* kernel families the matching rules name (computed once per table) */
+enum {
+    QK_MATMUL = 1 << 0,          /* transposed weights match */
+    QK_FLATTEN = 1 << 1,         /* a 3-D input matches its flattened 2-D row */
+    QK_MERGE = 1 << 2,           /* ... or its last two dims merged */
+    QK_ROPE = 1 << 3,            /* inputs rearranged as the RoPE kernels take them */
+    QK_SWIGLU = 1 << 4,
+    QK_RAC = 1 << 5,             /* ReshapeAndCache */
+    QK_INDEX = 1 << 6,
+    QK_RELAXED = 1 << 7,         /* DT_BF16 and FLOAT are one dtype class */
+};
+unsigned q_kernel_flags(const char *kt);
+
 typedef struct q_ktable {
     char *kernel;                /* kernel type = CSV stem */
+    unsigned kflags;             /* QK_* of the kernel */
     char *path;                  /* the file it was (or would be) read from */
     char *shown;                 /* path as named in explain (relative to the db folder when inside) */
     _Atomic int state;           /* q_tstate; QT_UNLOADED until the once-guard ran */
@@ -314,7 +328,7 @@ bool q_table_rows(q_ktable *t);
 /* records the best row of a scan in explain */
 void q_explain_scan(q_ctx *c, const q_scan *s);
 
-/* compute row matcher (§ row match). N < 0: no truncation. */
+/* The compute row matcher. has_n: truncate the row's lists to [:N]. */
 typedef struct q_match {
     const char *rule;
     const char *input_rules[16];
@@ -385,7 +399,7 @@ int q_mapping_load(opdb_qdb *db, opdb_err *err);
 int q_parse_shapes(opdb_arena *a, const char *s, size_t n, q_shape **out, uint32_t *nout);
 
 /* ------------------------------------------------------------ rendering */
-/* The result line (§ results) into sb, without newline. */
+/* The result line into sb, without newline. */
 void q_render(const q_ctx *c, const char *id_json, opdb_strbuf *sb);
 /* JSON text of a value (ids echo verbatim in json.dumps form) */
 void q_render_value(const qv *v, opdb_strbuf *sb);

@@ -35,6 +35,10 @@ static const char k_fia[] =
     "\"16,8,128;100,1,128\",DT_BF16,100,3,1,TND,9.5\n"
     "\"16,8,128\",DT_BF16,abc,3,1,,9.5\n";
 
+static void quiet(void *ctx, const char *line) {
+    (void)ctx, (void)line;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
     const char *root = fuzz_root_make("query");
@@ -52,8 +56,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         opdb_qdb_opts_init(&o);
         o.reference_quirks = m == 1;
         o.tp_size = 2;
-        static void (*quiet)(void *, const char *) = NULL;
-        (void)quiet;
+        o.warn = quiet;
         opdb_err err;
         opdb_err_clear(&err);
         g_db[m] = opdb_qdb_open(root, &o, &err);
