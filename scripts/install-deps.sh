@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages opdb needs to build, test, fuzz and bench.
 set -euo pipefail
-pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+pkgs=(python3-venv python3-setuptools python3-pip  # the Python package, installed in a venv by its test
+      build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       libcmocka-dev libcsv-dev libyajl-dev libyaml-dev uthash-dev zlib1g-dev time
       libopenblas-dev chromium libsqlite3-dev sqlite3 libopenmpi-dev openmpi-bin
       fonts-wqy-microhei)  # CJK glyphs for the compare HTML report in Chromium

@@ -163,6 +163,14 @@ typedef struct opdb_qstats {
 OPDB_API int opdb_query_batch(const opdb_qdb *db, const char *jsonl, size_t n, unsigned threads, bool explain,
                               int (*emit)(void *ctx, const opdb_qresult *r), void *ctx, opdb_qstats *stats);
 
+/* A JSONL batch answered as JSONL text: one result line per non-empty line,
+ * each ending in a newline, in input order whatever the thread count
+ * (threads 0 = one). *out is NUL-terminated; free it with
+ * opdb_query_free_text. 0, or -1 when no text could be built. stats may be
+ * NULL. */
+OPDB_API int opdb_query_batch_text(const opdb_qdb *db, const char *jsonl, size_t n, unsigned threads, bool explain,
+                                   char **out, size_t *out_n, opdb_qstats *stats);
+OPDB_API void opdb_query_free_text(char *text);
 /* The result line of a result (JSON object, no newline), malloc'd. 0 or -1. */
 OPDB_API int opdb_qresult_json(const opdb_qresult *r, char **text, size_t *len);
 OPDB_API void opdb_qresult_free(opdb_qresult *r);

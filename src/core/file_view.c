@@ -23,9 +23,11 @@
 
 #include "opdb/fs.h"
 
-/* The file this thread maps now, for the SIGBUS handler (initial-exec TLS:
- * read from a signal handler without a call into the dynamic loader). */
-static __thread const char *t_mapped_path __attribute__((tls_model("initial-exec")));
+/* The file this thread maps now, for the SIGBUS handler. Not initial-exec
+ * TLS: that would mark the whole library STATIC_TLS, and a program that
+ * dlopens libopdb (the Python binding) then fails to load it. The thread
+ * sets it before it reads the mapping, so its TLS block exists by then. */
+static __thread const char *t_mapped_path;
 /* The last file mapped by any thread: for a thread that reads a mapping
  * another one made (the workers of a batch pipeline). */
 static _Atomic(const char *) g_last_mapped_path;
