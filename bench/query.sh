@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# bench/query.sh - throughput / memory of `opdb query`.
+#
+# usage: bench/query.sh [BUILD_DIR] [ROUNDS] [N_QUERIES]     (defaults: build 3 1000000)
+#
+# Generates (bench/gen_query_bench.py, seeded) a database of realistic size:
+# 250 tables in the layout parse/grid write, ~208k rows, communication tables
+# and an op_mapping.yaml, and N_QUERIES op-level lines mixing exact hits, 1-D
+# interpolated matmuls, elementwise ops, communication, zero-cost ops and
+# misses in the proportions of a model trace. Then, in interleaved rounds:
+#   opdb query --db DB --tp-size 8 --grid 8,2 < queries.jsonl > results
+#   floor: yajl_tokenize queries.jsonl       (reading and tokenizing the same file)
+# and prints best and median CPU seconds (user + system) of each, queries per
+# CPU second, the ratio opdb / floor, and opdb's peak RSS against the
+# database's bytes. The C API figures come from bench/query_api: open time
+# (every table loaded at open) against reading the same files (cat), and
+# lookups per second on one thread per query class (no result cache exists:
+# every lookup is computed).
+# Targets (reported): CLI within 2x of the floor; C API >= 2M exact lookups/s
+# and >= 500k 1-D interpolated lookups/s; open within 1.5x of reading the
+# files; peak RSS within 2x of the database's bytes.
+set -u -o pipefail
+export LC_ALL=C
+BUILD_DIR=${1:-build}
+ROUNDS=${2:-3}
+NQ=${3:-1000000}
+OPDB=$BUILD_DIR/opdb
+TOK=$BUILD_DIR/bench/yajl_tokenize
+API=$BUILD_DIR/bench/query_api
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+for x in "$OPDB" "$TOK" "$API"; do [ -x "$x" ] || { echo "bench/query.sh: $x not built" >&2; exit 2; }; done
+W=$(mktemp -d "${TMPDIR:-/tmp}/opdb-query-bench.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+echo "generating $NQ queries..." >&2
+gen=$(python3 "$here/gen_query_bench.py" "$W" "$NQ") || exit 2
+DB=$W/db
+best() { sort -g | head -1; }
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+cpu() { awk -F': ' '/User time|System time/ {s += $2} END {printf "%.3f\n", s}' "$1"; }
+
+for r in $(seq 1 "$ROUNDS"); do
+  /usr/bin/time -v "$OPDB" query --db "$DB" --tp-size 8 --grid 8,2 <"$W/queries.jsonl" >"$W/results" 2>"$W/time" \
+    || { cat "$W/time"; exit 1; }
+  cpu "$W/time" >>"$W/c_opdb"
+  grep "Maximum resident" "$W/time" | awk '{print $NF}' >>"$W/rss"
+  /usr/bin/time -v "$TOK" "$W/queries.jsonl" >/dev/null 2>"$W/ftime" || { cat "$W/ftime"; exit 1; }
+  cpu "$W/ftime" >>"$W/c_floor"
+  echo "$(tail -1 "$W/c_opdb") / $(tail -1 "$W/c_floor")" | sed 's#/ 0.000$#/ 0.001#' | bc -l >>"$W/ratio"
+  # open: every table parsed at open, against reading the same bytes
+  /usr/bin/time -v "$API" "$DB" 0 "$W/q_zero_cost.jsonl" >"$W/open" 2>"$W/otime" || { cat "$W/otime"; exit 1; }
+  sed -n 's/^open_s=//p' "$W/open" >>"$W/t_open"
+  /usr/bin/time -f '%U %S' -o "$W/cattime" sh -c "cat '$DB'/*.csv '$DB'/hccl/*.csv '$DB'/op_mapping.yaml >/dev/null"
+  awk '{printf "%.3f\n", $1 + $2}' "$W/cattime" >>"$W/t_cat"
+done
+n=$(wc -l <"$W/results")
+dbbytes=$(cat "$DB"/*.csv "$DB"/hccl/*.csv "$DB"/op_mapping.yaml | wc -c)
+bo=$(best <"$W/c_opdb"); mo=$(median <"$W/c_opdb"); bf=$(best <"$W/c_floor"); mf=$(median <"$W/c_floor")
+rss=$(sort -n "$W/rss" | tail -1)
+printf 'opdb query (%s; %d rounds, host %s, %s CPUs, load %s)\n' "$gen" "$ROUNDS" "$(hostname)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '  CLI batch       CPU best %.3f s / median %.3f s   %.0f / %.0f queries per CPU second\n' "$bo" "$mo" \
+  "$(echo "$n / ($bo + 0.0005)" | bc -l)" "$(echo "$n / ($mo + 0.0005)" | bc -l)"
+printf '  floor (yajl)    CPU best %.3f s / median %.3f s\n' "$bf" "$mf"
+printf '  ratio opdb/floor best %.2f / median %.2f   (target <= 2)\n' "$(best <"$W/ratio")" "$(median <"$W/ratio")"
+printf '  peak RSS        %.1f MiB for a %.1f MiB database: %.2fx (target <= 2)\n' "$(echo "$rss / 1024" | bc -l)" \
+  "$(echo "$dbbytes / 1048576" | bc -l)" "$(echo "$rss * 1024 / $dbbytes" | bc -l)"
+printf '  open            best %.3f s / median %.3f s; reading the files (cat, CPU) best %.3f s: %.2fx (target <= 1.5)\n' \
+  "$(best <"$W/t_open")" "$(median <"$W/t_open")" "$(best <"$W/t_cat")" \
+  "$(echo "$(best <"$W/t_open") / ($(best <"$W/t_cat") + 0.001)" | bc -l)"
+printf '  sources         %s\n' "$(grep -o '"source": "[A-Z]*"' "$W/results" | sort | uniq -c | awk '{printf "%s=%s ", $3, $1}' | tr -d '"')"
+echo "  C API, one thread, lookups per second per class (targets: exact >= 2M, interp >= 500k):"
+"$API" "$DB" 1 "$W"/q_exact.jsonl "$W"/q_interp.jsonl "$W"/q_elementwise.jsonl "$W"/q_comm.jsonl \
+  "$W"/q_zero_cost.jsonl "$W"/q_miss.jsonl | sed -n 's/^q_/    /p'
