@@ -192,6 +192,47 @@ static opdb_grid_config *load_config(const opdb_grid_opts *o, opdb_err *err) {
     return c;
 }
 
+/* The folders a run writes to: root and every folder below it that holds
+ * one of the files, each locked on its own (a nested folder may be another
+ * database, whose writers take only its lock).  Taken in path order, as
+ * every run does, so that two runs never wait on each other in a cycle. */
+typedef struct folder_locks {
+    char **dir;
+    int *fd;
+    size_t n;
+} folder_locks;
+
+static int cmp_dirs(const void *a, const void *b) { return opdb_path_cmp(*(char *const *)a, *(char *const *)b); }
+
+static int lock_folders(folder_locks *L, const char *root, char **files, size_t nfiles, opdb_err *err) {
+    L->dir = opdb_xmalloc((nfiles + 1) * sizeof *L->dir);
+    L->fd = opdb_xmalloc((nfiles + 1) * sizeof *L->fd);
+    L->n = 0;
+    L->dir[L->n++] = opdb_xstrdup(root);
+    for (size_t i = 0; i < nfiles; i++) L->dir[L->n++] = opdb_path_parent(files[i]);
+    qsort(L->dir, L->n, sizeof *L->dir, cmp_dirs);
+    size_t k = 0;
+    for (size_t i = 0; i < L->n; i++) {
+        if (k && opdb_path_cmp(L->dir[k - 1], L->dir[i]) == 0) free(L->dir[i]);
+        else L->dir[k++] = L->dir[i];
+    }
+    L->n = k;
+    for (size_t i = 0; i < L->n; i++) L->fd[i] = -1;
+    for (size_t i = 0; i < L->n; i++)
+        if ((L->fd[i] = opdb_dir_lock(L->dir[i], err)) < 0) return -1;
+    return 0;
+}
+
+static void unlock_folders(folder_locks *L) {
+    for (size_t i = L->n; i-- > 0;) {
+        opdb_dir_unlock(L->fd[i]);
+        free(L->dir[i]);
+    }
+    free(L->dir);
+    free(L->fd);
+    memset(L, 0, sizeof *L);
+}
+
 int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     grid_run X;
     memset(&X, 0, sizeof X);
@@ -202,7 +243,8 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     opdb_sb_init(&names);
     char **files = NULL;
     size_t nfiles = 0;
-    int lock = -1, rc = -1;
+    folder_locks locks = {0};
+    int rc = -1;
     bool in_txn = false;
     grid_file_result *res = NULL;
     char *root = opdb_path_normalize(o->root);
@@ -237,7 +279,7 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
         if (o->have_seed) opdb_pyrandom_seed(&X.rng, o->seed);
         else opdb_pyrandom_seed_entropy(&X.rng);
     }
-    if (!o->plan && (lock = opdb_dir_lock(root, err)) < 0) goto done;
+    if (!o->plan && lock_folders(&locks, root, files, nfiles, err)) goto done;
     /* every file appended, or none (the reference appends file by file) */
     in_txn = !o->plan && !o->quirks && opdb_txn_begin(root) == 0;
     if (!o->quirks)
@@ -273,7 +315,7 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     rc = 0;
 done:
     if (in_txn) opdb_txn_end(false, err);
-    if (lock >= 0) opdb_dir_unlock(lock);
+    unlock_folders(&locks);
     free(res);
     for (size_t i = 0; i < X.ncov; i++) free(X.cov[i].op), free(X.cov[i].file);
     free(X.cov);

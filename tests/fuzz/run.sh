@@ -62,6 +62,7 @@ run_target fuzz_fwd_csv fwd_csv "-close_fd_mask=2"
 run_target fuzz_validate validate "-close_fd_mask=2"
 run_target fuzz_add_new_ops add_new_ops "-close_fd_mask=2"
 run_target fuzz_cmp_shapes cmp_shapes "-close_fd_mask=2"
+run_target fuzz_journal journal "-close_fd_mask=2"
 
 if [ "$status" -eq 0 ]; then
     rm -rf "$work"
