@@ -202,6 +202,25 @@ typedef struct folder_locks {
     size_t n;
 } folder_locks;
 
+/* The folder whose lock covers file: its own, or the database folder above
+ * when it lies in one of opdb's own subfolders (reports, bench work). */
+static char *lock_dir_of(const char *root, const char *file) {
+    char *best = opdb_path_parent(file), *a = opdb_xstrdup(best);
+    /* climb to root; the topmost own subfolder on the way decides */
+    while (strcmp(a, root) != 0 && strcmp(a, ".") != 0 && strcmp(a, "/") != 0) {
+        const char *b = opdb_path_basename(a);
+        char *up = opdb_path_parent(a);
+        if (!strcmp(b, OPDB_REPORTS_DIR) || !strcmp(b, OPDB_BENCH_WORK_DIR)) {
+            free(best);
+            best = opdb_xstrdup(up);
+        }
+        free(a);
+        a = up;
+    }
+    free(a);
+    return best;
+}
+
 static int cmp_dirs(const void *a, const void *b) { return opdb_path_cmp(*(char *const *)a, *(char *const *)b); }
 
 static int lock_folders(folder_locks *L, const char *root, char **files, size_t nfiles, opdb_err *err) {
@@ -209,7 +228,7 @@ static int lock_folders(folder_locks *L, const char *root, char **files, size_t 
     L->fd = opdb_xmalloc((nfiles + 1) * sizeof *L->fd);
     L->n = 0;
     L->dir[L->n++] = opdb_xstrdup(root);
-    for (size_t i = 0; i < nfiles; i++) L->dir[L->n++] = opdb_path_parent(files[i]);
+    for (size_t i = 0; i < nfiles; i++) L->dir[L->n++] = lock_dir_of(root, files[i]);
     qsort(L->dir, L->n, sizeof *L->dir, cmp_dirs);
     size_t k = 0;
     for (size_t i = 0; i < L->n; i++) {
@@ -231,6 +250,27 @@ static void unlock_folders(folder_locks *L) {
     free(L->dir);
     free(L->fd);
     memset(L, 0, sizeof *L);
+}
+
+static int relist(const folder_locks *L, const char *root, char ***files, size_t *nfiles, opdb_err *err) {
+    char **now = NULL;
+    size_t n = 0;
+    if (opdb_find_files(root, keep_csv, NULL, &now, &n, err) < 0) return -1;
+    for (size_t i = 0; i < n; i++) {
+        char *d = lock_dir_of(root, now[i]);
+        bool locked = bsearch(&d, L->dir, L->n, sizeof *L->dir, cmp_dirs) != NULL;
+        free(d);
+        if (!locked) {
+            opdb_fail(err, OPDB_ERR_RUNTIME, "%s: a folder created by another program during this run; nothing was "
+                      "changed (run again)", now[i]);
+            opdb_free_paths(now, n);
+            return -1;
+        }
+    }
+    opdb_free_paths(*files, *nfiles);
+    *files = now;
+    *nfiles = n;
+    return 0;
 }
 
 int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
@@ -280,6 +320,9 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
         else opdb_pyrandom_seed_entropy(&X.rng);
     }
     if (!o->plan && lock_folders(&locks, root, files, nfiles, err)) goto done;
+    /* the files as they are now that no other writer can change them (a
+     * writer of a nested folder may have added some while this run waited) */
+    if (!o->plan && relist(&locks, root, &files, &nfiles, err)) goto done;
     /* every file appended, or none (the reference appends file by file) */
     in_txn = !o->plan && !o->quirks && opdb_txn_begin(root) == 0;
     if (!o->quirks)
