@@ -261,25 +261,37 @@ static void journal_text(staged *head, const char *dir, opdb_strbuf *j) {
     opdb_sb_adds(j, OPDB_JOURNAL_END);
 }
 
-/* Undo the renames done so far (backups back in place, new tables removed)
- * and drop every temp file; -1 when some entry cannot be undone. */
+/* Undo the renames done so far, last first, then drop every temp file; -1
+ * when some entry cannot be undone.  Each step leaves what the journal
+ * describes: a new file goes back to its temp name first (the entry then
+ * reads as not yet renamed), then the backup back to the table's name; so
+ * a failure at any point (a disk that fails every rename from now on) still
+ * leaves a journal the next run completes. */
 static int roll_back_staged(staged *head) {
+    size_t n = 0;
+    for (staged *s = head; s; s = s->next) n += s->renamed;
+    staged **done = opdb_xmalloc((n ? n : 1) * sizeof *done);
+    size_t k = 0;
+    for (staged *s = head; s; s = s->next)
+        if (s->renamed) done[k++] = s;
     int rc = 0;
-    for (staged *s = head; s; s = s->next) {
-        if (!s->renamed) {
-            unlink(s->tmp);
-        } else if (s->backup) {
-            if (rename(s->backup, s->path) != 0) rc = -1;
-            else {
-                free(s->backup);
-                s->backup = NULL;
-            }
-        } else if (!s->had_old) {
-            if (unlink(s->path) != 0) rc = -1;
-        } else {
+    while (k > 0 && rc == 0) {
+        staged *s = done[--k];
+        if (rename(s->path, s->tmp) != 0) {
             rc = -1;
+            break;
+        }
+        s->renamed = false;
+        if (!s->had_old) continue;
+        if (!s->backup || rename(s->backup, s->path) != 0) rc = -1;
+        else {
+            free(s->backup);
+            s->backup = NULL;
         }
     }
+    free(done);
+    if (rc == 0)
+        for (staged *s = head; s; s = s->next) unlink(s->tmp);
     return rc;
 }
 
