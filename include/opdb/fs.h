@@ -47,6 +47,9 @@ OPDB_API void opdb_free_paths(char **paths, size_t count);
  * database serialise. Blocks, saying so on stderr if it has to wait.
  * Returns a descriptor to pass to opdb_dir_unlock, or -1 with err set. */
 OPDB_API int opdb_dir_lock(const char *dir, opdb_err *err);
+/* The same lock, without acting on what killed runs left (for discarding an
+ * invalid journal). */
+OPDB_API int opdb_dir_lock_plain(const char *dir, opdb_err *err);
 OPDB_API void opdb_dir_unlock(int fd);
 
 /* Atomic file replacement: write to a temp file in the same folder, fsync,
@@ -72,6 +75,7 @@ typedef struct opdb_atomic_file {
     int fd, slot, err;
     char tmpl[4096];
     char *path;       /* the file replaced: a symlink's target (written through the link) */
+    char *named;      /* the path as given (the link itself, whose folder keeps the journal) */
     opdb_strbuf buf;
     opdb_file_id expect; /* opdb_atomic_expect */
 } opdb_atomic_file;
@@ -86,25 +90,47 @@ OPDB_API void opdb_atomic_abort(opdb_atomic_file *f);
 OPDB_API void opdb_atomic_expect(opdb_atomic_file *f, const opdb_file_id *id);
 
 /* All-or-nothing runs (txn.c).  Between opdb_txn_begin and opdb_txn_end
- * (taken under the folder lock) every opdb_atomic_commit only stages its
- * file (written, fsynced, not renamed).  opdb_txn_end(true) checks that no
- * target changed since it was read, records the set in DIR/.opdb-journal
- * (fsynced), renames them all and removes the journal; opdb_txn_end(false)
- * or any error deletes them: the folder is wholly old or wholly new.
- * Nested begin/end pairs join the outermost run. */
+ * (taken under the lock of every folder written) every opdb_atomic_commit
+ * only stages its file (written, fsynced, not renamed).  opdb_txn_end(true)
+ * checks that no target changed since it was read and that every target can
+ * be replaced (not a directory, not immutable, a writable folder), backs up
+ * the old files (hard links), records the set in a .opdb-journal in each
+ * folder (plain names only, fsynced), renames them all and removes the
+ * journals; a rename that fails all the same is rolled back from the
+ * backups; opdb_txn_end(false) or any error deletes the staged files: the
+ * folder is wholly old or wholly new.  Nested begin/end pairs join the
+ * outermost run. */
 #define OPDB_JOURNAL_NAME ".opdb-journal"
+/* opdb's own subfolders of a database folder (update reports, bench's work
+ * files): covered by the folder's lock; any other subfolder may be another
+ * database, with its own. */
+#define OPDB_REPORTS_DIR "reports"
+#define OPDB_BENCH_WORK_DIR ".opdb_bench"
 OPDB_API int opdb_txn_begin(const char *dir);
 OPDB_API int opdb_txn_end(bool commit, opdb_err *err);
 OPDB_API bool opdb_txn_active(void);
-OPDB_API void opdb_txn_stage(const char *tmp, const char *path, const opdb_file_id *expect);
+/* tmp renamed over path; table: the name as given (path, or a link to it). */
+OPDB_API void opdb_txn_stage(const char *tmp, const char *path, const char *table, const opdb_file_id *expect);
 /* Async-signal-safe: removes the staged temp files (before the journal). */
 OPDB_API void opdb_txn_remove_staged(void);
 enum { OPDB_TXN_NONE, OPDB_TXN_STAGING, OPDB_TXN_COMMITTING, OPDB_TXN_DONE };
 OPDB_API int opdb_txn_state_now(void); /* async-signal-safe */
 /* Run under the folder lock (opdb_dir_lock does): completes a run killed
- * after its journal was written, then removes opdb temp files
- * (".NAME.tmp.XXXXXX") of killed runs below dir; *removed counts them. */
+ * after its journals were written (or rolls it back from its backups when a
+ * target can no longer be replaced), then removes opdb temp files and
+ * backups (".NAME.tmp.XXXXXX", ".NAME.old.XXXXXX") of killed runs in dir and
+ * its own subfolders, never in another subfolder; *removed counts them.  A
+ * journal whose entries are not plain names of opdb's files in its folder
+ * is invalid: an error naming it, nothing renamed. */
 OPDB_API int opdb_txn_recover(const char *dir, int *removed, opdb_err *err);
+/* What a journal left in dir would make the next writer do (read-only):
+ * msg says it in one line for all but NONE. */
+enum { OPDB_JOURNAL_NONE, OPDB_JOURNAL_UNFINISHED, OPDB_JOURNAL_BACK, OPDB_JOURNAL_STUCK, OPDB_JOURNAL_INVALID };
+OPDB_API int opdb_txn_journal_status(const char *dir, char *msg, size_t cap);
+/* Deletes an invalid journal of dir (or of its own subfolders), renaming
+ * nothing; a valid one is refused (opdb_txn_recover completes it).  Run
+ * under opdb_dir_lock_plain. */
+OPDB_API int opdb_txn_discard_journal(const char *dir, opdb_err *err);
 /* Install the signal handlers that remove in-flight temp files. */
 OPDB_API void opdb_atomic_install_signal_cleanup(void);
 /* Removes the temp files of writers in flight (async-signal-safe: for a

@@ -24,9 +24,11 @@ typedef struct opdb_validate_result {
  * JSON document with json. */
 OPDB_API int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_result *res, opdb_err *err);
 
-/* Completes a run killed while replacing its files (the folder's journal)
- * and removes temp files of killed runs, under the folder lock. */
-OPDB_API int opdb_db_repair(const char *db_dir, opdb_err *err);
+/* Completes a run killed while replacing its files (the folder's journal;
+ * rolled back when it cannot be completed) and removes temp files of killed
+ * runs, under the folder lock.  An invalid journal is an error, unless
+ * discard_journal: then it is deleted first (nothing renamed). */
+OPDB_API int opdb_db_repair(const char *db_dir, bool discard_journal, opdb_err *err);
 /* true while a killed run's journal waits for opdb_db_repair (or any writer). */
 OPDB_API bool opdb_db_pending_run(const char *db_dir);
 

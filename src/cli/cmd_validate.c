@@ -9,7 +9,7 @@
 
 int cmd_validate(int argc, char **argv) {
     const char *database = NULL, *device = NULL, *vllm = NULL, *torch = NULL, *cann = NULL;
-    bool json = false, strict = false, repair = false;
+    bool json = false, strict = false, repair = false, discard = false;
     cli_opt opts[] = {
         {"--database-path", "D", "database folder", false, &database, NULL},
         {"--device", "DEVICE", "device folder when --database-path is absent (default " OPDB_DEFAULT_DEVICE ")", false, &device, NULL},
@@ -18,7 +18,8 @@ int cmd_validate(int argc, char **argv) {
         {"--cann-version", "V", "CANN version", false, &cann, NULL},
         {"--json", NULL, "print the problems as JSON", false, NULL, &json},
         {"--strict", NULL, "warnings (rows without a valid duration, unconverged measurements) also exit 1", false, NULL, &strict},
-        {"--repair", NULL, "first complete a run that was killed while replacing files, and remove temp files of killed runs", false, NULL, &repair},
+        {"--repair", NULL, "first complete a run that was killed while replacing files (or roll it back when it cannot be completed), and remove temp files of killed runs", false, NULL, &repair},
+        {"--discard-journal", NULL, "with --repair: delete an invalid journal (one opdb refuses to act on), renaming nothing", false, NULL, &discard},
     };
     cli_spec spec = {"opdb validate",
                      "Check a database folder: unreadable files, missing columns, non-numeric or negative durations,\n"
@@ -29,14 +30,13 @@ int cmd_validate(int argc, char **argv) {
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
     if (cli_check_db_flags(&spec, device, vllm, torch, cann) != CLI_OK) return 2;
+    if (discard && !repair) return cli_usage_error(&spec, "--discard-journal needs --repair"), 2;
     opdb_err err;
     opdb_err_clear(&err);
     opdb_db_target target = {database, device ? device : OPDB_DEFAULT_DEVICE, vllm, torch, cann, NULL};
     char *dir = opdb_db_resolve(&target, &err);
     opdb_validate_result res;
-    if (dir && !repair && opdb_db_pending_run(dir))
-        fprintf(stderr, "opdb validate: warning: %s: a killed run left its journal; `opdb validate --repair` completes it\n", dir);
-    if (!dir || (repair && opdb_db_repair(dir, &err)) || opdb_validate_run(dir, json, stdout, &res, &err)) {
+    if (!dir || (repair && opdb_db_repair(dir, discard, &err)) || opdb_validate_run(dir, json, stdout, &res, &err)) {
         fprintf(stderr, "opdb validate: %s\n", err.msg);
         free(dir);
         return err.code ? err.code : 1;

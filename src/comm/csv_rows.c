@@ -31,8 +31,12 @@ int opdb_comm_csv_append(const char *path, const opdb_comm_row *rows, size_t n, 
         return -1;
     }
     int lock = opdb_dir_lock(dir, err);
+    if (lock < 0) return free(dir), -1;
+    /* staged, journaled and replaced only if still the file read, like every writer */
+    opdb_txn_begin(dir);
     free(dir);
-    if (lock < 0) return -1;
+    opdb_file_id id;
+    opdb_file_id_take(path, &id);
     opdb_strbuf sb;
     opdb_sb_init(&sb);
     int rc = 0;
@@ -43,8 +47,15 @@ int opdb_comm_csv_append(const char *path, const opdb_comm_row *rows, size_t n, 
     }
     if (rc == 0) {
         for (size_t i = 0; i < n; i++) opdb_comm_row_format(&sb, &rows[i]);
-        rc = opdb_atomic_write(path, sb.p, sb.n, err);
+        opdb_atomic_file af;
+        rc = opdb_atomic_open(&af, path, err);
+        if (rc == 0) {
+            opdb_atomic_expect(&af, &id);
+            opdb_atomic_append_direct(&af, sb.p, sb.n);
+            rc = opdb_atomic_commit(&af, err);
+        }
     }
+    if (opdb_txn_end(rc == 0, err)) rc = -1;
     opdb_sb_free(&sb);
     opdb_dir_unlock(lock);
     return rc;

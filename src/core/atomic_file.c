@@ -101,11 +101,15 @@ int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err) {
     /* A symlinked target is written through the link (its target replaced),
      * never replaced by a regular file. */
     char *resolved = NULL;
+    f->named = opdb_xstrdup(path);
     struct stat lst;
     if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
         resolved = realpath(path, NULL);
-        if (!resolved)
+        if (!resolved) {
+            free(f->named);
+            f->named = NULL;
             return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: symbolic link to a missing file: not replaced", path);
+        }
         path = resolved;
     }
     char *dir = opdb_path_parent(path);
@@ -114,6 +118,8 @@ int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err) {
     if (need > sizeof f->tmpl) {
         free(dir);
         free(resolved);
+        free(f->named);
+        f->named = NULL;
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: path too long", path);
     }
     snprintf(f->tmpl, sizeof f->tmpl, "%s/.%s.tmp.XXXXXX", dir, base);
@@ -144,6 +150,8 @@ int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err) {
         opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot create temporary file: %s", path, strerror(open_errno));
         free(f->path);
         f->path = NULL;
+        free(f->named);
+        f->named = NULL;
         return -1;
     }
     return 0;
@@ -201,7 +209,7 @@ static int finish(opdb_atomic_file *f, bool commit, opdb_err *err) {
     if (close(f->fd) != 0 && !e) e = errno;
     bool changed = !e && !opdb_file_id_same(f->path, &f->expect);
     bool staged = !e && !changed && opdb_txn_active();
-    if (staged) opdb_txn_stage(f->tmpl, f->path, &f->expect); /* renamed by opdb_txn_end */
+    if (staged) opdb_txn_stage(f->tmpl, f->path, f->named, &f->expect); /* renamed by opdb_txn_end */
     else if (!e && !changed && rename(f->tmpl, f->path) != 0) e = errno;
     sigset_t block, old;
     signal_set(&block);
@@ -217,6 +225,8 @@ static int finish(opdb_atomic_file *f, bool commit, opdb_err *err) {
     opdb_sb_free(&f->buf);
     free(f->path);
     f->path = NULL;
+    free(f->named);
+    f->named = NULL;
     f->fd = -1;
     return rc;
 }

@@ -198,7 +198,7 @@ void opdb_free_paths(char **paths, size_t count) {
     free(paths);
 }
 
-int opdb_dir_lock(const char *dir, opdb_err *err) {
+int opdb_dir_lock_plain(const char *dir, opdb_err *err) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open folder: %s", dir, strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -211,6 +211,12 @@ int opdb_dir_lock(const char *dir, opdb_err *err) {
             }
         }
     }
+    return fd;
+}
+
+int opdb_dir_lock(const char *dir, opdb_err *err) {
+    int fd = opdb_dir_lock_plain(dir, err);
+    if (fd < 0) return -1;
     /* the lock holder is the only writer: finish or clean up killed runs */
     if (opdb_txn_recover(dir, NULL, err)) {
         close(fd);

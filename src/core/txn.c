@@ -1,31 +1,39 @@
 /* All-or-nothing runs (fs.h, opdb_txn_*).  While a run is open, every atomic
  * file commit only stages its temp file (written and fsynced, not renamed).
- * At the end the staged set is recorded in DIR/.opdb-journal (written as a
- * temp file, fsynced, renamed), then every temp file is renamed over its
- * target and the journal removed.  A run killed before the journal exists
- * leaves only temp files (removed by the next writer: the old database); one
- * killed after it is rolled forward by the next writer (the new database).
- * SIGINT/SIGTERM/SIGHUP are held off from the journal to its removal. */
+ * At the end every target is checked (no directory, nothing immutable, a
+ * writable folder) before anything is renamed; each existing table gets a
+ * hard-linked backup; the staged set is recorded in a journal in each folder
+ * it touches (core/journal.h: plain names only), then every temp file is
+ * renamed over its target and the journals and backups removed.  A run
+ * killed before its journals exist leaves only temp files and backups
+ * (removed by the next writer: the old database); one killed after is rolled
+ * forward by the next writer (the new database), or rolled back from the
+ * backups when a target can no longer be replaced.  SIGINT/SIGTERM/SIGHUP
+ * are held off from the journals to their removal. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "core/journal.h"
 #include "opdb/fs.h"
 
-#define JOURNAL_NAME OPDB_JOURNAL_NAME
-#define JOURNAL_MAGIC "opdb-journal 1"
-
 typedef struct staged {
-    char *tmp, *path; /* absolute */
+    char *tmp, *path; /* absolute: the temp file and the file it replaces (a link's target) */
+    char *table;      /* absolute: the name as written (the link itself), whose folder keeps the journal */
+    char *backup;     /* hard link to the old file, or NULL */
+    bool had_old, no_backup, renamed;
     opdb_file_id expect;
     struct staged *next;
 } staged;
@@ -48,11 +56,10 @@ static void hold_signals(sigset_t *old) {
 }
 
 static char *absolute(const char *p) {
-    if (p[0] == '/') return opdb_xstrdup(p);
+    if (p[0] == '/') return opdb_path_normalize(p);
     char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd)) return opdb_xstrdup(p);
-    char *a = opdb_xmalloc(strlen(cwd) + strlen(p) + 2);
-    sprintf(a, "%s/%s", cwd, p);
+    if (!getcwd(cwd, sizeof cwd)) return opdb_path_normalize(p);
+    char *a = opdb_path_join(cwd, p);
     return a;
 }
 
@@ -69,10 +76,11 @@ int opdb_txn_begin(const char *dir) {
     return 0;
 }
 
-void opdb_txn_stage(const char *tmp, const char *path, const opdb_file_id *expect) {
+void opdb_txn_stage(const char *tmp, const char *path, const char *table, const opdb_file_id *expect) {
     staged *s = opdb_xcalloc(1, sizeof *s);
     s->tmp = absolute(tmp);
     s->path = absolute(path);
+    s->table = absolute(table ? table : path);
     if (expect) s->expect = *expect;
     pthread_mutex_lock(&g_mu);
     s->next = atomic_load(&g_head);
@@ -111,13 +119,18 @@ bool opdb_file_id_same(const char *path, const opdb_file_id *id) {
            now.mtime_ns == id->mtime_ns && now.ctime_s == id->ctime_s && now.ctime_ns == id->ctime_ns;
 }
 
-static int fsync_dir_of(const char *path) {
-    char *d = opdb_path_parent(path);
+static int fsync_dir(const char *d) {
     int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(d);
     if (fd < 0) return -1;
     int rc = fsync(fd);
     close(fd);
+    return rc;
+}
+
+static int fsync_dir_of(const char *path) {
+    char *d = opdb_path_parent(path);
+    int rc = fsync_dir(d);
+    free(d);
     return rc;
 }
 
@@ -131,43 +144,227 @@ static bool same_parent(const char *a, const char *b) {
 static void free_list(staged *s) {
     while (s) {
         staged *n = s->next;
-        free(s->tmp), free(s->path), free(s);
+        free(s->tmp), free(s->path), free(s->table), free(s->backup), free(s);
         s = n;
     }
 }
 
-/* Renames every pair; the journal lists them first so that a kill in the
+/* Why `path` cannot be replaced by a rename (NULL when it can, as far as
+ * can be told beforehand): a directory or other non-file where it goes, an
+ * immutable or append-only file or folder, a folder this process cannot
+ * write. */
+static const char *cannot_replace(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return "a directory is in its place";
+        if (!S_ISREG(st.st_mode)) return "something that is not a regular file is in its place";
+        int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC), fl = 0;
+        if (fd >= 0) {
+            bool locked = ioctl(fd, FS_IOC_GETFLAGS, &fl) == 0 && (fl & (FS_IMMUTABLE_FL | FS_APPEND_FL));
+            close(fd);
+            if (locked) return "it is immutable or append-only (chattr)";
+        }
+    } else if (errno != ENOENT) {
+        return "it cannot be examined";
+    }
+    char *d = opdb_path_parent(path);
+    const char *why = NULL;
+    if (access(d, W_OK | X_OK) != 0) why = "its folder is not writable";
+    int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fl = 0;
+    if (!why && fd >= 0 && ioctl(fd, FS_IOC_GETFLAGS, &fl) == 0 && (fl & (FS_IMMUTABLE_FL | FS_APPEND_FL)))
+        why = "its folder is immutable or append-only (chattr)";
+    if (fd >= 0) close(fd);
+    free(d);
+    return why;
+}
+
+/* Six random name characters, like mkstemp's. */
+static void random_suffix(char *x) {
+    static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static _Atomic unsigned long counter;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long v = (unsigned long)getpid() * 2654435761u ^ (unsigned long)ts.tv_nsec ^
+                      (counter++ * 0x9e3779b97f4a7c15UL) ^ (unsigned long)(uintptr_t)x;
+    for (int i = 0; i < 6; i++) {
+        v = v * 6364136223846793005UL + 1442695040888963407UL;
+        x[i] = abc[(v >> 33) % (sizeof abc - 1)];
+    }
+}
+
+/* A hard link ".NAME.old.XXXXXX" next to s->path, so that a commit that
+ * cannot complete can be rolled back.  Where links are not possible the
+ * entry is marked: roll forward is then its only way. */
+static void make_backup(staged *s) {
+    struct stat st;
+    s->had_old = lstat(s->path, &st) == 0;
+    if (!s->had_old) return;
+    char *d = opdb_path_parent(s->path);
+    const char *base = opdb_path_basename(s->path);
+    size_t n = strlen(d) + strlen(base) + 16;
+    char *b = opdb_xmalloc(n);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        snprintf(b, n, "%s/.%s.old.XXXXXX", d, base);
+        random_suffix(b + strlen(b) - 6);
+        if (link(s->path, b) == 0) {
+            s->backup = b;
+            free(d);
+            return;
+        }
+        if (errno != EEXIST) break;
+    }
+    free(b);
+    free(d);
+    s->no_backup = true;
+}
+
+typedef struct folder_journal {
+    char *dir, *jpath;
+    bool written;
+} folder_journal;
+
+/* The distinct folders of the tables, in first-seen order. */
+static folder_journal *journal_folders(staged *head, size_t *n) {
+    folder_journal *f = NULL;
+    size_t cap = 0;
+    *n = 0;
+    for (staged *s = head; s; s = s->next) {
+        char *d = opdb_path_parent(s->table);
+        size_t i = 0;
+        while (i < *n && strcmp(f[i].dir, d) != 0) i++;
+        if (i < *n) {
+            free(d);
+            continue;
+        }
+        OPDB_ALLOC_GROW(f, *n + 1, cap);
+        f[*n].dir = d;
+        f[*n].jpath = opdb_path_join(d, OPDB_JOURNAL_NAME);
+        f[*n].written = false;
+        (*n)++;
+    }
+    return f;
+}
+
+static void journal_text(staged *head, const char *dir, opdb_strbuf *j) {
+    opdb_sb_clear(j);
+    opdb_sb_adds(j, OPDB_JOURNAL_MAGIC);
+    for (staged *s = head; s; s = s->next) {
+        char *d = opdb_path_parent(s->table);
+        bool mine = strcmp(d, dir) == 0;
+        free(d);
+        if (!mine) continue;
+        const char *bk = s->backup ? opdb_path_basename(s->backup)
+                                   : s->no_backup ? OPDB_JOURNAL_NO_BACKUP : OPDB_JOURNAL_ABSENT;
+        const char *names[3] = {opdb_path_basename(s->tmp), opdb_path_basename(s->table), bk};
+        for (int k = 0; k < 3; k++) opdb_sb_add(j, names[k], strlen(names[k]) + 1);
+    }
+    opdb_sb_adds(j, OPDB_JOURNAL_END);
+}
+
+/* Undo the renames done so far, last first, then drop every temp file; -1
+ * when some entry cannot be undone.  Each step leaves what the journal
+ * describes: a new file goes back to its temp name first (the entry then
+ * reads as not yet renamed), then the backup back to the table's name; so
+ * a failure at any point (a disk that fails every rename from now on) still
+ * leaves a journal the next run completes. */
+static int roll_back_staged(staged *head) {
+    size_t n = 0;
+    for (staged *s = head; s; s = s->next) n += s->renamed;
+    staged **done = opdb_xmalloc((n ? n : 1) * sizeof *done);
+    size_t k = 0;
+    for (staged *s = head; s; s = s->next)
+        if (s->renamed) done[k++] = s;
+    int rc = 0;
+    while (k > 0 && rc == 0) {
+        staged *s = done[--k];
+        if (rename(s->path, s->tmp) != 0) {
+            rc = -1;
+            break;
+        }
+        s->renamed = false;
+        if (!s->had_old) continue;
+        if (!s->backup || rename(s->backup, s->path) != 0) rc = -1;
+        else {
+            free(s->backup);
+            s->backup = NULL;
+        }
+    }
+    free(done);
+    if (rc == 0)
+        for (staged *s = head; s; s = s->next) unlink(s->tmp);
+    return rc;
+}
+
+static void drop_backups(staged *head) {
+    for (staged *s = head; s; s = s->next)
+        if (s->backup) unlink(s->backup);
+}
+
+/* Renames every pair; the journals list them first so that a kill in the
  * middle is completed by opdb_txn_recover. */
 static int commit_all(staged *head, opdb_err *err) {
-    opdb_strbuf j;
-    opdb_sb_init(&j);
-    opdb_sb_adds(&j, JOURNAL_MAGIC "\n");
     size_t n = 0;
-    for (staged *s = head; s; s = s->next, n++) {
-        opdb_sb_add(&j, s->tmp, strlen(s->tmp) + 1);
-        opdb_sb_add(&j, s->path, strlen(s->path) + 1);
+    for (staged *s = head; s; s = s->next) n++;
+    /* before anything is renamed: every target can be replaced, every name
+     * is one a journal may hold */
+    for (staged *s = head; s; s = s->next) {
+        const char *why = cannot_replace(s->path);
+        const char *name = opdb_path_basename(s->table);
+        const char *np = opdb_journal_table_problem(name);
+        if (why || np) {
+            for (staged *t = head; t; t = t->next) unlink(t->tmp);
+            return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot be replaced: %s; nothing was changed", s->table,
+                             why ? why : np);
+        }
     }
-    opdb_sb_adds(&j, "end\n");
-    char *jpath = opdb_path_join(g_dir, JOURNAL_NAME);
+    size_t nf = 0;
+    folder_journal *fj = NULL;
     int rc = 0;
-    if (n > 1) rc = opdb_atomic_write(jpath, j.p, j.n, err); /* one file needs no journal */
-    opdb_sb_free(&j);
-    /* the journal must be on disk before any rename, or a power loss could
-     * leave some tables replaced and no journal to complete them */
-    if (rc == 0 && n > 1 && fsync_dir_of(jpath) != 0) {
-        int e = errno;
-        unlink(jpath);
-        for (staged *s = head; s; s = s->next) unlink(s->tmp);
-        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot sync the folder: %s; nothing was changed", g_dir, strerror(e));
+    if (n > 1) { /* one file needs no journal: its rename is all or nothing */
+        for (staged *s = head; s; s = s->next) make_backup(s);
+        fj = journal_folders(head, &nf);
+        opdb_strbuf j;
+        opdb_sb_init(&j);
+        for (size_t i = 0; i < nf && rc == 0; i++) {
+            journal_text(head, fj[i].dir, &j);
+            rc = opdb_atomic_write(fj[i].jpath, j.p, j.n, err);
+            fj[i].written = rc == 0;
+            /* the journal must be on disk before any rename, or a power loss could
+             * leave some tables replaced and no journal to complete them */
+            if (rc == 0 && fsync_dir(fj[i].dir) != 0)
+                rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot sync the folder: %s; nothing was changed", fj[i].dir,
+                               strerror(errno));
+        }
+        opdb_sb_free(&j);
+        if (rc) {
+            for (size_t i = 0; i < nf; i++)
+                if (fj[i].written) unlink(fj[i].jpath);
+            for (staged *t = head; t; t = t->next) unlink(t->tmp);
+            drop_backups(head);
+        }
     }
     /* test seam: microseconds between renames, so kill trials land in the commit */
     const char *slow = getenv("OPDB_TEST_COMMIT_PAUSE_US");
     useconds_t pause = slow ? (useconds_t)strtoul(slow, NULL, 10) : 0;
     for (staged *s = head; s && rc == 0; s = s->next) {
         if (pause && s != head) usleep(pause);
-        if (rename(s->tmp, s->path) != 0)
-            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot replace: %s (the journal %s completes it on the next run)",
-                           s->path, strerror(errno), jpath);
+        if (rename(s->tmp, s->path) == 0) {
+            s->renamed = true;
+            continue;
+        }
+        int e = errno;
+        if (roll_back_staged(head) == 0) {
+            drop_backups(head);
+            for (size_t i = 0; i < nf; i++) unlink(fj[i].jpath);
+            for (size_t i = 0; i < nf; i++) fsync_dir(fj[i].dir);
+            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot replace: %s; the run was rolled back: nothing was changed",
+                           s->table, strerror(e));
+        } else {
+            rc = opdb_fail(err, OPDB_ERR_RUNTIME,
+                           "%s: cannot replace: %s, and the run could not be rolled back: the journal %s lists what "
+                           "remains (`opdb validate` reports it)",
+                           s->table, strerror(e), nf ? fj[0].jpath : g_dir);
+        }
     }
     if (rc == 0) {
         /* each folder once (tables of one run share one, symlink targets aside); a
@@ -178,13 +375,16 @@ static int commit_all(staged *head, opdb_err *err) {
             if (prev && same_parent(prev, s->path)) continue;
             if (fsync_dir_of(s->path) != 0 && !e) e = errno;
         }
-        if (n > 1) unlink(jpath);
-        if (fsync_dir_of(jpath) != 0 && !e) e = errno;
+        drop_backups(head);
+        for (size_t i = 0; i < nf; i++) unlink(fj[i].jpath);
+        for (size_t i = 0; i < nf; i++)
+            if (fsync_dir(fj[i].dir) != 0 && !e) e = errno;
         if (e)
             rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: the tables were replaced, but syncing the folder failed: %s "
                            "(they may not survive a power loss)", g_dir, strerror(e));
     }
-    free(jpath);
+    for (size_t i = 0; i < nf; i++) free(fj[i].dir), free(fj[i].jpath);
+    free(fj);
     return rc;
 }
 
@@ -230,78 +430,4 @@ int opdb_txn_end(bool commit, opdb_err *err) {
     g_dir = NULL;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
-}
-
-/* ".NAME.tmp.XXXXXX": the names opdb_atomic_open gives temp files. */
-static bool is_opdb_temp(const char *name, void *ctx) {
-    (void)ctx;
-    size_t n = strlen(name);
-    if (name[0] != '.' || n < 13 || memcmp(name + n - 11, ".tmp.", 5) != 0) return false;
-    for (size_t i = n - 6; i < n; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return false;
-    }
-    return true;
-}
-
-static int roll_forward(const char *dir, const char *jpath, opdb_err *err) {
-    opdb_strbuf j;
-    opdb_sb_init(&j);
-    if (opdb_read_file(jpath, &j, err)) {
-        opdb_sb_free(&j);
-        return -1;
-    }
-    const char *p = j.p, *end = j.p + j.n;
-    size_t ml = strlen(JOURNAL_MAGIC "\n");
-    if (j.n < ml + 4 || memcmp(p, JOURNAL_MAGIC "\n", ml) != 0 || memcmp(end - 4, "end\n", 4) != 0) {
-        opdb_sb_free(&j);
-        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: not an opdb journal; move it away to use this folder", jpath);
-    }
-    p += ml;
-    end -= 4;
-    size_t done = 0;
-    int rc = 0;
-    while (p < end && rc == 0) {
-        const char *tmp = p, *z = memchr(p, '\0', (size_t)(end - p));
-        const char *path = z ? z + 1 : end, *z2 = z ? memchr(path, '\0', (size_t)(end - path)) : NULL;
-        if (!z2) {
-            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: truncated journal; move it away to use this folder", jpath);
-            break;
-        }
-        p = z2 + 1;
-        if (access(tmp, F_OK) != 0) continue; /* renamed before the kill */
-        if (rename(tmp, path) != 0)
-            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot complete the interrupted run: %s", path, strerror(errno));
-        else {
-            fsync_dir_of(path);
-            done++;
-        }
-    }
-    opdb_sb_free(&j);
-    if (rc == 0) {
-        unlink(jpath);
-        fsync_dir_of(jpath);
-        fprintf(stderr, "opdb: %s: completed an interrupted run (%zu files replaced)\n", dir, done);
-    }
-    return rc;
-}
-
-int opdb_txn_recover(const char *dir, int *removed, opdb_err *err) {
-    if (removed) *removed = 0;
-    char *jpath = opdb_path_join(dir, JOURNAL_NAME);
-    int rc = 0;
-    if (access(jpath, F_OK) == 0) rc = roll_forward(dir, jpath, err);
-    free(jpath);
-    if (rc) return rc;
-    char **tmps = NULL;
-    size_t n = 0;
-    opdb_err e2;
-    opdb_err_clear(&e2);
-    if (opdb_find_files(dir, is_opdb_temp, NULL, &tmps, &n, &e2) < 0) return 0; /* cleanup is best effort */
-    int gone = 0;
-    for (size_t i = 0; i < n; i++) gone += unlink(tmps[i]) == 0;
-    opdb_free_paths(tmps, n);
-    if (gone) fprintf(stderr, "opdb: %s: removed %d temp file(s) of killed runs\n", dir, gone);
-    if (removed) *removed = gone;
-    return 0;
 }

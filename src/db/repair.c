@@ -1,6 +1,7 @@
 /* `opdb validate --repair` (validate.h): under the folder lock, complete a
  * run that was killed while replacing its files, and remove the temp files
- * of killed runs (opdb_txn_recover does both whenever a writer locks). */
+ * of killed runs (opdb_txn_recover does both whenever a writer locks); an
+ * invalid journal is only ever deleted, on request. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -8,8 +9,15 @@
 #include "opdb/fs.h"
 #include "opdb/validate.h"
 
-int opdb_db_repair(const char *db_dir, opdb_err *err) {
+int opdb_db_repair(const char *db_dir, bool discard_journal, opdb_err *err) {
     if (!opdb_is_dir(db_dir)) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: not a folder", db_dir);
+    if (discard_journal) { /* the one thing done to an invalid journal: delete it, renaming nothing */
+        int plain = opdb_dir_lock_plain(db_dir, err);
+        if (plain < 0) return -1;
+        int rc = opdb_txn_discard_journal(db_dir, err);
+        opdb_dir_unlock(plain);
+        if (rc) return -1;
+    }
     int lock = opdb_dir_lock(db_dir, err);
     if (lock < 0) return -1;
     opdb_dir_unlock(lock);

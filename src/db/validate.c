@@ -304,6 +304,28 @@ static bool is_csv(const char *name, void *ctx) {
     return n > 4 && strcmp(name + n - 4, ".csv") == 0 && name[0] != '.';
 }
 
+/* A journal left by a killed run (in the folder or its own report folder)
+ * is an error: until a writer acts on it the tables are a mix of two runs,
+ * or it is not opdb's and no writer will touch the folder. */
+static void check_journals(vctx *v, const char *dir) {
+    static const char *const kinds[] = {"", "unfinished run", "unfinished run", "unfinished run", "invalid journal"};
+    char *sub = opdb_path_join(dir, OPDB_REPORTS_DIR);
+    const char *where[2] = {dir, sub};
+    for (int i = 0; i < 2; i++) {
+        char msg[2048];
+        int st = opdb_txn_journal_status(where[i], msg, sizeof msg);
+        if (st == OPDB_JOURNAL_NONE) continue;
+        char *j = opdb_path_join(where[i], OPDB_JOURNAL_NAME);
+        /* the message starts with the journal's path: not repeated */
+        size_t jl = strlen(j);
+        const char *m = strncmp(msg, j, jl) == 0 && msg[jl] == ':' ? msg + jl + 2 : msg;
+        if (st == OPDB_JOURNAL_INVALID && strncmp(m, "invalid journal: ", 17) == 0) m += 17;
+        problem(v, false, j, 0, kinds[st], "%s", m);
+        free(j);
+    }
+    free(sub);
+}
+
 int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_result *res, opdb_err *err) {
     memset(res, 0, sizeof *res);
     if (!opdb_is_dir(db_dir)) return opdb_fail(err, OPDB_ERR_RUNTIME, "database folder not found: %s", db_dir);
@@ -335,6 +357,7 @@ int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_re
         }
     vctx v = {json, out, {0}, 0, 0};
     opdb_sb_init(&v.js);
+    check_journals(&v, dir);
     for (size_t i = 0; i < n; i++) check_file(&v, files[i], &res->rows);
     res->files = n;
     res->problems = v.problems;

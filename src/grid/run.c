@@ -192,6 +192,87 @@ static opdb_grid_config *load_config(const opdb_grid_opts *o, opdb_err *err) {
     return c;
 }
 
+/* The folders a run writes to: root and every folder below it that holds
+ * one of the files, each locked on its own (a nested folder may be another
+ * database, whose writers take only its lock).  Taken in path order, as
+ * every run does, so that two runs never wait on each other in a cycle. */
+typedef struct folder_locks {
+    char **dir;
+    int *fd;
+    size_t n;
+} folder_locks;
+
+/* The folder whose lock covers file: its own, or the database folder above
+ * when it lies in one of opdb's own subfolders (reports, bench work). */
+static char *lock_dir_of(const char *root, const char *file) {
+    char *best = opdb_path_parent(file), *a = opdb_xstrdup(best);
+    /* climb to root; the topmost own subfolder on the way decides */
+    while (strcmp(a, root) != 0 && strcmp(a, ".") != 0 && strcmp(a, "/") != 0) {
+        const char *b = opdb_path_basename(a);
+        char *up = opdb_path_parent(a);
+        if (!strcmp(b, OPDB_REPORTS_DIR) || !strcmp(b, OPDB_BENCH_WORK_DIR)) {
+            free(best);
+            best = opdb_xstrdup(up);
+        }
+        free(a);
+        a = up;
+    }
+    free(a);
+    return best;
+}
+
+static int cmp_dirs(const void *a, const void *b) { return opdb_path_cmp(*(char *const *)a, *(char *const *)b); }
+
+static int lock_folders(folder_locks *L, const char *root, char **files, size_t nfiles, opdb_err *err) {
+    L->dir = opdb_xmalloc((nfiles + 1) * sizeof *L->dir);
+    L->fd = opdb_xmalloc((nfiles + 1) * sizeof *L->fd);
+    L->n = 0;
+    L->dir[L->n++] = opdb_xstrdup(root);
+    for (size_t i = 0; i < nfiles; i++) L->dir[L->n++] = lock_dir_of(root, files[i]);
+    qsort(L->dir, L->n, sizeof *L->dir, cmp_dirs);
+    size_t k = 0;
+    for (size_t i = 0; i < L->n; i++) {
+        if (k && opdb_path_cmp(L->dir[k - 1], L->dir[i]) == 0) free(L->dir[i]);
+        else L->dir[k++] = L->dir[i];
+    }
+    L->n = k;
+    for (size_t i = 0; i < L->n; i++) L->fd[i] = -1;
+    for (size_t i = 0; i < L->n; i++)
+        if ((L->fd[i] = opdb_dir_lock(L->dir[i], err)) < 0) return -1;
+    return 0;
+}
+
+static void unlock_folders(folder_locks *L) {
+    for (size_t i = L->n; i-- > 0;) {
+        opdb_dir_unlock(L->fd[i]);
+        free(L->dir[i]);
+    }
+    free(L->dir);
+    free(L->fd);
+    memset(L, 0, sizeof *L);
+}
+
+static int relist(const folder_locks *L, const char *root, char ***files, size_t *nfiles, opdb_err *err) {
+    char **now = NULL;
+    size_t n = 0;
+    if (opdb_find_files(root, keep_csv, NULL, &now, &n, err) < 0) return -1;
+    for (size_t i = 0; i < n; i++) {
+        char *d = lock_dir_of(root, now[i]);
+        bool locked = bsearch(&d, L->dir, L->n, sizeof *L->dir, cmp_dirs) != NULL;
+        free(d);
+        if (!locked) {
+            opdb_fail(err, OPDB_ERR_RUNTIME, "%s: a folder created by another program during this run; nothing was "
+                      "changed (run again)", now[i]);
+            opdb_free_paths(now, n);
+            return -1;
+        }
+    }
+    opdb_free_paths(*files, *nfiles);
+    *files = now;
+    *nfiles = n;
+    return 0;
+}
+
 int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     grid_run X;
     memset(&X, 0, sizeof X);
@@ -202,7 +283,8 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     opdb_sb_init(&names);
     char **files = NULL;
     size_t nfiles = 0;
-    int lock = -1, rc = -1;
+    folder_locks locks = {0};
+    int rc = -1;
     bool in_txn = false;
     grid_file_result *res = NULL;
     char *root = opdb_path_normalize(o->root);
@@ -242,7 +324,10 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
         if (o->have_seed) opdb_pyrandom_seed(&X.rng, o->seed);
         else opdb_pyrandom_seed_entropy(&X.rng);
     }
-    if (!o->plan && (lock = opdb_dir_lock(root, err)) < 0) goto done;
+    if (!o->plan && lock_folders(&locks, root, files, nfiles, err)) goto done;
+    /* the files as they are now that no other writer can change them (a
+     * writer of a nested folder may have added some while this run waited) */
+    if (!o->plan && relist(&locks, root, &files, &nfiles, err)) goto done;
     /* every file appended, or none (the reference appends file by file) */
     in_txn = !o->plan && !o->quirks && opdb_txn_begin(root) == 0;
     if (!o->quirks)
@@ -278,7 +363,7 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     rc = 0;
 done:
     if (in_txn) opdb_txn_end(false, err);
-    if (lock >= 0) opdb_dir_unlock(lock);
+    unlock_folders(&locks);
     free(res);
     for (size_t i = 0; i < X.ncov; i++) free(X.cov[i].op), free(X.cov[i].file);
     free(X.cov);

@@ -330,8 +330,17 @@ int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
     char *csvn = opdb_path_normalize(o->csv_path), *jsn = opdb_path_normalize(o->jsonl_path),
          *outn = opdb_path_normalize(outp);
     int rc = 0;
-    if (!opdb_is_file(o->csv_path)) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "CSV not found: %s", csvn);
-    else if (!opdb_is_file(o->jsonl_path)) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "JSONL not found: %s", jsn);
+    /* a writer like every other: under the lock of the folder written, the
+     * output staged and replaced only if it is still the file it was when the
+     * CSV was read (another program may have changed it meanwhile) */
+    char *outdir = opdb_path_parent(outp);
+    int lock = opdb_dir_lock(outdir, err);
+    if (lock < 0) rc = -1;
+    opdb_file_id out_id;
+    opdb_file_id_take(outp, &out_id);
+    if (rc == 0) opdb_txn_begin(outdir);
+    if (rc == 0 && !opdb_is_file(o->csv_path)) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "CSV not found: %s", csvn);
+    else if (rc == 0 && !opdb_is_file(o->jsonl_path)) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "JSONL not found: %s", jsn);
     index_t ix = {0};
     if (rc == 0) rc = load_jsonl(o->jsonl_path, &ix, err);
     opdb_csv_file c;
@@ -416,7 +425,18 @@ int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
         }
     }
     opdb_csv_file_close(&c);
-    if (rc == 0) rc = opdb_atomic_write(outp, out.p, out.n, err);
+    if (rc == 0) {
+        opdb_atomic_file af;
+        rc = opdb_atomic_open(&af, outp, err);
+        if (rc == 0) {
+            opdb_atomic_expect(&af, &out_id);
+            opdb_atomic_append_direct(&af, out.p, out.n);
+            rc = opdb_atomic_commit(&af, err);
+        }
+    }
+    if (lock >= 0 && opdb_txn_end(rc == 0, err)) rc = -1;
+    opdb_dir_unlock(lock);
+    free(outdir);
     if (rc == 0) {
         long long k = (long long)n_out - (long long)n_in;
         char delta[32];

@@ -429,8 +429,9 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     opdb_sb_init(&c.sig);
     setup_measure(&c);
     if (o->shard_count > 1 && o->shard_rank >= 0 && !o->plan_only) return bench_shard(&c, err);
-    int lock = opdb_dir_lock(o->db_dir, err);
-    if (lock < 0) return opdb_sb_free(&c.sig), -1;
+    /* --plan only reads: no lock, so a killed run's journal is left to the next writer */
+    int lock = o->plan_only ? -1 : opdb_dir_lock(o->db_dir, err);
+    if (lock < 0 && !o->plan_only) return opdb_sb_free(&c.sig), -1;
     char *work = opdb_path_join(o->db_dir, BENCH_WORK_DIR);
     char *journal = opdb_path_join(work, "journal.csv");
     if (o->plan_only) {

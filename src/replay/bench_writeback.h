@@ -4,9 +4,10 @@
 #ifndef OPDB_REPLAY_BENCH_WRITEBACK_H
 #define OPDB_REPLAY_BENCH_WRITEBACK_H
 
+#include "opdb/fs.h"
 #include "replay/bench_rows.h"
 
-#define BENCH_WORK_DIR ".opdb_bench"          /* inside the database folder */
+#define BENCH_WORK_DIR OPDB_BENCH_WORK_DIR /* inside the database folder */
 #define BENCH_PROF_DIR "PROF_opdb_bench"
 
 int bench_write_back(bench_ctx *c, const char *work, opdb_err *err);

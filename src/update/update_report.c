@@ -326,7 +326,7 @@ int update_report_files(const opdb_update_opts *o, const update_run *run, const 
         localtime_r(&now, &tmv);
         strftime(ts, sizeof ts, "%Y%m%d_%H%M%S", &tmv);
     }
-    char *dir = opdb_path_join(o->db_dir, "reports");
+    char *dir = opdb_path_join(o->db_dir, OPDB_REPORTS_DIR);
     if (opdb_mkdirs(dir, err)) {
         free(dir);
         return -1;

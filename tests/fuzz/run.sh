@@ -64,6 +64,7 @@ run_target fuzz_add_new_ops add_new_ops "-close_fd_mask=2"
 run_target fuzz_cmp_shapes cmp_shapes "-close_fd_mask=2"
 run_target fuzz_query_line query_line "-close_fd_mask=2"
 run_target fuzz_query_table query_table ""
+run_target fuzz_journal journal "-close_fd_mask=2"
 
 if [ "$status" -eq 0 ]; then
     rm -rf "$work"
