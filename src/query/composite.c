@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "opdb/json_writer.h"
+#include "opdb/pystr.h"
 #include "query/comm.h"
 
 typedef struct cspec {
@@ -156,6 +157,13 @@ void q_path_composite(q_ctx *c, const q_entry *e) {
         if (c->explain) {
             opdb_sb_adds(&xs, i ? ", {\"kernel\": " : "{\"kernel\": ");
             opdb_json_quote(&xs, cs[i].kernel);
+            opdb_sb_adds(&xs, ", \"latency_us\": ");
+            if (rc == 0) {
+                char buf[40];
+                opdb_sb_add(&xs, buf, opdb_py_fmt_repr(buf, sizeof buf, o.lat));
+            } else {
+                opdb_sb_adds(&xs, "null");
+            }
             opdb_sb_adds(&xs, rc == 0 ? (o.interp ? ", \"source\": \"INTERPOLATED\"" : ", \"source\": \"MEASURED\"")
                                       : ", \"source\": \"MISS\"");
             if (o.tab) {

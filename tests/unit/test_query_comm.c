@@ -169,13 +169,16 @@ static int setup_db(void **s) {
     put("MatMulV2.csv", k_matmul);
     put("DispatchFFNCombine.csv", k_dfc);
     put("hcom_alltoall_.csv", k_alltoall);
+    put("hcom_nabytes_.csv", "message_bytes,num_devices,Duration(us)\n1024,4,10\n,4,50\n4096,4,20\n");
+    put("hcom_textbytes_.csv", "message_bytes,num_devices,Duration(us)\n1024,4,10\nabc,4,50\n4096,4,20\n");
     return 0;
 }
 
 static int teardown_db(void **s) {
     (void)s;
     const char *f[] = {"op_mapping.yaml", "hcom_allReduce_.csv", "hcom_reduceScatter_.csv", "hcom_raw_.csv",
-                       "MatMulV2.csv", "DispatchFFNCombine.csv", "hcom_alltoall_.csv"};
+                       "MatMulV2.csv", "DispatchFFNCombine.csv", "hcom_alltoall_.csv",
+                       "hcom_nabytes_.csv", "hcom_textbytes_.csv"};
     char p[512];
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", g_dir, f[i]);
@@ -352,6 +355,54 @@ static void test_comm_args_by_mode(void **s) {
     opdb_qdb_close(db);
 }
 
+static void quiet(void *ctx, const char *line) {
+    (void)line;
+    ++*(int *)ctx;
+}
+
+static void test_comm_bad_bytes_by_mode(void **s) {
+    (void)s;
+    const char *na_ab = "{\"kernel\": \"hcom_nabytes_\", \"comm\": {\"message_bytes\": 2048, \"num_devices\": 4}}";
+    const char *na_br = "{\"kernel\": \"hcom_nabytes_\", \"comm\": {\"message_bytes\": 2048, \"num_devices\": 4, "
+                        "\"method\": \"bracket_linear\"}}";
+    const char *tx = "{\"kernel\": \"hcom_textbytes_\", \"comm\": {\"message_bytes\": 1024, \"num_devices\": 4}}";
+    opdb_qdb *db = open_db((run_opts){.quirks = true});
+    /* an empty message_bytes among the candidates fails the reference's fit, not its bracket */
+    ans a = ask(db, na_ab);
+    assert_string_equal(a.miss, "error:bad_cell");
+    a = ask(db, na_br);
+    assert_int_equal(a.src, OPDB_SRC_INTERPOLATED);
+    assert_true(near(a.lat, 10 + 1024.0 / 3072 * 10));
+    /* a text cell makes the whole column text: nothing equals 1024, and comparing sizes fails */
+    a = ask(db, tx);
+    assert_string_equal(a.miss, "error:bad_cell");
+    opdb_qdb_close(db);
+    opdb_qdb_opts o;
+    opdb_qdb_opts_init(&o);
+    o.interpolation = false;
+    int warnings = 0;
+    o.warn = quiet;
+    o.warn_ctx = &warnings;
+    opdb_err err;
+    opdb_err_clear(&err);
+    db = opdb_qdb_open(g_dir, &o, &err);
+    assert_non_null(db);
+    /* default mode: those rows are skipped, counted and warned about once per file and column */
+    a = ask(db, na_ab);
+    assert_int_equal(a.src, OPDB_SRC_INTERPOLATED);
+    assert_true(near(a.lat, 10 + 1024.0 / 3072 * 10));
+    a = ask(db, tx);
+    assert_int_equal(a.src, OPDB_SRC_MISS);
+    assert_string_equal(a.miss, "shape_mismatch");
+    a = ask(db, tx);
+    assert_int_equal(warnings, 2);
+    size_t rows, files;
+    opdb_qdb_skipped(db, &rows, &files);
+    assert_int_equal(rows, 4);
+    assert_int_equal(files, 2);
+    opdb_qdb_close(db);
+}
+
 /* ---- MC2 composites -------------------------------------------------------- */
 
 static void test_mc2_bytes(void **s) {
@@ -477,6 +528,7 @@ int main(void) {
         cmocka_unit_test(test_comm_reduce_scatter_divides),
         cmocka_unit_test(test_comm_kernel_level_bracket),
         cmocka_unit_test(test_comm_args_by_mode),
+        cmocka_unit_test(test_comm_bad_bytes_by_mode),
         cmocka_unit_test(test_mc2_bytes),
         cmocka_unit_test(test_mc2_sequence_parallel),
         cmocka_unit_test(test_moe_projection_ep_and_comm),
