@@ -142,7 +142,7 @@ static bool cell_number(const db_cell *c, double *v) {
 }
 
 /* the row latency in the exact path's column order, without the core envelope */
-static bool comm_row_latency(const q_ktable *t, size_t r, double *lat) {
+bool q_plain_row_latency(const q_ktable *t, size_t r, double *lat) {
     int order[4] = {t->c_pref, t->c_lat[0], t->c_lat[1], t->c_lat[2]};
     for (int k = 0; k < 4; k++) {
         int col = order[k];
@@ -205,7 +205,7 @@ static cindex *build(const q_ktable *t) {
     ix->has_tier = c_tier >= 0;
     for (size_t r = 0; r < t->t.nrows; r++) {
         double lat, nd, tier = 0, mb = 0;
-        if (!comm_row_latency(t, r, &lat)) continue;
+        if (!q_plain_row_latency(t, r, &lat)) continue;
         if (!cell_number(db_table_cell(&t->t, r, c_nd), &nd)) continue;
         const db_cell *mc = db_table_cell(&t->t, r, c_mb);
         int mbk = cell_number(mc, &mb) ? 0 : mc->kind == DBC_NA ? 1 : 2;
@@ -353,7 +353,7 @@ static void num(opdb_strbuf *sb, double x) {
 
 static void xrow(opdb_strbuf *sb, const q_ktable *t, uint32_t row, bool first) {
     double lat = 0;
-    comm_row_latency(t, row, &lat);
+    q_plain_row_latency(t, row, &lat);
     char buf[40];
     if (!first) opdb_sb_adds(sb, ", ");
     opdb_sb_adds(sb, "{\"file\": ");

@@ -36,6 +36,10 @@ void q_comm_explain(const q_comm_res *o, opdb_strbuf *sb);
  * the x values do not spread. */
 bool q_comm_fit(const double *x, const double *y, size_t n, double *alpha, double *beta);
 
+/* a row's latency in the exact path's column order without the core
+ * envelope (communication and the opaque MLAPO kernel); false: none */
+bool q_plain_row_latency(const q_ktable *t, size_t r, double *lat);
+
 /* frees the per-table communication index (slot 1 of q_ktable.ext) */
 void q_comm_index_free(void *p);
 

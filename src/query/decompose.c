@@ -243,7 +243,7 @@ void q_spec_query(q_ctx *c, const q_spec *s, q_spec_hit *h) {
     }
     case QSPEC_CACHE_POSTPROCESS: cache_postprocess(c, s, K, nk, h); return;
     case QSPEC_SCATTER_CACHE_WRITE: h->reason = "unsupported:scatter_cache_write"; return;
-    case QSPEC_MLAPO_PREPROCESS: h->reason = "unsupported:mla_preprocess"; return;
+    case QSPEC_MLAPO_PREPROCESS: q_query_mlapo_preprocess(c, s, h); return;
     }
 }
 
@@ -285,6 +285,7 @@ void q_path_decomposed(q_ctx *c, const q_entry *e) {
     }
     double total = 0.0;
     size_t hits = 0;
+    bool interp = false;
     q_sub *hv = opdb_arena_alloc(c->a, sp.n * sizeof *hv);
     opdb_strbuf missed, xs;
     opdb_sb_init(&missed);
@@ -303,6 +304,7 @@ void q_path_decomposed(q_ctx *c, const q_entry *e) {
         if (h.hit) {
             q_explain_scan(c, &h.scan);
             total += h.lat;
+            interp |= h.interp;
             hv[hits].kernel = h.kernel;
             hv[hits++].us = h.lat;
             continue;
@@ -337,7 +339,7 @@ void q_path_decomposed(q_ctx *c, const q_entry *e) {
             if (i) opdb_sb_addc(&kj, ',');
             opdb_sb_adds(&kj, hv[i].kernel);
         }
-        q_hit(c, QS_MEASURED, total, 0.8, NULL, sb_take(c, &kj));
+        q_hit(c, interp ? QS_INTERPOLATED : QS_MEASURED, total, interp ? 0.75 : 0.8, NULL, sb_take(c, &kj));
         for (size_t i = 0; i < hits; i++) q_add_sub(c, hv[i].kernel, q_round2(hv[i].us));
         return;
     }

@@ -34,6 +34,15 @@ typedef struct q_spec {
     /* cache_postprocess: tokens, kv_proj_dim, kv_lora_rank, rope_dim, block_size */
     int64_t cache[5];
     bool cache_set[5];
+    /* mlapo_preprocess (Tier 2): the integer params (num_tokens, hidden_size,
+     * local_num_heads, q_lora_rank, kv_lora_rank, qk_nope_head_dim,
+     * qk_rope_head_dim, block_size), string params (cache_mode, quant_mode,
+     * weight_format) and booleans (enable_inner_out, weight_quantized);
+     * unset = null */
+    int64_t pre_int[8];
+    bool pre_int_set[8];
+    const char *pre_str[3];
+    int8_t pre_bool[2];          /* -1 null, 0, 1 */
 } q_spec;
 
 typedef struct q_specs {
@@ -51,6 +60,7 @@ typedef struct q_spec_hit {
     bool hit, failed;            /* failed: an error result was set */
     double lat;
     const char *kernel;          /* the kernel of the row that answered */
+    bool interp;                 /* mlapo_preprocess: between two measured token counts */
     const char *reason;          /* on a miss: the path's reason ("" = none given) */
     q_scan scan;
 } q_spec_hit;
@@ -62,6 +72,10 @@ char *q_spec_params_repr(q_ctx *c, const q_spec *s);
 /* dense MLA and MLAPO (decompose_mla.c): 0 specs added (maybe none), 1 answered */
 int q_decompose_mla(q_ctx *c, const q_entry *e, const char *first_kernel, q_specs *out);
 int q_decompose_mlapo(q_ctx *c, const q_entry *e, bool quant, q_specs *out);
+/* the opaque mla_preprocess spec of mlapo_quant (decompose_mlapre.c): 0 added or
+ * nothing (arguments missing), and its query */
+int q_spec_mlapo_preprocess(q_ctx *c, const qv *O, q_specs *out);
+void q_query_mlapo_preprocess(q_ctx *c, const q_spec *s, q_spec_hit *h);
 /* appends an empty spec */
 q_spec *q_spec_add(q_ctx *c, q_specs *out, const char *kernel, q_spec_mode mode);
 /* a shape of the spec from dims (copied into the query's arena) */

@@ -124,19 +124,6 @@ int q_decompose_mla(q_ctx *c, const q_entry *e, const char *first, q_specs *out)
     return 0;
 }
 
-/* the opaque mla_preprocess kernel's arguments (a Tier 2 lookup): true when they are all there */
-static bool opaque_args_ok(const qv *O, const qv *A, const qv *qa, const qv *qb, const qv *kva) {
-    if (!O || O->kind != QV_DICT || !qv_get(O, "opaque_kernel") || qv_get(O, "opaque_kernel")->kind != QV_DICT)
-        return false;
-    static const int idx[] = {8, 10, 11, 12, 13};
-    for (size_t i = 0; i < 5; i++) {
-        int64_t v;
-        if ((size_t)idx[i] >= A->n || !qv_as_int(A->items[idx[i]], &v) || v <= 0)
-            return false;
-    }
-    return qa->dtype == QDT_I8 && qb->dtype == QDT_I8 && kva->dtype == QDT_I8;
-}
-
 int q_decompose_mlapo(q_ctx *c, const q_entry *e, bool quant, q_specs *out) {
     const qv *A = c->q->args;
     if (!A || A->n < (quant ? 20u : 14u)) return 0;
@@ -156,11 +143,7 @@ int q_decompose_mlapo(q_ctx *c, const q_entry *e, bool quant, q_specs *out) {
     int tp = c->cfg->tp;
     if (qv_truthy(qv_get(qv_get(O, "visible_kernel_regime"), "requires_sequence_parallel")) && !c->cfg->sp) {
         /* the opaque regime: one mla_preprocess kernel (Tier 2) */
-        if (quant && opaque_args_ok(O, A, qa, qb, kva)) {
-            q_miss(c, "unsupported:mla_preprocess");
-            return 1;
-        }
-        return 0;
+        return quant ? q_spec_mlapo_preprocess(c, O, out) : 0;
     }
     int64_t P = T;
     if (c->cfg->sp && qv_is_str(qv_get(O, "projection_token_partition"), "tp")) {

@@ -116,6 +116,11 @@ static const char k_mapping[] =
     "    composite: true\n"
     "    sub_kernels: [MatMulV2, hcom_allReduce_]\n"
     "    runtime_comm_variants: {sequence_parallel: {source_kernel_type: hcom_allReduce_, kernel_type: MatMulV2}}\n"
+    "  tensor_cast.mlapo_quant.default:\n"
+    "    composite: true\n"
+    "    decomposer_options:\n"
+    "      visible_kernel_regime: {requires_sequence_parallel: true}\n"
+    "      opaque_kernel: {kernel_type: mla_preprocess_0_mix_aic}\n"
     "  tensor_cast.dispatch_ffn_combine.default:\n"
     "    kernel_type: DispatchFFNCombine\n"
     "    query_mode: moe_fused\n"
@@ -158,6 +163,25 @@ static const char k_alltoall[] = "message_bytes,num_devices,Duration(us)\n"
                                  "2048,8,11\n"
                                  "8192,8,17\n";
 
+/* one mla_preprocess row for t tokens: hidden 64, 2 heads, q_lora 32, kv_lora 16, nope 8, rope 8, block 128
+ * (F = 56, Qo = 32, one block) */
+static void mlapre_row(char *o, size_t cap, int t, double lat, const char *completeness) {
+    snprintf(o, cap,
+             "%d,64,2,32,16,8,8,128,krope_ctkv,per_tensor_quant_asymm,FRACTAL_NZ,true,True,%s,"
+             "\"%d,64;1,2,56,32;56;32;32;1,1,32,32;32;16;%d,8;%d,8;2,8,16;1,128,1,16;1,128,1,8;%d;1;1;56;1;1;32;1;1\","
+             "DT_BF16;INT8;DT_BF16;DT_BF16;DT_BF16;DT_INT8;DT_BF16;DT_BF16;DT_BF16;DT_BF16;DT_BF16;DT_BF16;DT_BF16;INT32;"
+             "FLOAT;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT;FLOAT,"
+             "ND;FRACTAL_NZ;ND;ND;ND;FRACTAL_NZ;ND;ND;ND;ND;ND;ND;ND;ND;ND;ND;ND;ND;ND;ND;ND;ND,"
+             "\"%d,2,16;1,128,1,16;%d,2,8;1,128,1,8;%d,32\",DT_BF16;DT_BF16;DT_BF16;DT_BF16;DT_BF16,ND;ND;ND;ND;ND,%g\n",
+             t, completeness, t, t, t, t, t, t, t, lat);
+}
+
+static const char k_mlapre_head[] =
+    "Runtime num_tokens,Runtime hidden_size,Runtime local_num_heads,Runtime q_lora_rank,Runtime kv_lora_rank,"
+    "Runtime qk_nope_head_dim,Runtime qk_rope_head_dim,Runtime block_size,Runtime cache_mode,Runtime quant_mode,"
+    "Runtime weight_format,Runtime enable_inner_out,Runtime weight_quantized,Runtime metadata_completeness,"
+    "Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,Output Formats,Duration(us)\n";
+
 static int setup_db(void **s) {
     (void)s;
     snprintf(g_dir, sizeof g_dir, "/tmp/opdb_test_query_comm_%d", (int)getpid());
@@ -169,6 +193,13 @@ static int setup_db(void **s) {
     put("MatMulV2.csv", k_matmul);
     put("DispatchFFNCombine.csv", k_dfc);
     put("hcom_alltoall_.csv", k_alltoall);
+    char rows[4][2048], all[9000];
+    mlapre_row(rows[0], sizeof rows[0], 2, 999, "legacy"); /* legacy rows never answer */
+    mlapre_row(rows[1], sizeof rows[1], 4, 40, "complete");
+    mlapre_row(rows[2], sizeof rows[2], 12, 80, "complete");
+    mlapre_row(rows[3], sizeof rows[3], 12, 500, "complete"); /* a later duplicate: the first one counts */
+    snprintf(all, sizeof all, "%s%s%s%s%s", k_mlapre_head, rows[0], rows[1], rows[2], rows[3]);
+    put("mla_preprocess_0_mix_aic.csv", all);
     put("hcom_nabytes_.csv", "message_bytes,num_devices,Duration(us)\n1024,4,10\n,4,50\n4096,4,20\n");
     put("hcom_textbytes_.csv", "message_bytes,num_devices,Duration(us)\n1024,4,10\nabc,4,50\n4096,4,20\n");
     return 0;
@@ -178,7 +209,7 @@ static int teardown_db(void **s) {
     (void)s;
     const char *f[] = {"op_mapping.yaml", "hcom_allReduce_.csv", "hcom_reduceScatter_.csv", "hcom_raw_.csv",
                        "MatMulV2.csv", "DispatchFFNCombine.csv", "hcom_alltoall_.csv",
-                       "hcom_nabytes_.csv", "hcom_textbytes_.csv"};
+                       "hcom_nabytes_.csv", "hcom_textbytes_.csv", "mla_preprocess_0_mix_aic.csv"};
     char p[512];
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", g_dir, f[i]);
@@ -516,6 +547,41 @@ static void test_moe_projection_ep_and_comm(void **s) {
     opdb_qdb_close(db);
 }
 
+/* ---- the opaque MLAPO kernel (mla_preprocess) ------------------------------- */
+
+static ans mlapo_quant(opdb_qdb *db, int T, const char *hdt) {
+    char q[2048];
+    snprintf(q, sizeof q,
+             "{\"op\": \"tensor_cast.mlapo_quant.default\", \"args\": [{\"shape\": [%d, 64], \"dtype\": \"%s\"}, "
+             "null, null, {\"shape\": [32, 64], \"dtype\": \"int8\"}, {\"shape\": [32]}, {\"shape\": [64, 32], "
+             "\"dtype\": \"int8\"}, {\"shape\": [24, 64], \"dtype\": \"int8\"}, {\"shape\": [16]}, 2, 16, 8, 8, 16, "
+             "32, null, null, null, null, null, null]}",
+             T, hdt);
+    return ask(db, q);
+}
+
+static void test_mla_preprocess(void **s) {
+    (void)s;
+    opdb_qdb *db = open_db((run_opts){.quirks = true});
+    ans a = mlapo_quant(db, 4, "bfloat16");
+    assert_int_equal(a.src, OPDB_SRC_MEASURED);
+    assert_true(near(a.lat, 40));
+    assert_true(near(a.conf, 0.8));
+    assert_string_equal(a.kernel, "mla_preprocess_0_mix_aic");
+    /* 8 tokens: between the 4- and 12-token rows */
+    a = mlapo_quant(db, 8, "bfloat16");
+    assert_int_equal(a.src, OPDB_SRC_INTERPOLATED);
+    assert_true(near(a.lat, 60));
+    assert_true(near(a.conf, 0.75));
+    a = mlapo_quant(db, 16, "bfloat16");
+    assert_string_equal(a.miss, "sub_kernel_miss:mla_preprocess_0_mix_aic");
+    a = mlapo_quant(db, 2048, "bfloat16");
+    assert_int_equal(a.src, OPDB_SRC_MISS);
+    a = mlapo_quant(db, 4, "float32");
+    assert_int_equal(a.src, OPDB_SRC_MISS);
+    opdb_qdb_close(db);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tier_examples),
@@ -532,6 +598,7 @@ int main(void) {
         cmocka_unit_test(test_mc2_bytes),
         cmocka_unit_test(test_mc2_sequence_parallel),
         cmocka_unit_test(test_moe_projection_ep_and_comm),
+        cmocka_unit_test(test_mla_preprocess),
     };
     return cmocka_run_group_tests(tests, setup_db, teardown_db);
 }
