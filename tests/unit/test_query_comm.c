@@ -116,6 +116,16 @@ static const char k_mapping[] =
     "    composite: true\n"
     "    sub_kernels: [MatMulV2, hcom_allReduce_]\n"
     "    runtime_comm_variants: {sequence_parallel: {source_kernel_type: hcom_allReduce_, kernel_type: MatMulV2}}\n"
+    "  tensor_cast.multihead_latent_attention.default: {composite: true}\n"
+    "  tensor_cast.multihead_latent_attention_quant.default: {composite: true}\n"
+    "  tensor_cast.mlapo.default: {composite: true, decomposer_options: {kv_cache_query: {mode: pool_dim0_agnostic, "
+    "block_size: 128}}}\n"
+    "  tensor_cast.dispatch_ffn_combine_quant.default:\n"
+    "    kernel_type: DispatchFFNCombine\n"
+    "    query_mode: moe_fused\n"
+    "    embedded_compute: [{kernel_type: MatMulV2, input_projection: residual_norm_from_activation, "
+    "flatten_leading_dims: true}, {kernel_type: MatMulV2, input_projection: routing_weight_cast, output_dtype: FLOAT}]\n"
+    "    embedded_communication: {kernel_type: hcom_alltoall_, message_bytes_mode: routed_input}\n"
     "  tensor_cast.mlapo_quant.default:\n"
     "    composite: true\n"
     "    decomposer_options:\n"
@@ -582,6 +592,58 @@ static void test_mla_preprocess(void **s) {
     opdb_qdb_close(db);
 }
 
+/* ---- odd arguments: an answer (hit, miss or error line), never a crash ------------------- */
+
+static void test_odd_args(void **s) {
+    (void)s;
+    static const char *const ops[] = {
+        "tensor_cast.multihead_latent_attention.default", "tensor_cast.multihead_latent_attention_quant.default",
+        "tensor_cast.mlapo.default", "tensor_cast.mlapo_quant.default", "tensor_cast.dispatch_ffn_combine.default",
+        "tensor_cast.dispatch_ffn_combine_quant.default", "tensor_cast.matmul_all_reduce.default",
+        "tensor_cast.all_reduce.default", "tensor_cast.reduce_scatter.default"};
+    static const char *const vals[] = {"null", "3", "true", "\"s\"", "[]", "[0, 1]", "[-3, 9]",
+                                       "{\"shape\": []}", "{\"shape\": [0]}", "{\"shape\": [4]}",
+                                       "{\"shape\": [4], \"values\": [1, 2, 3, 4]}",
+                                       "{\"shape\": [2], \"dtype\": \"int32\", \"values\": [5, 1000]}",
+                                       "{\"shape\": [16, 128]}", "{\"shape\": [4, 16, 192]}",
+                                       "{\"shape\": [1, 2, 3, 4], \"dtype\": \"int8\"}",
+                                       "[{\"shape\": [64, 32]}, {\"shape\": [64, 32]}]", "[[{\"shape\": [3, 3]}]]",
+                                       "{\"dtype_value\": \"int8\"}"};
+    const size_t nv = sizeof vals / sizeof vals[0];
+    run_opts modes[3] = {{.quirks = true, .grid = true, .tp = 2, .ep = 2},
+                         {.grid = true, .sp = true, .tp = 2, .ep = 2},
+                         {.quirks = true}};
+    uint64_t x = 88172645463325252ull;
+    size_t seen[6] = {0};
+    for (int m = 0; m < 3; m++) {
+        opdb_qdb *db = open_db(modes[m]);
+        for (int i = 0; i < 1500; i++) {
+            char q[4096];
+            size_t o = 0;
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            const char *op = ops[x % (sizeof ops / sizeof ops[0])];
+            size_t na = (x >> 8) % 22;
+            o += (size_t)snprintf(q + o, sizeof q - o, "{\"op\": \"%s\", \"args\": [", op);
+            for (size_t k = 0; k < na; k++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                o += (size_t)snprintf(q + o, sizeof q - o, "%s%s", k ? ", " : "", vals[x % nv]);
+            }
+            snprintf(q + o, sizeof q - o, "], \"kwargs\": {\"is_decode_values\": [true]}}");
+            ans a = ask(db, q);
+            assert_true(a.src == OPDB_SRC_MEASURED || a.src == OPDB_SRC_INTERPOLATED || a.src == OPDB_SRC_PARTIAL ||
+                        a.src == OPDB_SRC_MISS || a.src == OPDB_SRC_ERROR);
+            seen[a.src]++;
+        }
+        opdb_qdb_close(db);
+    }
+    /* the walk reaches answers of every kind, not only argument errors */
+    print_message("odd args: %zu measured, %zu interpolated, %zu partial, %zu miss, %zu error\n",
+                  seen[OPDB_SRC_MEASURED], seen[OPDB_SRC_INTERPOLATED], seen[OPDB_SRC_PARTIAL], seen[OPDB_SRC_MISS],
+                  seen[OPDB_SRC_ERROR]);
+    assert_true(seen[OPDB_SRC_MISS] > 100);
+    assert_true(seen[OPDB_SRC_ERROR] > 10);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tier_examples),
@@ -599,6 +661,7 @@ int main(void) {
         cmocka_unit_test(test_mc2_sequence_parallel),
         cmocka_unit_test(test_moe_projection_ep_and_comm),
         cmocka_unit_test(test_mla_preprocess),
+        cmocka_unit_test(test_odd_args),
     };
     return cmocka_run_group_tests(tests, setup_db, teardown_db);
 }
