@@ -41,8 +41,10 @@ void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode,
                     const q_rowsel *sel, q_scan *s) {
     memset(s, 0, sizeof *s);
     s->reason = "";
-    bool loaded = false, differ = false;
-    char best_txt[64] = "";
+    bool loaded = false;
+    /* the tie list's extreme latencies: rounding to 12 decimals is monotonic, so two tied
+     * latencies render differently iff the smallest and the largest do */
+    double tie_lo = 0, tie_hi = 0;
     for (size_t i = 0; i < nk; i++) {
         q_ktable *t = q_table(c->db, k[i]);
         int st = atomic_load_explicit(&t->state, memory_order_acquire);
@@ -93,13 +95,11 @@ void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode,
                 s->tab = t;
                 s->best = cd;
                 s->ties = 1;
-                differ = false;
-                snprintf(best_txt, sizeof best_txt, "%.12f", cd.lat);
+                tie_lo = tie_hi = cd.lat;
             } else if (cmp == 0) {
-                char txt[64];
-                snprintf(txt, sizeof txt, "%.12f", cd.lat);
                 s->ties++;
-                if (strcmp(txt, best_txt) != 0) differ = true;
+                if (cd.lat < tie_lo) tie_lo = cd.lat;
+                if (cd.lat > tie_hi) tie_hi = cd.lat;
             }
         }
     }
@@ -111,6 +111,13 @@ void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode,
             s->failed = true;
             s->found = false;
             return;
+        }
+        bool differ = false;
+        if (tie_lo != tie_hi) {
+            char lo[64], hi[64];
+            snprintf(lo, sizeof lo, "%.12f", tie_lo);
+            snprintf(hi, sizeof hi, "%.12f", tie_hi);
+            differ = strcmp(lo, hi) != 0;
         }
         if (differ && qv_truthy(qv_get(ov, "require_semantic_unique"))) {
             s->found = false;
