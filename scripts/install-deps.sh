@@ -5,6 +5,7 @@ pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       libcmocka-dev libcsv-dev libyajl-dev libyaml-dev uthash-dev zlib1g-dev time
       libopenblas-dev chromium libsqlite3-dev sqlite3 libopenmpi-dev openmpi-bin
       fonts-wqy-microhei)  # CJK glyphs for the compare HTML report in Chromium
+pkgs+=(python3-yaml python3-scipy)  # the Python oracles (tests/oracle; scipy: query griddata only)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

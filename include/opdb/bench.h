@@ -46,7 +46,11 @@ typedef struct opdb_bench_opts {
      * under the lock, as one run would; rows that no journal holds stay unmeasured and are reported. */
     int shard_rank, shard_count;
     const char *shard_path;
+    size_t max_memory;               /* --max-memory: bytes of buffers one row may need; 0 = 3/4 of the available memory */
 } opdb_bench_opts;
+
+/* The per-row buffer budget o->max_memory stands for (SIZE_MAX: unknown, no limit). */
+OPDB_API size_t opdb_bench_memory_budget(const opdb_bench_opts *o);
 
 #define OPDB_BENCH_SHARD_MERGE (-1)
 /* "shard-<r>.csv": rank r's journal inside the merge folder. */

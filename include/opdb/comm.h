@@ -148,6 +148,11 @@ OPDB_API void opdb_comm_bench_opts_free(opdb_comm_bench_opts *o);
 /* Configuration list in the reference's order; skipped (op, nd, tier) print
  * "WARNING: skipping ..." to warn (may be NULL). */
 OPDB_API opdb_comm_config *opdb_comm_configs(const opdb_comm_bench_opts *o, size_t *n, FILE *warn);
+/* A hash of what every MPI rank must agree on before the first collective:
+ * the configurations (op, bytes, group), dtype, iterations, warm-up, time
+ * budget, --check, backend. Ranks compare it at start so that a rank given
+ * other flags fails at once instead of mismatching a collective. */
+OPDB_API uint64_t opdb_comm_bench_fingerprint(const opdb_comm_bench_opts *o, const opdb_comm_config *c, size_t n);
 
 /* ---- statistics and report lines ---- */
 typedef struct opdb_comm_stats {
@@ -195,12 +200,16 @@ typedef struct opdb_comm_log_row {
     double oop_us, ip_us;     /* < 0: absent */
     long long oop_wrong, ip_wrong; /* -1: not a #wrong count (N/A, old float error column) */
 } opdb_comm_log_row;
+/* The most devices a group may have (a log's rank numbers, --num-devices):
+ * beyond it a number is taken for a typo or a corrupt log, not a machine. */
+#define OPDB_COMM_MAX_DEVICES 1048576
 typedef struct opdb_comm_log {
     char format[16];          /* "nccl-tests" / "osu" */
     char title[128];          /* OSU test title */
     char type[16];            /* nccl-tests type column */
     int op;                   /* -1 unknown */
-    long long nranks;         /* 0 unknown */
+    long long nranks;         /* 0 unknown; max rank of the '#  Rank' lines + 1 */
+    long long distinct_ranks; /* distinct ranks of those lines: nranks is a device count only when they agree */
     int hosts;                /* distinct hosts of the '#  Rank' lines */
     bool osu_bandwidth;       /* OSU column is MB/s, not µs */
     bool osu_collective;      /* OSU title names a collective */

@@ -64,8 +64,13 @@ typedef struct opdb_tensor {
     void *data;                     /* set by the backend's prepare(); host or device memory */
 } opdb_tensor;
 
-OPDB_API int64_t opdb_tensor_numel(const opdb_tensor *t);   /* 0 for an absent slot */
-OPDB_API size_t opdb_tensor_bytes(const opdb_tensor *t);
+OPDB_API int64_t opdb_tensor_numel(const opdb_tensor *t);   /* 0 for an absent slot; INT64_MAX when it overflows */
+OPDB_API size_t opdb_tensor_bytes(const opdb_tensor *t);    /* SIZE_MAX when it overflows */
+/* A shape read from a row may hold at most 2^OPDB_REPLAY_MAX_NUMEL_LOG2
+ * elements: far beyond any machine's memory, and small enough that products
+ * of a few dimensions inside an operator's plan cannot overflow 64 bits. */
+#define OPDB_REPLAY_MAX_NUMEL_LOG2 40
+OPDB_API bool opdb_shape_too_big(const int64_t *dims, int ndim);
 
 /* One database row as an operator sees it. */
 typedef struct opdb_replay_row {
@@ -94,6 +99,10 @@ typedef struct opdb_op_problem {
     int naux;
     int64_t aux[OPDB_MAX_AUX];
 } opdb_op_problem;
+
+/* Bytes of every buffer the problem needs (inputs, outputs, workspace);
+ * SIZE_MAX when that does not fit in a size_t. */
+OPDB_API size_t opdb_problem_buffer_bytes(const opdb_op_problem *p);
 
 /* ---- operators ---- */
 enum { OPDB_PLAN_SKIP = 1 };

@@ -1,5 +1,6 @@
 /* `opdb bench`: flags -> backend + opdb_bench_run. */
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +27,28 @@ static bool parse_pos_double(const char *s, double *out) {
     return true;
 }
 
+/* "N", "NK", "NM", "NG", "NT" (powers of 1024), positive and not overflowing. */
+static bool parse_size(const char *s, size_t *out) {
+    if (!s) return false;
+    size_t n = strlen(s), shift = 0;
+    char num[32];
+    if (n == 0 || n >= sizeof num) return false;
+    const char *units = "KMGT", *u = strchr(units, s[n - 1]);
+    if (u && s[n - 1]) {
+        shift = 10 * (size_t)(u - units + 1);
+        n--;
+    }
+    memcpy(num, s, n);
+    num[n] = '\0';
+    unsigned long v;
+    if (!cli_parse_uint(num, &v) || v == 0 || v > (SIZE_MAX >> shift)) return false;
+    *out = (size_t)v << shift;
+    return true;
+}
+
 typedef struct flags {
     const char *database, *device, *vllm, *torch, *cann, *mode, *repeat, *min_samples, *min_time, *timeout, *threads,
-        *backend, *grid, *rounds, *cache_mib;
+        *backend, *grid, *rounds, *cache_mib, *max_memory;
     bool hot, fail_fast, resume, drop_failed, quirks, plan, strict;
 } flags;
 
@@ -134,7 +154,8 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
     if (f->cache_mib) cli_parse_uint(f->cache_mib, &cache_mib);
     opdb_backend_opts bo = {(int)threads, f->hot, 0, (size_t)cache_mib << 20};
     const char *shard = getenv(SHARD_ENV);
-    if (shard && strncmp(shard, "merge/", 6) == 0) bo.hot_cache = true; /* the merge measures nothing: no eviction buffer */
+    /* the merge and --plan measure nothing: no eviction buffer (twice the last-level cache, touched page by page) */
+    if ((shard && strncmp(shard, "merge/", 6) == 0) || f->plan) bo.hot_cache = true;
     opdb_backend *b = opdb_backend_create(bname, &bo, &err);
     if (!b) {
         fprintf(stderr, "opdb bench: %s\n", err.msg);
@@ -147,7 +168,15 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
     } else {
         opdb_bench_opts o = {dir, (const char *const *)ops, nops, f->mode && strcmp(f->mode, "missing-only") == 0,
                              *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL, stdout, 1,
-                             f->plan, f->strict, 0, 0, NULL};
+                             f->plan, f->strict, 0, 0, NULL, 0};
+        parse_size(f->max_memory, &o.max_memory);
+        /* ranks on one node (set by the MPI helper) each take their share of the default budget */
+        const char *node_ranks = getenv("OPDB_BENCH_NODE_RANKS");
+        int share = node_ranks ? atoi(node_ranks) : 1;
+        if (!o.max_memory && share > 1) {
+            size_t all = opdb_bench_memory_budget(&o);
+            o.max_memory = all == SIZE_MAX ? 0 : all / (size_t)share;
+        }
         shard_of_env(&o);
         unsigned long rounds;
         if (f->rounds && cli_parse_uint(f->rounds, &rounds)) o.rounds = (int)rounds;
@@ -189,6 +218,7 @@ int cmd_bench(int argc, char **argv) {
         {"--drop-failed", NULL, "delete rows that fail to replay (default: keep them, report the error)", false, NULL, &f.drop_failed},
         {"--reference-quirks", NULL, "write back like the reference: no extra columns, failed rows deleted", false, NULL, &f.quirks},
         {"--plan", NULL, "list the rows that would run (dtype, shapes, GEMM size) and the estimated time; run nothing", false, NULL, &f.plan},
+        {"--max-memory", "BYTES", "refuse a row whose buffers need more (suffix K, M, G or T: powers of 1024; default: 3/4 of the memory available at start)", false, &f.max_memory, NULL},
         {"--strict", NULL, "exit 1 when nothing was measured or a row never met the stop rule", false, NULL, &f.strict},
     };
     cli_spec spec = {
@@ -246,6 +276,10 @@ int cmd_bench(int argc, char **argv) {
     unsigned long rounds;
     if (rc == 0 && f.rounds && (!cli_parse_uint(f.rounds, &rounds) || rounds == 0 || rounds > 100))
         rc = cli_usage_error(&spec, "argument --rounds: expected an integer from 1 to 100, got '%s'", f.rounds);
+    size_t max_memory;
+    if (rc == 0 && f.max_memory && !parse_size(f.max_memory, &max_memory))
+        rc = cli_usage_error(&spec, "argument --max-memory: expected a positive number of bytes (suffix K, M, G or T), got '%s'",
+                             f.max_memory);
     if (rc == 0) rc = measure_flags(&spec, &f, &m);
     if (rc == 0) rc = backend_name(&spec, &f, &bname);
     if (rc == 0 && nops && cli_normalize_ops("opdb bench", ops, nops, &norm)) rc = 1;

@@ -146,7 +146,8 @@ static int comm_import(int argc, char **argv) {
     long long v;
     if (!nlogs) rc = cli_usage_error(&spec, "argument --logs: at least one log is required");
     else if (op && (o.op = opdb_comm_op_parse(op)) < 0) rc = cli_usage_error(&spec, "argument --op: invalid choice: '%s'", op);
-    else if (nd && (!opdb_py_int(nd, strlen(nd), &v) || v < 1)) rc = cli_usage_error(&spec, "argument --num-devices: invalid int value: '%s'", nd);
+    else if (nd && (!opdb_py_int(nd, strlen(nd), &v) || v < 1 || v > OPDB_COMM_MAX_DEVICES))
+        rc = cli_usage_error(&spec, "argument --num-devices: expected 1 to %d devices, got '%s'", OPDB_COMM_MAX_DEVICES, nd);
     else if (dtype && !(o.dtype = opdb_comm_dtype_find(dtype))) rc = cli_usage_error(&spec, "argument --dtype: invalid choice: '%s'", dtype);
     else if (tier && (!opdb_py_int(tier, strlen(tier), &v) || v < 0 || v > 2)) rc = cli_usage_error(&spec, "argument --topology-tier: invalid choice: '%s'", tier);
     else if (half && strcmp(half, "in-place") && strcmp(half, "out-of-place")) rc = cli_usage_error(&spec, "argument --time: invalid choice: '%s'", half);

@@ -226,3 +226,20 @@ opdb_comm_config *opdb_comm_configs(const opdb_comm_bench_opts *o, size_t *n, FI
     *n = cnt;
     return c;
 }
+
+/* Everything that decides which collectives run, with how many elements and
+ * iterations, folded into one number; output paths are left out (only the
+ * group's first rank writes). */
+uint64_t opdb_comm_bench_fingerprint(const opdb_comm_bench_opts *o, const opdb_comm_config *c, size_t n) {
+    uint64_t h = opdb_hash_bytes(&n, sizeof n, 17);
+    for (size_t i = 0; i < n; i++) {
+        long long v[5] = {(long long)c[i].op, c[i].bytes, c[i].nd, c[i].tier, c[i].base};
+        h = opdb_hash_bytes(v, sizeof v, h);
+    }
+    long long w[6] = {o->warmup, o->iters, o->dtype ? o->dtype->size : 0, o->check, o->reference_quirks, 0};
+    memcpy(&w[5], &o->time_budget_s, sizeof w[5]);
+    h = opdb_hash_bytes(w, sizeof w, h);
+    const char *names[2] = {o->dtype ? o->dtype->label : "", o->backend ? o->backend : ""};
+    for (int i = 0; i < 2; i++) h = opdb_hash_bytes(names[i], strlen(names[i]) + 1, h);
+    return h;
+}

@@ -5,6 +5,7 @@
  * (spec comm.md §3.3): nccl-tests' all_gather / reduce_scatter size is the
  * total over ranks, so it is divided by the device count; OSU's all-to-all
  * size is per peer, so it is multiplied by it. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,12 @@ int opdb_comm_import_file(const opdb_comm_import_opts *o, const char *path, opdb
     } else if (op < 0) {
         rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot tell the collective from the log or its file name; pass --op",
                        path);
+    } else if (!o->num_devices && log.nranks > 0 && (log.nranks != log.distinct_ranks || log.nranks > OPDB_COMM_MAX_DEVICES)) {
+        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: the log's '#  Rank' lines go up to rank %lld but name %lld distinct "
+                       "rank(s) below %d, so %lld is no device count; pass --num-devices", path, log.nranks - 1,
+                       log.distinct_ranks, OPDB_COMM_MAX_DEVICES, log.nranks);
+    } else if (nd > OPDB_COMM_MAX_DEVICES) {
+        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %lld devices is more than %d", path, nd, OPDB_COMM_MAX_DEVICES);
     } else if (nd < 1) {
         rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: the log does not give the device count (no '#  Rank' lines); pass "
                        "--num-devices", path);
@@ -66,9 +73,9 @@ int opdb_comm_import_file(const opdb_comm_import_opts *o, const char *path, opdb
         double us = ip && r->ip_us >= 0 ? r->ip_us : r->oop_us;
         if (osu && log.osu_bandwidth) us = r->oop_us > 0 ? (double)r->size / r->oop_us : -1; /* MB/s -> µs */
         if (!osu && (op == OPDB_COMM_ALL_GATHER || op == OPDB_COMM_REDUCE_SCATTER)) bytes /= nd;
-        if (osu && op == OPDB_COMM_ALL_TO_ALL) bytes *= nd;
+        bool overflow = osu && op == OPDB_COMM_ALL_TO_ALL && __builtin_mul_overflow(bytes, nd, &bytes);
         if (r->oop_wrong > 0 || r->ip_wrong > 0) res->wrong_rows++;
-        if (bytes <= 0 || !(us > 0)) {
+        if (overflow || bytes <= 0 || !(us > 0) || !isfinite(us)) { /* inf, nan, 0 or negative: no time */
             res->skipped++;
             continue;
         }

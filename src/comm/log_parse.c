@@ -6,6 +6,7 @@
  * mpirun --tag-output, "0: " of srun --label) are stripped and any other line
  * (NCCL INFO of other ranks, device lines) is skipped. */
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,6 +125,7 @@ int opdb_comm_log_parse(const char *text, size_t len, opdb_comm_log *log, opdb_e
     char hosts[8][64];
     int nhosts = 0;
     long long max_rank = -1;
+    unsigned char *seen = NULL; /* ranks met in '#  Rank' lines, one bit each */
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
@@ -144,8 +146,13 @@ int opdb_comm_log_parse(const char *text, size_t len, opdb_comm_log *log, opdb_e
                 osu_hdr = true;
                 log->osu_bandwidth = has(s, lend, "MB/s");
             } else if (n >= 4 && t[1].n == 4 && !memcmp(t[1].p, "Rank", 4) && is_uint(t[2])) {
-                long long r = atoll(t[2].p);
+                long long r = t[2].n > 18 ? LLONG_MAX - 1 : atoll(t[2].p);
                 if (r > max_rank) max_rank = r;
+                if (r < OPDB_COMM_MAX_DEVICES) { /* a launcher may print a rank's line twice: count ranks, not lines */
+                    if (!seen) seen = opdb_xcalloc(OPDB_COMM_MAX_DEVICES / 8, 1);
+                    log->distinct_ranks += !(seen[r / 8] & (1u << (r % 8)));
+                    seen[r / 8] |= (unsigned char)(1u << (r % 8));
+                }
                 for (size_t i = 3; i + 1 < n; i++)
                     if (t[i].n == 2 && !memcmp(t[i].p, "on", 2) && t[i + 1].n < 64) {
                         int h = 0;
@@ -177,6 +184,7 @@ int opdb_comm_log_parse(const char *text, size_t len, opdb_comm_log *log, opdb_e
         p = nl ? nl + 1 : end;
     }
     opdb_sb_free(&line);
+    free(seen);
     snprintf(log->format, sizeof log->format, "%s", osu ? "osu" : "nccl-tests");
     log->nranks = max_rank + 1;
     log->hosts = nhosts;

@@ -70,6 +70,9 @@ static int cut_chars(const char *s, size_t n, size_t max) {
     return (int)i;
 }
 
+/* No single kernel runs for 11 days: a larger duration is an overflowed or corrupt time. */
+#define OPDB_ABSURD_DURATION_US 1e12
+
 static void problem(vctx *v, bool warning, const char *file, unsigned long long line, const char *kind,
                     const char *fmt, ...) OPDB_PRINTF(6, 7);
 static void problem(vctx *v, bool warning, const char *file, unsigned long long line, const char *kind,
@@ -233,6 +236,9 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
                 problem(v, false, path, line, "non-numeric duration", "%s = '%.*s'", opdb_dur_cols[d], cut_chars(c.p, c.n, 40), c.p);
             } else if (val < 0) {
                 problem(v, false, path, line, "negative duration", "%s = %.*s", opdb_dur_cols[d], (int)c.n, c.p);
+            } else if (val > OPDB_ABSURD_DURATION_US) {
+                problem(v, false, path, line, "absurd duration", "%s = %.*s (more than %.0e us, about 11 days, for one "
+                        "kernel: an overflowed or corrupt time)", opdb_dur_cols[d], (int)c.n, c.p, OPDB_ABSURD_DURATION_US);
             } else if (val > 0 && (d == 0 || d == 1 || d == 4)) {
                 valid = true;
             }

@@ -813,6 +813,9 @@ static int row_varcells(const fctx *F, const krow *k, varcell *v) {
  * first time (about 20 us on the project's VMs), a write call costs less. */
 #define GRID_WRITE_CHUNK (1u << 18)
 
+/* What a new row holds in a column that is neither a shape nor an override. */
+enum { GRID_CELL_COPY, GRID_CELL_ZERO, GRID_CELL_EMPTY };
+
 /* Header + original rows + new rows, via a temp file and rename.  A new
  * row is the file's constant row (the template with measurements zeroed,
  * CSV-encoded once) with its variable cells spliced in. */
@@ -837,8 +840,8 @@ static int write_file(fctx *F, krow **rows, size_t nnew, const char *zero, opdb_
     for (size_t i = 0; i < t->ncols; i++) {
         if (i) opdb_sb_addc(&line, ',');
         beg[i] = line.n;
-        if (zero[i]) opdb_sb_addc(&line, '0');
-        else opdb_csv_write_cell(&line, F->tmpl[i].p, F->tmpl[i].n);
+        if (zero[i] == GRID_CELL_ZERO) opdb_sb_addc(&line, '0');
+        else if (zero[i] == GRID_CELL_COPY) opdb_csv_write_cell(&line, F->tmpl[i].p, F->tmpl[i].n);
         len[i] = line.n - beg[i];
     }
     const char *lp = line.p ? line.p : "";
@@ -900,8 +903,8 @@ static int write_file_ref(fctx *F, krow **rows, size_t nnew, const char *zero, o
             if (ov) opdb_csv_write_cell(&af.buf, S->cells.p + ov->off, ov->len);
             else if ((int)i == F->c_in) put_shape_cell(&af.buf, S->cells.p + k->in_off, k->nin_b);
             else if ((int)i == F->c_out) put_shape_cell(&af.buf, S->cells.p + out_off(k), k->nout_b);
-            else if (zero[i]) opdb_sb_addc(&af.buf, '0');
-            else opdb_csv_write_cell(&af.buf, F->tmpl[i].p, F->tmpl[i].n);
+            else if (zero[i] == GRID_CELL_ZERO) opdb_sb_addc(&af.buf, '0');
+            else if (zero[i] == GRID_CELL_COPY) opdb_csv_write_cell(&af.buf, F->tmpl[i].p, F->tmpl[i].n);
         }
         opdb_sb_add(&af.buf, "\r\n", 2);
     }
@@ -1029,10 +1032,16 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
         static const char *const copy_cols[] = {OPDB_COL_OP_STATE,      OPDB_COL_ACCEL_CORE,     OPDB_COL_INPUT_DTYPES,
                                                 OPDB_COL_OUTPUT_DTYPES, OPDB_COL_INPUT_FORMATS, OPDB_COL_OUTPUT_FORMATS,
                                                 OPDB_COL_OUTPUT_SHAPES};
+        /* opdb: a theory row was never profiled, so it carries no sample count or sums
+         * (a copied count would make a later parse --merge divide real sums by it) */
+        static const char *const stat_cols[] = {OPDB_COL_PROF_COUNT, OPDB_COL_PROF_MIN_DUR, OPDB_COL_PROF_MAX_DUR,
+                                                OPDB_COL_PROF_SUM_DUR, OPDB_COL_PROF_SUMSQ_DUR};
         for (size_t i = 0; i < t->ncols; i++) {
-            bool copy = false;
+            bool copy = false, stat = false;
             for (size_t k = 0; k < 7; k++) copy |= !strcmp(t->header[i], copy_cols[k]);
-            zero[i] = !copy && (int)i != F->c_in && grid_zero_column(t->header[i]);
+            for (size_t k = 0; k < 5 && !o->quirks; k++) stat |= !strcmp(t->header[i], stat_cols[k]);
+            zero[i] = stat ? GRID_CELL_EMPTY : !copy && (int)i != F->c_in && grid_zero_column(t->header[i]) ? GRID_CELL_ZERO
+                                                                                                             : GRID_CELL_COPY;
         }
         rc = R->reference ? write_file_ref(F, kept, nnew, zero, err) : write_file(F, kept, nnew, zero, err);
     }

@@ -5,7 +5,8 @@
 #include "opdb/pystr.h"
 #include "grid/grid_internal.h"
 
-/* Slots of a template shape cell by the tolerant parser (§7.1). */
+/* Slots of a template shape cell by the tolerant parser (§7.1); text after
+ * the last top-level `;` is a slot only when there is some. */
 int grid_slot_count(opdb_span cell);
 /* Slots whose entry in the `;`-split attribute cell is absent become empty. */
 void grid_clear_absent(grid_shape *slots, int n, opdb_span attr);

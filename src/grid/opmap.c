@@ -1,9 +1,12 @@
 /* Operator metadata from <root>/op_mapping.yaml (grid.md §3) and generator
- * resolution for a kernel type. */
+ * resolution for a kernel type.  `operator_mappings` maps a framework op name
+ * to an entry, as in every real op_mapping.yaml; its entries are read in file
+ * order. */
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 #include "grid/grid_opmap.h"
+#include "opdb/core.h"
 #include "opdb/limits.h"
 
 /* Python truthiness of a YAML 1.1 scalar as PyYAML loads it. */
@@ -43,6 +46,62 @@ static void add(grid_opmap *m, const char *kt, const grid_opmeta *meta) {
     m->n++;
 }
 
+/* A kernel type given as a non-empty string or number; NULL for a null,
+ * an empty string or anything that is not a scalar. */
+static const char *kernel_name(const yaml_node_t *n) {
+    const char *s = str(n);
+    if (!s || !*s) return NULL;
+    if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && (!strcmp(s, "~") || !strcmp(s, "null") ||
+                                                           !strcmp(s, "Null") || !strcmp(s, "NULL")))
+        return NULL;
+    return s;
+}
+
+/* One operator_mappings entry: the flags for its kernel type, then for each
+ * alternate kernel type (first entry wins for each name). */
+static void add_entry(yaml_document_t *d, const yaml_node_t *e, grid_opmap *m) {
+    if (!e || e->type != YAML_MAPPING_NODE) return;
+    const char *kt = kernel_name(get(d, e, "kernel_type"));
+    if (!kt) return;
+    const char *cat = str(get(d, e, "category"));
+    grid_opmeta meta = {NULL, truthy(get(d, e, "zero_cost")), truthy(get(d, e, "composite")),
+                        cat && !strcmp(cat, "communication"), (char *)str(get(d, e, "query_mode")), NULL};
+    add(m, kt, &meta);
+    const yaml_node_t *alts = get(d, e, "alternate_kernel_types");
+    if (!alts || alts->type != YAML_SEQUENCE_NODE) return;
+    meta.alternates_of = (char *)kt;
+    for (yaml_node_item_t *a = alts->data.sequence.items.start; a < alts->data.sequence.items.top; a++) {
+        const char *an = kernel_name(yaml_document_get_node(d, *a));
+        if (an) add(m, an, &meta);
+    }
+}
+
+/* The value nodes of mapping n in the order a Python dict built from it
+ * iterates them: a key given twice keeps its first place and takes its last
+ * value.  Returns how many were written to val. */
+static size_t dict_values(yaml_document_t *d, const yaml_node_t *n, int *val) {
+    size_t nval = 0;
+    const char **key = opdb_xmalloc(((size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start) + 1) * sizeof *key);
+    opdb_hindex ix = {0};
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        const char *k = str(yaml_document_get_node(d, p->key));
+        if (k) {
+            uint64_t h = opdb_hash_bytes(k, strlen(k), 0);
+            bool seen = false;
+            uint32_t j;
+            for (opdb_hprobe pr = opdb_hindex_probe(&ix, h); !seen && opdb_hprobe_next(&pr, &j);)
+                if (!strcmp(key[j], k)) val[j] = p->value, seen = true;
+            if (seen) continue;
+            opdb_hindex_add(&ix, h, (uint32_t)nval);
+        }
+        key[nval] = k ? k : "";
+        val[nval++] = p->value;
+    }
+    opdb_hindex_free(&ix);
+    free(key);
+    return nval;
+}
+
 int grid_opmap_load(const char *path, grid_opmap *m, opdb_err *err) {
     memset(m, 0, sizeof *m);
     opdb_strbuf text;
@@ -67,25 +126,13 @@ int grid_opmap_load(const char *path, grid_opmap *m, opdb_err *err) {
     yaml_parser_delete(&parser);
     opdb_sb_free(&text);
     yaml_node_t *root = yaml_document_get_root_node(&doc);
-    const yaml_node_t *list = root && root->type == YAML_MAPPING_NODE ? get(&doc, root, "operator_mappings") : NULL;
-    if (list && list->type == YAML_SEQUENCE_NODE) {
-        for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top; it++) {
-            yaml_node_t *e = yaml_document_get_node(&doc, *it);
-            if (!e || e->type != YAML_MAPPING_NODE) continue;
-            const char *kt = str(get(&doc, e, "kernel_type"));
-            if (!kt) continue;
-            const char *cat = str(get(&doc, e, "category"));
-            grid_opmeta meta = {NULL, truthy(get(&doc, e, "zero_cost")), truthy(get(&doc, e, "composite")),
-                                cat && !strcmp(cat, "communication"), (char *)str(get(&doc, e, "query_mode")), NULL};
-            add(m, kt, &meta);
-            const yaml_node_t *alts = get(&doc, e, "alternate_kernel_types");
-            if (!alts || alts->type != YAML_SEQUENCE_NODE) continue;
-            meta.alternates_of = (char *)kt;
-            for (yaml_node_item_t *a = alts->data.sequence.items.start; a < alts->data.sequence.items.top; a++) {
-                const char *an = str(yaml_document_get_node(&doc, *a));
-                if (an) add(m, an, &meta);
-            }
-        }
+    const yaml_node_t *ops = root && root->type == YAML_MAPPING_NODE ? get(&doc, root, "operator_mappings") : NULL;
+    if (ops && ops->type == YAML_MAPPING_NODE) { /* op name -> entry; a list or a scalar gives nothing */
+        size_t n = (size_t)(ops->data.mapping.pairs.top - ops->data.mapping.pairs.start);
+        int *val = opdb_xmalloc((n ? n : 1) * sizeof *val);
+        size_t nval = dict_values(&doc, ops, val);
+        for (size_t i = 0; i < nval; i++) add_entry(&doc, yaml_document_get_node(&doc, val[i]), m);
+        free(val);
     }
     yaml_document_delete(&doc);
     return 0;

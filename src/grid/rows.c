@@ -23,13 +23,14 @@ int grid_slot_count(opdb_span cell) {
     c = opdb_py_strip_chars(c, "\"");
     c = opdb_py_strip_chars(c, "'");
     if (!c.n) return 0;
-    int depth = 0, n = 1;
+    int depth = 0, n = 0;
+    size_t start = 0; /* of the current part */
     for (size_t i = 0; i < c.n; i++) {
         if (c.p[i] == '(') depth++;
         else if (c.p[i] == ')') depth--;
-        else if (c.p[i] == ';' && depth == 0) n++;
+        else if (c.p[i] == ';' && depth == 0) n++, start = i + 1;
     }
-    return n;
+    return n + (start < c.n); /* a final ';' opens no slot: "128,4,128;" is one */
 }
 
 static bool absent_attr(opdb_span s) {

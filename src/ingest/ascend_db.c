@@ -5,7 +5,9 @@
  * rest keep their names; cube_utilization(%) has no counter (column empty). */
 #include "ingest/ascend_db.h"
 
+#include <math.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,12 @@ static const struct {
 /* Cells of the CSV-like record: type, 2 shapes, duration, 6 descriptive, 25 metrics. */
 enum { C_TYPE, C_IN, C_OUT, C_DUR, C_DESC0, C_METRIC0 = C_DESC0 + KD_NDESC, C_N = C_METRIC0 + OPDB_NMETRICS };
 
-static int db_fail(opdb_err *err, const char *path, sqlite3 *db, const char *what) {
+static int db_fail_wal(opdb_err *err, const char *path, sqlite3 *db, const char *what, bool wal) {
+    if (wal)
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot read this SQLite export with its write-ahead log (%s-wal, "
+                         "committed rows not yet in the file) (%s): %s; SQLite needs write access to the folder to "
+                         "read the log: copy both files to a writable folder, or checkpoint the log into the file",
+                         path, path, what, db ? sqlite3_errmsg(db) : "out of memory");
     return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: malformed SQLite profiler export (%s): %s", path, what,
                      db ? sqlite3_errmsg(db) : "out of memory");
 }
@@ -47,8 +54,22 @@ static bool table_exists(sqlite3 *db, const char *name, int *rc) {
     return hit;
 }
 
+/* A non-empty write-ahead log beside the file holds committed rows the
+ * main file does not have yet: it must be read, so the file cannot be opened
+ * as immutable then. */
+static bool has_wal(const char *path) {
+    size_t n = strlen(path);
+    char *wal = opdb_xmalloc(n + 5);
+    memcpy(wal, path, n);
+    memcpy(wal + n, "-wal", 5);
+    struct stat sb;
+    bool hit = stat(wal, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0;
+    free(wal);
+    return hit;
+}
+
 /* file: URI with the characters a URI path cannot hold escaped. */
-static char *uri_of(const char *path) {
+static char *uri_of(const char *path, bool wal) {
     size_t n = strlen(path);
     char *u = opdb_xmalloc(n * 3 + 32);
     char *o = u + sprintf(u, "file:");
@@ -57,7 +78,7 @@ static char *uri_of(const char *path) {
         if (c == '%' || c == '?' || c == '#' || c <= 0x20 || c >= 0x7f) o += sprintf(o, "%%%02X", c);
         else *o++ = (char)c;
     }
-    strcpy(o, "?immutable=1");
+    strcpy(o, wal ? "?mode=ro" : "?immutable=1");
     return u;
 }
 
@@ -102,13 +123,31 @@ static char *build_query(const sqlite3_int64 ids[OPDB_NMETRICS], bool pmu) {
     return q.p;
 }
 
+/* endNs - startNs in µs as a cell. A NULL time, text, or a difference that
+ * overflowed 64-bit nanoseconds (SQLite then computes in floating point)
+ * gives a cell that is not a finite number, so the row is skipped and counted
+ * like a bad Duration(us) in a CSV, never read as 0 or as 2^63 ns. */
+static int duration_cell(sqlite3_stmt *st, char *buf, size_t cap) {
+    switch (sqlite3_column_type(st, 0)) {
+    case SQLITE_INTEGER: return snprintf(buf, cap, "%.17g", (double)sqlite3_column_int64(st, 0) / 1000.0);
+    case SQLITE_FLOAT: {
+        double ns = sqlite3_column_double(st, 0);
+        if (isfinite(ns) && fabs(ns) < 9223372036854775807.0) return snprintf(buf, cap, "%.17g", ns / 1000.0);
+        return snprintf(buf, cap, "overflow");
+    }
+    case SQLITE_NULL: return snprintf(buf, cap, "NULL");
+    default: return snprintf(buf, cap, "not a number");
+    }
+}
+
 int ascend_db_read(const char *path, ascend_db_row_cb cb, void *ctx, char *why, size_t cap, opdb_err *err) {
-    char *uri = uri_of(path);
+    bool wal = has_wal(path);
+    char *uri = uri_of(path, wal);
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
     free(uri);
     if (rc != SQLITE_OK) {
-        db_fail(err, path, db, "cannot open");
+        db_fail_wal(err, path, db, "cannot open", wal);
         sqlite3_close(db);
         return -1;
     }
@@ -120,7 +159,7 @@ int ascend_db_read(const char *path, ascend_db_row_cb cb, void *ctx, char *why, 
     bool strs = rc == SQLITE_OK && table_exists(db, "STRING_IDS", &rc);
     bool pmu = rc == SQLITE_OK && table_exists(db, "TASK_PMU_INFO", &rc);
     if (rc != SQLITE_OK) {
-        db_fail(err, path, db, "reading its table list");
+        db_fail_wal(err, path, db, "reading its table list", wal);
         goto out;
     }
     if (!cti || !task || !strs) {
@@ -131,12 +170,12 @@ int ascend_db_read(const char *path, ascend_db_row_cb cb, void *ctx, char *why, 
     }
     sqlite3_int64 ids[OPDB_NMETRICS] = {0};
     if (pmu && counter_ids(db, ids) != SQLITE_OK) {
-        db_fail(err, path, db, "reading STRING_IDS");
+        db_fail_wal(err, path, db, "reading STRING_IDS", wal);
         goto out;
     }
     sql = build_query(ids, pmu);
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        db_fail(err, path, db, "COMPUTE_TASK_INFO/TASK columns");
+        db_fail_wal(err, path, db, "COMPUTE_TASK_INFO/TASK columns", wal);
         goto out;
     }
     kd_colmap L;
@@ -163,8 +202,7 @@ int ascend_db_read(const char *path, ascend_db_row_cb cb, void *ctx, char *why, 
     ret = 0;
     while (ret == 0 && (s = sqlite3_step(st)) == SQLITE_ROW) {
         for (int i = 0; i < C_N; i++) f[i] = (opdb_field){num[i], 0};
-        int n = snprintf(num[C_DUR], sizeof num[C_DUR], "%.17g", (double)sqlite3_column_int64(st, 0) / 1000.0);
-        f[C_DUR].n = (uint32_t)n;
+        f[C_DUR].n = (uint32_t)duration_cell(st, num[C_DUR], sizeof num[C_DUR]);
         static const int strcols[] = {C_TYPE, C_IN, C_OUT};
         for (int k = 0; k < 3; k++) {
             const unsigned char *t = sqlite3_column_text(st, 1 + k);
@@ -181,7 +219,7 @@ int ascend_db_read(const char *path, ascend_db_row_cb cb, void *ctx, char *why, 
         }
         ret = cb(ctx, &L, f, C_N, err);
     }
-    if (ret == 0 && s != SQLITE_DONE) ret = db_fail(err, path, db, "reading kernels");
+    if (ret == 0 && s != SQLITE_DONE) ret = db_fail_wal(err, path, db, "reading kernels", wal);
 out:
     sqlite3_finalize(st);
     free(sql);

@@ -80,6 +80,21 @@ bool kn_num_of(const opdb_trace_field *f, double *out) {
     return *end == '\0' && isfinite(*out);
 }
 
+bool kn_dur_of(kn_agg *a, const opdb_trace_field *f, double *out) {
+    *out = 0.0;
+    if (!f || !f->text[0]) return true;
+    if (kn_num_of(f, out) && *out >= 0) return true;
+    a->bad_durations++;
+    return false;
+}
+
+bool kn_op_interval(kn_agg *a, const opdb_trace_field *ts, const opdb_trace_field *dur, double *t, double *d) {
+    *d = 0.0;
+    bool ok = kn_num_of(ts, t) && (!dur || !dur->text[0] || (kn_num_of(dur, d) && *d >= 0));
+    if (!ok) a->bad_ops++;
+    return ok;
+}
+
 bool kn_int_of(const opdb_trace_field *f, int64_t *out) {
     if (!f || (f->kind != OPDB_J_INT && f->kind != OPDB_J_STRING) || !f->text[0]) return false;
     char *end;
@@ -141,6 +156,10 @@ static int by_group_dur(const void *x, const void *y) {
 
 int kn_add_call(kn_agg *a, uint32_t gi, uint64_t op_seq, double dur, opdb_err *err) {
     kn_group *g = &a->g[gi];
+    if (!isfinite(g->sum + dur) || !isfinite(g->sumsq + dur * dur)) { /* the sums would overflow */
+        a->bad_durations++;
+        return 0;
+    }
     if (g->first_call == UINT64_MAX) g->first_call = ((uint64_t)a->files << 40) | op_seq;
     if (g->count == 0 || dur < g->min) g->min = dur;
     if (g->count == 0 || dur > g->max) g->max = dur;
@@ -379,8 +398,7 @@ static int scan_event(const opdb_trace_event *ev, void *ctx) {
         S->cpu_ops++;
         op_rec r;
         memset(&r, 0, sizeof r);
-        if (!kn_num_of(FIELD(ev, F_TS), &r.ts)) return 0;
-        if (!kn_num_of(FIELD(ev, F_DUR), &r.dur)) r.dur = 0.0;
+        if (!kn_op_interval(S->a, FIELD(ev, F_TS), FIELD(ev, F_DUR), &r.ts, &r.dur)) return 0;
         r.seq = ev->index;
         r.thread = scan_thread(S, ev);
         const opdb_trace_field *dims = ARG(ev, A_DIMS);
@@ -401,7 +419,7 @@ static int scan_event(const opdb_trace_event *ev, void *ctx) {
         dev_rec r;
         memset(&r, 0, sizeof r);
         r.corr = corr;
-        if (!kn_num_of(FIELD(ev, F_DUR), &r.dur)) r.dur = 0.0;
+        if (!kn_dur_of(S->a, FIELD(ev, F_DUR), &r.dur)) return 0;
         r.seq = ev->index;
         r.kname = kn_kname(S->a, kn_text_of(FIELD(ev, F_NAME)));
         S->rc = xs_push(&S->devs, &r, S->err);

@@ -52,6 +52,8 @@ typedef struct kn_agg {
     bool reference;                   /* filled by kn_read_reference: medians from durs */
     /* diagnostics over the run */
     unsigned long long device_events, no_launch, no_operator, calls, calls_without_dims;
+    unsigned long long bad_durations;   /* device events skipped: duration negative, not finite or overflowing */
+    unsigned long long bad_ops;         /* CPU operator events skipped: ts or dur negative or not finite */
 } kn_agg;
 
 void kn_agg_init(kn_agg *a);
@@ -82,6 +84,12 @@ int kn_verdict(kn_agg *a, int rc, const char *path, unsigned long long events, u
                unsigned long long devices_before, char *why, size_t cap, opdb_err *err);
 bool kn_cat_is(const char *cat, const char *const *names);
 bool kn_num_of(const opdb_trace_field *f, double *out);
+/* A device event's duration: absent reads as 0; present, it must be a finite
+ * number >= 0, else false and the event is counted in a->bad_durations. */
+bool kn_dur_of(kn_agg *a, const opdb_trace_field *f, double *out);
+/* A CPU operator's interval: ts finite, dur absent (0) or finite and >= 0;
+ * else false and the event is counted in a->bad_ops. */
+bool kn_op_interval(kn_agg *a, const opdb_trace_field *ts, const opdb_trace_field *dur, double *t, double *d);
 bool kn_int_of(const opdb_trace_field *f, int64_t *out);
 const char *kn_text_of(const opdb_trace_field *f);
 extern const char *const kn_device_cats[], *const kn_runtime_cats[], *const kn_op_cats[];

@@ -101,11 +101,16 @@ static int pass1_event(const opdb_trace_event *ev, void *ctx) {
     int64_t corr = 0;
     bool has_corr = kn_int_of(opdb_trace_arg(ev, "correlation"), &corr);
     if (kn_cat_is(cat, kn_device_cats)) {
+        double dur;
+        if (!kn_dur_of(P->a, opdb_trace_get(ev, "dur"), &dur)) {
+            P->a->device_events++;
+            return 0;
+        }
         OPDB_ALLOC_GROW(P->d, P->nd + 1, P->capd);
         dev_rec *d = &P->d[P->nd++];
         memset(d, 0, sizeof *d);
         d->corr = has_corr ? corr : INT64_MIN;
-        if (!kn_num_of(opdb_trace_get(ev, "dur"), &d->dur)) d->dur = 0.0;
+        d->dur = dur;
         d->seq = ev->index;
         d->op_seq = NO_OP;
         d->kname = kn_kname(P->a, kn_text_of(opdb_trace_get(ev, "name")));
@@ -170,11 +175,10 @@ static int pass2_event(const opdb_trace_event *ev, void *ctx) {
     pass *P = ctx;
     if (strcmp(kn_text_of(opdb_trace_get(ev, "ph")), "X") != 0) return 0;
     if (!kn_cat_is(kn_text_of(opdb_trace_get(ev, "cat")), kn_op_cats)) return 0;
+    double ts, dur;
+    if (!kn_op_interval(P->a, opdb_trace_get(ev, "ts"), opdb_trace_get(ev, "dur"), &ts, &dur)) return 0;
     uint32_t t = thread_of(P, ev, false);
     if (t == UINT32_MAX) return 0; /* no launch on this thread */
-    double ts, dur;
-    if (!kn_num_of(opdb_trace_get(ev, "ts"), &ts)) return 0;
-    if (!kn_num_of(opdb_trace_get(ev, "dur"), &dur)) dur = 0.0;
     double end = ts + dur;
     size_t lo = P->tstart[t], hi = P->tstart[t + 1];
     while (lo < hi) { /* first launch with ts >= op ts */

@@ -284,7 +284,7 @@ static int db_row(void *ctx, const kd_colmap *L, const opdb_field *f, int nf, op
     kd_row r;
     J->colmap = *L;
     kd_row_extract(&r, L, f, nf, false);
-    r.rec_off = 0;
+    r.rec_off = UINT64_MAX; /* no line numbers in an SQLite file */
     return take_row(J, &r, err);
 }
 
@@ -342,6 +342,12 @@ static int report_unusable(job *J, const char *file, opdb_err *err) {
 }
 
 static void report_kineto(const kn_agg *a) {
+    if (a->bad_ops)
+        opdb_warn("skipped %llu CPU operator event(s) whose ts is not a finite number or whose dur is negative or "
+                  "not a finite number (kernels they launched count as not attributed)", a->bad_ops);
+    if (a->bad_durations)
+        opdb_warn("skipped %llu GPU device event(s) or call(s) whose duration is negative, not a finite number or too "
+                  "large to add up", a->bad_durations);
     if (a->no_launch || a->no_operator)
         opdb_warn("%llu of %llu GPU device event(s) not attributed to an operator: %llu without a launch (runtime "
                   "event of the same correlation id), %llu whose launch no CPU operator encloses",
@@ -356,12 +362,17 @@ static void aggregate_tick(void *ctx, size_t done) { opdb_progress_update(ctx, d
 
 static void report_warnings(job *J) {
     if (J->bad_durations) {
-        int fd = open(J->first_bad_file, O_RDONLY | O_CLOEXEC);
+        int fd = J->first_bad_off == UINT64_MAX ? -1 : open(J->first_bad_file, O_RDONLY | O_CLOEXEC);
         unsigned long long line = fd >= 0 ? opdb_csv_line_of_offset(fd, J->first_bad_off) : 0;
         if (fd >= 0) close(fd);
-        opdb_warn("skipped %llu row(s) whose Duration(us) is not a finite, non-negative number (first at %s:%llu); "
-                  "use --strict to make this an error",
-                  J->bad_durations, J->first_bad_file, line);
+        if (J->first_bad_off == UINT64_MAX) /* an SQLite export: no line numbers */
+            opdb_warn("skipped %llu row(s) whose Duration(us) is not a finite, non-negative number (NULL, negative or "
+                      "overflowing times; first in %s); use --strict to make this an error",
+                      J->bad_durations, J->first_bad_file);
+        else
+            opdb_warn("skipped %llu row(s) whose Duration(us) is not a finite, non-negative number (first at %s:%llu); "
+                      "use --strict to make this an error",
+                      J->bad_durations, J->first_bad_file, line);
     }
     if (J->bad_metric_rows)
         opdb_warn("%llu row(s) with a non-finite or negative metric: those cells counted as 0", J->bad_metric_rows);

@@ -5,6 +5,7 @@
 #include "ingest/table_merge.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,44 @@ static void combine(tbl *out, char **o, const int *sc, const tbl *F, size_t f, c
     o[sc[C_STD]] = fmt(out, opdb_pstd_naive(sum, sq, n));
 }
 
+/* One existing row's statistics, trusted only when they make sense: a count
+ * that is a plain whole number, finite sums and extremes >= 0, min <= mean <=
+ * max, and a sum of squares that samples between min and max can have (with
+ * room for the 6-decimal rounding of the cells). A row without a count was
+ * never profiled (a theory row, a row added by update) and is not checked. */
+static int check_stats(const char *path, size_t line, char *const *o, const int *sc, opdb_err *err) {
+    const char *cnt = o[sc[C_COUNT]];
+    if (!cnt[0]) return 0;
+    size_t k = strspn(cnt, "0123456789");
+    double n = 0;
+    if (cnt[k] || k > 15 || (n = strtod(cnt, NULL)) > 9007199254740992.0)
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:%zu: '%s' is '%s', not a whole number of samples; the table was not "
+                         "written by opdb parse or was edited: fix the row, or parse without --merge to replace the table",
+                         path, line, OPDB_COL_PROF_COUNT, cnt);
+    if (n == 0) return 0;
+    double v[NSTAT];
+    for (int i = C_SUM; i <= C_MAX; i++) {
+        const char *c = o[sc[i]];
+        if (!opdb_py_float(c, strlen(c), &v[i]) || !isfinite(v[i]) || v[i] < 0)
+            return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:%zu: '%s' is '%s', not a finite number >= 0 (with %s %s); the "
+                             "table was not written by opdb parse or was edited: fix the row, or parse without --merge "
+                             "to replace the table", path, line, k_stat_cols[i], c, OPDB_COL_PROF_COUNT, cnt);
+    }
+    double sum = v[C_SUM], sq = v[C_SUMSQ], mn = v[C_MIN], mx = v[C_MAX];
+    double tol = 1e-6 * n + 1e-9 * sum, tolsq = 1e-6 * n * (1 + 2 * mx) + 1e-9 * sq;
+    const char *why = mn > mx + 1e-6                           ? "min above max"
+                      : mn * n > sum + tol || sum > mx * n + tol ? "mean (sum / count) outside min..max"
+                      : sq * n + tolsq * n < sum * sum * (1 - 1e-9) ? "sum of squares below sum^2 / count"
+                      : sq > mx * mx * n + tolsq                 ? "sum of squares above count * max^2"
+                                                                 : NULL;
+    if (why)
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:%zu: inconsistent statistics (%s: count %s, sum %s, sum of squares "
+                         "%s, min %s, max %s); the table was not written by opdb parse or was edited: fix the row, or "
+                         "parse without --merge to replace the table", path, line, why, cnt, o[sc[C_SUM]],
+                         o[sc[C_SUMSQ]], o[sc[C_MIN]], o[sc[C_MAX]]);
+    return 0;
+}
+
 static void key_of(opdb_strbuf *k, char *const *cells, int nf, const int *kc, int nk) {
     opdb_sb_clear(k);
     for (int i = 0; i < nk; i++) {
@@ -228,6 +267,7 @@ static int merge_into(const char *path, const tbl *E, const tbl *F, opdb_strbuf 
     for (size_t r = 1; r < E->n && rc == 0; r++) { /* existing rows, widened to the output header */
         char **o = tbl_add(&out, ncols);
         for (int c = 0; c < ncols; c++) o[c] = (char *)(c < E->nf[r] ? E->row[r][c] : "");
+        rc = check_stats(path, r + 1, o, sc, err); /* record r is line r + 1 (opdb writes no multi-line cells) */
         key_of(&key, o, ncols, kc, nk);
         opdb_hindex_add(&ix, opdb_hash_bytes(key.p, key.n, 5), (uint32_t)(out.n - 1));
     }

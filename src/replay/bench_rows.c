@@ -2,6 +2,7 @@
  * status summary and the report go to the output stream. */
 #include "replay/bench_rows.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,12 +76,26 @@ void bench_samples_free(bench_ctx *c) {
     opdb_hindex_free(&c->acc_ix);
 }
 
+/* Refuses a planned row whose buffers do not fit the memory budget, before any is allocated. */
+static int check_budget(const bench_ctx *c, const opdb_op_problem *p, opdb_err *err) {
+    size_t need = opdb_problem_buffer_bytes(p);
+    if (need <= c->budget) return 0;
+    char size[64];
+    if (need == SIZE_MAX) snprintf(size, sizeof size, "more than 2^64 bytes");
+    else snprintf(size, sizeof size, "%zu bytes (%.1f GiB)", need, (double)need / (1u << 30));
+    if (c->o->max_memory)
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "its buffers need %s, more than --max-memory %zu bytes", size, c->budget);
+    return opdb_fail(err, OPDB_ERR_RUNTIME, "its buffers need %s, more than the memory budget of %zu bytes (3/4 of the "
+                     "memory available; --max-memory sets it)", size, c->budget);
+}
+
 /* plan -> prepare -> measure -> release; fills the journal record's measured cells. */
 static int measure_row(bench_ctx *c, const opdb_op_def *def, const char *stem, const bench_row *r, char num[10][64],
                        opdb_measure_result *res, opdb_err *err) {
     opdb_replay_row row = {stem, row_cell_cb, (void *)r, c->o->quirks};
     opdb_op_problem *p = opdb_xcalloc(1, sizeof *p);
     int rc = def->plan(&row, p, err);
+    if (rc == 0) rc = check_budget(c, p, err);
     void *inst = NULL;
     if (rc == 0) rc = c->b->prepare(c->b, def, p, opdb_hash_bytes(c->sig.p, c->sig.n, 11), &inst, err);
     if (rc == 0) {
@@ -122,6 +137,7 @@ static void plan_row(bench_ctx *c, const opdb_op_def *def, const char *stem, con
     opdb_err e;
     opdb_err_clear(&e);
     int rc = def->plan(&row, p, &e);
+    if (rc == 0) rc = check_budget(c, p, &e);
     const opdb_measure_opts *m = &c->o->measure;
     if (rc) {
         fprintf(c->o->out, "[PLAN] %s:%ld %s %s -> %s: cannot replay: %s\n", r->csv, r->line, cells[3], cells[2], cells[5],

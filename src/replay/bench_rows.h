@@ -44,6 +44,7 @@ typedef struct bench_ctx {
     double plan_lo_s, plan_hi_s; /* --plan: estimated time, every row converging / every row timing out */
     long ordinal;             /* rows met in this pass (MPI sharding: row i belongs to rank i % count) */
     bench_journal *shards;    /* merge of MPI ranks: rank r's journal */
+    size_t budget;            /* bytes of buffers one row may need (opdb_bench_memory_budget) */
 } bench_ctx;
 
 /* A row as named cells. */

@@ -313,6 +313,7 @@ static void setup_measure(bench_ctx *c) {
         c->m.timeout_s /= c->nrounds;
         c->m.keep_samples = true;
     }
+    c->budget = opdb_bench_memory_budget(o);
     snprintf(c->backend_cell, sizeof c->backend_cell, "%s; timer overhead %.3f us", c->b->description,
              opdb_timer_overhead_us());
 }

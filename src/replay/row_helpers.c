@@ -1,6 +1,7 @@
 /* Row metadata helpers shared by every replayed operator (spec replay.md
  * §1.3-§1.5): slot splitting, shapes, make(), default input building,
  * tensor sizes and the deterministic default fill. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "opdb/pystr.h"
@@ -53,6 +54,9 @@ int opdb_replay_shape(const char *text, opdb_tensor *t, opdb_err *err) {
         if (!comma) break;
         p = comma + 1;
     }
+    if (opdb_shape_too_big(t->dims, t->ndim)) /* whole shape: a 0 anywhere makes it empty */
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "shape '%s' has more than 2^%d elements: no machine can replay it",
+                         text, OPDB_REPLAY_MAX_NUMEL_LOG2);
     return 0;
 }
 
@@ -66,7 +70,7 @@ int opdb_replay_make(const char *shape, const char *format, const char *dtype, b
     opdb_span fmt = opdb_py_strip(opdb_span_cstr(format ? format : ""));
     if (opdb_span_eq_cstr(fmt, "FRACTAL_NZ")) {
         if (s.ndim != 4) return opdb_fail(err, OPDB_ERR_RUNTIME, "Unsupported FRACTAL_NZ shape: %s", shape);
-        t->ndim = 2;   /* (a, b, c, d) -> logical (b*c, a*d) */
+        t->ndim = 2;   /* (a, b, c, d) -> logical (b*c, a*d); no overflow: the four fit under the element limit */
         t->dims[0] = s.dims[1] * s.dims[2];
         t->dims[1] = s.dims[0] * s.dims[3];
         t->nz = true;
@@ -121,15 +125,36 @@ int opdb_replay_default_io(const opdb_replay_row *row, opdb_op_problem *p, int e
     return build_list(row, OPDB_COL_OUTPUT_SHAPES, OPDB_COL_OUTPUT_FORMATS, OPDB_COL_OUTPUT_DTYPES, p->out, &p->nout, -1, false, err);
 }
 
+bool opdb_shape_too_big(const int64_t *dims, int ndim) {
+    uint64_t n = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (dims[i] < 0) return true;
+        if (dims[i] == 0) return false; /* an empty tensor, whatever the other dimensions */
+    }
+    for (int i = 0; i < ndim; i++)
+        if (__builtin_mul_overflow(n, (uint64_t)dims[i], &n) || n > ((uint64_t)1 << OPDB_REPLAY_MAX_NUMEL_LOG2))
+            return true;
+    return false;
+}
+
+/* Saturating: a count that does not fit reads as INT64_MAX, never wraps to a small one. */
 int64_t opdb_tensor_numel(const opdb_tensor *t) {
     if (!t || t->ndim <= 0) return 0;
     int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) n *= t->dims[i];
+    for (int i = 0; i < t->ndim; i++)
+        if (t->dims[i] == 0) return 0;
+    for (int i = 0; i < t->ndim; i++)
+        if (t->dims[i] < 0 || __builtin_mul_overflow(n, t->dims[i], &n)) return INT64_MAX;
     return n;
 }
 
+/* Saturating like opdb_tensor_numel: SIZE_MAX when the size does not fit. */
 size_t opdb_tensor_bytes(const opdb_tensor *t) {
-    return (size_t)opdb_tensor_numel(t) * opdb_dtype_size(t ? t->dtype : OPDB_DT_UNDEFINED);
+    int64_t n = opdb_tensor_numel(t);
+    size_t b;
+    if (n == INT64_MAX || __builtin_mul_overflow((size_t)n, opdb_dtype_size(t ? t->dtype : OPDB_DT_UNDEFINED), &b))
+        return SIZE_MAX;
+    return b;
 }
 
 uint64_t opdb_rng_next(uint64_t *state) {
@@ -165,4 +190,16 @@ void opdb_replay_fill_default(opdb_tensor *t, uint64_t *rng) {
         for (size_t i = 0; i < n; i++) opdb_elem_set(t->data, t->dtype, i, (double)(opdb_rng_next(rng) >> 61));
         break;
     }
+}
+
+size_t opdb_problem_buffer_bytes(const opdb_op_problem *p) {
+    size_t total = p->workspace_bytes;
+    const opdb_tensor *lists[2] = {p->in, p->out};
+    const int counts[2] = {p->nin, p->nout};
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < counts[l] && i < OPDB_MAX_TENSORS; i++) {
+            size_t b = opdb_tensor_bytes(&lists[l][i]);
+            if (b == SIZE_MAX || __builtin_add_overflow(total, b, &total)) return SIZE_MAX;
+        }
+    return total;
 }

@@ -2,7 +2,7 @@
 # check_goldens.sh SOURCE_DIR
 # Regenerates the expected trees of every golden case whose tool has an oracle in
 # tests/oracle/bin/opdb (parse CSV cases, trace2csv, fia-fill, update, m6, shape-compare, aie,
-# comm validate) and compares them
+# comm validate, query) and compares them
 # byte for byte with the committed ones: a golden edited by hand, or an oracle
 # that drifted from its goldens, fails. Skipped (77) without python3.
 set -u
@@ -12,5 +12,7 @@ cd "$src/tests/cli" || exit 1
 # parse_kineto_*, parse_sqlite_* and parse_dir_mixed_formats_* come from tests/oracle/ingest/.
 cases=$(ls -d parse_* trace2csv_* fiafill_* update_* m6_* shapecmp_* aie_* | grep -v -e '^parse_kineto_' -e '^parse_sqlite_' -e '^parse_dir_mixed_formats_')
 cases="$cases $(ls -d comm_validate_*)"
+# query_* come from tests/oracle/query/query_oracle.py (written from the query spec).
+cases="$cases $(ls -d query_* 2>/dev/null)"
 # shellcheck disable=SC2086
 exec python3 ../oracle/new_case.py --check $cases

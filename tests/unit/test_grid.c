@@ -1,6 +1,7 @@
 /* opdb grid building blocks: Python-exact seeded sampling (vectors from
  * CPython 3.11: random.seed(S); random.sample(range(n), k)), the safe
- * expression evaluator (including hostile input) and config errors. */
+ * expression evaluator (including hostile input), config errors, template
+ * slot counts and op_mapping.yaml metadata. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opdb/grid.h"
+#include "grid/grid_opmap.h"
 #include "grid/grid_rows.h"
 
 static void test_getrandbits_vectors(void **state) {
@@ -314,6 +317,85 @@ static void test_config_default_and_errors(void **state) {
     }
 }
 
+/* ---- template slot counts (§7.1) */
+static void test_slot_count_final_semicolon(void **state) {
+    (void)state;
+    static const struct { const char *cell; int want; } t[] = {
+        {"\"128,4,128;\"", 1}, /* every real FusedInferAttentionScore output cell */
+        {"\"a;;b\"", 3},       {"\"1,2;3\"", 2},   {"\"1,2;3;\"", 2}, {"\"1,2;;\"", 2},
+        {"\";\"", 1},          {"\"(1;2);3\"", 2}, {"1,2", 1},          {"\"\"", 0},
+        {"N/A", 0},             {"  ", 0},           {"\"1,2; \"", 2}, /* a blank last part is text */
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (grid_slot_count(opdb_span_cstr(t[i].cell)) != t[i].want)
+            fail_msg("'%s': %d slots, want %d", t[i].cell, grid_slot_count(opdb_span_cstr(t[i].cell)), t[i].want);
+    /* a real FIA input cell: 30 top-level ';' and nothing after the last, so
+     * 30 slots (the generator's 31 are kept: never truncated) */
+    char fia[256] = "\"128,4,128;12307,128,128;12307,128,128;;2048,2048;128;128;;;;;;;;128,512";
+    for (int i = 0; i < 16; i++) strcat(fia, ";");
+    strcat(fia, "\"");
+    assert_int_equal(grid_slot_count(opdb_span_cstr(fia)), 30);
+}
+
+/* ---- op_mapping.yaml metadata (§3) */
+static int load_map(const char *yaml, grid_opmap *m) {
+    char path[] = "/tmp/opdb_test_opmap_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(yaml, f);
+    fclose(f);
+    opdb_err err;
+    opdb_err_clear(&err);
+    int rc = grid_opmap_load(path, m, &err);
+    unlink(path);
+    return rc;
+}
+
+static const grid_opmeta *meta_of(const grid_opmap *m, const char *kt) {
+    for (size_t i = 0; i < m->n; i++)
+        if (!strcmp(m->e[i].kernel_type, kt)) return &m->e[i];
+    return NULL;
+}
+
+static void test_opmap_keyed_by_op_name(void **state) {
+    (void)state;
+    grid_opmap m;
+    assert_int_equal(load_map("operator_mappings:\n"
+                              "  \"aten.div.Tensor\": {kernel_type: Div, alternate_kernel_types: [RealDiv, '', ~], query_mode: elementwise}\n"
+                              "  \"aten.view.default\": {zero_cost: true}\n"
+                              "  \"aten.x\": {kernel_type: '', zero_cost: true}\n"
+                              "  \"aten.y\": {kernel_type: ~, zero_cost: true}\n"
+                              "  \"aten.z\": not a mapping\n"
+                              "  \"p.MemSet\": {kernel_type: MemSet, zero_cost: true}\n"
+                              "  \"p.Div2\": {kernel_type: RealDiv, composite: true}\n"
+                              "  \"c.ag\": {kernel_type: hcom_allGather_, category: communication, alternate_kernel_types: [agAicpu]}\n"
+                              "  \"p.MemSet\": {kernel_type: MemSet2}\n", /* given twice: the last value, first place */
+                              &m),
+                     0);
+    assert_true(m.present);
+    const char *order[] = {"Div", "RealDiv", "MemSet2", "hcom_allGather_", "agAicpu"};
+    assert_int_equal(m.n, 5);
+    for (size_t i = 0; i < 5; i++) assert_string_equal(m.e[i].kernel_type, order[i]);
+    const grid_opmeta *d = meta_of(&m, "RealDiv"); /* the first entry naming it wins */
+    assert_string_equal(d->alternates_of, "Div");
+    assert_string_equal(d->query_mode, "elementwise");
+    assert_false(d->composite);
+    assert_false(meta_of(&m, "MemSet2")->zero_cost);
+    assert_true(meta_of(&m, "agAicpu")->communication);
+    assert_string_equal(meta_of(&m, "agAicpu")->alternates_of, "hcom_allGather_");
+    grid_opmap_free(&m);
+    /* a list, a scalar or nothing under operator_mappings: a file without metadata */
+    static const char *const none[] = {"operator_mappings:\n  - {kernel_type: RealDiv, zero_cost: true}\n",
+                                       "operator_mappings: RealDiv\n", "other: 1\n", "- 1\n"};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(load_map(none[i], &m), 0);
+        assert_true(m.present);
+        assert_int_equal(m.n, 0);
+        grid_opmap_free(&m);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_getrandbits_vectors),
@@ -323,6 +405,8 @@ int main(void) {
         cmocka_unit_test(test_cmp_shape_cells),
         cmocka_unit_test(test_expr_hostile),
         cmocka_unit_test(test_config_default_and_errors),
+        cmocka_unit_test(test_slot_count_final_semicolon),
+        cmocka_unit_test(test_opmap_keyed_by_op_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

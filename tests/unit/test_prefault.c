@@ -56,18 +56,28 @@ static void test_queued_region_becomes_resident_unchanged(void **state) {
     opdb_big_free(p, n);
 }
 
-/* Without a running thread, queuing is a no-op; begin/end pair up again. */
+/* Without a running thread, queuing is a no-op (the bytes stay as they are); begin/end pair up
+ * again, and a nested begin neither starts a second thread nor breaks the next end. */
 static void test_idle_queue_and_restart(void **state) {
     (void)state;
     char buf[64];
+    memset(buf, 0x5a, sizeof buf);
     opdb_prefault(buf, sizeof buf); /* not running: ignored */
     opdb_prefault_end();            /* not running: nothing to stop */
-    for (int i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof buf; i++) assert_int_equal((unsigned char)buf[i], 0x5a);
+    const size_t n = (size_t)4 << 20;
+    for (int round = 0; round < 3; round++) {
         opdb_prefault_begin();
         opdb_prefault_begin(); /* already running */
-        void *p = opdb_big_alloc((size_t)4 << 20);
+        unsigned char *p = opdb_big_alloc(n);
+        assert_non_null(p);
+        opdb_prefault(p, n);
         opdb_prefault_end();
-        opdb_big_free(p, (size_t)4 << 20);
+        /* after end the region is whole and zeroed, and writable */
+        for (size_t i = 0; i < n; i += 4096) assert_int_equal(p[i], 0);
+        p[n - 1] = (unsigned char)(round + 1);
+        assert_int_equal(p[n - 1], round + 1);
+        opdb_big_free(p, n);
     }
 }
 

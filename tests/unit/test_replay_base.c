@@ -186,6 +186,45 @@ static void test_shape_make(void **state) {
 }
 
 
+/* Element counts and byte sizes never wrap: a shape past 2^40 elements is
+ * refused, and a tensor built by hand that overflows saturates. */
+static void test_shape_overflow(void **state) {
+    (void)state;
+    opdb_tensor t;
+    opdb_err err = {0, ""};
+    assert_int_equal(opdb_replay_shape("4294967296,4294967296", &t, &err), -1);
+    assert_non_null(strstr(err.msg, "more than 2^40 elements"));
+    opdb_err e2 = {0, ""};
+    assert_int_equal(opdb_replay_shape("9223372036854775807", &t, &e2), -1);
+    opdb_err e3 = {0, ""};
+    assert_int_equal(opdb_replay_shape("1048576,1048576", &t, &e3), 0); /* exactly 2^40 */
+    opdb_err e4 = {0, ""};
+    assert_int_equal(opdb_replay_shape("0,9223372036854775807", &t, &e4), 0); /* empty: 0 elements */
+    assert_int_equal(opdb_tensor_numel(&t), 0);
+    assert_int_equal(opdb_replay_shape("4294967296,4294967296,0", &t, &e4), 0); /* a trailing 0 empties it too */
+    assert_int_equal(opdb_tensor_numel(&t), 0);
+    opdb_tensor big = {0};
+    big.ndim = 2;
+    big.dims[0] = big.dims[1] = (int64_t)1 << 32;
+    big.dtype = OPDB_DT_F32;
+    assert_true(opdb_tensor_numel(&big) == INT64_MAX);
+    assert_true(opdb_tensor_bytes(&big) == SIZE_MAX);
+    big.dims[0] = INT64_MAX / 2;
+    big.dims[1] = 2;
+    assert_true(opdb_tensor_numel(&big) == INT64_MAX - 1);
+    assert_true(opdb_tensor_bytes(&big) == SIZE_MAX); /* 4 bytes each overflows */
+    opdb_op_problem p = {0};
+    p.nin = 1;
+    p.in[0] = big;
+    assert_true(opdb_problem_buffer_bytes(&p) == SIZE_MAX);
+    p.in[0].dims[0] = 1000;
+    p.in[0].dims[1] = 1;
+    p.nout = 1;
+    p.out[0] = p.in[0];
+    p.workspace_bytes = 24;
+    assert_true(opdb_problem_buffer_bytes(&p) == 8024);
+}
+
 static void test_default_io(void **state) {
     (void)state;
     kv cells[] = {{"Input Shapes", "\"4,64;;1,2,16,16\""}, {"Input Data Types", "DT_BF16;INT64"},
@@ -269,7 +308,7 @@ int main(void) {
         cmocka_unit_test(test_dtype_parse), cmocka_unit_test(test_bf16),       cmocka_unit_test(test_f16),
         cmocka_unit_test(test_elem),        cmocka_unit_test(test_split),      cmocka_unit_test(test_shape_make),
         cmocka_unit_test(test_default_io),  cmocka_unit_test(test_fill_and_rng), cmocka_unit_test(test_registry),
-        cmocka_unit_test(test_catalogue_is_registry),
+        cmocka_unit_test(test_catalogue_is_registry), cmocka_unit_test(test_shape_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

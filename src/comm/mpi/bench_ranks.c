@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,25 @@ static void say_failed(int r, const report *rep) {
                         "are kept, its other rows stay unmeasured\n", r, rep->host, rep->code);
 }
 
+/* One small collective before any rank starts measuring: every rank must
+ * have been given the same `bench` arguments (which rows, which stop rule,
+ * which database), or their shares would not add up to the database's rows.
+ * A mismatch is one line on every rank. */
+static bool ranks_disagree(int argc, char **argv, int rank, int world) {
+    uint64_t h = opdb_hash_bytes(&argc, sizeof argc, 23);
+    for (int i = 3; i < argc; i++) h = opdb_hash_bytes(argv[i], strlen(argv[i]) + 1, h);
+    uint64_t *all = opdb_xmalloc((size_t)world * sizeof *all);
+    MPI_Allgather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    int bad = 0;
+    for (int r = 1; r < world && !bad; r++)
+        if (all[r] != all[0]) bad = r;
+    free(all);
+    if (bad)
+        fprintf(stderr, "opdb bench: rank %d: the MPI ranks were not given the same options: rank %d's `opdb bench` "
+                        "arguments differ from rank 0's; every rank must run the same command\n", rank, bad);
+    return bad != 0;
+}
+
 int opdb_comm_bench_ranks(int argc, char **argv) {
     if (argc < 4) {
         fprintf(stderr, "usage: opdb-comm --bench-ranks OPDB bench ARGS... (run by `mpirun -np N opdb bench`)\n");
@@ -128,6 +148,10 @@ int opdb_comm_bench_ranks(int argc, char **argv) {
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);
+    if (ranks_disagree(argc, argv, rank, world)) {
+        MPI_Finalize();
+        return 1;
+    }
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
     pin_rank(node);
@@ -136,6 +160,10 @@ int opdb_comm_bench_ranks(int argc, char **argv) {
     char dev[16];
     snprintf(dev, sizeof dev, "%d", lrank);
     setenv("CUDA_VISIBLE_DEVICES", dev, 0); /* one device per rank unless the user chose */
+    int lsize;
+    MPI_Comm_size(node, &lsize);
+    snprintf(dev, sizeof dev, "%d", lsize);
+    setenv("OPDB_BENCH_NODE_RANKS", dev, 1); /* the ranks of one node share its memory budget */
 
     const char *tmp = getenv("TMPDIR");
     char dir[4096];

@@ -306,6 +306,36 @@ static void *nccl_group(const ctx *c, MPI_Comm g, int device) {
     return comm;
 }
 
+/* What each rank was asked to run; compared over all ranks before the first collective. */
+typedef struct agreement {
+    long long prc, ncfg;
+    uint64_t fingerprint;
+} agreement;
+
+/* One small collective: every rank learns whether all ranks parsed the same
+ * configuration; on a mismatch each says so in one line (no rank goes on to a
+ * collective the others will not join, which would hang or overrun a buffer). */
+static bool ranks_disagree(int rank, int world, const agreement *mine) {
+    agreement *all = opdb_xmalloc((size_t)world * sizeof *all);
+    MPI_Allgather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, MPI_COMM_WORLD);
+    int bad = 0;
+    for (int r = 1; r < world && !bad; r++)
+        if (memcmp(&all[r], &all[0], sizeof *all)) bad = r;
+    if (bad) {
+        char why[128];
+        if (all[bad].prc != all[0].prc)
+            snprintf(why, sizeof why, "its command line %s", all[bad].prc ? "did not parse" : "parsed where rank 0's did not");
+        else if (all[bad].ncfg != all[0].ncfg)
+            snprintf(why, sizeof why, "%lld benchmark configurations against rank 0's %lld", all[bad].ncfg, all[0].ncfg);
+        else
+            snprintf(why, sizeof why, "another op, size, group, dtype, iteration count, --check or backend");
+        fprintf(stderr, "opdb comm bench: rank %d: the MPI ranks were not given the same options: rank %d differs from "
+                        "rank 0 (%s); every rank must run the same command\n", rank, bad, why);
+    }
+    free(all);
+    return bad != 0;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "--bench-ranks")) return opdb_comm_bench_ranks(argc, argv);
     int provided;
@@ -319,13 +349,20 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     opdb_comm_bench_opts o;
     int prc = opdb_comm_bench_parse(argc, argv, &o);
-    if (prc) {
+    size_t ncfg = 0;
+    opdb_comm_config *all = prc ? NULL : opdb_comm_configs(&o, &ncfg, rank == 0 ? stderr : NULL);
+    agreement mine = {prc, (long long)ncfg, prc ? 0 : opdb_comm_bench_fingerprint(&o, all, ncfg)};
+    bool disagree = ranks_disagree(rank, world, &mine); /* always: every rank joins it */
+    if (prc || disagree) {
+        free(all);
+        if (!prc) opdb_comm_bench_opts_free(&o);
         MPI_Finalize();
-        return prc == 1 ? 0 : prc;
+        return disagree ? 1 : prc == 1 ? 0 : prc;
     }
     ctx c = {MPI_FLOAT, MPI_SUM, o.dtype, NULL, NULL, OPDB_NCCL_FP32};
     int device = 0;
     if (!strcmp(o.backend, "nccl") && nccl_open(&c, &device, rank)) {
+        free(all);
         opdb_comm_bench_opts_free(&o);
         MPI_Finalize();
         return 1;
@@ -336,11 +373,10 @@ int main(int argc, char **argv) {
     opdb_err_clear(&err);
     if (o.overhead_path && opdb_comm_overheads_load(&ovh, o.overhead_path, &err)) {
         if (rank == 0) fprintf(stderr, "opdb comm bench: %s\n", err.msg);
+        free(all);
         MPI_Finalize();
         return err.code;
     }
-    size_t ncfg = 0;
-    opdb_comm_config *all = opdb_comm_configs(&o, &ncfg, rank == 0 ? stderr : NULL);
     /* groups larger than the world cannot run */
     size_t n = 0;
     long long warned = 0;

@@ -315,12 +315,14 @@ def tolerant_count(cell):
     if c.upper() in ABSENT_TOK: return 0
     c = c.strip('"').strip("'")
     if not c: return 0
-    depth, n = 0, 1
+    parts, cur, depth = [], "", 0
     for ch in c:
         if ch == "(": depth += 1
         elif ch == ")": depth -= 1
-        elif ch == ";" and depth == 0: n += 1
-    return n
+        if ch == ";" and depth == 0: parts.append(cur); cur = ""
+        else: cur += ch
+    if cur: parts.append(cur)   # a final ';' opens no slot (§7.1)
+    return len(parts)
 def render(shapes):
     if not shapes: return ""
     return '"' + ";".join(",".join(map(str, s)) for s in shapes) + '"'
@@ -390,17 +392,26 @@ def fmt_budget(b):
 
 # ---- op_mapping + resolution (§3)
 def load_meta(root):
+    """op metadata (§3): operator_mappings is a mapping op name -> entry; anything else gives none."""
     p = root / "op_mapping.yaml"; meta = {}
     if not p.is_file(): return meta, False
-    d = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    for e in d.get("operator_mappings") or []:
-        if not isinstance(e, dict) or "kernel_type" not in e: continue
-        kt = str(e["kernel_type"])
+    d = yaml.safe_load(p.read_text(encoding="utf-8"))
+    ops = d.get("operator_mappings") if isinstance(d, dict) else None
+    if not isinstance(ops, dict): return meta, True
+    def name(v):  # a kernel type: a non-empty string or number
+        if v is None or isinstance(v, (list, dict)) or v == "": return None
+        return str(v)
+    for e in ops.values():
+        if not isinstance(e, dict): continue
+        kt = name(e.get("kernel_type"))
+        if kt is None: continue
         f = dict(zero_cost=bool(e.get("zero_cost")), composite=bool(e.get("composite")),
                  comm=e.get("category") == "communication", qm=e.get("query_mode"))
         meta.setdefault(kt, dict(f, alt=None))
-        for a in e.get("alternate_kernel_types") or []:
-            meta.setdefault(str(a), dict(f, alt=kt))
+        alts = e.get("alternate_kernel_types")
+        for a in alts if isinstance(alts, list) else []:
+            a = name(a)
+            if a is not None: meta.setdefault(a, dict(f, alt=kt))
     return meta, True
 def resolve(kt, cfg, meta):
     m = meta.get(kt, {})

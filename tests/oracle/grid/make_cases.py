@@ -4,7 +4,10 @@ from grid_oracle.py (never from opdb).  Run from anywhere:
   python3 tests/oracle/grid/make_cases.py
 A grid_quirks_X case with the files and flags of a grid_X case plus
 --reference-quirks is written into grid_X as cmd_quirks + expected_quirks/
-(one dual-mode folder, ctest cli.grid_quirks_X; tests/cli/README.md)."""
+(one dual-mode folder, ctest cli.grid_quirks_X; tests/cli/README.md).
+  python3 tests/oracle/grid/make_cases.py --check
+writes them into a temporary folder instead and compares them with the
+committed ones (exit 1 on a difference)."""
 import os, shutil, subprocess, sys, tempfile
 from pathlib import Path
 
@@ -40,16 +43,60 @@ MM_COV = csv(H, row("16,5120;640,5120", "DT_BF16;DT_BF16", "ND;ND", "16,640", "D
 NOSHAPES = csv("OP State,Shapes,Count", "dynamic,1,2")
 BOM_ADD = b"\xef\xbb\xbf" + ADD
 OPMAP = b"""operator_mappings:
+  "aten.div.Tensor":
+    kernel_type: RealDiv
+    zero_cost: true
+  "aten.add.Tensor":
+    kernel_type: Add
+    alternate_kernel_types: [AddV9, "", ~]
+  "aten.erfinv.default":
+    kernel_type: Erfinv
+    query_mode: elementwise
+  "tensor_cast.all_reduce.default":
+    kernel_type: hcom_allReduce_
+    category: communication
+  "aten.view.default":
+    zero_cost: true
+  "aten.empty.default":
+    kernel_type: ""
+    zero_cost: true
+  "aten.bad.default": not a mapping
+"""
+# The same entries as a list: not the shape of op_mapping.yaml, so no metadata.
+OPMAP_LIST = b"""operator_mappings:
   - kernel_type: RealDiv
     zero_cost: true
   - kernel_type: Add
     alternate_kernel_types: [AddV9]
   - kernel_type: Erfinv
     query_mode: elementwise
-  - kernel_type: hcom_allReduce_
-    category: communication
-  - not a mapping
 """
+# Real op_mapping.yaml files (tests/data/real/ATTRIBUTION.md), byte-exact.
+def real_bytes(rel, sha, name):
+    """The file from the shared collection, else the copy (named `name`) a golden already holds."""
+    import hashlib
+    cands = [Path(os.environ.get("OPDB_SHARED_REAL", HERE.parents[2].parent / "shared" / "data" / "real")) / rel]
+    cands += sorted(CLI.glob("grid_real_*/in/db/" + name))
+    for c in cands:
+        if c.is_file() and hashlib.sha256(c.read_bytes()).hexdigest() == sha: return c.read_bytes()
+    sys.exit(f"make_cases.py: {rel} (sha256 {sha[:16]}) not found: set OPDB_SHARED_REAL to the shared real-file folder")
+MAP_VLLM = real_bytes("msmodeling/op_mapping_vllm0.15.0_torch2.9.0_cann8.5.yaml",
+                      "c5146239d06c26a1cd1a08120cf431cd123259e27e4b97b57b41867edc6d70ff", "op_mapping.yaml")
+MAP_DOCS = real_bytes("msmodeling/op_mapping_docs_example.yaml",
+                      "3427006ff21d612ec7d82d6f4ad6336c4486f942de8c0f53343ecea974aac9d1", "op_mapping.yaml")
+FIA_REAL = real_bytes("ascend/msmodeling_perfdb_FusedInferAttentionScore_aggregated.csv",
+                      "e2252d93e5c5a1c6f58291fcedcafb00052478a818cffe4179db54c111b1bcf1", "FusedInferAttentionScore.csv")
+ROPE = csv(H, row("4,8,64;4,1,64;2048,64", "DT_BF16;DT_BF16;DT_BF16", "ND;ND;ND", "4,8,64;4,1,64", "DT_BF16;DT_BF16", "ND;ND"))
+# By the vllm0.15 mapping: Div is elementwise (query_mode), _triton_rope_1 and ApplyRotaryPosEmb
+# are alternates of _triton_rope, MemSet is zero-cost, allgatherAicpuKernel communication,
+# ScatterElements an alternate of a kernel type without a pattern; the real FIA rows end in ';'.
+REAL_VLLM_DB = {"db/op_mapping.yaml": MAP_VLLM, "db/Add.csv": ADD, "db/ApplyRotaryPosEmb.csv": ROPE, "db/BitwiseNot.csv": ADD,
+                "db/Div.csv": ADD, "db/FusedInferAttentionScore.csv": FIA_REAL, "db/MemSet.csv": ADD,
+                "db/MulAiCore.csv": ADD, "db/ScatterElements.csv": ADD, "db/_triton_rope_1.csv": ROPE,
+                "db/allgatherAicpuKernel.csv": ADD}
+REAL_DOCS_DB = {"db/op_mapping.yaml": MAP_DOCS, "db/Add.csv": ADD, "db/Cast.csv": ADD, "db/MatMulV2.csv": MM,
+                "db/DequantSwigluQuant.csv": ADD, "db/hcom_allReduce_.csv": ADD, "db/HcomReduceScatter.csv": ADD,
+                "db/FusedInferAttentionScore.csv": FIA_REAL}
 BAD_SYNTAX_CFG = b"""grids:
   G: [1, 2]
 patterns:
@@ -121,6 +168,14 @@ CASES = [
      "--rows 0 --max-hbm-gb 0.25 --reference-quirks", []),
     ("grid_quirks_op_mapping", {"db/op_mapping.yaml": OPMAP, "db/RealDiv.csv": ADD, "db/AddV9.csv": ADD, "db/Erfinv.csv": ADD, "db/hcom_allReduce_.csv": ADD},
      "--rows 5 --seed 4 --reference-quirks", []),
+    ("grid_op_mapping", {"db/op_mapping.yaml": OPMAP, "db/RealDiv.csv": ADD, "db/AddV9.csv": ADD, "db/Erfinv.csv": ADD, "db/hcom_allReduce_.csv": ADD},
+     "--rows 5 --seed 4", []),
+    ("grid_op_mapping_list", {"db/op_mapping.yaml": OPMAP_LIST, "db/RealDiv.csv": ADD, "db/AddV9.csv": ADD, "db/Erfinv.csv": ADD},
+     "--rows 5 --seed 4", []),
+    ("grid_real_mapping_vllm", REAL_VLLM_DB, "--target-models qwen3-32b --rows 6 --seed 20260409", []),
+    ("grid_quirks_real_mapping_vllm", REAL_VLLM_DB, "--target-models qwen3-32b --rows 6 --seed 20260409 --reference-quirks", []),
+    ("grid_real_mapping_docs", REAL_DOCS_DB, "--target-models dsv3 --rows 5 --seed 3", []),
+    ("grid_quirks_real_mapping_docs", REAL_DOCS_DB, "--target-models dsv3 --rows 5 --seed 3 --reference-quirks", []),
     ("grid_quirks_bom_header", {"db/Add.csv": BOM_ADD, "db/Mul.csv": ADD}, "--rows 3 --seed 9 --reference-quirks", []),
     ("grid_bom_header", {"db/Add.csv": BOM_ADD, "db/Mul.csv": ADD}, "--rows 3 --seed 9", []),
     ("grid_quirks_dfc_without_ep_size", {"db/Add.csv": ADD, "db/DispatchFFNCombine.csv": DFC_NO_EP},
@@ -154,11 +209,14 @@ def target(name, files, args):
     return name, "cmd", "expected"
 
 def main():
-    for d in {target(*c[:3])[0] for c in CASES}:
-        if (CLI / d).exists(): shutil.rmtree(CLI / d)
+    check = sys.argv[1:] == ["--check"]
+    out = Path(tempfile.mkdtemp()) if check else CLI
+    folders = sorted({target(*c[:3])[0] for c in CASES})
+    for d in folders:
+        if (out / d).exists(): shutil.rmtree(out / d)
     for name, files, args, errs in CASES:
         folder, cmd_name, exp = target(name, files, args)
-        d = CLI / folder
+        d = out / folder
         (d / exp).mkdir(parents=True)
         for rel, data in files.items():
             p = d / "in" / rel; p.parent.mkdir(parents=True, exist_ok=True); p.write_bytes(data)
@@ -180,5 +238,10 @@ def main():
         if (w / "db").exists(): shutil.copytree(w / "db", d / exp / "db")
         shutil.rmtree(w)
         print(name, r.returncode, r.stderr.decode()[-200:].strip().replace("\n", " | "))
+    if check:
+        bad = [f for f in folders if subprocess.run(["diff", "-r", str(out / f), str(CLI / f)]).returncode != 0]
+        shutil.rmtree(out)
+        print("grid goldens: " + (f"{len(bad)} differ: {' '.join(bad)}" if bad else f"{len(folders)} reproduced"))
+        sys.exit(1 if bad else 0)
 
 main()

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""Independent oracle for `opdb query`, written from the query spec only.
+
+  query_oracle.py --database-path DIR [--tp-size N] [--ep-size N] [--grid A,B,C]
+                  [--sequence-parallel] [--no-interpolation] [--reference-quirks]
+                  [--stats] < queries.jsonl > results.jsonl
+  query_oracle.py --database-path DIR --kernel KT --inputs '24,128;256,128'
+                  --dtypes 'DT_BF16;DT_BF16' [--formats ..] [--outputs ..]
+                  [--output-dtypes ..] [--match elementwise] [--param NAME=VALUE]...
+
+Standard library plus PyYAML (Debian python3-yaml: the spec defines the mapping by
+PyYAML's safe_load). Tier 2 features answer `unsupported:<feature>` MISSes; `--explain`
+is opdb's own output and has no oracle here (exit 99). See README.md."""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from qo_base import (QueryError, Result, Unsupported, convert_value, miss, truthy)  # noqa: E402
+from qo_exact import DB, DECOMPOSERS, Config, OpenError, Query  # noqa: E402
+from qo_decomp import run_decomposer  # noqa: E402
+import qo_interp  # noqa: E402
+import qo_kernel  # noqa: E402
+
+
+def exact(db, e, q):
+    """§4.1 dispatch of the exact (base) lookup."""
+    if e is None:
+        return miss("unmapped")
+    if truthy(e["composite"]):
+        if q.op in DECOMPOSERS:
+            kind, first = DECOMPOSERS[q.op]
+            return run_decomposer(db, kind, first, e, q)
+        return db.static_composite(e, q)
+    if e["category"] == "communication":
+        return db.comm_op(e, q)
+    qm = e["query_mode"]
+    if qm == "attention_special":
+        return db.attention(e, q)
+    if qm == "elementwise":
+        return db.elementwise(e, q)
+    if qm == "moe_fused":
+        return db.moe(e, q)
+    if qm == "mtp_projection":
+        return db.mtp(e, q)
+    if truthy(e["zero_cost"]):
+        return Result(True, 0.0, "MEASURED", 1.0, "zero_cost",
+                      e["kernel_type"] if e.has("kernel_type") else "", None)
+    if truthy(e["accepted_miss"]):
+        return Result(True, 0.0, "MEASURED", 1.0, "accepted_miss", "accepted_miss", None)
+    return db.compute(e, q)
+
+
+def lookup(db, q):
+    e = db.entry(q.op)
+    r = exact(db, e, q)
+    if not db.cfg.interp:
+        return r
+    if r.hit and r.source != "PARTIAL":
+        return r
+    w = qo_interp.wrapper(db, e, q, r)
+    if w.hit and w.source != "PARTIAL":
+        return w
+    if not db.q and r.hit and r.source == "PARTIAL":
+        return r
+    if w.hit:  # quirks: a PARTIAL from interpolation counts as its result
+        return w
+    return w
+
+
+def parse_line(line):
+    """(id, Query or kernel dict) or raises QueryError."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        raise QueryError("bad_json", "line is not JSON")
+    if not isinstance(obj, dict):
+        raise QueryError("bad_json", "line is not a JSON object")
+    return obj
+
+
+def render(qid, r, error=None):
+    o = {"id": qid, "hit": r.hit,
+         "latency_us": float(r.latency) if r.hit else None,
+         "source": r.source,
+         "confidence": float(r.confidence) if r.hit else None,
+         "shape_match_rule": r.rule if r.hit else None,
+         "kernel_type": r.kernel if r.hit else None,
+         "miss_reason": None if r.hit else r.reason,
+         "sub_kernel_durations": ([[k, float(v)] for k, v in r.subs] if r.hit and r.subs is not None else None)}
+    if error is not None:
+        o["error"] = error
+    return json.dumps(o)
+
+
+def answer(db, line):
+    """One result line for one query line; also returns the result for --stats."""
+    qid = None
+    try:
+        obj = parse_line(line)
+        qid = obj.get("id")
+        has_op, has_k = "op" in obj, "kernel" in obj
+        if has_op == has_k:
+            raise QueryError("bad_query", "a query needs exactly one of op and kernel")
+        if has_k:
+            r = qo_kernel.kernel_query(db, obj)
+        else:
+            op = obj["op"]
+            if not isinstance(op, str):
+                raise QueryError("bad_query", "op is not a string")
+            if op.startswith("torch.ops."):
+                op = op[len("torch.ops."):]
+            args = obj.get("args", [])
+            if args is None:
+                args = []
+            if not isinstance(args, list):
+                raise QueryError("bad_query", "args is not a list")
+            kw = obj.get("kwargs")
+            if kw is None:
+                kw = {}
+            if not isinstance(kw, dict):
+                raise QueryError("bad_query", "kwargs is not an object")
+            q = Query(op, convert_value(args), convert_value(obj.get("out")), convert_value(kw))
+            r = lookup(db, q)
+        return render(qid, r), r, None
+    except Unsupported as u:
+        r = miss("unsupported:" + u.feature)
+        return render(qid, r), r, "unsupported"
+    except QueryError as ex:
+        r = Result(False, None, "ERROR", None, None, None, "error:" + ex.code)
+        return render(qid, r, str(ex)), r, "error"
+
+
+USAGE = __doc__
+
+
+def parse_ints(v, name, many=False):
+    parts = v.split(",") if many else [v]
+    if not all(x.isascii() and x.isdigit() for x in parts) or any(int(x) < 1 for x in parts):
+        print(f"opdb query: {name}: integers >= 1 expected: {v}", file=sys.stderr)
+        sys.exit(2)
+    xs = [int(x) for x in parts]
+    return xs if many else xs[0]
+
+
+def main(argv):
+    cfg = Config()
+    dbdir = None
+    stats = False
+    one = {}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        val = argv[i + 1] if i + 1 < len(argv) else None
+        if a in ("--database-path", "--db"):
+            dbdir = val
+            i += 1
+        elif a == "--tp-size":
+            cfg.tp = parse_ints(val or "", a)
+            i += 1
+        elif a == "--ep-size":
+            cfg.ep = parse_ints(val or "", a)
+            i += 1
+        elif a == "--grid":
+            cfg.grid = parse_ints(val or "", a, True)
+            i += 1
+        elif a == "--sequence-parallel":
+            cfg.sp = True
+        elif a == "--no-interpolation":
+            cfg.interp = False
+        elif a == "--reference-quirks":
+            cfg.quirks = True
+        elif a == "--stats":
+            stats = True
+        elif a == "--explain":
+            print("oracle: no oracle for: query --explain", file=sys.stderr)
+            return 99
+        elif a in ("--kernel", "--inputs", "--dtypes", "--formats", "--outputs", "--output-dtypes", "--match"):
+            if val is None:
+                print(f"opdb query: {a} needs a value", file=sys.stderr)
+                return 2
+            one[a[2:]] = val
+            i += 1
+        elif a == "--param":
+            if val is None or "=" not in val:
+                print("opdb query: --param needs NAME=VALUE", file=sys.stderr)
+                return 2
+            one.setdefault("param", []).append(val)
+            i += 1
+        else:
+            print(f"opdb query: unknown option: {a}\n{USAGE}", file=sys.stderr)
+            return 2
+        i += 1
+    if dbdir is None:
+        print(f"opdb query: --database-path is required\n{USAGE}", file=sys.stderr)
+        return 2
+    try:
+        db = DB(dbdir, cfg)
+    except OpenError as e:
+        print(f"opdb: error: {e}", file=sys.stderr)
+        return 1
+    if one:
+        try:
+            obj = qo_kernel.oneshot_query(one)
+        except QueryError:
+            print(f"opdb query: --kernel needs --inputs and --dtypes\n{USAGE}", file=sys.stderr)
+            return 2
+        line, _, _ = answer(db, json.dumps(obj))
+        sys.stdout.write(line + "\n")
+        return 0
+    n = errors = unsupported = 0
+    counts = {"MEASURED": 0, "INTERPOLATED": 0, "PARTIAL": 0, "MISS": 0, "ERROR": 0}
+    out = sys.stdout
+    for raw in sys.stdin.buffer:
+        line = raw.decode("utf-8", errors="replace").strip()
+        if not line:
+            continue
+        text, r, kind = answer(db, line)
+        out.write(text + "\n")
+        n += 1
+        counts[r.source] += 1
+        errors += kind == "error"
+        unsupported += kind == "unsupported"
+    out.flush()
+    if stats:
+        h = counts["MEASURED"] + counts["INTERPOLATED"] + counts["PARTIAL"]
+        print(f"opdb query: {n} queries: {h} hit (MEASURED {counts['MEASURED']}, INTERPOLATED "
+              f"{counts['INTERPOLATED']}, PARTIAL {counts['PARTIAL']}), {counts['MISS']} miss, "
+              f"{counts['ERROR']} error, {unsupported} unsupported", file=sys.stderr)
+        if db.skipped:
+            files = {f for f, _ in db.skipped}
+            print(f"opdb query: {len(db.skipped)} malformed rows skipped in {len(files)} files", file=sys.stderr)
+    if errors:
+        print(f"opdb: warning: {errors} of {n} query lines gave errors", file=sys.stderr)
+    return 0
+
+
+def main_quirks(argv):
+    return main(list(argv) + ["--reference-quirks"])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
