@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       libcmocka-dev libcsv-dev libyajl-dev libyaml-dev uthash-dev zlib1g-dev time
-      libopenblas-dev chromium libsqlite3-dev sqlite3 libopenmpi-dev openmpi-bin
+      libopenblas-dev libqhull-dev chromium libsqlite3-dev sqlite3 libopenmpi-dev openmpi-bin
       fonts-wqy-microhei)  # CJK glyphs for the compare HTML report in Chromium
 missing=()
 for p in "${pkgs[@]}"; do

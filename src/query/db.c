@@ -240,7 +240,8 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
 }
 
 void q_index_free(void *p);
-void (*const q_ext_free[4])(void *) = {q_index_free, NULL, NULL, NULL};
+void ip_index_free_all(void *p);
+void (*const q_ext_free[4])(void *) = {q_index_free, ip_index_free_all, NULL, NULL};
 
 static void free_table(q_ktable *t) {
     if (!t) return;
