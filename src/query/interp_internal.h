@@ -160,5 +160,6 @@ void ip_generic(q_ctx *c, const q_entry *e);
 void ip_scale(q_ctx *c, const q_entry *e);
 void ip_elementwise(q_ctx *c, const q_entry *e);
 void ip_attention(q_ctx *c, const q_entry *e);
+void ip_moe(q_ctx *c, const q_entry *e);
 
 #endif

@@ -39,7 +39,7 @@ void q_interpolate(q_ctx *c, const q_entry *e) {
     }
     const qv *mode = qv_get(v, "query_mode");
     if (qv_is_str(mode, "moe_fused")) {
-        q_miss(c, "unsupported:interpolation_moe_fused");
+        ip_moe(c, e);
         return;
     }
     if (qv_is_str(mode, "attention_special")) {
