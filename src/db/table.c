@@ -227,37 +227,63 @@ static int fail_at(opdb_err *err, const char *name, uint32_t line, const char *w
     return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", name, what);
 }
 
+typedef struct ncount {
+    const char *name;
+    unsigned count;
+} ncount;
+
+static unsigned nc_get(const ncount *v, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].name, name) == 0) return v[i].count;
+    return 0;
+}
+
+static void nc_set(ncount *v, size_t *n, const char *name, unsigned count) {
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(v[i].name, name) == 0) {
+            v[i].count = count;
+            return;
+        }
+    v[*n].name = name;
+    v[(*n)++].count = count;
+}
+
 static void name_columns(db_table *t, const tok *k) {
     t->ncols = k->nends;
     t->cols = opdb_xcalloc(t->ncols, sizeof *t->cols);
+    /* every column sets at most 1 + (renames) counts: 2 per column is enough room */
+    ncount *counts = opdb_xcalloc(2 * t->ncols + 1, sizeof *counts);
+    size_t ncounts = 0;
     for (size_t c = 0; c < t->ncols; c++) {
         const char *p;
         size_t n;
         cell_span(k, c, &p, &n);
-        char *base;
+        char *name;
         if (n == 0) {
             char buf[32];
             snprintf(buf, sizeof buf, "Unnamed: %zu", c);
-            base = opdb_arena_strndup(&t->arena, buf, strlen(buf));
+            name = opdb_arena_strndup(&t->arena, buf, strlen(buf));
         } else {
-            base = opdb_arena_strndup(&t->arena, p, n);
+            name = opdb_arena_strndup(&t->arena, p, n);
         }
-        /* a later duplicate X becomes X.1, X.2, ... (skipping names already taken) */
-        char *name = base;
-        for (unsigned dup = 1;; dup++) {
-            bool taken = false;
-            for (size_t o = 0; o < c && !taken; o++) taken = strcmp(t->cols[o], name) == 0;
-            if (!taken) break;
-            char buf[64];
-            size_t bl = strlen(base);
-            char *nn = opdb_arena_alloc(&t->arena, bl + sizeof buf);
-            snprintf(buf, sizeof buf, ".%u", dup);
-            memcpy(nn, base, bl);
-            strcpy(nn + bl, buf);
+        /* pandas' renaming of duplicate names: X, X.1, X.2, ...; a generated
+         * name that is already taken gets its own suffix in turn */
+        unsigned cur = nc_get(counts, ncounts, name);
+        while (cur > 0) {
+            nc_set(counts, &ncounts, name, cur + 1);
+            char suf[24];
+            snprintf(suf, sizeof suf, ".%u", cur);
+            size_t bl = strlen(name), sl = strlen(suf);
+            char *nn = opdb_arena_alloc(&t->arena, bl + sl + 1);
+            memcpy(nn, name, bl);
+            memcpy(nn + bl, suf, sl + 1);
             name = nn;
+            cur = nc_get(counts, ncounts, name);
         }
+        nc_set(counts, &ncounts, name, cur + 1);
         t->cols[c] = name;
     }
+    free(counts);
 }
 
 /* Column typing over all non-NA cells, then each cell's value. */

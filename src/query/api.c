@@ -2,6 +2,8 @@
  * level), a batch, and the result's line. Each query works in its own arena,
  * which the result then owns. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,28 +175,84 @@ void q_stats_add(opdb_qstats *s, const opdb_qresult *r) {
     }
 }
 
+typedef struct bjob {
+    const opdb_qdb *db;
+    const char *text;
+    const size_t (*span)[2];
+    opdb_qresult *res;
+    size_t n;
+    bool explain;
+    _Atomic size_t next;
+    _Atomic int failed;
+} bjob;
+
+static void *batch_worker(void *p) {
+    bjob *j = p;
+    for (;;) {
+        size_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->n) break;
+        if (opdb_query_json(j->db, j->text + j->span[i][0], j->span[i][1] - j->span[i][0], j->explain, &j->res[i]))
+            atomic_store(&j->failed, 1);
+    }
+    return NULL;
+}
+
+/* Answers lines [0, n) of a window on `threads` threads, then emits them in order. */
+static int batch_window(const opdb_qdb *db, const char *text, const size_t (*span)[2], size_t n, unsigned threads,
+                        bool explain, int (*emit)(void *, const opdb_qresult *), void *ctx, opdb_qstats *stats) {
+    opdb_qresult *res = opdb_xcalloc(n ? n : 1, sizeof *res);
+    bjob j = {db, text, span, res, n, explain, 0, 0};
+    pthread_t *tid = opdb_xcalloc(threads, sizeof *tid);
+    bool *up = opdb_xcalloc(threads, sizeof *up);
+    /* a thread that cannot start leaves its share to the others (this one always works) */
+    for (unsigned t = 1; t < threads; t++) up[t] = pthread_create(&tid[t], NULL, batch_worker, &j) == 0;
+    batch_worker(&j);
+    for (unsigned t = 1; t < threads; t++)
+        if (up[t]) pthread_join(tid[t], NULL);
+    free(tid);
+    free(up);
+    int rc = atomic_load(&j.failed) ? -1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0) {
+            if (stats) q_stats_add(stats, &res[i]);
+            int e = emit ? emit(ctx, &res[i]) : 0;
+            if (e) rc = e;
+        }
+        opdb_qresult_free(&res[i]);
+    }
+    free(res);
+    return rc;
+}
+
 int opdb_query_batch(const opdb_qdb *db, const char *jsonl, size_t n, unsigned threads, bool explain,
                      int (*emit)(void *ctx, const opdb_qresult *r), void *ctx, opdb_qstats *stats) {
-    (void)threads; /* one thread for now: results come in input order either way */
     if (stats) memset(stats, 0, sizeof *stats);
-    size_t i = 0;
-    while (i < n) {
+    if (threads == 0) threads = 1;
+    if (threads > 256) threads = 256;
+    /* results come in input order: lines are answered a window at a time, then emitted */
+    enum { WINDOW = 4096 };
+    size_t (*span)[2] = opdb_xmalloc(WINDOW * sizeof *span);
+    size_t i = 0, k = 0;
+    int rc = 0;
+    while (i < n && rc == 0) {
         size_t j = i;
         while (j < n && jsonl[j] != '\n') j++;
         size_t a = i, b = j;
         while (a < b && blank(jsonl[a])) a++;
         while (b > a && blank(jsonl[b - 1])) b--;
         i = j + 1;
-        if (a == b) continue;
-        opdb_qresult r;
-        if (opdb_query_json(db, jsonl + a, b - a, explain, &r) != 0) return -1;
-        if (stats) q_stats_add(stats, &r);
-        int rc = emit ? emit(ctx, &r) : 0;
-        opdb_qresult_free(&r);
-        if (rc) return rc;
+        if (a < b) {
+            span[k][0] = a;
+            span[k++][1] = b;
+        }
+        if (k == WINDOW || (i >= n && k)) {
+            rc = batch_window(db, jsonl, (const size_t(*)[2])span, k, threads, explain, emit, ctx, stats);
+            k = 0;
+        }
     }
+    free(span);
     if (stats) opdb_qdb_skipped(db, &stats->skipped_rows, &stats->skipped_files);
-    return 0;
+    return rc;
 }
 
 /* ---- kernel level from the C struct: the same object a JSON line gives */

@@ -88,19 +88,12 @@ static int chk_compute(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row
     return 1;
 }
 
-/* kernels whose inputs are rearranged per row (by the row's slot count) are scanned in full */
-static bool normalising(const char *kt) {
-    static const char *const k[] = {"ApplyRotaryPosEmb", "_triton_rope", "split_qkv_rmsnorm_rope_kernel", "SwiGlu",
-                                    "ReshapeAndCacheNdKernel", "reshape_and_cache_200000000", NULL};
-    for (int i = 0; k[i]; i++)
-        if (strcmp(kt, k[i]) == 0) return true;
-    return false;
-}
 
 static const uint32_t *sel_compute(q_ctx *c, void *arg, q_ktable *t, size_t *n, bool *usable) {
     mctx *m = arg;
     *usable = false;
-    if (m->normalise && normalising(t->kernel)) return NULL;
+    /* kernels whose inputs are rearranged per row (by the row's slot count) are scanned in full */
+    if (m->normalise && (t->kflags & (QK_ROPE | QK_SWIGLU | QK_RAC))) return NULL;
     return q_index_rows(c->db, t, m->X, m->N, m->has_n, n, usable);
 }
 

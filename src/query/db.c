@@ -281,6 +281,7 @@ static q_ktable *find_or_add(const opdb_qdb *cdb, const char *kt) {
         }
     q_ktable *t = opdb_xcalloc(1, sizeof *t);
     t->kernel = join3(kt, "", "");
+    t->kflags = q_kernel_flags(kt);
     pthread_mutex_init(&t->mu, NULL);
     pthread_mutex_init(&t->ext_mu, NULL);
     atomic_init(&t->state, QT_UNLOADED);

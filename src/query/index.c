@@ -49,7 +49,7 @@ static cindex *build(const q_ktable *t, int64_t N, bool has_n) {
     cindex *ci = opdb_xcalloc(1, sizeof *ci);
     ci->N = N;
     ci->has_n = has_n;
-    bool relaxed = q_relaxed_kernel(t->kernel);
+    bool relaxed = t->kflags & QK_RELAXED;
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
         if (rw->latcol == QLAT_NONE) continue;
@@ -146,7 +146,7 @@ const uint32_t *q_index_rows(const opdb_qdb *db, q_ktable *t, const q_tins *X, i
     pthread_mutex_unlock(&t->ext_mu);
     *usable = true;
     if (X->n > 64) return NULL;
-    bool relaxed = q_relaxed_kernel(t->kernel);
+    bool relaxed = t->kflags & QK_RELAXED;
     const char *dk[64];
     uint32_t dn[64];
     for (size_t i = 0; i < X->n; i++) {

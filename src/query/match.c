@@ -21,8 +21,14 @@ static const char *const k_merge[] = {"AscendQuantV2", "DynamicQuant", NULL};
 static const char *const k_rope[] = {"ApplyRotaryPosEmb", "_triton_rope", "split_qkv_rmsnorm_rope_kernel", NULL};
 static const char *const k_rac[] = {"ReshapeAndCacheNdKernel", "reshape_and_cache_200000000", NULL};
 
-bool q_is_matmul(const char *kt);
 bool q_is_matmul(const char *kt) { return in_set(kt, k_matmul); }
+
+unsigned q_kernel_flags(const char *kt) {
+    return (in_set(kt, k_matmul) ? QK_MATMUL : 0) | (in_set(kt, k_flatten) ? QK_FLATTEN : 0) |
+           (in_set(kt, k_merge) ? QK_MERGE : 0) | (in_set(kt, k_rope) ? QK_ROPE : 0) |
+           (strcmp(kt, "SwiGlu") == 0 ? QK_SWIGLU : 0) | (in_set(kt, k_rac) ? QK_RAC : 0) |
+           (strcmp(kt, "Index") == 0 ? QK_INDEX : 0) | (q_relaxed_kernel(kt) ? QK_RELAXED : 0);
+}
 
 /* storage for a normalised input list (at most 5 inputs come out of it) */
 typedef struct norm_buf {
@@ -33,8 +39,8 @@ typedef struct norm_buf {
 static bool fits(q_shape s) { return s.rank <= 8; }
 
 /* The layout normalisations of RoPE, SwiGlu and ReshapeAndCache kernels. */
-static const q_tins *normalise(const q_tins *X, const char *kt, size_t nC, norm_buf *nb, q_tins *out) {
-    if (in_set(kt, k_rope) && X->n >= 2 && nC >= 2) {
+static const q_tins *normalise(const q_tins *X, unsigned kf, size_t nC, norm_buf *nb, q_tins *out) {
+    if ((kf & QK_ROPE) && X->n >= 2 && nC >= 2) {
         if (!fits(X->v[0].s) || !fits(X->v[1].s) || (X->n >= 4 && (!fits(X->v[2].s) || !fits(X->v[3].s)))) return X;
         const q_tin *Q = &X->v[0], *K = &X->v[1];
         const q_tin *src[2] = {K, Q};
@@ -67,7 +73,7 @@ static const q_tins *normalise(const q_tins *X, const char *kt, size_t nC, norm_
         out->n = n;
         return out;
     }
-    if (strcmp(kt, "SwiGlu") == 0 && X->n == 2 && nC == 1) {
+    if ((kf & QK_SWIGLU) && X->n == 2 && nC == 1) {
         q_shape s1 = q_strip(X->v[0].s), s2 = q_strip(X->v[1].s);
         if (s1.rank != s2.rank || s1.rank == 0 || !fits(s1) || X->v[0].dtype != X->v[1].dtype ||
             (X->v[0].prof && X->v[1].prof && strcmp(X->v[0].prof, X->v[1].prof) != 0))
@@ -83,7 +89,7 @@ static const q_tins *normalise(const q_tins *X, const char *kt, size_t nC, norm_
         out->n = 1;
         return out;
     }
-    if (in_set(kt, k_rac) && X->n == 4 && nC == 5) {
+    if ((kf & QK_RAC) && X->n == 4 && nC == 5) {
         const q_tin *k0 = &X->v[0], *k1 = &X->v[1], *k2 = &X->v[2];
         if (k0->s.rank != 2 || k1->s.rank != 2 || k2->s.rank < 2 || k2->s.d[0] != 2 || !fits(k2->s)) return X;
         for (int k = 0; k < 2; k++) {
@@ -113,7 +119,6 @@ static bool eq2(q_shape s, int64_t a, int64_t b) { return s.rank == 2 && s.d[0] 
 int q_match_row(q_ctx *c, const q_tins *X0, q_ktable *t, size_t row, int64_t N, bool has_n, bool normalise_x,
                 q_match *m) {
     const q_row *rw = &t->rows[row];
-    const char *kt = t->kernel;
     if (!rw->shapes_ok) {
         char buf[48];
         opdb_span s = db_cell_text(db_table_cell(&t->t, row, t->c_in_shapes), buf, sizeof buf);
@@ -129,18 +134,23 @@ int q_match_row(q_ctx *c, const q_tins *X0, q_ktable *t, size_t row, int64_t N, 
     }
     norm_buf nb;
     q_tins tmp;
-    const q_tins *X = normalise_x ? normalise(X0, kt, nC, &nb, &tmp) : X0;
+    const unsigned kf = t->kflags;
+    const q_tins *X = normalise_x && (kf & (QK_ROPE | QK_SWIGLU | QK_RAC)) ? normalise(X0, kf, nC, &nb, &tmp) : X0;
     if (X->n != nC) return 0;
     const char *rule = "identity";
     bool padded_any = false;
     m->n = 0;
-    bool mm = in_set(kt, k_matmul), flat = in_set(kt, k_flatten), merge = in_set(kt, k_merge);
-    bool index = strcmp(kt, "Index") == 0;
+    bool mm = kf & QK_MATMUL, flat = kf & QK_FLATTEN, merge = kf & QK_MERGE, index = kf & QK_INDEX;
     for (size_t i = 0; i < X->n; i++) {
         const q_tin *x = &X->v[i];
         const char *p = x->prof ? x->prof : q_dtype_prof(x->dtype);
         if (!p || i >= nD) return 0;
-        if (!q_prof_match(kt, p, rw->in_dt[i], rw->in_dt_n[i])) return 0;
+        size_t pn = strlen(p), dn = rw->in_dt_n[i];
+        if (!(pn == dn && memcmp(p, rw->in_dt[i], dn) == 0)) {
+            bool fp = (pn == 7 && memcmp(p, "DT_BF16", 7) == 0) || (pn == 5 && memcmp(p, "FLOAT", 5) == 0);
+            bool fd = (dn == 7 && memcmp(rw->in_dt[i], "DT_BF16", 7) == 0) || (dn == 5 && memcmp(rw->in_dt[i], "FLOAT", 5) == 0);
+            if (!((kf & QK_RELAXED) && fp && fd)) return 0;
+        }
         q_shape cs = rw->in[i];
         int64_t nzd[64];
         if (i < nF && rw->in_fmt_n[i] == 10 && memcmp(rw->in_fmt[i], "FRACTAL_NZ", 10) == 0 && cs.rank >= 4 &&

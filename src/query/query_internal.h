@@ -126,8 +126,22 @@ typedef struct q_row {
 
 typedef enum q_tstate { QT_UNLOADED, QT_ABSENT, QT_FAILED, QT_OK } q_tstate;
 
+/* kernel families the matching rules name (computed once per table) */
+enum {
+    QK_MATMUL = 1 << 0,          /* transposed weights match */
+    QK_FLATTEN = 1 << 1,         /* a 3-D input matches its flattened 2-D row */
+    QK_MERGE = 1 << 2,           /* ... or its last two dims merged */
+    QK_ROPE = 1 << 3,            /* inputs rearranged as the RoPE kernels take them */
+    QK_SWIGLU = 1 << 4,
+    QK_RAC = 1 << 5,             /* ReshapeAndCache */
+    QK_INDEX = 1 << 6,
+    QK_RELAXED = 1 << 7,         /* DT_BF16 and FLOAT are one dtype class */
+};
+unsigned q_kernel_flags(const char *kt);
+
 typedef struct q_ktable {
     char *kernel;                /* kernel type = CSV stem */
+    unsigned kflags;             /* QK_* of the kernel */
     char *path;                  /* the file it was (or would be) read from */
     char *shown;                 /* path as named in explain (relative to the db folder when inside) */
     _Atomic int state;           /* q_tstate; QT_UNLOADED until the once-guard ran */

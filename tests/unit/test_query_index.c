@@ -1,0 +1,131 @@
+/* The compute row index against a plain scan of every row: random tables
+ * (shapes that pad, transpose, flatten; mixed dtypes and slot counts; rows
+ * without a latency; duplicates that tie) and random queries at op and kernel
+ * level must give byte-identical result lines, explain included (rows used
+ * and tie counts), in both modes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "query/query_internal.h"
+#include "query_fixture.h"
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+static unsigned rnd(unsigned n) {
+    g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)((g_rng >> 33) % n);
+}
+
+static const int k_dims[] = {1, 4, 16, 24, 32, 64, 65, 72, 120, 128};
+static const char *const k_dt[] = {"DT_BF16", "FLOAT", "INT8", "DT_FLOAT"};
+static const char *const k_qdt[] = {"bfloat16", "float32", "int8", "float16", "float64"};
+
+static void shape(opdb_strbuf *sb, int rank) {
+    for (int d = 0; d < rank; d++) opdb_sb_addf(sb, d ? ",%d" : "%d", k_dims[rnd(10)]);
+}
+
+static void write_table(const char *dir, const char *kt, int rows) {
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    opdb_sb_adds(&sb, "Input Shapes,Input Data Types,Input Formats,Average Duration(us),Profiling Average Duration(us)\n");
+    for (int r = 0; r < rows; r++) {
+        int slots = 1 + rnd(3);
+        opdb_strbuf sh, dt, fm;
+        opdb_sb_init(&sh), opdb_sb_init(&dt), opdb_sb_init(&fm);
+        for (int s = 0; s < slots; s++) {
+            if (s) opdb_sb_addc(&sh, ';'), opdb_sb_addc(&dt, ';'), opdb_sb_addc(&fm, ';');
+            bool nz = rnd(8) == 0;
+            shape(&sh, nz ? 4 : 2 + rnd(2));
+            opdb_sb_adds(&dt, k_dt[rnd(4)]);
+            opdb_sb_adds(&fm, nz ? "FRACTAL_NZ" : "ND");
+        }
+        opdb_sb_addc(&sh, 0), opdb_sb_addc(&dt, 0), opdb_sb_addc(&fm, 0);
+        /* latency in either column, sometimes none (invisible), few distinct values (ties) */
+        unsigned lat = rnd(6);
+        const char *avg = lat == 0 ? "" : lat < 4 ? (const char *[]){"1.5", "2.5", "1.5"}[lat - 1] : "";
+        const char *prof = lat >= 4 ? (lat == 4 ? "3.0" : "1.5") : "";
+        opdb_sb_addf(&sb, "\"%s\",%s,%s,%s,%s\n", sh.p, dt.p, fm.p, avg, prof);
+        /* a repeated row now and then */
+        if (rnd(5) == 0) opdb_sb_addf(&sb, "\"%s\",%s,%s,%s,%s\n", sh.p, dt.p, fm.p, avg[0] ? "2.5" : "", prof);
+        opdb_sb_free(&sh), opdb_sb_free(&dt), opdb_sb_free(&fm);
+    }
+    opdb_sb_addc(&sb, 0);
+    char name[64];
+    snprintf(name, sizeof name, "%s.csv", kt);
+    qf_write(dir, name, sb.p);
+    opdb_sb_free(&sb);
+}
+
+static void query(opdb_strbuf *q, int n_ops) {
+    opdb_sb_clear(q);
+    int slots = 1 + rnd(3);
+    if (rnd(3) == 0) {
+        static const char *const kts[] = {"MatMulV2", "BatchMatMulV2", "RmsNorm", "Add"};
+        opdb_sb_addf(q, "{\"id\": 0, \"kernel\": \"%s\", \"alternates\": [\"MatMulV2\"], \"inputs\": [", kts[rnd(4)]);
+        for (int s = 0; s < slots; s++) {
+            opdb_sb_adds(q, s ? ", {\"shape\": [" : "{\"shape\": [");
+            shape(q, 1 + rnd(3));
+            opdb_sb_addf(q, "], \"dtype\": \"%s\"}", k_dt[rnd(4)]);
+        }
+        opdb_sb_adds(q, "]}");
+    } else {
+        opdb_sb_addf(q, "{\"id\": 0, \"op\": \"op%d\", \"args\": [", rnd((unsigned)n_ops));
+        for (int s = 0; s < slots; s++) {
+            opdb_sb_adds(q, s ? ", {\"shape\": [" : "{\"shape\": [");
+            shape(q, 1 + rnd(3));
+            opdb_sb_addf(q, "], \"dtype\": \"%s\"}", k_qdt[rnd(5)]);
+        }
+        opdb_sb_adds(q, "]}");
+    }
+    opdb_sb_addc(q, 0);
+}
+
+static void test_index_equals_scan(void **state) {
+    (void)state;
+    static const char k_map[] = "operator_mappings:\n"
+                                "  op0: {kernel_type: MatMulV2, alternate_kernel_types: [BatchMatMulV2]}\n"
+                                "  op1: {kernel_type: BatchMatMulV2, tc_input_count: 2}\n"
+                                "  op2: {kernel_type: RmsNorm, alternate_kernel_types: [Add, MatMulV2]}\n"
+                                "  op3: {kernel_type: Add, tc_input_count: -1}\n"
+                                "  op4: {kernel_type: MatMulV2, kernel_types_by_input_rank: {3: [BatchMatMulV2]}}\n";
+    size_t compared = 0, hits = 0;
+    for (int round = 0; round < 6; round++) {
+        char *dir = qf_mkdir();
+        qf_write(dir, "op_mapping.yaml", k_map);
+        write_table(dir, "MatMulV2", 150);
+        write_table(dir, "BatchMatMulV2", 100);
+        write_table(dir, "RmsNorm", 80);
+        write_table(dir, "Add", 60);
+        for (int quirks = 0; quirks < 2; quirks++) {
+            opdb_qdb *ix = qf_open(dir, quirks, false, 0), *lin = qf_open(dir, quirks, false, 0);
+            assert_non_null(ix);
+            assert_non_null(lin);
+            lin->no_index = true;
+            opdb_strbuf q;
+            opdb_sb_init(&q);
+            for (int i = 0; i < 1500; i++) {
+                query(&q, 5);
+                char *a = qf_line(ix, q.p, true), *b = qf_line(lin, q.p, true);
+                if (strcmp(a, b) != 0) fail_msg("query %s\n  index: %s\n  scan:  %s", q.p, a, b);
+                hits += strstr(a, "\"hit\": true") != NULL;
+                compared++;
+                free(a);
+                free(b);
+            }
+            opdb_sb_free(&q);
+            opdb_qdb_close(ix);
+            opdb_qdb_close(lin);
+        }
+        qf_rmdir(dir);
+    }
+    /* the random queries must reach rows, or the comparison says little */
+    assert_true(hits > compared / 50);
+    print_message("%zu queries compared, %zu hits\n", compared, hits);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_index_equals_scan)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,140 @@
+/* The query engine's table loader: pandas' default reading of a database
+ * table (NA spellings, whole-column typing, duplicate header names, short and
+ * long records, line numbers) and the Python conversions of its cells. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "db/table.h"
+
+static void load(db_table *t, const char *text) {
+    opdb_err err;
+    opdb_err_clear(&err);
+    assert_int_equal(db_table_load_mem(t, "T.csv", text, strlen(text), &err), 0);
+}
+
+static const char *text(const db_table *t, size_t r, int c, char *buf) {
+    opdb_span s = db_cell_text(db_table_cell(t, r, c), buf, 48);
+    static char out[128];
+    snprintf(out, sizeof out, "%.*s", (int)s.n, s.p);
+    return out;
+}
+
+static void test_column_typing(void **state) {
+    (void)state;
+    db_table t;
+    load(&t, "i,f,withna,b,txt,q,inf\n"
+             "1,1.5,4096,True,abc,\"5\",inf\n"
+             " 2 ,2,,false,NA, 6,-Infinity\n"
+             "-3,1e3,7,TRUE,x,7,1\n");
+    assert_int_equal(t.ncols, 7);
+    assert_int_equal(t.nrows, 3);
+    assert_int_equal(t.col_kind[0], DBC_INT);
+    assert_int_equal(db_table_cell(&t, 1, 0)->v.i, 2);
+    assert_int_equal(t.col_kind[1], DBC_FLOAT);
+    /* an int column with an NA cell becomes float: 4096 reads as 4096.0 */
+    assert_int_equal(t.col_kind[2], DBC_FLOAT);
+    char buf[48];
+    assert_string_equal(text(&t, 0, 2, buf), "4096.0");
+    assert_int_equal(db_table_cell(&t, 1, 2)->kind, DBC_NA);
+    assert_string_equal(text(&t, 1, 2, buf), "nan");
+    assert_int_equal(t.col_kind[3], DBC_BOOL);
+    assert_string_equal(text(&t, 1, 3, buf), "False");
+    assert_int_equal(t.col_kind[4], DBC_TEXT);
+    assert_int_equal(db_table_cell(&t, 1, 4)->kind, DBC_NA);
+    /* quoting does not matter for typing */
+    assert_int_equal(t.col_kind[5], DBC_INT);
+    assert_int_equal(t.col_kind[6], DBC_FLOAT);
+    assert_true(isinf(db_table_cell(&t, 1, 6)->v.f));
+    assert_string_equal(text(&t, 2, 1, buf), "1000.0");
+    db_table_free(&t);
+}
+
+static void test_na_spellings_and_text(void **state) {
+    (void)state;
+    db_table t;
+    load(&t, "a,b\n#N/A,x\n-nan,x\n<NA>,x\nNULL,x\n \" \",x\nNone,x\n");
+    assert_int_equal(t.nrows, 6);
+    for (size_t r = 0; r < 4; r++) assert_int_equal(db_table_cell(&t, r, 0)->kind, DBC_NA);
+    /* no trimming: a space is text, and None is text (pandas 1.5) */
+    assert_int_equal(db_table_cell(&t, 4, 0)->kind, DBC_TEXT);
+    assert_int_equal(db_table_cell(&t, 5, 0)->kind, DBC_TEXT);
+    db_table_free(&t);
+}
+
+static void test_header_duplicates_short_rows_lines(void **state) {
+    (void)state;
+    db_table t;
+    load(&t, "\xef\xbb\xbf" "x,x,y,x.1\n\n1,2\n\"a\nb\",3,4,5\n   \n6,7,8,9\n");
+    assert_string_equal(t.cols[0], "x");
+    assert_string_equal(t.cols[1], "x.1");
+    assert_string_equal(t.cols[2], "y");
+    assert_string_equal(t.cols[3], "x.1.1");
+    assert_int_equal(db_table_col(&t, "x"), 0);
+    assert_int_equal(t.nrows, 3);
+    assert_int_equal(t.line[0], 3);
+    assert_int_equal(t.line[1], 4);
+    assert_int_equal(t.line[2], 7);
+    /* a short record: the missing cells are NA */
+    assert_int_equal(db_table_cell(&t, 0, 2)->kind, DBC_NA);
+    db_table_free(&t);
+    /* a generated name that is taken later gets its own suffix, as pandas does */
+    load(&t, "x,x.1,x\n1,2,3\n");
+    assert_string_equal(t.cols[2], "x.1.1");
+    db_table_free(&t);
+}
+
+static void test_refused_files(void **state) {
+    (void)state;
+    db_table t;
+    opdb_err err;
+    opdb_err_clear(&err);
+    assert_int_equal(db_table_load_mem(&t, "T.csv", "", 0, &err), -1);
+    assert_non_null(strstr(err.msg, "T.csv"));
+    db_table_free(&t);
+    opdb_err_clear(&err);
+    const char *longrec = "a,b\n1,2\n1,2,3\n";
+    assert_int_equal(db_table_load_mem(&t, "T.csv", longrec, strlen(longrec), &err), -1);
+    assert_non_null(strstr(err.msg, "T.csv:3:"));
+    db_table_free(&t);
+    opdb_err_clear(&err);
+    const char *bad = "a\n\xff\xfe\n";
+    assert_int_equal(db_table_load_mem(&t, "T.csv", bad, strlen(bad), &err), -1);
+    assert_non_null(strstr(err.msg, "UTF-8"));
+    db_table_free(&t);
+}
+
+static void test_cell_conversions(void **state) {
+    (void)state;
+    db_table t;
+    load(&t, "f,t,b\n4096.0, 1_0 ,True\n2.5,x,False\n");
+    int64_t v;
+    double d;
+    assert_true(db_cell_pyint(db_table_cell(&t, 0, 0), &v));
+    assert_int_equal(v, 4096);
+    assert_true(db_cell_pyint(db_table_cell(&t, 1, 0), &v));
+    assert_int_equal(v, 2); /* int() truncates a float */
+    assert_true(db_cell_pyint(db_table_cell(&t, 0, 1), &v));
+    assert_int_equal(v, 10);
+    assert_false(db_cell_pyint(db_table_cell(&t, 1, 1), &v));
+    assert_false(db_cell_num(db_table_cell(&t, 1, 1), &d));
+    assert_true(db_cell_num(db_table_cell(&t, 0, 2), &d));
+    assert_true(d == 1.0);
+    db_table_free(&t);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_column_typing),
+        cmocka_unit_test(test_na_spellings_and_text),
+        cmocka_unit_test(test_header_duplicates_short_rows_lines),
+        cmocka_unit_test(test_refused_files),
+        cmocka_unit_test(test_cell_conversions),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
