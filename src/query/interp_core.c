@@ -54,7 +54,21 @@ static void item_end(ip_kb *k) {
 void ip_kb_num(ip_kb *k, double v) {
     char b[40];
     if (v == 0) v = 0; /* -0.0 == 0 */
-    int n = snprintf(b, sizeof b, "#%.17g", v);
+    int n;
+    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        /* integral values (nearly all): the digits %.17g would print, without printf */
+        long long x = (long long)v;
+        unsigned long long u = x < 0 ? (unsigned long long)-x : (unsigned long long)x;
+        char t[24];
+        int m = 0;
+        do t[m++] = (char)('0' + u % 10); while ((u /= 10));
+        n = 0;
+        b[n++] = '#';
+        if (x < 0) b[n++] = '-';
+        while (m) b[n++] = t[--m];
+    } else {
+        n = snprintf(b, sizeof b, "#%.17g", v);
+    }
     put(k, b, (size_t)n);
     item_end(k);
 }
@@ -126,10 +140,17 @@ bool ip_key_match(const ip_kb *T, const char *G, size_t gn, const char *const *r
         }
         return true;
     }
-    const char *p = G, *end = G + gn;
-    opdb_span nm, v, tv;
+    const char *p = G, *end = G + gn, *tp = T->s, *tend = T->s + T->n;
+    opdb_span nm, v, tv, tn;
     while (next_field(&p, end, &nm, &v)) {
-        if (find_field(T->s, T->n, nm, &tv) && tv.n == v.n && memcmp(tv.p, v.p, v.n) == 0) continue;
+        /* keys are written in one field order: look at T's next field first */
+        const char *save = tp;
+        if (next_field(&tp, tend, &tn, &tv) && tn.n == nm.n && memcmp(tn.p, nm.p, nm.n) == 0) {
+            if (tv.n == v.n && memcmp(tv.p, v.p, v.n) == 0) continue;
+        } else {
+            tp = save;
+            if (find_field(T->s, T->n, nm, &tv) && tv.n == v.n && memcmp(tv.p, v.p, v.n) == 0) continue;
+        }
         if (listed(allow_extra, nm)) continue;
         return false;
     }
