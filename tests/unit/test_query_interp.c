@@ -41,6 +41,8 @@ static const char k_mapping[] = "interpolation_policy:\n"
                                 "    kernel_type: MatMulV3\n"
                                 "  t.mm_formats:\n"
                                 "    kernel_type: MatMulCommon\n"
+                                "  t.mm_fault:\n"
+                                "    kernel_type: BatchMatMulV2\n"
                                 "  t.fia:\n"
                                 "    kernel_type: FusedInferAttentionScore\n"
                                 "    query_mode: attention_special\n";
@@ -67,6 +69,9 @@ static int setup(void **s) {
     /* a group with a non-ND format comes first in the file but is tried after the all-ND group */
     put("MatMulCommon.csv", MMH MMROW(16, "ND;NCHW", 100.0) MMROW(64, "ND;NCHW", 400.0) MMROW(16, "ND;ND", 10.0)
                                 MMROW(64, "ND;ND", 40.0));
+    /* a row without a latency whose shapes cannot be read: invisible to the
+     * exact scan, but the wrapper's points read every row */
+    put("BatchMatMulV2.csv", MMH MMROW(16, "ND;ND", 10.0) ",DT_BF16;DT_BF16,ND;ND,\n" MMROW(64, "ND;ND", 40.0));
     put("FusedInferAttentionScore.csv",
         "Input Shapes,Input Data Types,Runtime avg_seq_len,Runtime sparse_mode,Runtime num_key_value_heads,"
         "Runtime input_layout,Average Duration(us)\n"
@@ -78,7 +83,7 @@ static int setup(void **s) {
 static int teardown(void **s) {
     (void)s;
     const char *f[] = {"op_mapping.yaml", "MatMulV2.csv", "MatMulV3.csv", "MatMulCommon.csv",
-                       "FusedInferAttentionScore.csv"};
+                       "BatchMatMulV2.csv", "FusedInferAttentionScore.csv"};
     char p[512];
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         snprintf(p, sizeof p, "%s/%s", g_dir, f[i]);
@@ -155,6 +160,23 @@ static void test_all_nd_group_before_earlier_group(void **s) {
     expect_interp(MM("t.mm_formats", 24), 15.0, 0.7, "interpolated_1d_linear", "MatMulCommon");
 }
 
+static void test_unreadable_cell_of_a_row_without_latency(void **s) {
+    (void)s;
+    opdb_qresult r;
+    /* the reference raises while building its points: an error result */
+    opdb_qdb *db = ask(MM("t.mm_fault", 24), true, &r);
+    assert_int_equal(r.source, OPDB_SRC_ERROR);
+    assert_string_equal(r.miss_reason, "error:bad_cell");
+    opdb_qresult_free(&r);
+    opdb_qdb_close(db);
+    /* the default mode skips the row */
+    db = ask(MM("t.mm_fault", 24), false, &r);
+    assert_int_equal(r.source, OPDB_SRC_INTERPOLATED);
+    assert_true(fabs(r.latency_us - 15.0) < 1e-12);
+    opdb_qresult_free(&r);
+    opdb_qdb_close(db);
+}
+
 #define FIA(t, avg)                                                                                                    \
     "{\"op\": \"t.fia\", \"args\": [{\"shape\": [" #t ", 8, 128]}, {\"shape\": [4, 1, 128]}, null, null, null, "      \
     "null, {\"shape\": [4], \"dtype\": \"int64\", \"values\": [" #avg ", " #avg ", " #avg ", " #avg "]}]}"
@@ -220,6 +242,7 @@ int main(void) {
         cmocka_unit_test(test_no_extrapolation),
         cmocka_unit_test(test_preferred_points_before_alternate),
         cmocka_unit_test(test_all_nd_group_before_earlier_group),
+        cmocka_unit_test(test_unreadable_cell_of_a_row_without_latency),
         cmocka_unit_test(test_attention_sqrt_seq),
         cmocka_unit_test(test_griddata_triangle_barycentric),
         cmocka_unit_test(test_griddata_plane_any_triangulation),
