@@ -308,16 +308,11 @@ static int wrapper_inputs(q_ctx *c, const q_entry *e, const char ***K, size_t *n
     return 0;
 }
 
-void ip_matmul(q_ctx *c, const q_entry *e, bool quantized) {
-    const char **K;
-    size_t nk;
-    q_tins X;
-    int64_t N;
-    bool has_n, proj_out;
-    if (wrapper_inputs(c, e, &K, &nk, &X, &N, &has_n, &proj_out)) return;
-    q_set_kernels(c, K, nk);
+/* the matmul kernels of K in order; false when none answered (nothing set) */
+static bool mm_core(q_ctx *c, const q_entry *e, const char *const *K, size_t nk, const q_tins *Xp, int64_t N,
+                    bool has_n, bool quantized, int64_t ndiv) {
+    q_tins X = *Xp;
     size_t n = has_n && N ? (size_t)(N < 0 ? 0 : N) : X.n;
-    int64_t ndiv = proj_out && quantized && c->cfg->tp > 1 ? c->cfg->tp : 1;
     mm_params pp = {has_n, N, quantized};
     char sig[96];
     snprintf(sig, sizeof sig, "mm|%d|%lld|%d", has_n, (long long)N, quantized);
@@ -330,19 +325,31 @@ void ip_matmul(q_ctx *c, const q_entry *e, bool quantized) {
         int st = atomic_load(&t->state);
         if (st == QT_FAILED) {
             q_error(c, "bad_csv", "%s", t->error);
-            return;
+            return true;
         }
         if (st != QT_OK) continue;
         ip_index *ix = ip_index_get(t, sig, build_mm, &pp);
-        if (ip_faults(c, ix) < 0) return;
+        if (ip_faults(c, ix) < 0) return true;
         ip_out o;
         ip_task tk;
         if (mm_groups(c, ix, &T, quantized, tax, ip_maxdim(c, K[i], NULL), &o, &tk)) {
             ip_success(c, &tk, &o, t->kernel, k_mm_axes);
-            return;
+            return true;
         }
     }
-    q_miss(c, "compute_multidim_interpolation_failed");
+    return false;
+}
+
+void ip_matmul(q_ctx *c, const q_entry *e, bool quantized) {
+    const char **K;
+    size_t nk;
+    q_tins X;
+    int64_t N;
+    bool has_n, proj_out;
+    if (wrapper_inputs(c, e, &K, &nk, &X, &N, &has_n, &proj_out)) return;
+    q_set_kernels(c, K, nk);
+    int64_t ndiv = proj_out && quantized && c->cfg->tp > 1 ? c->cfg->tp : 1;
+    if (!mm_core(c, e, K, nk, &X, N, has_n, quantized, ndiv)) q_miss(c, "compute_multidim_interpolation_failed");
 }
 
 /* ---------------------------------------------------------- generic compute */
@@ -442,17 +449,10 @@ static const uint8_t k_gen_groups[1][4] = {{1, 0}};
 static const char *const k_gen_axes0[] = {"axis_0"};
 static const char *const k_gen_axes1[] = {"output_numel"};
 
-void ip_generic(q_ctx *c, const q_entry *e) {
-    const char **K;
-    size_t nk;
-    q_tins X;
-    int64_t N;
-    bool has_n, proj_out;
-    if (wrapper_inputs(c, e, &K, &nk, &X, &N, &has_n, &proj_out)) return;
-    q_set_kernels(c, K, nk);
+/* generic compute over K with inputs X and output shapes O (nO of them) */
+static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_t N, bool has_n,
+                     const char *primary, const q_shape *O, size_t nO) {
     const char *reason = "candidate_group_failed";
-    const qv *ktv = qv_get(e->v, "kernel_type");
-    const char *primary = ktv && ktv->kind == QV_STR ? ktv->s : NULL;
     for (size_t i = 0; i < nk; i++) {
         const char *kt = K[i];
         bool numel = gen_numel(c, kt, primary);
@@ -474,18 +474,7 @@ void ip_generic(q_ctx *c, const q_entry *e) {
             ip_kb_close(&T);
             if (ok && S[0].rank == 0) ok = false;
         }
-        if (ok) {
-            q_shape O[1];
-            size_t nO = 0;
-            const qv *o = c->q->out;
-            if (o && o->kind == QV_TENSOR) O[nO++] = o->shape;
-            else if (o && o->kind == QV_LIST)
-                for (size_t j = 0; j < o->n; j++)
-                    if (o->items[j]->kind == QV_TENSOR) {
-                        if (nO++ == 0) O[0] = o->items[j]->shape;
-                    }
-            ok = gen_axis(&T, numel, S, X.n, O, nO, &tax[0]) && !T.over;
-        }
+        if (ok) ok = gen_axis(&T, numel, S, X.n, O, nO, &tax[0]) && !T.over;
         if (!ok) {
             reason = "compute_target_unavailable";
             continue;
@@ -532,4 +521,38 @@ void ip_generic(q_ctx *c, const q_entry *e) {
         reason = ip_reason(att ? &last : NULL, "candidate_group_failed");
     }
     q_miss(c, reason);
+}
+
+void ip_generic(q_ctx *c, const q_entry *e) {
+    const char **K;
+    size_t nk;
+    q_tins X;
+    int64_t N;
+    bool has_n, proj_out;
+    if (wrapper_inputs(c, e, &K, &nk, &X, &N, &has_n, &proj_out)) return;
+    q_set_kernels(c, K, nk);
+    const qv *ktv = qv_get(e->v, "kernel_type");
+    const char *primary = ktv && ktv->kind == QV_STR ? ktv->s : NULL;
+    q_shape O[1];
+    size_t nO = 0;
+    const qv *o = c->q->out;
+    if (o && o->kind == QV_TENSOR) O[nO++] = o->shape;
+    else if (o && o->kind == QV_LIST)
+        for (size_t j = 0; j < o->n; j++)
+            if (o->items[j]->kind == QV_TENSOR) {
+                if (nO++ == 0) O[0] = o->items[j]->shape;
+            }
+    gen_core(c, K, nk, X, N, has_n, primary, O, nO);
+}
+
+void ip_kernel_shape(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out) {
+    /* the CSV is cut to the number of given inputs, as for decomposer sub-kernels */
+    int64_t N = (int64_t)in->n;
+    if (ip_in_matmul_plus(K[0])) {
+        if (!mm_core(c, NULL, K, nk, in, N, true, false, 1)) q_miss(c, "compute_multidim_interpolation_failed");
+        return;
+    }
+    q_shape O[1];
+    if (out->n) O[0] = out->v[0].s;
+    gen_core(c, K, nk, *in, N, true, K[0], O, out->n);
 }

@@ -80,7 +80,10 @@ void q_interpolate(q_ctx *c, const q_entry *e) {
     else ip_generic(c, e);
 }
 
-void q_interpolate_kernel(q_ctx *c) {
+void q_interpolate_kernel(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out,
+                          q_kmatch how) {
     c->r->stage = "interpolation";
-    q_miss(c, "unsupported:interpolation");
+    if (how == QK_SHAPE && nk > 0) ip_kernel_shape(c, K, nk, in, out);
+    else q_miss(c, how == QK_ATTENTION ? "unsupported:interpolation_kernel_attention"
+                                       : "unsupported:interpolation_kernel_elementwise");
 }

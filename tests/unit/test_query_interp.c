@@ -137,6 +137,13 @@ static void test_linear_between_median_merged_points(void **s) {
     expect_interp(MM("aten.mm.default", 24), 15.0, 0.7, "interpolated_1d_linear", "MatMulV2");
 }
 
+static void test_kernel_level_matmul(void **s) {
+    (void)s;
+    expect_interp("{\"kernel\": \"MatMulV2\", \"inputs\": [{\"shape\": [24, 128], \"dtype\": \"DT_BF16\"}, "
+                  "{\"shape\": [128, 256], \"dtype\": \"DT_BF16\"}]}",
+                  15.0, 0.7, "interpolated_1d_linear", "MatMulV2");
+}
+
 static void test_no_extrapolation(void **s) {
     (void)s;
     opdb_qresult r;
@@ -239,6 +246,7 @@ static void test_griddata_refusals(void **s) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linear_between_median_merged_points),
+        cmocka_unit_test(test_kernel_level_matmul),
         cmocka_unit_test(test_no_extrapolation),
         cmocka_unit_test(test_preferred_points_before_alternate),
         cmocka_unit_test(test_all_nd_group_before_earlier_group),
