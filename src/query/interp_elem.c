@@ -84,23 +84,16 @@ static void build_elem(ip_index *ix, const void *arg) {
 static const uint8_t k_el_groups[1][4] = {{1, 0}};
 static const char *const k_el_axes[] = {"io_numel"};
 
-void ip_elementwise(q_ctx *c, const q_entry *e) {
-    const char **K;
-    size_t nk;
-    if (q_entry_kernels(c, e, true, &K, &nk)) return;
-    q_set_kernels(c, K, nk);
+/* the kernels of K for output shape os (NULL: none) with profiler dtype p and inputs X */
+static void elem_core(q_ctx *c, const char *const *K, size_t nk, const q_shape *os, const char *p, q_tins X) {
     const char *reason = "elementwise_interpolation_failed";
-    const qv *o = c->q->out;
-    if (o && o->kind == QV_LIST) o = o->n ? o->items[0] : NULL;
-    q_tins X = q_tensor_inputs(c, c->q->args);
     for (size_t i = 0; i < nk; i++) {
         const char *kt = K[i];
-        if (!o || o->kind != QV_TENSOR || o->shape.rank < 1) {
+        if (!os || os->rank < 1) {
             reason = "elementwise_output_unavailable";
             continue;
         }
-        q_shape y = q_strip(o->shape);
-        const char *p = q_dtype_prof(o->dtype);
+        q_shape y = q_strip(*os);
         if (!p) p = "";
         q_shape *ins = opdb_arena_alloc(c->a, (X.n ? X.n : 1) * sizeof *ins);
         for (size_t j = 0; j < X.n; j++) ins[j] = q_strip(X.v[j].s);
@@ -147,4 +140,19 @@ void ip_elementwise(q_ctx *c, const q_entry *e) {
         reason = ip_reason(att ? &last : NULL, "candidate_group_failed");
     }
     q_miss(c, nk > 1 ? "elementwise_interpolation_failed" : reason);
+}
+
+void ip_elementwise(q_ctx *c, const q_entry *e) {
+    const char **K;
+    size_t nk;
+    if (q_entry_kernels(c, e, true, &K, &nk)) return;
+    q_set_kernels(c, K, nk);
+    const qv *o = c->q->out;
+    if (o && o->kind == QV_LIST) o = o->n ? o->items[0] : NULL;
+    bool ok = o && o->kind == QV_TENSOR;
+    elem_core(c, K, nk, ok ? &o->shape : NULL, ok ? q_dtype_prof(o->dtype) : NULL, q_tensor_inputs(c, c->q->args));
+}
+
+void ip_kernel_elementwise(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out) {
+    elem_core(c, K, nk, out->n ? &out->v[0].s : NULL, out->n ? out->v[0].prof : NULL, *in);
 }

@@ -163,5 +163,6 @@ void ip_attention(q_ctx *c, const q_entry *e);
 void ip_moe(q_ctx *c, const q_entry *e);
 /* kernel level, shape match: matmul family or generic compute */
 void ip_kernel_shape(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out);
+void ip_kernel_elementwise(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out);
 
 #endif

@@ -84,6 +84,6 @@ void q_interpolate_kernel(q_ctx *c, const char *const *K, size_t nk, const q_tin
                           q_kmatch how) {
     c->r->stage = "interpolation";
     if (how == QK_SHAPE && nk > 0) ip_kernel_shape(c, K, nk, in, out);
-    else q_miss(c, how == QK_ATTENTION ? "unsupported:interpolation_kernel_attention"
-                                       : "unsupported:interpolation_kernel_elementwise");
+    else if (how == QK_ELEMENTWISE) ip_kernel_elementwise(c, K, nk, in, out);
+    else q_miss(c, "unsupported:interpolation_kernel_attention");
 }

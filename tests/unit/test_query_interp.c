@@ -72,6 +72,10 @@ static int setup(void **s) {
     /* a row without a latency whose shapes cannot be read: invisible to the
      * exact scan, but the wrapper's points read every row */
     put("BatchMatMulV2.csv", MMH MMROW(16, "ND;ND", 10.0) ",DT_BF16;DT_BF16,ND;ND,\n" MMROW(64, "ND;ND", 40.0));
+    /* elementwise: io numel 3*16*128 -> 2, 3*64*128 -> 8 */
+    put("Add.csv", "Input Shapes,Input Data Types,Output Shapes,Output Data Types,Average Duration(us)\n"
+                   "\"16,128;16,128\",DT_BF16;DT_BF16,\"16,128\",DT_BF16,2.0\n"
+                   "\"64,128;64,128\",DT_BF16;DT_BF16,\"64,128\",DT_BF16,8.0\n");
     put("FusedInferAttentionScore.csv",
         "Input Shapes,Input Data Types,Runtime avg_seq_len,Runtime sparse_mode,Runtime num_key_value_heads,"
         "Runtime input_layout,Average Duration(us)\n"
@@ -83,7 +87,7 @@ static int setup(void **s) {
 static int teardown(void **s) {
     (void)s;
     const char *f[] = {"op_mapping.yaml", "MatMulV2.csv", "MatMulV3.csv", "MatMulCommon.csv",
-                       "BatchMatMulV2.csv", "FusedInferAttentionScore.csv"};
+                       "BatchMatMulV2.csv", "Add.csv", "FusedInferAttentionScore.csv"};
     char p[512];
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         snprintf(p, sizeof p, "%s/%s", g_dir, f[i]);
@@ -142,6 +146,15 @@ static void test_kernel_level_matmul(void **s) {
     expect_interp("{\"kernel\": \"MatMulV2\", \"inputs\": [{\"shape\": [24, 128], \"dtype\": \"DT_BF16\"}, "
                   "{\"shape\": [128, 256], \"dtype\": \"DT_BF16\"}]}",
                   15.0, 0.7, "interpolated_1d_linear", "MatMulV2");
+}
+
+static void test_kernel_level_elementwise(void **s) {
+    (void)s;
+    /* io numel 3*40*128 lies half-way between the rows' */
+    expect_interp("{\"kernel\": \"Add\", \"match\": \"elementwise\", \"inputs\": [{\"shape\": [40, 128], "
+                  "\"dtype\": \"DT_BF16\"}, {\"shape\": [40, 128], \"dtype\": \"DT_BF16\"}], \"outputs\": "
+                  "[{\"shape\": [40, 128], \"dtype\": \"DT_BF16\"}]}",
+                  5.0, 0.7, "interpolated_1d_linear", "Add");
 }
 
 static void test_no_extrapolation(void **s) {
@@ -247,6 +260,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linear_between_median_merged_points),
         cmocka_unit_test(test_kernel_level_matmul),
+        cmocka_unit_test(test_kernel_level_elementwise),
         cmocka_unit_test(test_no_extrapolation),
         cmocka_unit_test(test_preferred_points_before_alternate),
         cmocka_unit_test(test_all_nd_group_before_earlier_group),
