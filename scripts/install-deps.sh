@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(python3-venv python3-setuptools python3-pip  # the Python package, installed in a venv by its test
       build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
       libcmocka-dev libcsv-dev libyajl-dev libyaml-dev uthash-dev zlib1g-dev time
-      libopenblas-dev chromium libsqlite3-dev sqlite3 libopenmpi-dev openmpi-bin
+      libopenblas-dev libqhull-dev chromium libsqlite3-dev sqlite3 libopenmpi-dev openmpi-bin
       fonts-wqy-microhei)  # CJK glyphs for the compare HTML report in Chromium
 pkgs+=(python3-yaml python3-scipy)  # the Python oracles (tests/oracle; scipy: query griddata only)
 missing=()

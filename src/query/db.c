@@ -241,7 +241,9 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
 
 void q_index_free(void *p);
 void q_comm_index_free(void *p);
-void (*const q_ext_free[4])(void *) = {q_index_free, q_comm_index_free, NULL, NULL};
+void ip_index_free_all(void *p);
+/* ext[0] compute index, ext[1] communication index, ext[2] interpolation point indexes */
+void (*const q_ext_free[4])(void *) = {q_index_free, q_comm_index_free, ip_index_free_all, NULL};
 
 static void free_table(q_ktable *t) {
     if (!t) return;

@@ -179,5 +179,9 @@ void q_kernel_query(q_ctx *c) {
         }
     }
     c->r->path = "kernel";
-    if (interp && c->r->src == QS_MISS) q_interpolate_kernel(c);
+    if (interp && c->r->src == QS_MISS)
+        q_interpolate_kernel(c, K, nk, &in, &out,
+                             att && att->kind != QV_NULL     ? QK_ATTENTION
+                             : qv_is_str(match, "elementwise") ? QK_ELEMENTWISE
+                                                               : QK_SHAPE);
 }

@@ -380,8 +380,11 @@ void q_path_moe_fused(q_ctx *c, const q_entry *e);            /* moe.c */
 /* interpolate.c: the wrapper, called when the exact answer (already in c->r)
  * is a MISS or PARTIAL and interpolation is on. It may replace c->r. */
 void q_interpolate(q_ctx *c, const q_entry *e);
-/* interpolate.c: the same for a kernel-level query (c->q->kq) */
-void q_interpolate_kernel(q_ctx *c);
+/* interpolate.c: the same for a kernel-level query (c->q->kq): its kernel
+ * list, given inputs and outputs, and how it was matched */
+typedef enum q_kmatch { QK_SHAPE, QK_ELEMENTWISE, QK_ATTENTION } q_kmatch;
+void q_interpolate_kernel(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out,
+                          q_kmatch how);
 /* kernel-level comm query (comm.c) */
 void q_kernel_comm(q_ctx *c, const char *kernel, const qv *comm);
 

@@ -1,0 +1,249 @@
+/* Wrapper path of attention ops: interpolation on the average sequence
+ * length, batch, heads and head dim (1 to 3 of them), within a regime of
+ * dtype, sparse mode, KV heads, layout and quant mode; the token count is
+ * never interpolated (it must match, block padding allowed), and the
+ * sequence axis can be compared on its square root. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "query/interp_internal.h"
+
+enum { AX_Q, AX_SEQ, AX_HEADS, AX_HD, AX_BATCH };
+static const char *const k_at_axes[] = {"q_tokens", "seq", "heads", "head_dim", "batch"};
+
+/* every combination of 1-3 of (seq, batch, heads, head_dim), in combination order */
+static const uint8_t k_at_groups[14][4] = {
+    {1, AX_SEQ},           {1, AX_BATCH},           {1, AX_HEADS},          {1, AX_HD},
+    {2, AX_SEQ, AX_BATCH}, {2, AX_SEQ, AX_HEADS},   {2, AX_SEQ, AX_HD},     {2, AX_BATCH, AX_HEADS},
+    {2, AX_BATCH, AX_HD},  {2, AX_HEADS, AX_HD},    {3, AX_SEQ, AX_BATCH, AX_HEADS},
+    {3, AX_SEQ, AX_BATCH, AX_HD}, {3, AX_SEQ, AX_HEADS, AX_HD}, {3, AX_BATCH, AX_HEADS, AX_HD}};
+
+/* what the index knows of its table's columns */
+enum { AT_USABLE = 1, AT_LAYOUT = 2, AT_QUANT = 4 };
+
+static void build_attn(ip_index *ix, const void *arg) {
+    (void)arg;
+    q_ktable *t = ix->tab;
+    const db_table *d = &t->t;
+    int c_avg = db_table_col(d, "Runtime avg_seq_len");
+    if (c_avg < 0) c_avg = db_table_col(d, "avg_seq_len");
+    int c_sp = db_table_col(d, "Runtime sparse_mode"), c_kv = db_table_col(d, "Runtime num_key_value_heads");
+    int c_lay = db_table_col(d, "Runtime input_layout"), c_qm = db_table_col(d, "Runtime quant_mode");
+    int c_b = db_table_col(d, "Runtime batch_size");
+    ix->flags = (c_lay >= 0 ? AT_LAYOUT : 0) | (c_qm >= 0 ? AT_QUANT : 0);
+    if (c_avg < 0 || t->c_in_shapes < 0) return;
+    ix->flags |= AT_USABLE;
+    for (size_t r = 0; r < d->nrows; r++) {
+        const q_row *rw = &t->rows[r];
+        int64_t a;
+        if (!ip_intcell(db_table_cell(d, r, c_avg), &a) || a < 0) continue;
+        if (!rw->shapes_ok) {
+            ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
+            continue;
+        }
+        if (!rw->n_in) continue;
+        q_shape q = rw->in[0];
+        bool from_k = rw->n_in >= 2 && rw->in[1].rank;
+        if (!from_k && q.rank == 0) {
+            ip_add_fault(ix, (uint32_t)r, "Input Shapes", "the query shape is ()");
+            continue;
+        }
+        int64_t chd = from_k ? rw->in[1].d[rw->in[1].rank - 1] : q.d[q.rank - 1];
+        int64_t c3[3];
+        if (!q_norm3(q, chd, c3)) continue;
+        if (!rw->n_in_dt) continue;
+        double lat;
+        bool alt;
+        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        double ax[IP_MAXAX] = {(double)c3[0], (double)a, (double)c3[1], (double)c3[2], NAN};
+        int64_t b;
+        if (c_b >= 0) {
+            if (ip_intcell(db_table_cell(d, r, c_b), &b)) ax[AX_BATCH] = (double)b;
+        } else if (q.rank == 4 && q.d[2] == 1) {
+            ax[AX_BATCH] = (double)q.d[0];
+        }
+        ip_kb k;
+        ip_kb_init(&k);
+        ip_kb_field(&k, "kernel_type");
+        ip_kb_str(&k, t->kernel, strlen(t->kernel));
+        ip_kb_field(&k, "dtype");
+        ip_kb_str(&k, rw->in_dt[0], rw->in_dt_n[0]);
+        int64_t v;
+        if (c_sp >= 0) {
+            ip_kb_field(&k, "sparse_mode");
+            ip_kb_num(&k, ip_intcell(db_table_cell(d, r, c_sp), &v) ? (double)v : -1);
+        }
+        if (c_kv >= 0) {
+            ip_kb_field(&k, "kv_heads");
+            ip_kb_num(&k, ip_intcell(db_table_cell(d, r, c_kv), &v) ? (double)v : -1);
+        }
+        char buf[48];
+        opdb_span s;
+        if (c_lay >= 0 && ip_strcell(db_table_cell(d, r, c_lay), buf, sizeof buf, &s)) {
+            ip_kb_field(&k, "input_layout");
+            ip_kb_str(&k, s.p, s.n);
+        }
+        if (c_qm >= 0 && ip_strcell(db_table_cell(d, r, c_qm), buf, sizeof buf, &s)) {
+            ip_kb_field(&k, "quant_mode");
+            ip_kb_str(&k, s.p, s.n);
+        }
+        ip_add(ix, &k, ax, lat, alt, (uint32_t)r);
+    }
+}
+
+static bool qtok_match(double t, double v) {
+    int64_t a = (int64_t)t, b = (int64_t)v;
+    return a == b || q_padded(a, b) || q_padded(b, a);
+}
+
+/* Python str() of a policy value, NULL when null/absent */
+static const char *text_of(q_ctx *c, const qv *v) {
+    if (!v || v->kind == QV_NULL) return NULL;
+    switch (v->kind) {
+    case QV_STR: return v->s;
+    case QV_INT: return q_sprintf(c, "%lld", (long long)v->i);
+    case QV_BOOL: return v->b ? "True" : "False";
+    default: return NULL;
+    }
+}
+
+void ip_attention(q_ctx *c, const q_entry *e) {
+    const char **K;
+    size_t nk;
+    if (q_entry_kernels(c, e, true, &K, &nk)) return;
+    q_set_kernels(c, K, nk);
+    const char *reason = "attention_candidate_group_failed";
+    const qv *args = c->q->args;
+    for (size_t i = 0; i < nk; i++) {
+        const char *kt = K[i];
+        q_ktable *t = q_table(c->db, kt);
+        int st = atomic_load(&t->state);
+        if (st == QT_FAILED) {
+            q_error(c, "bad_csv", "%s", t->error);
+            return;
+        }
+        ip_index *ix = st == QT_OK ? ip_index_get(t, "attn", build_attn, NULL) : NULL;
+        if (!ix || !(ix->flags & AT_USABLE)) {
+            reason = "attention_index_unavailable";
+            continue;
+        }
+        if (ip_faults(c, ix) < 0) return;
+        /* target */
+        double tax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
+        bool ok = args->n >= 7 && args->items[0]->kind == QV_TENSOR && args->items[6]->kind == QV_TENSOR;
+        const qv *q = ok ? args->items[0] : NULL, *s = ok ? args->items[6] : NULL, *k = ok ? args->items[1] : NULL;
+        int64_t q3[3], avg = 0;
+        const char *p = NULL;
+        if (ok) {
+            int64_t hd = k->kind == QV_TENSOR && k->shape.rank >= 1 ? k->shape.d[k->shape.rank - 1] : 0;
+            ok = q_norm3(q->shape, hd, q3) && q_avgseq(s, &avg) && (p = q_dtype_prof(q->dtype)) != NULL;
+        }
+        if (!ok) {
+            reason = "attention_target_unavailable";
+            continue;
+        }
+        tax[AX_Q] = (double)q3[0], tax[AX_SEQ] = (double)avg, tax[AX_HEADS] = (double)q3[1], tax[AX_HD] = (double)q3[2];
+        bool four = q->shape.rank == 4;
+        bool has_batch = four || s->shape.rank >= 1;
+        double batch = four ? (double)q->shape.d[0] : (double)q_numel(s->shape);
+        const char *layout = four ? "BNSD_NBSD" : "TND";
+        int64_t sparse = four ? 0 : 3, kv = -1;
+        if (k->kind == QV_TENSOR && k->shape.rank >= 2) {
+            if (four && k->shape.rank >= 4) kv = k->shape.d[1];
+            else kv = k->shape.d[k->shape.rank - 2];
+        }
+        bool bad = false;
+        const qv *ov = q_override(c->db->map.ov_int, kt, &bad);
+        const char *quant = text_of(c, qv_get(ov, "quant_mode"));
+        if (!quant) quant = text_of(c, qv_get(e->v, "quant_mode"));
+        if (!quant) quant = text_of(c, qv_get(c->q->kwargs, "quant_mode"));
+        ip_kb T;
+        ip_kb_init(&T);
+        ip_kb_field(&T, "kernel_type");
+        ip_kb_str(&T, kt, strlen(kt));
+        ip_kb_field(&T, "dtype");
+        ip_kb_str(&T, p, strlen(p));
+        ip_kb_field(&T, "sparse_mode");
+        ip_kb_num(&T, (double)sparse);
+        ip_kb_field(&T, "kv_heads");
+        ip_kb_num(&T, (double)kv);
+        ip_kb_field(&T, "input_layout");
+        ip_kb_str(&T, layout, strlen(layout));
+        if (quant) {
+            ip_kb_field(&T, "quant_mode");
+            ip_kb_str(&T, quant, strlen(quant));
+        }
+        const char *req[5] = {"sparse_mode", "kv_heads", "input_layout", NULL, NULL};
+        if (quant && (ix->flags & AT_QUANT)) req[3] = "quant_mode";
+        uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
+        size_t ng = 0;
+        for (size_t g = 0; g < ix->ng; g++)
+            if (ip_key_match(&T, ix->g[g].key, ix->g[g].keyn, req, NULL)) gi[ng++] = (uint32_t)g;
+        if (!ng) {
+            reason = "regime_key_unmatched";
+            continue;
+        }
+        const qv *tr = qv_get(ov, "axis_transform");
+        if (!tr || tr->kind == QV_NULL) tr = qv_get(ov, "shape_transform");
+        bool sq = qv_is_str(tr, "sqrt") || qv_is_str(tr, "sqrt_seq");
+        ip_task tk;
+        memset(&tk, 0, sizeof tk);
+        tk.ix = ix;
+        tk.nax = 5;
+        tk.groups = k_at_groups;
+        tk.ngroups = 14;
+        tk.maxdim = ip_maxdim(c, kt, NULL);
+        tk.match[AX_Q] = qtok_match;
+        tk.sqrt_axis = sq ? AX_SEQ : -1;
+        ip_status last = {.n = 0};
+        bool att = false;
+        for (size_t g = 0; g < ng; g++) {
+            const ip_group *grp = &ix->g[gi[g]];
+            double gt[IP_MAXAX];
+            memcpy(gt, tax, sizeof gt);
+            const uint32_t *pts = grp->pts;
+            size_t n = grp->n;
+            bool some_b = false, some_nob = false, same = true;
+            double b0 = NAN;
+            for (uint32_t j = 0; j < grp->n; j++) {
+                double b = ix->p[grp->pts[j]].ax[AX_BATCH];
+                if (isnan(b)) some_nob = true;
+                else {
+                    if (!some_b) b0 = b;
+                    else if (b != b0) same = false;
+                    some_b = true;
+                }
+            }
+            att = true;
+            if (some_b) {
+                if (has_batch) {
+                    gt[AX_BATCH] = batch;
+                } else if (some_nob) {
+                    uint32_t *sub = opdb_arena_alloc(c->a, grp->n * sizeof *sub);
+                    n = 0;
+                    for (uint32_t j = 0; j < grp->n; j++)
+                        if (isnan(ix->p[grp->pts[j]].ax[AX_BATCH])) sub[n++] = grp->pts[j];
+                    pts = sub;
+                } else if (same) {
+                    gt[AX_BATCH] = b0;
+                } else {
+                    last.n = 0;
+                    last.s[last.n++] = "batch_axis_unconstrained";
+                    continue;
+                }
+            }
+            tk.t = gt;
+            ip_status stt = {.n = 0};
+            ip_out o;
+            bool okk = ip_interpolate(c, &tk, pts, n, &stt, &o);
+            last = stt;
+            if (okk) {
+                ip_success(c, &tk, &o, kt, k_at_axes);
+                return;
+            }
+        }
+        reason = ip_reason(att ? &last : NULL, "attention_candidate_group_failed");
+    }
+    q_miss(c, reason);
+}

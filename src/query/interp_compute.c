@@ -1,0 +1,558 @@
+/* Wrapper paths of compute ops: the matmul family on (M, K, N) with 1-D to
+ * 3-D axis groups, and generic compute on the first input's leading dim or
+ * the output's element count. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "opdb/pystr.h"
+#include "query/interp_internal.h"
+
+static const char *const k_batched[] = {"BatchMatMulV2", "BatchMatMulNd", "TransposeBatchMatMul",
+                                        "QuantBatchMatmulV3", NULL};
+
+static bool in_list(const char *s, const char *const *l) {
+    for (; *l; l++)
+        if (strcmp(s, *l) == 0) return true;
+    return false;
+}
+
+static bool span_is(opdb_span s, const char *c) { return s.n == strlen(c) && memcmp(s.p, c, s.n) == 0; }
+
+/* dkey: relaxed kernels see DT_BF16 and FLOAT as one class */
+static void kb_dkey(ip_kb *k, const char *kt, const char *s, size_t n) {
+    if (q_relaxed_kernel(kt) && ((n == 7 && memcmp(s, "DT_BF16", 7) == 0) || (n == 5 && memcmp(s, "FLOAT", 5) == 0)))
+        ip_kb_str(k, "FLOAT_GROUP", 11);
+    else ip_kb_str(k, s, n);
+}
+
+/* nz(s) into d (s unchanged when rank < 4) */
+static q_shape nz_into(q_shape s, int64_t *d) {
+    if (s.rank < 4 || s.rank > 16) return s;
+    uint32_t r = s.rank;
+    for (uint32_t k = 0; k + 4 < r; k++) d[k] = s.d[k];
+    d[r - 4] = s.d[r - 4] * s.d[r - 1];
+    d[r - 3] = s.d[r - 3] * s.d[r - 2];
+    return (q_shape){d, r - 2};
+}
+
+static bool is_nz(opdb_span f) { return span_is(f, "FRACTAL_NZ"); }
+
+typedef struct mnk_t {
+    int64_t M, K, N;
+    q_shape bl, br;
+} mnk_t;
+
+static bool mnk(const char *kt, q_shape l, q_shape r, mnk_t *o) {
+    if (!in_list(kt, k_batched)) {
+        if (l.rank >= 3 && l.d[0] == 1) l.d++, l.rank--;
+        if (r.rank >= 3 && r.d[0] == 1) r.d++, r.rank--;
+    }
+    if (l.rank < 2 || r.rank < 2) return false;
+    o->M = l.d[l.rank - 2];
+    o->K = l.d[l.rank - 1];
+    if (r.d[r.rank - 2] == o->K) o->N = r.d[r.rank - 1];
+    else if (r.d[r.rank - 1] == o->K) o->N = r.d[r.rank - 2];
+    else return false;
+    o->bl = (q_shape){l.d, l.rank - 2};
+    o->br = (q_shape){r.d, r.rank - 2};
+    return true;
+}
+
+static void kb_batch(ip_kb *k, const mnk_t *m) {
+    ip_kb_field(k, "batch_dims");
+    ip_kb_open(k);
+    ip_kb_shape(k, m->bl);
+    ip_kb_shape(k, m->br);
+    ip_kb_close(k);
+}
+
+/* ------------------------------------------------------------ matmul points */
+typedef struct mm_params {
+    bool has_n;
+    int64_t N;
+    bool quantized;
+} mm_params;
+
+static size_t cut(size_t n, const mm_params *p) { return p->has_n ? q_slice_n(n, p->N) : n; }
+
+static void build_mm(ip_index *ix, const void *arg) {
+    const mm_params *pp = arg;
+    q_ktable *t = ix->tab;
+    const char *kt = t->kernel;
+    int c_ofmt = db_table_col(&t->t, "Output Formats");
+    for (size_t r = 0; r < t->t.nrows; r++) {
+        const q_row *rw = &t->rows[r];
+        if (!rw->shapes_ok) {
+            ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
+            continue;
+        }
+        size_t nC = cut(rw->n_in, pp), nD = cut(rw->n_in_dt, pp), nF = cut(rw->n_in_fmt, pp);
+        if (nC < 2 || nD < nC || nF < nC) continue;
+        int64_t d0[16], d1[16];
+        q_shape L0 = rw->in[0], L1 = rw->in[1];
+        if (is_nz(opdb_span_make(rw->in_fmt[0], rw->in_fmt_n[0]))) L0 = nz_into(L0, d0);
+        if (is_nz(opdb_span_make(rw->in_fmt[1], rw->in_fmt_n[1]))) L1 = nz_into(L1, d1);
+        mnk_t m;
+        if (!mnk(kt, L0, L1, &m)) continue;
+        double lat;
+        bool alt;
+        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        size_t n = pp->has_n && pp->N ? (size_t)(pp->N < 0 ? 0 : pp->N) : nC;
+        ip_kb k;
+        ip_kb_init(&k);
+        ip_kb_field(&k, "kernel_type");
+        ip_kb_str(&k, kt, strlen(kt));
+        ip_kb_field(&k, "input_count");
+        ip_kb_num(&k, (double)n);
+        ip_kb_field(&k, "input_dtypes");
+        ip_kb_open(&k);
+        for (size_t i = 0; i < n && i < nD; i++) kb_dkey(&k, kt, rw->in_dt[i], rw->in_dt_n[i]);
+        ip_kb_close(&k);
+        kb_batch(&k, &m);
+        ip_kb_field(&k, "input_formats");
+        ip_kb_open(&k);
+        for (size_t i = 0; i < n && i < nF; i++) ip_kb_str(&k, rw->in_fmt[i], rw->in_fmt_n[i]);
+        ip_kb_close(&k);
+        if (pp->quantized) {
+            if (!rw->out_ok) {
+                ip_add_fault(ix, (uint32_t)r, "Output Shapes", "cannot parse the shapes");
+                continue;
+            }
+            opdb_span *of;
+            uint32_t nof;
+            ip_list(&ix->arena, t, r, c_ofmt, &of, &nof);
+            if (!rw->n_out || rw->n_out_dt != rw->n_out || nof != rw->n_out) continue;
+            ip_kb_field(&k, "output_count");
+            ip_kb_num(&k, rw->n_out);
+            ip_kb_field(&k, "output_dtypes");
+            ip_kb_open(&k);
+            for (uint32_t i = 0; i < rw->n_out_dt; i++) ip_kb_str(&k, rw->out_dt[i], rw->out_dt_n[i]);
+            ip_kb_close(&k);
+            ip_kb_field(&k, "output_formats");
+            ip_kb_open(&k);
+            for (uint32_t i = 0; i < nof; i++) ip_kb_str(&k, of[i].p, of[i].n);
+            ip_kb_close(&k);
+        }
+        double ax[IP_MAXAX] = {(double)m.M, (double)m.K, (double)m.N, NAN, NAN};
+        ip_add(ix, &k, ax, lat, alt, (uint32_t)r);
+    }
+}
+
+static const uint8_t k_mm_groups[7][4] = {{1, 0}, {1, 1}, {1, 2}, {2, 0, 1}, {2, 0, 2}, {2, 1, 2}, {3, 0, 1, 2}};
+static const char *const k_mm_axes[] = {"M", "K", "N"};
+
+static bool formats_all_nd(const ip_group *g) {
+    const char *p = strstr(g->key, "\x1einput_formats\x1f(");
+    if (!p) return true;
+    p += strlen("\x1einput_formats\x1f(");
+    while (*p && *p != ')') {
+        if (strncmp(p, "'ND\x1d", 4) != 0) return false;
+        p += 4;
+    }
+    return true;
+}
+
+/* the regime loop of one matmul kernel: groups matching T, stably sorted
+ * (all-ND formats first, then more points first) */
+static bool mm_groups(q_ctx *c, ip_index *ix, const ip_kb *T, bool quantized, const double *tax, int64_t maxdim,
+                      ip_out *out, ip_task *tk) {
+    static const char *const extra_q[] = {"output_count", "output_dtypes", "output_formats", NULL};
+    static const char *const extra[] = {"output_count", "output_dtypes", "output_formats", "input_formats", NULL};
+    uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
+    size_t ng = 0;
+    for (size_t i = 0; i < ix->ng; i++)
+        if (ip_key_match(T, ix->g[i].key, ix->g[i].keyn, NULL, quantized ? extra_q : extra)) gi[ng++] = (uint32_t)i;
+    /* stable insertion sort by (formats not all ND, fewer points) */
+    for (size_t i = 1; i < ng; i++) {
+        uint32_t x = gi[i];
+        int fx = formats_all_nd(&ix->g[x]) ? 0 : 1;
+        size_t j = i;
+        while (j > 0) {
+            const ip_group *y = &ix->g[gi[j - 1]];
+            int fy = formats_all_nd(y) ? 0 : 1;
+            if (fy < fx || (fy == fx && y->n >= ix->g[x].n)) break;
+            gi[j] = gi[j - 1];
+            j--;
+        }
+        gi[j] = x;
+    }
+    memset(tk, 0, sizeof *tk);
+    tk->ix = ix;
+    tk->t = tax;
+    tk->nax = 3;
+    tk->groups = k_mm_groups;
+    tk->ngroups = 7;
+    tk->maxdim = maxdim;
+    tk->sqrt_axis = -1;
+    ip_status last = {.n = 0};
+    bool att = false;
+    return ip_run_groups(c, tk, gi, ng, false, &last, &att, out);
+}
+
+/* the target key of a matmul kernel; false when the target cannot be built */
+static bool mm_target(q_ctx *c, const q_entry *e, const char *kt, const q_tins *X, size_t n, bool quantized,
+                      int64_t ndiv, ip_kb *T, double *tax) {
+    if (X->n < 2) return false;
+    mnk_t m;
+    if (quantized) {
+        const qv *o = c->q->out;
+        const qv *o0 = NULL;
+        size_t nout = 0;
+        const qv *const *outs = NULL;
+        if (o && o->kind == QV_TENSOR) {
+            o0 = o;
+            outs = (const qv *const *)&o0;
+            nout = 1;
+        } else if (o && o->kind == QV_LIST && o->n > 0) {
+            for (size_t i = 0; i < o->n; i++)
+                if (o->items[i]->kind != QV_TENSOR) return false;
+            outs = (const qv *const *)o->items;
+            nout = o->n;
+        } else {
+            return false;
+        }
+        q_shape x0 = X->v[0].s, y0 = outs[0]->shape;
+        if (x0.rank != 2 || y0.rank != 2 || x0.d[0] <= 0 || x0.d[1] <= 0 || y0.d[0] <= 0 || y0.d[1] <= 0 ||
+            x0.d[0] != y0.d[0])
+            return false;
+        m.M = x0.d[0], m.K = x0.d[1], m.N = y0.d[1] / ndiv;
+        m.bl = m.br = (q_shape){NULL, 0};
+        const qv *fm = qv_get(e->v, "expected_input_formats");
+        if (!fm || fm->kind != QV_LIST || fm->n != n) return false;
+        ip_kb_init(T);
+        ip_kb_field(T, "kernel_type");
+        ip_kb_str(T, kt, strlen(kt));
+        ip_kb_field(T, "input_count");
+        ip_kb_num(T, (double)n);
+        ip_kb_field(T, "input_dtypes");
+        ip_kb_open(T);
+        for (size_t i = 0; i < n && i < X->n; i++) {
+            const char *p = X->v[i].prof ? X->v[i].prof : q_dtype_prof(X->v[i].dtype);
+            if (!p) return false;
+            kb_dkey(T, kt, p, strlen(p));
+        }
+        ip_kb_close(T);
+        kb_batch(T, &m);
+        ip_kb_field(T, "input_formats");
+        ip_kb_open(T);
+        for (size_t i = 0; i < n; i++) {
+            if (fm->items[i]->kind != QV_STR) return false;
+            opdb_span s = opdb_py_strip(opdb_span_make(fm->items[i]->s, fm->items[i]->n));
+            if (!s.n) return false;
+            ip_kb_str(T, s.p, s.n);
+        }
+        ip_kb_close(T);
+        ip_kb_field(T, "output_count");
+        ip_kb_num(T, (double)nout);
+        ip_kb_field(T, "output_dtypes");
+        ip_kb_open(T);
+        for (size_t i = 0; i < nout; i++) {
+            const char *p = q_dtype_prof(outs[i]->dtype);
+            if (!p) return false;
+            ip_kb_str(T, p, strlen(p));
+        }
+        ip_kb_close(T);
+        ip_kb_field(T, "output_formats");
+        ip_kb_open(T);
+        for (size_t i = 0; i < nout; i++) ip_kb_str(T, "ND", 2);
+        ip_kb_close(T);
+    } else {
+        if (!mnk(kt, X->v[0].s, X->v[1].s, &m)) return false;
+        ip_kb_init(T);
+        ip_kb_field(T, "kernel_type");
+        ip_kb_str(T, kt, strlen(kt));
+        ip_kb_field(T, "input_count");
+        ip_kb_num(T, (double)n);
+        ip_kb_field(T, "input_dtypes");
+        ip_kb_open(T);
+        for (size_t i = 0; i < X->n; i++) {
+            const char *p = X->v[i].prof ? X->v[i].prof : q_dtype_prof(X->v[i].dtype);
+            if (!p) return false;
+            if (i < n) kb_dkey(T, kt, p, strlen(p));
+        }
+        ip_kb_close(T);
+        kb_batch(T, &m);
+    }
+    tax[0] = (double)m.M, tax[1] = (double)m.K, tax[2] = (double)m.N, tax[3] = tax[4] = NAN;
+    return !T->over;
+}
+
+/* kernel list and inputs of a wrapper compute target: the exact path's
+ * (projected, rank list first) in the default mode, the plain list and the
+ * unprojected inputs in the reference's; 1 when answered (miss/error set) */
+static int wrapper_inputs(q_ctx *c, const q_entry *e, const char ***K, size_t *nk, q_tins *X, int64_t *N,
+                          bool *has_n, bool *out_projected) {
+    *out_projected = false;
+    *N = 0;
+    *has_n = false;
+    if (!c->cfg->quirks) {
+        q_tins X0 = q_tensor_inputs(c, c->q->args);
+        if (q_compute_target(c, e, K, nk, X, N, has_n, true)) return 1;
+        const qv *rule = qv_get(e->v, "tp_linear_projection");
+        if (qv_is_str(qv_get(rule, "shard_axis"), "output") && X->n >= 2 && X0.n >= 2 && X->v[1].s.d != X0.v[1].s.d)
+            *out_projected = true;
+        return 0;
+    }
+    if (q_entry_kernels(c, e, true, K, nk)) return 1;
+    const qv *v = qv_get(e->v, "tc_input_count");
+    if (v && v->kind != QV_NULL) {
+        if (!qv_as_int(v, N)) {
+            q_error(c, "bad_mapping", "operator_mappings.%s.tc_input_count is not an integer", e->name);
+            return 1;
+        }
+        *has_n = true;
+    }
+    *X = q_tensor_inputs(c, c->q->args);
+    if (*has_n) X->n = q_slice_n(X->n, *N);
+    return 0;
+}
+
+/* the matmul kernels of K in order; false when none answered (nothing set) */
+static bool mm_core(q_ctx *c, const q_entry *e, const char *const *K, size_t nk, const q_tins *Xp, int64_t N,
+                    bool has_n, bool quantized, int64_t ndiv) {
+    q_tins X = *Xp;
+    size_t n = has_n && N ? (size_t)(N < 0 ? 0 : N) : X.n;
+    mm_params pp = {has_n, N, quantized};
+    char sig[96];
+    snprintf(sig, sizeof sig, "mm|%d|%lld|%d", has_n, (long long)N, quantized);
+    for (size_t i = 0; i < nk; i++) {
+        if (!ip_in_matmul_plus(K[i])) continue;
+        ip_kb T;
+        double tax[IP_MAXAX];
+        if (!mm_target(c, e, K[i], &X, n, quantized, ndiv, &T, tax)) continue;
+        q_ktable *t = q_table(c->db, K[i]);
+        int st = atomic_load(&t->state);
+        if (st == QT_FAILED) {
+            q_error(c, "bad_csv", "%s", t->error);
+            return true;
+        }
+        if (st != QT_OK) continue;
+        ip_index *ix = ip_index_get(t, sig, build_mm, &pp);
+        if (ip_faults(c, ix) < 0) return true;
+        ip_out o;
+        ip_task tk;
+        if (mm_groups(c, ix, &T, quantized, tax, ip_maxdim(c, K[i], NULL), &o, &tk)) {
+            ip_success(c, &tk, &o, t->kernel, k_mm_axes);
+            return true;
+        }
+    }
+    return false;
+}
+
+void ip_matmul(q_ctx *c, const q_entry *e, bool quantized) {
+    const char **K;
+    size_t nk;
+    q_tins X;
+    int64_t N;
+    bool has_n, proj_out;
+    if (wrapper_inputs(c, e, &K, &nk, &X, &N, &has_n, &proj_out)) return;
+    q_set_kernels(c, K, nk);
+    int64_t ndiv = proj_out && quantized && c->cfg->tp > 1 ? c->cfg->tp : 1;
+    if (!mm_core(c, e, K, nk, &X, N, has_n, quantized, ndiv)) q_miss(c, "compute_multidim_interpolation_failed");
+}
+
+/* ---------------------------------------------------------- generic compute */
+typedef struct gen_params {
+    bool has_n;
+    int64_t N;
+    bool numel;          /* output_numel axis (else axis_0) */
+} gen_params;
+
+/* the extra field and axis value from stripped inputs L and output shapes O */
+static bool gen_axis(ip_kb *k, bool numel, const q_shape *L, size_t nL, const q_shape *O, size_t nO, double *ax) {
+    if (!numel) {
+        q_shape s0 = L[0];
+        *ax = (double)s0.d[0];
+        ip_kb_field(k, "shape_signature");
+        ip_kb_open(k);
+        ip_kb_shape(k, (q_shape){s0.d + 1, s0.rank - 1});
+        ip_kb_open(k);
+        for (size_t i = 1; i < nL; i++) ip_kb_shape(k, L[i]);
+        ip_kb_close(k);
+        ip_kb_close(k);
+        return true;
+    }
+    if (nO != 1) return false;
+    q_shape o = O[0];
+    if (o.rank >= 3 && o.d[0] == 1) o.d++, o.rank--;
+    *ax = (double)q_numel(o);
+    ip_kb_field(k, "output_tail_shape");
+    ip_kb_shape(k, o.rank ? (q_shape){o.d + 1, o.rank - 1} : o);
+    return true;
+}
+
+static void gen_key_head(ip_kb *k, const char *kt, size_t n) {
+    ip_kb_init(k);
+    ip_kb_field(k, "kernel_type");
+    ip_kb_str(k, kt, strlen(kt));
+    ip_kb_field(k, "input_count");
+    ip_kb_num(k, (double)n);
+}
+
+static void build_gen(ip_index *ix, const void *arg) {
+    const gen_params *pp = arg;
+    q_ktable *t = ix->tab;
+    const char *kt = t->kernel;
+    mm_params cp = {pp->has_n, pp->N, false};
+    for (size_t r = 0; r < t->t.nrows; r++) {
+        const q_row *rw = &t->rows[r];
+        if (!rw->shapes_ok) {
+            ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
+            continue;
+        }
+        size_t nC = cut(rw->n_in, &cp), nD = cut(rw->n_in_dt, &cp), nF = cut(rw->n_in_fmt, &cp);
+        if (!nC || nD < nC || nF < nC) continue;
+        q_shape *L = opdb_arena_alloc(&ix->arena, nC * sizeof *L);
+        for (size_t i = 0; i < nC; i++) {
+            q_shape s = rw->in[i];
+            if (is_nz(opdb_span_make(rw->in_fmt[i], rw->in_fmt_n[i])) && s.rank >= 4 && s.rank <= 16) {
+                int64_t *d = opdb_arena_alloc(&ix->arena, s.rank * sizeof *d);
+                s = nz_into(s, d);
+            }
+            L[i] = q_strip(s);
+        }
+        if (L[0].rank == 0) continue;
+        if (!rw->out_ok) {
+            ip_add_fault(ix, (uint32_t)r, "Output Shapes", "cannot parse the shapes");
+            continue;
+        }
+        ip_kb k;
+        gen_key_head(&k, kt, nC);
+        ip_kb_field(&k, "input_dtypes");
+        ip_kb_open(&k);
+        for (size_t i = 0; i < nC; i++) kb_dkey(&k, kt, rw->in_dt[i], rw->in_dt_n[i]);
+        ip_kb_close(&k);
+        double ax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
+        if (!gen_axis(&k, pp->numel, L, nC, rw->out, rw->n_out, &ax[0])) continue;
+        double lat;
+        bool alt;
+        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        ip_add(ix, &k, ax, lat, alt, (uint32_t)r);
+    }
+}
+
+/* axis(kt): output_numel when the first of [kt, primary] with a non-empty
+ * generic_compute mapping says so */
+static bool gen_numel(q_ctx *c, const char *kt, const char *primary) {
+    const char *ks[2] = {kt, primary};
+    for (int i = 0; i < 2; i++) {
+        if (!ks[i]) continue;
+        bool bad = false;
+        const qv *g = qv_get(q_override(c->db->map.ov_int, ks[i], &bad), "generic_compute");
+        if (g && g->kind == QV_DICT && g->n > 0) return qv_is_str(qv_get(g, "axis"), "output_numel");
+    }
+    return false;
+}
+
+static const uint8_t k_gen_groups[1][4] = {{1, 0}};
+static const char *const k_gen_axes0[] = {"axis_0"};
+static const char *const k_gen_axes1[] = {"output_numel"};
+
+/* generic compute over K with inputs X and output shapes O (nO of them) */
+static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_t N, bool has_n,
+                     const char *primary, const q_shape *O, size_t nO) {
+    const char *reason = "candidate_group_failed";
+    for (size_t i = 0; i < nk; i++) {
+        const char *kt = K[i];
+        bool numel = gen_numel(c, kt, primary);
+        /* target */
+        ip_kb T;
+        double tax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
+        bool ok = X.n > 0;
+        q_shape *S = opdb_arena_alloc(c->a, (X.n ? X.n : 1) * sizeof *S);
+        if (ok) {
+            gen_key_head(&T, kt, X.n);
+            ip_kb_field(&T, "input_dtypes");
+            ip_kb_open(&T);
+            for (size_t j = 0; ok && j < X.n; j++) {
+                const char *p = X.v[j].prof ? X.v[j].prof : q_dtype_prof(X.v[j].dtype);
+                if (!p) ok = false;
+                else kb_dkey(&T, kt, p, strlen(p));
+                S[j] = q_strip(X.v[j].s);
+            }
+            ip_kb_close(&T);
+            if (ok && S[0].rank == 0) ok = false;
+        }
+        if (ok) ok = gen_axis(&T, numel, S, X.n, O, nO, &tax[0]) && !T.over;
+        if (!ok) {
+            reason = "compute_target_unavailable";
+            continue;
+        }
+        q_ktable *t = q_table(c->db, kt);
+        int st = atomic_load(&t->state);
+        if (st == QT_FAILED) {
+            q_error(c, "bad_csv", "%s", t->error);
+            return;
+        }
+        if (st != QT_OK) {
+            reason = "compute_csv_not_found";
+            continue;
+        }
+        gen_params gp = {has_n, N, numel};
+        char sig[96];
+        snprintf(sig, sizeof sig, "gen|%d|%lld|%d", has_n, (long long)N, numel);
+        ip_index *ix = ip_index_get(t, sig, build_gen, &gp);
+        if (ip_faults(c, ix) < 0) return;
+        uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
+        size_t ng = 0;
+        for (size_t g = 0; g < ix->ng; g++)
+            if (ip_key_match(&T, ix->g[g].key, ix->g[g].keyn, NULL, NULL)) gi[ng++] = (uint32_t)g;
+        if (!ng) {
+            reason = "regime_key_unmatched";
+            continue;
+        }
+        ip_task tk;
+        memset(&tk, 0, sizeof tk);
+        tk.ix = ix;
+        tk.t = tax;
+        tk.nax = 1;
+        tk.groups = k_gen_groups;
+        tk.ngroups = 1;
+        tk.maxdim = ip_maxdim(c, kt, NULL);
+        tk.sqrt_axis = -1;
+        ip_status last = {.n = 0};
+        bool att = false;
+        ip_out o;
+        if (ip_run_groups(c, &tk, gi, ng, false, &last, &att, &o)) {
+            ip_success(c, &tk, &o, kt, numel ? k_gen_axes1 : k_gen_axes0);
+            return;
+        }
+        reason = ip_reason(att ? &last : NULL, "candidate_group_failed");
+    }
+    q_miss(c, reason);
+}
+
+void ip_generic(q_ctx *c, const q_entry *e) {
+    const char **K;
+    size_t nk;
+    q_tins X;
+    int64_t N;
+    bool has_n, proj_out;
+    if (wrapper_inputs(c, e, &K, &nk, &X, &N, &has_n, &proj_out)) return;
+    q_set_kernels(c, K, nk);
+    const qv *ktv = qv_get(e->v, "kernel_type");
+    const char *primary = ktv && ktv->kind == QV_STR ? ktv->s : NULL;
+    q_shape O[1];
+    size_t nO = 0;
+    const qv *o = c->q->out;
+    if (o && o->kind == QV_TENSOR) O[nO++] = o->shape;
+    else if (o && o->kind == QV_LIST)
+        for (size_t j = 0; j < o->n; j++)
+            if (o->items[j]->kind == QV_TENSOR) {
+                if (nO++ == 0) O[0] = o->items[j]->shape;
+            }
+    gen_core(c, K, nk, X, N, has_n, primary, O, nO);
+}
+
+void ip_kernel_shape(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out) {
+    /* the CSV is cut to the number of given inputs, as for decomposer sub-kernels */
+    int64_t N = (int64_t)in->n;
+    if (ip_in_matmul_plus(K[0])) {
+        if (!mm_core(c, NULL, K, nk, in, N, true, false, 1)) q_miss(c, "compute_multidim_interpolation_failed");
+        return;
+    }
+    q_shape O[1];
+    if (out->n) O[0] = out->v[0].s;
+    gen_core(c, K, nk, *in, N, true, K[0], O, out->n);
+}

@@ -1,0 +1,328 @@
+/* The wrapper's shared machinery: regime keys, the per-table point indexes
+ * (built once, cached on the table), the regime match, and the cell helpers
+ * the point builders use. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opdb/pystr.h"
+#include "query/interp_internal.h"
+
+/* ------------------------------------------------------------------ keys */
+/* Field i is "\x1e" name "\x1f" value; numbers "#<%.17g>", strings "'<text>",
+ * tuples "(" items each followed by "\x1d" ")". */
+void ip_kb_init(ip_kb *k) {
+    k->n = 0;
+    k->over = false;
+    k->nf = 0;
+    k->s[0] = 0;
+}
+
+static void put(ip_kb *k, const char *p, size_t n) {
+    if (k->over || k->n + n + 1 > IP_KEYCAP) {
+        k->over = true;
+        return;
+    }
+    memcpy(k->s + k->n, p, n);
+    k->n += n;
+    k->s[k->n] = 0;
+}
+
+static bool in_tuple(const ip_kb *k) {
+    int depth = 0;
+    size_t start = k->nf ? k->fo[k->nf - 1] : 0;
+    for (size_t i = start; i < k->n; i++) depth += k->s[i] == '(' ? 1 : k->s[i] == ')' ? -1 : 0;
+    return depth > 0;
+}
+
+void ip_kb_field(ip_kb *k, const char *name) {
+    if (k->nf >= 32) {
+        k->over = true;
+        return;
+    }
+    k->fo[k->nf++] = (uint16_t)k->n;
+    put(k, "\x1e", 1);
+    put(k, name, strlen(name));
+    put(k, "\x1f", 1);
+}
+
+static void item_end(ip_kb *k) {
+    if (in_tuple(k)) put(k, "\x1d", 1);
+}
+
+void ip_kb_num(ip_kb *k, double v) {
+    char b[40];
+    if (v == 0) v = 0; /* -0.0 == 0 */
+    int n;
+    if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        /* integral values (nearly all): the digits %.17g would print, without printf */
+        long long x = (long long)v;
+        unsigned long long u = x < 0 ? (unsigned long long)-x : (unsigned long long)x;
+        char t[24];
+        int m = 0;
+        do t[m++] = (char)('0' + u % 10); while ((u /= 10));
+        n = 0;
+        b[n++] = '#';
+        if (x < 0) b[n++] = '-';
+        while (m) b[n++] = t[--m];
+    } else {
+        n = snprintf(b, sizeof b, "#%.17g", v);
+    }
+    put(k, b, (size_t)n);
+    item_end(k);
+}
+
+void ip_kb_str(ip_kb *k, const char *s, size_t n) {
+    put(k, "'", 1);
+    put(k, s, n);
+    item_end(k);
+}
+
+void ip_kb_open(ip_kb *k) { put(k, "(", 1); }
+
+void ip_kb_close(ip_kb *k) {
+    put(k, ")", 1);
+    item_end(k);
+}
+
+void ip_kb_shape(ip_kb *k, q_shape s) {
+    ip_kb_open(k);
+    for (uint32_t i = 0; i < s.rank; i++) ip_kb_num(k, (double)s.d[i]);
+    ip_kb_close(k);
+}
+
+/* the next field of a key text: name and value spans; false at the end */
+static bool next_field(const char **p, const char *end, opdb_span *name, opdb_span *val) {
+    if (*p >= end || **p != '\x1e') return false;
+    const char *q = *p + 1, *nm = q;
+    while (q < end && *q != '\x1f') q++;
+    *name = opdb_span_make(nm, (size_t)(q - nm));
+    const char *v = q < end ? q + 1 : end;
+    q = v;
+    while (q < end && *q != '\x1e') q++;
+    *val = opdb_span_make(v, (size_t)(q - v));
+    *p = q;
+    return true;
+}
+
+static bool find_field(const char *s, size_t n, opdb_span name, opdb_span *val) {
+    const char *p = s, *end = s + n;
+    opdb_span nm, v;
+    while (next_field(&p, end, &nm, &v))
+        if (nm.n == name.n && memcmp(nm.p, name.p, nm.n) == 0) {
+            *val = v;
+            return true;
+        }
+    return false;
+}
+
+const char *ip_kb_get(const ip_kb *k, const char *name, size_t *n) {
+    opdb_span v;
+    if (!find_field(k->s, k->n, opdb_span_make(name, strlen(name)), &v)) return NULL;
+    *n = v.n;
+    return v.p;
+}
+
+static bool listed(const char *const *set, opdb_span s) {
+    for (; set && *set; set++)
+        if (strlen(*set) == s.n && memcmp(*set, s.p, s.n) == 0) return true;
+    return false;
+}
+
+bool ip_key_match(const ip_kb *T, const char *G, size_t gn, const char *const *required,
+                  const char *const *allow_extra) {
+    if (T->n == gn && memcmp(T->s, G, gn) == 0) {
+        /* equal keys: only the required fields can still refuse */
+        for (const char *const *r = required; r && *r; r++) {
+            size_t n;
+            if (!ip_kb_get(T, *r, &n)) return false;
+        }
+        return true;
+    }
+    const char *p = G, *end = G + gn, *tp = T->s, *tend = T->s + T->n;
+    opdb_span nm, v, tv, tn;
+    while (next_field(&p, end, &nm, &v)) {
+        /* keys are written in one field order: look at T's next field first */
+        const char *save = tp;
+        if (next_field(&tp, tend, &tn, &tv) && tn.n == nm.n && memcmp(tn.p, nm.p, nm.n) == 0) {
+            if (tv.n == v.n && memcmp(tv.p, v.p, v.n) == 0) continue;
+        } else {
+            tp = save;
+            if (find_field(T->s, T->n, nm, &tv) && tv.n == v.n && memcmp(tv.p, v.p, v.n) == 0) continue;
+        }
+        if (listed(allow_extra, nm)) continue;
+        return false;
+    }
+    for (const char *const *r = required; r && *r; r++) {
+        opdb_span rn = opdb_span_make(*r, strlen(*r));
+        if (!find_field(T->s, T->n, rn, &tv) || !find_field(G, gn, rn, &v)) return false;
+    }
+    return true;
+}
+
+/* --------------------------------------------------------------- indexes */
+void ip_add(ip_index *ix, const ip_kb *k, const double *ax, double lat, bool alt, uint32_t row) {
+    if (k->over) return;
+    OPDB_ALLOC_GROW(ix->p, ix->np + 1, ix->capp);
+    ip_point *p = &ix->p[ix->np];
+    for (int a = 0; a < IP_MAXAX; a++) p->ax[a] = ax[a];
+    p->lat = lat;
+    p->alt = alt;
+    p->row = row;
+    ip_group *g = NULL;
+    for (size_t i = 0; i < ix->ng; i++)
+        if (ix->g[i].keyn == k->n && memcmp(ix->g[i].key, k->s, k->n) == 0) {
+            g = &ix->g[i];
+            break;
+        }
+    if (!g) {
+        OPDB_ALLOC_GROW(ix->g, ix->ng + 1, ix->capg);
+        g = &ix->g[ix->ng++];
+        memset(g, 0, sizeof *g);
+        g->key = opdb_arena_strndup(&ix->arena, k->s, k->n);
+        g->keyn = k->n;
+        g->first_row = row;
+    }
+    OPDB_ALLOC_GROW(g->pts, g->n + 1, g->cap);
+    g->pts[g->n++] = (uint32_t)ix->np++;
+}
+
+void ip_add_fault(ip_index *ix, uint32_t row, const char *col, const char *what) {
+    OPDB_ALLOC_GROW(ix->faults, ix->nfaults + 1, ix->capf);
+    ix->faults[ix->nfaults].row = row;
+    ix->faults[ix->nfaults].col = opdb_arena_strndup(&ix->arena, col, strlen(col));
+    ix->faults[ix->nfaults++].what = opdb_arena_strndup(&ix->arena, what, strlen(what));
+}
+
+int ip_faults(q_ctx *c, ip_index *ix) {
+    if (!ix || !ix->nfaults) return 0;
+    if (c->cfg->quirks) return q_cell_fault(c, ix->tab, ix->faults[0].row, ix->faults[0].col, ix->faults[0].what);
+    if (atomic_exchange(&ix->reported, true)) return 0;
+    for (size_t i = 0; i < ix->nfaults; i++)
+        q_cell_fault(c, ix->tab, ix->faults[i].row, ix->faults[i].col, ix->faults[i].what);
+    return 0;
+}
+
+static void index_free(ip_index *ix) {
+    for (size_t i = 0; i < ix->ng; i++) free(ix->g[i].pts);
+    free(ix->g);
+    free(ix->p);
+    free(ix->faults);
+    free(ix->sig);
+    opdb_arena_free(&ix->arena);
+    free(ix);
+}
+
+void ip_index_free_all(void *p) {
+    for (ip_index *ix = p, *nx; ix; ix = nx) {
+        nx = ix->next;
+        index_free(ix);
+    }
+}
+
+ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void *params) {
+    if (!q_table_rows(t)) return NULL;
+    pthread_mutex_lock(&t->ext_mu);
+    ip_index *ix = t->ext[2];
+    for (; ix; ix = ix->next)
+        if (strcmp(ix->sig, sig) == 0) break;
+    if (!ix) {
+        ix = opdb_xcalloc(1, sizeof *ix);
+        ix->sig = opdb_xmalloc(strlen(sig) + 1);
+        strcpy(ix->sig, sig);
+        ix->tab = t;
+        opdb_arena_init(&ix->arena, 4096);
+        atomic_init(&ix->reported, false);
+        fn(ix, params);
+        ix->next = t->ext[2];
+        t->ext[2] = ix;
+    }
+    pthread_mutex_unlock(&t->ext_mu);
+    return ix;
+}
+
+/* ------------------------------------------------------------ cell helpers */
+static const char *const k_lat_order[5] = {"Profiling Average Duration(us)", "Profiling Median Duration(us)",
+                                           "Average Duration(us)", "Median Duration(us)", "Duration(us)"};
+
+bool ip_row_latency(const q_ktable *t, size_t row, double *lat, bool *alt) {
+    int pref = t->c_pref >= 0 ? t->c_pref : db_table_col(&t->t, "Duration(us)");
+    int cols[6] = {pref, -1, -1, -1, -1, -1};
+    for (int k = 0; k < 5; k++) cols[k + 1] = db_table_col(&t->t, k_lat_order[k]);
+    for (int k = 0; k < 6; k++) {
+        int col = cols[k];
+        if (col < 0) continue;
+        bool dup = false;
+        for (int j = 0; j < k; j++) dup |= cols[j] == col;
+        if (dup) continue;
+        double v;
+        if (!db_cell_num(db_table_cell(&t->t, row, col), &v)) continue;
+        if (isfinite(v) && v > 0) {
+            *lat = v;
+            *alt = col != pref;
+            return true;
+        }
+    }
+    return false;
+}
+
+void ip_list(opdb_arena *a, const q_ktable *t, size_t row, int col, opdb_span **items, uint32_t *n) {
+    char buf[48];
+    opdb_span s = col >= 0 ? db_cell_text(db_table_cell(&t->t, row, col), buf, sizeof buf) : opdb_span_make("", 0);
+    s = opdb_py_strip_chars(opdb_py_strip(s), "\"");
+    size_t parts = 1;
+    for (size_t i = 0; i < s.n; i++) parts += s.p[i] == ';';
+    *items = opdb_arena_alloc(a, parts * sizeof **items);
+    uint32_t k = 0;
+    size_t i = 0;
+    while (i <= s.n) {
+        size_t j = i;
+        while (j < s.n && s.p[j] != ';') j++;
+        opdb_span it = opdb_py_strip(opdb_span_make(s.p + i, j - i));
+        i = j + 1;
+        if (!it.n) continue;
+        (*items)[k++] = opdb_span_make(opdb_arena_strndup(a, it.p, it.n), it.n);
+    }
+    *n = k;
+}
+
+bool ip_intcell(const db_cell *c, int64_t *out) {
+    if (c->kind == DBC_NA) return false;
+    double v;
+    if (!db_cell_num(c, &v) || !isfinite(v) || v != floor(v) || fabs(v) > 9.2e18) return false;
+    if (c->kind == DBC_INT) *out = c->v.i;
+    else *out = (int64_t)v;
+    return true;
+}
+
+bool ip_strcell(const db_cell *c, char *buf, size_t cap, opdb_span *out) {
+    if (c->kind == DBC_NA) return false;
+    opdb_span s = opdb_py_strip(db_cell_text(c, buf, cap));
+    if (!s.n) return false;
+    *out = s;
+    return true;
+}
+
+const char *ip_reason(const ip_status *st, const char *def) {
+    if (!st || !st->n) return def;
+    for (size_t i = 0; i < st->n; i++)
+        if (strcmp(st->s[i], "missing_target_axis") != 0) return st->s[i];
+    return "missing_target_axis";
+}
+
+bool ip_in_matmul_plus(const char *kt) { return q_is_matmul(kt) || strcmp(kt, "BatchMatMulNd") == 0; }
+
+/* max_interpolation_dim of OV_int[kt] (overlaid on OV_int[overlay] when given); INT64_MAX = none */
+int64_t ip_maxdim(q_ctx *c, const char *kt, const char *overlay) {
+    bool bad = false;
+    int64_t m = INT64_MAX, v;
+    if (overlay) {
+        const qv *o = qv_get(q_override(c->db->map.ov_int, overlay, &bad), "max_interpolation_dim");
+        if (qv_as_int(o, &v)) m = v;
+    }
+    const qv *o = q_override(c->db->map.ov_int, kt, &bad);
+    const qv *x = qv_get(o, "max_interpolation_dim");
+    if (qv_as_int(x, &v)) m = v;
+    return m;
+}

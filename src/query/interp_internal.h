@@ -1,0 +1,168 @@
+/* The interpolation wrapper's shared model: candidate points built once per
+ * kernel table and path (their axes, latency, latency label and regime key),
+ * points grouped by regime key, the regime match, and the interpolation of
+ * one point set (1-D linear, 2-D/3-D Delaunay). */
+#ifndef OPDB_QUERY_INTERP_INTERNAL_H
+#define OPDB_QUERY_INTERP_INTERNAL_H
+
+#include "query/query_internal.h"
+
+#define IP_MAXAX 5     /* axes of one path (attention has the most: 5) */
+#define IP_KEYCAP 2048 /* bytes of one regime key */
+
+/* A regime key: fields `name=value` in builder order, each value in a
+ * canonical text form so equal values (3 and 3.0) compare equal as bytes. */
+typedef struct ip_kb {
+    char s[IP_KEYCAP];
+    size_t n;
+    bool over;           /* did not fit: the row (or target) is unusable */
+    uint8_t nf;          /* fields so far */
+    uint16_t fo[32];     /* field start offsets */
+} ip_kb;
+
+void ip_kb_init(ip_kb *k);
+/* one field; the value helpers below append to the current field */
+void ip_kb_field(ip_kb *k, const char *name);
+void ip_kb_num(ip_kb *k, double v);
+void ip_kb_str(ip_kb *k, const char *s, size_t n);
+void ip_kb_open(ip_kb *k);   /* tuple ( */
+void ip_kb_close(ip_kb *k);  /* tuple ) */
+void ip_kb_shape(ip_kb *k, q_shape s);
+/* the field's value text of name in k (NULL when absent) */
+const char *ip_kb_get(const ip_kb *k, const char *name, size_t *n);
+
+typedef struct ip_point {
+    double ax[IP_MAXAX]; /* NaN: the point lacks this axis */
+    double lat;
+    uint32_t row;
+    uint8_t alt;         /* latency label: 0 preferred, 1 alternate */
+} ip_point;
+
+typedef struct ip_group {
+    const char *key;     /* the key text (fields separated as in ip_kb) */
+    size_t keyn;
+    uint32_t *pts;       /* indexes into the index's points, file order */
+    uint32_t n, cap;
+    uint32_t first_row;
+    bool all_nd;         /* matmul: every `input_formats` entry is ND */
+} ip_group;
+
+typedef struct ip_fault {
+    uint32_t row;
+    const char *col, *what;
+} ip_fault;
+
+/* The candidate points of one kernel table for one path and its parameters. */
+typedef struct ip_index {
+    char *sig;           /* path and parameters it was built for */
+    q_ktable *tab;
+    ip_point *p;
+    size_t np, capp;
+    ip_group *g;
+    size_t ng, capg;
+    ip_fault *faults;
+    size_t nfaults, capf;
+    _Atomic bool reported; /* default mode: faults counted and warned once */
+    opdb_arena arena;
+    struct ip_index *next;
+    int ncols;           /* 0: no point list built (the path said so), e.g. a missing column */
+    void *extra;         /* a builder's own fact about the table (attention: has avg column ...) */
+    int flags;
+} ip_index;
+
+/* The builder of one path: fills points through ip_add for each row. */
+typedef void (*ip_build_fn)(ip_index *ix, const void *params);
+
+/* The index of t for sig (built on first use with fn). NULL when t is not loaded. */
+ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void *params);
+/* adds a point with key k (ignored when the key overflowed) */
+void ip_add(ip_index *ix, const ip_kb *k, const double *ax, double lat, bool alt, uint32_t row);
+void ip_add_fault(ip_index *ix, uint32_t row, const char *col, const char *what);
+/* Applies the index's cell faults to the query: -1 when the query must stop
+ * (quirks: error result set); 0 otherwise. */
+int ip_faults(q_ctx *c, ip_index *ix);
+void ip_index_free_all(void *p);
+
+/* The interpolation latency of a row (the wrapper's column order); false
+ * when the row has none. *alt: not from the preferred column. */
+bool ip_row_latency(const q_ktable *t, size_t row, double *lat, bool *alt);
+
+/* cell helpers */
+/* list(cell) of a column by name; a missing column gives the empty list */
+void ip_list(opdb_arena *a, const q_ktable *t, size_t row, int col, opdb_span **items, uint32_t *n);
+/* _to_int_cell: false for none */
+bool ip_intcell(const db_cell *c, int64_t *out);
+/* _optional_str_cell: false for none */
+bool ip_strcell(const db_cell *c, char *buf, size_t cap, opdb_span *out);
+
+/* Regime match: every required field in both, every field of G in T with an
+ * equal value or allowed extra. */
+bool ip_key_match(const ip_kb *T, const char *G, size_t gn, const char *const *required,
+                  const char *const *allow_extra);
+
+/* ------------------------------------------------------------ one point set */
+typedef bool (*ip_matcher)(double t, double v);
+
+typedef struct ip_task {
+    const ip_index *ix;
+    const double *t;             /* target axes (NaN: absent) */
+    int nax;                     /* axes in use */
+    const uint8_t (*groups)[4];  /* axis groups: count then axis indexes */
+    size_t ngroups;
+    int64_t maxdim;              /* INT64_MAX: no limit */
+    ip_matcher match[IP_MAXAX];  /* per axis, NULL = equality */
+    int sqrt_axis;               /* -1: none; else that axis is compared as its square root */
+} ip_task;
+
+#define IP_MAXSTAT 16
+typedef struct ip_status {
+    const char *s[IP_MAXSTAT];
+    size_t n;
+} ip_status;
+
+typedef struct ip_out {
+    double lat, conf;
+    const char *rule;
+    /* explain: the merged points used and their weights */
+    int dim;
+    const uint8_t *axes;
+    double coord[4][3], w[4], plat[4];
+    uint32_t *rows[4];
+    size_t nrows[4];
+    int npts;
+} ip_out;
+
+/* CandidateGroup.interpolate over the points pts (indexes into ix->p).
+ * true on success; statuses appended to st. */
+bool ip_interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t n, ip_status *st, ip_out *out);
+/* the reason of a status list (first that is not missing_target_axis), or def */
+const char *ip_reason(const ip_status *st, const char *def);
+
+/* griddata over merged points P (n x d, row-major), values V, target t:
+ * 0 ok (*y, weights and vertex indexes set), else the status text. */
+const char *ip_griddata(const double *P, const double *V, size_t n, int d, const double *t, double *y, double w[4],
+                        int vid[4]);
+
+/* Runs the group loop of a path: groups in the given order, each as its
+ * preferred then its alternate points (or whole when whole). true on success. */
+bool ip_run_groups(q_ctx *c, const ip_task *tk, const uint32_t *gidx, size_t ng, bool whole, ip_status *last,
+                   bool *attempted, ip_out *out);
+
+/* result and explain of a success */
+void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel, const char *const *axis_names);
+
+/* shared by paths */
+bool ip_in_matmul_plus(const char *kt);
+int64_t ip_maxdim(q_ctx *c, const char *kt, const char *overlay);
+/* wrapper paths */
+void ip_matmul(q_ctx *c, const q_entry *e, bool quantized);
+void ip_generic(q_ctx *c, const q_entry *e);
+void ip_scale(q_ctx *c, const q_entry *e);
+void ip_elementwise(q_ctx *c, const q_entry *e);
+void ip_attention(q_ctx *c, const q_entry *e);
+void ip_moe(q_ctx *c, const q_entry *e);
+/* kernel level, shape match: matmul family or generic compute */
+void ip_kernel_shape(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out);
+void ip_kernel_elementwise(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out);
+
+#endif

@@ -1,0 +1,265 @@
+/* Interpolating one point set (CandidateGroup.interpolate): per axis group,
+ * filter the points that agree with the target off the group's axes, check
+ * the target lies inside the points' range on every axis (no
+ * extrapolation), merge duplicate coordinates by their median latency, then
+ * interpolate linearly (1 axis) or on a Delaunay triangulation (2-3 axes). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opdb/json_writer.h"
+#include "opdb/pystr.h"
+#include "query/interp_internal.h"
+
+static void push(ip_status *st, const char *s) {
+    if (st->n < IP_MAXSTAT) st->s[st->n++] = s;
+}
+
+static double coord(const ip_task *tk, double v, int a) { return a == tk->sqrt_axis ? sqrt(v) : v; }
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const char *const k_grid_rule[4] = {NULL, NULL, "interpolated_2d_griddata_linear",
+                                           "interpolated_3d_griddata_linear"};
+
+bool ip_interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t n, ip_status *st, ip_out *out) {
+    const ip_point *P = tk->ix->p;
+    uint32_t *f = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *f);
+    /* merged points: coordinates, the point indexes in each (first-seen order) */
+    double *mc = opdb_arena_alloc(c->a, (n ? n : 1) * 3 * sizeof *mc);
+    uint32_t *mfirst = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *mfirst);
+    uint32_t *mcount = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *mcount);
+    uint32_t *of = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *of);
+    double *tmp = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *tmp);
+    double *mv = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *mv);
+    for (size_t gi = 0; gi < tk->ngroups; gi++) {
+        int cnt = tk->groups[gi][0];
+        const uint8_t *A = &tk->groups[gi][1];
+        if (cnt > tk->maxdim) {
+            push(st, "interpolation_dim_disabled");
+            continue;
+        }
+        bool missing = false;
+        for (int k = 0; k < cnt; k++) missing |= isnan(tk->t[A[k]]);
+        if (missing) {
+            push(st, "missing_target_axis");
+            continue;
+        }
+        bool inA[IP_MAXAX] = {false};
+        for (int k = 0; k < cnt; k++) inA[A[k]] = true;
+        size_t nf = 0;
+        for (size_t i = 0; i < n; i++) {
+            const ip_point *p = &P[pts[i]];
+            bool ok = true;
+            for (int k = 0; ok && k < cnt; k++) ok = !isnan(p->ax[A[k]]);
+            for (int a = 0; ok && a < tk->nax; a++) {
+                if (inA[a] || isnan(tk->t[a])) continue;
+                if (isnan(p->ax[a])) ok = false;
+                else if (tk->match[a]) ok = tk->match[a](tk->t[a], p->ax[a]);
+                else ok = p->ax[a] == tk->t[a];
+            }
+            if (ok && isfinite(p->lat) && p->lat > 0) f[nf++] = pts[i];
+        }
+        if (nf < 2) {
+            push(st, "insufficient_filtered_candidates");
+            continue;
+        }
+        double lo[3], hi[3], tv[3];
+        bool inside = true;
+        for (int k = 0; k < cnt; k++) {
+            int a = A[k];
+            tv[k] = coord(tk, tk->t[a], a);
+            bool hl = false, hh = false;
+            for (size_t i = 0; i < nf; i++) {
+                double v = coord(tk, P[f[i]].ax[a], a);
+                if (!isfinite(v)) continue;
+                if (v <= tv[k] && (!hl || v > lo[k])) lo[k] = v, hl = true;
+                if (v >= tv[k] && (!hh || v < hi[k])) hi[k] = v, hh = true;
+            }
+            inside &= hl && hh;
+        }
+        if (!inside) {
+            push(st, "outside_axis_boundary");
+            continue;
+        }
+        /* merge equal coordinates, first-seen order */
+        size_t nm = 0;
+        for (size_t i = 0; i < nf; i++) {
+            double x[3];
+            for (int k = 0; k < cnt; k++) x[k] = coord(tk, P[f[i]].ax[A[k]], A[k]);
+            size_t j = 0;
+            for (; j < nm; j++) {
+                bool eq = true;
+                for (int k = 0; eq && k < cnt; k++) eq = mc[j * 3 + k] == x[k];
+                if (eq) break;
+            }
+            if (j == nm) {
+                for (int k = 0; k < cnt; k++) mc[nm * 3 + k] = x[k];
+                mfirst[nm] = (uint32_t)i;
+                mcount[nm++] = 0;
+            }
+            mcount[j]++;
+            of[i] = (uint32_t)j;
+        }
+        for (size_t j = 0; j < nm; j++) {
+            size_t m = 0;
+            for (size_t i = mfirst[j]; i < nf; i++)
+                if (of[i] == j) tmp[m++] = P[f[i]].lat;
+            qsort(tmp, m, sizeof *tmp, cmp_d);
+            mv[j] = m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
+        }
+        int used[4];
+        double w[4];
+        int nused;
+        double y;
+        const char *rule;
+        double conf;
+        if (cnt == 1) {
+            size_t jl = 0, jh = 0;
+            for (size_t j = 0; j < nm; j++) {
+                if (mc[j * 3] == lo[0]) jl = j;
+                if (mc[j * 3] == hi[0]) jh = j;
+            }
+            /* the first merged point at each bound */
+            for (size_t j = nm; j-- > 0;) {
+                if (mc[j * 3] == lo[0]) jl = j;
+                if (mc[j * 3] == hi[0]) jh = j;
+            }
+            if (lo[0] == hi[0]) {
+                y = mv[jl];
+                used[0] = (int)jl, w[0] = 1.0, nused = 1;
+            } else {
+                double u = (tv[0] - lo[0]) / (hi[0] - lo[0]);
+                y = mv[jl] + u * (mv[jh] - mv[jl]);
+                used[0] = (int)jl, w[0] = 1 - u, used[1] = (int)jh, w[1] = u, nused = 2;
+            }
+            rule = "interpolated_1d_linear";
+            conf = 0.70;
+        } else {
+            /* grid check: enough merged points and two values on every axis */
+            bool grid_ok = nm >= (size_t)cnt + 1;
+            for (int k = 0; grid_ok && k < cnt; k++) {
+                bool two = false;
+                double v0 = coord(tk, P[f[0]].ax[A[k]], A[k]);
+                for (size_t i = 1; !two && i < nf; i++) two = coord(tk, P[f[i]].ax[A[k]], A[k]) != v0;
+                grid_ok = two;
+            }
+            if (!grid_ok) {
+                push(st, "grid_structure_rejected");
+                continue;
+            }
+            double *Pm = opdb_arena_alloc(c->a, nm * (size_t)cnt * sizeof *Pm);
+            for (size_t j = 0; j < nm; j++)
+                for (int k = 0; k < cnt; k++) Pm[j * (size_t)cnt + (size_t)k] = mc[j * 3 + k];
+            int vid[4];
+            const char *why = ip_griddata(Pm, mv, nm, cnt, tv, &y, w, vid);
+            if (why) {
+                push(st, why);
+                continue;
+            }
+            nused = cnt + 1;
+            for (int k = 0; k < nused; k++) used[k] = vid[k];
+            rule = k_grid_rule[cnt];
+            conf = cnt == 2 ? 0.65 : 0.60;
+        }
+        if (!(isfinite(y) && y > 0)) {
+            push(st, "latency_guard_rejected");
+            continue;
+        }
+        out->lat = y;
+        out->conf = conf;
+        out->rule = rule;
+        out->dim = cnt;
+        out->axes = A;
+        out->npts = nused;
+        for (int k = 0; k < nused; k++) {
+            size_t j = (size_t)used[k];
+            for (int d = 0; d < cnt; d++) out->coord[k][d] = P[f[mfirst[j]]].ax[A[d]];
+            out->w[k] = w[k];
+            out->plat[k] = mv[j];
+            out->nrows[k] = 0;
+            out->rows[k] = opdb_arena_alloc(c->a, mcount[j] * sizeof(uint32_t));
+            for (size_t i = mfirst[j]; i < nf; i++)
+                if (of[i] == j) out->rows[k][out->nrows[k]++] = f[i];
+        }
+        return true;
+    }
+    return false;
+}
+
+bool ip_run_groups(q_ctx *c, const ip_task *tk, const uint32_t *gidx, size_t ng, bool whole, ip_status *last,
+                   bool *attempted, ip_out *out) {
+    const ip_index *ix = tk->ix;
+    for (size_t gi = 0; gi < ng; gi++) {
+        const ip_group *g = &ix->g[gidx[gi]];
+        if (whole) {
+            ip_status st = {.n = 0};
+            *attempted = true;
+            bool ok = ip_interpolate(c, tk, g->pts, g->n, &st, out);
+            *last = st;
+            if (ok) return true;
+            continue;
+        }
+        uint32_t *sub = opdb_arena_alloc(c->a, (g->n ? g->n : 1) * sizeof *sub);
+        for (int lab = 0; lab < 2; lab++) {
+            size_t m = 0;
+            for (uint32_t i = 0; i < g->n; i++)
+                if (ix->p[g->pts[i]].alt == lab) sub[m++] = g->pts[i];
+            if (!m) continue;
+            ip_status st = {.n = 0};
+            *attempted = true;
+            bool ok = ip_interpolate(c, tk, sub, m, &st, out);
+            *last = st;
+            if (ok) return true;
+        }
+    }
+    return false;
+}
+
+static void fl(opdb_strbuf *sb, double x) {
+    char buf[40];
+    opdb_sb_add(sb, buf, opdb_py_fmt_repr(buf, sizeof buf, x));
+}
+
+void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel, const char *const *axis_names) {
+    const char *rule = o->rule;
+    if (tk->sqrt_axis >= 0) rule = q_sprintf(c, "%s_sqrt", o->rule);
+    q_hit(c, QS_INTERPOLATED, o->lat, o->conf, rule, kernel);
+    if (!c->explain) return;
+    opdb_strbuf *sb = &c->r->extra;
+    opdb_sb_addf(sb, ", \"interpolation\": {\"method\": \"%s\", \"axes\": [", o->dim == 1 ? "linear_1d" : "griddata_linear");
+    for (int d = 0; d < o->dim; d++) opdb_sb_addf(sb, d ? ", \"%s\"" : "\"%s\"", axis_names[o->axes[d]]);
+    opdb_sb_adds(sb, "], \"target\": [");
+    for (int d = 0; d < o->dim; d++) {
+        if (d) opdb_sb_adds(sb, ", ");
+        fl(sb, tk->t[o->axes[d]]);
+    }
+    opdb_sb_addf(sb, "], \"transform\": %s, \"points\": [", tk->sqrt_axis >= 0 ? "\"sqrt(seq)\"" : "null");
+    const q_ktable *t = tk->ix->tab;
+    for (int k = 0; k < o->npts; k++) {
+        opdb_sb_adds(sb, k ? ", {\"coords\": [" : "{\"coords\": [");
+        for (int d = 0; d < o->dim; d++) {
+            if (d) opdb_sb_adds(sb, ", ");
+            fl(sb, o->coord[k][d]);
+        }
+        opdb_sb_adds(sb, "], \"latency_us\": ");
+        fl(sb, o->plat[k]);
+        opdb_sb_adds(sb, ", \"weight\": ");
+        fl(sb, o->w[k]);
+        opdb_sb_adds(sb, ", \"rows\": [");
+        for (size_t i = 0; i < o->nrows[k]; i++) {
+            const ip_point *p = &tk->ix->p[o->rows[k][i]];
+            opdb_sb_adds(sb, i ? ", {\"file\": " : "{\"file\": ");
+            opdb_json_quote(sb, t->shown);
+            opdb_sb_addf(sb, ", \"line\": %u, \"latency_us\": ", (unsigned)t->t.line[p->row]);
+            fl(sb, p->lat);
+            opdb_sb_adds(sb, "}");
+        }
+        opdb_sb_adds(sb, "]}");
+    }
+    opdb_sb_adds(sb, "]}");
+}

@@ -1,0 +1,253 @@
+/* Wrapper path of moe_fused ops: interpolation of the fused dispatch-FFN-
+ * combine kernel on its token count, within a regime of dtypes, expert
+ * weight shapes, hidden size, top-k and EP size. The target is always the
+ * kernel's 7 physical inputs projected from the op's arguments. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "opdb/pyround.h"
+#include "query/interp_internal.h"
+
+/* the 7 physical inputs of the fused kernel (shapes and dtypes) */
+typedef struct moe_in {
+    int64_t d[7][3];
+    q_shape s[7];
+    int dt[7];
+} moe_in;
+
+/* stack(W, axis) of the expert weight list W into (E, p, q) */
+static bool stack(const qv *W, int axis, int64_t H, int64_t *o, int *dt) {
+    if (!W || W->kind != QV_LIST || W->n == 0) return false;
+    const qv *w = qv_first_tensor(W->items[0]);
+    const qv *f = qv_first_tensor(W);
+    if (!w || !f || w->shape.rank != 2) return false;
+    int64_t p = w->shape.d[0], q = w->shape.d[1], E = (int64_t)W->n;
+    o[0] = E;
+    bool swap = axis == 0 ? (p != H && q == H) : (q != H && p == H);
+    o[1] = swap ? q : p;
+    o[2] = swap ? p : q;
+    *dt = f->dtype;
+    return true;
+}
+
+static bool has_suffix_variant(const char *op) {
+    static const char *const v[] = {"tensor_cast.dispatch_ffn_combine_quant.default",
+                                    "tensor_cast.dispatch_ffn_combine_quant_int4.default",
+                                    "tensor_cast.dispatch_ffn_combine_fp8.default",
+                                    "tensor_cast.dispatch_ffn_combine_mxfp4.default", NULL};
+    for (int i = 0; v[i]; i++)
+        if (strcmp(op, v[i]) == 0) return true;
+    return false;
+}
+
+static bool project(q_ctx *c, moe_in *m, int64_t *r_out, int64_t *H_out) {
+    const qv *args = c->q->args;
+    if (args->n < 8) return false;
+    const qv *x = args->items[0], *e = args->items[1];
+    if (x->kind != QV_TENSOR || e->kind != QV_TENSOR || e->shape.rank < 1) return false;
+    int64_t r, H;
+    if (x->shape.rank == 2) r = x->shape.d[0], H = x->shape.d[1];
+    else if (x->shape.rank == 3) r = x->shape.d[0] * x->shape.d[1], H = x->shape.d[2];
+    else return false;
+    const qv *W1, *W2;
+    if (strcmp(c->q->op, "tensor_cast.dispatch_ffn_combine.default") == 0) W1 = args->items[2], W2 = args->items[4];
+    else if (has_suffix_variant(c->q->op)) W1 = args->items[2], W2 = args->items[7];
+    else return false;
+    int dt1, dt2;
+    if (!stack(W1, 0, H, m->d[1], &dt1) || !stack(W2, 1, H, m->d[2], &dt2)) return false;
+    int64_t E = m->d[1][0];
+    m->d[0][0] = r, m->d[0][1] = H;
+    m->s[0] = (q_shape){m->d[0], 2};
+    m->s[1] = (q_shape){m->d[1], 3};
+    m->s[2] = (q_shape){m->d[2], 3};
+    m->s[3] = m->s[6] = e->shape;
+    m->d[4][0] = E * m->d[1][2];
+    m->s[4] = (q_shape){m->d[4], 1};
+    m->d[5][0] = E * H;
+    m->s[5] = (q_shape){m->d[5], 1};
+    m->dt[0] = x->dtype, m->dt[1] = dt1, m->dt[2] = dt2, m->dt[3] = QDT_I32, m->dt[4] = QDT_I64, m->dt[5] = QDT_I64,
+    m->dt[6] = QDT_F32;
+    *r_out = r;
+    *H_out = H;
+    return true;
+}
+
+/* top-k from the routing input: rank >= 2, INT32, leading dims = tokens */
+static bool topk_of(q_shape s, const char *dt, size_t dn, double tokens, int64_t *k) {
+    if (s.rank < 2 || dn != 5) return false;
+    char up[6];
+    for (size_t i = 0; i < 5; i++) up[i] = (char)(dt[i] >= 'a' && dt[i] <= 'z' ? dt[i] - 32 : dt[i]);
+    if (memcmp(up, "INT32", 5) != 0) return false;
+    double lead = 1;
+    for (uint32_t i = 0; i + 1 < s.rank; i++) lead *= (double)s.d[i];
+    if (lead != tokens || s.d[s.rank - 1] <= 0) return false;
+    *k = s.d[s.rank - 1];
+    return true;
+}
+
+static void kb_dkey(ip_kb *k, const char *kt, const char *s, size_t n) {
+    if (q_relaxed_kernel(kt) && ((n == 7 && memcmp(s, "DT_BF16", 7) == 0) || (n == 5 && memcmp(s, "FLOAT", 5) == 0)))
+        ip_kb_str(k, "FLOAT_GROUP", 11);
+    else ip_kb_str(k, s, n);
+}
+
+static void build_moe(ip_index *ix, const void *arg) {
+    (void)arg;
+    q_ktable *t = ix->tab;
+    const char *kt = t->kernel;
+    int c_ep = db_table_col(&t->t, "EP Size");
+    if (c_ep < 0) return;
+    for (size_t r = 0; r < t->t.nrows; r++) {
+        const q_row *rw = &t->rows[r];
+        if (!rw->shapes_ok) {
+            ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
+            continue;
+        }
+        if (rw->n_in != 7 || rw->n_in_dt != 7 || rw->n_in_fmt != 7) continue;
+        if (rw->in[1].rank < 3 || rw->in[2].rank < 3) continue;
+        q_shape x = rw->in[0];
+        int64_t nzd[16];
+        if (rw->in_fmt_n[0] == 10 && memcmp(rw->in_fmt[0], "FRACTAL_NZ", 10) == 0 && x.rank >= 4 && x.rank <= 16) {
+            uint32_t k = x.rank;
+            for (uint32_t i = 0; i + 4 < k; i++) nzd[i] = x.d[i];
+            nzd[k - 4] = x.d[k - 4] * x.d[k - 1];
+            nzd[k - 3] = x.d[k - 3] * x.d[k - 2];
+            x = (q_shape){nzd, k - 2};
+        }
+        if (x.rank < 2) continue;
+        double tokens = 1;
+        for (uint32_t i = 0; i + 1 < x.rank; i++) tokens *= (double)x.d[i];
+        int64_t H = x.d[x.rank - 1];
+        double lat;
+        bool alt;
+        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        int64_t ep, topk;
+        if (!ip_intcell(db_table_cell(&t->t, r, c_ep), &ep) || ep <= 0) continue;
+        if (!topk_of(rw->in[3], rw->in_dt[3], rw->in_dt_n[3], tokens, &topk)) continue;
+        ip_kb k;
+        ip_kb_init(&k);
+        ip_kb_field(&k, "kernel_type");
+        ip_kb_str(&k, kt, strlen(kt));
+        ip_kb_field(&k, "activation_dtype");
+        kb_dkey(&k, kt, rw->in_dt[0], rw->in_dt_n[0]);
+        ip_kb_field(&k, "activation_format");
+        ip_kb_str(&k, rw->in_fmt[0], rw->in_fmt_n[0]);
+        ip_kb_field(&k, "input_dtype_signature");
+        ip_kb_open(&k);
+        for (int i = 0; i < 7; i++) ip_kb_str(&k, rw->in_dt[i], rw->in_dt_n[i]);
+        ip_kb_close(&k);
+        ip_kb_field(&k, "gmm1_weight_shape");
+        ip_kb_shape(&k, rw->in[1]);
+        ip_kb_field(&k, "gmm2_weight_shape");
+        ip_kb_shape(&k, rw->in[2]);
+        ip_kb_field(&k, "hidden");
+        ip_kb_num(&k, (double)H);
+        ip_kb_field(&k, "topk");
+        ip_kb_num(&k, (double)topk);
+        ip_kb_field(&k, "ep_size");
+        ip_kb_num(&k, (double)ep);
+        double ax[IP_MAXAX] = {tokens, NAN, NAN, NAN, NAN};
+        ip_add(ix, &k, ax, lat, alt, (uint32_t)r);
+    }
+}
+
+static const uint8_t k_moe_groups[1][4] = {{1, 0}};
+static const char *const k_moe_axes[] = {"tokens"};
+
+void ip_moe(q_ctx *c, const q_entry *e) {
+    const qv *ktv = qv_get(e->v, "kernel_type");
+    if (!qv_truthy(ktv) || ktv->kind != QV_STR) {
+        q_miss(c, "wrapper_interpolation_failed");
+        return;
+    }
+    const char *kt = ktv->s;
+    if (!c->cfg->ep) {
+        q_miss(c, "ep_size_not_configured");
+        return;
+    }
+    q_ktable *t = q_table(c->db, kt);
+    int st = atomic_load(&t->state);
+    if (st == QT_FAILED) {
+        q_error(c, "bad_csv", "%s", t->error);
+        return;
+    }
+    if (st != QT_OK) {
+        q_miss(c, "csv_not_found");
+        return;
+    }
+    q_set_kernels(c, &kt, 1);
+    moe_in m;
+    int64_t r, H;
+    if (!project(c, &m, &r, &H)) {
+        q_miss(c, "moe_fused_target_unextractable");
+        return;
+    }
+    ip_kb T;
+    ip_kb_init(&T);
+    ip_kb_field(&T, "kernel_type");
+    ip_kb_str(&T, kt, strlen(kt));
+    const char *sig[7];
+    for (int i = 0; i < 7; i++) {
+        sig[i] = q_dtype_prof(m.dt[i]);
+        if (!sig[i]) sig[i] = q_sprintf(c, "torch.%s", q_dtype_name(m.dt[i]));
+    }
+    int64_t topk;
+    if (!topk_of(m.s[3], sig[3], strlen(sig[3]), (double)r, &topk)) {
+        q_miss(c, "moe_fused_target_unextractable");
+        return;
+    }
+    ip_kb_field(&T, "activation_dtype");
+    kb_dkey(&T, kt, sig[0], strlen(sig[0]));
+    ip_kb_field(&T, "activation_format");
+    ip_kb_str(&T, "ND", 2);
+    ip_kb_field(&T, "input_dtype_signature");
+    ip_kb_open(&T);
+    for (int i = 0; i < 7; i++) ip_kb_str(&T, sig[i], strlen(sig[i]));
+    ip_kb_close(&T);
+    ip_kb_field(&T, "gmm1_weight_shape");
+    ip_kb_shape(&T, m.s[1]);
+    ip_kb_field(&T, "gmm2_weight_shape");
+    ip_kb_shape(&T, m.s[2]);
+    ip_kb_field(&T, "hidden");
+    ip_kb_num(&T, (double)H);
+    ip_kb_field(&T, "ep_size");
+    ip_kb_num(&T, c->cfg->ep);
+    ip_kb_field(&T, "topk");
+    ip_kb_num(&T, (double)topk);
+    ip_index *ix = ip_index_get(t, "moe", build_moe, NULL);
+    if (ip_faults(c, ix) < 0) return;
+    uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
+    size_t ng = 0;
+    for (size_t g = 0; g < ix->ng; g++)
+        if (ip_key_match(&T, ix->g[g].key, ix->g[g].keyn, NULL, NULL)) gi[ng++] = (uint32_t)g;
+    double tax[IP_MAXAX] = {(double)r, NAN, NAN, NAN, NAN};
+    ip_task tk;
+    memset(&tk, 0, sizeof tk);
+    tk.ix = ix;
+    tk.t = tax;
+    tk.nax = 1;
+    tk.groups = k_moe_groups;
+    tk.ngroups = 1;
+    tk.maxdim = ip_maxdim(c, kt, NULL);
+    tk.sqrt_axis = -1;
+    ip_status last = {.n = 0};
+    bool att = false;
+    ip_out o;
+    if (!ip_run_groups(c, &tk, gi, ng, false, &last, &att, &o)) {
+        q_miss(c, ip_reason(att ? &last : NULL, "moe_fused_interpolation_failed"));
+        return;
+    }
+    if (!c->cfg->quirks) {
+        /* the default mode keeps the embedded parts, which the exact path's
+         * code computes; without them the answer would undercount */
+        if (qv_truthy(qv_get(e->v, "embedded_compute")) || qv_truthy(qv_get(e->v, "embedded_communication"))) {
+            q_miss(c, "unsupported:interpolation_moe_fused_embedded");
+            return;
+        }
+        ip_success(c, &tk, &o, kt, k_moe_axes);
+        q_add_sub(c, kt, opdb_py_roundn(o.lat, 2));
+        return;
+    }
+    ip_success(c, &tk, &o, kt, k_moe_axes);
+}
