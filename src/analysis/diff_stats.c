@@ -34,11 +34,25 @@ static double betacf(double a, double b, double x) {
     return h;
 }
 
+/* lgamma(a + b) - lgamma(a) without the cancellation of two huge values
+ * when a is large (many degrees of freedom): Stirling's series. */
+static double lgamma_step(double a, double b) {
+    if (a < 100) return lgamma(a + b) - lgamma(a);
+    double c = a + b;
+    return (a - 0.5) * log1p(b / a) + b * log(c) - b + (1.0 / (12 * c) - 1.0 / (12 * a)) -
+           (1.0 / (360 * c * c * c) - 1.0 / (360 * a * a * a));
+}
+
+/* log B(a, b) */
+static double lbeta(double a, double b) {
+    return a >= b ? lgamma(b) - lgamma_step(a, b) : lgamma(a) - lgamma_step(b, a);
+}
+
 double opdb_betainc(double a, double b, double x) {
     if (!(a > 0) || !(b > 0) || isnan(x)) return NAN;
     if (x <= 0) return 0.0;
     if (x >= 1) return 1.0;
-    double lbt = lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x);
+    double lbt = a * log(x) + b * log1p(-x) - lbeta(a, b);
     double bt = exp(lbt);
     /* the fraction converges on the side nearer 0; use the symmetry on the other */
     if (x < (a + 1.0) / (a + b + 2.0)) return bt * betacf(a, b, x) / a;
