@@ -19,6 +19,7 @@ typedef struct dgroup {
     bool has_stats;
     double n, mean, var; /* Profiling Count, Average, sample variance */
     bool paired;
+    double explain_us; /* latency of the weights' results that name this identity's rows */
 } dgroup;
 
 typedef struct dtable {
@@ -26,6 +27,8 @@ typedef struct dtable {
     dgroup *g;
     size_t n, cap;
     opdb_hindex ix;
+    uint32_t *by_line; /* physical line -> group index + 1 (0: no row starts there) */
+    size_t nby_line;
 } dtable;
 
 typedef struct dside {

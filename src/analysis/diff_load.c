@@ -150,6 +150,14 @@ static int load_table(const char *path, dtable *t, const opdb_diff_options *o) {
         } else if (zero && g->status == DS_INVISIBLE) {
             g->status = DS_ZERO;
         }
+        if (line >= t->nby_line) {
+            size_t n = t->nby_line ? t->nby_line : 64;
+            while (n <= line) n *= 2;
+            t->by_line = opdb_xrealloc(t->by_line, n * sizeof *t->by_line);
+            memset(t->by_line + t->nby_line, 0, (n - t->nby_line) * sizeof *t->by_line);
+            t->nby_line = n;
+        }
+        t->by_line[line] = (uint32_t)(g - t->g) + 1;
     }
     if (r < 0) diff_warn(o, "%s: read failed; the rows before the failure are used", path);
     opdb_sb_free(&sig);
@@ -192,6 +200,7 @@ int diff_load_side(const char *dir, dside *s, const opdb_diff_options *o, opdb_e
         } else {
             free(t->kernel_type);
             free(t->g);
+            free(t->by_line);
             opdb_hindex_free(&t->ix);
         }
         free(p);
@@ -209,6 +218,7 @@ void diff_free_side(dside *s) {
             free(t->g[k].display);
         }
         free(t->g);
+        free(t->by_line);
         free(t->kernel_type);
         opdb_hindex_free(&t->ix);
     }

@@ -195,6 +195,10 @@ void diff_write_json(const dreport *r, FILE *out) {
         jfloat_or_null(&j, c->ratio);
         opdb_json_key(&j, "p_value");
         jfloat_or_null(&j, isnan(c->p) ? NAN : opdb_py_roundn(c->p, 6));
+        if (r->res->weighted) {
+            opdb_json_key(&j, "weight");
+            opdb_json_float(&j, c->old && r->weights_total > 0 ? c->old->explain_us / r->weights_total : 0.0);
+        }
         opdb_json_end_object(&j);
     }
     opdb_json_end_array(&j);

@@ -67,7 +67,32 @@ static yajl_val jget(yajl_val obj, const char *key) {
 
 /* Adds each hit's latency to its kernel type's weight (multi-kernel answers
  * count in the total only). */
-static int load_weights(dreport *r, opdb_err *err) {
+static int by_table_name(const void *key, const void *t) {
+    return strcmp((const char *)key, ((const dtable *)t)->kernel_type);
+}
+
+/* An explained result's rows (explain.rows: file, line, latency_us) in OLD:
+ * each adds its latency to the identity its line belongs to. */
+static void add_explain_rows(yajl_val explain, const dside *old) {
+    yajl_val rows = jget(explain, "rows");
+    for (size_t i = 0; YAJL_IS_ARRAY(rows) && i < rows->u.array.len; i++) {
+        yajl_val e = rows->u.array.values[i], file = jget(e, "file"), line = jget(e, "line"), lat = jget(e, "latency_us");
+        if (!YAJL_IS_STRING(file) || !YAJL_IS_INTEGER(line) || !YAJL_IS_NUMBER(lat)) continue;
+        const char *f = YAJL_GET_STRING(file), *base = strrchr(f, '/');
+        base = base ? base + 1 : f;
+        size_t n = strlen(base);
+        if (n <= 4 || strcmp(base + n - 4, ".csv") != 0) continue;
+        char kt[256];
+        snprintf(kt, sizeof kt, "%.*s", (int)(n - 4), base);
+        const dtable *t = bsearch(kt, old->t, old->n, sizeof *old->t, by_table_name);
+        long long ln = YAJL_GET_INTEGER(line);
+        double x = YAJL_IS_INTEGER(lat) ? (double)YAJL_GET_INTEGER(lat) : YAJL_GET_DOUBLE(lat);
+        if (t && ln > 0 && (unsigned long long)ln < t->nby_line && t->by_line[ln] && isfinite(x) && x > 0)
+            t->g[t->by_line[ln] - 1].explain_us += x;
+    }
+}
+
+static int load_weights(dreport *r, const dside *old, opdb_err *err) {
     const opdb_diff_options *o = r->o;
     FILE *f = fopen(o->weights_path, "r");
     if (!f) return opdb_fail(err, OPDB_ERR_RUNTIME, "weights file not found: %s", o->weights_path);
@@ -107,6 +132,7 @@ static int load_weights(dreport *r, opdb_err *err) {
                 const char *k = YAJL_IS_STRING(kt) ? YAJL_GET_STRING(kt) : NULL;
                 for (size_t i = 0; k && !strchr(k, ',') && i < r->nkts; i++)
                     if (strcmp(r->kts[i].name, k) == 0) r->kts[i].weight += x;
+                add_explain_rows(jget(v, "explain"), old);
             }
         }
         yajl_tree_free(v);
@@ -182,7 +208,7 @@ int opdb_diff_run(const char *old_dir, const char *new_dir, const opdb_diff_opti
     res->kernel_types = u;
     int rc = 0;
     if (o->weights_path) {
-        rc = load_weights(&r, err);
+        rc = load_weights(&r, &so, err);
         if (rc == 0) {
             res->weighted = true;
             res->predicted_change = 0;

@@ -80,6 +80,7 @@ def load_table(path, warn):
         header = None
         groups = {}
         order = []
+        lines = {}
         for rec in rd:
             if not rec:
                 continue
@@ -133,10 +134,11 @@ def load_table(path, warn):
                     g.update(rep, status="visible")
             elif zero and g["status"] == "invisible":
                 g["status"] = "zero"
+            lines[line] = key
     if header is None:
         warn(f"{path}: skipped: no header")
         return None
-    return order, groups
+    return order, groups, lines
 
 
 def load_side(d, warn):
@@ -178,7 +180,7 @@ def judge(a, b, o):
     return "DRIFT", ratio, p
 
 
-def weigh(path, kts, warn):
+def weigh(path, kts, old, warn):
     total, lines = 0.0, 0
     w = {k: 0.0 for k in kts}
     with open(path, encoding="utf-8") as f:
@@ -201,6 +203,20 @@ def weigh(path, kts, warn):
                     lines += 1
                     if isinstance(kt, str) and "," not in kt and kt in w:
                         w[kt] += x
+                    explain = v.get("explain")
+                    rows = explain.get("rows") if isinstance(explain, dict) else None
+                    for e in rows if isinstance(rows, list) else []:
+                        f, ln, lat = (e.get("file"), e.get("line"), e.get("latency_us")) if isinstance(e, dict) else (None,) * 3
+                        if (not isinstance(f, str) or not isinstance(ln, int) or isinstance(ln, bool)
+                                or not isinstance(lat, (int, float)) or isinstance(lat, bool)):
+                            continue
+                        base = f.rsplit("/", 1)[-1]
+                        if len(base) <= 4 or not base.endswith(".csv") or base[:-4] not in old:
+                            continue
+                        _, groups, by_line = old[base[:-4]]
+                        if ln in by_line and math.isfinite(float(lat)) and lat > 0:
+                            g = groups[by_line[ln]]
+                            g["explain_us"] = g.get("explain_us", 0.0) + float(lat)
     return w, total, lines
 
 
@@ -210,8 +226,8 @@ def run(old, new, o, warn):
     kts, changes = [], []
     counts = {v: 0 for v in VERDICTS}
     for k in names:
-        oo, og = so.get(k, ([], {}))
-        no, ng = sn.get(k, ([], {}))
+        oo, og, _ = so.get(k, ([], {}, {}))
+        no, ng, _ = sn.get(k, ([], {}, {}))
         pairs = [(og[key], ng.get(key)) for key in oo] + [(None, ng[key]) for key in no if key not in og]
         kc = {v: 0 for v in VERDICTS}
         ratios = []
@@ -229,7 +245,7 @@ def run(old, new, o, warn):
     if o["weights"]:
         if not os.path.isfile(o["weights"]):
             raise RuntimeError(f"weights file not found: {o['weights']}")
-        w, total, lines = weigh(o["weights"], names, warn)
+        w, total, lines = weigh(o["weights"], names, so, warn)
         pred = 0.0
         for k in kts:
             k["weight"] = w[k["name"]] / total if total > 0 else 0.0
@@ -310,6 +326,8 @@ def as_json(old, new, o, kts, changes, counts, weights):
             e[side + "_us"] = g["lat"] if g and g["status"] == "visible" else None
         e["ratio"] = c["ratio"]
         e["p_value"] = None if c["p"] is None else round(c["p"], 6)
+        if weights is not None:
+            e["weight"] = c["old"].get("explain_us", 0.0) / weights["total_us"] if c["old"] and weights["total_us"] > 0 else 0.0
         doc["changes"].append(e)
     return json.dumps(doc, indent=2) + "\n"
 
