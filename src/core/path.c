@@ -227,9 +227,6 @@ int opdb_dir_check_tables(const char *dir, opdb_err *err) {
 }
 
 int opdb_dir_lock_plain(const char *dir, opdb_err *err) {
-    /* reading or replacing a FIFO or device named like a table would block
-     * or misbehave while the lock is held: refuse before locking */
-    if (opdb_dir_check_tables(dir, err)) return -1;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open folder: %s", dir, strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -248,8 +245,10 @@ int opdb_dir_lock_plain(const char *dir, opdb_err *err) {
 int opdb_dir_lock(const char *dir, opdb_err *err) {
     int fd = opdb_dir_lock_plain(dir, err);
     if (fd < 0) return -1;
-    /* the lock holder is the only writer: finish or clean up killed runs */
-    if (opdb_txn_recover(dir, NULL, err)) {
+    /* the lock holder is the only writer: finish or clean up killed runs;
+     * then, before any table is opened, refuse a FIFO, device or folder
+     * named like a table (reading one would block or misbehave) */
+    if (opdb_txn_recover(dir, NULL, err) || opdb_dir_check_tables(dir, err)) {
         close(fd);
         return -1;
     }

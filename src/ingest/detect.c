@@ -15,17 +15,6 @@
 #include "opdb/ingest.h"
 #include "opdb/schema.h"
 
-/* "little-endian"/"big-endian" when b starts like UTF-16 text (a byte order
- * mark, or an ASCII character next to a zero byte), else NULL. */
-static const char *utf16_kind(const unsigned char *b, size_t n) {
-    if (n < 2) return NULL;
-    if (b[0] == 0xff && b[1] == 0xfe) return "little-endian";
-    if (b[0] == 0xfe && b[1] == 0xff) return "big-endian";
-    if (n >= 4 && b[0] && b[0] < 0x80 && !b[1] && b[2] && b[2] < 0x80 && !b[3]) return "little-endian";
-    if (n >= 4 && !b[0] && b[1] && b[1] < 0x80 && !b[2] && b[3] && b[3] < 0x80) return "big-endian";
-    return NULL;
-}
-
 int opdb_input_detect(const char *path, opdb_input_kind *kind, opdb_err *err) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno));
@@ -42,11 +31,7 @@ int opdb_input_detect(const char *path, opdb_input_kind *kind, opdb_err *err) {
         *kind = OPDB_INPUT_JSON;
         return 0;
     }
-    const char *utf16 = utf16_kind(b, (size_t)n);
-    if (utf16)
-        return opdb_fail(err, OPDB_ERR_RUNTIME,
-                         "%s: UTF-16 %s text: opdb reads UTF-8 (convert it, e.g. iconv -f UTF-16 -t UTF-8)", path,
-                         utf16);
+    /* UTF-16/32 inputs are named by the CSV sniffer (opdb_csv_sniff) */
     ssize_t i = 0;
     if (n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf) i = 3;
     while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n')) i++;
