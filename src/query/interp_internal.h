@@ -161,6 +161,7 @@ void ip_scale(q_ctx *c, const q_entry *e);
 void ip_elementwise(q_ctx *c, const q_entry *e);
 void ip_attention(q_ctx *c, const q_entry *e);
 void ip_moe(q_ctx *c, const q_entry *e);
+void ip_scatter_op(q_ctx *c, const q_entry *e);               /* interp_runtime.c */
 /* kernel level, shape match: matmul family or generic compute */
 void ip_kernel_shape(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out);
 void ip_kernel_elementwise(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out);

@@ -828,6 +828,34 @@ case("tier2_dsa_indexer", DSAFILES, [
     Q("hidden-3d", DSA, dsa_args(h=T((2, 2, 1024)))),
 ], "--no-interpolation")
 
+# ---------------------------------------------------------------- Tier 2: scatter interpolation (§12.12)
+def scat(tok, lat, cache="12800,128", dts="DT_BF16;INT32;DT_BF16", fmts="ND;ND;ND", upd=None):
+    return r(f"{cache};{tok},1;{upd or f'{tok},128'}", dts, fmts, cache, "DT_BF16", "ND", lat)
+
+
+SCAT = "t.scatter.default"
+case("tier2_scatter_interp", {
+    "op_mapping.yaml": """operator_mappings:
+  t.scatter.default:
+    kernel_type: ScatterNdUpdate
+    query_mode: scatter_nd_update_mla
+    alternate_kernel_types: [ScatterNdUpdateAiCore]
+  t.scatter_nocsv.default: {kernel_type: NoSuchScatter, query_mode: scatter_nd_update_mla}
+""",
+    "ScatterNdUpdate.csv": csv(MMH, scat(2, "1.0"), scat(8, "2.5"), scat(2, "9.0", fmts="ND;ND;NZ"),
+                               scat(4, "7.0", cache="25600,128"), scat(32, "4.0", upd="4,8,128")),
+    "ScatterNdUpdateAiCore.csv": csv(MMH, scat(16, "3.0", cache="6400,128"), scat(64, "6.0", cache="6400,128")),
+}, [
+    Q("between", SCAT, [T((4, 128)), T((12800, 128)), T((4, 1), "int32")]),
+    Q("flattened-update", SCAT, [T((2, 2, 128)), T((12800, 128)), T((4, 1), "int32")]),
+    Q("outside", SCAT, [T((64, 128)), T((12800, 128)), T((64, 1), "int32")]),
+    Q("alternate-kernel", SCAT, [T((32, 128)), T((6400, 128)), T((32, 1), "int32")]),
+    Q("other-cache", SCAT, [T((4, 128)), T((100, 128)), T((4, 1), "int32")]),
+    Q("int64-index", SCAT, [T((4, 128)), T((12800, 128)), T((4, 1), "int64")]),
+    Q("few-args", SCAT, [T((4, 128)), T((12800, 128))]),
+    Q("no-csv", "t.scatter_nocsv.default", [T((4, 128)), T((12800, 128)), T((4, 1), "int32")]),
+])
+
 # ---------------------------------------------------------------- §11 moe_fused
 DFCH = MMH + ",EP Size"
 SEVEN = ";".join(["DT_BF16", "DT_BF16", "DT_BF16", "INT32", "INT64", "INT64", "FLOAT"])
