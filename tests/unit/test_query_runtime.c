@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "query/attn_runtime.h"
+#include "query/interp_internal.h"
 #include "query_fixture.h"
 
 static void expect_vec(const q_ivec *v, const int64_t *want, size_t n) {
@@ -194,11 +195,71 @@ static void test_missing_column(void **state) {
     free(line);
 }
 
+/* ------------------------------------- runtime attention interpolation */
+
+#define SFA_FULL_HEAD                                                                                                \
+    "Input Shapes,Input Data Types,Runtime avg_seq_len,Runtime sparse_mode,Runtime num_key_value_heads,"             \
+    "Runtime input_layout,Runtime metadata_completeness,Runtime topk,Runtime block_size,"                            \
+    "Runtime actual_seq_lengths_values,Runtime actual_seq_lengths_kv_values,Runtime block_table_valid_blocks,"       \
+    "Runtime num_heads,Runtime cache_layout,Runtime kv_cache_mode,Runtime sparse_block_size,"                        \
+    "Runtime sparse_indices_pattern,Runtime sparse_indices_valid_count,Duration(us)\n"
+/* decode rows at KV 3000 and 5000 (a legacy row between them is not a point) */
+static const char k_sfa_interp[] = SFA_FULL_HEAD
+    "\"4,16,512\",DT_BF16,3000,3,1,TND,complete,2048,128,\"1,2,3,4\",\"3000,3000,3000,3000\",\"24,24,24,24\",16,"
+    "PA_BSND,paged,1,uniform,2048,8.0\n"
+    "\"4,16,512\",DT_BF16,4000,3,1,TND,legacy,2048,128,\"1,2,3,4\",\"4000,4000,4000,4000\",\"32,32,32,32\",16,"
+    "PA_BSND,paged,1,uniform,2048,99.0\n"
+    "\"4,16,512\",DT_BF16,5000,3,1,TND,complete,2048,128,\"1,2,3,4\",\"5000,5000,5000,5000\",\"40,40,40,40\",16,"
+    "PA_BSND,paged,1,uniform,2048,12.0\n";
+
+static bool interp_at(const opdb_qdb *db, double kvlen, double *lat, const char **reason) {
+    opdb_arena a;
+    opdb_arena_init(&a, 4096);
+    q_result r;
+    memset(&r, 0, sizeof r);
+    q_ctx c;
+    memset(&c, 0, sizeof c);
+    c.db = db, c.cfg = &db->cfg, c.a = &a, c.r = &r;
+    const double s[] = {kvlen, kvlen, kvlen, kvlen};
+    qv seq = tensor(&a, s, 4);
+    q_oint avg = {(int64_t)kvlen, true}, topk = {2048, true}, bs = {128, true};
+    q_attn_target tg;
+    memset(&tg, 0, sizeof tg);
+    tg.q3[0] = 4, tg.q3[1] = 16, tg.q3[2] = 512;
+    tg.has_sparse = tg.has_kv = true;
+    tg.sparse = 3, tg.kv = 1;
+    tg.rt = q_rt_sparse_params(&c, 4, 16, &seq, avg, topk, bs, true, NULL, NULL);
+    bool ok = ip_runtime_attention(&c, "SparseFlashAttention", &tg, "DT_BF16", lat, reason);
+    if (*reason) *reason = strcmp(*reason, "outside_axis_boundary") == 0 ? "outside_axis_boundary" : "other";
+    opdb_arena_free(&a);
+    return ok;
+}
+
+static void test_runtime_interp(void **state) {
+    (void)state;
+    char *dir = qf_mkdir();
+    qf_write(dir, "op_mapping.yaml", k_map);
+    qf_write(dir, "SparseFlashAttention.csv", k_sfa_interp);
+    opdb_qdb *db = qf_open(dir, false, true, 1);
+    assert_non_null(db);
+    double lat = 0;
+    const char *reason = NULL;
+    /* KV 4000 in every request: halfway on the effective KV length */
+    assert_true(interp_at(db, 4000, &lat, &reason));
+    assert_true(lat > 9.999999 && lat < 10.000001);
+    reason = NULL;
+    assert_false(interp_at(db, 6000, &lat, &reason));
+    assert_non_null(reason);
+    opdb_qdb_close(db);
+    qf_rmdir(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_list_parse),   cmocka_unit_test(test_evensplit),
         cmocka_unit_test(test_rankzero),     cmocka_unit_test(test_params_repr),
         cmocka_unit_test(test_row_checks),   cmocka_unit_test(test_missing_column),
+        cmocka_unit_test(test_runtime_interp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
