@@ -828,6 +828,17 @@ case("tier2_dsa_indexer", DSAFILES, [
     Q("hidden-3d", DSA, dsa_args(h=T((2, 2, 1024)))),
 ], "--no-interpolation")
 
+DSASP = dict(DSAFILES)
+DSASP["LightningIndexer.csv"] = csv(LIH, li("4,8,128", "3.0", 2, "4,4", "4,0", "1,0"))
+DSASP["ScatterNdUpdate.csv"] = csv(MMH, r("12800,128;8,1;8,128", "DT_BF16;INT32;DT_BF16", "ND;ND;ND", "12800,128",
+                                          "DT_BF16", "ND", "0.625"))
+case("tier2_dsa_indexer_sp", DSASP, [
+    Q("prefill-rank-zero", DSA, dsa_args(T_=8, seqv=(4, 4)), query_lens=seqs(4, 4)),
+    Q("prefill-lens-inconsistent", DSA, dsa_args(T_=8, seqv=(4, 4)), query_lens=seqs(3, 3)),
+    Q("prefill-no-lens-one-request", DSA, dsa_args(T_=8, seqv=(8,))),
+    Q("decode-not-split", DSA, dsa_args(), phase="decode"),
+], "--tp-size 2 --sequence-parallel --no-interpolation")
+
 # ---------------------------------------------------------------- Tier 2: scatter interpolation (§12.12)
 def scat(tok, lat, cache="12800,128", dts="DT_BF16;INT32;DT_BF16", fmts="ND;ND;ND", upd=None):
     return r(f"{cache};{tok},1;{upd or f'{tok},128'}", dts, fmts, cache, "DT_BF16", "ND", lat)
