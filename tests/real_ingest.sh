@@ -18,7 +18,7 @@ check() { # file -> parse, or a one-line refusal that names the file
   if [ $rc -eq 0 ]; then
     echo "ok: $(basename "$f"): $(cat "$out/stdout")"
   elif [ $rc -eq 1 ] && [ "$(grep -c . "$out/stderr")" -eq 1 ] && grep -qF "$f" "$out/stderr" &&
-       grep -Eq "not a per-kernel profile|without shapes|without device kernels|without PyTorch-profiler|without the COMPUTE_TASK_INFO|missing required columns" "$out/stderr"; then
+       grep -Eq "not a per-kernel profile|rather than a per-kernel profile|without shapes|without device kernels|without PyTorch-profiler|without the COMPUTE_TASK_INFO|missing required columns" "$out/stderr"; then
     echo "ok (refused): $(cat "$out/stderr")"
   else
     echo "FAIL rc=$rc: $f"; cat "$out/stderr"; fail=1

@@ -21,7 +21,7 @@ export OPDB_REPORT_TIMESTAMP=20260101_000000
 
 # --- 1. enumeration ---------------------------------------------------------------------------
 writers="parse update grid bench fia-fill comm validate"   # (comm: import; validate: --repair)
-readonly_cmds="aie m6 shape-compare compare trace2csv"      # write only the output file they are given
+readonly_cmds="aie m6 shape-compare compare trace2csv query diff"  # read databases; write only the output file they are given
 for c in $("$opdb" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
   case " $writers $readonly_cmds " in *" $c "*) ;; *) bad "command '$c' is not classified: add it to the writer trials of $0" ;; esac
 done
@@ -30,7 +30,7 @@ done
 db_sources="src/update/update_csv.c src/update/update_report.c src/ingest/table_merge.c src/ingest/fia_fill.c
   src/replay/bench_writeback.c src/grid/file.c src/comm/csv_rows.c"
 out_sources="src/trace/trace2csv.c src/aie/aie.c src/analysis/compare_run.c src/analysis/m6.c
-  src/analysis/shape_compare.c src/comm/mpi/bench_ranks.c src/comm/mpi/opdb_comm_main.c"
+  src/analysis/shape_compare.c src/analysis/diff_html.c src/comm/mpi/bench_ranks.c src/comm/mpi/opdb_comm_main.c"
 for f in $(cd "$src" && grep -rl -e 'opdb_atomic_write(' -e 'opdb_atomic_open(' src --include='*.c' | grep -v '^src/core/' | LC_ALL=C sort); do
   case " $(echo $db_sources $out_sources) " in *" $f "*) ;; *) bad "$f replaces files but is not classified in $0" ;; esac
 done

@@ -119,6 +119,17 @@ bool opdb_file_id_same(const char *path, const opdb_file_id *id) {
            now.mtime_ns == id->mtime_ns && now.ctime_s == id->ctime_s && now.ctime_ns == id->ctime_ns;
 }
 
+/* Still the file read, by what a writer of its bytes changes (size, mtime):
+ * not its ctime, which the commit's own backup link changes. */
+static bool same_bytes(const char *path, const opdb_file_id *id) {
+    if (!id->taken) return true;
+    opdb_file_id now;
+    opdb_file_id_take(path, &now);
+    if (id->absent || now.absent) return id->absent == now.absent;
+    return now.dev == id->dev && now.ino == id->ino && now.size == id->size && now.mtime_s == id->mtime_s &&
+           now.mtime_ns == id->mtime_ns;
+}
+
 static int fsync_dir(const char *d) {
     int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return -1;
@@ -348,22 +359,30 @@ static int commit_all(staged *head, opdb_err *err) {
     useconds_t pause = slow ? (useconds_t)strtoul(slow, NULL, 10) : 0;
     for (staged *s = head; s && rc == 0; s = s->next) {
         if (pause && s != head) usleep(pause);
-        if (rename(s->tmp, s->path) == 0) {
+        /* checked again right before its rename: another program that wrote the
+         * table while the journal was written loses nothing */
+        bool changed = !same_bytes(s->path, &s->expect);
+        if (!changed && rename(s->tmp, s->path) == 0) {
             s->renamed = true;
             continue;
         }
-        int e = errno;
+        int e = changed ? 0 : errno;
         if (roll_back_staged(head) == 0) {
             drop_backups(head);
             for (size_t i = 0; i < nf; i++) unlink(fj[i].jpath);
             for (size_t i = 0; i < nf; i++) fsync_dir(fj[i].dir);
-            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot replace: %s; the run was rolled back: nothing was changed",
-                           s->table, strerror(e));
+            if (changed)
+                rc = opdb_fail(err, OPDB_ERR_RUNTIME,
+                               "%s: changed by another program during this run; nothing was changed (run again)", s->path);
+            else
+                rc = opdb_fail(err, OPDB_ERR_RUNTIME,
+                               "%s: cannot replace: %s; the run was rolled back: nothing was changed", s->table,
+                               strerror(e));
         } else {
             rc = opdb_fail(err, OPDB_ERR_RUNTIME,
                            "%s: cannot replace: %s, and the run could not be rolled back: the journal %s lists what "
                            "remains (`opdb validate` reports it)",
-                           s->table, strerror(e), nf ? fj[0].jpath : g_dir);
+                           s->table, changed ? "changed by another program" : strerror(e), nf ? fj[0].jpath : g_dir);
         }
     }
     if (rc == 0) {

@@ -349,6 +349,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     opdb_comm_bench_opts o;
     int prc = opdb_comm_bench_parse(argc, argv, &o);
+    if (!prc && o.num_devices_auto) o.num_devices[0] = world; /* one group of every rank */
     size_t ncfg = 0;
     opdb_comm_config *all = prc ? NULL : opdb_comm_configs(&o, &ncfg, rank == 0 ? stderr : NULL);
     agreement mine = {prc, (long long)ncfg, prc ? 0 : opdb_comm_bench_fingerprint(&o, all, ncfg)};
@@ -367,7 +368,6 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 1;
     }
-    if (o.num_devices_auto) o.num_devices[0] = world; /* one group of every rank */
     opdb_comm_overheads ovh;
     opdb_comm_overheads_default(&ovh);
     opdb_err err;
