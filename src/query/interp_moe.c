@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "opdb/pyround.h"
+#include "query/comm.h"
 #include "query/interp_internal.h"
 
 /* the 7 physical inputs of the fused kernel (shapes and dtypes) */
@@ -238,16 +239,10 @@ void ip_moe(q_ctx *c, const q_entry *e) {
         q_miss(c, ip_reason(att ? &last : NULL, "moe_fused_interpolation_failed"));
         return;
     }
-    if (!c->cfg->quirks) {
-        /* the default mode keeps the embedded parts, which the exact path's
-         * code computes; without them the answer would undercount */
-        if (qv_truthy(qv_get(e->v, "embedded_compute")) || qv_truthy(qv_get(e->v, "embedded_communication"))) {
-            q_miss(c, "unsupported:interpolation_moe_fused_embedded");
-            return;
-        }
-        ip_success(c, &tk, &o, kt, k_moe_axes);
-        q_add_sub(c, kt, opdb_py_roundn(o.lat, 2));
-        return;
-    }
     ip_success(c, &tk, &o, kt, k_moe_axes);
+    /* the default mode adds the embedded compute and communication on top of
+     * the interpolated latency, as the exact path does; without them the
+     * answer would undercount */
+    if (!c->cfg->quirks && c->r->src == QS_INTERPOLATED)
+        q_moe_embedded(c, e, kt, c->r->lat, c->r->rule, c->r->conf);
 }
