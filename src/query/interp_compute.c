@@ -556,3 +556,20 @@ void ip_kernel_shape(q_ctx *c, const char *const *K, size_t nk, const q_tins *in
     if (out->n) O[0] = out->v[0].s;
     gen_core(c, K, nk, *in, N, true, K[0], O, out->n);
 }
+
+int ip_spec_compute(q_ctx *c, const char *const *K, size_t nk, const q_tins *X, int64_t n) {
+    q_tins Y = *X;
+    Y.n = q_slice_n(Y.n, n);
+    for (size_t i = 0; i < nk; i++) {
+        const char *kt = K[i];
+        if (ip_in_matmul_plus(kt)) {
+            if (Y.n < 2) continue;
+            if (mm_core(c, NULL, &K[i], 1, &Y, n, true, false, 1)) return 1;
+            continue;
+        }
+        /* only the count-cut inputs' own axis: no outputs to count elements of */
+        gen_core(c, &K[i], 1, Y, n, true, K[0], NULL, 0);
+        if (c->r->src != QS_MISS) return 1;
+    }
+    return 0;
+}

@@ -29,8 +29,9 @@ void q_interpolate(q_ctx *c, const q_entry *e) {
         return;
     }
     if (qv_truthy(qv_get(v, "composite"))) {
-        /* static composites are never interpolated; decomposed ones are not yet */
-        q_miss(c, q_is_decomposer(e->name) ? "unsupported:interpolation_composite" : "wrapper_interpolation_failed");
+        /* static composites are never interpolated */
+        if (q_is_decomposer(e->name)) ip_composite(c, e);
+        else q_miss(c, "wrapper_interpolation_failed");
         return;
     }
     if (qv_is_str(qv_get(v, "category"), "communication")) {
