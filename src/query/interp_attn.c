@@ -142,8 +142,10 @@ static int attn_kernel(q_ctx *c, const char *kt, const ip_attn_tg *tg, const cha
         ip_kb_field(&T, "kv_heads");
         ip_kb_num(&T, (double)tg->kv);
     }
-    ip_kb_field(&T, "input_layout");
-    ip_kb_str(&T, tg->layout, strlen(tg->layout));
+    if (tg->layout) {
+        ip_kb_field(&T, "input_layout");
+        ip_kb_str(&T, tg->layout, strlen(tg->layout));
+    }
     if (tg->quant) {
         ip_kb_field(&T, "quant_mode");
         ip_kb_str(&T, tg->quant, strlen(tg->quant));
@@ -279,4 +281,33 @@ void ip_attention(q_ctx *c, const q_entry *e) {
         if (attn_kernel(c, kt, &tg, &reason)) return;
     }
     q_miss(c, reason);
+}
+
+/* an integer field of the kernel-level attention object; false when absent or not an integer */
+static bool att_int(const qv *att, const char *name, int64_t *v) {
+    const qv *x = qv_get(att, name);
+    return x && x->kind != QV_NULL && qv_as_int(x, v);
+}
+
+void ip_kernel_attention(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const qv *att) {
+    ip_attn_tg tg;
+    memset(&tg, 0, sizeof tg);
+    if (in->n < 1 || !q_norm3(in->v[0].s, 0, tg.q3) || !att_int(att, "avg_seq_len", &tg.avg)) {
+        q_miss(c, "attention_target_unavailable");
+        return;
+    }
+    tg.prof = in->v[0].prof ? in->v[0].prof : q_dtype_prof(in->v[0].dtype);
+    if (!tg.prof) {
+        q_miss(c, "attention_target_unavailable");
+        return;
+    }
+    tg.has_sparse = att_int(att, "sparse_mode", &tg.sparse);
+    tg.has_kv = att_int(att, "num_kv_heads", &tg.kv);
+    int64_t b;
+    if (att_int(att, "batch_size", &b)) tg.has_batch = true, tg.batch = (double)b;
+    const qv *lay = qv_get(att, "input_layout");
+    if (lay && lay->kind == QV_STR && lay->n) tg.layout = lay->s;
+    else if (tg.has_sparse && (tg.sparse == 0 || tg.sparse == 3)) tg.layout = tg.sparse == 0 ? "BNSD_NBSD" : "TND";
+    const char *reason = "attention_candidate_group_failed";
+    if (!ip_attention_target(c, K, nk, &tg, &reason)) q_miss(c, reason);
 }

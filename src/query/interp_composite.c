@@ -24,7 +24,6 @@ static int spec_interp(q_ctx *c, const q_spec *s, double *lat, const char **kern
         tg.has_kv = s->att.has_kv, tg.kv = s->att.kv;
         tg.layout = s->att.layout;
         if (!tg.layout && s->att.has_sparse) tg.layout = s->att.sparse == 0 ? "BNSD_NBSD" : s->att.sparse == 3 ? "TND" : NULL;
-        if (!tg.layout) return 0;
         const char *reason = NULL;
         got = ip_attention_target(c, K, nk, &tg, &reason);
     } else if (s->mode == QSPEC_SCATTER_CACHE_WRITE) {

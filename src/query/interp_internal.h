@@ -175,6 +175,8 @@ int ip_attention_target(q_ctx *c, const char *const *K, size_t nk, const ip_attn
 /* a decomposed spec's compute kernels K (K[0] its policy kernel) from its
  * shapes X cut to n: 1 answered (hit or error set), 0 not */
 int ip_spec_compute(q_ctx *c, const char *const *K, size_t nk, const q_tins *X, int64_t n);
+/* kernel-level attention: the target from inputs[0] and the query's attention object */
+void ip_kernel_attention(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const qv *att);
 /* decomposed composites: each spec exact first, else interpolated */
 void ip_composite(q_ctx *c, const q_entry *e);
 void ip_moe(q_ctx *c, const q_entry *e);

@@ -86,5 +86,5 @@ void q_interpolate_kernel(q_ctx *c, const char *const *K, size_t nk, const q_tin
     c->r->stage = "interpolation";
     if (how == QK_SHAPE && nk > 0) ip_kernel_shape(c, K, nk, in, out);
     else if (how == QK_ELEMENTWISE) ip_kernel_elementwise(c, K, nk, in, out);
-    else q_miss(c, "unsupported:interpolation_kernel_attention");
+    else ip_kernel_attention(c, K, nk, in, qv_get(c->q->kq, "attention"));
 }
