@@ -7,7 +7,7 @@
 #include "query/decompose.h"
 #include "query/interp_internal.h"
 
-/* one spec interpolated: 1 hit (*lat, *kernel), 0 none, -1 error set */
+/* one spec interpolated: 1 hit (*lat, *kernel), 0 none, -1 answered (error or unsupported MISS set) */
 static int spec_interp(q_ctx *c, const q_spec *s, double *lat, const char **kernel) {
     const char *K[3] = {s->kernel, NULL, NULL};
     size_t nk = 1;
@@ -15,6 +15,13 @@ static int spec_interp(q_ctx *c, const q_spec *s, double *lat, const char **kern
         if (strcmp(s->alt[i], s->kernel) != 0) K[nk++] = s->alt[i];
     int got = 0;
     if (s->mode == QSPEC_ATTENTION) {
+        for (size_t i = 0; i < nk; i++)
+            if (!strcmp(K[i], "SparseFlashAttention") || !strcmp(K[i], "LightningIndexer") ||
+                !strcmp(K[i], "LightningIndexerVllm")) {
+                /* runtime-vector attention is not interpolated yet */
+                q_miss(c, "unsupported:runtime_attention_interpolation");
+                return -1;
+            }
         ip_attn_tg tg;
         memset(&tg, 0, sizeof tg);
         memcpy(tg.q3, s->att.q3, sizeof tg.q3);
@@ -27,7 +34,9 @@ static int spec_interp(q_ctx *c, const q_spec *s, double *lat, const char **kern
         const char *reason = NULL;
         got = ip_attention_target(c, K, nk, &tg, &reason);
     } else if (s->mode == QSPEC_SCATTER_CACHE_WRITE) {
-        return 0;
+        /* not implemented yet: say so rather than fail the whole op */
+        q_miss(c, "unsupported:scatter_cache_write");
+        return -1;
     } else {
         if (!s->nshapes) return 0;
         q_tins X;
@@ -38,6 +47,7 @@ static int spec_interp(q_ctx *c, const q_spec *s, double *lat, const char **kern
     }
     if (!got) return 0;
     if (c->r->src == QS_ERROR) return -1;
+    if (c->r->src != QS_INTERPOLATED && c->r->src != QS_MEASURED) return 0;
     *lat = c->r->lat;
     *kernel = c->r->kernel;
     return 1;
