@@ -62,7 +62,7 @@ ck "work folder removed after a finished run" test ! -e "$w/a/.opdb_bench"
 m=$w/a/MatMulV2.csv
 ck "failed row kept" test "$(rows "$m")" -eq 3
 ck "header: existing columns, then the MicroBench columns" test "$(head -1 "$m" | tr -d '\r')" = \
-  "$hdr,MicroBench Median Duration(us),MicroBench P20 Duration(us),MicroBench P80 Duration(us),MicroBench RSD(%),MicroBench Samples,MicroBench Cache,MicroBench GFLOP/s,MicroBench GB/s,MicroBench Backend,MicroBench Converged"
+  "$hdr,MicroBench Median Duration(us),MicroBench P20 Duration(us),MicroBench P80 Duration(us),MicroBench CI Low(us),MicroBench CI High(us),MicroBench RSD(%),MicroBench Samples,MicroBench Cache,MicroBench GFLOP/s,MicroBench GB/s,MicroBench Backend,MicroBench Converged"
 ck "measured row: Samples = 2" test "$(cell "$m" 2 'MicroBench Samples')" = 2
 ck "measured row: Cache = cold" test "$(cell "$m" 2 'MicroBench Cache')" = cold
 ck "measured row: a positive minimum" awk -v v="$(cell "$m" 2 'Average Duration(us)')" 'BEGIN { exit !(v > 0) }'

@@ -51,7 +51,8 @@ same_db() {
   python3 - "$1" "$2" <<'PY'
 import csv, os, re, sys
 timing = {"Average Duration(us)", "MicroBench Median Duration(us)", "MicroBench P20 Duration(us)",
-          "MicroBench P80 Duration(us)", "MicroBench RSD(%)", "MicroBench GFLOP/s", "MicroBench GB/s"}
+          "MicroBench P80 Duration(us)", "MicroBench CI Low(us)", "MicroBench CI High(us)", "MicroBench RSD(%)",
+          "MicroBench GFLOP/s", "MicroBench GB/s"}
 def load(d):
     out = {}
     for root, _, files in os.walk(d):

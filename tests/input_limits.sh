@@ -41,6 +41,16 @@ awk 'BEGIN { printf "{\"traceEvents\": [{\"name\": \""; for (i = 0; i < 3000; i+
 OPDB_JSON_MAX_STRING=1000 timeout 60 "$opdb" trace2csv --trace "$w/long.json" --output "$w/t.csv" >/dev/null 2>"$w/err"
 check "JSON string over OPDB_JSON_MAX_STRING" $? "long.json: a JSON string longer than 1000 (OPDB_JSON_MAX_STRING)"
 "$opdb" trace2csv --trace "$w/long.json" --output "$w/t.csv" >/dev/null 2>"$w/err" || { echo "FAIL: a 3000-byte string is refused under the default limit"; cat "$w/err"; fail=1; }
+# a 64 MB string in a small .json.gz: refused once the limit is passed, while the
+# string is still being read (not after re-reading it chunk by chunk, quadratically)
+{ printf '{"traceEvents": [{"name": "'; head -c 64000000 /dev/zero | tr '\0' x; printf '", "ph": "X"}]}'; } | gzip -1 >"$w/big.json.gz"
+t0=$(date +%s)
+OPDB_JSON_MAX_STRING=100000 timeout 60 "$opdb" trace2csv --trace "$w/big.json.gz" --output "$w/t.csv" >/dev/null 2>"$w/err"
+check "a 64 MB JSON string in .json.gz" $? "big.json.gz: a JSON string longer than 100000 (OPDB_JSON_MAX_STRING)"
+[ $(($(date +%s) - t0)) -le 5 ] || { echo "FAIL: refusing a long string took $(($(date +%s) - t0)) s"; fail=1; }
+OPDB_JSON_MAX_STRING=64000000 OPDB_TRACE_PIPELINE=1 timeout 60 "$opdb" trace2csv --trace "$w/big.json.gz" --output "$w/t.csv" >/dev/null 2>"$w/err"
+[ $? -ne 0 ] && grep -q "longer than" "$w/err" && { echo "FAIL: a string at the limit was refused"; cat "$w/err"; fail=1; }
+[ $(($(date +%s) - t0)) -le 20 ] || { echo "FAIL: reading a 64 MB string took $(($(date +%s) - t0)) s"; fail=1; }
 awk 'BEGIN { printf "{\"traceEvents\": ["; for (i = 0; i < 5; i++) printf "%s{\"name\": \"k\", \"ph\": \"X\", \"ts\": %d, \"dur\": 2}", (i ? ", " : ""), i; print "]}" }' >"$w/five.json"
 OPDB_JSON_MAX_EVENTS=3 timeout 60 "$opdb" trace2csv --trace "$w/five.json" --output "$w/t.csv" >/dev/null 2>"$w/err"
 check "trace events over OPDB_JSON_MAX_EVENTS" $? "five.json: more trace events than 3 (OPDB_JSON_MAX_EVENTS)"
@@ -56,5 +66,22 @@ OPDB_JSON_MAX_STRING=4 timeout 60 "$opdb" fia-fill --csv-path "$fia/FusedInferAt
 check "JSONL string over OPDB_JSON_MAX_STRING" $? "dump.jsonl:1: a JSON string longer than 4 bytes (OPDB_JSON_MAX_STRING)"
 OPDB_JSON_MAX_BYTES=10 timeout 60 "$opdb" fia-fill --csv-path "$fia/FusedInferAttentionScore.csv" --jsonl-path "$fia/dump.jsonl" --output-path "$w/o.csv" >/dev/null 2>"$w/err"
 check "JSONL record over OPDB_JSON_MAX_BYTES" $? "over the limit of 10 bytes (OPDB_JSON_MAX_BYTES)"
+# a grid pattern of 1e9 candidates is refused before any is built (it reached 6.6 GB in 120 s),
+# --plan and a small --rows included; --max-candidates moves the limit
+awk 'BEGIN { printf "grids:\n  G: ["; for (i = 1; i <= 1000; i++) printf "%s%d", (i > 1 ? ", " : ""), i; print "]"
+  print "patterns:\n  huge:\n    iterators: {A: G, B: G, C: G}\n    inputs: [\"(A,B,C)\"]\n    outputs: [\"(A,B,C)\"]"
+  print "assignments:\n  huge: [Add]" }' >"$w/huge.yaml"
+for extra in "--rows 10 --seed 1" "--plan"; do
+  # shellcheck disable=SC2086
+  timeout 30 "$opdb" grid --data-dir "$w/db" --config "$w/huge.yaml" $extra >/dev/null 2>"$w/err"
+  check "grid of 1e9 candidates ($extra)" $? "huge.yaml: pattern 'huge' expands to more than 50000000 candidates (1000000000)"
+done
+awk 'BEGIN { printf "grids:\n  G: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n"
+  print "patterns:\n  small:\n    iterators: {A: G, B: G, C: G}\n    inputs: [\"(A,B,C)\"]\n    outputs: [\"(A,B,C)\"]"
+  print "assignments:\n  small: [Add]" }' >"$w/small.yaml"
+timeout 30 "$opdb" grid --data-dir "$w/db" --config "$w/small.yaml" --plan --max-candidates 1000 >/dev/null 2>"$w/err"
+check "grid of 1331 candidates over --max-candidates 1000" $? "more than 1000 candidates (1331)"
+timeout 30 "$opdb" grid --data-dir "$w/db" --config "$w/small.yaml" --plan --max-candidates 1331 >/dev/null 2>"$w/err" ||
+  { echo "FAIL: 1331 candidates refused at --max-candidates 1331"; cat "$w/err"; fail=1; }
 [ $fail = 0 ] && echo "input limits: ok"
 exit $fail

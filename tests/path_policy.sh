@@ -73,6 +73,28 @@ run parse_quirks 1 db "$opdb" parse --profiling-path "$w/in/kd.csv" --database-p
 grep -q 'too long' "$s/err" || { echo "FAIL: parse quirks: no 'too long' error"; cat "$s/err"; fail=1; }
 [ -z "$(ls "$w/run/db" 2>/dev/null)" ] || { echo "FAIL: parse quirks wrote tables before failing"; fail=1; }
 
+# parse of a Kineto trace: operator names get the same policy as kernel_details types
+# (no hidden or special names, no DEL or direction override in a file name, case clash
+# reported, long names cut with the hash suffix instead of failing the parse)
+k240=$(awk 'BEGIN { for (i = 0; i < 240; i++) printf "K" }')
+k10k=$(awk 'BEGIN { for (i = 0; i < 10000; i++) printf "M" }')
+{ printf '{"traceEvents": ['; i=0
+  for n in '.x' '..' '.opdb-journal' "$(printf 'de\177l')" 'bi\u202etxt' 'Add' 'add' "$k240" "$k10k"; do
+    i=$((i + 1)); [ $i -gt 1 ] && printf ','; t=$((i * 100)) # an operator, its launch, its kernel
+    printf '{"ph": "X", "cat": "cpu_op", "name": "%s", "pid": 1, "tid": 1, "ts": %d, "dur": 50, "args": {}},\n' "$n" $t
+    printf '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": %d, "dur": 3, "args": {"correlation": %d}},\n' $((t + 1)) $i
+    printf '{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": %d, "dur": 2, "args": {"correlation": %d}}\n' $((t + 60)) $i
+  done; printf ']}\n'; } >"$w/in/kineto.json"
+fresh; rmdir "$w/run/db"
+run parse_kineto 0 db "$opdb" parse --profiling-path "$w/in/kineto.json" --database-path db
+[ "$(ls "$w/run/db" | wc -l)" -eq 9 ] || { echo "FAIL: kineto parse wrote $(ls "$w/run/db" | wc -l) tables, want 9:"; ls "$w/run/db"; cat "$s/err"; fail=1; }
+grep -q 'differ only in case' "$s/err" || { echo "FAIL: kineto parse did not report Add/add"; fail=1; }
+ls "$w/run/db" | LC_ALL=C grep -q "$(printf '\342\200\256')" && { echo "FAIL: a direction override in a kineto table name"; fail=1; }
+ls "$w/run/db" | LC_ALL=C awk 'length($0) > 243 { bad = 1 } END { exit !bad }' && { echo "FAIL: a kineto table name over 243 bytes"; fail=1; }
+[ -f "$w/run/db/_opdb-journal.csv" ] && [ -f "$w/run/db/_x.csv" ] && [ -f "$w/run/db/_..csv" ] && [ -f "$w/run/db/bi_txt.csv" ] ||
+  { echo "FAIL: kineto safe names missing:"; ls "$w/run/db"; fail=1; }
+"$opdb" validate --database-path "$w/run/db" >"$s/out" 2>&1 || { echo "FAIL: validate refused the kineto tables:"; cat "$s/out"; fail=1; }
+
 # update --add-new-ops on a database with one table
 fresh
 printf 'OP State,Accelerator Core,Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,Output Formats,Average Duration(us)\r\n' >"$w/run/db/Add.csv"

@@ -47,6 +47,7 @@ typedef struct opdb_bench_opts {
     int shard_rank, shard_count;
     const char *shard_path;
     size_t max_memory;               /* --max-memory: bytes of buffers one row may need; 0 = 3/4 of the available memory */
+    bool no_progress;                /* no progress line (drawn on stderr only when it is a terminal) */
 } opdb_bench_opts;
 
 /* The per-row buffer budget o->max_memory stands for (SIZE_MAX: unknown, no limit). */

@@ -41,7 +41,8 @@ OPDB_API char *opdb_db_resolve(const opdb_db_target *t, opdb_err *err);
 OPDB_API char *opdb_sanitize_type_name(const char *type, size_t n);
 
 /* ---- the path policy: every name from input that becomes a file ----
- * opdb_safe_stem (default mode) = opdb_sanitize_type_name, then DEL becomes
+ * opdb_safe_stem (default mode) = opdb_sanitize_type_name, then DEL and each
+ * direction mark or override (U+061C, U+200E/F, U+202A-E, U+2066-9) become
  * `_`, a leading `.` becomes `_` (no `.`, `..` or hidden files), and a stem
  * over OPDB_STEM_MAX bytes keeps its first bytes (cut on a UTF-8 boundary)
  * and ends in `~` + 8 hex digits of opdb_name_hash(whole name), so distinct
@@ -50,6 +51,12 @@ OPDB_API char *opdb_sanitize_type_name(const char *type, size_t n);
 #define OPDB_STEM_MAX 200
 #define OPDB_NAME_MAX 243 /* a file name, leaving room for its ".<name>.tmp.XXXXXX" temp file */
 OPDB_API char *opdb_safe_stem(const char *name, size_t n);
+/* The table file name (stem + ".csv") for the operator type name[0..n),
+ * given the names already chosen in this run (used[0..nused), NULL entries
+ * skipped): opdb_safe_stem, then `~2`, `~3`... while the name is taken, with
+ * a warning for that and for a name that differs from another only in case.
+ * Every reader that makes tables from operator types uses it.  malloc'd. */
+OPDB_API char *opdb_table_file_name(const char *const *used, size_t nused, const char *name, size_t n);
 /* FNV-1a 32 of the bytes. */
 OPDB_API uint32_t opdb_name_hash(const char *p, size_t n);
 /* 0 when fname can be one file name inside a folder (not empty, no `/`, not

@@ -43,8 +43,13 @@ OPDB_API int opdb_find_files(const char *root, opdb_name_filter keep, void *ctx,
                     size_t *count, opdb_err *err);
 OPDB_API void opdb_free_paths(char **paths, size_t count);
 
+/* -1 with a clear error when an entry of dir named like a table (*.csv) is
+ * not a regular file (or a link to one): a FIFO, device, folder or socket.
+ * opdb_dir_lock checks it before locking. */
+OPDB_API int opdb_dir_check_tables(const char *dir, opdb_err *err);
+
 /* Exclusive advisory lock (flock) on a folder, so concurrent writers to one
- * database serialise. Blocks, saying so on stderr if it has to wait.
+ * database serialise. Refuses a folder opdb_dir_check_tables refuses. Blocks, saying so on stderr if it has to wait.
  * Returns a descriptor to pass to opdb_dir_unlock, or -1 with err set. */
 OPDB_API int opdb_dir_lock(const char *dir, opdb_err *err);
 /* The same lock, without acting on what killed runs left (for discarding an

@@ -62,6 +62,7 @@ OPDB_API opdb_grid_config *opdb_grid_config_load(const char *text, size_t len, c
 OPDB_API void opdb_grid_config_free(opdb_grid_config *c);
 
 /* ---- A run over a database folder. */
+#define OPDB_GRID_MAX_CANDIDATES 50000000ull
 typedef struct opdb_grid_opts {
     const char *root;            /* resolved CSV root */
     const char *target_models;   /* comma list or NULL */
@@ -70,6 +71,7 @@ typedef struct opdb_grid_opts {
     bool have_seed;
     long long seed;
     double max_hbm_gb;           /* <= 0: no budget */
+    unsigned long long max_candidates; /* a template expanding to more is refused; 0: OPDB_GRID_MAX_CANDIDATES */
     bool quirks;                 /* --reference-quirks */
     bool plan, json;             /* --plan [--json]: report, write nothing */
     FILE *out;                   /* stdout lines */

@@ -2,8 +2,12 @@
  * (issue 6 point 3; method in docs/REPLAY.md "Measurement").
  *
  * A time-budgeted warm-up, then samples until the stop rule holds:
- *   n >= min_samples AND sum of sample times >= min_time AND RSD <= max_rsd
- * or the wall-clock timeout is reached (NVBench's rule and defaults).  With a
+ *   n >= min_samples AND (sum of sample times or time spent sampling) >= min_time AND the 95%
+ *   distribution-free confidence interval of the median is within
+ *   target_precision (half-width relative to the median)
+ * or the wall-clock timeout is reached.  The interval narrows as samples
+ * accumulate (about 1/sqrt(n)), so noisy rows stop too, where a bound on
+ * the samples' spread would never be met.  With a
  * fixed repeat count exactly that many samples are taken instead.  The
  * last-level cache is evicted before every sample unless hot_cache. */
 #ifndef OPDB_MEASURE_H
@@ -24,8 +28,8 @@ extern "C" {
 typedef struct opdb_measure_opts {
     long repeat_count;     /* > 0: exactly this many samples, no stop rule */
     long min_samples;      /* default 10 */
-    double min_time_s;     /* default 0.5: accumulated sample time */
-    double max_rsd_pct;    /* default 0.5 */
+    double min_time_s;     /* default 0.5: accumulated sample time, or time spent sampling (evictions included) */
+    double target_precision_pct; /* default 1: CI half-width / median * 100 */
     double timeout_s;      /* default 15: wall clock, warm-up and evictions included */
     double warmup_s;       /* default 0.05: warm-up budget (at least one run) */
     bool hot_cache;        /* no eviction between samples */
@@ -39,7 +43,21 @@ typedef struct opdb_sample_stats {
     size_t n;
     double min, median, p20, p80, mean;
     double rsd_pct;        /* sample standard deviation / mean * 100 (0 when n < 2) */
+    double ci_lo, ci_hi;   /* 95% confidence interval of the median; NAN when n < 6 */
 } opdb_sample_stats;
+
+#define OPDB_MEDIAN_CI_CONFIDENCE 0.95
+
+/* Ranks (1-based, lo <= hi = n + 1 - lo) of the order statistics that bound
+ * the distribution-free confidence interval of the median of n samples: the
+ * largest lo with P(B <= lo - 1) <= (1 - confidence) / 2, B ~ binomial(n, 1/2).
+ * Exact for n <= 1000, the normal approximation above. false when no such
+ * rank exists (n < 6 at 95%). */
+OPDB_API bool opdb_median_ci_ranks(size_t n, double confidence, size_t *lo, size_t *hi);
+
+/* The stop decision on the samples so far (sorted ascending, n of them,
+ * sum_us their total): the rule above without the timeout. */
+OPDB_API bool opdb_stop_rule_met(const opdb_measure_opts *o, const double *sorted, size_t n, double sum_us);
 
 OPDB_API void opdb_sample_stats_of(double *v, size_t n, opdb_sample_stats *s);
 /* Linear-interpolated percentile (numpy's default) of sorted values, q in [0,100]. */

@@ -21,6 +21,8 @@ typedef struct opdb_progress {
     double start;   /* monotonic seconds at the stage's start */
 } opdb_progress;
 
+/* The width of stderr's terminal; 80 when stderr is not one. */
+OPDB_API int opdb_progress_width(void);
 /* enabled = isatty(stderr) unless force_off. */
 OPDB_API void opdb_progress_init(opdb_progress *p, bool force_off);
 OPDB_API void opdb_progress_stage(opdb_progress *p, const char *stage, uint64_t total);

@@ -41,6 +41,9 @@ extern "C" {
 #define OPDB_COL_PROF_SUM_DUR "Profiling Sum Duration(us)"
 #define OPDB_COL_PROF_SUMSQ_DUR "Profiling Sum Squares(us^2)"
 #define OPDB_COL_KERNEL_NAMES "Kernel Names"
+/* opdb bench's 95% confidence interval of the median (default mode only) */
+#define OPDB_COL_MB_CI_LOW "MicroBench CI Low(us)"
+#define OPDB_COL_MB_CI_HIGH "MicroBench CI High(us)"
 
 /* A metric m is stored as "MicroBench <m>" (measured by opdb bench) and
  * "Profiling Average <m>" (aggregated from profiles). */

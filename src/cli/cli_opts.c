@@ -84,6 +84,12 @@ static cli_opt *lookup(const cli_spec *s, const char *name, size_t n, int *ambig
     return count == 1 ? hit : NULL;
 }
 
+/* --x-path, --x-dir: an empty value is refused rather than read as ".". */
+static bool names_a_path(const char *name) {
+    size_t n = strlen(name);
+    return (n > 5 && strcmp(name + n - 5, "-path") == 0) || (n > 4 && strcmp(name + n - 4, "-dir") == 0);
+}
+
 int cli_parse(const cli_spec *spec, int argc, char **argv) {
     bool *seen = opdb_xcalloc(spec->nopts ? spec->nopts : 1, sizeof *seen);
     int rc = CLI_OK;
@@ -131,6 +137,8 @@ int cli_parse(const cli_spec *spec, int argc, char **argv) {
         } else {
             rc = cli_usage_error(spec, "argument %s: expected one argument", o->name);
         }
+        if (rc == CLI_OK && !**o->value && names_a_path(o->name))
+            rc = cli_usage_error(spec, "argument %s: an empty path (it would mean the current folder)", o->name);
     }
     if (rc == CLI_OK) {
         for (size_t k = 0; k < spec->nopts; k++) {

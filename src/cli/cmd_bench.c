@@ -47,9 +47,9 @@ static bool parse_size(const char *s, size_t *out) {
 }
 
 typedef struct flags {
-    const char *database, *device, *vllm, *torch, *cann, *mode, *repeat, *min_samples, *min_time, *timeout, *threads,
+    const char *database, *device, *vllm, *torch, *cann, *mode, *repeat, *min_samples, *min_time, *timeout, *precision, *threads,
         *backend, *grid, *rounds, *cache_mib, *max_memory;
-    bool hot, fail_fast, resume, drop_failed, quirks, plan, strict;
+    bool hot, fail_fast, resume, drop_failed, quirks, plan, strict, no_progress;
 } flags;
 
 /* Stop-rule flags into m (after defaults). */
@@ -70,6 +70,8 @@ static int measure_flags(const cli_spec *spec, const flags *f, opdb_measure_opts
         return cli_usage_error(spec, "argument --min-time: expected seconds >= 0, got '%s'", f->min_time);
     if (f->timeout && !parse_pos_double(f->timeout, &m->timeout_s))
         return cli_usage_error(spec, "argument --timeout: expected seconds >= 0, got '%s'", f->timeout);
+    if (f->precision && (!parse_pos_double(f->precision, &m->target_precision_pct) || m->target_precision_pct <= 0))
+        return cli_usage_error(spec, "argument --target-precision: expected a percentage > 0, got '%s'", f->precision);
     opdb_err err;
     opdb_err_clear(&err);
     if (opdb_repeat_count_resolve(f->repeat, &m->repeat_count, &err)) return cli_usage_error(spec, "%s", err.msg);
@@ -168,7 +170,7 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
     } else {
         opdb_bench_opts o = {dir, (const char *const *)ops, nops, f->mode && strcmp(f->mode, "missing-only") == 0,
                              *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL, stdout, 1,
-                             f->plan, f->strict, 0, 0, NULL, 0};
+                             f->plan, f->strict, 0, 0, NULL, 0, f->no_progress};
         parse_size(f->max_memory, &o.max_memory);
         /* ranks on one node (set by the MPI helper) each take their share of the default budget */
         const char *node_ranks = getenv("OPDB_BENCH_NODE_RANKS");
@@ -206,7 +208,8 @@ int cmd_bench(int argc, char **argv) {
         {"--repeat-count", "N", "exactly N samples per row (else $OPDB_REPLAY_REPEAT_COUNT, $MSMODELING_OP_REPLAY_REPEAT_COUNT, or the stop rule)", false, &f.repeat, NULL},
         {"--min-samples", "N", "stop rule: at least N samples (default 10)", false, &f.min_samples, NULL},
         {"--min-time", "S", "stop rule: at least S seconds of samples (default 0.5; --grid: 0.1)", false, &f.min_time, NULL},
-        {"--timeout", "S", "stop rule: give up on RSD <= 0.5% after S seconds (default 15; --grid: 2)", false, &f.timeout, NULL},
+        {"--target-precision", "PCT", "stop rule: the 95% confidence interval of the median within +-PCT% of it (default 1)", false, &f.precision, NULL},
+        {"--timeout", "S", "stop rule: give up after S seconds (default 15; --grid: 2)", false, &f.timeout, NULL},
         {"--rounds", "N", "interleaved passes over the rows, each with 1/N of --min-time and --timeout; statistics over all samples (default 1; --grid: 3)", false, &f.rounds, NULL},
         {"--hot-cache", NULL, "do not evict the last-level cache between samples", false, NULL, &f.hot},
         {"--cache-mib", "N", "last-level cache size to evict, in MiB (default: the size the CPU reports; set it where a VM reports the whole host's cache)", false, &f.cache_mib, NULL},
@@ -219,6 +222,7 @@ int cmd_bench(int argc, char **argv) {
         {"--reference-quirks", NULL, "write back like the reference: no extra columns, failed rows deleted", false, NULL, &f.quirks},
         {"--plan", NULL, "list the rows that would run (dtype, shapes, GEMM size) and the estimated time; run nothing", false, NULL, &f.plan},
         {"--max-memory", "BYTES", "refuse a row whose buffers need more (suffix K, M, G or T: powers of 1024; default: 3/4 of the memory available at start)", false, &f.max_memory, NULL},
+        {"--no-progress", NULL, "never draw the progress line (drawn only when stderr is a terminal)", false, NULL, &f.no_progress},
         {"--strict", NULL, "exit 1 when nothing was measured or a row never met the stop rule", false, NULL, &f.strict},
     };
     cli_spec spec = {
@@ -226,7 +230,9 @@ int cmd_bench(int argc, char **argv) {
         "Replay a database's operator rows on this machine (CPU, or a CUDA GPU), measure them and write the\n"
         "durations back (Average Duration(us) = the minimum sample, plus MicroBench statistics columns).",
         "Measurement: a time-budgeted warm-up, then samples until >= --min-samples AND >= --min-time AND\n"
-        "RSD <= 0.5%, or --timeout; the last-level cache is evicted before every sample unless --hot-cache.\n"
+        "the distribution-free 95% confidence interval of the median (order statistics) is within\n"
+        "--target-precision, or --timeout; the last-level cache is evicted before every sample unless\n"
+        "--hot-cache. The interval is written as MicroBench CI Low/High(us).\n"
         "With --rounds N every row is measured in N passes over the selection, each with 1/N of the\n"
         "budget, and its statistics are taken over the samples of all passes (a slow spell of a shared\n"
         "machine then spoils one pass of a row, not its result); a fixed --repeat-count makes one pass.\n"

@@ -10,7 +10,8 @@
 
 int cmd_grid(int argc, char **argv) {
     const char *models = NULL, *data_dir = NULL, *db_path = NULL, *device = NULL, *vllm = NULL, *torch = NULL,
-               *cann = NULL, *rows = "1000", *seed = NULL, *hbm = "32", *config = NULL;
+               *cann = NULL, *rows = "1000", *seed = NULL, *hbm = "32", *config = NULL,
+               *maxc = NULL;
     bool quirks = false, plan = false, json = false, strict = false;
     cli_opt opts[] = {
         {"--target-models", "A,B", "comma-separated models (HF ids or short names); default: all presets", false, &models, NULL},
@@ -23,6 +24,7 @@ int cmd_grid(int argc, char **argv) {
         {"--rows", "N", "per-CSV cap on appended rows (default 1000; 0 = no cap)", false, &rows, NULL},
         {"--seed", "S", "integer seed: the same rows as Python's random.seed(S)", false, &seed, NULL},
         {"--max-hbm-gb", "G", "per-row memory budget in GiB (default 32; 0 disables)", false, &hbm, NULL},
+        {"--max-candidates", "N", "refuse a pattern expanding to more candidate shapes (default 50000000)", false, &maxc, NULL},
         {"--config", "FILE", "grid configuration YAML (default: the built-in reference configuration)", false, &config, NULL},
         {"--plan", NULL, "per CSV: candidates / after memory filter / after dedup / to append (and the target models' coverage); write nothing", false, NULL, &plan},
         {"--json", NULL, "with --plan: the plan and coverage as JSON", false, NULL, &json},
@@ -44,6 +46,10 @@ int cmd_grid(int argc, char **argv) {
         o.have_seed = true;
         o.seed = v;
     }
+    unsigned long mc = 0;
+    if (maxc && (!cli_parse_uint(maxc, &mc) || mc == 0))
+        return cli_usage_error(&spec, "argument --max-candidates: expected a positive integer, got '%s'", maxc);
+    o.max_candidates = mc;
     if (!opdb_py_float(hbm, strlen(hbm), &o.max_hbm_gb))
         return cli_usage_error(&spec, "argument --max-hbm-gb: invalid float value: '%s'", hbm);
     if (json && !plan) return cli_usage_error(&spec, "--json needs --plan");

@@ -25,6 +25,7 @@ static const command k_commands[] = {
     {"update", cmd_update, "merge msprof op_summary measurements into a database, report the gaps"},
     {"grid", cmd_grid, "append theory shape grids (model presets, patterns) to database CSVs for replay"},
     {"query", cmd_query, "operator latencies from a database, as the performance model looks them up (JSONL in/out)"},
+    {"diff", cmd_diff, "what changed between two database folders: regressions, gains, drift (Welch's t-test)"},
     {"validate", cmd_validate, "check a database folder and list its problems (exit 1 if any)"},
     {"comm", cmd_comm, "collective microbenchmarks over MPI, nccl-tests/OSU log import, alpha-beta check"},
 };

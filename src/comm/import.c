@@ -82,12 +82,13 @@ int opdb_comm_import_file(const opdb_comm_import_opts *o, const char *path, opdb
         double ov = o->overheads ? opdb_comm_overhead_of(o->overheads, (opdb_comm_op)op, nd) : 0.0;
         rows[res->rows++] = opdb_comm_make_row(bytes, nd, dt->label, tier, us, ov);
     }
-    char name[128];
-    char *safe = opdb_sanitize_type_name(opdb_comm_op_kernel((opdb_comm_op)op), strlen(opdb_comm_op_kernel((opdb_comm_op)op)));
-    snprintf(name, sizeof name, "%s.csv", safe);
-    free(safe);
-    char *out = opdb_path_join(o->output_dir, name);
-    if (res->rows == 0) {
+    const char *kernel = opdb_comm_op_kernel((opdb_comm_op)op);
+    char *name = opdb_table_file_name(NULL, 0, kernel, strlen(kernel)); /* the one path policy */
+    char *out = opdb_path_in_dir(o->output_dir, name, err);
+    free(name);
+    if (!out) {
+        rc = -1;
+    } else if (res->rows == 0) {
         rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: no row with a positive size and time", path);
     } else {
         rc = opdb_comm_csv_append(out, rows, res->rows, err);

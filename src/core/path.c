@@ -198,6 +198,34 @@ void opdb_free_paths(char **paths, size_t count) {
     free(paths);
 }
 
+static const char *kind_name(mode_t m) {
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISDIR(m)) return "a folder";
+    if (S_ISSOCK(m)) return "a socket";
+    return "not a regular file";
+}
+
+int opdb_dir_check_tables(const char *dir, opdb_err *err) {
+    DIR *d = opendir(dir);
+    if (!d) return 0; /* a missing folder is reported by whoever opens it */
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 5 || strcmp(e->d_name + n - 4, ".csv") != 0) continue;
+        char *p = opdb_path_join(dir, e->d_name);
+        struct stat st;
+        if (stat(p, &st) == 0 && !S_ISREG(st.st_mode))
+            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: is %s, not a table file: remove or rename it", p,
+                           kind_name(st.st_mode));
+        free(p);
+    }
+    closedir(d);
+    return rc;
+}
+
 int opdb_dir_lock_plain(const char *dir, opdb_err *err) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open folder: %s", dir, strerror(errno));
@@ -217,8 +245,10 @@ int opdb_dir_lock_plain(const char *dir, opdb_err *err) {
 int opdb_dir_lock(const char *dir, opdb_err *err) {
     int fd = opdb_dir_lock_plain(dir, err);
     if (fd < 0) return -1;
-    /* the lock holder is the only writer: finish or clean up killed runs */
-    if (opdb_txn_recover(dir, NULL, err)) {
+    /* the lock holder is the only writer: finish or clean up killed runs;
+     * then, before any table is opened, refuse a FIFO, device or folder
+     * named like a table (reading one would block or misbehave) */
+    if (opdb_txn_recover(dir, NULL, err) || opdb_dir_check_tables(dir, err)) {
         close(fd);
         return -1;
     }

@@ -18,11 +18,13 @@ static double now_s(void) {
 
 static int term_width(void) {
     struct winsize ws;
-    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    if (isatty(STDERR_FILENO) && ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
     const char *c = getenv("COLUMNS");
     int w = c ? atoi(c) : 0;
     return w > 0 ? w : 80;
 }
+
+int opdb_progress_width(void) { return isatty(STDERR_FILENO) ? term_width() : 80; }
 
 void opdb_progress_init(opdb_progress *p, bool force_off) {
     memset(p, 0, sizeof *p);

@@ -24,11 +24,27 @@ uint32_t opdb_name_hash(const char *p, size_t n) {
     return h;
 }
 
+/* Bytes of a direction mark or override at p (they reorder how a name is
+ * shown: "abc\u202Etxt.csv"), else 0: U+061C, U+200E-200F, U+202A-202E, U+2066-2069. */
+static size_t invisible_len(const unsigned char *p, size_t n) {
+    if (n >= 2 && p[0] == 0xd8 && p[1] == 0x9c) return 2;
+    if (n < 3 || p[0] != 0xe2) return 0;
+    if (p[1] == 0x80 && (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae))) return 3;
+    if (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9) return 3;
+    return 0;
+}
+
 char *opdb_safe_stem(const char *name, size_t n) {
     char *s = opdb_sanitize_type_name(name, n);
     size_t len = strlen(s);
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)s[i] == 0x7f) s[i] = '_';
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        size_t k = invisible_len((const unsigned char *)s + i, len - i);
+        if (k) i += k - 1;
+        s[o++] = k || (unsigned char)s[i] == 0x7f ? '_' : s[i];
+    }
+    s[o] = '\0';
+    len = o;
     if (s[0] == '.') s[0] = '_'; /* ".", "..", ".x": no hidden or special names */
     if (len > OPDB_STEM_MAX) {
         /* keep a prefix cut on a UTF-8 boundary; the hash of the whole name
@@ -94,4 +110,23 @@ const char *opdb_name_case_clash(const char *const *names, size_t n, const char 
     for (size_t i = 0; i < n; i++)
         if (names[i] && strcmp(names[i], name) != 0 && casecmp_ascii(names[i], name) == 0) return names[i];
     return NULL;
+}
+
+char *opdb_table_file_name(const char *const *used, size_t nused, const char *name, size_t n) {
+    char *base = opdb_safe_stem(name, n);
+    char *fname = opdb_xmalloc(strlen(base) + 32);
+    sprintf(fname, "%s.csv", base);
+    bool taken = true;
+    for (int k = 2; taken; k++) {
+        taken = false;
+        for (size_t i = 0; i < nused && !taken; i++) taken = used[i] && strcmp(used[i], fname) == 0;
+        if (taken) sprintf(fname, "%s~%d.csv", base, k);
+    }
+    if (strcmp(fname + strlen(base), ".csv") != 0)
+        opdb_warn("operator types '%.*s' and another sanitise to the same file name; writing %s", (int)(n > 80 ? 80 : n),
+                  name, fname);
+    const char *clash = opdb_name_case_clash(used, nused, fname);
+    if (clash) opdb_warn("%s and %s differ only in case: one file on a case-insensitive file system", clash, fname);
+    free(base);
+    return fname;
 }

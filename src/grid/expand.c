@@ -170,7 +170,20 @@ int grid_expand_template(const opdb_grid_config *cfg, const grid_pattern *p, con
     bind_all(p, &e); /* names resolved once, not per evaluation */
     /* room for every combination up front: no copying while the pool grows */
     size_t combos = nk ? npairs : 1, per = 0;
-    for (size_t i = 0; i < nits; i++) combos = combos && its[i]->n <= SIZE_MAX / combos ? combos * its[i]->n : 0;
+    bool overflow = false;
+    for (size_t i = 0; i < nits; i++) {
+        overflow = overflow || (combos && its[i]->n > SIZE_MAX / combos);
+        combos = overflow ? 0 : combos * its[i]->n;
+    }
+    /* counted before anything is built: a huge product is refused at once */
+    if (out->limit && (overflow || combos > out->limit)) {
+        free(pairs);
+        bind_all(p, NULL);
+        return opdb_fail(err, OPDB_ERR_RUNTIME,
+                         "%s: pattern '%s' expands to more than %llu candidates (%s%zu); raise --max-candidates or "
+                         "narrow its ranges",
+                         cfg->name, p->name ? p->name : "?", out->limit, overflow ? "over " : "", overflow ? SIZE_MAX : combos);
+    }
     for (size_t i = 0; i < p->ninputs; i++) per += 1 + (size_t)p->inputs[i].ndims;
     for (size_t i = 0; i < p->noutputs; i++) per += 1 + (size_t)p->outputs[i].ndims;
     if (combos && combos <= ((size_t)1 << 20)) grid_cands_reserve(out, combos, combos * per);

@@ -411,6 +411,7 @@ static int generate(const fctx *F, const grid_pattern *p, const grid_model *cons
         grid_generate(p->generator, F->R->cfg, models, nmodels, cs);
         return 0;
     }
+    cs->limit = o->max_candidates ? o->max_candidates : OPDB_GRID_MAX_CANDIDATES;
     return grid_expand_template(F->R->cfg, p, nk_models ? models : NULL, nk_models ? nmodels : 0, !o->quirks, cs, err);
 }
 

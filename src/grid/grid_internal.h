@@ -117,6 +117,7 @@ typedef struct grid_cands {
     grid_cand_sink sink; /* non-NULL: nothing is stored, n still counts */
     void *sink_ctx;
     size_t expect;       /* with a sink: candidates announced by grid_cands_reserve */
+    unsigned long long limit; /* a template expanding to more is refused before expansion (0: none) */
     grid_cand *c;
     size_t n, cap;
     int64_t *pool;

@@ -31,6 +31,7 @@ int opdb_input_detect(const char *path, opdb_input_kind *kind, opdb_err *err) {
         *kind = OPDB_INPUT_JSON;
         return 0;
     }
+    /* UTF-16/32 inputs are named by the CSV sniffer (opdb_csv_sniff) */
     ssize_t i = 0;
     if (n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf) i = 3;
     while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n')) i++;

@@ -115,12 +115,6 @@ static type_entry *collect_types(const kd_agg *a, size_t *ntypes) {
     return t;
 }
 
-static bool name_taken(char **names, size_t n, const char *s) {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(names[i], s) == 0) return true;
-    return false;
-}
-
 /* Removes `.<name>.csv.tmp.XXXXXX` files a killed run left behind; safe
  * because the caller holds the folder lock. */
 static void remove_stale_temps(const char *dir) {
@@ -154,20 +148,16 @@ int kd_write_tables(kd_agg *a, const fia_index *ix, const char *outdir, bool qui
      * anything is written, so a bad name changes nothing. */
     char **paths = opdb_xcalloc(ntypes + 1, sizeof *paths);
     for (size_t t = 0; t < ntypes && rc == 0; t++) {
-        char *base = quirks ? opdb_sanitize_type_name(types[t].name.p, types[t].name.n)
-                            : opdb_safe_stem(types[t].name.p, types[t].name.n);
-        char *fname = opdb_xmalloc(strlen(base) + 32);
-        sprintf(fname, "%s.csv", base);
-        if (!quirks) {
-            for (int k = 2; name_taken(used, t, fname); k++) sprintf(fname, "%s~%d.csv", base, k);
-            if (strcmp(fname + strlen(base), ".csv") != 0)
-                opdb_warn("operator types '%.*s' and another sanitise to the same file name; writing %s",
-                          (int)types[t].name.n, types[t].name.p, fname);
-            const char *clash = opdb_name_case_clash((const char *const *)used, t, fname);
-            if (clash) opdb_warn("%s and %s differ only in case: one file on a case-insensitive file system", clash, fname);
+        char *fname;
+        if (quirks) {
+            char *base = opdb_sanitize_type_name(types[t].name.p, types[t].name.n);
+            fname = opdb_xmalloc(strlen(base) + 8);
+            sprintf(fname, "%s.csv", base);
+            free(base);
+        } else {
+            fname = opdb_table_file_name((const char *const *)used, t, types[t].name.p, types[t].name.n);
         }
         used[t] = fname;
-        free(base);
         paths[t] = opdb_path_in_dir(outdir, fname, err);
         if (!paths[t]) rc = -1;
     }

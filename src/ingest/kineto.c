@@ -699,12 +699,6 @@ static void row(opdb_strbuf *out, const kn_agg *a, kn_group *g, opdb_strbuf *kna
     opdb_csv_write_record(out, c, KN_NCOLS);
 }
 
-static bool taken(const opdb_parse_result *res, const char *name) {
-    for (size_t i = 0; i < res->ntables; i++)
-        if (strcmp(res->tables[i].file, name) == 0) return true;
-    return false;
-}
-
 int kn_write_tables(kn_agg *a, const char *outdir, tbl_writer *w, opdb_parse_result *res, opdb_err *err) {
     if (kn_finish(a, err) != 0) return -1;
     size_t ng = 0;
@@ -725,11 +719,12 @@ int kn_write_tables(kn_agg *a, const char *outdir, tbl_writer *w, opdb_parse_res
     for (size_t t = 0; t < ng && rc == 0; t++) {
         if (done[t]) continue;
         const char *type = a->g[order[t]].name;
-        char *base = opdb_sanitize_type_name(type, strlen(type));
-        char *fname = opdb_xmalloc(strlen(base) + 32);
-        sprintf(fname, "%s.csv", base);
-        for (int k = 2; taken(res, fname); k++) sprintf(fname, "%s~%d.csv", base, k);
-        free(base);
+        /* the same path policy as kernel_details tables, against every name
+         * this parse has chosen so far */
+        const char **used = opdb_xmalloc((res->ntables + 1) * sizeof *used);
+        for (size_t i = 0; i < res->ntables; i++) used[i] = res->tables[i].file;
+        char *fname = opdb_table_file_name(used, res->ntables, type, strlen(type));
+        free(used);
         opdb_sb_clear(&out);
         header(&out);
         opdb_table_summary sum = {fname, 0, 0, 0.0};
@@ -742,8 +737,8 @@ int kn_write_tables(kn_agg *a, const char *outdir, tbl_writer *w, opdb_parse_res
             sum.launches += g->count;
             sum.total_us += g->sum;
         }
-        char *path = opdb_path_join(outdir, fname);
-        rc = tbl_emit(w, path, out.p, out.n, err);
+        char *path = opdb_path_in_dir(outdir, fname, err);
+        rc = path ? tbl_emit(w, path, out.p, out.n, err) : -1;
         free(path);
         if (rc == 0) {
             res->tables[res->ntables++] = sum;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "opdb/pystr.h"
+#include "query/attn_runtime.h"
 #include "query/query_internal.h"
 
 bool q_norm3(q_shape s, int64_t hd, int64_t out[3]) {
@@ -63,12 +64,14 @@ static bool fia_q(const db_cell *cell, int64_t d[8], q_shape *s) {
 typedef struct akctx {          /* per kernel: columns, found on its first visited row */
     bool seen, dead;
     int c_avg, c_sparse, c_kv, c_layout, c_meta;
+    unsigned rt_missing;        /* runtime target: the first required column absent */
+    q_rt_cols rt;
 } akctx;
 
 typedef struct actx {
     const q_attn_target *tg;
     akctx *k;
-    bool missing_avg;
+    unsigned missing;            /* QRT_M_* bits of the columns found missing */
 } actx;
 
 static int chk_attn(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q_cand *out) {
@@ -80,7 +83,7 @@ static int chk_attn(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q
         k->c_avg = db_table_col(&t->t, "Runtime avg_seq_len");
         if (k->c_avg < 0) k->c_avg = db_table_col(&t->t, "avg_seq_len");
         if (k->c_avg < 0) {
-            a->missing_avg = true;
+            a->missing |= QRT_M_AVG;
             k->dead = true;
         } else if (t->c_in_shapes < 0) {
             k->dead = true;
@@ -89,8 +92,13 @@ static int chk_attn(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q
         k->c_kv = db_table_col(&t->t, "Runtime num_key_value_heads");
         k->c_layout = db_table_col(&t->t, "Runtime input_layout");
         k->c_meta = db_table_col(&t->t, "Runtime metadata_completeness");
+        if (tg->rt) k->rt_missing = q_rt_columns(&t->t, &k->rt);
     }
     if (k->dead) return 0;
+    if (k->rt_missing) {
+        a->missing |= k->rt_missing;
+        return 0;
+    }
     const db_cell *ac = db_table_cell(&t->t, row, k->c_avg);
     if (ac->kind == DBC_NA) return 0;
     int64_t A;
@@ -127,6 +135,10 @@ static int chk_attn(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q
         opdb_span L = opdb_py_strip(db_cell_text(db_table_cell(&t->t, row, k->c_layout), buf, sizeof buf));
         if (L.n && !opdb_span_eq_cstr(L, tg->layout)) return 0;
     }
+    if (tg->rt) {
+        int r = q_rt_check(c, tg->rt, t, row, &k->rt);
+        if (r <= 0) return r;
+    }
     double gap = fabs((double)tg->avg - (double)A);
     if (gap > 16) return 0;
     int64_t tq = tg->q3[0], tc = c3[0];
@@ -148,12 +160,12 @@ static int chk_attn(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q
 
 bool q_attention_scan(q_ctx *c, const char *const *K, size_t nk, const q_attn_target *tg, q_scan *s,
                       const char **reason) {
-    actx a = {tg, opdb_arena_alloc(c->a, (nk ? nk : 1) * sizeof(akctx)), false};
+    actx a = {tg, opdb_arena_alloc(c->a, (nk ? nk : 1) * sizeof(akctx)), 0};
     memset(a.k, 0, (nk ? nk : 1) * sizeof(akctx));
     q_scan_run(c, K, nk, QSCAN_NEAREST, chk_attn, &a, s);
     *reason = "";
     if (s->failed || s->found) return s->found;
-    if (a.missing_avg) *reason = "semantic_context_missing:csv:Runtime avg_seq_len";
+    if (a.missing) *reason = q_sprintf(c, "semantic_context_missing:csv:%s", q_rt_missing_text(c, a.missing));
     else if (s->reason[0]) *reason = s->reason;
     else *reason = "shape_mismatch";
     return false;

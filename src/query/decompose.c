@@ -7,6 +7,7 @@
 
 #include "opdb/json_writer.h"
 #include "opdb/pystr.h"
+#include "query/attn_runtime.h"
 #include "query/comm.h"
 #include "query/decompose.h"
 
@@ -62,9 +63,9 @@ int q_decompose(q_ctx *c, const q_entry *e, q_specs *out) {
     case DK_MLA_QUANT: return q_decompose_mla(c, e, "QuantBatchMatmulV3", out);
     case DK_MLAPO: return q_decompose_mlapo(c, e, false, out);
     case DK_MLAPO_QUANT: return q_decompose_mlapo(c, e, true, out);
-    case DK_SPARSE:
-    case DK_SPARSE_QUANT: q_miss(c, "unsupported:sparse_mla"); return 1;
-    case DK_DSA: q_miss(c, "unsupported:dsa_indexer"); return 1;
+    case DK_SPARSE: return q_decompose_sparse_mla(c, e, "BatchMatMulV2", out);
+    case DK_SPARSE_QUANT: return q_decompose_sparse_mla(c, e, "QuantBatchMatmulV3", out);
+    case DK_DSA: return q_decompose_dsa(c, e, out);
     default: return 0;
     }
 }
@@ -86,7 +87,9 @@ static char *sb_take(q_ctx *c, opdb_strbuf *sb) {
 char *q_spec_params_repr(q_ctx *c, const q_spec *s) {
     opdb_strbuf sb;
     opdb_sb_init(&sb);
-    if (s->mode == QSPEC_ATTENTION) {
+    if (s->mode == QSPEC_ATTENTION && s->att.rt) {
+        q_rt_repr(&sb, &s->att);
+    } else if (s->mode == QSPEC_ATTENTION) {
         q_shape q3 = {s->att.q3, 3};
         opdb_sb_adds(&sb, "{'q_shape_3d': ");
         repr_shape(&sb, q3);
@@ -225,6 +228,10 @@ void q_spec_query(q_ctx *c, const q_spec *s, q_spec_hit *h) {
     }
     case QSPEC_ATTENTION: {
         const char *reason = "";
+        if (s->att.rt && (reason = q_rt_target_missing(c, s->att.rt)) != NULL) {
+            h->reason = reason;
+            return;
+        }
         q_attn_target tg = s->att;
         tg.prof = s->dtype;
         bool hit = q_attention_scan(c, K, nk, &tg, &h->scan, &reason);
@@ -242,7 +249,7 @@ void q_spec_query(q_ctx *c, const q_spec *s, q_spec_hit *h) {
         return;
     }
     case QSPEC_CACHE_POSTPROCESS: cache_postprocess(c, s, K, nk, h); return;
-    case QSPEC_SCATTER_CACHE_WRITE: h->reason = "unsupported:scatter_cache_write"; return;
+    case QSPEC_SCATTER_CACHE_WRITE: q_query_scatter_cache_write(c, s, K, nk, h); return;
     case QSPEC_MLAPO_PREPROCESS: q_query_mlapo_preprocess(c, s, h); return;
     }
 }

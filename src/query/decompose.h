@@ -31,6 +31,9 @@ typedef struct q_spec {
     bool is_attention;
     /* attention: the target (q3, avg, sparse, kv; no layout in Tier 1) */
     q_attn_target att;
+    /* scatter_cache_write: tokens, feature_dim (unset: None) */
+    int64_t scatter[2];
+    bool scatter_set[2];
     /* cache_postprocess: tokens, kv_proj_dim, kv_lora_rank, rope_dim, block_size */
     int64_t cache[5];
     bool cache_set[5];
@@ -76,6 +79,19 @@ int q_decompose_mlapo(q_ctx *c, const q_entry *e, bool quant, q_specs *out);
  * nothing (arguments missing), and its query */
 int q_spec_mlapo_preprocess(q_ctx *c, const qv *O, q_specs *out);
 void q_query_mlapo_preprocess(q_ctx *c, const q_spec *s, q_spec_hit *h);
+/* the batch phase from kwargs (phase, else is_decode_values) for the
+ * expected number of requests */
+typedef enum { PH_NONE, PH_PREFILL, PH_DECODE, PH_MIXED, PH_INVALID } q_phase;
+q_phase q_batch_phase(const qv *kwargs, int64_t expected);
+/* sparse MLA and the DSA indexer (decompose_sparse.c, decompose_dsa.c) */
+int q_decompose_sparse_mla(q_ctx *c, const q_entry *e, const char *first_kernel, q_specs *out);
+int q_decompose_dsa(q_ctx *c, const q_entry *e, q_specs *out);
+/* appends an attention spec on a runtime-vector target (q shape (wt, wh, hd)) */
+struct q_attn_rt;
+q_spec *q_spec_add_sparse_attention(q_ctx *c, q_specs *out, const char *kernel, const char *dt, int64_t wt, int64_t wh,
+                                     int64_t hd, const struct q_attn_rt *rt);
+/* scatter_cache_write (decompose_dsa.c) */
+void q_query_scatter_cache_write(q_ctx *c, const q_spec *s, const char *const *K, size_t nk, q_spec_hit *h);
 /* appends an empty spec */
 q_spec *q_spec_add(q_ctx *c, q_specs *out, const char *kernel, q_spec_mode mode);
 /* a shape of the spec from dims (copied into the query's arena) */

@@ -17,10 +17,7 @@ static int need_tensor(q_ctx *c, const qv *v, const char *what, uint32_t min_ran
     return 1;
 }
 
-/* the batch phase from kwargs (phase, else is_decode_values) */
-typedef enum { PH_NONE, PH_PREFILL, PH_DECODE, PH_MIXED, PH_INVALID } phase;
-
-static phase batch_phase(const qv *kwargs, int64_t expected) {
+q_phase q_batch_phase(const qv *kwargs, int64_t expected) {
     const qv *p = qv_get(kwargs, "phase");
     if (qv_is_str(p, "prefill")) return PH_PREFILL;
     if (qv_is_str(p, "decode")) return PH_DECODE;
@@ -65,7 +62,7 @@ int q_decompose_mla(q_ctx *c, const q_entry *e, const char *first, q_specs *out)
     int64_t Bsz = seq->shape.d[0], N = q->shape.d[1], hd = kvc->shape.d[kvc->shape.rank - 1], T = q->shape.d[0];
     int64_t avg = 0;
     if (!q_avgseq(seq, &avg)) avg = 0;
-    phase ph = batch_phase(c->q->kwargs, Bsz);
+    q_phase ph = q_batch_phase(c->q->kwargs, Bsz);
     if (ph == PH_MIXED || ph == PH_INVALID) return 0;
     bool decode = true;
     if (ql->kind == QV_TENSOR && ql->values && ql->nvalues) {

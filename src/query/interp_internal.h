@@ -180,6 +180,17 @@ void ip_kernel_attention(q_ctx *c, const char *const *K, size_t nk, const q_tins
 /* decomposed composites: each spec exact first, else interpolated */
 void ip_composite(q_ctx *c, const q_entry *e);
 void ip_moe(q_ctx *c, const q_entry *e);
+void ip_scatter_op(q_ctx *c, const q_entry *e);               /* interp_runtime.c */
+/* For the composite wrapper (interp_runtime.c), leaving c->r alone: a
+ * scatter_cache_write spec interpolated over K, and a runtime-vector attention
+ * target over one kernel (SparseFlashAttention, LightningIndexer[Vllm]) with
+ * the spec's dtype. true: *lat (and *kernel); false: *reason, NULL when an
+ * error result was set. */
+struct q_spec;
+bool ip_scatter_spec(q_ctx *c, const char *const *K, size_t nk, const struct q_spec *s, double *lat,
+                     const char **kernel, const char **reason);
+bool ip_runtime_attention(q_ctx *c, const char *kt, const q_attn_target *tg, const char *dt, double *lat,
+                          const char **reason);
 /* kernel level, shape match: matmul family or generic compute */
 void ip_kernel_shape(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out);
 void ip_kernel_elementwise(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out);

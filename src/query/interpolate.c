@@ -52,7 +52,7 @@ void q_interpolate(q_ctx *c, const q_entry *e) {
         return;
     }
     if (qv_is_str(mode, "scatter_nd_update_mla")) {
-        q_miss(c, "unsupported:scatter_cache_write");
+        ip_scatter_op(c, e);
         return;
     }
     if (qv_is_str(mode, "elementwise")) {

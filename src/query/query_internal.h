@@ -350,6 +350,7 @@ typedef struct q_attn_target {
     bool has_sparse, has_kv;
     int64_t sparse, kv;
     const char *layout;          /* NULL = not checked */
+    const struct q_attn_rt *rt;  /* runtime-vector fields (attn_runtime.h); NULL = none */
 } q_attn_target;
 bool q_norm3(q_shape s, int64_t hd, int64_t out[3]);
 /* int(seq_lens.float().mean()): false without values, for none, or non-finite */

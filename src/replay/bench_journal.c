@@ -16,7 +16,7 @@
 const char *const journal_cols[J_N] = {
 #define JOURNAL_ITEM(name) name,
     "CSV", "Row", "Status", "Error", OPDB_BASE_COL_LIST(JOURNAL_ITEM) OPDB_COL_EP_SIZE, "Min(us)", "Median(us)",
-    "P20(us)", "P80(us)", "RSD(%)", "Samples", "Cache", "GFLOP/s", "GB/s", "Backend", "Converged",
+    "P20(us)", "P80(us)", "CI Low(us)", "CI High(us)", "RSD(%)", "Samples", "Cache", "GFLOP/s", "GB/s", "Backend", "Converged",
 };
 
 void journal_sig(const char *stem, const char *const *cells, opdb_strbuf *out) {

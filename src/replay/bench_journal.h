@@ -11,7 +11,7 @@
 enum {
     J_CSV, J_ROW, J_STATUS, J_ERROR,
     J_STATE, J_CORE, J_INSH, J_INDT, J_INFMT, J_OUTSH, J_OUTDT, J_OUTFMT, J_EP, /* row cells */
-    J_MIN, J_MEDIAN, J_P20, J_P80, J_RSD, J_SAMPLES, J_CACHE, J_GFLOPS, J_GBS, J_BACKEND,
+    J_MIN, J_MEDIAN, J_P20, J_P80, J_CI_LO, J_CI_HI, J_RSD, J_SAMPLES, J_CACHE, J_GFLOPS, J_GBS, J_BACKEND,
     J_CONVERGED, /* yes | no (timeout before the stop rule) | fixed (a fixed count) */
     J_N
 };

@@ -2,6 +2,7 @@
  * status summary and the report go to the output stream. */
 #include "replay/bench_rows.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +91,7 @@ static int check_budget(const bench_ctx *c, const opdb_op_problem *p, opdb_err *
 }
 
 /* plan -> prepare -> measure -> release; fills the journal record's measured cells. */
-static int measure_row(bench_ctx *c, const opdb_op_def *def, const char *stem, const bench_row *r, char num[10][64],
+static int measure_row(bench_ctx *c, const opdb_op_def *def, const char *stem, const bench_row *r, char num[10 + 2][64],
                        opdb_measure_result *res, opdb_err *err) {
     opdb_replay_row row = {stem, row_cell_cb, (void *)r, c->o->quirks};
     opdb_op_problem *p = opdb_xcalloc(1, sizeof *p);
@@ -125,9 +126,38 @@ static int measure_row(bench_ctx *c, const opdb_op_def *def, const char *stem, c
         snprintf(num[5], 64, "%zu", s->n);
         fmt_num(num[6], 64, s->min > 0 ? p->flops / s->min * 1e-3 : 0.0, 3);
         fmt_num(num[7], 64, s->min > 0 ? p->bytes / s->min * 1e-3 : 0.0, 3);
+        /* too few samples for an interval: empty cells */
+        if (!isnan(s->ci_lo)) fmt_num(num[8], 64, s->ci_lo, 6);
+        if (!isnan(s->ci_hi)) fmt_num(num[9], 64, s->ci_hi, 6);
     }
     free(p);
     return rc;
+}
+
+/* "[OK] <csv>:<line> <shapes> median=<us> ±<ci%> n=<n>", the shapes cut
+ * with "..." so that the line fits the terminal width (80 when not a TTY). */
+static void ok_line(bench_ctx *c, const bench_row *r, const char *shapes, const opdb_measure_result *res, bool fixed) {
+    const opdb_sample_stats *s = &res->st;
+    char head[256], tail[128], ci[32] = "";
+    snprintf(head, sizeof head, "[OK] %s:%ld ", r->csv, r->line);
+    if (!isnan(s->ci_lo) && s->median > 0)
+        snprintf(ci, sizeof ci, " +-%.2f%%", (s->ci_hi - s->ci_lo) / 2 / s->median * 100);
+    snprintf(tail, sizeof tail, " median=%.4gus%s n=%zu%s", s->median, ci, s->n,
+             fixed || res->stop_rule_met ? "" : " TIMEOUT");
+    size_t width = c->width > 0 ? (size_t)c->width : 80, hl = strlen(head), tl = strlen(tail), sl = strlen(shapes);
+    size_t room = width > hl + tl ? width - hl - tl : 0;
+    if (sl <= room) fprintf(stderr, "%s%s%s\n", head, shapes, tail);
+    else if (room > 3) fprintf(stderr, "%s%.*s...%s\n", head, (int)(room - 3), shapes, tail);
+    else fprintf(stderr, "%s%s\n", head, tail);
+}
+
+/* The progress line (a terminal only) while row r is measured: rows done of
+ * all passes, this row, rate and ETA; cleared before the row's own line. */
+static void progress_row(bench_ctx *c, const bench_row *r) {
+    char detail[300];
+    snprintf(detail, sizeof detail, "%s:%ld", r->csv, r->line);
+    c->prog.last_permille = -1; /* redraw for every row, not only at each 0.1% */
+    opdb_progress_update(&c->prog, c->started - 1, detail);
 }
 
 /* --plan: what one row would run and how long it would take, nothing run. */
@@ -143,8 +173,12 @@ static void plan_row(bench_ctx *c, const opdb_op_def *def, const char *stem, con
         fprintf(c->o->out, "[PLAN] %s:%ld %s %s -> %s: cannot replay: %s\n", r->csv, r->line, cells[3], cells[2], cells[5],
                 e.msg);
     } else {
-        /* the stop rule needs >= min_time of samples (converging) and ends at the timeout at the latest */
-        double lo = m->repeat_count > 0 ? m->warmup_s : m->warmup_s + m->min_time_s;
+        /* min_time is met by the time spent sampling, and by then the median's
+         * interval is usually narrow enough: warm-up + min_time + filling the
+         * buffers (about 1 GB/s); the timeout at the latest */
+        double setup = p->bytes * 1e-9;
+        double lo = m->repeat_count > 0 ? m->warmup_s + setup : m->warmup_s + m->min_time_s + setup;
+        if (lo > m->timeout_s) lo = m->timeout_s;
         double hi = m->repeat_count > 0 ? m->timeout_s : m->timeout_s;
         c->plan_lo_s += lo;
         c->plan_hi_s += hi;
@@ -202,6 +236,11 @@ int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const 
         plan_row(c, def, stem, r, cells);
         return 0;
     }
+    if (c->counting) {
+        c->total++;
+        return 0;
+    }
+    c->started++;
     const jrec *done = journal_find(&c->j, stem, c->sig.p ? c->sig.p : "");
     if (done) {
         bool ok = strcmp(done->f[J_STATUS], "ok") == 0;
@@ -219,11 +258,14 @@ int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const 
     }
     if (c->round < c->nrounds) { /* an earlier pass: measure and keep the samples, nothing else */
         if (done || s->consecutive >= OPDB_BENCH_BREAKER) return 0;
-        char num[10][64] = {{0}};
+        char num[10 + 2][64] = {{0}};
         opdb_measure_result res;
         opdb_err rerr;
         opdb_err_clear(&rerr);
-        if (measure_row(c, def, stem, r, num, &res, &rerr) == 0)
+        progress_row(c, r);
+        int mrc = measure_row(c, def, stem, r, num, &res, &rerr);
+        opdb_progress_clear(&c->prog);
+        if (mrc == 0)
             fprintf(stderr, "[PASS %d/%d] %s:%ld shapes=%s min=%sus n=%s\n", c->round, c->nrounds, r->csv, r->line,
                     cells[2], num[0], num[5]);
         return 0; /* a failure is measured again, and reported, in the last pass */
@@ -235,11 +277,13 @@ int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const 
         return 0;
     }
     if (sharded(c) && c->o->shard_rank == OPDB_BENCH_SHARD_MERGE) return merge_row(c, s, stem, r, ord, err);
-    char num[10][64] = {{0}};
+    char num[10 + 2][64] = {{0}};
     opdb_measure_result res;
     opdb_err rerr;
     opdb_err_clear(&rerr);
+    progress_row(c, r);
     int rc = measure_row(c, def, stem, r, num, &res, &rerr);
+    opdb_progress_clear(&c->prog);
     const char *f[J_N] = {0};
     char line[32];
     snprintf(line, sizeof line, "%ld", r->line);
@@ -249,16 +293,14 @@ int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const 
     f[J_BACKEND] = c->backend_cell;
     if (rc == 0) {
         f[J_STATUS] = "ok";
-        const int at[8] = {J_MIN, J_MEDIAN, J_P20, J_P80, J_RSD, J_SAMPLES, J_GFLOPS, J_GBS};
-        for (int i = 0; i < 8; i++) f[at[i]] = num[i];
+        const int at[10] = {J_MIN, J_MEDIAN, J_P20, J_P80, J_RSD, J_SAMPLES, J_GFLOPS, J_GBS, J_CI_LO, J_CI_HI};
+        for (int i = 0; i < 10; i++) f[at[i]] = num[i];
         f[J_CACHE] = c->o->measure.hot_cache ? "hot" : "cold";
         const bool fixed = c->o->measure.repeat_count > 0;
         f[J_CONVERGED] = fixed ? "fixed" : res.stop_rule_met ? "yes" : "no";
         c->unconverged += !fixed && !res.stop_rule_met;
         outcome(c, s, stem, r, true, NULL);
-        fprintf(stderr, "[OK] %s:%ld %s %s -> %s min=%sus median=%sus rsd=%s%% n=%s%s\n", r->csv, r->line, cells[3],
-                cells[2], cells[5], num[0], num[1], num[4], num[5],
-                fixed || res.stop_rule_met ? "" : " (stop rule not met: timeout; MicroBench Converged = no)");
+        ok_line(c, r, cells[2], &res, fixed);
     } else {
         f[J_STATUS] = "failed";
         f[J_ERROR] = rerr.msg;

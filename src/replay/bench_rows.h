@@ -3,7 +3,10 @@
 #ifndef OPDB_REPLAY_BENCH_ROWS_H
 #define OPDB_REPLAY_BENCH_ROWS_H
 
+#include <stdint.h>
+
 #include "opdb/bench.h"
+#include "opdb/progress.h"
 #include "replay/bench_journal.h"
 
 enum { ST_SUCCESS, ST_FAILED, ST_SKIPPED };
@@ -34,6 +37,7 @@ typedef struct bench_ctx {
     bool stop;                /* --fail-fast tripped */
     opdb_strbuf sig;
     char backend_cell[400];   /* MicroBench Backend: description + timer overhead */
+    int width;                /* of stderr's terminal, 80 when not one: [OK] lines fit it */
     int round, nrounds;       /* the pass (1-based) and how many; only the last one journals */
     opdb_measure_opts m;      /* the stop rule of one pass (budgets divided by nrounds) */
     row_samples *acc;         /* samples of the earlier passes, by row signature */
@@ -45,6 +49,9 @@ typedef struct bench_ctx {
     long ordinal;             /* rows met in this pass (MPI sharding: row i belongs to rank i % count) */
     bench_journal *shards;    /* merge of MPI ranks: rank r's journal */
     size_t budget;            /* bytes of buffers one row may need (opdb_bench_memory_budget) */
+    bool counting;            /* a pass that only counts the rows, for the progress line */
+    uint64_t total, started;  /* rows of all passes, and rows begun so far */
+    opdb_progress prog;
 } bench_ctx;
 
 /* A row as named cells. */

@@ -12,6 +12,7 @@
 #include "opdb/csv.h"
 #include "opdb/db.h"
 #include "opdb/fs.h"
+#include "opdb/progress.h"
 #include "opdb/pystr.h"
 #include "opdb/schema.h"
 #include "opdb/signature.h"
@@ -289,7 +290,7 @@ static int bench_plan(bench_ctx *c, opdb_err *err) {
         fprintf(o->out, "[PLAN] %ld row(s) would run, %ld sample(s) each (at most %.0f s each): about %.1f s, at most %.0f s\n",
                 c->planned, m->repeat_count, m->timeout_s, c->plan_lo_s, c->plan_hi_s);
     else
-        fprintf(o->out, "[PLAN] %ld row(s) would run: about %.1f s if every row meets the stop rule (>= %g s of samples), "
+        fprintf(o->out, "[PLAN] %ld row(s) would run: about %.1f s if every row meets the stop rule after %g s of sampling, "
                         "at most %.0f s (%g s timeout per row)\n",
                 c->planned, c->plan_lo_s, m->min_time_s, c->plan_hi_s, m->timeout_s);
     if (rc) return -1;
@@ -314,6 +315,7 @@ static void setup_measure(bench_ctx *c) {
         c->m.keep_samples = true;
     }
     c->budget = opdb_bench_memory_budget(o);
+    c->width = opdb_progress_width();
     snprintf(c->backend_cell, sizeof c->backend_cell, "%s; timer overhead %.3f us", c->b->description,
              opdb_timer_overhead_us());
 }
@@ -325,8 +327,9 @@ static void print_setup(const bench_ctx *c) {
         fprintf(stderr, "[BENCH] fixed count: %ld sample(s) per row, %s cache\n", m->repeat_count,
                 m->hot_cache ? "hot" : "cold");
     else
-        fprintf(stderr, "[BENCH] stop rule: >= %ld samples, >= %g s, RSD <= %g%%, or %g s timeout; %s cache\n",
-                m->min_samples, m->min_time_s, m->max_rsd_pct, m->timeout_s, m->hot_cache ? "hot" : "cold");
+        fprintf(stderr, "[BENCH] stop rule: >= %ld samples, >= %g s, 95%% CI of the median within +-%g%%, or %g s "
+                        "timeout; %s cache\n",
+                m->min_samples, m->min_time_s, m->target_precision_pct, m->timeout_s, m->hot_cache ? "hot" : "cold");
     if (c->nrounds > 1)
         fprintf(stderr, "[BENCH] %d interleaved passes over the rows, each with 1/%d of the time budget; statistics "
                         "over the samples of all passes\n",
@@ -338,6 +341,16 @@ static void print_setup(const bench_ctx *c) {
 static int walk(bench_ctx *c, opdb_err *err) {
     const opdb_bench_opts *o = c->o;
     int rc = 0;
+    /* a pass that measures nothing counts the rows for the progress line */
+    opdb_progress_init(&c->prog, o->no_progress);
+    if (c->prog.enabled) {
+        c->counting = true;
+        c->round = 0;
+        c->ordinal = 0;
+        rc = bench_pass(c, err);
+        c->counting = false;
+        opdb_progress_stage(&c->prog, "bench", c->total * (uint64_t)c->nrounds);
+    }
     for (c->round = 1; c->round < c->nrounds && rc == 0 && !c->stop; c->round++) {
         c->ordinal = 0;
         rc = bench_pass(c, err);

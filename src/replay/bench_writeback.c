@@ -14,7 +14,7 @@
 
 const char *const opdb_bench_extra_cols[] = {
     "MicroBench Median Duration(us)", "MicroBench P20 Duration(us)", "MicroBench P80 Duration(us)",
-    "MicroBench RSD(%)", "MicroBench Samples", "MicroBench Cache", "MicroBench GFLOP/s", "MicroBench GB/s",
+    OPDB_COL_MB_CI_LOW, OPDB_COL_MB_CI_HIGH, "MicroBench RSD(%)", "MicroBench Samples", "MicroBench Cache", "MicroBench GFLOP/s", "MicroBench GB/s",
     "MicroBench Backend", OPDB_MB_CONVERGED_COLUMN,
 };
 const size_t opdb_bench_nextra_cols = sizeof opdb_bench_extra_cols / sizeof opdb_bench_extra_cols[0];
@@ -78,7 +78,7 @@ static void build_extras(bench_ctx *c, extras *x) {
         e->sig = x->sigs[x->n] = opdb_xstrdup(sig.p ? sig.p : "");
         e->drop = !ok;
         const char **vals = &x->values[x->n * nc];
-        const int at[10] = {J_MEDIAN, J_P20, J_P80, J_RSD, J_SAMPLES, J_CACHE, J_GFLOPS, J_GBS, J_BACKEND, J_CONVERGED};
+        const int at[12] = {J_MEDIAN, J_P20, J_P80, J_CI_LO, J_CI_HI, J_RSD, J_SAMPLES, J_CACHE, J_GFLOPS, J_GBS, J_BACKEND, J_CONVERGED};
         for (size_t k = 0; k < nc; k++) vals[k] = f[at[k]];
         e->values = ok ? vals : NULL;
         x->n++;

@@ -15,7 +15,7 @@ void opdb_measure_defaults(opdb_measure_opts *o) {
     memset(o, 0, sizeof *o);
     o->min_samples = 10;
     o->min_time_s = 0.5;
-    o->max_rsd_pct = 0.5;
+    o->target_precision_pct = 1.0;
     o->timeout_s = 15.0;
     o->warmup_s = 0.05;
 }
@@ -52,6 +52,60 @@ double opdb_percentile_sorted(const double *s, size_t n, double q) {
     return s[lo] + (s[lo + 1] - s[lo]) * frac;
 }
 
+/* z with P(Z > z) = tail for a standard normal Z, by bisection. */
+static double normal_upper_quantile(double tail) {
+    double a = 0, b = 40;
+    for (int i = 0; i < 200; i++) {
+        double m = (a + b) / 2;
+        if (0.5 * erfc(m / sqrt(2.0)) > tail) a = m;
+        else b = m;
+    }
+    return (a + b) / 2;
+}
+
+bool opdb_median_ci_ranks(size_t n, double confidence, size_t *lo, size_t *hi) {
+    double tail = (1.0 - confidence) / 2.0;
+    size_t k = 0;
+    if (n <= 1000) {
+        /* P(B <= j) summed term by term in log space: 2^-n underflows */
+        double cdf = 0, lnn = lgamma((double)n + 1) - (double)n * log(2.0);
+        for (size_t j = 0; j <= n / 2; j++) {
+            cdf += exp(lnn - lgamma((double)j + 1) - lgamma((double)(n - j) + 1));
+            if (cdf > tail * (1 + 1e-12)) break;
+            k = j + 1;
+        }
+    } else {
+        /* continuity-corrected normal approximation of the same rank */
+        double z = normal_upper_quantile(tail);
+        double r = floor((double)n / 2.0 - z * sqrt((double)n) / 2.0 + 0.5);
+        k = r < 1 ? 0 : (size_t)r;
+    }
+    if (k == 0) return false;
+    *lo = k;
+    *hi = n + 1 - k;
+    return true;
+}
+
+static void median_ci(const double *sorted, size_t n, double *ci_lo, double *ci_hi) {
+    size_t lo, hi;
+    if (n && opdb_median_ci_ranks(n, OPDB_MEDIAN_CI_CONFIDENCE, &lo, &hi)) {
+        *ci_lo = sorted[lo - 1];
+        *ci_hi = sorted[hi - 1];
+    } else {
+        *ci_lo = *ci_hi = NAN;
+    }
+}
+
+bool opdb_stop_rule_met(const opdb_measure_opts *o, const double *sorted, size_t n, double sum_us) {
+    if ((long)n < o->min_samples || sum_us * 1e-6 < o->min_time_s || n == 0) return false;
+    double lo, hi;
+    median_ci(sorted, n, &lo, &hi);
+    if (isnan(lo)) return false;
+    double med = opdb_percentile_sorted(sorted, n, 50);
+    if (med <= 0) return hi - lo <= 0;
+    return (hi - lo) / 2.0 / med * 100.0 <= o->target_precision_pct;
+}
+
 void opdb_sample_stats_of(double *v, size_t n, opdb_sample_stats *s) {
     memset(s, 0, sizeof *s);
     s->n = n;
@@ -70,28 +124,19 @@ void opdb_sample_stats_of(double *v, size_t n, opdb_sample_stats *s) {
     s->p80 = opdb_percentile_sorted(v, n, 80);
     s->mean = mean;
     s->rsd_pct = n > 1 && mean > 0 ? sqrt(m2 / (double)(n - 1)) / mean * 100.0 : 0.0;
+    median_ci(v, n, &s->ci_lo, &s->ci_hi);
 }
 
-/* Running mean and spread, for the stop rule after every sample. */
-typedef struct running {
-    size_t n;
-    double mean, m2, sum;
-} running;
-
-static void run_add(running *r, double x) {
-    r->n++;
-    r->sum += x;
-    double d = x - r->mean;
-    r->mean += d / (double)r->n;
-    r->m2 += d * (x - r->mean);
-}
-
-static double run_rsd(const running *r) {
-    return r->n > 1 && r->mean > 0 ? sqrt(r->m2 / (double)(r->n - 1)) / r->mean * 100.0 : INFINITY;
-}
-
-static bool stop_rule(const opdb_measure_opts *o, const running *r) {
-    return (long)r->n >= o->min_samples && r->sum * 1e-6 >= o->min_time_s && run_rsd(r) <= o->max_rsd_pct;
+/* The rule is checked on a sorted copy, at sample counts growing by about
+ * 1/16 each time: the cost stays O(n log n) per doubling of n. */
+static bool check_now(const opdb_measure_opts *o, const double *v, size_t n, double sum, size_t *next, double **sorted,
+                      size_t *scap) {
+    if ((long)n < o->min_samples || sum * 1e-6 < o->min_time_s || n < *next) return false;
+    *next = n + (n / 16 > 0 ? n / 16 : 1);
+    OPDB_ALLOC_GROW(*sorted, n, *scap);
+    memcpy(*sorted, v, n * sizeof *v);
+    qsort(*sorted, n, sizeof **sorted, cmp_double);
+    return opdb_stop_rule_met(o, *sorted, n, sum);
 }
 
 int opdb_measure(opdb_backend *b, void *inst, const opdb_measure_opts *o, opdb_measure_result *res, opdb_err *err) {
@@ -106,13 +151,18 @@ int opdb_measure(opdb_backend *b, void *inst, const opdb_measure_opts *o, opdb_m
 
     size_t cap = 64, n = 0;
     double *v = opdb_xmalloc(cap * sizeof *v);
-    running r = {0};
+    double sum = 0, *sorted = NULL, ts = opdb_now_s();
+    size_t next = 0, scap = 0;
     int rc = 0;
     for (;;) {
         if (o->repeat_count > 0) {
             if ((long)n >= o->repeat_count) break;
         } else {
-            if (stop_rule(o, &r)) {
+            /* min_time is met by the samples' own time or by the time spent
+             * sampling (evictions included), whichever comes first: a 5 us
+             * kernel would otherwise need 10^5 cold samples */
+            double spent = fmax(sum, (opdb_now_s() - ts) * 1e6);
+            if (check_now(o, v, n, spent, &next, &sorted, &scap)) {
                 res->stop_rule_met = true;
                 break;
             }
@@ -126,7 +176,7 @@ int opdb_measure(opdb_backend *b, void *inst, const opdb_measure_opts *o, opdb_m
         }
         OPDB_ALLOC_GROW(v, n + 1, cap);
         v[n++] = us;
-        run_add(&r, us);
+        sum += us;
     }
     if (rc == 0 && o->keep_samples) {
         res->samples = opdb_xmalloc((n ? n : 1) * sizeof *v);
@@ -134,6 +184,7 @@ int opdb_measure(opdb_backend *b, void *inst, const opdb_measure_opts *o, opdb_m
     }
     if (rc == 0) opdb_sample_stats_of(v, n, &res->st);
     res->wall_s = opdb_now_s() - t0;
+    free(sorted);
     free(v);
     return rc;
 }

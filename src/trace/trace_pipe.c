@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "opdb/limits.h"
+
 #define NBATCH 4
 #define BATCH_BYTES (1u << 20)
 #define PIPE_MIN_FILE (4u << 20)
@@ -36,6 +38,59 @@ typedef struct pipe {
     int depth;           /* the parser's container depth */
 } pipe_t;
 
+/* Where each string starts and how long it has run, across chunks. A chunk
+ * that ends inside a string is held back from the string's opening quote
+ * until the string ends: yajl re-reads a token split across chunks from its
+ * start at every chunk (quadratic), so it only ever sees whole strings, and
+ * a string over the limit is refused as soon as it passes the limit. */
+typedef struct str_scan {
+    bool in_str, esc;
+    size_t at;                 /* offset of the open string's quote in the data */
+    unsigned long long len;    /* raw bytes of the open string so far */
+} str_scan;
+
+/* Scans data[from, n); returns the offset of an open string past max, or -1. */
+static long long scan_strings(str_scan *sc, const unsigned char *data, size_t from, size_t n, unsigned long long max) {
+    for (size_t i = from; i < n; i++) {
+        unsigned char c = data[i];
+        if (!sc->in_str) {
+            if (c == '"') {
+                sc->in_str = true;
+                sc->at = i;
+                sc->len = 0;
+            }
+            continue;
+        }
+        if (sc->esc) sc->esc = false;
+        else if (c == '\\') sc->esc = true;
+        else if (c == '"') {
+            sc->in_str = false;
+            continue;
+        }
+        if (++sc->len > max) return (long long)sc->at;
+    }
+    return -1;
+}
+
+/* Feeds data[0, n) to yajl; y->chunk_off is the file offset of data[0]. */
+static int feed(const char *path, yajl_handle h, const unsigned char *data, size_t n, void *ctx,
+                bool (*stopped)(void *), trace_yajl_run *y, bool *stop, opdb_err *err) {
+    if (!n) return 0;
+    yajl_status st = yajl_parse(h, data, n);
+    if (st == yajl_status_ok) return 0;
+    *stop = st == yajl_status_client_canceled && stopped(ctx);
+    if (*stop) return 0;
+    if (st == yajl_status_client_canceled) /* only the depth limit cancels otherwise */
+        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: invalid JSON at byte %llu: nested deeper than %d levels", path,
+                         y->chunk_off + yajl_get_bytes_consumed(h), TRACE_MAX_DEPTH - 1);
+    size_t at = yajl_get_bytes_consumed(h);
+    unsigned char *msg = yajl_get_error(h, 0, data, n);
+    int rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: invalid JSON at byte %llu: %s", path, y->chunk_off + at,
+                       (const char *)msg);
+    yajl_free_error(h, msg);
+    return rc;
+}
+
 int opdb_trace_yajl_file(const char *path, const yajl_callbacks *cbs, void *ctx, bool (*stopped)(void *),
                          trace_yajl_run *y, opdb_err *err) {
     gzFile gz = gzopen(path, "rb"); /* reads plain files too */
@@ -45,31 +100,53 @@ int opdb_trace_yajl_file(const char *path, const yajl_callbacks *cbs, void *ctx,
     y->h = h;
     y->chunk_off = 0;
     yajl_config(h, yajl_allow_comments, 0);
+    unsigned long long max_str = opdb_json_limit_get(OPDB_JSON_LIMIT_STRING);
     unsigned char *buf = opdb_xmalloc(CHUNK);
-    int rc = 0, n;
+    opdb_strbuf held; /* an open string carried over from earlier chunks */
+    opdb_sb_init(&held);
+    str_scan sc = {0};
+    unsigned long long read_off = 0; /* file offset after the last byte read */
+    int rc = 0, n = 0;
     bool stop = false;
-    while ((n = gzread(gz, buf, CHUNK)) > 0) {
-        yajl_status st = yajl_parse(h, buf, (size_t)n);
-        if (st != yajl_status_ok) {
-            stop = st == yajl_status_client_canceled && stopped(ctx);
-            if (!stop && st == yajl_status_client_canceled) { /* only the depth limit cancels otherwise */
-                rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: invalid JSON at byte %llu: nested deeper than %d levels", path,
-                               y->chunk_off + yajl_get_bytes_consumed(h), TRACE_MAX_DEPTH - 1);
-            } else if (!stop) {
-                size_t at = yajl_get_bytes_consumed(h);
-                unsigned char *msg = yajl_get_error(h, 0, buf, (size_t)n);
-                rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: invalid JSON at byte %llu: %s", path, y->chunk_off + at,
-                               (const char *)msg);
-                yajl_free_error(h, msg);
-            }
+    while (rc == 0 && !stop && (n = gzread(gz, buf, CHUNK)) > 0) {
+        const unsigned char *data = buf;
+        size_t len = (size_t)n, from = 0;
+        if (held.n) {
+            from = held.n;
+            opdb_sb_add(&held, (const char *)buf, (size_t)n);
+            data = (const unsigned char *)held.p;
+            len = held.n;
+        }
+        unsigned long long base = read_off + (unsigned long long)n - len;
+        read_off += (unsigned long long)n;
+        long long over = scan_strings(&sc, data, from, len, max_str);
+        if (over >= 0) {
+            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: a JSON string longer than %llu (%s) at byte %llu", path, max_str,
+                           opdb_json_limit_name(OPDB_JSON_LIMIT_STRING), base + (unsigned long long)over);
             break;
         }
-        y->chunk_off += (unsigned long long)n;
+        size_t upto = sc.in_str ? sc.at : len;
+        y->chunk_off = base;
+        rc = feed(path, h, data, upto, ctx, stopped, y, &stop, err);
+        if (rc || stop) break;
+        if (data == buf) {
+            held.n = 0;
+            opdb_sb_add(&held, (const char *)buf + upto, len - upto);
+        } else {
+            memmove(held.p, held.p + upto, len - upto);
+            held.n = len - upto;
+        }
+        sc.at = 0;
+        y->chunk_off = base + upto;
     }
     if (n < 0 && rc == 0 && !stop) {
         int e;
         const char *m = gzerror(gz, &e);
         rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed: %s", path, m);
+    }
+    if (rc == 0 && !stop && held.n) { /* an unterminated string: yajl names the error */
+        rc = feed(path, h, (const unsigned char *)held.p, held.n, ctx, stopped, y, &stop, err);
+        if (rc == 0) y->chunk_off += held.n;
     }
     if (rc == 0 && !stop && yajl_complete_parse(h) != yajl_status_ok && !stopped(ctx))
         rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: truncated or invalid JSON at byte %llu", path, y->chunk_off);
@@ -77,6 +154,7 @@ int opdb_trace_yajl_file(const char *path, const yajl_callbacks *cbs, void *ctx,
     y->h = NULL;
     gzclose(gz);
     free(buf);
+    opdb_sb_free(&held);
     return rc;
 }
 

@@ -67,9 +67,15 @@ int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
      * instead of returning it to the kernel, which zeroes it again next time. */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 512 << 20);
-    /* Like the reference, a database folder that does not exist yet is
-     * created (the profile then seeds a new database). */
-    if (!opdb_is_dir(o->db_dir) && opdb_mkdirs(o->db_dir, err)) return -1;
+    /* update adds to a database: a folder that does not exist is most likely
+     * a mistyped path, so it is refused (the reference creates it). */
+    if (!opdb_is_dir(o->db_dir)) {
+        if (!o->quirks)
+            return opdb_fail(err, OPDB_ERR_RUNTIME,
+                             "database folder not found: %s (create it to start a new database from this profile)",
+                             o->db_dir);
+        if (opdb_mkdirs(o->db_dir, err)) return -1;
+    }
     int lock = o->lock_held ? -1 : opdb_dir_lock(o->db_dir, err);
     if (lock < 0 && !o->lock_held) return -1;
     int rc = 0;

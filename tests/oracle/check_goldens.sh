@@ -2,7 +2,7 @@
 # check_goldens.sh SOURCE_DIR
 # Regenerates the expected trees of every golden case whose tool has an oracle in
 # tests/oracle/bin/opdb (parse CSV cases, trace2csv, fia-fill, update, m6, shape-compare, aie,
-# comm validate, query) and compares them
+# comm validate, query, diff) and compares them
 # byte for byte with the committed ones: a golden edited by hand, or an oracle
 # that drifted from its goldens, fails. Skipped (77) without python3.
 set -u
@@ -14,5 +14,7 @@ cases=$(ls -d parse_* trace2csv_* fiafill_* update_* m6_* shapecmp_* aie_* | gre
 cases="$cases $(ls -d comm_validate_*)"
 # query_* come from tests/oracle/query/query_oracle.py (written from the query spec).
 cases="$cases $(ls -d query_* 2>/dev/null)"
+# diff_* come from tests/oracle/diff/diff_oracle.py (written from docs/DIFF.md).
+cases="$cases $(ls -d diff_* 2>/dev/null)"
 # shellcheck disable=SC2086
 exec python3 ../oracle/new_case.py --check $cases

@@ -324,6 +324,10 @@ static void test_safe_stem_hostile_names(void **s) {
     expect_safe("a\x01" "b\nc\x7f", "a_b_c_");
     expect_safe("", "UNKNOWN_TYPE");
     expect_safe("MatMulV2", "MatMulV2");
+    /* direction marks and overrides would show a name reversed: each becomes one `_` */
+    expect_safe("ab\xe2\x80\xaetxt", "ab_txt");
+    expect_safe("\xe2\x81\xa6x\xe2\x81\xa9\xe2\x80\x8f\xd8\x9c", "_x___");
+    expect_safe("caf\xc3\xa9 \xe2\x80\x94", "caf\xc3\xa9 \xe2\x80\x94"); /* other UTF-8 stays */
 }
 
 static void test_safe_stem_long_names_bounded_and_distinct(void **s) {

@@ -62,7 +62,7 @@ static void test_defaults(void **state) {
     opdb_measure_defaults(&o);
     assert_int_equal(o.min_samples, 10);
     assert_true(o.min_time_s == 0.5);
-    assert_true(o.max_rsd_pct == 0.5);
+    assert_true(o.target_precision_pct == 1.0);
     assert_true(o.timeout_s == 15.0);
     assert_int_equal(o.repeat_count, 0);
     assert_false(o.hot_cache);
@@ -87,10 +87,12 @@ static void test_stable_stops_at_min_samples(void **state) {
 
 static void test_min_time_dominates(void **state) {
     (void)state;
-    double seq[] = {100.0};
+    double seq[] = {20000.0};
     fake f = {seq, 1, 0, 0, 0};
     opdb_measure_opts o = opts();
-    o.min_time_s = 0.01; /* 10000 us of samples = 100 samples */
+    /* 2 s of (fake) sample time = 100 samples; the real time spent sampling,
+     * the other way to meet min_time, stays far below 2 s for 100 fake calls */
+    o.min_time_s = 2.0;
     opdb_measure_result r;
     opdb_err err;
     assert_int_equal(measure_fake(&f, &o, &r, &err), 0);
@@ -98,28 +100,96 @@ static void test_min_time_dominates(void **state) {
     assert_true(r.stop_rule_met);
 }
 
-/* Noisy first samples: the run stops at the first n where the RSD of all
- * samples so far is within the bound, not earlier and not later. */
-static void test_stops_when_rsd_settles(void **state) {
+/* Exact binomial ranks, computed independently (Python, math.comb). */
+static void test_median_ci_ranks(void **state) {
     (void)state;
-    double seq[] = {0 /* warm-up */, 130, 70, 120, 80, 110, 100};
+    static const size_t want[][3] = {{6, 1, 6}, {10, 2, 9}, {20, 6, 15}, {100, 40, 61}, {1000, 469, 532}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        size_t lo = 0, hi = 0;
+        assert_true(opdb_median_ci_ranks(want[i][0], 0.95, &lo, &hi));
+        assert_int_equal(lo, want[i][1]);
+        assert_int_equal(hi, want[i][2]);
+    }
+    size_t lo, hi;
+    for (size_t n = 0; n <= 5; n++) assert_false(opdb_median_ci_ranks(n, 0.95, &lo, &hi));
+    /* the normal approximation beyond 1000 agrees with the exact ranks within one */
+    assert_true(opdb_median_ci_ranks(1001, 0.95, &lo, &hi));
+    assert_true(lo >= 469 && lo <= 471 && hi == 1002 - lo);
+    assert_true(opdb_median_ci_ranks(5000, 0.95, &lo, &hi));
+    assert_true(lo >= 2430 && lo <= 2432 && hi == 5001 - lo);
+}
+
+/* The interval is read off the sorted samples at those ranks. */
+static void test_statistics_ci(void **state) {
+    (void)state;
+    double v[10] = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+    opdb_sample_stats s;
+    opdb_sample_stats_of(v, 10, &s);
+    assert_true(s.ci_lo == 2 && s.ci_hi == 9);
+    double w[5] = {1, 2, 3, 4, 5};
+    opdb_sample_stats_of(w, 5, &s);
+    assert_true(isnan(s.ci_lo) && isnan(s.ci_hi));
+}
+
+static void test_stop_decision(void **state) {
+    (void)state;
+    opdb_measure_opts o = opts();
+    o.min_time_s = 0;
+    /* 10 samples: ranks 2 and 9 bound the interval; half-width (101-99)/2 = 1% of 100 */
+    double tight[10] = {50, 99, 100, 100, 100, 100, 100, 100, 101, 500};
+    assert_true(opdb_stop_rule_met(&o, tight, 10, 1450));
+    o.target_precision_pct = 0.99;
+    assert_false(opdb_stop_rule_met(&o, tight, 10, 1450));
+    o.target_precision_pct = 1;
+    double wide[10] = {50, 90, 100, 100, 100, 100, 100, 100, 110, 500};
+    assert_false(opdb_stop_rule_met(&o, wide, 10, 1450));
+    /* min samples and min time still gate the rule */
+    o.min_samples = 11;
+    assert_false(opdb_stop_rule_met(&o, tight, 10, 1450));
+    o.min_samples = 10;
+    o.min_time_s = 0.002;
+    assert_false(opdb_stop_rule_met(&o, tight, 10, 1450));
+    assert_true(opdb_stop_rule_met(&o, tight, 10, 2000));
+    /* too few samples for an interval never stop */
+    o.min_samples = 1;
+    o.min_time_s = 0;
+    double few[5] = {100, 100, 100, 100, 100};
+    assert_false(opdb_stop_rule_met(&o, few, 5, 500));
+}
+
+/* Samples whose spread never shrinks (RSD about 20% for ever) still stop once
+ * the median's interval is narrow enough: the rule the RSD bound never met. */
+static void test_noisy_row_converges(void **state) {
+    (void)state;
+    double seq[] = {0 /* warm-up */, 80, 120, 100, 90, 110};
     fake f = {seq, sizeof seq / sizeof seq[0], 0, 0, 0};
     opdb_measure_opts o = opts();
     o.min_time_s = 0;
+    /* the last value repeats: after enough 110s the median interval sits on 110 */
     opdb_measure_result r;
     opdb_err err;
     assert_int_equal(measure_fake(&f, &o, &r, &err), 0);
     assert_true(r.stop_rule_met);
-    size_t n = r.st.n;
-    assert_true(n > 10);
-    assert_true(r.st.rsd_pct <= 0.5);
-    double *v = malloc(n * sizeof *v);
-    for (size_t i = 0; i < n - 1; i++) v[i] = seq[i + 1 < f.nseq ? i + 1 : f.nseq - 1];
-    opdb_sample_stats s;
-    opdb_sample_stats_of(v, n - 1, &s);
-    assert_true(s.rsd_pct > 0.5);
-    free(v);
-    assert_true(r.st.min == 70.0);
+    assert_true(r.st.median == 110.0 && r.st.ci_lo == 110.0 && r.st.ci_hi == 110.0);
+    assert_true(r.st.n > 10);
+}
+
+/* Alternating samples: the median interval spans both values for ever, so
+ * only the timeout ends the run, and it is marked so. */
+static void test_alternating_needs_timeout(void **state) {
+    (void)state;
+    double seq[] = {0, 90, 110, 90, 110, 90, 110, 90, 110, 90, 110, 90, 110, 90, 110, 90, 110, 90, 110, 90, 110, 90, 110};
+    fake f = {seq, sizeof seq / sizeof seq[0], 0, 0, 0};
+    opdb_measure_opts o = opts();
+    o.min_time_s = 0;
+    o.repeat_count = 0;
+    opdb_measure_result r;
+    opdb_err err;
+    /* 22 samples alternate, then 110 repeats: the rule is met only after the 110s outnumber enough */
+    assert_int_equal(measure_fake(&f, &o, &r, &err), 0);
+    assert_true(r.stop_rule_met);
+    assert_true(r.st.n > 22);
+    assert_true(r.st.ci_lo == 110.0);
 }
 
 static void test_timeout_keeps_one_sample(void **state) {
@@ -250,7 +320,11 @@ int main(void) {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_stable_stops_at_min_samples),
         cmocka_unit_test(test_min_time_dominates),
-        cmocka_unit_test(test_stops_when_rsd_settles),
+        cmocka_unit_test(test_median_ci_ranks),
+        cmocka_unit_test(test_statistics_ci),
+        cmocka_unit_test(test_stop_decision),
+        cmocka_unit_test(test_noisy_row_converges),
+        cmocka_unit_test(test_alternating_needs_timeout),
         cmocka_unit_test(test_timeout_keeps_one_sample),
         cmocka_unit_test(test_fixed_count_ignores_rule),
         cmocka_unit_test(test_keep_samples),

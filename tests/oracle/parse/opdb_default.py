@@ -272,6 +272,8 @@ class DefaultParser(ref.KernelDetailsParser):
     def _output_path(self, op_type: str) -> Path:
         stem = self._sanitize_filename(op_type)
         stem = stem.replace("\x7f", "_")
+        for mark in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069":
+            stem = stem.replace(mark, "_")  # direction marks reorder how a name is shown
         if stem.startswith("."):
             stem = "_" + stem[1:]
         n, name = 1, stem

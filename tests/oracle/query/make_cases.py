@@ -732,6 +732,141 @@ case("tier2_sparse_mla_interp", {
     Q("decode-outside", "tensor_cast.mla_sparse_attention.default", mla_args(4, None, [6000] * 4) + [2048, None]),
 ])
 
+def sfa2(q, lat, avg, cum, kv, blocks, valid, heads=16, topk=2048, kernel_extra=""):
+    return r(f"{q};100,128,1,576;4", "DT_BF16;DT_BF16;INT32", "ND;ND;ND", q, "DT_BF16", "ND", lat,
+             f',{avg},3,1,TND,complete,{topk},128,"{cum}","{kv}","{blocks}",{heads},PA_BSND,paged,1,uniform,{valid}')
+
+
+SPM = "tensor_cast.mla_sparse_attention.default"
+SPMQ = "tensor_cast.mla_sparse_attention_quant.default"
+SPFILES = {
+    "op_mapping.yaml": """operator_mappings:
+  tensor_cast.mla_sparse_attention.default:
+    composite: true
+    decomposer_options:
+      prefill_tail_transpose: {kernel_type: TransposeTail}
+  tensor_cast.mla_sparse_attention_quant.default: {composite: true}
+""",
+    "BatchMatMulV2.csv": MLAFILES["BatchMatMulV2.csv"],
+    "QuantBatchMatmulV3.csv": MLAFILES["QuantBatchMatmulV3.csv"],
+    "TransposeBatchMatMul.csv": MLAFILES["TransposeBatchMatMul.csv"],
+    "MatMulV2.csv": MLAFILES["MatMulV2.csv"],
+    "SparseFlashAttention.csv": csv(SFAH, sfa("6.25", "1000,1000,1000,1000"),
+                                    sfa2("64,16,512", "4.5", 64, "16,32,48,64", "64,64,64,64", "1,1,1,1", 64),
+                                    sfa2("32,32,512", "3.5", 32, "16;32;32;32", "64;64;0;0", "1;1;0;0", 64,
+                                         heads=32),
+                                    sfa2("8,16,512", "2.5", 1000, "2,4,6,8", "1000,1000,1000,1000", "8,8,8,8", 1000)),
+}
+SPQ = [
+    Q("quant-decode", SPMQ, mla_args(4, None, [1000] * 4) + [2048, None]),
+    Q("prefill-kv-b", SPM, mla_args(64, seqs(16, 16, 16, 16), [64] * 4, wk=False) + [2048, None]),
+    Q("prefill-no-kv-b", SPM, mla_args(64, seqs(16, 16, 16, 16), [64] * 4, wk=False, kvb=False) + [2048, None]),
+    Q("prefill-decode-lens", SPM, mla_args(64, seqs(1, 1, 1, 1), [64] * 4, wk=False) + [2048, None]),
+    Q("mixed-phase", SPM, mla_args(4, None, [1000] * 4) + [2048, None], is_decode_values=[True, False, True, True]),
+    Q("phase-kwarg-decode", SPM, mla_args(8, None, [1000] * 4) + [2048, None], phase="decode"),
+    Q("absorbed-prefill-tail", SPM, mla_args(64, seqs(16, 16, 16, 16), [64] * 4) + [2048, None]),
+    Q("topk-bool", SPM, mla_args(4, None, [1000] * 4) + [3, None]),
+    Q("few-args", SPM, mla_args(4, None, [1000] * 4)[:9]),
+    Q("no-seq-values", SPM, mla_args(4, None, [1000] * 4)[:4] + [T((4,), "int32")] + mla_args(4, None, [1])[5:]
+      + [2048, None]),
+]
+case("tier2_sparse_mla_more", SPFILES, SPQ, "--no-interpolation")
+case("tier2_sparse_mla_sp", SPFILES, SPQ[1:2] + SPQ[6:7] + [
+    Q("sp-query-lens-inconsistent", SPM, mla_args(64, seqs(10, 10, 10, 10), [64] * 4, wk=False) + [2048, None]),
+], "--tp-size 2 --sequence-parallel --no-interpolation")
+
+# ---------------------------------------------------------------- Tier 2: DSA indexer (§10.7, §10.9)
+LIH = SFAH.replace(",Runtime sparse_block_size,Runtime sparse_indices_pattern,Runtime sparse_indices_valid_count", "")
+
+
+def li(q, lat, avg, cum, kv, blocks, topk=2048, heads=8):
+    return r(f"{q};100,128,128;4", "DT_BF16;DT_BF16;INT32", "ND;ND;ND", q, "DT_BF16", "ND", lat,
+             f',{avg},3,1,TND,complete,{topk},128,"{cum}","{kv}","{blocks}",{heads},PA_BSND,paged')
+
+
+DSA = "tensor_cast.dsa_indexer.default"
+
+
+def dsa_args(T_=4, seqv=(1000,) * 4, wqb_dtype="bfloat16", h=None):
+    return [h or T((T_, 1024)), T((T_, 256)), None, None, T((100, 128, 128)), None, T((4, 8), "int32"),
+            seqs(*seqv), T((1024, 256), wqb_dtype), T((128, 1024)), T((8, 1024)), T((128,)), 8, 128, None, 2048]
+
+
+DSAFILES = {
+    "op_mapping.yaml": """query_selection_policy:
+  kernel_overrides:
+    ScatterNdUpdate: {prefer_profiling_rows: true}
+operator_mappings:
+  tensor_cast.dsa_indexer.default:
+    composite: true
+    primary_kernel_type: LightningIndexerLegacy
+    alternate_kernel_types: [LightningIndexer]
+""",
+    "MatMulV2.csv": csv(MMH, r("4,1024;128,1024", BF, ND2, "4,128", "DT_BF16", "ND", "1.0"),
+                        r("4,1024;8,1024", BF, ND2, "4,8", "DT_BF16", "ND", "0.5"),
+                        r("4,256;1024,256", BF, ND2, "4,1024", "DT_BF16", "ND", "1.5")),
+    "LayerNormV3.csv": csv(MMH, r("4,128;128;128", "FLOAT;FLOAT;FLOAT", "ND;ND;ND", "4,128", "FLOAT", "ND", "0.25")),
+    "Cast.csv": csv(MMH, r("4,128", "DT_BF16", "ND", "4,128", "FLOAT", "ND", "0.125")),
+    "AscendQuantV2.csv": csv(MMH, r("4,256", "DT_BF16", "ND", "4,256", "INT8", "ND", "0.375")),
+    "QuantBatchMatmulV3.csv": csv(MMH, r("4,256;1024,256", "INT8;INT8", ND2, "4,1024", "DT_BF16", "ND", "2.25")),
+    "ScatterNdUpdate.csv": csv(MMH, r("12800,128;4,1;4,128", "DT_BF16;INT32;DT_BF16", "ND;ND;ND", "12800,128",
+                                      "DT_BF16", "ND", "0.75"),
+                               r("25600,128;4,1;4,128", "DT_BF16;INT32;DT_BF16", "ND;ND;ND", "25600,128",
+                                 "DT_BF16", "ND", "0.875"),
+                               r("12800,128;2,1;2,128", "DT_BF16;INT32;DT_BF16", "ND;ND;ND", "12800,128",
+                                 "DT_BF16", "ND", "0.5")),
+    "LightningIndexerLegacy.csv": csv(FIAH, fia("4,8,128", "9.0", 1000)),
+    "LightningIndexer.csv": csv(LIH, li("4,8,128", "4.0", 1000, "1,2,3,4", "1000,1000,1000,1000", "8,8,8,8")),
+}
+case("tier2_dsa_indexer", DSAFILES, [
+    Q("decode", DSA, dsa_args()),
+    Q("decode-int8-q-weight", DSA, dsa_args(wqb_dtype="int8")),
+    Q("kv-differs", DSA, dsa_args(seqv=(1000, 1000, 1000, 1004))),
+    Q("no-seq-values", DSA, dsa_args()[:7] + [T((4,), "int32")] + dsa_args()[8:]),
+    Q("scatter-miss", DSA, dsa_args(T_=2, seqv=(1000, 1000))),
+    Q("few-args", DSA, dsa_args()[:15]),
+    Q("hidden-3d", DSA, dsa_args(h=T((2, 2, 1024)))),
+], "--no-interpolation")
+
+DSASP = dict(DSAFILES)
+DSASP["LightningIndexer.csv"] = csv(LIH, li("4,8,128", "3.0", 2, "4,4", "4,0", "1,0"))
+DSASP["ScatterNdUpdate.csv"] = csv(MMH, r("12800,128;8,1;8,128", "DT_BF16;INT32;DT_BF16", "ND;ND;ND", "12800,128",
+                                          "DT_BF16", "ND", "0.625"))
+case("tier2_dsa_indexer_sp", DSASP, [
+    Q("prefill-rank-zero", DSA, dsa_args(T_=8, seqv=(4, 4)), query_lens=seqs(4, 4)),
+    Q("prefill-lens-inconsistent", DSA, dsa_args(T_=8, seqv=(4, 4)), query_lens=seqs(3, 3)),
+    Q("prefill-no-lens-one-request", DSA, dsa_args(T_=8, seqv=(8,))),
+    Q("decode-not-split", DSA, dsa_args(), phase="decode"),
+], "--tp-size 2 --sequence-parallel --no-interpolation")
+
+# ---------------------------------------------------------------- Tier 2: scatter interpolation (§12.12)
+def scat(tok, lat, cache="12800,128", dts="DT_BF16;INT32;DT_BF16", fmts="ND;ND;ND", upd=None):
+    return r(f"{cache};{tok},1;{upd or f'{tok},128'}", dts, fmts, cache, "DT_BF16", "ND", lat)
+
+
+SCAT = "t.scatter.default"
+case("tier2_scatter_interp", {
+    "op_mapping.yaml": """operator_mappings:
+  t.scatter.default:
+    kernel_type: ScatterNdUpdate
+    query_mode: scatter_nd_update_mla
+    alternate_kernel_types: [ScatterNdUpdateAiCore]
+  t.scatter_nocsv.default: {kernel_type: NoSuchScatter, query_mode: scatter_nd_update_mla}
+""",
+    "ScatterNdUpdate.csv": csv(MMH, scat(2, "1.0"), scat(8, "2.5"), scat(2, "9.0", fmts="ND;ND;NZ"),
+                               scat(4, "7.0", cache="25600,128"), scat(32, "4.0", upd="4,8,128")),
+    "ScatterNdUpdateAiCore.csv": csv(MMH, scat(16, "3.0", cache="6400,128"), scat(64, "6.0", cache="6400,128")),
+}, [
+    Q("between", SCAT, [T((4, 128)), T((12800, 128)), T((4, 1), "int32")]),
+    Q("flattened-update", SCAT, [T((2, 2, 128)), T((12800, 128)), T((4, 1), "int32")]),
+    Q("outside", SCAT, [T((64, 128)), T((12800, 128)), T((64, 1), "int32")]),
+    Q("alternate-kernel", SCAT, [T((32, 128)), T((6400, 128)), T((32, 1), "int32")]),
+    Q("other-cache", SCAT, [T((4, 128)), T((100, 128)), T((4, 1), "int32")]),
+    Q("int64-index", SCAT, [T((4, 128)), T((12800, 128)), T((4, 1), "int64")]),
+    Q("few-args", SCAT, [T((4, 128)), T((12800, 128))]),
+    Q("no-csv", "t.scatter_nocsv.default", [T((4, 128)), T((12800, 128)), T((4, 1), "int32")]),
+])
+
 # ---------------------------------------------------------------- §11 moe_fused
 DFCH = MMH + ",EP Size"
 SEVEN = ";".join(["DT_BF16", "DT_BF16", "DT_BF16", "INT32", "INT64", "INT64", "FLOAT"])

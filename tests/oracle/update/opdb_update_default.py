@@ -278,6 +278,9 @@ def main(argv) -> int:
     target = ref.get_target_data_dir(
         device=args.device, vllm_ascend_version=args.vllm_version, database_path=args.database_path,
         torch_version=args.torch_version, cann_version=args.cann_version)
+    if not Path(target).is_dir():  # opdb refuses a missing folder (a mistyped path), the reference creates it
+        print(f"opdb update: database folder not found: {target}", file=sys.stderr)
+        return 1
     RUN = Run(args, Path(target))
     ref.HOOKS = DefaultHooks()
     ref.update_csv = update_csv
