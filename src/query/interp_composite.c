@@ -7,7 +7,7 @@
 #include "query/decompose.h"
 #include "query/interp_internal.h"
 
-/* one spec interpolated: 1 hit (*lat, *kernel), 0 none, -1 answered (error or unsupported MISS set) */
+/* one spec interpolated: 1 hit (*lat, *kernel), 0 none, -1 error set */
 static int spec_interp(q_ctx *c, const q_spec *s, double *lat, const char **kernel) {
     const char *K[3] = {s->kernel, NULL, NULL};
     size_t nk = 1;
@@ -15,13 +15,6 @@ static int spec_interp(q_ctx *c, const q_spec *s, double *lat, const char **kern
         if (strcmp(s->alt[i], s->kernel) != 0) K[nk++] = s->alt[i];
     int got = 0;
     if (s->mode == QSPEC_ATTENTION) {
-        for (size_t i = 0; i < nk; i++)
-            if (!strcmp(K[i], "SparseFlashAttention") || !strcmp(K[i], "LightningIndexer") ||
-                !strcmp(K[i], "LightningIndexerVllm")) {
-                /* runtime-vector attention is not interpolated yet */
-                q_miss(c, "unsupported:runtime_attention_interpolation");
-                return -1;
-            }
         ip_attn_tg tg;
         memset(&tg, 0, sizeof tg);
         memcpy(tg.q3, s->att.q3, sizeof tg.q3);
@@ -31,12 +24,24 @@ static int spec_interp(q_ctx *c, const q_spec *s, double *lat, const char **kern
         tg.has_kv = s->att.has_kv, tg.kv = s->att.kv;
         tg.layout = s->att.layout;
         if (!tg.layout && s->att.has_sparse) tg.layout = s->att.sparse == 0 ? "BNSD_NBSD" : s->att.sparse == 3 ? "TND" : NULL;
-        const char *reason = NULL;
-        got = ip_attention_target(c, K, nk, &tg, &reason);
+        for (size_t i = 0; i < nk && !got; i++) {
+            const char *reason = NULL;
+            if (!strcmp(K[i], "SparseFlashAttention") || !strcmp(K[i], "LightningIndexer") ||
+                !strcmp(K[i], "LightningIndexerVllm")) {
+                /* runtime-vector attention: matched on the spec's runtime vectors */
+                if (ip_runtime_attention(c, K[i], &s->att, s->dtype, lat, &reason)) {
+                    *kernel = K[i];
+                    return 1;
+                }
+                if (!reason) return -1;
+                continue;
+            }
+            got = ip_attention_target(c, &K[i], 1, &tg, &reason);
+        }
     } else if (s->mode == QSPEC_SCATTER_CACHE_WRITE) {
-        /* not implemented yet: say so rather than fail the whole op */
-        q_miss(c, "unsupported:scatter_cache_write");
-        return -1;
+        const char *reason = NULL;
+        if (ip_scatter_spec(c, K, nk, s, lat, kernel, &reason)) return 1;
+        return reason ? 0 : -1;
     } else {
         if (!s->nshapes) return 0;
         q_tins X;
