@@ -55,9 +55,14 @@ void q_dispatch(q_ctx *c) {
     if (!c->cfg->interp || (c->r->src != QS_MISS && c->r->src != QS_PARTIAL)) return;
     /* a path not implemented yet says so; the wrapper's reason would hide it */
     if (c->r->src == QS_MISS && strncmp(c->r->miss, "unsupported:", 12) == 0) return;
+    /* default mode: a communication op without its rank group keeps that reason */
+    if (!c->cfg->quirks && c->r->src == QS_MISS && strcmp(c->r->miss, "insufficient_args") == 0 && e.v &&
+        qv_is_str(qv_get(e.v, "category"), "communication"))
+        return;
     /* the wrapper: its answer, or a MISS; the default mode keeps an exact PARTIAL it cannot better */
     q_result saved = *c->r;
     q_interpolate(c, &e);
+    if (c->r->src == QS_MISS && !c->r->miss[0]) c->r->miss = "wrapper_interpolation_failed";
     if (!c->cfg->quirks && saved.src == QS_PARTIAL && (c->r->src == QS_MISS || c->r->src == QS_PARTIAL)) {
         opdb_strbuf extra = c->r->extra;
         *c->r = saved;

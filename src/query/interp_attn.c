@@ -108,6 +108,127 @@ static const char *text_of(q_ctx *c, const qv *v) {
     }
 }
 
+/* The groups of one attention kernel for target tg: 1 answered (a hit or an
+ * error set), 0 not (*reason says why). */
+static int attn_kernel(q_ctx *c, const char *kt, const ip_attn_tg *tg, const char **reason) {
+    q_ktable *t = q_table(c->db, kt);
+    int st = atomic_load(&t->state);
+    if (st == QT_FAILED) {
+        q_error(c, "bad_csv", "%s", t->error);
+        return 1;
+    }
+    ip_index *ix = st == QT_OK ? ip_index_get(t, "attn", build_attn, NULL) : NULL;
+    if (!ix || !(ix->flags & AT_USABLE)) {
+        *reason = "attention_index_unavailable";
+        return 0;
+    }
+    if (ip_faults(c, ix) < 0) return 1;
+    double tax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
+    tax[AX_Q] = (double)tg->q3[0], tax[AX_SEQ] = (double)tg->avg, tax[AX_HEADS] = (double)tg->q3[1],
+    tax[AX_HD] = (double)tg->q3[2];
+    bool bad = false;
+    const qv *ov = q_override(c->db->map.ov_int, kt, &bad);
+    ip_kb T;
+    ip_kb_init(&T);
+    ip_kb_field(&T, "kernel_type");
+    ip_kb_str(&T, kt, strlen(kt));
+    ip_kb_field(&T, "dtype");
+    ip_kb_str(&T, tg->prof, strlen(tg->prof));
+    if (tg->has_sparse) {
+        ip_kb_field(&T, "sparse_mode");
+        ip_kb_num(&T, (double)tg->sparse);
+    }
+    if (tg->has_kv) {
+        ip_kb_field(&T, "kv_heads");
+        ip_kb_num(&T, (double)tg->kv);
+    }
+    if (tg->layout) {
+        ip_kb_field(&T, "input_layout");
+        ip_kb_str(&T, tg->layout, strlen(tg->layout));
+    }
+    if (tg->quant) {
+        ip_kb_field(&T, "quant_mode");
+        ip_kb_str(&T, tg->quant, strlen(tg->quant));
+    }
+    const char *req[5] = {"sparse_mode", "kv_heads", "input_layout", NULL, NULL};
+    if (tg->quant && (ix->flags & AT_QUANT)) req[3] = "quant_mode";
+    uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
+    size_t ng = 0;
+    for (size_t g = 0; g < ix->ng; g++)
+        if (ip_key_match(&T, ix->g[g].key, ix->g[g].keyn, req, NULL)) gi[ng++] = (uint32_t)g;
+    if (!ng) {
+        *reason = "regime_key_unmatched";
+        return 0;
+    }
+    const qv *tr = qv_get(ov, "axis_transform");
+    if (!tr || tr->kind == QV_NULL) tr = qv_get(ov, "shape_transform");
+    bool sq = qv_is_str(tr, "sqrt") || qv_is_str(tr, "sqrt_seq");
+    ip_task tk;
+    memset(&tk, 0, sizeof tk);
+    tk.ix = ix;
+    tk.nax = 5;
+    tk.groups = k_at_groups;
+    tk.ngroups = 14;
+    tk.maxdim = ip_maxdim(c, kt, NULL);
+    tk.match[AX_Q] = qtok_match;
+    tk.sqrt_axis = sq ? AX_SEQ : -1;
+    ip_status last = {.n = 0};
+    bool att = false;
+    for (size_t g = 0; g < ng; g++) {
+        const ip_group *grp = &ix->g[gi[g]];
+        double gt[IP_MAXAX];
+        memcpy(gt, tax, sizeof gt);
+        const uint32_t *pts = grp->pts;
+        size_t n = grp->n;
+        bool some_b = false, some_nob = false, same = true;
+        double b0 = NAN;
+        for (uint32_t j = 0; j < grp->n; j++) {
+            double b = ix->p[grp->pts[j]].ax[AX_BATCH];
+            if (isnan(b)) some_nob = true;
+            else {
+                if (!some_b) b0 = b;
+                else if (b != b0) same = false;
+                some_b = true;
+            }
+        }
+        att = true;
+        if (some_b) {
+            if (tg->has_batch) {
+                gt[AX_BATCH] = tg->batch;
+            } else if (some_nob) {
+                uint32_t *sub = opdb_arena_alloc(c->a, grp->n * sizeof *sub);
+                n = 0;
+                for (uint32_t j = 0; j < grp->n; j++)
+                    if (isnan(ix->p[grp->pts[j]].ax[AX_BATCH])) sub[n++] = grp->pts[j];
+                pts = sub;
+            } else if (same) {
+                gt[AX_BATCH] = b0;
+            } else {
+                last.n = 0;
+                last.s[last.n++] = "batch_axis_unconstrained";
+                continue;
+            }
+        }
+        tk.t = gt;
+        ip_status stt = {.n = 0};
+        ip_out o;
+        bool okk = ip_interpolate(c, &tk, pts, n, &stt, &o);
+        last = stt;
+        if (okk) {
+            ip_success(c, &tk, &o, kt, k_at_axes);
+            return 1;
+        }
+    }
+    *reason = ip_reason(att ? &last : NULL, "attention_candidate_group_failed");
+    return 0;
+}
+
+int ip_attention_target(q_ctx *c, const char *const *K, size_t nk, const ip_attn_tg *tg, const char **reason) {
+    for (size_t i = 0; i < nk; i++)
+        if (attn_kernel(c, K[i], tg, reason)) return 1;
+    return 0;
+}
+
 void ip_attention(q_ctx *c, const q_entry *e) {
     const char **K;
     size_t nk;
@@ -128,122 +249,65 @@ void ip_attention(q_ctx *c, const q_entry *e) {
             reason = "attention_index_unavailable";
             continue;
         }
-        if (ip_faults(c, ix) < 0) return;
         /* target */
-        double tax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
         bool ok = args->n >= 7 && args->items[0]->kind == QV_TENSOR && args->items[6]->kind == QV_TENSOR;
         const qv *q = ok ? args->items[0] : NULL, *s = ok ? args->items[6] : NULL, *k = ok ? args->items[1] : NULL;
-        int64_t q3[3], avg = 0;
-        const char *p = NULL;
+        ip_attn_tg tg;
+        memset(&tg, 0, sizeof tg);
         if (ok) {
             int64_t hd = k->kind == QV_TENSOR && k->shape.rank >= 1 ? k->shape.d[k->shape.rank - 1] : 0;
-            ok = q_norm3(q->shape, hd, q3) && q_avgseq(s, &avg) && (p = q_dtype_prof(q->dtype)) != NULL;
+            ok = q_norm3(q->shape, hd, tg.q3) && q_avgseq(s, &tg.avg) && (tg.prof = q_dtype_prof(q->dtype)) != NULL;
         }
         if (!ok) {
+            if (ip_faults(c, ix) < 0) return;
             reason = "attention_target_unavailable";
             continue;
         }
-        tax[AX_Q] = (double)q3[0], tax[AX_SEQ] = (double)avg, tax[AX_HEADS] = (double)q3[1], tax[AX_HD] = (double)q3[2];
         bool four = q->shape.rank == 4;
-        bool has_batch = four || s->shape.rank >= 1;
-        double batch = four ? (double)q->shape.d[0] : (double)q_numel(s->shape);
-        const char *layout = four ? "BNSD_NBSD" : "TND";
-        int64_t sparse = four ? 0 : 3, kv = -1;
+        tg.has_batch = four || s->shape.rank >= 1;
+        tg.batch = four ? (double)q->shape.d[0] : (double)q_numel(s->shape);
+        tg.layout = four ? "BNSD_NBSD" : "TND";
+        tg.has_sparse = tg.has_kv = true;
+        tg.sparse = four ? 0 : 3, tg.kv = -1;
         if (k->kind == QV_TENSOR && k->shape.rank >= 2) {
-            if (four && k->shape.rank >= 4) kv = k->shape.d[1];
-            else kv = k->shape.d[k->shape.rank - 2];
+            if (four && k->shape.rank >= 4) tg.kv = k->shape.d[1];
+            else tg.kv = k->shape.d[k->shape.rank - 2];
         }
         bool bad = false;
         const qv *ov = q_override(c->db->map.ov_int, kt, &bad);
-        const char *quant = text_of(c, qv_get(ov, "quant_mode"));
-        if (!quant) quant = text_of(c, qv_get(e->v, "quant_mode"));
-        if (!quant) quant = text_of(c, qv_get(c->q->kwargs, "quant_mode"));
-        ip_kb T;
-        ip_kb_init(&T);
-        ip_kb_field(&T, "kernel_type");
-        ip_kb_str(&T, kt, strlen(kt));
-        ip_kb_field(&T, "dtype");
-        ip_kb_str(&T, p, strlen(p));
-        ip_kb_field(&T, "sparse_mode");
-        ip_kb_num(&T, (double)sparse);
-        ip_kb_field(&T, "kv_heads");
-        ip_kb_num(&T, (double)kv);
-        ip_kb_field(&T, "input_layout");
-        ip_kb_str(&T, layout, strlen(layout));
-        if (quant) {
-            ip_kb_field(&T, "quant_mode");
-            ip_kb_str(&T, quant, strlen(quant));
-        }
-        const char *req[5] = {"sparse_mode", "kv_heads", "input_layout", NULL, NULL};
-        if (quant && (ix->flags & AT_QUANT)) req[3] = "quant_mode";
-        uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
-        size_t ng = 0;
-        for (size_t g = 0; g < ix->ng; g++)
-            if (ip_key_match(&T, ix->g[g].key, ix->g[g].keyn, req, NULL)) gi[ng++] = (uint32_t)g;
-        if (!ng) {
-            reason = "regime_key_unmatched";
-            continue;
-        }
-        const qv *tr = qv_get(ov, "axis_transform");
-        if (!tr || tr->kind == QV_NULL) tr = qv_get(ov, "shape_transform");
-        bool sq = qv_is_str(tr, "sqrt") || qv_is_str(tr, "sqrt_seq");
-        ip_task tk;
-        memset(&tk, 0, sizeof tk);
-        tk.ix = ix;
-        tk.nax = 5;
-        tk.groups = k_at_groups;
-        tk.ngroups = 14;
-        tk.maxdim = ip_maxdim(c, kt, NULL);
-        tk.match[AX_Q] = qtok_match;
-        tk.sqrt_axis = sq ? AX_SEQ : -1;
-        ip_status last = {.n = 0};
-        bool att = false;
-        for (size_t g = 0; g < ng; g++) {
-            const ip_group *grp = &ix->g[gi[g]];
-            double gt[IP_MAXAX];
-            memcpy(gt, tax, sizeof gt);
-            const uint32_t *pts = grp->pts;
-            size_t n = grp->n;
-            bool some_b = false, some_nob = false, same = true;
-            double b0 = NAN;
-            for (uint32_t j = 0; j < grp->n; j++) {
-                double b = ix->p[grp->pts[j]].ax[AX_BATCH];
-                if (isnan(b)) some_nob = true;
-                else {
-                    if (!some_b) b0 = b;
-                    else if (b != b0) same = false;
-                    some_b = true;
-                }
-            }
-            att = true;
-            if (some_b) {
-                if (has_batch) {
-                    gt[AX_BATCH] = batch;
-                } else if (some_nob) {
-                    uint32_t *sub = opdb_arena_alloc(c->a, grp->n * sizeof *sub);
-                    n = 0;
-                    for (uint32_t j = 0; j < grp->n; j++)
-                        if (isnan(ix->p[grp->pts[j]].ax[AX_BATCH])) sub[n++] = grp->pts[j];
-                    pts = sub;
-                } else if (same) {
-                    gt[AX_BATCH] = b0;
-                } else {
-                    last.n = 0;
-                    last.s[last.n++] = "batch_axis_unconstrained";
-                    continue;
-                }
-            }
-            tk.t = gt;
-            ip_status stt = {.n = 0};
-            ip_out o;
-            bool okk = ip_interpolate(c, &tk, pts, n, &stt, &o);
-            last = stt;
-            if (okk) {
-                ip_success(c, &tk, &o, kt, k_at_axes);
-                return;
-            }
-        }
-        reason = ip_reason(att ? &last : NULL, "attention_candidate_group_failed");
+        tg.quant = text_of(c, qv_get(ov, "quant_mode"));
+        if (!tg.quant) tg.quant = text_of(c, qv_get(e->v, "quant_mode"));
+        if (!tg.quant) tg.quant = text_of(c, qv_get(c->q->kwargs, "quant_mode"));
+        if (attn_kernel(c, kt, &tg, &reason)) return;
     }
     q_miss(c, reason);
+}
+
+/* an integer field of the kernel-level attention object; false when absent or not an integer */
+static bool att_int(const qv *att, const char *name, int64_t *v) {
+    const qv *x = qv_get(att, name);
+    return x && x->kind != QV_NULL && qv_as_int(x, v);
+}
+
+void ip_kernel_attention(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const qv *att) {
+    ip_attn_tg tg;
+    memset(&tg, 0, sizeof tg);
+    if (in->n < 1 || !q_norm3(in->v[0].s, 0, tg.q3) || !att_int(att, "avg_seq_len", &tg.avg)) {
+        q_miss(c, "attention_target_unavailable");
+        return;
+    }
+    tg.prof = in->v[0].prof ? in->v[0].prof : q_dtype_prof(in->v[0].dtype);
+    if (!tg.prof) {
+        q_miss(c, "attention_target_unavailable");
+        return;
+    }
+    tg.has_sparse = att_int(att, "sparse_mode", &tg.sparse);
+    tg.has_kv = att_int(att, "num_kv_heads", &tg.kv);
+    int64_t b;
+    if (att_int(att, "batch_size", &b)) tg.has_batch = true, tg.batch = (double)b;
+    const qv *lay = qv_get(att, "input_layout");
+    if (lay && lay->kind == QV_STR && lay->n) tg.layout = lay->s;
+    else if (tg.has_sparse && (tg.sparse == 0 || tg.sparse == 3)) tg.layout = tg.sparse == 0 ? "BNSD_NBSD" : "TND";
+    const char *reason = "attention_candidate_group_failed";
+    if (!ip_attention_target(c, K, nk, &tg, &reason)) q_miss(c, reason);
 }

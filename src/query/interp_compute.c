@@ -308,9 +308,10 @@ static int wrapper_inputs(q_ctx *c, const q_entry *e, const char ***K, size_t *n
     return 0;
 }
 
-/* the matmul kernels of K in order; false when none answered (nothing set) */
+/* the matmul kernels of K in order; false when none answered (nothing set).
+ * policy: the kernel whose max_interpolation_dim applies (NULL: each its own) */
 static bool mm_core(q_ctx *c, const q_entry *e, const char *const *K, size_t nk, const q_tins *Xp, int64_t N,
-                    bool has_n, bool quantized, int64_t ndiv) {
+                    bool has_n, bool quantized, int64_t ndiv, const char *policy) {
     q_tins X = *Xp;
     size_t n = has_n && N ? (size_t)(N < 0 ? 0 : N) : X.n;
     mm_params pp = {has_n, N, quantized};
@@ -332,7 +333,7 @@ static bool mm_core(q_ctx *c, const q_entry *e, const char *const *K, size_t nk,
         if (ip_faults(c, ix) < 0) return true;
         ip_out o;
         ip_task tk;
-        if (mm_groups(c, ix, &T, quantized, tax, ip_maxdim(c, K[i], NULL), &o, &tk)) {
+        if (mm_groups(c, ix, &T, quantized, tax, ip_maxdim(c, policy ? policy : K[i], NULL), &o, &tk)) {
             ip_success(c, &tk, &o, t->kernel, k_mm_axes);
             return true;
         }
@@ -349,7 +350,7 @@ void ip_matmul(q_ctx *c, const q_entry *e, bool quantized) {
     if (wrapper_inputs(c, e, &K, &nk, &X, &N, &has_n, &proj_out)) return;
     q_set_kernels(c, K, nk);
     int64_t ndiv = proj_out && quantized && c->cfg->tp > 1 ? c->cfg->tp : 1;
-    if (!mm_core(c, e, K, nk, &X, N, has_n, quantized, ndiv)) q_miss(c, "compute_multidim_interpolation_failed");
+    if (!mm_core(c, e, K, nk, &X, N, has_n, quantized, ndiv, NULL)) q_miss(c, "compute_multidim_interpolation_failed");
 }
 
 /* ---------------------------------------------------------- generic compute */
@@ -451,7 +452,7 @@ static const char *const k_gen_axes1[] = {"output_numel"};
 
 /* generic compute over K with inputs X and output shapes O (nO of them) */
 static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_t N, bool has_n,
-                     const char *primary, const q_shape *O, size_t nO) {
+                     const char *primary, const q_shape *O, size_t nO, const char *policy) {
     const char *reason = "candidate_group_failed";
     for (size_t i = 0; i < nk; i++) {
         const char *kt = K[i];
@@ -509,7 +510,7 @@ static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_
         tk.nax = 1;
         tk.groups = k_gen_groups;
         tk.ngroups = 1;
-        tk.maxdim = ip_maxdim(c, kt, NULL);
+        tk.maxdim = ip_maxdim(c, policy ? policy : kt, NULL);
         tk.sqrt_axis = -1;
         ip_status last = {.n = 0};
         bool att = false;
@@ -542,17 +543,34 @@ void ip_generic(q_ctx *c, const q_entry *e) {
             if (o->items[j]->kind == QV_TENSOR) {
                 if (nO++ == 0) O[0] = o->items[j]->shape;
             }
-    gen_core(c, K, nk, X, N, has_n, primary, O, nO);
+    gen_core(c, K, nk, X, N, has_n, primary, O, nO, NULL);
 }
 
 void ip_kernel_shape(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out) {
     /* the CSV is cut to the number of given inputs, as for decomposer sub-kernels */
     int64_t N = (int64_t)in->n;
     if (ip_in_matmul_plus(K[0])) {
-        if (!mm_core(c, NULL, K, nk, in, N, true, false, 1)) q_miss(c, "compute_multidim_interpolation_failed");
+        if (!mm_core(c, NULL, K, nk, in, N, true, false, 1, NULL)) q_miss(c, "compute_multidim_interpolation_failed");
         return;
     }
     q_shape O[1];
     if (out->n) O[0] = out->v[0].s;
-    gen_core(c, K, nk, *in, N, true, K[0], O, out->n);
+    gen_core(c, K, nk, *in, N, true, K[0], O, out->n, NULL);
+}
+
+int ip_spec_compute(q_ctx *c, const char *const *K, size_t nk, const q_tins *X, int64_t n) {
+    q_tins Y = *X;
+    Y.n = q_slice_n(Y.n, n);
+    for (size_t i = 0; i < nk; i++) {
+        const char *kt = K[i];
+        if (ip_in_matmul_plus(kt)) {
+            if (Y.n < 2) continue;
+            if (mm_core(c, NULL, &K[i], 1, &Y, n, true, false, 1, K[0])) return 1;
+            continue;
+        }
+        /* only the count-cut inputs' own axis: no outputs to count elements of */
+        gen_core(c, &K[i], 1, Y, n, true, K[0], NULL, 0, K[0]);
+        if (c->r->src != QS_MISS) return 1;
+    }
+    return 0;
 }

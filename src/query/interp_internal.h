@@ -160,6 +160,25 @@ void ip_generic(q_ctx *c, const q_entry *e);
 void ip_scale(q_ctx *c, const q_entry *e);
 void ip_elementwise(q_ctx *c, const q_entry *e);
 void ip_attention(q_ctx *c, const q_entry *e);
+/* an attention target given directly (decomposed specs): query-token,
+ * heads, head-dim axes q3, the sequence axis avg, an optional batch, and the
+ * regime key's values (quant NULL: not in the key) */
+typedef struct ip_attn_tg {
+    int64_t q3[3], avg;
+    const char *prof, *layout, *quant;
+    bool has_batch, has_sparse, has_kv;
+    double batch;
+    int64_t sparse, kv;
+} ip_attn_tg;
+/* the kernels of K in order for tg: 1 answered (hit or error set), 0 not (*reason) */
+int ip_attention_target(q_ctx *c, const char *const *K, size_t nk, const ip_attn_tg *tg, const char **reason);
+/* a decomposed spec's compute kernels K (K[0] its policy kernel) from its
+ * shapes X cut to n: 1 answered (hit or error set), 0 not */
+int ip_spec_compute(q_ctx *c, const char *const *K, size_t nk, const q_tins *X, int64_t n);
+/* kernel-level attention: the target from inputs[0] and the query's attention object */
+void ip_kernel_attention(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const qv *att);
+/* decomposed composites: each spec exact first, else interpolated */
+void ip_composite(q_ctx *c, const q_entry *e);
 void ip_moe(q_ctx *c, const q_entry *e);
 void ip_scatter_op(q_ctx *c, const q_entry *e);               /* interp_runtime.c */
 /* For the composite wrapper (interp_runtime.c), leaving c->r alone: a

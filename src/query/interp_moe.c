@@ -7,71 +7,8 @@
 #include <string.h>
 
 #include "opdb/pyround.h"
+#include "query/comm.h"
 #include "query/interp_internal.h"
-
-/* the 7 physical inputs of the fused kernel (shapes and dtypes) */
-typedef struct moe_in {
-    int64_t d[7][3];
-    q_shape s[7];
-    int dt[7];
-} moe_in;
-
-/* stack(W, axis) of the expert weight list W into (E, p, q) */
-static bool stack(const qv *W, int axis, int64_t H, int64_t *o, int *dt) {
-    if (!W || W->kind != QV_LIST || W->n == 0) return false;
-    const qv *w = qv_first_tensor(W->items[0]);
-    const qv *f = qv_first_tensor(W);
-    if (!w || !f || w->shape.rank != 2) return false;
-    int64_t p = w->shape.d[0], q = w->shape.d[1], E = (int64_t)W->n;
-    o[0] = E;
-    bool swap = axis == 0 ? (p != H && q == H) : (q != H && p == H);
-    o[1] = swap ? q : p;
-    o[2] = swap ? p : q;
-    *dt = f->dtype;
-    return true;
-}
-
-static bool has_suffix_variant(const char *op) {
-    static const char *const v[] = {"tensor_cast.dispatch_ffn_combine_quant.default",
-                                    "tensor_cast.dispatch_ffn_combine_quant_int4.default",
-                                    "tensor_cast.dispatch_ffn_combine_fp8.default",
-                                    "tensor_cast.dispatch_ffn_combine_mxfp4.default", NULL};
-    for (int i = 0; v[i]; i++)
-        if (strcmp(op, v[i]) == 0) return true;
-    return false;
-}
-
-static bool project(q_ctx *c, moe_in *m, int64_t *r_out, int64_t *H_out) {
-    const qv *args = c->q->args;
-    if (args->n < 8) return false;
-    const qv *x = args->items[0], *e = args->items[1];
-    if (x->kind != QV_TENSOR || e->kind != QV_TENSOR || e->shape.rank < 1) return false;
-    int64_t r, H;
-    if (x->shape.rank == 2) r = x->shape.d[0], H = x->shape.d[1];
-    else if (x->shape.rank == 3) r = x->shape.d[0] * x->shape.d[1], H = x->shape.d[2];
-    else return false;
-    const qv *W1, *W2;
-    if (strcmp(c->q->op, "tensor_cast.dispatch_ffn_combine.default") == 0) W1 = args->items[2], W2 = args->items[4];
-    else if (has_suffix_variant(c->q->op)) W1 = args->items[2], W2 = args->items[7];
-    else return false;
-    int dt1, dt2;
-    if (!stack(W1, 0, H, m->d[1], &dt1) || !stack(W2, 1, H, m->d[2], &dt2)) return false;
-    int64_t E = m->d[1][0];
-    m->d[0][0] = r, m->d[0][1] = H;
-    m->s[0] = (q_shape){m->d[0], 2};
-    m->s[1] = (q_shape){m->d[1], 3};
-    m->s[2] = (q_shape){m->d[2], 3};
-    m->s[3] = m->s[6] = e->shape;
-    m->d[4][0] = E * m->d[1][2];
-    m->s[4] = (q_shape){m->d[4], 1};
-    m->d[5][0] = E * H;
-    m->s[5] = (q_shape){m->d[5], 1};
-    m->dt[0] = x->dtype, m->dt[1] = dt1, m->dt[2] = dt2, m->dt[3] = QDT_I32, m->dt[4] = QDT_I64, m->dt[5] = QDT_I64,
-    m->dt[6] = QDT_F32;
-    *r_out = r;
-    *H_out = H;
-    return true;
-}
 
 /* top-k from the routing input: rank >= 2, INT32, leading dims = tokens */
 static bool topk_of(q_shape s, const char *dt, size_t dn, double tokens, int64_t *k) {
@@ -177,23 +114,23 @@ void ip_moe(q_ctx *c, const q_entry *e) {
         return;
     }
     q_set_kernels(c, &kt, 1);
-    moe_in m;
-    int64_t r, H;
-    if (!project(c, &m, &r, &H)) {
+    q_tins m;
+    if (!q_moe_project(c, &m)) {
         q_miss(c, "moe_fused_target_unextractable");
         return;
     }
+    int64_t r = m.v[0].s.d[0], H = m.v[0].s.d[1];
     ip_kb T;
     ip_kb_init(&T);
     ip_kb_field(&T, "kernel_type");
     ip_kb_str(&T, kt, strlen(kt));
     const char *sig[7];
     for (int i = 0; i < 7; i++) {
-        sig[i] = q_dtype_prof(m.dt[i]);
-        if (!sig[i]) sig[i] = q_sprintf(c, "torch.%s", q_dtype_name(m.dt[i]));
+        sig[i] = q_dtype_prof(m.v[i].dtype);
+        if (!sig[i]) sig[i] = q_sprintf(c, "torch.%s", q_dtype_name(m.v[i].dtype));
     }
     int64_t topk;
-    if (!topk_of(m.s[3], sig[3], strlen(sig[3]), (double)r, &topk)) {
+    if (!topk_of(m.v[3].s, sig[3], strlen(sig[3]), (double)r, &topk)) {
         q_miss(c, "moe_fused_target_unextractable");
         return;
     }
@@ -206,9 +143,9 @@ void ip_moe(q_ctx *c, const q_entry *e) {
     for (int i = 0; i < 7; i++) ip_kb_str(&T, sig[i], strlen(sig[i]));
     ip_kb_close(&T);
     ip_kb_field(&T, "gmm1_weight_shape");
-    ip_kb_shape(&T, m.s[1]);
+    ip_kb_shape(&T, m.v[1].s);
     ip_kb_field(&T, "gmm2_weight_shape");
-    ip_kb_shape(&T, m.s[2]);
+    ip_kb_shape(&T, m.v[2].s);
     ip_kb_field(&T, "hidden");
     ip_kb_num(&T, (double)H);
     ip_kb_field(&T, "ep_size");
@@ -238,16 +175,10 @@ void ip_moe(q_ctx *c, const q_entry *e) {
         q_miss(c, ip_reason(att ? &last : NULL, "moe_fused_interpolation_failed"));
         return;
     }
-    if (!c->cfg->quirks) {
-        /* the default mode keeps the embedded parts, which the exact path's
-         * code computes; without them the answer would undercount */
-        if (qv_truthy(qv_get(e->v, "embedded_compute")) || qv_truthy(qv_get(e->v, "embedded_communication"))) {
-            q_miss(c, "unsupported:interpolation_moe_fused_embedded");
-            return;
-        }
-        ip_success(c, &tk, &o, kt, k_moe_axes);
-        q_add_sub(c, kt, opdb_py_roundn(o.lat, 2));
-        return;
-    }
     ip_success(c, &tk, &o, kt, k_moe_axes);
+    /* the default mode adds the embedded compute and communication on top of
+     * the interpolated latency, as the exact path does; without them the
+     * answer would undercount */
+    if (!c->cfg->quirks && c->r->src == QS_INTERPOLATED)
+        q_moe_embedded(c, e, kt, c->r->lat, c->r->rule, c->r->conf);
 }

@@ -29,8 +29,9 @@ void q_interpolate(q_ctx *c, const q_entry *e) {
         return;
     }
     if (qv_truthy(qv_get(v, "composite"))) {
-        /* static composites are never interpolated; decomposed ones are not yet */
-        q_miss(c, q_is_decomposer(e->name) ? "unsupported:interpolation_composite" : "wrapper_interpolation_failed");
+        /* static composites are never interpolated */
+        if (q_is_decomposer(e->name)) ip_composite(c, e);
+        else q_miss(c, "wrapper_interpolation_failed");
         return;
     }
     if (qv_is_str(qv_get(v, "category"), "communication")) {
@@ -85,5 +86,5 @@ void q_interpolate_kernel(q_ctx *c, const char *const *K, size_t nk, const q_tin
     c->r->stage = "interpolation";
     if (how == QK_SHAPE && nk > 0) ip_kernel_shape(c, K, nk, in, out);
     else if (how == QK_ELEMENTWISE) ip_kernel_elementwise(c, K, nk, in, out);
-    else q_miss(c, "unsupported:interpolation_kernel_attention");
+    else ip_kernel_attention(c, K, nk, in, qv_get(c->q->kq, "attention"));
 }

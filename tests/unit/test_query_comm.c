@@ -557,6 +557,40 @@ static void test_moe_projection_ep_and_comm(void **s) {
     opdb_qdb_close(db);
 }
 
+/* a result owns its strings: kernel names (the row's, the mapping's, the
+ * sub-kernels') stay readable after the handle that answered is closed */
+static void test_result_outlives_handle(void **s) {
+    (void)s;
+    char q[1024];
+    snprintf(q, sizeof q, "{\"op\": \"tensor_cast.dispatch_ffn_combine.default\", \"args\": %s[0,1,2,3,4,5,6,7]]}",
+             k_moe_args);
+    opdb_qdb *db = open_db((run_opts){.quirks = true, .ep = 8});
+    opdb_qresult r, c;
+    assert_int_equal(opdb_query_json(db, q, strlen(q), false, &r), 0);
+    static const char comm[] = "{\"op\": \"tensor_cast.all_reduce.default\", \"args\": [{\"shape\": [2048], "
+                               "\"dtype\": \"bfloat16\"}, [0, 1, 2, 3]]}";
+    assert_int_equal(opdb_query_json(db, comm, strlen(comm), false, &c), 0);
+    opdb_qdb_close(db);
+    /* overwrite what the handle freed, so a dangling pointer reads garbage */
+    for (int i = 0; i < 64; i++) {
+        char *junk = malloc(4096);
+        assert_non_null(junk);
+        memset(junk, 'x', 4096);
+        free(junk);
+    }
+    assert_true(r.hit);
+    assert_string_equal(r.kernel_type, "DispatchFFNCombine");
+    assert_string_equal(r.shape_match_rule, "projected_full_shape");
+    assert_int_equal(r.n_sub, 2);
+    assert_string_equal(r.sub[0].kernel, "DispatchFFNCombine");
+    assert_string_equal(r.id_json, "null");
+    assert_true(c.hit);
+    assert_string_equal(c.kernel_type, "hcom_allReduce_");
+    assert_string_equal(c.shape_match_rule, "comm");
+    opdb_qresult_free(&r);
+    opdb_qresult_free(&c);
+}
+
 /* ---- the opaque MLAPO kernel (mla_preprocess) ------------------------------- */
 
 static ans mlapo_quant(opdb_qdb *db, int T, const char *hdt) {
@@ -661,6 +695,7 @@ int main(void) {
         cmocka_unit_test(test_mc2_sequence_parallel),
         cmocka_unit_test(test_moe_projection_ep_and_comm),
         cmocka_unit_test(test_mla_preprocess),
+        cmocka_unit_test(test_result_outlives_handle),
         cmocka_unit_test(test_odd_args),
     };
     return cmocka_run_group_tests(tests, setup_db, teardown_db);
