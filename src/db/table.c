@@ -218,7 +218,7 @@ static int tok_next(tok *t, uint32_t *line) {
 
 static void cell_span(const tok *t, size_t k, const char **p, size_t *n) {
     size_t a = k ? t->ends[k - 1] : 0;
-    *p = t->cell.p + a;
+    *p = t->cell.p ? t->cell.p + a : ""; /* a record of empty cells added no byte */
     *n = t->ends[k] - a;
 }
 

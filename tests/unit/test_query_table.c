@@ -109,6 +109,21 @@ static void test_refused_files(void **state) {
     db_table_free(&t);
 }
 
+/* A header of empty cells only (",,"): no cell byte was ever stored; the loader
+ * must not offset a null buffer (a fuzzer find, caught by UBSan). */
+static void test_empty_cells_only(void **state) {
+    (void)state;
+    static const char *texts[] = {",,", ",,\n,,\n", "\n,\n"};
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+        db_table t;
+        opdb_err err;
+        opdb_err_clear(&err);
+        int rc = db_table_load_mem(&t, "T.csv", texts[i], strlen(texts[i]), &err);
+        assert_true(rc == 0 || (rc == -1 && strstr(err.msg, "T.csv")));
+        db_table_free(&t);
+    }
+}
+
 static void test_cell_conversions(void **state) {
     (void)state;
     db_table t;
@@ -131,6 +146,7 @@ static void test_cell_conversions(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_column_typing),
+        cmocka_unit_test(test_empty_cells_only),
         cmocka_unit_test(test_na_spellings_and_text),
         cmocka_unit_test(test_header_duplicates_short_rows_lines),
         cmocka_unit_test(test_refused_files),
