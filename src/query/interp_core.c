@@ -326,3 +326,23 @@ int64_t ip_maxdim(q_ctx *c, const char *kt, const char *overlay) {
     if (qv_as_int(x, &v)) m = v;
     return m;
 }
+
+size_t ip_groups_matching(q_ctx *c, const ip_index *ix, const ip_kb *T, uint32_t **gi) {
+    *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof **gi);
+    size_t ng = 0;
+    for (size_t g = 0; g < ix->ng; g++)
+        if (ip_key_match(T, ix->g[g].key, ix->g[g].keyn, NULL, NULL)) (*gi)[ng++] = (uint32_t)g;
+    return ng;
+}
+
+void ip_task_init(ip_task *tk, const ip_index *ix, const double *t, int nax, const uint8_t (*groups)[4],
+                  size_t ngroups, int64_t maxdim) {
+    memset(tk, 0, sizeof *tk);
+    tk->ix = ix;
+    tk->t = t;
+    tk->nax = nax;
+    tk->groups = groups;
+    tk->ngroups = ngroups;
+    tk->maxdim = maxdim;
+    tk->sqrt_axis = -1;
+}

@@ -122,14 +122,7 @@ static void elem_core(q_ctx *c, const char *const *K, size_t nk, const q_shape *
             continue;
         }
         ip_task tk;
-        memset(&tk, 0, sizeof tk);
-        tk.ix = ix;
-        tk.t = tax;
-        tk.nax = 1;
-        tk.groups = k_el_groups;
-        tk.ngroups = 1;
-        tk.maxdim = ip_maxdim(c, kt, NULL);
-        tk.sqrt_axis = -1;
+        ip_task_init(&tk, ix, tax, 1, k_el_groups, 1, ip_maxdim(c, kt, NULL));
         ip_status last = {.n = 0};
         bool att = false;
         ip_out out;

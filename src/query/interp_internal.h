@@ -154,6 +154,13 @@ void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel
 /* shared by paths */
 bool ip_in_matmul_plus(const char *kt);
 int64_t ip_maxdim(q_ctx *c, const char *kt, const char *overlay);
+/* The groups of ix whose key matches T (no required or extra fields): their
+ * indexes in an arena array *gi; the count. */
+size_t ip_groups_matching(q_ctx *c, const ip_index *ix, const ip_kb *T, uint32_t **gi);
+/* A task over ix on nax target axes t with its axis groups and maximum
+ * dimension: no matchers, no square-root axis. */
+void ip_task_init(ip_task *tk, const ip_index *ix, const double *t, int nax, const uint8_t (*groups)[4],
+                  size_t ngroups, int64_t maxdim);
 /* wrapper paths */
 void ip_matmul(q_ctx *c, const q_entry *e, bool quantized);
 void ip_generic(q_ctx *c, const q_entry *e);

@@ -154,20 +154,11 @@ void ip_moe(q_ctx *c, const q_entry *e) {
     ip_kb_num(&T, (double)topk);
     ip_index *ix = ip_index_get(t, "moe", build_moe, NULL);
     if (ip_faults(c, ix) < 0) return;
-    uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
-    size_t ng = 0;
-    for (size_t g = 0; g < ix->ng; g++)
-        if (ip_key_match(&T, ix->g[g].key, ix->g[g].keyn, NULL, NULL)) gi[ng++] = (uint32_t)g;
+    uint32_t *gi;
+    size_t ng = ip_groups_matching(c, ix, &T, &gi);
     double tax[IP_MAXAX] = {(double)r, NAN, NAN, NAN, NAN};
     ip_task tk;
-    memset(&tk, 0, sizeof tk);
-    tk.ix = ix;
-    tk.t = tax;
-    tk.nax = 1;
-    tk.groups = k_moe_groups;
-    tk.ngroups = 1;
-    tk.maxdim = ip_maxdim(c, kt, NULL);
-    tk.sqrt_axis = -1;
+    ip_task_init(&tk, ix, tax, 1, k_moe_groups, 1, ip_maxdim(c, kt, NULL));
     ip_status last = {.n = 0};
     bool att = false;
     ip_out o;

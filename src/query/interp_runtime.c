@@ -101,19 +101,10 @@ static bool scatter_core(q_ctx *c, const char *const *K, size_t nk, q_shape cach
         ip_kb T;
         scatter_key(&T, kt, dt, cache, u, fmt);
         double tax[IP_MAXAX] = {u.rank ? (double)u.d[0] : NAN, NAN, NAN, NAN, NAN};
-        uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
-        size_t ng = 0;
-        for (size_t g = 0; g < ix->ng; g++)
-            if (ip_key_match(&T, ix->g[g].key, ix->g[g].keyn, NULL, NULL)) gi[ng++] = (uint32_t)g;
+        uint32_t *gi;
+        size_t ng = ip_groups_matching(c, ix, &T, &gi);
         ip_task tk;
-        memset(&tk, 0, sizeof tk);
-        tk.ix = ix;
-        tk.t = tax;
-        tk.nax = 1;
-        tk.groups = k_sc_groups;
-        tk.ngroups = 1;
-        tk.maxdim = ip_maxdim(c, kt, NULL);
-        tk.sqrt_axis = -1;
+        ip_task_init(&tk, ix, tax, 1, k_sc_groups, 1, ip_maxdim(c, kt, NULL));
         ip_status st_k = {.n = 0};
         bool att = false;
         ip_out out;
@@ -369,19 +360,10 @@ bool ip_runtime_attention(q_ctx *c, const char *kt, const q_attn_target *tg, con
     ip_kb T;
     rt_key(&T, kt, &v, sparse);
     double tax[IP_MAXAX] = {(double)tg->q3[0], eff, NAN, NAN, NAN};
-    uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
-    size_t ng = 0;
-    for (size_t g = 0; g < ix->ng; g++)
-        if (ip_key_match(&T, ix->g[g].key, ix->g[g].keyn, NULL, NULL)) gi[ng++] = (uint32_t)g;
+    uint32_t *gi;
+    size_t ng = ip_groups_matching(c, ix, &T, &gi);
     ip_task tk;
-    memset(&tk, 0, sizeof tk);
-    tk.ix = ix;
-    tk.t = tax;
-    tk.nax = 2;
-    tk.groups = k_rt_groups;
-    tk.ngroups = 3;
-    tk.maxdim = ip_maxdim(c, kt, NULL);
-    tk.sqrt_axis = -1;
+    ip_task_init(&tk, ix, tax, 2, k_rt_groups, 3, ip_maxdim(c, kt, NULL));
     ip_status last = {.n = 0};
     bool att = false;
     ip_out out;

@@ -201,19 +201,10 @@ void ip_scale(q_ctx *c, const q_entry *e) {
         if (st != QT_OK) continue;
         ip_index *ix = ip_index_get(t, "scale", build_scale, NULL);
         if (ip_faults(c, ix) < 0) return;
-        uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
-        size_t ng = 0;
-        for (size_t g = 0; g < ix->ng; g++)
-            if (ip_key_match(&T, ix->g[g].key, ix->g[g].keyn, NULL, NULL)) gi[ng++] = (uint32_t)g;
+        uint32_t *gi;
+        size_t ng = ip_groups_matching(c, ix, &T, &gi);
         ip_task tk;
-        memset(&tk, 0, sizeof tk);
-        tk.ix = ix;
-        tk.t = tax;
-        tk.nax = 2;
-        tk.groups = k_sc_groups;
-        tk.ngroups = 3;
-        tk.maxdim = ip_maxdim(c, kt, primary);
-        tk.sqrt_axis = -1;
+        ip_task_init(&tk, ix, tax, 2, k_sc_groups, 3, ip_maxdim(c, kt, primary));
         ip_out o;
         if (ip_run_groups(c, &tk, gi, ng, false, &last, &att, &o)) {
             ip_success(c, &tk, &o, kt, k_sc_axes);
