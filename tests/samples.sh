@@ -1,5 +1,5 @@
 #!/bin/sh
-# samples.sh c|python SOURCE_DIR BUILD_DIR: builds and runs a program of samples/ as a user of
+# samples.sh c|python SOURCE_DIR BUILD_DIR [CC]: builds and runs a program of samples/ as a user of
 # the installed opdb would, on examples/query/db.
 #   c:      cmake --install into a temporary prefix, samples/lookup.c compiled with the flags of
 #           that prefix's opdb.pc (pkg-config), once against libopdb.so and once statically
@@ -21,7 +21,7 @@ expect() {
 case $what in
 c)
     command -v pkg-config >/dev/null || { echo "pkg-config not found: skipped"; exit 77; }
-    cc=${CC:-cc}
+    cc=${4:-${CC:-cc}}
     cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
     pc=$(find "$tmp/prefix" -name opdb.pc | head -n 1)
     [ -n "$pc" ] || { echo "samples.sh: no opdb.pc installed under $tmp/prefix" >&2; exit 1; }
@@ -39,7 +39,7 @@ c)
     # static: the same program linked against libopdb.a and everything opdb.pc says it needs
     # shellcheck disable=SC2046
     "$cc" -std=c17 -Wall -Wextra -Werror -o "$tmp/lookup_static" "$src/samples/lookup.c" \
-        $(pkg-config --cflags opdb) "$libdir/libopdb.a" $(pkg-config --static --libs-only-l opdb | sed 's/-lopdb//')
+        $(pkg-config --cflags opdb) $(pkg-config --static --libs opdb | sed "s|-lopdb\\b|$libdir/libopdb.a|")
     if ldd "$tmp/lookup_static" | grep -q libopdb; then
         echo "samples.sh: lookup_static loads a shared libopdb" >&2; exit 1
     fi
