@@ -44,6 +44,16 @@ for c in $commands; do
   done
 done
 
+# the extractor refuses a console block nobody marked, and output before a block's first command
+printf '```console\n$ true\n```\n' >"$work/unmarked.md"
+if awk -f "$src/tests/guide_examples.awk" "$work/unmarked.md" >/dev/null 2>&1; then
+  echo "guide_examples.awk accepted an unmarked console block" >&2; exit 1
+fi
+printf '<!-- example -->\n```console\nfoo\n$ true\n```\n' >"$work/orphan.md"
+if awk -f "$src/tests/guide_examples.awk" "$work/orphan.md" >/dev/null 2>&1; then
+  echo "guide_examples.awk accepted output before a command" >&2; exit 1
+fi
+
 # ---- the examples' outputs in more depth
 cd "$work"
 "$opdb" parse --profiling-path "$src/examples/profile" --database-path db --summary >parse.out
