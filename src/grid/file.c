@@ -412,6 +412,7 @@ static int generate(const fctx *F, const grid_pattern *p, const grid_model *cons
         return 0;
     }
     cs->limit = o->max_candidates ? o->max_candidates : OPDB_GRID_MAX_CANDIDATES;
+    cs->negative_ok = o->quirks;
     return grid_expand_template(F->R->cfg, p, nk_models ? models : NULL, nk_models ? nmodels : 0, !o->quirks, cs, err);
 }
 
