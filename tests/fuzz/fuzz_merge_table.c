@@ -25,37 +25,40 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
-/* After an accepted merge: every Profiling Count a non-negative integer,
- * every Profiling number finite. */
+/* After an accepted merge, in every row with a positive count: the count,
+ * sum, sum of squares, min, max and median are finite numbers >= 0 (merged
+ * from both sides, or checked before an unmatched row was kept). */
 static void check_written(void) {
+    static const char *const stat[] = {"Profiling Count", "Profiling Sum Duration(us)", "Profiling Sum Squares(us^2)",
+                                       "Profiling Min Duration(us)", "Profiling Max Duration(us)",
+                                       "Profiling Median Duration(us)"};
     opdb_csv_file c;
     opdb_err err;
     opdb_err_clear(&err);
     if (opdb_csv_file_open(&c, g_table, 4096, &err)) abort();
-    int rc = opdb_csv_file_next(&c, false);
-    if (rc <= 0) abort();
-    int nh = c.nf;
-    char prof[4096];
-    int is_count[4096];
-    for (int i = 0; i < nh && i < 4096; i++) {
-        opdb_span h = c.f[i];
-        prof[i] = h.n > 10 && !memcmp(h.p, "Profiling ", 10);
-        is_count[i] = h.n == 15 && !memcmp(h.p, "Profiling Count", 15);
-    }
-    while ((rc = opdb_csv_file_next(&c, false)) > 0)
-        for (int i = 0; i < c.nf && i < nh && i < 4096; i++) {
-            opdb_span v = c.f[i];
-            if (!prof[i] || !v.n) continue;
+    if (opdb_csv_file_next(&c, false) <= 0) abort();
+    int col[6];
+    for (int k = 0; k < 6; k++) col[k] = opdb_csv_col(c.f, c.nf, stat[k]);
+    if (col[0] < 0) abort(); /* merged tables always have the count */
+    while (opdb_csv_file_next(&c, false) > 0) {
+        double v[6];
+        bool have[6] = {false};
+        for (int k = 0; k < 6; k++) {
+            if (col[k] < 0 || col[k] >= c.nf || !c.f[col[k]].n || c.f[col[k]].n >= 64) continue;
             char b[64];
-            if (v.n >= sizeof b) continue;
-            memcpy(b, v.p, v.n);
-            b[v.n] = '\0';
+            memcpy(b, c.f[col[k]].p, c.f[col[k]].n);
+            b[c.f[col[k]].n] = '\0';
             char *e;
-            double d = strtod(b, &e);
-            if (*e) continue; /* a text cell the merge kept as it was */
-            if (d != d || d - d != 0) abort();
-            if (is_count[i] && d < 0) abort();
+            v[k] = strtod(b, &e);
+            have[k] = !*e;
         }
+        if (!have[0] || !(v[0] > 0)) continue;
+        for (int k = 0; k < 6; k++)
+            if (have[k] && (v[k] != v[k] || v[k] - v[k] != 0 || v[k] < 0)) {
+                fprintf(stderr, "merge wrote %s = %g\n", stat[k], v[k]);
+                abort();
+            }
+    }
     opdb_csv_file_close(&c);
 }
 
