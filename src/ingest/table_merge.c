@@ -279,7 +279,8 @@ static int merge_into(const char *path, const tbl *E, const tbl *F, opdb_strbuf 
     for (size_t r = 1; r < E->n && rc == 0; r++) { /* existing rows, widened to the output header */
         char **o = tbl_add(&out, ncols);
         for (int c = 0; c < ncols; c++) o[c] = (char *)(c < E->nf[r] ? E->row[r][c] : "");
-        rc = check_stats(path, r + 1, out.row[0], ncols, o, sc, err); /* record r is line r + 1 (opdb writes no multi-line cells) */
+        /* record r is line r + 1 (opdb writes no multi-line cells) */
+        rc = check_stats(path, r + 1, out.row[0], ncols, o, sc, err);
         key_of(&key, o, ncols, kc, nk);
         opdb_hindex_add(&ix, opdb_hash_bytes(key.p, key.n, 5), (uint32_t)(out.n - 1));
     }
