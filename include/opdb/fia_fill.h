@@ -16,6 +16,7 @@ typedef struct opdb_fia_fill_opts {
     const char *output_path;   /* NULL: overwrite csv_path */
     const char *metadata_tag;  /* NULL: "runtime_values_dumped" */
     FILE *out;                 /* completion message */
+    bool quirks;               /* the reference's output: always a UTF-8 byte-order mark */
 } opdb_fia_fill_opts;
 
 OPDB_API int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err);

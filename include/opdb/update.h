@@ -66,6 +66,9 @@ typedef struct opdb_update_opts {
     const opdb_update_status *status; /* report section; NULL = none */
     bool eager;                    /* reference path: every row tokenized, held as a dict row and
                                       rendered (also OPDB_UPDATE_EAGER=1); same bytes, slower */
+    const char *title;             /* the report's heading; NULL: "Profile Update Report" */
+    const char *gaps_not_compared; /* non-NULL: the measured and profiled durations come from unlike
+                                      devices, so no hotspot is reported; this says why */
 } opdb_update_opts;
 
 OPDB_API int opdb_update_run(const opdb_update_opts *o, opdb_err *err);

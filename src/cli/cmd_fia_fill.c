@@ -15,7 +15,7 @@ int cmd_fia_fill(int argc, char **argv) {
         {"--jsonl-path", "JSONL", "runtime metadata records, one JSON object per line (- for stdin)", true, &jsonl, NULL},
         {"--output-path", "OUT", "where to write (default: overwrite --csv-path; - for stdout)", false, &out, NULL},
         {"--metadata-tag", "TAG", "Runtime metadata_completeness of back-filled rows (default runtime_values_dumped)", false, &tag, NULL},
-        {"--reference-quirks", NULL, "accepted for symmetry: this command has no quirk to reproduce", false, NULL, &quirks},
+        {"--reference-quirks", NULL, "write like the reference: always with a UTF-8 byte-order mark (default: only when the input had one)", false, NULL, &quirks},
         {"--strict", NULL, CLI_STRICT_HELP, false, NULL, &strict},
     };
     cli_spec spec = {"opdb fia-fill", "Back-fill FusedInferAttentionScore runtime metadata from a JSONL dump.", NULL, opts,
@@ -31,7 +31,7 @@ int cmd_fia_fill(int argc, char **argv) {
     if (!out && csv_stdin) out = "-"; /* the CSV came from stdin: it goes back to stdout */
     /* an output on stdout: the summary line goes to stderr */
     FILE *summary = cli_stdio_output(&io, "opdb fia-fill", &out, "FusedInferAttentionScore.csv") ? stderr : stdout;
-    opdb_fia_fill_opts o = {csv, jsonl, out, tag, summary};
+    opdb_fia_fill_opts o = {csv, jsonl, out, tag, summary, quirks};
     opdb_err err;
     opdb_err_clear(&err);
     if (opdb_fia_fill_run(&o, &err)) {

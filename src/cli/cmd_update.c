@@ -90,7 +90,7 @@ int cmd_update(int argc, char **argv) {
     if (rc == 0) {
         opdb_update_opts o = {outdir, prof, nprof, (const char *const *)normops, nops,
                               mode && strcmp(mode, "missing-only") == 0, prune, quirks, add_new, json, ep_size,
-                              NULL, stdout, NULL, 0, NULL, 0, false, false, false, NULL, false};
+                              NULL, stdout, NULL, 0, NULL, 0, false, false, false, NULL, false, NULL, NULL};
         if (opdb_update_run(&o, &err)) {
             fflush(stdout);
             fprintf(stderr, "opdb update: %s\n", err.msg);

@@ -1,0 +1,65 @@
+#!/bin/sh
+# One spelling for machine-readable output: `--json` prints one JSON object
+# (and nothing else) on stdout for parse, bench (run and --plan), grid (run
+# and --plan), m6 and compare; m6's `--json-output -` and compare's
+# `--output -` print the same bytes. Every successful run ends with one
+# "opdb <command>: ..." line on stderr.
+#   json_outputs.sh OPDB TESTS_DIR
+set -u
+opdb=$1
+cases=$2/cli
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "json_outputs.sh: $*" >&2; cat "$work/err" >&2; exit 1; }
+# json FILE PYTHON-EXPR: FILE is exactly one JSON object and EXPR holds for it (as d)
+json() { python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert isinstance(d, dict), "not an object"
+assert eval(sys.argv[2]), sys.argv[2]' "$1" "$2" || fail "$1: $2"; }
+summary() { grep -q "^opdb $1: $2" "$work/err" || fail "no summary line 'opdb $1: $2' on stderr"; }
+command -v python3 >/dev/null 2>&1 || { echo "python3 not found: skipped"; exit 77; }
+cd "$work" || exit 1
+
+"$opdb" parse --profiling-path "$cases/parse_bom_crlf/in/kernel_details.csv" --database-path db --json >p.json 2>err ||
+  fail "parse --json: exit $?"
+json p.json 'd["command"] == "parse" and d["database"] == "db" and d["files_written"] == len(d["tables"]) > 0 and all(set(t) == {"file", "shapes", "launches", "total_us"} for t in d["tables"]) and d["rows_read"] > 0'
+summary parse "wrote [0-9]* tables\? to db from [0-9]* rows\? of 1 input file"
+"$opdb" parse --profiling-path "$cases/parse_bom_crlf/in/kernel_details.csv" --database-path db2 >p.txt 2>err || fail "parse: exit $?"
+grep -q '^Generated ' p.txt || fail "parse without --json: no completion line"
+
+cp -R "$cases/bench_status_report/in/db" bdb
+"$opdb" bench --database-path bdb --ops MatMulV2 --plan --repeat-count 1 --json >b.json 2>err || fail "bench --plan --json: exit $?"
+json b.json 'd["command"] == "bench" and d["plan"] is True and d["rows_planned"] >= 0 and d["write_back"] is None'
+summary bench "planned "
+OPDB_REPORT_TIMESTAMP=20260101_000000 "$opdb" bench --database-path bdb --ops MatMulV2 --update-mode missing-only --repeat-count 1 --json >b.json 2>err
+[ $? = 1 ] || fail "bench --json: exit status (a row fails: 1 expected)"
+json b.json 'd["plan"] is False and d["rows_failed"] == 1 and d["operators"][0]["operator"] == "MatMulV2" and d["operators"][0]["status"] == "failed" and d["write_back"]["csv_files"][0]["operator"] == "MatMulV2"'
+json b.json '__import__("os").path.isfile(d["write_back"]["report"])'
+grep -q '^\[STATUS\] MatMulV2: failed' err || fail "bench --json: the status lines are not on stderr"
+summary bench "measured 1 row of 1 operator under bdb (1 failed"
+
+cp -R "$cases/grid_op_mapping/in/db" gdb
+"$opdb" grid --data-dir gdb --rows 5 --seed 4 --json >g.json 2>err || fail "grid --json: exit $?"
+json g.json 'set(d) == {"files", "total", "coverage"} and d["total"]["to_append"] > 0'
+summary grid "appended [0-9]* rows to [0-9]* of 4 CSV files under gdb"
+"$opdb" grid --data-dir gdb --rows 5 --seed 4 --plan --json >g.json 2>err || fail "grid --plan --json: exit $?"
+json g.json '"files" in d'
+summary grid "would append "
+
+m6=$cases/m6_worked_example/in
+"$opdb" m6 --tc-trace "$m6/tc.json" --prof-trace "$m6/prof.csv" --json >m.json 2>err || fail "m6 --json: exit $?"
+"$opdb" m6 --tc-trace "$m6/tc.json" --prof-trace "$m6/prof.csv" --json-output - >m2.json 2>err || fail "m6 --json-output -: exit $?"
+cmp -s m.json m2.json || fail "m6: --json and --json-output - differ"
+json m.json 'len(d) > 0'
+"$opdb" m6 --tc-trace "$m6/tc.json" --prof-trace "$m6/prof.csv" --json --json-output x.json >/dev/null 2>err && fail "m6 --json --json-output FILE: exit 0"
+
+cmp=$cases/compare_allreduce_skd/in
+"$opdb" compare --tc-trace "$cmp/t.json" --prof-trace "$cmp/p.csv" --json >c.json 2>err || fail "compare --json: exit $?"
+"$opdb" compare --tc-trace "$cmp/t.json" --prof-trace "$cmp/p.csv" --output - >c2.json 2>err || fail "compare --output -: exit $?"
+cmp -s c.json c2.json || fail "compare: --json and --output - differ"
+json c.json 'len(d) > 0'
+
+"$opdb" trace2csv --trace "$m6/tc.json" --output t.csv 2>err || fail "trace2csv: exit $?"
+rows=$(($(wc -l <t.csv) - 1))
+summary trace2csv "wrote $rows rows\? to t.csv"
+exit 0
