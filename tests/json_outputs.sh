@@ -62,4 +62,8 @@ json c.json 'len(d) > 0'
 "$opdb" trace2csv --trace "$m6/tc.json" --output t.csv 2>err || fail "trace2csv: exit $?"
 rows=$(($(wc -l <t.csv) - 1))
 summary trace2csv "wrote $rows rows\? to t.csv"
+
+q=$cases/query_attention_default/in
+"$opdb" query --db "$q/db" --no-interpolation <"$q/queries.jsonl" >q.jsonl 2>err || fail "query: exit $?"
+summary query "answered $(grep -c . "$q/queries.jsonl") queries: [0-9]* hit, [0-9]* miss, 0 error, 0 unsupported"
 exit 0

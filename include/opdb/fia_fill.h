@@ -17,6 +17,7 @@ typedef struct opdb_fia_fill_opts {
     const char *metadata_tag;  /* NULL: "runtime_values_dumped" */
     FILE *out;                 /* completion message */
     bool quirks;               /* the reference's output: always a UTF-8 byte-order mark */
+    size_t *rows_written;      /* non-NULL: set to the output's data rows on success */
 } opdb_fia_fill_opts;
 
 OPDB_API int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err);

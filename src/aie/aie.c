@@ -887,6 +887,7 @@ int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
     if (rc == 0) {
         opdb_sb_clear(&sb);
         aggregate_json(&o, c, n, src, t.n, &sb);
+        if (o.cores) *o.cores = n;
         char *ap = py_join(dir, "aggregate_perf.json");
         rc = write_file(&o, ap, &sb, err);
         free(ap);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/comm.h"
 #include "opdb/fs.h"
@@ -186,6 +187,9 @@ static int comm_import(int argc, char **argv) {
     if (total == 0 && status == 0) {
         fprintf(stderr, "opdb comm import: no row was imported\n");
         if (strict) status = 1;
+    } else if (status == 0) {
+        cli_summary("opdb comm import", "imported %zu row%s from %zu log%s into %s", total, cli_plural(total), nlogs,
+                    cli_plural(nlogs), out);
     }
     opdb_comm_overheads_free(&t);
     free((void *)logs);

@@ -4,6 +4,7 @@
 
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/fia_fill.h"
 
@@ -31,12 +32,18 @@ int cmd_fia_fill(int argc, char **argv) {
     if (!out && csv_stdin) out = "-"; /* the CSV came from stdin: it goes back to stdout */
     /* an output on stdout: the summary line goes to stderr */
     FILE *summary = cli_stdio_output(&io, "opdb fia-fill", &out, "FusedInferAttentionScore.csv") ? stderr : stdout;
-    opdb_fia_fill_opts o = {csv, jsonl, out, tag, summary, quirks};
+    size_t rows = 0;
+    const char *shown = out ? out : csv;
+    opdb_fia_fill_opts o = {csv, jsonl, out, tag, summary, quirks, &rows};
     opdb_err err;
     opdb_err_clear(&err);
     if (opdb_fia_fill_run(&o, &err)) {
         fprintf(stderr, "opdb fia-fill: %s\n", err.msg);
         return cli_stdio_finish(&io, "opdb fia-fill", err.code ? err.code : 1);
     }
-    return cli_strict_rc("opdb fia-fill", strict, cli_stdio_finish(&io, "opdb fia-fill", 0));
+    rc = cli_stdio_finish(&io, "opdb fia-fill", 0);
+    char n[32];
+    if (rc == 0) cli_summary("opdb fia-fill", "wrote %s row%s to %s", cli_count(n, sizeof n, rows), cli_plural(rows),
+                             summary == stderr ? "stdout" : shown);
+    return cli_strict_rc("opdb fia-fill", strict, rc);
 }
