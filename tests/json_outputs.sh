@@ -1,7 +1,7 @@
 #!/bin/sh
 # One spelling for machine-readable output: `--json` prints one JSON object
 # (and nothing else) on stdout for parse, bench (run and --plan), grid (run
-# and --plan), m6 and compare; m6's `--json-output -` and compare's
+# and --plan), fia-fill, comm import, m6 and compare; m6's `--json-output -` and compare's
 # `--output -` print the same bytes. Every successful run ends with one
 # "opdb <command>: ..." line on stderr.
 #   json_outputs.sh OPDB TESTS_DIR
@@ -62,6 +62,19 @@ json c.json 'len(d) > 0'
 "$opdb" trace2csv --trace "$m6/tc.json" --output t.csv 2>err || fail "trace2csv: exit $?"
 rows=$(($(wc -l <t.csv) - 1))
 summary trace2csv "wrote $rows rows\? to t.csv"
+
+f=$cases/fiafill_basic/in
+"$opdb" fia-fill --csv-path "$f/FusedInferAttentionScore.csv" --jsonl-path "$f/fia_runtime.jsonl" --output-path fia.csv --json >f.json 2>err ||
+  fail "fia-fill --json: exit $?"
+json f.json 'd["command"] == "fia-fill" and d["output"] == "fia.csv" and d["rows_in"] == 5 and d["matched"] == 4 and d["rows_out"] == 7'
+summary fia-fill "wrote 7 rows to fia.csv"
+"$opdb" fia-fill --csv-path - --jsonl-path "$f/fia_runtime.jsonl" --json <"$f/FusedInferAttentionScore.csv" >/dev/null 2>err &&
+  fail "fia-fill --json with the CSV on stdout: exit 0"
+
+l=$cases/comm_import_midline_tags/in
+"$opdb" comm import --output-dir hcom --logs "$l/all_reduce_perf_tagged.log" --json >i.json 2>err || fail "comm import --json: exit $?"
+json i.json 'd["command"] == "comm import" and d["rows"] == 3 and d["logs"][0]["rows"] == 3 and d["output_dir"] == "hcom"'
+summary "comm import" "imported 3 rows from 1 log into hcom"
 
 q=$cases/query_attention_default/in
 "$opdb" query --db "$q/db" --no-interpolation <"$q/queries.jsonl" >q.jsonl 2>err || fail "query: exit $?"

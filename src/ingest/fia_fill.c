@@ -456,7 +456,7 @@ int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
         fprintf(o->out, "Backfilled %zu/%zu CSV rows matched, %zu output rows (%s from 1:N expansion) from %s into %s\n",
                 matched, n_in, n_out, delta, jsn, outn);
         if (!matched) opdb_warn_nothing("no CSV row matched a JSONL record: nothing was back-filled");
-        if (o->rows_written) *o->rows_written = n_out;
+        if (o->totals) *o->totals = (opdb_fia_fill_totals){n_in, matched, n_out};
     }
     opdb_sb_free(&out);
     opdb_sb_free(&key);
