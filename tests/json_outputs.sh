@@ -51,6 +51,7 @@ m6=$cases/m6_worked_example/in
 "$opdb" m6 --tc-trace "$m6/tc.json" --prof-trace "$m6/prof.csv" --json-output - >m2.json 2>err || fail "m6 --json-output -: exit $?"
 cmp -s m.json m2.json || fail "m6: --json and --json-output - differ"
 json m.json 'len(d) > 0'
+summary m6 "M6 = [0-9.]* (1.0 is perfect), JSON written to stdout"
 "$opdb" m6 --tc-trace "$m6/tc.json" --prof-trace "$m6/prof.csv" --json --json-output x.json >/dev/null 2>err && fail "m6 --json --json-output FILE: exit 0"
 
 cmp=$cases/compare_allreduce_skd/in

@@ -4,6 +4,7 @@
 
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/m6.h"
 
@@ -36,6 +37,9 @@ int cmd_m6(int argc, char **argv) {
     if (json && o.json_output && strcmp(o.json_output, "-"))
         return cli_usage_error(&spec, "--json prints the JSON on stdout: not with --json-output %s", o.json_output);
     if (json) o.json_output = "-";
+    double ratio = 0;
+    o.ratio = &ratio;
+    const char *json_given = o.json_output;
     cli_stdio io = {0};
     o.tc_name = o.tc_trace, o.prof_name = o.prof_trace;
     if (cli_stdio_input(&io, "opdb m6", &o.tc_trace, "stdin.json") ||
@@ -51,5 +55,7 @@ int cmd_m6(int argc, char **argv) {
         return cli_stdio_finish(&io, "opdb m6", err.code ? err.code : 1);
     }
     rc = cli_stdio_finish(&io, "opdb m6", fflush(stdout) == 0 ? 0 : 1);
+    if (rc == 0) cli_summary("opdb m6", "M6 = %.4f (1.0 is perfect)%s%s", ratio, json_given ? ", JSON written to " : "",
+                             json_given ? (strcmp(json_given, "-") ? json_given : "stdout") : "");
     return cli_strict_rc("opdb m6", strict, rc);
 }
