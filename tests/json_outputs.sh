@@ -2,8 +2,9 @@
 # One spelling for machine-readable output: `--json` prints one JSON object
 # (and nothing else) on stdout for parse, bench (run and --plan), grid (run
 # and --plan), fia-fill, comm import, m6 and compare; m6's `--json-output -` and compare's
-# `--output -` print the same bytes. Every successful run ends with one
-# "opdb <command>: ..." line on stderr.
+# `--output -` print the same bytes. A successful run ends with one
+# "opdb <command>: ..." line on stderr (checked here for parse, bench, grid,
+# validate, diff, m6, shape-compare, fia-fill, comm import, trace2csv, query).
 #   json_outputs.sh OPDB TESTS_DIR
 set -u
 opdb=$1
@@ -26,6 +27,11 @@ json p.json 'd["command"] == "parse" and d["database"] == "db" and d["files_writ
 summary parse "wrote [0-9]* tables\? to db from [0-9]* rows\? of 1 input file"
 "$opdb" parse --profiling-path "$cases/parse_bom_crlf/in/kernel_details.csv" --database-path db2 >p.txt 2>err || fail "parse: exit $?"
 grep -q '^Generated ' p.txt || fail "parse without --json: no completion line"
+
+"$opdb" validate --database-path db >/dev/null 2>err || fail "validate: exit $?"
+summary validate "checked [0-9]* rows\? in [0-9]* tables\? of db: no problem"
+"$opdb" diff db db2 >/dev/null 2>err || fail "diff: exit $?"
+summary diff "compared [0-9]* rows\?: [0-9]* SAME"
 
 cp -R "$cases/bench_status_report/in/db" bdb
 "$opdb" bench --database-path bdb --ops MatMulV2 --plan --repeat-count 1 --json >b.json 2>err || fail "bench --plan --json: exit $?"
@@ -59,6 +65,9 @@ cmp=$cases/compare_allreduce_skd/in
 "$opdb" compare --tc-trace "$cmp/t.json" --prof-trace "$cmp/p.csv" --output - >c2.json 2>err || fail "compare --output -: exit $?"
 cmp -s c.json c2.json || fail "compare: --json and --output - differ"
 json c.json 'len(d) > 0'
+
+"$opdb" shape-compare --tc-trace "$m6/tc.json" --prof-trace "$m6/prof.csv" >s.csv 2>err || fail "shape-compare: exit $?"
+summary shape-compare "wrote $(($(wc -l <s.csv) - 1)) rows\? to stdout"
 
 "$opdb" trace2csv --trace "$m6/tc.json" --output t.csv 2>err || fail "trace2csv: exit $?"
 rows=$(($(wc -l <t.csv) - 1))
