@@ -48,7 +48,18 @@ typedef struct opdb_bench_opts {
     const char *shard_path;
     size_t max_memory;               /* --max-memory: bytes of buffers one row may need; 0 = 3/4 of the available memory */
     bool no_progress;                /* no progress line (drawn on stderr only when it is a terminal) */
+    FILE *json;                      /* non-NULL: the run's (or plan's) summary as one JSON object here, the
+                                        write-back report as JSON inside it (keys in docs/GUIDE.md) */
+    struct opdb_bench_totals *totals;/* non-NULL: filled at the end of a run or plan */
 } opdb_bench_opts;
+
+/* What a run did, for the caller's one-line summary. */
+typedef struct opdb_bench_totals {
+    long measured, failed, skipped, unconverged; /* rows */
+    size_t operators;                /* operators with a status (measured, failed or skipped) */
+    long planned;                    /* --plan: rows that would run */
+    double plan_low_s, plan_high_s;  /* --plan: the estimated time */
+} opdb_bench_totals;
 
 /* The per-row buffer budget o->max_memory stands for (SIZE_MAX: unknown, no limit). */
 OPDB_API size_t opdb_bench_memory_budget(const opdb_bench_opts *o);

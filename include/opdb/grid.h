@@ -73,9 +73,16 @@ typedef struct opdb_grid_opts {
     double max_hbm_gb;           /* <= 0: no budget */
     unsigned long long max_candidates; /* a template expanding to more is refused; 0: OPDB_GRID_MAX_CANDIDATES */
     bool quirks;                 /* --reference-quirks */
-    bool plan, json;             /* --plan [--json]: report, write nothing */
+    bool plan, json;             /* --plan: report, write nothing; --json: the counts as JSON on out */
     FILE *out;                   /* stdout lines */
+    struct opdb_grid_totals *totals; /* non-NULL: filled by a run that returns 0 */
 } opdb_grid_opts;
+
+/* What a run appended (with --plan: would append). */
+typedef struct opdb_grid_totals {
+    size_t rows;                 /* rows appended */
+    size_t files, files_appended;/* CSV files found, and those that gained rows */
+} opdb_grid_totals;
 
 /* Returns 0, or -1 with err set (one line). */
 OPDB_API int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err);

@@ -5,6 +5,7 @@
 
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/aie.h"
 
@@ -61,7 +62,9 @@ int cmd_aie(int argc, char **argv) {
     for (int i = 0; i < 10; i++)
         if (!parse_ll(sv[i], &v[i])) return cli_usage_error(&spec, "argument %s: invalid int value: '%s'", names[i], sv[i]);
     opdb_aie_opts o = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], hwid, v[8], v[9], trace, out_dir,
-                       1.25, 64.0, 20.0, quirks, stdout};
+                       1.25, 64.0, 20.0, quirks, stdout, NULL};
+    size_t cores = 0;
+    o.cores = &cores;
     if (clock && !parse_d(clock, &o.clock_ghz)) return cli_usage_error(&spec, "argument --clock-ghz: invalid float value: '%s'", clock);
     if (peak && !parse_d(peak, &o.peak_macs_per_cycle))
         return cli_usage_error(&spec, "argument --peak-macs-per-cycle: invalid float value: '%s'", peak);
@@ -78,5 +81,9 @@ int cmd_aie(int argc, char **argv) {
         fprintf(stderr, "opdb aie: %s\n", err.msg);
         return cli_stdio_finish(&io, "opdb aie", err.code ? err.code : 1);
     }
-    return cli_strict_rc("opdb aie", strict, cli_stdio_finish(&io, "opdb aie", 0));
+    rc = cli_stdio_finish(&io, "opdb aie", 0);
+    if (rc == 0)
+        cli_summary("opdb aie", "wrote the timings of %zu core%s of %s (index.json, aggregate_perf.json)", cores,
+                    cli_plural(cores), trace && strcmp(trace, "-") ? trace : trace ? "stdin" : "the default trace");
+    return cli_strict_rc("opdb aie", strict, rc);
 }

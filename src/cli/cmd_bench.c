@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/bench.h"
 #include "opdb/comm.h"
@@ -49,7 +50,7 @@ static bool parse_size(const char *s, size_t *out) {
 typedef struct flags {
     const char *database, *device, *vllm, *torch, *cann, *mode, *repeat, *min_samples, *min_time, *timeout, *precision, *threads,
         *backend, *grid, *rounds, *cache_mib, *max_memory;
-    bool hot, fail_fast, resume, drop_failed, quirks, plan, strict, no_progress;
+    bool hot, fail_fast, resume, drop_failed, quirks, plan, strict, no_progress, json;
 } flags;
 
 /* Stop-rule flags into m (after defaults). */
@@ -168,9 +169,13 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
     if (!dir) {
         fprintf(stderr, "opdb bench: %s\n", err.msg);
     } else {
+        /* --json: stdout holds the JSON object alone; the status lines and report go to stderr */
+        opdb_bench_totals totals;
         opdb_bench_opts o = {dir, (const char *const *)ops, nops, f->mode && strcmp(f->mode, "missing-only") == 0,
-                             *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL, stdout, 1,
-                             f->plan, f->strict, 0, 0, NULL, 0, f->no_progress};
+                             *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL,
+                             f->json ? stderr : stdout, 1, f->plan, f->strict, 0, 0, NULL, 0, f->no_progress,
+                             f->json ? stdout : NULL, &totals};
+        memset(&totals, 0, sizeof totals);
         parse_size(f->max_memory, &o.max_memory);
         /* ranks on one node (set by the MPI helper) each take their share of the default budget */
         const char *node_ranks = getenv("OPDB_BENCH_NODE_RANKS");
@@ -187,6 +192,18 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
         fflush(stdout);
         if (rc < 0) fprintf(stderr, "opdb bench: %s\n", err.msg);
         rc = rc < 0 ? (err.code ? err.code : 1) : rc;
+        char a[32];
+        /* 1 without an error: some row failed, the rest written; a rank's share says nothing (the merge does) */
+        bool ran = (rc == 0 || (rc == 1 && !err.msg[0])) && !(shard && strncmp(shard, "merge/", 6));
+        if (ran && f->plan)
+            cli_summary("opdb bench", "planned %s row%s of %zu operator%s: about %.1f s (at most %.0f s); nothing run",
+                        cli_count(a, sizeof a, (unsigned long long)totals.planned), cli_plural((unsigned long long)totals.planned),
+                        totals.operators, cli_plural(totals.operators), totals.plan_low_s, totals.plan_high_s);
+        else if (ran)
+            cli_summary("opdb bench", "measured %s row%s of %zu operator%s under %s (%ld failed, %ld skipped, %ld not converged)",
+                        cli_count(a, sizeof a, (unsigned long long)totals.measured),
+                        cli_plural((unsigned long long)totals.measured), totals.operators, cli_plural(totals.operators),
+                        dir, totals.failed, totals.skipped, totals.unconverged);
     }
     free(dir);
     b->destroy(b);
@@ -224,6 +241,7 @@ int cmd_bench(int argc, char **argv) {
         {"--max-memory", "BYTES", "refuse a row whose buffers need more (suffix K, M, G or T: powers of 1024; default: 3/4 of the memory available at start)", false, &f.max_memory, NULL},
         {"--no-progress", NULL, "never draw the progress line (drawn only when stderr is a terminal)", false, NULL, &f.no_progress},
         {"--strict", NULL, "exit 1 when nothing was measured or a row never met the stop rule", false, NULL, &f.strict},
+        {"--json", NULL, "print the run's (or --plan's) summary and its write-back report as one JSON object on stdout; the status lines then go to stderr, the Markdown report only to its file (keys in docs/GUIDE.md)", false, NULL, &f.json},
     };
     cli_spec spec = {
         "opdb bench",

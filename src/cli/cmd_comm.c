@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/comm.h"
 #include "opdb/fs.h"
+#include "opdb/json_writer.h"
 #include "opdb/pystr.h"
 
 #ifndef OPDB_COMM_HELPER_INSTALLED
@@ -109,7 +111,7 @@ static int comm_validate(int argc, char **argv) {
 static int comm_import(int argc, char **argv) {
     const char *out = NULL, *op = NULL, *nd = NULL, *dtype = NULL, *tier = NULL, *half = NULL, *ovh = NULL,
                *one_log = NULL;
-    bool ref_ovh = false, strict = false;
+    bool ref_ovh = false, strict = false, json = false;
     const char **logs = NULL;
     size_t nlogs = 0;
     char **rest = opdb_xcalloc((size_t)argc + 1, sizeof *rest);
@@ -130,6 +132,8 @@ static int comm_import(int argc, char **argv) {
         {"--overhead-table", "F", "add these dispatch overheads 'op,num_devices,overhead_us'", false, &ovh, NULL},
         {"--reference-overhead", NULL, "add the reference's dispatch overheads", false, NULL, &ref_ovh},
         {"--strict", NULL, "exit 1 when no row was imported", false, NULL, &strict},
+        {"--json", NULL, "print the summary as one JSON object on stdout (keys: command, output_dir, rows, logs: "
+                         "log, rows, skipped, wrong_rows, summary)", false, NULL, &json},
     };
     cli_spec spec = {"opdb comm import",
                      "Append the rows of nccl-tests logs (any version, mpirun/srun prefixes) and OSU collective logs\n"
@@ -170,6 +174,17 @@ static int comm_import(int argc, char **argv) {
     }
     int status = 0;
     size_t total = 0;
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    opdb_json j;
+    opdb_json_init(&j, &sb);
+    opdb_json_begin_object(&j);
+    opdb_json_key(&j, "command");
+    opdb_json_string(&j, "comm import");
+    opdb_json_key(&j, "output_dir");
+    opdb_json_string(&j, out);
+    opdb_json_key(&j, "logs");
+    opdb_json_begin_array(&j);
     for (size_t i = 0; i < nlogs; i++) {
         opdb_comm_import_result res;
         opdb_err_clear(&err);
@@ -179,13 +194,35 @@ static int comm_import(int argc, char **argv) {
             continue;
         }
         total += res.rows;
+        opdb_json_begin_object(&j);
+        opdb_json_key(&j, "log");
+        opdb_json_string(&j, logs[i]);
+        const char *keys[3] = {"rows", "skipped", "wrong_rows"};
+        size_t vals[3] = {res.rows, res.skipped, res.wrong_rows};
+        for (int k = 0; k < 3; k++) {
+            opdb_json_key(&j, keys[k]);
+            opdb_json_int(&j, (long long)vals[k]);
+        }
+        opdb_json_key(&j, "summary");
+        opdb_json_string(&j, res.summary);
+        opdb_json_end_object(&j);
+        if (json) continue;
         printf("%s\n", res.summary);
         if (res.skipped) printf("  %zu rows without a positive size and time skipped\n", res.skipped);
         if (res.wrong_rows) printf("  WARNING: %zu rows report #wrong != 0 (imported; check the run)\n", res.wrong_rows);
     }
+    opdb_json_end_array(&j);
+    opdb_json_key(&j, "rows");
+    opdb_json_int(&j, (long long)total);
+    opdb_json_end_object(&j);
+    if (json) printf("%s\n", sb.p);
+    opdb_sb_free(&sb);
     if (total == 0 && status == 0) {
         fprintf(stderr, "opdb comm import: no row was imported\n");
         if (strict) status = 1;
+    } else if (status == 0) {
+        cli_summary("opdb comm import", "imported %zu row%s from %zu log%s into %s", total, cli_plural(total), nlogs,
+                    cli_plural(nlogs), out);
     }
     opdb_comm_overheads_free(&t);
     free((void *)logs);

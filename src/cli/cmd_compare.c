@@ -12,11 +12,12 @@
 int cmd_compare(int argc, char **argv) {
     opdb_compare_args a = {0};
     const char *pid = NULL, *top = NULL;
-    bool quirks = false, strict = false;
+    bool quirks = false, strict = false, json = false;
     cli_opt opts[] = {
         {"--trace-dir", "DIR", "with --reference-quirks: folder of the fixed scenarios' trace CSVs (default docs/perf_database/forward_pass_traces)", false, &a.trace_dir, NULL},
         {"--data-dir", "DIR", "profiling database folder holding op_mapping.yaml (default: none; with --reference-quirks the reference's A3 vllm0.18.0 folder); a folder without it is a warning (--strict: exit 1)", false, &a.data_dir, NULL},
         {"--output", "FILE", "JSON to write, - for stdout (default: none; with --reference-quirks results/op_comparison.json)", false, &a.output, NULL},
+        {"--json", NULL, "print the JSON on stdout instead of the table (the same as --output -)", false, NULL, &json},
         {"--tc-trace", "FILE", "one scenario: the predicted Chrome trace (.json / .json.gz; - for stdin)", false, &a.tc_trace, NULL},
         {"--prof-trace", "FILE", "one scenario: the measured forward-pass kernel_details CSV (- for stdin); a file without Type and Duration(us) columns (a JSON trace) is an error", false, &a.prof_trace, NULL},
         {"--m6", "FILE", "one scenario: M6 JSON giving n_forward_passes (default 1)", false, &a.m6, NULL},
@@ -38,6 +39,9 @@ int cmd_compare(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
+    if (json && a.output && strcmp(a.output, "-"))
+        return cli_usage_error(&spec, "--json prints the JSON on stdout: not with --output %s", a.output);
+    if (json) a.output = "-";
     if (!quirks && !a.tc_trace && !a.prof_trace)
         return cli_usage_error(&spec, "missing --tc-trace FILE and --prof-trace FILE (the reference's fixed scenarios "
                                       "run only with --reference-quirks)");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/diff.h"
 #include "opdb/pystr.h"
@@ -99,6 +100,15 @@ int cmd_diff(int argc, char **argv) {
     size_t total = 0;
     for (int v = 0; v < OPDB_DIFF_NVERDICTS; v++) total += res.count[v];
     if (!total) fprintf(stderr, "opdb diff: warning: no rows in either folder\n");
+    if (total) {
+        char line[512];
+        size_t k = 0;
+        for (int v = 0; v < OPDB_DIFF_NVERDICTS && k < sizeof line; v++)
+            if (res.count[v])
+                k += (size_t)snprintf(line + k, sizeof line - k, "%s%zu %s", k ? ", " : "", res.count[v],
+                                      opdb_diff_verdict_name((opdb_diff_verdict)v));
+        cli_summary("opdb diff", "compared %zu row%s: %s", total, cli_plural(total), line);
+    }
     if (fail == 2) return 0;
     if (res.count[OPDB_DIFF_REGRESSION]) return 1;
     if (fail == 1 && (res.count[OPDB_DIFF_DRIFT] || res.count[OPDB_DIFF_UNKNOWN] || res.count[OPDB_DIFF_STATUS_CHANGE]))

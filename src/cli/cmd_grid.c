@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/db.h"
 #include "opdb/grid.h"
@@ -27,7 +28,7 @@ int cmd_grid(int argc, char **argv) {
         {"--max-candidates", "N", "refuse a pattern expanding to more candidate shapes (default 50000000)", false, &maxc, NULL},
         {"--config", "FILE", "grid configuration YAML (default: the built-in reference configuration)", false, &config, NULL},
         {"--plan", NULL, "per CSV: candidates / after memory filter / after dedup / to append (and the target models' coverage); write nothing", false, NULL, &plan},
-        {"--json", NULL, "with --plan: the plan and coverage as JSON", false, NULL, &json},
+        {"--json", NULL, "print the per-file counts and coverage as one JSON object on stdout (with --plan: the plan's; keys in docs/GUIDE.md)", false, NULL, &json},
         {"--reference-quirks", NULL, "reproduce the reference exactly (sampling before filtering, ...)", false, NULL, &quirks},
         {"--strict", NULL, CLI_STRICT_HELP "; also a database folder without op_mapping.yaml", false, NULL, &strict},
     };
@@ -52,7 +53,6 @@ int cmd_grid(int argc, char **argv) {
     o.max_candidates = mc;
     if (!opdb_py_float(hbm, strlen(hbm), &o.max_hbm_gb))
         return cli_usage_error(&spec, "argument --max-hbm-gb: invalid float value: '%s'", hbm);
-    if (json && !plan) return cli_usage_error(&spec, "--json needs --plan");
     opdb_err err;
     opdb_err_clear(&err);
     char *root = NULL;
@@ -75,12 +75,19 @@ int cmd_grid(int argc, char **argv) {
     o.plan = plan;
     o.json = json;
     o.out = stdout;
+    opdb_grid_totals totals = {0};
+    o.totals = &totals;
     rc = opdb_grid_run(&o, &err);
-    free(root);
     if (rc) {
+        free(root);
         fflush(stdout);
         fprintf(stderr, "opdb grid: %s\n", err.msg);
         return err.code ? err.code : 1;
     }
+    char n[32];
+    cli_summary("opdb grid", "%s %s row%s to %zu of %zu CSV file%s under %s%s", plan ? "would append" : "appended",
+                cli_count(n, sizeof n, totals.rows), cli_plural(totals.rows), totals.files_appended, totals.files,
+                cli_plural(totals.files), root, plan ? " (--plan: nothing written)" : "");
+    free(root);
     return cli_strict_rc("opdb grid", strict, 0);
 }

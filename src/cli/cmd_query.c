@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/query.h"
 
@@ -223,6 +224,10 @@ int cmd_query(int argc, char **argv) {
         if (rows) fprintf(stderr, "opdb query: %zu malformed rows skipped in %zu files\n", rows, files);
     }
     if (st.error) fprintf(stderr, "opdb: warning: %zu of %zu query lines gave errors\n", st.error, st.queries);
+    if (!stats)
+        cli_summary("opdb query", "answered %zu quer%s: %zu hit, %zu miss, %zu error, %zu unsupported", st.queries,
+                    st.queries == 1 ? "y" : "ies", st.measured + st.interpolated + st.partial, st.miss, st.error,
+                    st.unsupported);
     ret = 0;
 out:
     opdb_qdb_close(db);

@@ -4,6 +4,7 @@
 
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/trace2csv.h"
 
@@ -31,5 +32,9 @@ int cmd_trace2csv(int argc, char **argv) {
         fprintf(stderr, "opdb trace2csv: %s\n", err.msg);
         return cli_stdio_finish(&io, "opdb trace2csv", err.code ? err.code : 1);
     }
-    return cli_stdio_finish(&io, "opdb trace2csv", fflush(stdout) == 0 ? 0 : 1);
+    rc = cli_stdio_finish(&io, "opdb trace2csv", fflush(stdout) == 0 ? 0 : 1);
+    char n[32];
+    if (rc == 0) cli_summary("opdb trace2csv", "wrote %s row%s to %s", cli_count(n, sizeof n, rows), cli_plural(rows),
+                             output ? output : "stdout");
+    return rc;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/db.h"
 #include "opdb/signature.h"
@@ -90,11 +91,17 @@ int cmd_update(int argc, char **argv) {
     if (rc == 0) {
         opdb_update_opts o = {outdir, prof, nprof, (const char *const *)normops, nops,
                               mode && strcmp(mode, "missing-only") == 0, prune, quirks, add_new, json, ep_size,
-                              NULL, stdout, NULL, 0, NULL, 0, false, false, false, NULL, false};
+                              NULL, stdout, NULL, 0, NULL, 0, false, false, false, NULL, false, NULL, NULL, NULL};
+        opdb_update_totals totals = {0, 0, 0, 0};
+        o.totals = &totals;
         if (opdb_update_run(&o, &err)) {
             fflush(stdout);
             fprintf(stderr, "opdb update: %s\n", err.msg);
             rc = err.code ? err.code : 1;
+        } else {
+            cli_summary("opdb update", "%zu table%s under %s: %ld row%s updated, %ld added, %ld deleted", totals.tables,
+                        cli_plural(totals.tables), outdir, totals.updated, cli_plural((unsigned long long)totals.updated),
+                        totals.added, totals.deleted);
         }
     }
     cli_free_ops(normops, nops);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/db.h"
 #include "opdb/validate.h"
@@ -41,6 +42,9 @@ int cmd_validate(int argc, char **argv) {
         free(dir);
         return err.code ? err.code : 1;
     }
+    if (!res.problems && !res.warnings && res.rows)
+        cli_summary("opdb validate", "checked %zu row%s in %zu table%s of %s: no problem", res.rows, cli_plural(res.rows),
+                    res.files, cli_plural(res.files), dir);
     free(dir);
     if (res.problems) return 1;
     if (res.warnings) {

@@ -52,6 +52,7 @@ typedef struct bench_ctx {
     bool counting;            /* a pass that only counts the rows, for the progress line */
     uint64_t total, started;  /* rows of all passes, and rows begun so far */
     opdb_progress prog;
+    char *writeback_json;     /* --json: the write-back report as JSON (malloc'd), NULL before it */
 } bench_ctx;
 
 /* A row as named cells. */

@@ -18,6 +18,7 @@
 #include "opdb/signature.h"
 #include "opdb/update.h"
 #include "replay/bench_rows.h"
+#include "replay/bench_json.h"
 #include "replay/bench_writeback.h"
 
 
@@ -438,11 +439,23 @@ static void close_shards(bench_ctx *c) {
     free(c->shards);
 }
 
+/* The totals for the caller, and --json's object. */
+static void bench_finish_json(bench_ctx *c) {
+    bench_totals(c);
+    if (!c->o->json) return;
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    bench_json(c, c->writeback_json, &sb);
+    fprintf(c->o->json, "%s\n", sb.p);
+    fflush(c->o->json);
+    opdb_sb_free(&sb);
+}
+
 int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     bool merge = o->shard_count > 1 && o->shard_rank == OPDB_BENCH_SHARD_MERGE;
     if (!opdb_is_dir(o->db_dir)) {
         if (!o->grid) return opdb_fail(err, OPDB_ERR_RUNTIME, "database folder not found: %s (use --grid default to create one)", o->db_dir);
-        if (opdb_mkdirs(o->db_dir, err)) return -1;
+        if (!o->plan_only && opdb_mkdirs(o->db_dir, err)) return -1; /* --plan writes nothing */
     }
     bench_ctx c;
     memset(&c, 0, sizeof c);
@@ -458,6 +471,7 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     char *journal = opdb_path_join(work, "journal.csv");
     if (o->plan_only) {
         int prc = bench_plan(&c, err);
+        if (prc >= 0) bench_finish_json(&c);
         opdb_sb_free(&c.sig);
         status_free(&c);
         free(work);
@@ -476,6 +490,7 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     if (rc == 0 && merge) rc = open_shards(&c, err);
     if (rc == 0) rc = walk(&c, err);
     if (rc == 0) rc = bench_write_back(&c, work, err);
+    if (rc == 0) bench_finish_json(&c);
     bool any_failed = false;
     long measured = 0, unmeasured = 0;
     for (size_t i = 0; i < c.nst; i++) {
@@ -483,6 +498,7 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
         unmeasured += c.st[i].unmeasured;
         any_failed |= c.st[i].failed > 0 || c.st[i].unmeasured > 0 || c.st[i].kind == ST_FAILED;
     }
+    free(c.writeback_json);
     status_free(&c);
     journal_close(&c.j);
     close_shards(&c);
