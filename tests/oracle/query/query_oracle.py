@@ -11,6 +11,7 @@
 Standard library plus PyYAML (Debian python3-yaml: the spec defines the mapping by
 PyYAML's safe_load). Tier 2 features answer `unsupported:<feature>` MISSes; `--explain`
 is opdb's own output and has no oracle here (exit 99). See README.md."""
+import copy
 import json
 import os
 import sys
@@ -90,6 +91,8 @@ def render(qid, r, error=None):
          "kernel_type": r.kernel if r.hit else None,
          "miss_reason": None if r.hit else r.reason,
          "sub_kernel_durations": ([[k, float(v)] for k, v in r.subs] if r.hit and r.subs is not None else None)}
+    if r.source == "MISS" and r.request is not None:
+        o["request"] = r.request
     if error is not None:
         o["error"] = error
     return json.dumps(o)
@@ -106,6 +109,11 @@ def answer(db, line):
             raise QueryError("bad_query", "a query needs exactly one of op and kernel")
         if has_k:
             r = qo_kernel.kernel_query(db, obj)
+            # default mode: a MISS names what to measure (attention and communication rows need more)
+            if (r.source == "MISS" and not db.cfg.quirks and obj.get("comm") is None
+                    and obj.get("attention") is None):
+                r = copy.copy(r)  # results may be shared by a scan's cache
+                r.request = qo_kernel.request_of(obj)
         else:
             op = obj["op"]
             if not isinstance(op, str):
