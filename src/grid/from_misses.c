@@ -473,7 +473,7 @@ static void print_plan(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, 
     fprintf(o->out, "%-48s %10zu %10zu %10zu\n", "total", tot[0], tot[1], tot[2]);
 }
 
-static void print_summary(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, const mtab *tabs, size_t nt) {
+static void print_summary(const opdb_grid_miss_opts *o, const mtab *tabs, size_t nt) {
     size_t total = 0, written = 0, nskip = 0;
     for (size_t i = 0; i < nt; i++) {
         total += tabs[i].appended;
@@ -486,7 +486,6 @@ static void print_summary(const opdb_grid_miss_opts *o, const opdb_grid_misses *
         for (size_t i = 0; i < nt; i++)
             if (tabs[i].skip) fprintf(o->out, "  - %s.csv (%s)\n", tabs[i].kernel, tabs[i].skip);
     }
-    (void)m;
 }
 
 int opdb_grid_from_misses(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, opdb_err *err) {
@@ -524,7 +523,7 @@ int opdb_grid_from_misses(const opdb_grid_miss_opts *o, const opdb_grid_misses *
         }
     }
     if (o->plan) print_plan(o, m, tabs, nt);
-    else print_summary(o, m, tabs, nt);
+    else print_summary(o, tabs, nt);
     size_t total = 0;
     for (size_t i = 0; i < nt; i++) total += tabs[i].appended;
     /* a collection that adds nothing says why */
