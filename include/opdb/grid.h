@@ -87,6 +87,29 @@ typedef struct opdb_grid_totals {
 /* Returns 0, or -1 with err set (one line). */
 OPDB_API int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err);
 
+/* ---- Rows from query misses (docs/GRID.md "Rows from query misses"): each
+ * `opdb query` MISS result that carries a request (kernel-level shape and
+ * elementwise queries, default mode) becomes a theory row of its kernel's
+ * table, laid out as grid rows are, deduplicated against the table and the
+ * other requests, so that `opdb bench` can measure it. */
+typedef struct opdb_grid_misses opdb_grid_misses;
+OPDB_API opdb_grid_misses *opdb_grid_misses_new(void);
+OPDB_API void opdb_grid_misses_free(opdb_grid_misses *m);
+/* One result line (JSON text; blank lines are ignored); src and lineno name
+ * it in errors. 0, or -1 with err: not a JSON object, a malformed request. */
+OPDB_API int opdb_grid_misses_add(opdb_grid_misses *m, const char *line, size_t n, const char *src,
+                                  unsigned long long lineno, opdb_err *err);
+/* Every line of a results file (JSONL). */
+OPDB_API int opdb_grid_misses_read(opdb_grid_misses *m, const char *path, opdb_err *err);
+
+typedef struct opdb_grid_miss_opts {
+    const char *root; /* the database folder whose tables get the rows */
+    bool plan, json;  /* --plan [--json]: what would be added, nothing written */
+    FILE *out;        /* the summary or the plan */
+} opdb_grid_miss_opts;
+/* Under the folder lock, all tables or none. 0, or -1 with err set. */
+OPDB_API int opdb_grid_from_misses(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, opdb_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,7 +31,7 @@ static bool parse_fraction(const char *s, double lo_excl, double *out) {
 
 int cmd_diff(int argc, char **argv) {
     const char *threshold = NULL, *alpha = NULL, *fail_on = NULL, *weights = NULL, *html = NULL;
-    bool json = false;
+    bool json = false, strict = false;
     cli_opt opts[] = {
         {"--threshold", "F", "a change counts only when |new - old| > F * old (default 0.05)", false, &threshold, NULL},
         {"--alpha", "F", "and only when Welch's two-sided p-value < F (default 0.05)", false, &alpha, NULL},
@@ -41,6 +41,8 @@ int cmd_diff(int argc, char **argv) {
          false, &weights, NULL},
         {"--json", NULL, "print JSON instead of Markdown", false, NULL, &json},
         {"--html", "FILE", "also write a self-contained HTML report", false, &html, NULL},
+        {"--strict", NULL, "exit 1 when nothing could be compared (no kernel type or row on both sides, no weighted hit)",
+         false, NULL, &strict},
     };
     cli_spec spec = {"opdb diff OLD NEW",
                      "Compare two database version folders row by row: REGRESSION / GAIN (large and significant),\n"
@@ -99,7 +101,20 @@ int cmd_diff(int argc, char **argv) {
     }
     size_t total = 0;
     for (int v = 0; v < OPDB_DIFF_NVERDICTS; v++) total += res.count[v];
-    if (!total) fprintf(stderr, "opdb diff: warning: no rows in either folder\n");
+    /* a run that compared nothing says so (and fails with --strict) */
+    unsigned nothing = 0;
+    if (!total) nothing++, fprintf(stderr, "opdb diff: warning: no rows in either folder: nothing was compared\n");
+    else if (!res.common_kernel_types)
+        nothing++, fprintf(stderr, "opdb diff: warning: %s and %s have no kernel type in common: every row is ADDED or "
+                                   "REMOVED, nothing was compared\n", dirs[0], dirs[1]);
+    else if (!res.paired)
+        nothing++, fprintf(stderr, "opdb diff: warning: %s and %s have no row in common: every row is ADDED or "
+                                   "REMOVED, nothing was compared\n", dirs[0], dirs[1]);
+    nothing += res.weighted && !res.weights_results; /* the library has said that every weight is 0 */
+    if (strict && nothing) {
+        fprintf(stderr, "opdb diff: --strict: %u warning(s) that the run produced nothing meaningful: exit 1\n", nothing);
+        return 1;
+    }
     if (total) {
         char line[512];
         size_t k = 0;

@@ -11,8 +11,8 @@
 
 int cmd_grid(int argc, char **argv) {
     const char *models = NULL, *data_dir = NULL, *db_path = NULL, *device = NULL, *vllm = NULL, *torch = NULL,
-               *cann = NULL, *rows = "1000", *seed = NULL, *hbm = "32", *config = NULL,
-               *maxc = NULL;
+               *cann = NULL, *rows = NULL, *seed = NULL, *hbm = NULL, *config = NULL,
+               *maxc = NULL, *misses = NULL;
     bool quirks = false, plan = false, json = false, strict = false;
     cli_opt opts[] = {
         {"--target-models", "A,B", "comma-separated models (HF ids or short names); default: all presets", false, &models, NULL},
@@ -31,6 +31,8 @@ int cmd_grid(int argc, char **argv) {
         {"--json", NULL, "print the per-file counts and coverage as one JSON object on stdout (with --plan: the plan's; keys in docs/GUIDE.md)", false, NULL, &json},
         {"--reference-quirks", NULL, "reproduce the reference exactly (sampling before filtering, ...)", false, NULL, &quirks},
         {"--strict", NULL, CLI_STRICT_HELP "; also a database folder without op_mapping.yaml", false, NULL, &strict},
+        {"--from-misses", "RESULTS.jsonl", "instead of the shape grid: one row per kernel-level miss in these opdb query "
+                                           "results (with --plan: what would be added)", false, &misses, NULL},
     };
     cli_spec spec = {"opdb grid", "Append theory shape rows to database CSVs so that replay can measure them.", NULL, opts,
                      sizeof opts / sizeof opts[0]};
@@ -38,6 +40,11 @@ int cmd_grid(int argc, char **argv) {
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
     if (cli_check_db_flags(&spec, device, vllm, torch, cann) != CLI_OK) return 2;
+    if (misses && (models || rows || seed || hbm || maxc || config || quirks))
+        return cli_usage_error(&spec, "--from-misses takes none of --target-models, --rows, --seed, --max-hbm-gb, "
+                                      "--max-candidates, --config, --reference-quirks");
+    if (!rows) rows = "1000";
+    if (!hbm) hbm = "32";
     opdb_grid_opts o = {0};
     long long v;
     if (!opdb_py_int(rows, strlen(rows), &v)) return cli_usage_error(&spec, "argument --rows: invalid int value: '%s'", rows);
@@ -67,6 +74,20 @@ int cmd_grid(int argc, char **argv) {
     } else {
         const char *r = getenv(OPDB_DATA_ROOT_ENV);
         root = opdb_xstrdup(r && *r ? r : "data");
+    }
+    if (misses) {
+        opdb_grid_misses *m = opdb_grid_misses_new();
+        opdb_grid_miss_opts mo = {root, plan, json, stdout};
+        rc = opdb_grid_misses_read(m, misses, &err);
+        if (!rc) rc = opdb_grid_from_misses(&mo, m, &err);
+        opdb_grid_misses_free(m);
+        free(root);
+        if (rc) {
+            fflush(stdout);
+            fprintf(stderr, "opdb grid: %s\n", err.msg);
+            return err.code ? err.code : 1;
+        }
+        return cli_strict_rc("opdb grid", strict, 0);
     }
     o.root = root;
     o.target_models = models;

@@ -9,6 +9,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_summary.h"
 #include "cli/commands.h"
+#include "opdb/grid.h"
 #include "opdb/query.h"
 
 static int parse_pos(const char *s, int *out) {
@@ -42,6 +43,9 @@ typedef struct emit_ctx {
     FILE *out;
     bool flush;
     bool failed;
+    opdb_grid_misses *collect; /* --collect: every result line is offered to it */
+    unsigned long long n;
+    opdb_err err;
 } emit_ctx;
 
 static int emit_line(emit_ctx *e, const opdb_qresult *r) {
@@ -49,6 +53,7 @@ static int emit_line(emit_ctx *e, const opdb_qresult *r) {
     size_t n;
     if (opdb_qresult_json(r, &line, &n)) return -1;
     bool ok = fwrite(line, 1, n, e->out) == n && fputc('\n', e->out) != EOF;
+    if (ok && e->collect && opdb_grid_misses_add(e->collect, line, n, "results", ++e->n, &e->err)) e->failed = true;
     free(line);
     if (ok && e->flush) ok = fflush(e->out) == 0;
     if (!ok) e->failed = true;
@@ -71,8 +76,8 @@ static void count(opdb_qstats *s, const opdb_qresult *r) {
 int cmd_query(int argc, char **argv) {
     const char *database = NULL, *db_alias = NULL, *tp = NULL, *ep = NULL, *grid = NULL;
     const char *kernel = NULL, *inputs = NULL, *dtypes = NULL, *formats = NULL, *outputs = NULL, *odtypes = NULL,
-               *match = NULL, *param_unused = NULL;
-    bool sp = false, no_interp = false, quirks = false, explain = false, stats = false;
+               *match = NULL, *param_unused = NULL, *collect = NULL;
+    bool sp = false, no_interp = false, quirks = false, explain = false, stats = false, plan = false;
     cli_opt opts[] = {
         {"--database-path", "DIR", "the database version folder (CSV files and op_mapping.yaml)", false, &database, NULL},
         {"--db", "DIR", "alias of --database-path", false, &db_alias, NULL},
@@ -95,6 +100,9 @@ int cmd_query(int argc, char **argv) {
         {"--match", "MODE", "with --kernel: shape (default) or elementwise", false, &match, NULL},
         {"--param", "NAME=VALUE", "with --kernel, repeatable: an attention or communication field", false,
          &param_unused, NULL},
+        {"--collect", "DIR", "after the batch, add a theory row for each kernel-level miss to the tables of the database "
+                             "folder DIR (as opdb grid --from-misses; summary on stderr)", false, &collect, NULL},
+        {"--plan", NULL, "with --collect: say on stderr what would be added; write nothing", false, NULL, &plan},
     };
     cli_spec spec = {"opdb query",
                      "Answer \"how long does this operator take?\" from a database: one JSON query per stdin line\n"
@@ -122,6 +130,7 @@ int cmd_query(int argc, char **argv) {
     int *gd = NULL;
     size_t gn = 0;
     opdb_qdb *db = NULL;
+    opdb_grid_misses *collected = NULL;
     if (rc == CLI_HELP) {
         ret = 0;
         goto out;
@@ -158,6 +167,14 @@ int cmd_query(int argc, char **argv) {
         cli_usage_error(&spec, "argument --match: expected shape or elementwise, got '%s'", match);
         goto out;
     }
+    if (plan && !collect) {
+        cli_usage_error(&spec, "--plan needs --collect");
+        goto out;
+    }
+    if (collect && quirks) {
+        cli_usage_error(&spec, "--collect needs the default mode: --reference-quirks results carry no request");
+        goto out;
+    }
     o.grid = gd;
     o.grid_n = gn;
     o.sequence_parallel = sp;
@@ -174,7 +191,9 @@ int cmd_query(int argc, char **argv) {
     opdb_qstats st;
     memset(&st, 0, sizeof st);
     struct stat sst;
-    emit_ctx e = {stdout, !(fstat(STDOUT_FILENO, &sst) == 0 && S_ISREG(sst.st_mode)), false};
+    emit_ctx e = {stdout, !(fstat(STDOUT_FILENO, &sst) == 0 && S_ISREG(sst.st_mode)), false, NULL, 0, {0}};
+    opdb_err_clear(&e.err);
+    if (collect) e.collect = collected = opdb_grid_misses_new();
     if (kernel) {
         opdb_kcells kc = {kernel, inputs, dtypes, formats, outputs, odtypes, match, params, np, -1};
         opdb_qresult r;
@@ -208,6 +227,11 @@ int cmd_query(int argc, char **argv) {
         }
         free(line);
     }
+    if (e.err.msg[0]) {
+        fprintf(stderr, "opdb query: --collect: %s\n", e.err.msg);
+        ret = 1;
+        goto out;
+    }
     if (fflush(stdout) != 0 || e.failed) {
         fprintf(stderr, "opdb: error: cannot write the results to stdout\n");
         ret = 1;
@@ -229,7 +253,16 @@ int cmd_query(int argc, char **argv) {
                     st.queries == 1 ? "y" : "ies", st.measured + st.interpolated + st.partial, st.miss, st.error,
                     st.unsupported);
     ret = 0;
+    if (collect) {
+        /* the results are on stdout: what was collected goes to stderr */
+        opdb_grid_miss_opts mo = {collect, plan, false, stderr};
+        if (opdb_grid_from_misses(&mo, collected, &err)) {
+            fprintf(stderr, "opdb query: --collect: %s\n", err.msg);
+            ret = err.code == OPDB_ERR_USAGE ? 2 : 1;
+        }
+    }
 out:
+    opdb_grid_misses_free(collected);
     opdb_qdb_close(db);
     free(gd);
     free(av);

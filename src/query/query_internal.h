@@ -241,6 +241,7 @@ typedef struct q_result {
     q_xrow *rows;
     size_t n_rows, cap_rows;
     opdb_strbuf extra;           /* further explain members, each `, "key": value` (paths add their own) */
+    const char *request;         /* a kernel-level MISS (default mode): the request as a JSON object, or NULL */
 } q_result;
 
 /* One query's working state. */
