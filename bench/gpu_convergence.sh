@@ -38,7 +38,7 @@ run)
   runs=$(mktemp -d)/runs # outside OUT: only a few files come back from there
   mkdir -p "$out" "$runs"
   libdir() { find /usr/local /opt /usr/lib -name "$1" 2>/dev/null | head -1 | xargs -r dirname; }
-  LD_LIBRARY_PATH=$kit/lib:$kit/bin:$(libdir 'libcublasLt.so.1[0-9]')${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  LD_LIBRARY_PATH=$kit/lib:$kit/bin:/usr/local/cuda/lib64:$(libdir 'libcublasLt.so.1[0-9]')${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export LD_LIBRARY_PATH
   { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv; nproc; } | tee "$out/summary.txt"
   timeout 120 "$kit/bin/opdb_cuda_check" --no-sweep >"$out/cuda_check.txt" 2>&1
