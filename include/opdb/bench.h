@@ -37,7 +37,8 @@ typedef struct opdb_bench_opts {
     const char *timestamp;           /* report stamp (NULL: $OPDB_REPORT_TIMESTAMP or now) */
     FILE *out;                       /* progress, status and report (stdout) */
     int rounds;                      /* > 1: interleaved passes over the rows (stop-rule mode only) */
-    bool plan_only;                  /* --plan: list the rows that would run and the estimated time, run nothing */
+    bool plan_only;                  /* --plan: list the rows that would run and their estimated time from a short
+                                        pilot of each (bench_plan.c); write nothing */
     bool strict;                     /* --strict: nothing measured or an unconverged row makes the run fail */
     /* Replay across MPI ranks (src/comm/mpi/bench_ranks.c; `opdb bench` under mpirun). shard_count > 1 and
      * shard_rank in 0..count-1: this rank's share, the rows whose ordinal (walk order) % count == rank,

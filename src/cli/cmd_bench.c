@@ -49,7 +49,7 @@ static bool parse_size(const char *s, size_t *out) {
 
 typedef struct flags {
     const char *database, *device, *vllm, *torch, *cann, *mode, *repeat, *min_samples, *min_time, *timeout, *precision, *threads,
-        *backend, *grid, *rounds, *cache_mib, *max_memory;
+        *backend, *grid, *rounds, *cache_mib, *max_memory, *launch_batch;
     bool hot, fail_fast, resume, drop_failed, quirks, plan, strict, no_progress, json;
 } flags;
 
@@ -155,10 +155,13 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
     if (f->threads) cli_parse_uint(f->threads, &threads);
     unsigned long cache_mib = 0;
     if (f->cache_mib) cli_parse_uint(f->cache_mib, &cache_mib);
-    opdb_backend_opts bo = {(int)threads, f->hot, 0, (size_t)cache_mib << 20};
+    unsigned long batch = 0;
+    if (f->launch_batch) cli_parse_uint(f->launch_batch, &batch);
+    opdb_backend_opts bo = {(int)threads, f->hot, 0, (size_t)cache_mib << 20, (int)batch, f->plan};
     const char *shard = getenv(SHARD_ENV);
-    /* the merge and --plan measure nothing: no eviction buffer (twice the last-level cache, touched page by page) */
-    if ((shard && strncmp(shard, "merge/", 6) == 0) || f->plan) bo.hot_cache = true;
+    /* the merge measures nothing: no eviction buffer (twice the last-level cache, touched page by page);
+     * --plan pilots with a smaller one (estimate_only) */
+    if (shard && strncmp(shard, "merge/", 6) == 0) bo.hot_cache = true;
     opdb_backend *b = opdb_backend_create(bname, &bo, &err);
     if (!b) {
         fprintf(stderr, "opdb bench: %s\n", err.msg);
@@ -232,12 +235,13 @@ int cmd_bench(int argc, char **argv) {
         {"--cache-mib", "N", "last-level cache size to evict, in MiB (default: the size the CPU reports; set it where a VM reports the whole host's cache)", false, &f.cache_mib, NULL},
         {"--threads", "N", "CPU threads, pinned to distinct CPUs (default: all online CPUs; 1 is more repeatable on a shared machine)", false, &f.threads, NULL},
         {"--backend", "NAME", "cpu (default) or cuda", false, &f.backend, NULL},
+        {"--launch-batch", "N", "cuda: launches timed together per sample (default: enough for about 100 us, at most 128; 1: one launch per sample)", false, &f.launch_batch, NULL},
         {"--grid", "NAME", "benchmark the built-in grid 'default' (LLM shapes) into a new or existing database", false, &f.grid, NULL},
         {"--fail-fast", NULL, "stop at the first row that fails (default: continue)", false, NULL, &f.fail_fast},
         {"--resume", NULL, "continue an interrupted run from its journal", false, NULL, &f.resume},
         {"--drop-failed", NULL, "delete rows that fail to replay (default: keep them, report the error)", false, NULL, &f.drop_failed},
         {"--reference-quirks", NULL, "write back like the reference: no extra columns, failed rows deleted", false, NULL, &f.quirks},
-        {"--plan", NULL, "list the rows that would run (dtype, shapes, GEMM size) and the estimated time; run nothing", false, NULL, &f.plan},
+        {"--plan", NULL, "list the rows that would run (dtype, shapes, GEMM size) and the estimated time from a short pilot of each row; write nothing", false, NULL, &f.plan},
         {"--max-memory", "BYTES", "refuse a row whose buffers need more (suffix K, M, G or T: powers of 1024; default: 3/4 of the memory available at start)", false, &f.max_memory, NULL},
         {"--no-progress", NULL, "never draw the progress line (drawn only when stderr is a terminal)", false, NULL, &f.no_progress},
         {"--strict", NULL, "exit 1 when nothing was measured or a row never met the stop rule", false, NULL, &f.strict},
@@ -294,6 +298,10 @@ int cmd_bench(int argc, char **argv) {
         rc = cli_usage_error(&spec, "argument --grid: invalid choice: '%s' (choose from 'default')", f.grid);
     if (rc == 0 && f.threads && !cli_parse_uint(f.threads, &threads))
         rc = cli_usage_error(&spec, "argument --threads: invalid int value: '%s'", f.threads);
+    unsigned long launch_batch;
+    if (rc == 0 && f.launch_batch && (!cli_parse_uint(f.launch_batch, &launch_batch) || launch_batch == 0 ||
+                                      launch_batch > OPDB_LAUNCH_BATCH_MAX))
+        rc = cli_usage_error(&spec, "argument --launch-batch: expected 1 to %d, got '%s'", OPDB_LAUNCH_BATCH_MAX, f.launch_batch);
     unsigned long cache_mib;
     if (rc == 0 && f.cache_mib && (!cli_parse_uint(f.cache_mib, &cache_mib) || cache_mib == 0 || cache_mib > (1ul << 20)))
         rc = cli_usage_error(&spec, "argument --cache-mib: expected MiB from 1 to 1048576, got '%s'", f.cache_mib);

@@ -288,12 +288,12 @@ static int bench_plan(bench_ctx *c, opdb_err *err) {
         if (c->st[i].kind == ST_SKIPPED) fprintf(o->out, "[PLAN] %s: skipped: %s\n", c->st[i].op, c->st[i].reason);
     const opdb_measure_opts *m = &o->measure;
     if (m->repeat_count > 0)
-        fprintf(o->out, "[PLAN] %ld row(s) would run, %ld sample(s) each (at most %.0f s each): about %.1f s, at most %.0f s\n",
-                c->planned, m->repeat_count, m->timeout_s, c->plan_lo_s, c->plan_hi_s);
+        fprintf(o->out, "[PLAN] %ld row(s) would run, %ld sample(s) each: about %.1f s (from a short pilot of each row)\n",
+                c->planned, m->repeat_count, c->plan_lo_s);
     else
-        fprintf(o->out, "[PLAN] %ld row(s) would run: about %.1f s if every row meets the stop rule after %g s of sampling, "
-                        "at most %.0f s (%g s timeout per row)\n",
-                c->planned, c->plan_lo_s, m->min_time_s, c->plan_hi_s, m->timeout_s);
+        fprintf(o->out, "[PLAN] %ld row(s) would run: about %.1f s (from a short pilot of each row: the samples its "
+                        "spread needs for the stop rule, evictions included), at most %.0f s (%g s timeout per row)\n",
+                c->planned, c->plan_lo_s, c->plan_hi_s, m->timeout_s);
     if (rc) return -1;
     if (!c->planned) {
         fprintf(stderr, "opdb bench: warning: no row would run (nothing selected, or every operator skipped)%s\n",
@@ -472,6 +472,7 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     if (o->plan_only) {
         int prc = bench_plan(&c, err);
         if (prc >= 0) bench_finish_json(&c);
+        bench_samples_free(&c);
         opdb_sb_free(&c.sig);
         status_free(&c);
         free(work);
