@@ -22,7 +22,7 @@ export OPDB_REPORT_TIMESTAMP=20260101_000000
 # --- 1. enumeration ---------------------------------------------------------------------------
 writers="parse update grid bench fia-fill comm validate"   # (comm: import; validate: --repair)
 readonly_cmds="aie m6 shape-compare compare trace2csv query diff"  # read databases; write only the output file they are given
-for c in $("$opdb" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
+for c in $("$opdb" --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }'); do
   case " $writers $readonly_cmds " in *" $c "*) ;; *) bad "command '$c' is not classified: add it to the writer trials of $0" ;; esac
 done
 # library sources that replace files: database writers (their entry points take the lock and the

@@ -5,14 +5,11 @@
 #include <string.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/diff.h"
 #include "opdb/pystr.h"
 
-static void warn_stderr(void *ctx, const char *msg) {
-    (void)ctx;
-    fprintf(stderr, "opdb diff: warning: %s\n", msg);
-}
 
 /* The options that take a value: their next argument is not a folder. */
 static bool takes_value(const cli_spec *spec, const char *a) {
@@ -45,10 +42,10 @@ int cmd_diff(int argc, char **argv) {
                      "Compare two database version folders row by row: REGRESSION / GAIN (large and significant),\n"
                      "DRIFT (large, not significant), UNKNOWN (large, no statistics to judge), SAME, ADDED, REMOVED,\n"
                      "STATUS_CHANGE; per kernel type the median new/old ratio. Rules: docs/DIFF.md.",
-                     "example:\n"
-                     "  opdb diff db/vllm0.18.0_torch2.9.0_cann8.3 db/vllm0.18.0_torch2.9.0_cann8.5 --weights trace.jsonl\n"
-                     "exit codes: 0 ok; 1 a REGRESSION (see --fail-on) or a runtime failure; 2 usage error",
+                     NULL,
                      opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb diff db/vllm0.18.0_torch2.9.0_cann8.3 db/vllm0.18.0_torch2.9.0_cann8.5 --weights trace.jsonl";
+    spec.exits = "0 ok; 1 a REGRESSION (see --fail-on) or a runtime failure; 2 usage error";
     /* the two folders are positional: take them out before the option parser */
     char **rest = malloc(((size_t)argc + 1) * sizeof *rest);
     const char *dirs[2] = {NULL, NULL};
@@ -88,7 +85,7 @@ int cmd_diff(int argc, char **argv) {
     o.html_path = html;
     o.format = json ? OPDB_DIFF_JSON : OPDB_DIFF_MARKDOWN;
     o.out = stdout;
-    o.warn = warn_stderr;
+    o.warn = cli_warn_line;
     opdb_err err;
     opdb_err_clear(&err);
     opdb_diff_result res;
@@ -98,7 +95,7 @@ int cmd_diff(int argc, char **argv) {
     }
     size_t total = 0;
     for (int v = 0; v < OPDB_DIFF_NVERDICTS; v++) total += res.count[v];
-    if (!total) fprintf(stderr, "opdb diff: warning: no rows in either folder\n");
+    if (!total) cli_warn("no rows in either folder");
     if (fail == 2) return 0;
     if (res.count[OPDB_DIFF_REGRESSION]) return 1;
     if (fail == 1 && (res.count[OPDB_DIFF_DRIFT] || res.count[OPDB_DIFF_UNKNOWN] || res.count[OPDB_DIFF_STATUS_CHANGE]))
