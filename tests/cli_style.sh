@@ -45,6 +45,9 @@ mkdir "$work/db"
 "$opdb" bench --database-path "$work/db" --ops Matmulv2 >/dev/null 2>"$work/e"; rc=$?
 [ $rc = 2 ] || bad "bench --ops Matmulv2 exits $rc"
 has "$work/e" "did you mean 'MatMulV2'?" "bench --ops Matmulv2"
+"$opdb" bench --database-path "$work/db" --ops SoftmaxV3 Matmulv2 >/dev/null 2>"$work/e"; rc=$?
+[ $rc = 2 ] || bad "bench --ops SoftmaxV3 Matmulv2 exits $rc"
+has "$work/e" "unknown operator 'Matmulv2' (did you mean 'MatMulV2'?); unknown operator 'SoftmaxV3' (did you mean 'SoftmaxV2'?)" "two near names"
 "$opdb" update --prof-path "$work/db" --database-path "$work/db" --ops SoftmaxV3 >/dev/null 2>"$work/e"; rc=$?
 [ $rc = 2 ] || bad "update --ops SoftmaxV3 exits $rc"
 has "$work/e" "did you mean 'SoftmaxV2'?" "update --ops SoftmaxV3"
@@ -57,6 +60,10 @@ has "$work/e" "did you mean 'ATLAS_800_A2_376T_64G'?" "parse --device typo"
 "$opdb" grid --database-path "$work/db" --target-models Qwen3-23B --plan >/dev/null 2>"$work/e"; rc=$?
 [ $rc = 2 ] || bad "grid --target-models typo exits $rc"
 has "$work/e" "did you mean 'Qwen/Qwen3-32B'?" "grid --target-models typo"
+
+"$opdb" comm import --database-path "$work/db" --ops all_reduc --logs "$log" >/dev/null 2>"$work/e"; rc=$?
+[ $rc = 2 ] || bad "comm import --ops all_reduc exits $rc"
+has "$work/e" "did you mean 'all_reduce'?" "comm import --ops all_reduc"
 
 # --logs - reads stdin; the older spellings --output-dir and --op still work
 "$opdb" comm import --database-path "$work/c1" --ops all_reduce --logs - <"$log" >"$work/o" 2>"$work/e" || bad "comm import --logs - exits $?"

@@ -343,21 +343,26 @@ int cli_take_list(int *i, int argc, char **argv, const char ***out, size_t *n) {
 static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* The reference's message (and its exit 1) under --reference-quirks; else a
- * usage error naming the closest operator, the catalogue only when none is
- * close. */
+ * usage error naming the closest operator of each unknown name, the
+ * catalogue when one of them has none close. */
 static int unknown_ops(const char *prog, bool quirks, char **bad, size_t nbad) {
     qsort(bad, nbad, sizeof *bad, cmp_cstr);
     const char **names = opdb_xcalloc(opdb_op_registry_count + 1, sizeof *names);
     for (size_t i = 0; i < opdb_op_registry_count; i++) names[i] = opdb_op_registry[i]->name;
-    const char *near = nbad == 1 && !quirks ? cli_suggest(bad[0], names, opdb_op_registry_count) : NULL;
-    if (quirks || !near) {
+    bool all_near = !quirks;
+    for (size_t i = 0; i < nbad && all_near; i++) all_near = cli_suggest(bad[i], names, opdb_op_registry_count) != NULL;
+    if (!all_near) {
         fprintf(stderr, "%s: %sUnsupported --ops: ", prog, quirks ? "" : "error: argument --ops: ");
         for (size_t i = 0; i < nbad; i++) fprintf(stderr, "%s%s", i ? ", " : "", bad[i]);
         fprintf(stderr, ". Available: ");
         for (size_t i = 0; i < opdb_op_registry_count; i++) fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
         fputc('\n', stderr);
     } else {
-        fprintf(stderr, "%s: error: argument --ops: unknown operator '%s' (did you mean '%s'?)\n", prog, bad[0], near);
+        fprintf(stderr, "%s: error: argument --ops: ", prog);
+        for (size_t i = 0; i < nbad; i++)
+            fprintf(stderr, "%sunknown operator '%s' (did you mean '%s'?)", i ? "; " : "", bad[i],
+                    cli_suggest(bad[i], names, opdb_op_registry_count));
+        fputc('\n', stderr);
     }
     free(names);
     return quirks ? 1 : 2;

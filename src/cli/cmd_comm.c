@@ -193,6 +193,18 @@ static int comm_validate(int argc, char **argv) {
     return rc;
 }
 
+/* An unknown collective: a usage error with the closest name, else the list. */
+static int unknown_collective(const cli_spec *spec, const char *op) {
+    const char *names[OPDB_COMM_NOPS];
+    for (int i = 0; i < OPDB_COMM_NOPS; i++) names[i] = opdb_comm_op_name((opdb_comm_op)i);
+    const char *near = cli_suggest(op, names, OPDB_COMM_NOPS);
+    if (near) return cli_usage_error(spec, "argument --ops: invalid choice: '%s' (did you mean '%s'?)", op, near);
+    char list[256] = "";
+    for (int i = 0; i < OPDB_COMM_NOPS; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s'%s'", i ? ", " : "", names[i]);
+    return cli_usage_error(spec, "argument --ops: invalid choice: '%s' (choose from %s)", op, list);
+}
+
 static int comm_import(int argc, char **argv) {
     const char *out = NULL, *op = NULL, *nd = NULL, *dtype = NULL, *tier = NULL, *half = NULL, *ovh = NULL,
                *one_log = NULL;
@@ -236,7 +248,7 @@ static int comm_import(int argc, char **argv) {
     opdb_comm_import_opts o = {out, -1, 0, NULL, -1, 0, NULL};
     long long v;
     if (!nlogs) rc = cli_usage_error(&spec, "argument --logs: at least one log is required");
-    else if (op && (o.op = opdb_comm_op_parse(op)) < 0) rc = cli_usage_error(&spec, "argument --ops: invalid choice: '%s'", op);
+    else if (op && (o.op = opdb_comm_op_parse(op)) < 0) rc = unknown_collective(&spec, op);
     else if (nd && (!opdb_py_int(nd, strlen(nd), &v) || v < 1 || v > OPDB_COMM_MAX_DEVICES))
         rc = cli_usage_error(&spec, "argument --num-devices: expected 1 to %d devices, got '%s'", OPDB_COMM_MAX_DEVICES, nd);
     else if (dtype && !(o.dtype = opdb_comm_dtype_find(dtype))) rc = cli_usage_error(&spec, "argument --dtype: invalid choice: '%s'", dtype);
