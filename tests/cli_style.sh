@@ -29,6 +29,13 @@ subs=$(OPDB_HELP_FORMAT=table "$opdb" comm --help | awk -F '\t' '$1=="K"{print $
 [ "$(echo $subs)" = "bench validate import" ] || bad "comm subcommands: $subs"
 for s in $subs; do check_help "$opdb" comm "$s"; done
 
+# on a terminal, the terminal's width (util-linux script gives the pty)
+if command -v script >/dev/null 2>&1; then
+  script -qc "stty cols 60; '$opdb' parse --help" /dev/null </dev/null | tr -d '\r' >"$work/tty"
+  grep -q '^example:' "$work/tty" || bad "parse --help on a 60-column terminal: $(head -3 "$work/tty")"
+  LC_ALL=C awk 'length($0) > 60 {print "60-column terminal: " $0; bad=1} END {exit bad}' "$work/tty" || fail=1
+fi
+
 # -V / --version
 "$opdb" --version >"$work/v1"; "$opdb" -V >"$work/v2" || bad "-V exits $?"
 cmp -s "$work/v1" "$work/v2" || bad "-V differs from --version"

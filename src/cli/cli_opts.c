@@ -197,7 +197,8 @@ static void print_help(const cli_spec *s) {
     print_usage(s, stdout, width);
     fputc('\n', stdout);
     put_lines(stdout, s->summary, width);
-    printf("\noptions:\n  -h, --help%*sshow this help message and exit\n", HELP_COL - 12, "");
+    printf("\noptions:\n  -h, --help%*s", HELP_COL - 12, "");
+    cli_put_wrapped(stdout, "show this help message and exit", HELP_COL, HELP_COL, width);
     for (size_t i = 0; i < s->nopts; i++) {
         const cli_opt *o = &s->opts[i];
         char left[96], text[1024];
