@@ -188,9 +188,7 @@ opdb_comm_config *opdb_comm_configs(const opdb_comm_bench_opts *o, size_t *n, FI
                 long long base;
                 char msg[512];
                 if (opdb_comm_group(&o->grid, nd, tier, &base, msg, sizeof msg)) {
-                    if (warn)
-                        fprintf(warn, "%sskipping tier=%d, num_devices=%lld: %s\n",
-                                o->reference_quirks ? "WARNING: " : "opdb comm bench: warning: ", tier, nd, msg);
+                    if (warn) fprintf(warn, "opdb comm bench: warning: skipping tier=%d, num_devices=%lld: %s\n", tier, nd, msg);
                     continue;
                 }
                 for (size_t m = 0; m < o->nbytes; m++) {

@@ -336,11 +336,6 @@ static bool ranks_disagree(int rank, int world, const agreement *mine) {
     return bad != 0;
 }
 
-/* The reference's "WARNING: " under --reference-quirks, else opdb's format. */
-static const char *warn_prefix(const opdb_comm_bench_opts *o) {
-    return o->reference_quirks ? "WARNING: " : "opdb comm bench: warning: ";
-}
-
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "--bench-ranks")) return opdb_comm_bench_ranks(argc, argv);
     int provided;
@@ -389,8 +384,8 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < ncfg; i++) {
         if (all[i].base + all[i].nd > world) {
             if (rank == 0 && warned != all[i].nd)
-                fprintf(stderr, "%sskipping num_devices=%lld: exceeds the MPI world size %d\n", warn_prefix(&o), all[i].nd,
-                        world);
+                fprintf(stderr, "opdb comm bench: warning: skipping num_devices=%lld: exceeds the MPI world size %d\n",
+                        all[i].nd, world);
             warned = all[i].nd;
             continue;
         }
@@ -398,7 +393,7 @@ int main(int argc, char **argv) {
         if (all[i].op != OPDB_COMM_ALL_REDUCE && all[i].op != OPDB_COMM_BROADCAST) recv_count *= all[i].nd;
         if (recv_count > INT_MAX) { /* MPI counts are int */
             if (rank == 0)
-                fprintf(stderr, "%sskipping %s bytes=%lld devices=%lld: %lld elements exceed MPI's int count\n", warn_prefix(&o),
+                fprintf(stderr, "opdb comm bench: warning: skipping %s bytes=%lld devices=%lld: %lld elements exceed MPI's int count\n",
                         opdb_comm_op_name(all[i].op), all[i].bytes, all[i].nd, recv_count);
             continue;
         }
