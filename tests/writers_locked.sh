@@ -24,7 +24,7 @@ writers="parse update grid bench fia-fill comm validate"   # (comm: import; vali
 readonly_cmds="aie m6 shape-compare compare trace2csv query diff"  # read databases; write only the output file they are given
 # modes of those that write a database (query: --collect DIR; grid: --from-misses), tried as writers too
 writer_modes="grid-misses query-collect"
-for c in $("$opdb" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
+for c in $("$opdb" --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }'); do
   case " $writers $readonly_cmds " in *" $c "*) ;; *) bad "command '$c' is not classified: add it to the writer trials of $0" ;; esac
 done
 # library sources that replace files: database writers (their entry points take the lock and the

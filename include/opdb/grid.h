@@ -113,4 +113,10 @@ OPDB_API int opdb_grid_from_misses(const opdb_grid_miss_opts *o, const opdb_grid
 #ifdef __cplusplus
 }
 #endif
+/* The model presets --target-models accepts: the HF id of preset i, NULL
+ * past the last; known: a preset's HF id or short name, in any case and
+ * without - _ . / or spaces. */
+OPDB_API const char *opdb_grid_model_name(size_t i);
+OPDB_API bool opdb_grid_model_known(const char *name);
+
 #endif

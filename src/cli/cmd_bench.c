@@ -263,12 +263,14 @@ int cmd_bench(int argc, char **argv) {
         "with the reason. An operator is skipped after 5 consecutive failed rows (circuit breaker).\n"
         "Rows are journaled in <database>/.opdb_bench/ as they finish; --resume continues a killed run.\n"
         "Without --database-path, --device cpu uses <data root>/<CPU model>/opdb_cpu/<stack>/ (data root\n"
-        "$OPDB_DATA_ROOT or ./data). Exit status: 0 ok, 1 some row failed or a runtime error, 2 usage error.\n"
+        "$OPDB_DATA_ROOT or ./data).\n"
         "Under mpirun -np N (N > 1) the rows are shared out over the ranks (row i to rank i % N), each rank\n"
         "pinned to its own slice of the node's CPUs (CUDA: CUDA_VISIBLE_DEVICES = its node rank, unless set);\n"
         "rank 0 writes every result back once, as one run would. A rank that dies is reported and its rows\n"
         "keep their old values (exit 1). $OPDB_BENCH_WORKER: a wrapper each rank runs instead of opdb.",
         opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb bench --database-path db --ops MatMulV2 --update-mode missing-only\nopdb bench --database-path db --plan";
+    spec.exits = "0 ok, 1 some row failed or a runtime error, 2 usage error";
     const char **ops = NULL;
     size_t nops = 0;
     char **rest = opdb_xmalloc(((size_t)argc + 1) * sizeof *rest);
@@ -314,7 +316,7 @@ int cmd_bench(int argc, char **argv) {
                              f.max_memory);
     if (rc == 0) rc = measure_flags(&spec, &f, &m);
     if (rc == 0) rc = backend_name(&spec, &f, &bname);
-    if (rc == 0 && nops && cli_normalize_ops("opdb bench", ops, nops, &norm)) rc = 1;
+    if (rc == 0 && nops) rc = cli_normalize_ops("opdb bench", f.quirks, ops, nops, &norm);
     opdb_signature_reference_rules(f.quirks); /* journal and write-back match rows as the reference does */
     if (rc == 0) {
         int mrc = hand_to_mpi_helper(&f, argc, argv);

@@ -6,14 +6,11 @@
 
 #include "cli/cli_opts.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/diff.h"
 #include "opdb/pystr.h"
 
-static void warn_stderr(void *ctx, const char *msg) {
-    (void)ctx;
-    fprintf(stderr, "opdb diff: warning: %s\n", msg);
-}
 
 /* The options that take a value: their next argument is not a folder. */
 static bool takes_value(const cli_spec *spec, const char *a) {
@@ -48,10 +45,10 @@ int cmd_diff(int argc, char **argv) {
                      "Compare two database version folders row by row: REGRESSION / GAIN (large and significant),\n"
                      "DRIFT (large, not significant), UNKNOWN (large, no statistics to judge), SAME, ADDED, REMOVED,\n"
                      "STATUS_CHANGE; per kernel type the median new/old ratio. Rules: docs/DIFF.md.",
-                     "example:\n"
-                     "  opdb diff db/vllm0.18.0_torch2.9.0_cann8.3 db/vllm0.18.0_torch2.9.0_cann8.5 --weights trace.jsonl\n"
-                     "exit codes: 0 ok; 1 a REGRESSION (see --fail-on) or a runtime failure; 2 usage error",
+                     NULL,
                      opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb diff db/vllm0.18.0_torch2.9.0_cann8.3 db/vllm0.18.0_torch2.9.0_cann8.5 --weights trace.jsonl";
+    spec.exits = "0 ok; 1 a REGRESSION (see --fail-on) or a runtime failure; 2 usage error";
     /* the two folders are positional: take them out before the option parser */
     char **rest = malloc(((size_t)argc + 1) * sizeof *rest);
     const char *dirs[2] = {NULL, NULL};
@@ -91,7 +88,7 @@ int cmd_diff(int argc, char **argv) {
     o.html_path = html;
     o.format = json ? OPDB_DIFF_JSON : OPDB_DIFF_MARKDOWN;
     o.out = stdout;
-    o.warn = warn_stderr;
+    o.warn = cli_warn_line;
     opdb_err err;
     opdb_err_clear(&err);
     opdb_diff_result res;
@@ -103,13 +100,13 @@ int cmd_diff(int argc, char **argv) {
     for (int v = 0; v < OPDB_DIFF_NVERDICTS; v++) total += res.count[v];
     /* a run that compared nothing says so (and fails with --strict) */
     unsigned nothing = 0;
-    if (!total) nothing++, fprintf(stderr, "opdb diff: warning: no rows in either folder: nothing was compared\n");
+    if (!total) nothing++, cli_warn("no rows in either folder: nothing was compared");
     else if (!res.common_kernel_types)
-        nothing++, fprintf(stderr, "opdb diff: warning: %s and %s have no kernel type in common: every row is ADDED or "
-                                   "REMOVED, nothing was compared\n", dirs[0], dirs[1]);
+        nothing++, cli_warn("%s and %s have no kernel type in common: every row is ADDED or "
+                                   "REMOVED, nothing was compared", dirs[0], dirs[1]);
     else if (!res.paired)
-        nothing++, fprintf(stderr, "opdb diff: warning: %s and %s have no row in common: every row is ADDED or "
-                                   "REMOVED, nothing was compared\n", dirs[0], dirs[1]);
+        nothing++, cli_warn("%s and %s have no row in common: every row is ADDED or "
+                                   "REMOVED, nothing was compared", dirs[0], dirs[1]);
     nothing += res.weighted && !res.weights_results; /* the library has said that every weight is 0 */
     if (strict && nothing) {
         fprintf(stderr, "opdb diff: --strict: %u warning(s) that the run produced nothing meaningful: exit 1\n", nothing);

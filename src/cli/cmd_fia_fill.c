@@ -15,7 +15,7 @@ int cmd_fia_fill(int argc, char **argv) {
     cli_opt opts[] = {
         {"--csv-path", "CSV", "the FusedInferAttentionScore database CSV (- for stdin)", true, &csv, NULL},
         {"--jsonl-path", "JSONL", "runtime metadata records, one JSON object per line (- for stdin)", true, &jsonl, NULL},
-        {"--output-path", "OUT", "where to write (default: overwrite --csv-path; - for stdout)", false, &out, NULL},
+        {"--output", "OUT", "where to write (default: overwrite --csv-path; - for stdout)", false, &out, NULL, "--output-path"},
         {"--metadata-tag", "TAG", "Runtime metadata_completeness of back-filled rows (default runtime_values_dumped)", false, &tag, NULL},
         {"--reference-quirks", NULL, "write like the reference: always with a UTF-8 byte-order mark (default: only when the input had one)", false, NULL, &quirks},
         {"--strict", NULL, CLI_STRICT_HELP, false, NULL, &strict},
@@ -23,6 +23,7 @@ int cmd_fia_fill(int argc, char **argv) {
     };
     cli_spec spec = {"opdb fia-fill", "Back-fill FusedInferAttentionScore runtime metadata from a JSONL dump.", NULL, opts,
                      sizeof opts / sizeof opts[0]};
+    spec.example = "opdb fia-fill --csv-path db/FusedInferAttentionScore.csv --jsonl-path fia_runtime.jsonl";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;

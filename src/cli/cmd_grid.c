@@ -1,23 +1,53 @@
 /* `opdb grid`: flags -> opdb_grid_run. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli_opts.h"
 #include "cli/cli_summary.h"
 #include "cli/commands.h"
+#include "cli/suggest.h"
 #include "opdb/db.h"
 #include "opdb/grid.h"
 #include "opdb/pystr.h"
 
+/* An unknown --target-models name is a usage error naming the closest preset
+ * (matched on the HF id or the part after its '/'). */
+static int check_models(const cli_spec *spec, const char *models) {
+    const char *cands[64], *ids[64];
+    size_t n = 0;
+    for (size_t i = 0; opdb_grid_model_name(i) && n + 2 <= 64; i++) {
+        const char *id = opdb_grid_model_name(i), *slash = strrchr(id, '/');
+        cands[n] = id, ids[n++] = id;
+        if (slash) cands[n] = slash + 1, ids[n++] = id;
+    }
+    for (const char *s = models; *s;) {
+        size_t len = strcspn(s, ",");
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)len, s);
+        char *b = name, *e = name + strlen(name);
+        while (*b == ' ' || *b == '\t') b++;
+        while (e > b && (e[-1] == ' ' || e[-1] == '\t')) *--e = '\0';
+        if (*b && !opdb_grid_model_known(b)) {
+            const char *near = cli_suggest(b, cands, n);
+            for (size_t i = 0; near && i < n; i++)
+                if (cands[i] == near) near = ids[i];
+            if (near) return cli_usage_error(spec, "argument --target-models: unknown model '%s' (did you mean '%s'?)", b, near);
+            return CLI_OK; /* the library's error lists the presets */
+        }
+        s += len + (s[len] == ',');
+    }
+    return CLI_OK;
+}
+
 int cmd_grid(int argc, char **argv) {
-    const char *models = NULL, *data_dir = NULL, *db_path = NULL, *device = NULL, *vllm = NULL, *torch = NULL,
+    const char *models = NULL, *db_path = NULL, *device = NULL, *vllm = NULL, *torch = NULL,
                *cann = NULL, *rows = NULL, *seed = NULL, *hbm = NULL, *config = NULL,
                *maxc = NULL, *misses = NULL;
     bool quirks = false, plan = false, json = false, strict = false;
     cli_opt opts[] = {
         {"--target-models", "A,B", "comma-separated models (HF ids or short names); default: all presets", false, &models, NULL},
-        {"--data-dir", "D", "explicit CSV root (the reference's spelling)", false, &data_dir, NULL},
-        {"--database-path", "D", "explicit CSV root", false, &db_path, NULL},
+        {"--database-path", "D", "explicit CSV root", false, &db_path, NULL, "--data-dir"},
         {"--device", "DEVICE", "device folder (default " OPDB_DEFAULT_DEVICE ")", false, &device, NULL},
         {"--vllm-version", "V", "vLLM version (derives the database folder)", false, &vllm, NULL},
         {"--torch-version", "V", "PyTorch version", false, &torch, NULL},
@@ -36,6 +66,7 @@ int cmd_grid(int argc, char **argv) {
     };
     cli_spec spec = {"opdb grid", "Append theory shape rows to database CSVs so that replay can measure them.", NULL, opts,
                      sizeof opts / sizeof opts[0]};
+    spec.example = "opdb grid --database-path db --target-models Qwen/Qwen3-32B --plan\nopdb grid --database-path db --target-models Qwen/Qwen3-32B --rows 200 --seed 0";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
@@ -45,6 +76,7 @@ int cmd_grid(int argc, char **argv) {
                                       "--max-candidates, --config, --reference-quirks");
     if (!rows) rows = "1000";
     if (!hbm) hbm = "32";
+    if (models && check_models(&spec, models) != CLI_OK) return 2;
     opdb_grid_opts o = {0};
     long long v;
     if (!opdb_py_int(rows, strlen(rows), &v)) return cli_usage_error(&spec, "argument --rows: invalid int value: '%s'", rows);
@@ -63,8 +95,8 @@ int cmd_grid(int argc, char **argv) {
     opdb_err err;
     opdb_err_clear(&err);
     char *root = NULL;
-    if (data_dir || db_path) {
-        root = opdb_xstrdup(data_dir ? data_dir : db_path);
+    if (db_path) {
+        root = opdb_xstrdup(db_path);
     } else if (vllm) {
         opdb_db_target t = {NULL, device, vllm, torch, cann, NULL};
         if (!(root = opdb_db_resolve(&t, &err))) {

@@ -31,6 +31,7 @@ int cmd_m6(int argc, char **argv) {
                      "M6 = time of the ops the database answered in a TC trace / real forward-pass time "
                      "(1.0 is perfect, > 1 over-estimates).",
                      NULL, opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb m6 --tc-trace tc.json --prof-trace kernel_details.csv";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;

@@ -36,10 +36,11 @@ int cmd_parse(int argc, char **argv) {
         "opdb parse",
         "Parse profiler kernel details into one aggregated CSV per operator type.",
         "The database folder is --database-path, or <data root>/<device>/vllm_ascend/vllm<v>_torch<t>_cann<c>\n"
-        "where the data root is $OPDB_DATA_ROOT or ./data. Exit status: 0 ok, 1 failure, 2 usage error.",
+        "where the data root is $OPDB_DATA_ROOT or ./data.",
         opts,
         sizeof opts / sizeof opts[0],
     };
+    spec.example = "opdb parse --profiling-path PROF_000001 --database-path db\nopdb parse --profiling-path new_profile --database-path db --merge";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;

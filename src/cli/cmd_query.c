@@ -8,6 +8,7 @@
 
 #include "cli/cli_opts.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/grid.h"
 #include "opdb/query.h"
@@ -74,13 +75,12 @@ static void count(opdb_qstats *s, const opdb_qresult *r) {
 }
 
 int cmd_query(int argc, char **argv) {
-    const char *database = NULL, *db_alias = NULL, *tp = NULL, *ep = NULL, *grid = NULL;
+    const char *database = NULL, *tp = NULL, *ep = NULL, *grid = NULL;
     const char *kernel = NULL, *inputs = NULL, *dtypes = NULL, *formats = NULL, *outputs = NULL, *odtypes = NULL,
                *match = NULL, *param_unused = NULL, *collect = NULL;
     bool sp = false, no_interp = false, quirks = false, explain = false, stats = false, plan = false;
     cli_opt opts[] = {
-        {"--database-path", "DIR", "the database version folder (CSV files and op_mapping.yaml)", false, &database, NULL},
-        {"--db", "DIR", "alias of --database-path", false, &db_alias, NULL},
+        {"--database-path", "DIR", "the database version folder (CSV files and op_mapping.yaml)", false, &database, NULL, "--db"},
         {"--tp-size", "N", "tensor-parallel size (TP projection, MC2 groups)", false, &tp, NULL},
         {"--ep-size", "N", "expert-parallel size (moe_fused matching)", false, &ep, NULL},
         {"--grid", "A,B,C", "device rank grid, one topology tier per dimension", false, &grid, NULL},
@@ -108,9 +108,11 @@ int cmd_query(int argc, char **argv) {
                      "Answer \"how long does this operator take?\" from a database: one JSON query per stdin line\n"
                      "(op level, as the performance model asks, or kernel level), one result line per query on stdout,\n"
                      "in input order. A bad line gives an error result and never stops the batch.",
-                     "Kernel-level one-shot form:\n"
-                     "  opdb query --db DIR --kernel MatMulV2 --inputs '24,128;256,128' --dtypes 'DT_BF16;DT_BF16'",
+                     "--kernel asks one kernel-level question from the flags instead of stdin.",
                      opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb query --database-path db < queries.jsonl > answers.jsonl\n"
+                   "opdb query --database-path db --kernel MatMulV2 --inputs '24,128;256,128' --dtypes 'DT_BF16;DT_BF16'";
+    spec.exits = "0 ok (a bad query line is answered with an error result), 1 the database cannot be opened or stdout fails, 2 usage error";
     /* --param repeats: take every occurrence out before the parser (which keeps the last) */
     char **av = calloc((size_t)argc + 1, sizeof *av);
     const char **params = calloc((size_t)argc + 1, sizeof *params);
@@ -136,7 +138,6 @@ int cmd_query(int argc, char **argv) {
         goto out;
     }
     if (rc != CLI_OK) goto out;
-    if (!database) database = db_alias;
     if (!database) {
         cli_usage_error(&spec, "the following arguments are required: --database-path (or --db)");
         goto out;
@@ -180,6 +181,7 @@ int cmd_query(int argc, char **argv) {
     o.sequence_parallel = sp;
     o.interpolation = !no_interp;
     o.reference_quirks = quirks;
+    o.warn = cli_warn_line;
     opdb_err err;
     opdb_err_clear(&err);
     db = opdb_qdb_open(database, &o, &err);
@@ -247,7 +249,7 @@ int cmd_query(int argc, char **argv) {
         opdb_qdb_skipped(db, &rows, &files);
         if (rows) fprintf(stderr, "opdb query: %zu malformed rows skipped in %zu files\n", rows, files);
     }
-    if (st.error) fprintf(stderr, "opdb: warning: %zu of %zu query lines gave errors\n", st.error, st.queries);
+        if (st.error) cli_warn("%zu of %zu query lines gave errors", st.error, st.queries);
     if (!stats)
         cli_summary("opdb query", "answered %zu quer%s: %zu hit, %zu miss, %zu error, %zu unsupported", st.queries,
                     st.queries == 1 ? "y" : "ies", st.measured + st.interpolated + st.partial, st.miss, st.error,

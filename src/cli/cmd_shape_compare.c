@@ -27,6 +27,7 @@ int cmd_shape_compare(int argc, char **argv) {
                      "Compare a TC trace with a forward-pass trace per (kernel type, shape): time, count, error %.",
                      "Rows are sorted by the larger of the two times, descending; ties by kernel type, then shape.",
                      opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb shape-compare --tc-trace tc.json --prof-trace kernel_details.csv --output shapes.csv";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;

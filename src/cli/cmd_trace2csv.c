@@ -18,6 +18,7 @@ int cmd_trace2csv(int argc, char **argv) {
     };
     cli_spec spec = {"opdb trace2csv", "Flatten the complete (ph \"X\") events of a Chrome trace into CSV.", NULL, opts,
                      sizeof opts / sizeof opts[0]};
+    spec.example = "opdb trace2csv --trace tc.json.gz --output events.csv";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;

@@ -33,8 +33,9 @@ int cmd_update(int argc, char **argv) {
     cli_spec spec = {"opdb update",
                      "Merge msprof op_summary measurements into a database and report the gaps.",
                      "The report is printed and saved under <database>/reports/ (set OPDB_REPORT_TIMESTAMP=YYYYmmdd_HHMMSS\n"
-                     "for reproducible names). Exit status: 0 ok, 1 failure, 2 usage error.",
+                     "for reproducible names).",
                      opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb update --prof-path PROF_000001 --database-path db";
     /* Multi-value flags are gathered here; the rest goes to the common parser. */
     const char **prof = NULL, **ops = NULL;
     size_t nprof = 0, nops = 0;
@@ -79,7 +80,7 @@ int cmd_update(int argc, char **argv) {
     }
     opdb_err err;
     opdb_err_clear(&err);
-    if (rc == 0 && nops && cli_normalize_ops("opdb update", ops, nops, &normops)) rc = 1;
+    if (rc == 0 && nops) rc = cli_normalize_ops("opdb update", quirks, ops, nops, &normops);
     if (rc == 0) {
         opdb_db_target target = {database, device ? device : OPDB_DEFAULT_DEVICE, vllm, torch, cann, NULL};
         outdir = opdb_db_resolve(&target, &err);

@@ -296,8 +296,7 @@ static int bench_plan(bench_ctx *c, opdb_err *err) {
                 c->planned, c->plan_lo_s, c->plan_hi_s, m->timeout_s);
     if (rc) return -1;
     if (!c->planned) {
-        fprintf(stderr, "opdb bench: warning: no row would run (nothing selected, or every operator skipped)%s\n",
-                o->strict ? " (--strict: exit 1)" : "");
+        opdb_warn("no row would run (nothing selected, or every operator skipped)%s", o->strict ? " (--strict: exit 1)" : "");
         return o->strict ? 1 : 0;
     }
     return 0;
@@ -520,14 +519,13 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     if (rc) return -1;
     bool warned = false;
     if (c.unconverged) {
-        fprintf(stderr,
-                "opdb bench: warning: %ld row(s) never met the stop rule before the %g s timeout (a busy machine, or "
-                "too short a timeout); they are marked MicroBench Converged = no and opdb validate warns about them\n",
-                c.unconverged, c.m.timeout_s * c.nrounds);
+        opdb_warn("%ld row(s) never met the stop rule before the %g s timeout (a busy machine, or too short a timeout); "
+                  "they are marked MicroBench Converged = no and opdb validate warns about them",
+                  c.unconverged, c.m.timeout_s * c.nrounds);
         warned = true;
     }
     if (measured == 0) {
-        fprintf(stderr, "opdb bench: warning: no row was measured\n");
+        opdb_warn("no row was measured");
         warned = true;
     }
     if (warned && o->strict) fprintf(stderr, "opdb bench: --strict: exit 1 because of the warning(s) above\n");
