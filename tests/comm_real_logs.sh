@@ -18,7 +18,8 @@ for f in "$dir"/*; do
   rc=$?
   lines=$(wc -l <"$work/e")
   if [ $rc = 0 ]; then
-    grep -q ' rows -> ' "$work/o" && [ "$lines" = 0 ] || { echo "$f: imported without a summary or with stderr"; status=1; }
+    # on success stderr holds only the one-line summary
+    grep -q ' rows -> ' "$work/o" && [ "$lines" = 1 ] && grep -q '^opdb comm import: imported ' "$work/e" || { echo "$f: imported without a summary or with stderr"; status=1; }
   elif [ $rc = 1 ]; then
     [ "$lines" = 1 ] || { echo "$f: refused with $lines stderr lines"; cat "$work/e"; status=1; }
   else

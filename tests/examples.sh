@@ -33,7 +33,7 @@ check_line() {
 }
 (cd "$work/guide" && PATH="$work/bin:$PATH" && . "$work/guide.sh")
 # every command of `opdb --help` (and every comm subcommand) has a runnable example
-commands=$("$opdb" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
+commands=$("$opdb" --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }')
 [ -n "$commands" ] || { echo "examples.sh: no command list in opdb --help" >&2; exit 1; }
 for c in $commands; do
   case $c in comm) names="comm_bench comm_validate comm_import" ;; *) names=$c ;; esac

@@ -77,19 +77,6 @@ void bench_samples_free(bench_ctx *c) {
     opdb_hindex_free(&c->acc_ix);
 }
 
-/* Refuses a planned row whose buffers do not fit the memory budget, before any is allocated. */
-int bench_check_budget(const bench_ctx *c, const opdb_op_problem *p, opdb_err *err) {
-    size_t need = opdb_problem_buffer_bytes(p);
-    if (need <= c->budget) return 0;
-    char size[64];
-    if (need == SIZE_MAX) snprintf(size, sizeof size, "more than 2^64 bytes");
-    else snprintf(size, sizeof size, "%zu bytes (%.1f GiB)", need, (double)need / (1u << 30));
-    if (c->o->max_memory)
-        return opdb_fail(err, OPDB_ERR_RUNTIME, "its buffers need %s, more than --max-memory %zu bytes", size, c->budget);
-    return opdb_fail(err, OPDB_ERR_RUNTIME, "its buffers need %s, more than the memory budget of %zu bytes (3/4 of the "
-                     "memory available; --max-memory sets it)", size, c->budget);
-}
-
 /* plan -> prepare -> measure -> release; fills the journal record's measured cells. */
 static int measure_row(bench_ctx *c, const opdb_op_def *def, const char *stem, const bench_row *r, char num[10 + 2][64],
                        opdb_measure_result *res, opdb_err *err) {
