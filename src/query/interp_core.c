@@ -205,7 +205,11 @@ int ip_faults(q_ctx *c, ip_index *ix) {
 }
 
 static void index_free(ip_index *ix) {
-    for (size_t i = 0; i < ix->ng; i++) free(ix->g[i].pts);
+    for (size_t i = 0; i < ix->ng; i++) {
+        free(ix->g[i].pts);
+        ip_memo_free(&ix->g[i]);
+    }
+    pthread_mutex_destroy(&ix->memo_mu);
     free(ix->g);
     free(ix->p);
     free(ix->faults);
@@ -234,7 +238,9 @@ ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void 
         ix->tab = t;
         opdb_arena_init(&ix->arena, 4096);
         atomic_init(&ix->reported, false);
+        pthread_mutex_init(&ix->memo_mu, NULL);
         fn(ix, params);
+        ip_memo_labels(ix);
         ix->next = t->ext[2];
         t->ext[2] = ix;
     }

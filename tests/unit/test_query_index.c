@@ -1,8 +1,11 @@
 /* The compute row index against a plain scan of every row: random tables
- * (shapes that pad, transpose, flatten; mixed dtypes and slot counts; rows
- * without a latency; duplicates that tie) and random queries at op and kernel
- * level must give byte-identical result lines, explain included (rows used
- * and tie counts), in both modes. */
+ * (shapes that pad, transpose, flatten; dims on both sides of the index's
+ * 64-blocks; mixed dtypes and slot counts; rows without a latency;
+ * duplicates that tie) and random queries at op and kernel level must give
+ * byte-identical result lines, explain included (rows used and tie counts),
+ * in both modes, with and without interpolation (its kept filter maps against
+ * scanning the points). A handle with the result cache, asked each query
+ * twice, must answer as the plain scan does. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,12 +21,12 @@ static unsigned rnd(unsigned n) {
     return (unsigned)((g_rng >> 33) % n);
 }
 
-static const int k_dims[] = {1, 4, 16, 24, 32, 64, 65, 72, 120, 128};
+static const int k_dims[] = {1, 4, 16, 24, 32, 64, 65, 72, 120, 128, 127, 129, 136, 192, 193, 250, 256};
 static const char *const k_dt[] = {"DT_BF16", "FLOAT", "INT8", "DT_FLOAT"};
 static const char *const k_qdt[] = {"bfloat16", "float32", "int8", "float16", "float64"};
 
 static void shape(opdb_strbuf *sb, int rank) {
-    for (int d = 0; d < rank; d++) opdb_sb_addf(sb, d ? ",%d" : "%d", k_dims[rnd(10)]);
+    for (int d = 0; d < rank; d++) opdb_sb_addf(sb, d ? ",%d" : "%d", k_dims[rnd(sizeof k_dims / sizeof k_dims[0])]);
 }
 
 static void write_table(const char *dir, const char *kt, int rows) {
@@ -90,7 +93,7 @@ static void test_index_equals_scan(void **state) {
                                 "  op2: {kernel_type: RmsNorm, alternate_kernel_types: [Add, MatMulV2]}\n"
                                 "  op3: {kernel_type: Add, tc_input_count: -1}\n"
                                 "  op4: {kernel_type: MatMulV2, kernel_types_by_input_rank: {3: [BatchMatMulV2]}}\n";
-    size_t compared = 0, hits = 0;
+    size_t compared = 0, hits = 0, interpolated = 0;
     for (int round = 0; round < 6; round++) {
         char *dir = qf_mkdir();
         qf_write(dir, "op_mapping.yaml", k_map);
@@ -98,11 +101,19 @@ static void test_index_equals_scan(void **state) {
         write_table(dir, "BatchMatMulV2", 100);
         write_table(dir, "RmsNorm", 80);
         write_table(dir, "Add", 60);
+        bool interp = round % 2;
         for (int quirks = 0; quirks < 2; quirks++) {
-            opdb_qdb *ix = qf_open(dir, quirks, false, 0), *lin = qf_open(dir, quirks, false, 0);
+            opdb_qdb *ix = qf_open(dir, quirks, interp, 0), *lin = qf_open(dir, quirks, interp, 0);
+            opdb_qdb *cached = qf_open(dir, quirks, interp, 0);
             assert_non_null(ix);
             assert_non_null(lin);
+            assert_non_null(cached);
+            assert_non_null(cached->cache);
             lin->no_index = true;
+            q_cache_free(lin->cache);
+            lin->cache = NULL;
+            q_cache_free(ix->cache);
+            ix->cache = NULL;
             opdb_strbuf q;
             opdb_sb_init(&q);
             for (int i = 0; i < 1500; i++) {
@@ -110,19 +121,30 @@ static void test_index_equals_scan(void **state) {
                 char *a = qf_line(ix, q.p, true), *b = qf_line(lin, q.p, true);
                 if (strcmp(a, b) != 0) fail_msg("query %s\n  index: %s\n  scan:  %s", q.p, a, b);
                 hits += strstr(a, "\"hit\": true") != NULL;
+                interpolated += strstr(a, "INTERPOLATED") != NULL;
                 compared++;
                 free(a);
                 free(b);
+                /* the cache, on a first and a repeated ask */
+                char *l = qf_line(lin, q.p, false);
+                for (int k = 0; k < 2; k++) {
+                    char *x = qf_line(cached, q.p, false);
+                    if (strcmp(x, l) != 0) fail_msg("query %s\n  cached: %s\n  scan:   %s", q.p, x, l);
+                    free(x);
+                }
+                free(l);
             }
             opdb_sb_free(&q);
             opdb_qdb_close(ix);
             opdb_qdb_close(lin);
+            opdb_qdb_close(cached);
         }
         qf_rmdir(dir);
     }
     /* the random queries must reach rows, or the comparison says little */
     assert_true(hits > compared / 50);
-    print_message("%zu queries compared, %zu hits\n", compared, hits);
+    assert_true(interpolated > 0);
+    print_message("%zu queries compared, %zu hits, %zu interpolated\n", compared, hits, interpolated);
 }
 
 int main(void) {
