@@ -32,7 +32,8 @@ static void shape(opdb_strbuf *sb, int rank) {
 static void write_table(const char *dir, const char *kt, int rows) {
     opdb_strbuf sb;
     opdb_sb_init(&sb);
-    opdb_sb_adds(&sb, "Input Shapes,Input Data Types,Input Formats,Average Duration(us),Profiling Average Duration(us)\n");
+    opdb_sb_adds(&sb, "Input Shapes,Input Data Types,Input Formats,Average Duration(us),Profiling Average Duration(us),"
+                      "Output Shapes,Output Data Types\n");
     for (int r = 0; r < rows; r++) {
         int slots = 1 + rnd(3);
         opdb_strbuf sh, dt, fm;
@@ -49,10 +50,16 @@ static void write_table(const char *dir, const char *kt, int rows) {
         unsigned lat = rnd(6);
         const char *avg = lat == 0 ? "" : lat < 4 ? (const char *[]){"1.5", "2.5", "1.5"}[lat - 1] : "";
         const char *prof = lat >= 4 ? (lat == 4 ? "3.0" : "1.5") : "";
-        opdb_sb_addf(&sb, "\"%s\",%s,%s,%s,%s\n", sh.p, dt.p, fm.p, avg, prof);
+        opdb_strbuf os;
+        opdb_sb_init(&os);
+        shape(&os, 1 + rnd(3));
+        opdb_sb_addc(&os, 0);
+        const char *odt = k_dt[rnd(4)];
+        opdb_sb_addf(&sb, "\"%s\",%s,%s,%s,%s,\"%s\",%s\n", sh.p, dt.p, fm.p, avg, prof, os.p, odt);
         /* a repeated row now and then */
-        if (rnd(5) == 0) opdb_sb_addf(&sb, "\"%s\",%s,%s,%s,%s\n", sh.p, dt.p, fm.p, avg[0] ? "2.5" : "", prof);
-        opdb_sb_free(&sh), opdb_sb_free(&dt), opdb_sb_free(&fm);
+        if (rnd(5) == 0)
+            opdb_sb_addf(&sb, "\"%s\",%s,%s,%s,%s,\"%s\",%s\n", sh.p, dt.p, fm.p, avg[0] ? "2.5" : "", prof, os.p, odt);
+        opdb_sb_free(&sh), opdb_sb_free(&dt), opdb_sb_free(&fm), opdb_sb_free(&os);
     }
     opdb_sb_addc(&sb, 0);
     char name[64];
@@ -80,7 +87,14 @@ static void query(opdb_strbuf *q, int n_ops) {
             shape(q, 1 + rnd(3));
             opdb_sb_addf(q, "], \"dtype\": \"%s\"}", k_qdt[rnd(5)]);
         }
-        opdb_sb_adds(q, "]}");
+        opdb_sb_adds(q, "]");
+        /* an output for the elementwise ops (op5) and the interpolation's output keys */
+        if (rnd(2)) {
+            opdb_sb_adds(q, ", \"out\": {\"shape\": [");
+            shape(q, 1 + rnd(3));
+            opdb_sb_addf(q, "], \"dtype\": \"%s\"}", k_qdt[rnd(5)]);
+        }
+        opdb_sb_adds(q, "}");
     }
     opdb_sb_addc(q, 0);
 }
@@ -92,8 +106,9 @@ static void test_index_equals_scan(void **state) {
                                 "  op1: {kernel_type: BatchMatMulV2, tc_input_count: 2}\n"
                                 "  op2: {kernel_type: RmsNorm, alternate_kernel_types: [Add, MatMulV2]}\n"
                                 "  op3: {kernel_type: Add, tc_input_count: -1}\n"
-                                "  op4: {kernel_type: MatMulV2, kernel_types_by_input_rank: {3: [BatchMatMulV2]}}\n";
-    size_t compared = 0, hits = 0, interpolated = 0;
+                                "  op4: {kernel_type: MatMulV2, kernel_types_by_input_rank: {3: [BatchMatMulV2]}}\n"
+                                "  op5: {kernel_type: Add, query_mode: elementwise, alternate_kernel_types: [RmsNorm]}\n";
+    size_t compared = 0, hits = 0, interpolated = 0, elementwise = 0;
     for (int round = 0; round < 6; round++) {
         char *dir = qf_mkdir();
         qf_write(dir, "op_mapping.yaml", k_map);
@@ -117,11 +132,12 @@ static void test_index_equals_scan(void **state) {
             opdb_strbuf q;
             opdb_sb_init(&q);
             for (int i = 0; i < 1500; i++) {
-                query(&q, 5);
+                query(&q, 6);
                 char *a = qf_line(ix, q.p, true), *b = qf_line(lin, q.p, true);
                 if (strcmp(a, b) != 0) fail_msg("query %s\n  index: %s\n  scan:  %s", q.p, a, b);
                 hits += strstr(a, "\"hit\": true") != NULL;
                 interpolated += strstr(a, "INTERPOLATED") != NULL;
+                elementwise += strstr(a, "\"shape_match_rule\": \"elementwise\"") != NULL;
                 compared++;
                 free(a);
                 free(b);
@@ -144,7 +160,9 @@ static void test_index_equals_scan(void **state) {
     /* the random queries must reach rows, or the comparison says little */
     assert_true(hits > compared / 50);
     assert_true(interpolated > 0);
-    print_message("%zu queries compared, %zu hits, %zu interpolated\n", compared, hits, interpolated);
+    assert_true(elementwise > 0);
+    print_message("%zu queries compared, %zu hits, %zu interpolated, %zu elementwise\n", compared, hits, interpolated,
+                  elementwise);
 }
 
 int main(void) {
