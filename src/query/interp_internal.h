@@ -86,7 +86,8 @@ typedef struct ip_index {
     int ncols;           /* 0: no point list built (the path said so), e.g. a missing column */
     void *extra;         /* a builder's own fact about the table (attention: has avg column ...) */
     int flags;
-    pthread_mutex_t memo_mu; /* builds of the groups' filter maps */
+    pthread_mutex_t memo_mu; /* builds of the groups' filter maps; the kept group matches */
+    struct ip_gmemo *gmemo;  /* target key -> the groups it matches (ip_groups_matching) */
 } ip_index;
 
 /* The builder of one path: fills points through ip_add for each row. */
