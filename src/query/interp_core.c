@@ -171,12 +171,15 @@ void ip_add(ip_index *ix, const ip_kb *k, const double *ax, double lat, bool alt
     p->alt = alt;
     p->row = row;
     ip_group *g = NULL;
-    for (size_t i = 0; i < ix->ng; i++)
-        if (ix->g[i].keyn == k->n && memcmp(ix->g[i].key, k->s, k->n) == 0) {
-            g = &ix->g[i];
+    uint64_t h = opdb_hash_bytes(k->s, k->n, 9);
+    uint32_t idx;
+    for (opdb_hprobe pr = opdb_hindex_probe(&ix->gix, h); opdb_hprobe_next(&pr, &idx);)
+        if (ix->g[idx].keyn == k->n && memcmp(ix->g[idx].key, k->s, k->n) == 0) {
+            g = &ix->g[idx];
             break;
         }
     if (!g) {
+        opdb_hindex_add(&ix->gix, h, (uint32_t)ix->ng);
         OPDB_ALLOC_GROW(ix->g, ix->ng + 1, ix->capg);
         g = &ix->g[ix->ng++];
         memset(g, 0, sizeof *g);
@@ -212,6 +215,7 @@ static void index_free(ip_index *ix) {
         ip_memo_free(&ix->g[i]);
     }
     gmemo_free(ix->gmemo);
+    opdb_hindex_free(&ix->gix);
     pthread_mutex_destroy(&ix->memo_mu);
     free(ix->g);
     free(ix->p);
