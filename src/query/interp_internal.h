@@ -51,10 +51,11 @@ typedef struct ip_group {
     uint32_t n, cap;
     uint32_t first_row;
     bool all_nd;         /* matmul: every `input_formats` entry is ND */
-    uint32_t *lab[2];    /* pts split by latency label (preferred, alternate), file order */
+    uint32_t *lab[2];    /* pts split by latency label (preferred, alternate), file order; pts itself
+                            when every point has that label */
     uint32_t nlab[2];
-    /* filter maps per point set (whole, preferred, alternate) and axis group */
-    ip_fmap *_Atomic fmap[3][IP_MAXAXG];
+    /* filter maps per point set (whole, preferred, alternate) and axis group, allocated on first use */
+    struct ip_fmaps *_Atomic fmaps;
 } ip_group;
 
 /* A point set whose filter results may be kept: the group's points (lab -1)

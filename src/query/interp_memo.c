@@ -24,6 +24,10 @@ struct ip_fmap {
     opdb_hindex ix;
 };
 
+struct ip_fmaps {
+    ip_fmap *_Atomic m[3][IP_MAXAXG];
+};
+
 /* -0.0 and 0.0 are equal, so they share bits in a key */
 static double norm0(double v) { return v == 0 ? 0.0 : v; }
 
@@ -98,11 +102,19 @@ bool ip_memo_filter(const q_ctx *c, const ip_task *tk, const ip_set *set, size_t
     for (int a = 0; a < tk->nax; a++)
         if (!inA[a] && (tk->match[a] || isnan(tk->t[a]))) return false;
     ip_group *g = (ip_group *)&set->ix->g[set->group];
-    ip_fmap *_Atomic *slot = &g->fmap[set->lab + 1][gi];
-    ip_fmap *m = atomic_load_explicit(slot, memory_order_acquire);
+    struct ip_fmaps *fs = atomic_load_explicit(&g->fmaps, memory_order_acquire);
+    ip_fmap *m = fs ? atomic_load_explicit(&fs->m[set->lab + 1][gi], memory_order_acquire) : NULL;
     if (!m) {
         ip_index *ix = (ip_index *)set->ix; /* the memo lock guards the slots */
         pthread_mutex_lock(&ix->memo_mu);
+        fs = atomic_load_explicit(&g->fmaps, memory_order_relaxed);
+        if (!fs) {
+            fs = opdb_xcalloc(1, sizeof *fs);
+            for (int s = 0; s < 3; s++)
+                for (int k = 0; k < IP_MAXAXG; k++) atomic_init(&fs->m[s][k], NULL);
+            atomic_store_explicit(&g->fmaps, fs, memory_order_release);
+        }
+        ip_fmap *_Atomic *slot = &fs->m[set->lab + 1][gi];
         m = atomic_load_explicit(slot, memory_order_relaxed);
         if (!m) {
             m = build(set, A, cnt, tk->nax);
@@ -121,29 +133,38 @@ bool ip_memo_filter(const q_ctx *c, const ip_task *tk, const ip_set *set, size_t
 }
 
 void ip_memo_free(ip_group *g) {
-    for (int s = 0; s < 3; s++)
+    struct ip_fmaps *fs = atomic_load_explicit(&g->fmaps, memory_order_relaxed);
+    for (int s = 0; fs && s < 3; s++)
         for (int k = 0; k < IP_MAXAXG; k++) {
-            ip_fmap *m = atomic_load_explicit(&g->fmap[s][k], memory_order_relaxed);
+            ip_fmap *m = atomic_load_explicit(&fs->m[s][k], memory_order_relaxed);
             if (!m) continue;
             for (size_t i = 0; i < m->ne; i++) free(m->e[i].pts);
             free(m->e);
             opdb_hindex_free(&m->ix);
             free(m);
         }
-    free(g->lab[0]);
-    free(g->lab[1]);
+    free(fs);
+    for (int lab = 0; lab < 2; lab++)
+        if (g->lab[lab] != g->pts) free(g->lab[lab]);
 }
 
 void ip_memo_labels(ip_index *ix) {
     for (size_t gi = 0; gi < ix->ng; gi++) {
         ip_group *g = &ix->g[gi];
+        uint32_t n1 = 0;
+        for (uint32_t i = 0; i < g->n; i++) n1 += ix->p[g->pts[i]].alt == 1;
         for (int lab = 0; lab < 2; lab++) {
-            g->lab[lab] = opdb_xmalloc((g->n ? g->n : 1) * sizeof *g->lab[lab]);
+            uint32_t want = lab ? n1 : g->n - n1;
             g->nlab[lab] = 0;
+            if (want == g->n || want == 0) { /* one label only: its list is pts (or empty) */
+                g->lab[lab] = g->pts;
+                g->nlab[lab] = want;
+                continue;
+            }
+            g->lab[lab] = opdb_xmalloc(want * sizeof *g->lab[lab]);
             for (uint32_t i = 0; i < g->n; i++)
                 if (ix->p[g->pts[i]].alt == lab) g->lab[lab][g->nlab[lab]++] = g->pts[i];
         }
-        for (int s = 0; s < 3; s++)
-            for (int k = 0; k < IP_MAXAXG; k++) atomic_init(&g->fmap[s][k], NULL);
+        atomic_init(&g->fmaps, NULL);
     }
 }
