@@ -32,7 +32,12 @@ typedef struct opdb_qdb_opts {
      * "opdb: warning: ". Called from whichever thread met the condition. */
     void (*warn)(void *ctx, const char *line);
     void *warn_ctx;
+    /* Result cache: at most this many answers kept, keyed by the query
+     * without its id (explain queries are always computed); 0 = off.
+     * opdb_qdb_opts_init sets OPDB_QCACHE_DEFAULT. */
+    size_t result_cache;
 } opdb_qdb_opts;
+#define OPDB_QCACHE_DEFAULT ((size_t)1 << 16)
 
 /* Defaults: interpolation on, everything else off/absent. */
 OPDB_API void opdb_qdb_opts_init(opdb_qdb_opts *o);

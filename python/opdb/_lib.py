@@ -58,6 +58,7 @@ class QdbOpts(ctypes.Structure):
         ("eager_load", ctypes.c_bool),
         ("warn", ctypes.c_void_p),
         ("warn_ctx", ctypes.c_void_p),
+        ("result_cache", ctypes.c_size_t),
     ]
 
 

@@ -19,7 +19,9 @@ static const char *const k_na[] = {"",     "#N/A", "#N/A N/A", "#NA", "-1.#IND",
                                    "1.#QNAN", "<NA>", "N/A",     "NA",  "NULL",    "NaN",      "n/a",  "nan",  "null"};
 
 static bool is_na(const char *s, size_t n) {
-    if (n > 8) return false;
+    if (n == 0) return true;
+    /* every NA spelling starts with one of these: most cells are rejected here */
+    if (n > 8 || !memchr("#-1<Nn", s[0], 6)) return false;
     for (size_t i = 0; i < sizeof k_na / sizeof k_na[0]; i++)
         if (strlen(k_na[i]) == n && memcmp(k_na[i], s, n) == 0) return true;
     return false;

@@ -14,8 +14,8 @@
 
 typedef enum db_cell_kind { DBC_NA, DBC_INT, DBC_UINT, DBC_FLOAT, DBC_BOOL, DBC_TEXT } db_cell_kind;
 
+/* members ordered so a cell is 24 bytes, not 32 (a table holds rows x columns of them) */
 typedef struct db_cell {
-    uint8_t kind;                 /* db_cell_kind */
     union {
         int64_t i;
         uint64_t u;                /* DBC_UINT: an integer above INT64_MAX */
@@ -24,6 +24,7 @@ typedef struct db_cell {
     } v;
     const char *s;                /* the cell's decoded text (NUL-terminated; "" for NA of a short record) */
     uint32_t n;
+    uint8_t kind;                 /* db_cell_kind */
 } db_cell;
 
 typedef struct db_table {

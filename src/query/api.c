@@ -67,13 +67,18 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
     memset(&p->r, 0, sizeof p->r);
     p->r.src = QS_MISS;
     p->r.miss = "";
+    /* the result cache answers repeated queries (explain always computes: it names rows) */
+    uint8_t key[1024];
+    size_t klen = !code && !explain && db->cache ? q_cache_key(q, key, sizeof key) : 0;
     if (code) {
         q_error(&c, code, "%s", msg);
         if (explain) p->r.path = NULL;
-    } else if (q->kernel) {
-        q_kernel_query(&c);
+    } else if (klen && q_cache_get(db->cache, key, klen, &p->a, &p->r)) {
+        /* answered */
     } else {
-        q_dispatch(&c);
+        if (q->kernel) q_kernel_query(&c);
+        else q_dispatch(&c);
+        if (klen) q_cache_put(db->cache, key, klen, &p->r);
     }
     /* the id echoed as JSON text */
     opdb_strbuf sb;

@@ -91,10 +91,7 @@ static int chk_compute(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row
 
 static const uint32_t *sel_compute(q_ctx *c, void *arg, q_ktable *t, size_t *n, bool *usable) {
     mctx *m = arg;
-    *usable = false;
-    /* kernels whose inputs are rearranged per row (by the row's slot count) are scanned in full */
-    if (m->normalise && (t->kflags & (QK_ROPE | QK_SWIGLU | QK_RAC))) return NULL;
-    return q_index_rows(c->db, t, m->X, m->N, m->has_n, n, usable);
+    return q_index_rows(c, t, m->X, m->N, m->has_n, m->normalise, n, usable);
 }
 
 const q_rowsel q_sel_compute = {sel_compute};

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ void opdb_qdb_opts_init(opdb_qdb_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
     o->interpolation = true;
+    o->result_cache = OPDB_QCACHE_DEFAULT;
 }
 
 void q_warn(const opdb_qdb *db, const char *fmt, ...) {
@@ -80,6 +82,9 @@ opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) 
     db->eager = o->eager_load;
     db->warn = o->warn;
     db->warn_ctx = o->warn_ctx;
+    /* options added later are read only when the caller's struct has them */
+    if (o->size >= offsetof(opdb_qdb_opts, result_cache) + sizeof o->result_cache)
+        db->cache = q_cache_new(o->result_cache);
     opdb_arena_init(&db->arena, 1 << 16);
     pthread_mutex_init(&db->tables_mu, NULL);
     if (q_mapping_load(db, err) < 0) {
@@ -113,6 +118,7 @@ void opdb_qdb_close(opdb_qdb *db) {
     if (!db) return;
     for (size_t i = 0; i < db->ntables; i++) free_table(db->tables[i]);
     free(db->tables);
+    q_cache_free(db->cache);
     opdb_hindex_free(&db->tables_ix);
     pthread_mutex_destroy(&db->tables_mu);
     opdb_arena_free(&db->arena);
@@ -239,11 +245,10 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
     }
 }
 
-void q_index_free(void *p);
 void q_comm_index_free(void *p);
 void ip_index_free_all(void *p);
-/* ext[0] compute index, ext[1] communication index, ext[2] interpolation point indexes */
-void (*const q_ext_free[4])(void *) = {q_index_free, q_comm_index_free, ip_index_free_all, NULL};
+/* ext[0] compute index, ext[1] communication index, ext[2] interpolation point indexes, ext[3] elementwise index */
+void (*const q_ext_free[4])(void *) = {q_index_free, q_comm_index_free, ip_index_free_all, q_index_free};
 
 static void free_table(q_ktable *t) {
     if (!t) return;

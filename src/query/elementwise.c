@@ -50,12 +50,18 @@ static int chk_elem(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q
     return 1;
 }
 
+static const uint32_t *sel_elem(q_ctx *c, void *arg, q_ktable *t, size_t *n, bool *usable) {
+    const ectx *e = arg;
+    return q_index_out_rows(c, t, e->y, n, usable);
+}
+static const q_rowsel k_sel_elem = {sel_elem};
+
 void q_elementwise_scan(q_ctx *c, const char *const *K, size_t nk, q_shape y, const char *p);
 void q_elementwise_scan(q_ctx *c, const char *const *K, size_t nk, q_shape y, const char *p) {
     ectx e = {y, p};
     q_set_kernels(c, K, nk);
     q_scan s;
-    q_scan_run(c, K, nk, c->cfg->quirks ? QSCAN_FIRST : QSCAN_NEAREST, chk_elem, &e, &s);
+    q_scan_run_sel(c, K, nk, c->cfg->quirks ? QSCAN_FIRST : QSCAN_NEAREST, chk_elem, &e, &k_sel_elem, &s);
     if (s.failed) return;
     if (!s.found) {
         q_miss(c, strncmp(s.reason, "ambiguous", 9) == 0 ? s.reason : "elementwise_output_shape_mismatch");

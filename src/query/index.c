@@ -1,41 +1,83 @@
-/* The exact-compute row index: rows bucketed by what every match needs to
- * hold, the slot count (after truncation) and the dtype class of each slot,
- * so a lookup visits only rows that can match, in file order. The buckets
- * are a superset filter: every row in them still goes through the full row
- * matcher, so ties and ambiguity see exactly the rows a full scan would. */
+/* The exact-compute row index. A row is filed under a key that every rule
+ * of the row matcher preserves: the slot count (after truncation), each
+ * slot's dtype class, and each slot's dims coarsened to ceil(d / 64) with
+ * the 1-blocks (dims 1..64) dropped and the rest sorted. Block padding never
+ * leaves a 64-block, a batch strip only drops a leading 1, transposes only
+ * reorder dims, so a matching row always carries the query's key. 3-D
+ * flattening and merging change the dims: for those kernels the query also
+ * probes the flattened and merged keys of each 3-D slot. The key is a
+ * superset filter: every row found still goes through the full matcher in
+ * file order, so ties and ambiguity see exactly the rows a full scan would. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "query/query_internal.h"
 
+enum { KEY_CAP = 1024, MAX_COMBOS = 32 };
+
 typedef struct bucket {
     uint64_t h;
-    uint32_t n_slots;
-    const char **dkeys;          /* the slot dtype classes */
+    uint8_t *key;
+    uint32_t klen;
     uint32_t *rows, n, cap;
 } bucket;
 
 typedef struct cindex {
     int64_t N;
     bool has_n;
+    bool full;                   /* a row's key was too long to file: scan every row */
     bucket *b;
     size_t nb, capb;
     opdb_hindex ix;
     struct cindex *next;
 } cindex;
 
-/* dtype class of a spelling for kernel kt (DT_BF16 and FLOAT are one class for relaxed kernels) */
-static const char *dclass(const char *kt, const char *s, size_t n, bool relaxed) {
-    (void)kt;
-    if (relaxed && ((n == 7 && memcmp(s, "DT_BF16", 7) == 0) || (n == 5 && memcmp(s, "FLOAT", 5) == 0)))
-        return "\x01";
-    return s;
+typedef struct kbuf {
+    uint8_t p[KEY_CAP];
+    size_t n;
+    bool over;
+} kbuf;
+
+static void kb_add(kbuf *k, const void *p, size_t n) {
+    if (k->over || k->n + n > KEY_CAP) {
+        k->over = true;
+        return;
+    }
+    memcpy(k->p + k->n, p, n);
+    k->n += n;
 }
 
-static uint64_t key_hash(uint32_t ns, const char *const *dk, const uint32_t *dn) {
-    uint64_t h = opdb_hash_bytes(&ns, sizeof ns, 7);
-    for (uint32_t i = 0; i < ns; i++) h = opdb_hash_bytes(dk[i], dn[i], h);
-    return h;
+/* the 64-block of a dim, rounding up (floor semantics for negative dims) */
+static int64_t block64(int64_t d) { return d >= 0 ? d / 64 + (d % 64 != 0) : -((-d) / 64); }
+
+/* the dtype class: DT_BF16 and FLOAT are one for relaxed kernels */
+static void key_dtype(kbuf *k, const char *s, size_t n, bool relaxed) {
+    if (relaxed && ((n == 7 && memcmp(s, "DT_BF16", 7) == 0) || (n == 5 && memcmp(s, "FLOAT", 5) == 0))) {
+        s = "\x01";
+        n = 1;
+    }
+    uint32_t len = (uint32_t)n;
+    kb_add(k, &len, sizeof len);
+    kb_add(k, s, n);
+}
+
+/* the coarse dims of a shape: blocks other than 1, sorted */
+static void key_dims(kbuf *k, const int64_t *d, uint32_t rank) {
+    int64_t v[64];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < rank; i++) {
+        int64_t b = block64(d[i]);
+        if (b == 1) continue;
+        if (n == 64) {
+            k->over = true;
+            return;
+        }
+        uint32_t j = n++;
+        for (; j > 0 && v[j - 1] > b; j--) v[j] = v[j - 1];
+        v[j] = b;
+    }
+    kb_add(k, &n, sizeof n);
+    kb_add(k, v, n * sizeof *v);
 }
 
 static bool table_indexable(const q_ktable *t) {
@@ -45,53 +87,78 @@ static bool table_indexable(const q_ktable *t) {
     return true;
 }
 
+static bucket *find(const cindex *ci, uint64_t h, const uint8_t *key, size_t n) {
+    uint32_t idx;
+    for (opdb_hprobe p = opdb_hindex_probe(&ci->ix, h); opdb_hprobe_next(&p, &idx);) {
+        bucket *b = &ci->b[idx];
+        if (b->klen == n && memcmp(b->key, key, n) == 0) return b;
+    }
+    return NULL;
+}
+
+/* the row's key as the matcher sees the row (truncation, FRACTAL_NZ restored); false: row never matches */
+static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, kbuf *k) {
+    uint32_t ns = rw->n_in, nd = rw->n_in_dt, nf = rw->n_in_fmt;
+    if (has_n) {
+        ns = (uint32_t)q_slice_n(ns, N);
+        nd = (uint32_t)q_slice_n(nd, N);
+        nf = (uint32_t)q_slice_n(nf, N);
+    }
+    if (nd < ns) return false; /* a slot without a dtype never matches */
+    bool relaxed = t->kflags & QK_RELAXED;
+    kb_add(k, &ns, sizeof ns);
+    for (uint32_t i = 0; i < ns; i++) {
+        key_dtype(k, rw->in_dt[i], rw->in_dt_n[i], relaxed);
+        q_shape cs = rw->in[i];
+        if (i < nf && rw->in_fmt_n[i] == 10 && memcmp(rw->in_fmt[i], "FRACTAL_NZ", 10) == 0 && cs.rank >= 4 &&
+            cs.rank <= 64) {
+            int64_t nz[64];
+            uint32_t r = cs.rank;
+            for (uint32_t j = 0; j + 4 < r; j++) nz[j] = cs.d[j];
+            nz[r - 4] = (int64_t)((uint64_t)cs.d[r - 4] * (uint64_t)cs.d[r - 1]);
+            nz[r - 3] = (int64_t)((uint64_t)cs.d[r - 3] * (uint64_t)cs.d[r - 2]);
+            key_dims(k, nz, r - 2);
+        } else {
+            key_dims(k, cs.d, cs.rank);
+        }
+    }
+    return true;
+}
+
 static cindex *build(const q_ktable *t, int64_t N, bool has_n) {
     cindex *ci = opdb_xcalloc(1, sizeof *ci);
     ci->N = N;
     ci->has_n = has_n;
-    bool relaxed = t->kflags & QK_RELAXED;
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
         if (rw->latcol == QLAT_NONE) continue;
-        uint32_t ns = rw->n_in, nd = rw->n_in_dt;
-        if (has_n) {
-            ns = (uint32_t)q_slice_n(ns, N);
-            nd = (uint32_t)q_slice_n(nd, N);
-        }
-        if (nd < ns) continue; /* a slot without a dtype never matches */
-        const char *dk[64];
-        uint32_t dn[64];
-        if (ns > 64) continue; /* no query has that many tensor inputs in the index's range */
-        for (uint32_t i = 0; i < ns; i++) {
-            dk[i] = dclass(t->kernel, rw->in_dt[i], rw->in_dt_n[i], relaxed);
-            dn[i] = dk[i][0] == 1 ? 1 : rw->in_dt_n[i];
-        }
-        uint64_t h = key_hash(ns, dk, dn);
-        bucket *b = NULL;
-        uint32_t idx;
-        for (opdb_hprobe p = opdb_hindex_probe(&ci->ix, h); opdb_hprobe_next(&p, &idx);) {
-            bucket *c = &ci->b[idx];
-            bool same = c->n_slots == ns;
-            for (uint32_t i = 0; same && i < ns; i++)
-                same = strlen(c->dkeys[i]) == dn[i] && memcmp(c->dkeys[i], dk[i], dn[i]) == 0;
-            if (same) {
-                b = c;
-                break;
+        kbuf k;
+        k.n = 0;
+        k.over = false;
+        if (!row_key(t, rw, N, has_n, &k)) continue;
+        if (k.over) {
+            for (size_t i = 0; i < ci->nb; i++) {
+                free(ci->b[i].key);
+                free(ci->b[i].rows);
             }
+            free(ci->b);
+            opdb_hindex_free(&ci->ix);
+            memset(ci, 0, sizeof *ci);
+            ci->N = N;
+            ci->has_n = has_n;
+            ci->full = true;
+            return ci;
         }
+        uint64_t h = opdb_hash_bytes(k.p, k.n, 7);
+        bucket *b = find(ci, h, k.p, k.n);
         if (!b) {
             OPDB_ALLOC_GROW(ci->b, ci->nb + 1, ci->capb);
             b = &ci->b[ci->nb];
             memset(b, 0, sizeof *b);
             b->h = h;
-            b->n_slots = ns;
-            b->dkeys = opdb_xcalloc(ns ? ns : 1, sizeof *b->dkeys);
-            for (uint32_t i = 0; i < ns; i++) {
-                char *s = opdb_xmalloc(dn[i] + 1);
-                memcpy(s, dk[i], dn[i]);
-                s[dn[i]] = 0;
-                b->dkeys[i] = s;
-            }
+            b->key = opdb_xmalloc(k.n ? k.n : 1);
+            memcpy(b->key, k.p, k.n);
+            b->klen = (uint32_t)k.n;
             opdb_hindex_add(&ci->ix, h, (uint32_t)ci->nb++);
         }
         OPDB_ALLOC_GROW(b->rows, b->n + 1, b->cap);
@@ -103,14 +170,12 @@ static cindex *build(const q_ktable *t, int64_t N, bool has_n) {
 /* sentinel for "not indexable" */
 static cindex k_none;
 
-void q_index_free(void *p);
 void q_index_free(void *p) {
     if (p == &k_none) return;
     for (cindex *ci = p; ci;) {
         cindex *nx = ci->next;
         for (size_t i = 0; i < ci->nb; i++) {
-            for (uint32_t k = 0; k < ci->b[i].n_slots; k++) free((void *)ci->b[i].dkeys[k]);
-            free(ci->b[i].dkeys);
+            free(ci->b[i].key);
             free(ci->b[i].rows);
         }
         free(ci->b);
@@ -120,52 +185,219 @@ void q_index_free(void *p) {
     }
 }
 
-const uint32_t *q_index_rows(const opdb_qdb *db, q_ktable *t, const q_tins *X, int64_t N, bool has_n, size_t *n,
+/* the index of t for (N, has_n), built on first use; NULL when t is not indexable */
+static const cindex *index_of(q_ktable *t, int64_t N, bool has_n) {
+    pthread_mutex_lock(&t->ext_mu);
+    cindex *head = t->ext[0], *ci = NULL;
+    if (head != &k_none) {
+        if (!head && !table_indexable(t)) {
+            t->ext[0] = head = &k_none;
+        } else {
+            for (ci = head; ci; ci = ci->next)
+                if (ci->has_n == has_n && (!has_n || ci->N == N)) break;
+            if (!ci) {
+                ci = build(t, N, has_n);
+                ci->next = head;
+                t->ext[0] = ci;
+            }
+        }
+    }
+    pthread_mutex_unlock(&t->ext_mu);
+    return ci && !ci->full ? ci : NULL;
+}
+
+/* one slot's key pieces: up to 3 alternatives (as-is, flattened, merged) */
+typedef struct slot_alt {
+    uint16_t off[3], len[3];
+    uint8_t n;
+} slot_alt;
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, bool has_n, bool normalise, size_t *n,
                              bool *usable) {
     *usable = false;
     *n = 0;
-    if (db->no_index) return NULL;
-    pthread_mutex_lock(&t->ext_mu);
-    cindex *head = t->ext[0], *ci = NULL;
-    if (head == &k_none) {
-        pthread_mutex_unlock(&t->ext_mu);
-        return NULL;
-    }
-    if (!head && !table_indexable(t)) {
-        t->ext[0] = &k_none;
-        pthread_mutex_unlock(&t->ext_mu);
-        return NULL;
-    }
-    for (ci = head; ci; ci = ci->next)
-        if (ci->has_n == has_n && (!has_n || ci->N == N)) break;
-    if (!ci) {
-        ci = build(t, N, has_n);
-        ci->next = head;
-        t->ext[0] = ci;
-    }
-    pthread_mutex_unlock(&t->ext_mu);
-    *usable = true;
+    if (c->db->no_index) return NULL;
+    /* kernels whose inputs are rearranged per row (by the row's slot count) are scanned in full */
+    if (normalise && (t->kflags & (QK_ROPE | QK_SWIGLU | QK_RAC))) return NULL;
     if (X->n > 64) return NULL;
-    bool relaxed = t->kflags & QK_RELAXED;
-    const char *dk[64];
-    uint32_t dn[64];
+    const cindex *ci = index_of(t, N, has_n);
+    if (!ci) return NULL;
+    /* every slot's pieces, then the keys of every combination of alternatives */
+    kbuf parts;
+    parts.n = 0;
+    parts.over = false;
+    slot_alt alt[64];
+    bool relaxed = t->kflags & QK_RELAXED, flat = t->kflags & QK_FLATTEN, merge = t->kflags & QK_MERGE;
+    size_t combos = 1;
     for (size_t i = 0; i < X->n; i++) {
-        const char *p = X->v[i].prof ? X->v[i].prof : q_dtype_prof(X->v[i].dtype);
-        if (!p) return NULL; /* an unmapped dtype matches no row */
-        dk[i] = dclass(t->kernel, p, strlen(p), relaxed);
-        dn[i] = dk[i][0] == 1 ? 1 : (uint32_t)strlen(p);
+        const q_tin *x = &X->v[i];
+        const char *p = x->prof ? x->prof : q_dtype_prof(x->dtype);
+        if (!p) { /* an unmapped dtype matches no row */
+            *usable = true;
+            return NULL;
+        }
+        size_t pn = strlen(p);
+        slot_alt *a = &alt[i];
+        a->n = 0;
+        q_shape s = q_strip(x->s);
+        const q_shape *g = s.rank == 3 ? &s : x->s.rank == 3 ? &x->s : NULL;
+        int64_t forms[3][2];
+        int nform = 1;
+        if (flat && g) {
+            forms[1][0] = (int64_t)((uint64_t)g->d[0] * (uint64_t)g->d[1]), forms[1][1] = g->d[2];
+            nform = 2;
+            if (merge) forms[2][0] = g->d[0], forms[2][1] = (int64_t)((uint64_t)g->d[1] * (uint64_t)g->d[2]), nform = 3;
+        }
+        for (int f = 0; f < nform; f++) {
+            size_t at = parts.n;
+            key_dtype(&parts, p, pn, relaxed);
+            if (f == 0) key_dims(&parts, x->s.d, x->s.rank);
+            else key_dims(&parts, forms[f], 2);
+            if (parts.over) return NULL;
+            bool dup = false;
+            for (int j = 0; j < a->n && !dup; j++)
+                dup = a->len[j] == parts.n - at && memcmp(parts.p + a->off[j], parts.p + at, parts.n - at) == 0;
+            if (dup) {
+                parts.n = at;
+                continue;
+            }
+            a->off[a->n] = (uint16_t)at;
+            a->len[a->n++] = (uint16_t)(parts.n - at);
+        }
+        combos *= a->n;
+        if (combos > MAX_COMBOS) return NULL;
     }
-    uint64_t h = key_hash((uint32_t)X->n, dk, dn);
-    uint32_t idx;
-    for (opdb_hprobe p = opdb_hindex_probe(&ci->ix, h); opdb_hprobe_next(&p, &idx);) {
-        const bucket *b = &ci->b[idx];
-        bool same = b->n_slots == X->n;
-        for (uint32_t i = 0; same && i < b->n_slots; i++)
-            same = strlen(b->dkeys[i]) == dn[i] && memcmp(b->dkeys[i], dk[i], dn[i]) == 0;
-        if (same) {
-            *n = b->n;
-            return b->rows;
+    *usable = true;
+    const bucket *hit[MAX_COMBOS];
+    size_t nhit = 0, total = 0;
+    uint8_t pick[64] = {0};
+    for (size_t ci_ = 0; ci_ < combos; ci_++) {
+        kbuf k;
+        k.n = 0;
+        k.over = false;
+        uint32_t ns = (uint32_t)X->n;
+        kb_add(&k, &ns, sizeof ns);
+        for (size_t i = 0; i < X->n; i++) kb_add(&k, parts.p + alt[i].off[pick[i]], alt[i].len[pick[i]]);
+        if (k.over) {
+            *usable = false;
+            return NULL;
+        }
+        const bucket *b = find(ci, opdb_hash_bytes(k.p, k.n, 7), k.p, k.n);
+        if (b) {
+            hit[nhit++] = b;
+            total += b->n;
+        }
+        /* next combination (odometer) */
+        for (size_t i = 0; i < X->n; i++) {
+            if (++pick[i] < alt[i].n) break;
+            pick[i] = 0;
         }
     }
-    return NULL;
+    if (nhit == 0) return NULL;
+    if (nhit == 1) {
+        *n = hit[0]->n;
+        return hit[0]->rows;
+    }
+    /* rows of several buckets (each row is in one): back into file order */
+    uint32_t *rows = opdb_arena_alloc(c->a, total * sizeof *rows);
+    size_t k = 0;
+    for (size_t i = 0; i < nhit; i++) {
+        memcpy(rows + k, hit[i]->rows, hit[i]->n * sizeof *rows);
+        k += hit[i]->n;
+    }
+    qsort(rows, total, sizeof *rows, cmp_u32);
+    *n = total;
+    return rows;
+}
+
+/* ---- the elementwise index: rows by their first output shape's key (the
+ * output dtype is not compared: other dtypes are scaled by element size) */
+static bool out_indexable(const q_ktable *t) {
+    if (t->lat_ov_bad) return false;
+    for (size_t r = 0; r < t->t.nrows; r++)
+        if (t->rows[r].latcol != QLAT_NONE && !t->rows[r].out_ok) return false;
+    return true;
+}
+
+static cindex *build_out(const q_ktable *t) {
+    cindex *ci = opdb_xcalloc(1, sizeof *ci);
+    for (size_t r = 0; r < t->t.nrows; r++) {
+        const q_row *rw = &t->rows[r];
+        if (rw->latcol == QLAT_NONE || rw->n_out == 0) continue;
+        kbuf k;
+        k.n = 0;
+        k.over = false;
+        key_dims(&k, rw->out[0].d, rw->out[0].rank);
+        if (k.over) {
+            ci->full = true;
+            return ci;
+        }
+        uint64_t h = opdb_hash_bytes(k.p, k.n, 7);
+        bucket *b = find(ci, h, k.p, k.n);
+        if (!b) {
+            OPDB_ALLOC_GROW(ci->b, ci->nb + 1, ci->capb);
+            b = &ci->b[ci->nb];
+            memset(b, 0, sizeof *b);
+            b->h = h;
+            b->key = opdb_xmalloc(k.n ? k.n : 1);
+            memcpy(b->key, k.p, k.n);
+            b->klen = (uint32_t)k.n;
+            opdb_hindex_add(&ci->ix, h, (uint32_t)ci->nb++);
+        }
+        OPDB_ALLOC_GROW(b->rows, b->n + 1, b->cap);
+        b->rows[b->n++] = (uint32_t)r;
+    }
+    return ci;
+}
+
+const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bool *usable) {
+    *usable = false;
+    *n = 0;
+    if (c->db->no_index) return NULL;
+    pthread_mutex_lock(&t->ext_mu);
+    cindex *ci = t->ext[3];
+    if (!ci) {
+        ci = out_indexable(t) ? build_out(t) : &k_none;
+        t->ext[3] = ci;
+    }
+    pthread_mutex_unlock(&t->ext_mu);
+    if (ci == &k_none || ci->full) return NULL;
+    /* the shape as given, and its 3-D flattening */
+    kbuf k[2];
+    int nk = 1;
+    k[0].n = 0, k[0].over = false;
+    key_dims(&k[0], y.d, y.rank);
+    if (y.rank == 3) {
+        int64_t fd[2] = {(int64_t)((uint64_t)y.d[0] * (uint64_t)y.d[1]), y.d[2]};
+        k[1].n = 0, k[1].over = false;
+        key_dims(&k[1], fd, 2);
+        nk = k[1].n == k[0].n && memcmp(k[1].p, k[0].p, k[0].n) == 0 ? 1 : 2;
+    }
+    if (k[0].over || (nk == 2 && k[1].over)) return NULL;
+    *usable = true;
+    const bucket *hit[2];
+    size_t nhit = 0, total = 0;
+    for (int i = 0; i < nk; i++) {
+        const bucket *b = find(ci, opdb_hash_bytes(k[i].p, k[i].n, 7), k[i].p, k[i].n);
+        if (b) {
+            hit[nhit++] = b;
+            total += b->n;
+        }
+    }
+    if (nhit == 0) return NULL;
+    if (nhit == 1) {
+        *n = hit[0]->n;
+        return hit[0]->rows;
+    }
+    uint32_t *rows = opdb_arena_alloc(c->a, total * sizeof *rows);
+    memcpy(rows, hit[0]->rows, hit[0]->n * sizeof *rows);
+    memcpy(rows + hit[0]->n, hit[1]->rows, hit[1]->n * sizeof *rows);
+    qsort(rows, total, sizeof *rows, cmp_u32);
+    *n = total;
+    return rows;
 }

@@ -171,12 +171,15 @@ void ip_add(ip_index *ix, const ip_kb *k, const double *ax, double lat, bool alt
     p->alt = alt;
     p->row = row;
     ip_group *g = NULL;
-    for (size_t i = 0; i < ix->ng; i++)
-        if (ix->g[i].keyn == k->n && memcmp(ix->g[i].key, k->s, k->n) == 0) {
-            g = &ix->g[i];
+    uint64_t h = opdb_hash_bytes(k->s, k->n, 9);
+    uint32_t idx;
+    for (opdb_hprobe pr = opdb_hindex_probe(&ix->gix, h); opdb_hprobe_next(&pr, &idx);)
+        if (ix->g[idx].keyn == k->n && memcmp(ix->g[idx].key, k->s, k->n) == 0) {
+            g = &ix->g[idx];
             break;
         }
     if (!g) {
+        opdb_hindex_add(&ix->gix, h, (uint32_t)ix->ng);
         OPDB_ALLOC_GROW(ix->g, ix->ng + 1, ix->capg);
         g = &ix->g[ix->ng++];
         memset(g, 0, sizeof *g);
@@ -204,8 +207,16 @@ int ip_faults(q_ctx *c, ip_index *ix) {
     return 0;
 }
 
+static void gmemo_free(struct ip_gmemo *m);
+
 static void index_free(ip_index *ix) {
-    for (size_t i = 0; i < ix->ng; i++) free(ix->g[i].pts);
+    for (size_t i = 0; i < ix->ng; i++) {
+        free(ix->g[i].pts);
+        ip_memo_free(&ix->g[i]);
+    }
+    gmemo_free(ix->gmemo);
+    opdb_hindex_free(&ix->gix);
+    pthread_mutex_destroy(&ix->memo_mu);
     free(ix->g);
     free(ix->p);
     free(ix->faults);
@@ -234,7 +245,9 @@ ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void 
         ix->tab = t;
         opdb_arena_init(&ix->arena, 4096);
         atomic_init(&ix->reported, false);
+        pthread_mutex_init(&ix->memo_mu, NULL);
         fn(ix, params);
+        ip_memo_labels(ix);
         ix->next = t->ext[2];
         t->ext[2] = ix;
     }
@@ -327,11 +340,74 @@ int64_t ip_maxdim(q_ctx *c, const char *kt, const char *overlay) {
     return m;
 }
 
-size_t ip_groups_matching(q_ctx *c, const ip_index *ix, const ip_kb *T, uint32_t **gi) {
+/* The groups a target key matches depend on the key text alone: kept per
+ * index (up to GMEMO_MAX keys), so a repeated target skips the regime match
+ * over every group. */
+enum { GMEMO_MAX = 4096 };
+typedef struct gm_entry {
+    char *key;
+    size_t keyn;
+    uint32_t *gi;
+    size_t ng;
+} gm_entry;
+struct ip_gmemo {
+    gm_entry *e;
+    size_t n, cap;
+    opdb_hindex ix;
+};
+
+static void gmemo_free(struct ip_gmemo *m) {
+    if (!m) return;
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->e[i].key);
+        free(m->e[i].gi);
+    }
+    free(m->e);
+    opdb_hindex_free(&m->ix);
+    free(m);
+}
+
+static const gm_entry *gmemo_find(const struct ip_gmemo *m, uint64_t h, const ip_kb *T) {
+    uint32_t idx;
+    if (!m) return NULL;
+    for (opdb_hprobe p = opdb_hindex_probe(&m->ix, h); opdb_hprobe_next(&p, &idx);)
+        if (m->e[idx].keyn == T->n && memcmp(m->e[idx].key, T->s, T->n) == 0) return &m->e[idx];
+    return NULL;
+}
+
+size_t ip_groups_matching(q_ctx *c, const ip_index *cix, const ip_kb *T, uint32_t **gi) {
+    ip_index *ix = (ip_index *)cix; /* the kept matches are guarded by memo_mu */
     *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof **gi);
+    uint64_t h = opdb_hash_bytes(T->s, T->n, 5);
+    bool keep = !T->over && !c->db->no_index;
+    if (keep) {
+        pthread_mutex_lock(&ix->memo_mu);
+        const gm_entry *e = gmemo_find(ix->gmemo, h, T);
+        size_t ng = e ? e->ng : 0;
+        if (e) memcpy(*gi, e->gi, ng * sizeof **gi);
+        pthread_mutex_unlock(&ix->memo_mu);
+        if (e) return ng;
+    }
     size_t ng = 0;
     for (size_t g = 0; g < ix->ng; g++)
         if (ip_key_match(T, ix->g[g].key, ix->g[g].keyn, NULL, NULL)) (*gi)[ng++] = (uint32_t)g;
+    if (keep) {
+        pthread_mutex_lock(&ix->memo_mu);
+        if (!ix->gmemo) ix->gmemo = opdb_xcalloc(1, sizeof *ix->gmemo);
+        struct ip_gmemo *m = ix->gmemo;
+        if (m->n < GMEMO_MAX && !gmemo_find(m, h, T)) {
+            OPDB_ALLOC_GROW(m->e, m->n + 1, m->cap);
+            gm_entry *e = &m->e[m->n];
+            e->key = opdb_xmalloc(T->n ? T->n : 1);
+            memcpy(e->key, T->s, T->n);
+            e->keyn = T->n;
+            e->gi = opdb_xmalloc((ng ? ng : 1) * sizeof *e->gi);
+            memcpy(e->gi, *gi, ng * sizeof *e->gi);
+            e->ng = ng;
+            opdb_hindex_add(&m->ix, h, (uint32_t)m->n++);
+        }
+        pthread_mutex_unlock(&ix->memo_mu);
+    }
     return ng;
 }
 

@@ -38,6 +38,12 @@ typedef struct ip_point {
     uint8_t alt;         /* latency label: 0 preferred, 1 alternate */
 } ip_point;
 
+/* The points of one set that agree with a target off an axis group, keyed
+ * by their values on the other axes (ip_memo.c); built once per set and axis
+ * group, on first use. */
+typedef struct ip_fmap ip_fmap;
+#define IP_MAXAXG 8    /* axis groups a memo slot is kept for */
+
 typedef struct ip_group {
     const char *key;     /* the key text (fields separated as in ip_kb) */
     size_t keyn;
@@ -45,7 +51,20 @@ typedef struct ip_group {
     uint32_t n, cap;
     uint32_t first_row;
     bool all_nd;         /* matmul: every `input_formats` entry is ND */
+    uint32_t *lab[2];    /* pts split by latency label (preferred, alternate), file order; pts itself
+                            when every point has that label */
+    uint32_t nlab[2];
+    /* filter maps per point set (whole, preferred, alternate) and axis group, allocated on first use */
+    struct ip_fmaps *_Atomic fmaps;
 } ip_group;
+
+/* A point set whose filter results may be kept: the group's points (lab -1)
+ * or one label's (0, 1). */
+typedef struct ip_set {
+    const struct ip_index *ix;
+    size_t group;
+    int lab;
+} ip_set;
 
 typedef struct ip_fault {
     uint32_t row;
@@ -68,6 +87,9 @@ typedef struct ip_index {
     int ncols;           /* 0: no point list built (the path said so), e.g. a missing column */
     void *extra;         /* a builder's own fact about the table (attention: has avg column ...) */
     int flags;
+    pthread_mutex_t memo_mu; /* builds of the groups' filter maps; the kept group matches */
+    struct ip_gmemo *gmemo;  /* target key -> the groups it matches (ip_groups_matching) */
+    opdb_hindex gix;         /* group key -> group, while building */
 } ip_index;
 
 /* The builder of one path: fills points through ip_add for each row. */
@@ -135,6 +157,17 @@ typedef struct ip_out {
 /* CandidateGroup.interpolate over the points pts (indexes into ix->p).
  * true on success; statuses appended to st. */
 bool ip_interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t n, ip_status *st, ip_out *out);
+/* the same over a stable point set, whose filter results are kept */
+bool ip_interpolate_set(q_ctx *c, const ip_task *tk, const ip_set *set, ip_status *st, ip_out *out);
+/* The points of set that pass the filter of axis group gi (axes A, cnt of
+ * them) for tk's target, in set order: true with *f, *nf when the kept map
+ * answers (every other axis compared by equality, the target has them all);
+ * false: filter by scanning (as with the handle's no_index). */
+bool ip_memo_filter(const q_ctx *c, const ip_task *tk, const ip_set *set, size_t gi, const uint8_t *A, int cnt,
+                    const uint32_t **f, size_t *nf);
+void ip_memo_free(ip_group *g);
+/* the label lists of every group (after the builder ran) */
+void ip_memo_labels(ip_index *ix);
 /* the reason of a status list (first that is not missing_target_axis), or def */
 const char *ip_reason(const ip_status *st, const char *def);
 

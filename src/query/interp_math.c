@@ -26,16 +26,10 @@ static int cmp_d(const void *a, const void *b) {
 static const char *const k_grid_rule[4] = {NULL, NULL, "interpolated_2d_griddata_linear",
                                            "interpolated_3d_griddata_linear"};
 
-bool ip_interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t n, ip_status *st, ip_out *out) {
+static bool interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t n, const ip_set *set, ip_status *st,
+                        ip_out *out) {
     const ip_point *P = tk->ix->p;
-    uint32_t *f = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *f);
-    /* merged points: coordinates, the point indexes in each (first-seen order) */
-    double *mc = opdb_arena_alloc(c->a, (n ? n : 1) * 3 * sizeof *mc);
-    uint32_t *mfirst = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *mfirst);
-    uint32_t *mcount = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *mcount);
-    uint32_t *of = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *of);
-    double *tmp = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *tmp);
-    double *mv = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *mv);
+    uint32_t *fscan = NULL;
     for (size_t gi = 0; gi < tk->ngroups; gi++) {
         int cnt = tk->groups[gi][0];
         const uint8_t *A = &tk->groups[gi][1];
@@ -49,20 +43,25 @@ bool ip_interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t n, 
             push(st, "missing_target_axis");
             continue;
         }
-        bool inA[IP_MAXAX] = {false};
-        for (int k = 0; k < cnt; k++) inA[A[k]] = true;
+        const uint32_t *f;
         size_t nf = 0;
-        for (size_t i = 0; i < n; i++) {
-            const ip_point *p = &P[pts[i]];
-            bool ok = true;
-            for (int k = 0; ok && k < cnt; k++) ok = !isnan(p->ax[A[k]]);
-            for (int a = 0; ok && a < tk->nax; a++) {
-                if (inA[a] || isnan(tk->t[a])) continue;
-                if (isnan(p->ax[a])) ok = false;
-                else if (tk->match[a]) ok = tk->match[a](tk->t[a], p->ax[a]);
-                else ok = p->ax[a] == tk->t[a];
+        if (!ip_memo_filter(c, tk, set, gi, A, cnt, &f, &nf)) {
+            bool inA[IP_MAXAX] = {false};
+            for (int k = 0; k < cnt; k++) inA[A[k]] = true;
+            if (!fscan) fscan = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *fscan);
+            for (size_t i = 0; i < n; i++) {
+                const ip_point *p = &P[pts[i]];
+                bool ok = true;
+                for (int k = 0; ok && k < cnt; k++) ok = !isnan(p->ax[A[k]]);
+                for (int a = 0; ok && a < tk->nax; a++) {
+                    if (inA[a] || isnan(tk->t[a])) continue;
+                    if (isnan(p->ax[a])) ok = false;
+                    else if (tk->match[a]) ok = tk->match[a](tk->t[a], p->ax[a]);
+                    else ok = p->ax[a] == tk->t[a];
+                }
+                if (ok && isfinite(p->lat) && p->lat > 0) fscan[nf++] = pts[i];
             }
-            if (ok && isfinite(p->lat) && p->lat > 0) f[nf++] = pts[i];
+            f = fscan;
         }
         if (nf < 2) {
             push(st, "insufficient_filtered_candidates");
@@ -86,7 +85,13 @@ bool ip_interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t n, 
             push(st, "outside_axis_boundary");
             continue;
         }
-        /* merge equal coordinates, first-seen order */
+        /* merge equal coordinates, first-seen order: coordinates, the point indexes in each */
+        double *mc = opdb_arena_alloc(c->a, nf * 3 * sizeof *mc);
+        uint32_t *mfirst = opdb_arena_alloc(c->a, nf * sizeof *mfirst);
+        uint32_t *mcount = opdb_arena_alloc(c->a, nf * sizeof *mcount);
+        uint32_t *of = opdb_arena_alloc(c->a, nf * sizeof *of);
+        double *tmp = opdb_arena_alloc(c->a, nf * sizeof *tmp);
+        double *mv = opdb_arena_alloc(c->a, nf * sizeof *mv);
         size_t nm = 0;
         for (size_t i = 0; i < nf; i++) {
             double x[3];
@@ -191,6 +196,16 @@ bool ip_interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t n, 
     return false;
 }
 
+bool ip_interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t n, ip_status *st, ip_out *out) {
+    return interpolate(c, tk, pts, n, NULL, st, out);
+}
+
+bool ip_interpolate_set(q_ctx *c, const ip_task *tk, const ip_set *set, ip_status *st, ip_out *out) {
+    const ip_group *g = &set->ix->g[set->group];
+    if (set->lab < 0) return interpolate(c, tk, g->pts, g->n, set, st, out);
+    return interpolate(c, tk, g->lab[set->lab], g->nlab[set->lab], set, st, out);
+}
+
 bool ip_run_groups(q_ctx *c, const ip_task *tk, const uint32_t *gidx, size_t ng, bool whole, ip_status *last,
                    bool *attempted, ip_out *out) {
     const ip_index *ix = tk->ix;
@@ -199,20 +214,18 @@ bool ip_run_groups(q_ctx *c, const ip_task *tk, const uint32_t *gidx, size_t ng,
         if (whole) {
             ip_status st = {.n = 0};
             *attempted = true;
-            bool ok = ip_interpolate(c, tk, g->pts, g->n, &st, out);
+            ip_set set = {ix, gidx[gi], -1};
+            bool ok = ip_interpolate_set(c, tk, &set, &st, out);
             *last = st;
             if (ok) return true;
             continue;
         }
-        uint32_t *sub = opdb_arena_alloc(c->a, (g->n ? g->n : 1) * sizeof *sub);
         for (int lab = 0; lab < 2; lab++) {
-            size_t m = 0;
-            for (uint32_t i = 0; i < g->n; i++)
-                if (ix->p[g->pts[i]].alt == lab) sub[m++] = g->pts[i];
-            if (!m) continue;
+            if (!g->nlab[lab]) continue;
             ip_status st = {.n = 0};
             *attempted = true;
-            bool ok = ip_interpolate(c, tk, sub, m, &st, out);
+            ip_set set = {ix, gidx[gi], lab};
+            bool ok = ip_interpolate_set(c, tk, &set, &st, out);
             *last = st;
             if (ok) return true;
         }

@@ -101,7 +101,7 @@ static int chk_kernel(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row,
 
 static const uint32_t *sel_kernel(q_ctx *c, void *arg, q_ktable *t, size_t *n, bool *usable) {
     kmctx *m = arg;
-    return q_index_rows(c->db, t, m->X, (int64_t)m->X->n, true, n, usable);
+    return q_index_rows(c, t, m->X, (int64_t)m->X->n, true, false, n, usable);
 }
 static const q_rowsel k_sel = {sel_kernel};
 

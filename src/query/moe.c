@@ -94,7 +94,7 @@ static int chk_moe(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q_
 
 static const uint32_t *sel_moe(q_ctx *c, void *arg, q_ktable *t, size_t *n, bool *usable) {
     const mmctx *m = arg;
-    return q_index_rows(c->db, t, m->X, m->N, m->has_n, n, usable);
+    return q_index_rows(c, t, m->X, m->N, m->has_n, true, n, usable);
 }
 static const q_rowsel k_sel_moe = {sel_moe};
 

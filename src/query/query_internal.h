@@ -184,7 +184,8 @@ struct opdb_qdb {
     size_t ntables, captables;
     opdb_hindex tables_ix;
     _Atomic size_t skipped_rows, skipped_files;
-    bool no_index;               /* tests: every scan visits every row (the index's reference) */
+    bool no_index;               /* tests: every scan visits every row, every interpolation filter scans its points (the references of the indexes) */
+    struct q_cache *cache;       /* the result cache (NULL = off) */
 };
 
 /* The table of kernel kt, loaded on first use (thread-safe). Never NULL;
@@ -314,10 +315,15 @@ typedef struct q_rowsel {
 /* q_scan_run with a row subset provider (NULL = every row) */
 void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,
                     const q_rowsel *sel, q_scan *s);
-/* the compute index: rows of t whose slot count and dtype classes fit X (in
- * file order); *usable false when the table cannot be indexed (scan every row) */
-const uint32_t *q_index_rows(const opdb_qdb *db, q_ktable *t, const q_tins *X, int64_t N, bool has_n, size_t *n,
+/* the compute index: a superset of the rows of t that can match X (in file
+ * order; normalise as q_match_row takes it); *usable false when the table
+ * cannot be indexed (scan every row) */
+const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, bool has_n, bool normalise, size_t *n,
                              bool *usable);
+void q_index_free(void *p);
+/* the elementwise index: a superset of the rows of t whose first output
+ * shape can match y (stripped), in file order; *usable as above */
+const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bool *usable);
 /* frees of the ext[] slots (NULL = nothing to free) */
 extern void (*const q_ext_free[4])(void *);
 void q_scan_run(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg, q_scan *s);
@@ -393,6 +399,18 @@ void q_kernel_comm(q_ctx *c, const char *kernel, const qv *comm);
 /* op-level dispatch (dispatch.c) and kernel level (kernel.c) */
 void q_dispatch(q_ctx *c);
 void q_kernel_query(q_ctx *c);
+
+/* ------------------------------------------------------------ result cache */
+typedef struct q_cache q_cache;
+/* a cache of at most `entries` answers (NULL when 0) */
+q_cache *q_cache_new(size_t entries);
+void q_cache_free(q_cache *c);
+/* the canonical key of q (its values without the id) into buf; 0 when it does not fit */
+size_t q_cache_key(const q_query *q, uint8_t *buf, size_t cap);
+/* the cached answer of key, copied into out with its strings in a; false when absent */
+bool q_cache_get(q_cache *c, const uint8_t *key, size_t n, opdb_arena *a, q_result *out);
+/* files r's answer under key (no explain data); a full cache takes nothing */
+void q_cache_put(q_cache *c, const uint8_t *key, size_t n, const q_result *r);
 
 /* ---------------------------------------------------------------- parsing */
 /* Parses one JSON query line into values under arena a: 0, or -1 with

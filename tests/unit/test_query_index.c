@@ -1,8 +1,11 @@
 /* The compute row index against a plain scan of every row: random tables
- * (shapes that pad, transpose, flatten; mixed dtypes and slot counts; rows
- * without a latency; duplicates that tie) and random queries at op and kernel
- * level must give byte-identical result lines, explain included (rows used
- * and tie counts), in both modes. */
+ * (shapes that pad, transpose, flatten; dims on both sides of the index's
+ * 64-blocks; mixed dtypes and slot counts; rows without a latency;
+ * duplicates that tie) and random queries at op and kernel level must give
+ * byte-identical result lines, explain included (rows used and tie counts),
+ * in both modes, with and without interpolation (its kept filter maps against
+ * scanning the points). A handle with the result cache, asked each query
+ * twice, must answer as the plain scan does. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,18 +21,19 @@ static unsigned rnd(unsigned n) {
     return (unsigned)((g_rng >> 33) % n);
 }
 
-static const int k_dims[] = {1, 4, 16, 24, 32, 64, 65, 72, 120, 128};
+static const int k_dims[] = {1, 4, 16, 24, 32, 64, 65, 72, 120, 128, 127, 129, 136, 192, 193, 250, 256};
 static const char *const k_dt[] = {"DT_BF16", "FLOAT", "INT8", "DT_FLOAT"};
 static const char *const k_qdt[] = {"bfloat16", "float32", "int8", "float16", "float64"};
 
 static void shape(opdb_strbuf *sb, int rank) {
-    for (int d = 0; d < rank; d++) opdb_sb_addf(sb, d ? ",%d" : "%d", k_dims[rnd(10)]);
+    for (int d = 0; d < rank; d++) opdb_sb_addf(sb, d ? ",%d" : "%d", k_dims[rnd(sizeof k_dims / sizeof k_dims[0])]);
 }
 
 static void write_table(const char *dir, const char *kt, int rows) {
     opdb_strbuf sb;
     opdb_sb_init(&sb);
-    opdb_sb_adds(&sb, "Input Shapes,Input Data Types,Input Formats,Average Duration(us),Profiling Average Duration(us)\n");
+    opdb_sb_adds(&sb, "Input Shapes,Input Data Types,Input Formats,Average Duration(us),Profiling Average Duration(us),"
+                      "Output Shapes,Output Data Types\n");
     for (int r = 0; r < rows; r++) {
         int slots = 1 + rnd(3);
         opdb_strbuf sh, dt, fm;
@@ -46,10 +50,16 @@ static void write_table(const char *dir, const char *kt, int rows) {
         unsigned lat = rnd(6);
         const char *avg = lat == 0 ? "" : lat < 4 ? (const char *[]){"1.5", "2.5", "1.5"}[lat - 1] : "";
         const char *prof = lat >= 4 ? (lat == 4 ? "3.0" : "1.5") : "";
-        opdb_sb_addf(&sb, "\"%s\",%s,%s,%s,%s\n", sh.p, dt.p, fm.p, avg, prof);
+        opdb_strbuf os;
+        opdb_sb_init(&os);
+        shape(&os, 1 + rnd(3));
+        opdb_sb_addc(&os, 0);
+        const char *odt = k_dt[rnd(4)];
+        opdb_sb_addf(&sb, "\"%s\",%s,%s,%s,%s,\"%s\",%s\n", sh.p, dt.p, fm.p, avg, prof, os.p, odt);
         /* a repeated row now and then */
-        if (rnd(5) == 0) opdb_sb_addf(&sb, "\"%s\",%s,%s,%s,%s\n", sh.p, dt.p, fm.p, avg[0] ? "2.5" : "", prof);
-        opdb_sb_free(&sh), opdb_sb_free(&dt), opdb_sb_free(&fm);
+        if (rnd(5) == 0)
+            opdb_sb_addf(&sb, "\"%s\",%s,%s,%s,%s,\"%s\",%s\n", sh.p, dt.p, fm.p, avg[0] ? "2.5" : "", prof, os.p, odt);
+        opdb_sb_free(&sh), opdb_sb_free(&dt), opdb_sb_free(&fm), opdb_sb_free(&os);
     }
     opdb_sb_addc(&sb, 0);
     char name[64];
@@ -77,7 +87,14 @@ static void query(opdb_strbuf *q, int n_ops) {
             shape(q, 1 + rnd(3));
             opdb_sb_addf(q, "], \"dtype\": \"%s\"}", k_qdt[rnd(5)]);
         }
-        opdb_sb_adds(q, "]}");
+        opdb_sb_adds(q, "]");
+        /* an output for the elementwise ops (op5) and the interpolation's output keys */
+        if (rnd(2)) {
+            opdb_sb_adds(q, ", \"out\": {\"shape\": [");
+            shape(q, 1 + rnd(3));
+            opdb_sb_addf(q, "], \"dtype\": \"%s\"}", k_qdt[rnd(5)]);
+        }
+        opdb_sb_adds(q, "}");
     }
     opdb_sb_addc(q, 0);
 }
@@ -89,8 +106,9 @@ static void test_index_equals_scan(void **state) {
                                 "  op1: {kernel_type: BatchMatMulV2, tc_input_count: 2}\n"
                                 "  op2: {kernel_type: RmsNorm, alternate_kernel_types: [Add, MatMulV2]}\n"
                                 "  op3: {kernel_type: Add, tc_input_count: -1}\n"
-                                "  op4: {kernel_type: MatMulV2, kernel_types_by_input_rank: {3: [BatchMatMulV2]}}\n";
-    size_t compared = 0, hits = 0;
+                                "  op4: {kernel_type: MatMulV2, kernel_types_by_input_rank: {3: [BatchMatMulV2]}}\n"
+                                "  op5: {kernel_type: Add, query_mode: elementwise, alternate_kernel_types: [RmsNorm]}\n";
+    size_t compared = 0, hits = 0, interpolated = 0, elementwise = 0;
     for (int round = 0; round < 6; round++) {
         char *dir = qf_mkdir();
         qf_write(dir, "op_mapping.yaml", k_map);
@@ -98,31 +116,53 @@ static void test_index_equals_scan(void **state) {
         write_table(dir, "BatchMatMulV2", 100);
         write_table(dir, "RmsNorm", 80);
         write_table(dir, "Add", 60);
+        bool interp = round % 2;
         for (int quirks = 0; quirks < 2; quirks++) {
-            opdb_qdb *ix = qf_open(dir, quirks, false, 0), *lin = qf_open(dir, quirks, false, 0);
+            opdb_qdb *ix = qf_open(dir, quirks, interp, 0), *lin = qf_open(dir, quirks, interp, 0);
+            opdb_qdb *cached = qf_open(dir, quirks, interp, 0);
             assert_non_null(ix);
             assert_non_null(lin);
+            assert_non_null(cached);
+            assert_non_null(cached->cache);
             lin->no_index = true;
+            q_cache_free(lin->cache);
+            lin->cache = NULL;
+            q_cache_free(ix->cache);
+            ix->cache = NULL;
             opdb_strbuf q;
             opdb_sb_init(&q);
             for (int i = 0; i < 1500; i++) {
-                query(&q, 5);
+                query(&q, 6);
                 char *a = qf_line(ix, q.p, true), *b = qf_line(lin, q.p, true);
                 if (strcmp(a, b) != 0) fail_msg("query %s\n  index: %s\n  scan:  %s", q.p, a, b);
                 hits += strstr(a, "\"hit\": true") != NULL;
+                interpolated += strstr(a, "INTERPOLATED") != NULL;
+                elementwise += strstr(a, "\"shape_match_rule\": \"elementwise\"") != NULL;
                 compared++;
                 free(a);
                 free(b);
+                /* the cache, on a first and a repeated ask */
+                char *l = qf_line(lin, q.p, false);
+                for (int k = 0; k < 2; k++) {
+                    char *x = qf_line(cached, q.p, false);
+                    if (strcmp(x, l) != 0) fail_msg("query %s\n  cached: %s\n  scan:   %s", q.p, x, l);
+                    free(x);
+                }
+                free(l);
             }
             opdb_sb_free(&q);
             opdb_qdb_close(ix);
             opdb_qdb_close(lin);
+            opdb_qdb_close(cached);
         }
         qf_rmdir(dir);
     }
     /* the random queries must reach rows, or the comparison says little */
     assert_true(hits > compared / 50);
-    print_message("%zu queries compared, %zu hits\n", compared, hits);
+    assert_true(interpolated > 0);
+    assert_true(elementwise > 0);
+    print_message("%zu queries compared, %zu hits, %zu interpolated, %zu elementwise\n", compared, hits, interpolated,
+                  elementwise);
 }
 
 int main(void) {

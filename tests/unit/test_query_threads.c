@@ -1,6 +1,8 @@
 /* One opened database queried from many threads at once: tables load lazily
  * on first use and row indexes build on demand, yet every thread gets the
- * answers a single thread gets, and a threaded batch keeps input order.
+ * answers a single thread gets, and a threaded batch keeps input order. Also
+ * with interpolation (its filter maps and group matches built on first use)
+ * and without explain (answers through the result cache).
  * (Run under the TSan build for the data-race check.) */
 #include <pthread.h>
 #include <setjmp.h>
@@ -10,6 +12,7 @@
 #include <cmocka.h>
 
 #include "opdb/core.h"
+#include "query/query_internal.h"
 #include "query_fixture.h"
 
 static const char k_map[] = "operator_mappings:\n"
@@ -26,6 +29,7 @@ enum { NQ = 48, NT = 8 };
 static char g_q[NQ][256];
 static char *g_want[NQ];
 static opdb_qdb *g_db;
+static bool g_explain;
 
 static void make_queries(void) {
     static const char *const ops[] = {"mm", "add", "bad", "none"};
@@ -47,7 +51,7 @@ static void *worker(void *arg) {
     for (int rep = 0; rep < 20; rep++)
         for (int k = 0; k < NQ; k++) {
             int i = (int)((k + off * 7) % NQ);
-            char *line = qf_line(g_db, g_q[i], true);
+            char *line = qf_line(g_db, g_q[i], g_explain);
             if (strcmp(line, g_want[i]) != 0) abort();
             free(line);
         }
@@ -73,11 +77,15 @@ static void test_many_threads_one_handle(void **state) {
     qf_write(dir, "Add.csv", k_add);
     qf_write(dir, "Bad.csv", k_bad);
     make_queries();
-    for (int quirks = 0; quirks < 2; quirks++) {
-        opdb_qdb *ref = qf_open(dir, quirks, false, 0);
-        for (int i = 0; i < NQ; i++) g_want[i] = qf_line(ref, g_q[i], true);
+    for (int mode = 0; mode < 4; mode++) {
+        bool quirks = mode & 1, interp = mode >= 2;
+        g_explain = !interp;
+        opdb_qdb *ref = qf_open(dir, quirks, interp, 0);
+        q_cache_free(ref->cache);
+        ref->cache = NULL;
+        for (int i = 0; i < NQ; i++) g_want[i] = qf_line(ref, g_q[i], g_explain);
         /* a fresh handle: the threads race on the first loads */
-        g_db = qf_open(dir, quirks, false, 0);
+        g_db = qf_open(dir, quirks, interp, 0);
         pthread_t t[NT];
         for (size_t k = 0; k < NT; k++) assert_int_equal(pthread_create(&t[k], NULL, worker, (void *)(uintptr_t)k), 0);
         for (size_t k = 0; k < NT; k++) pthread_join(t[k], NULL);
@@ -87,8 +95,8 @@ static void test_many_threads_one_handle(void **state) {
         for (int rep = 0; rep < 100; rep++)
             for (int i = 0; i < NQ; i++) opdb_sb_addf(&in, "%s\n\n", g_q[i]);
         opdb_qstats s1, s2;
-        assert_int_equal(opdb_query_batch(g_db, in.p, in.n, 0, true, collect, &a, &s1), 0);
-        assert_int_equal(opdb_query_batch(g_db, in.p, in.n, 6, true, collect, &b, &s2), 0);
+        assert_int_equal(opdb_query_batch(g_db, in.p, in.n, 0, g_explain, collect, &a, &s1), 0);
+        assert_int_equal(opdb_query_batch(g_db, in.p, in.n, 6, g_explain, collect, &b, &s2), 0);
         assert_int_equal(a.n, b.n);
         assert_memory_equal(a.p, b.p, a.n);
         assert_int_equal(s1.queries, 100 * NQ);
