@@ -138,6 +138,7 @@ static void copy_answer(opdb_arena *a, const q_result *from, q_result *to) {
     to->kernel = dup(a, from->kernel);
     to->miss = dup(a, from->miss);
     to->error_msg = dup(a, from->error_msg);
+    to->request = dup(a, from->request);
     to->has_sub = from->has_sub;
     to->n_sub = to->cap_sub = from->n_sub;
     if (from->n_sub) {
