@@ -185,7 +185,15 @@ struct opdb_qdb {
     opdb_hindex tables_ix;
     _Atomic size_t skipped_rows, skipped_files;
     bool no_index;               /* tests: every scan visits every row (the index's reference) */
+    struct q_calib *calib;       /* intervals written by opdb check (NULL: none, or quirks mode) */
 };
+/* calib.c: reads the folder's calibration file at open (default mode only);
+ * sets the interval of an interpolated answer from kernel on dim axes whose
+ * points spread by `spread` (loo.h) */
+void q_calib_load(opdb_qdb *db);
+void q_calib_free(opdb_qdb *db);
+struct q_ctx;
+void q_calib_apply(struct q_ctx *c, const char *kernel, int dim, double spread);
 
 /* The table of kernel kt, loaded on first use (thread-safe). Never NULL;
  * state says QT_ABSENT / QT_FAILED / QT_OK. */
@@ -241,6 +249,9 @@ typedef struct q_result {
     q_xrow *rows;
     size_t n_rows, cap_rows;
     opdb_strbuf extra;           /* further explain members, each `, "key": value` (paths add their own) */
+    /* a calibrated interval of an interpolated answer (calib.c), shown while lat is still iv_at */
+    bool has_iv;
+    double iv_at, iv90[2], iv80[2], iv_med;
 } q_result;
 
 /* One query's working state. */

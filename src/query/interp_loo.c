@@ -1,0 +1,286 @@
+/* Leave-one-out over the interpolation indexes (loo.h). A row is hidden by
+ * telling the interpolation to skip it, never by copying its table: the
+ * target is the row's own axes and regime key, the groups are those a
+ * kernel-level query of the row's cells would match, in the query's order. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/interp_internal.h"
+#include "query/loo.h"
+
+double q_loo_spread(const double *coords, int npts, int dim) {
+    double s = 0;
+    for (int d = 0; d < dim; d++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int k = 0; k < npts; k++) {
+            double v = coords[k * dim + d];
+            lo = fmin(lo, v), hi = fmax(hi, v);
+        }
+        if (!(lo > 0)) return INFINITY;
+        s = fmax(s, log2(hi / lo));
+    }
+    return s;
+}
+
+int q_loo_bucket(double spread) {
+    if (spread == 0) return 0;
+    if (spread <= 1) return 1;
+    if (spread <= 3) return 2;
+    return 3;
+}
+
+const char *q_loo_bucket_name(int b) {
+    static const char *const n[Q_LOO_NBUCKETS] = {"same", "near", "mid", "far"};
+    return b >= 0 && b < Q_LOO_NBUCKETS ? n[b] : "*";
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* the kernel tables of the folder: stems of its *.csv files, by name */
+static char **list_tables(const char *dir, size_t *n, bool *ok) {
+    char **v = NULL;
+    size_t cap = 0;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!(*ok = d != NULL)) return NULL;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (l <= 4 || e->d_name[0] == '.' || strcmp(e->d_name + l - 4, ".csv") != 0) continue;
+        OPDB_ALLOC_GROW(v, *n + 1, cap);
+        v[*n] = opdb_xmalloc(l - 3);
+        memcpy(v[*n], e->d_name, l - 4);
+        v[(*n)++][l - 4] = 0;
+    }
+    closedir(d);
+    if (*n) qsort(v, *n, sizeof *v, cmp_str);
+    return v;
+}
+
+static bool lists(const qv *l, const char *kt) {
+    if (!l || l->kind != QV_LIST) return false;
+    for (size_t i = 0; i < l->n; i++)
+        if (qv_is_str(l->items[i], kt)) return true;
+    return false;
+}
+
+/* the path the mapping sends kt's rows through */
+static const char *path_of(const opdb_qdb *db, const char *kt, bool *covered) {
+    static const char *const other[] = {"attention_special", "attention_lightning_indexer", "moe_fused",
+                                        "scatter_nd_update_mla", NULL};
+    *covered = false;
+    if (strncmp(kt, "hcom_", 5) == 0) return "communication";
+    bool elem = false;
+    const qv *ops = db->map.ops;
+    for (size_t i = 0; ops && ops->kind == QV_DICT && i < ops->n; i++) {
+        const qv *e = ops->items[i];
+        if (!qv_is_str(qv_get(e, "kernel_type"), kt) && !lists(qv_get(e, "alternate_kernel_types"), kt)) continue;
+        if (qv_is_str(qv_get(e, "category"), "communication")) return "communication";
+        const qv *m = qv_get(e, "query_mode");
+        for (const char *const *o = other; *o; o++)
+            if (qv_is_str(m, *o)) return *o;
+        elem |= qv_is_str(m, "elementwise");
+    }
+    *covered = true;
+    if (elem) return "elementwise";
+    return ip_in_matmul_plus(kt) ? "matmul" : "generic";
+}
+
+/* do the points of gi (but the hidden row) bracket t on every axis of A,
+ * among those equal to t off A? */
+static bool brackets(const ip_index *ix, const uint32_t *gi, size_t ng, const ip_task *tk, const uint8_t *A) {
+    int cnt = A[0];
+    bool inA[IP_MAXAX] = {false}, lo[3] = {false}, hi[3] = {false};
+    for (int k = 0; k < cnt; k++) inA[A[1 + k]] = true;
+    size_t nf = 0;
+    for (size_t g = 0; g < ng; g++) {
+        const ip_group *G = &ix->g[gi[g]];
+        for (uint32_t i = 0; i < G->n; i++) {
+            const ip_point *p = &ix->p[G->pts[i]];
+            if (p->row + 1 == tk->skip1) continue;
+            bool ok = true;
+            for (int a = 0; ok && a < tk->nax; a++) {
+                if (inA[a]) ok = !isnan(p->ax[a]);
+                else if (!isnan(tk->t[a])) ok = p->ax[a] == tk->t[a];
+            }
+            if (!ok) continue;
+            nf++;
+            for (int k = 0; k < cnt; k++) {
+                double v = p->ax[A[1 + k]], t = tk->t[A[1 + k]];
+                lo[k] |= v <= t;
+                hi[k] |= v >= t;
+            }
+        }
+    }
+    bool in = nf >= 2;
+    for (int k = 0; k < cnt; k++) in &= lo[k] && hi[k];
+    return in;
+}
+
+typedef struct loo_path {
+    const uint8_t (*groups)[4];
+    size_t ngroups;
+    int nax;
+    const char *const *axes;
+    bool mm;
+} loo_path;
+
+static void ask(q_ctx *c, const q_loo_cb *cb, const q_loo_table *T, const loo_path *lp, const ip_index *ix,
+                uint32_t pi, uint32_t gidx, int64_t maxdim) {
+    const ip_point *p = &ix->p[pi];
+    const ip_group *G = &ix->g[gidx];
+    ip_kb key;
+    ip_kb_init(&key);
+    memcpy(key.s, G->key, G->keyn);
+    key.n = G->keyn;
+    uint32_t *gi;
+    size_t ng = lp->mm ? ip_mm_matching(c, ix, &key, false, &gi) : ip_groups_matching(c, ix, &key, &gi);
+    ip_task tk;
+    ip_task_init(&tk, ix, p->ax, lp->nax, lp->groups, lp->ngroups, maxdim);
+    tk.skip1 = p->row + 1;
+    q_loo_case k = {.table = T, .row = p->row, .line = ix->tab->t.line[p->row], .coords = p->ax, .actual = p->lat};
+    bool any_interior = false;
+    for (int gr = 0; gr <= (int)lp->ngroups; gr++) {
+        /* each axis group alone first, then the query's own order (-1) */
+        int g = gr < (int)lp->ngroups ? gr : -1;
+        if (g >= 0 && lp->groups[g][0] > maxdim) continue;
+        tk.groups = g >= 0 ? &lp->groups[g] : lp->groups;
+        tk.ngroups = g >= 0 ? 1 : lp->ngroups;
+        ip_status last = {.n = 0};
+        bool att = false;
+        ip_out o;
+        k.group = g;
+        k.recovered = ip_run_groups(c, &tk, gi, ng, false, &last, &att, &o);
+        if (k.recovered) {
+            double co[12];
+            for (int j = 0; j < o.npts; j++)
+                for (int d = 0; d < o.dim; d++) co[j * o.dim + d] = o.coord[j][d];
+            k.predicted = o.lat;
+            k.dim = o.dim;
+            k.spread = q_loo_spread(co, o.npts, o.dim);
+            k.status = NULL;
+        } else {
+            k.predicted = NAN;
+            k.dim = 0;
+            k.spread = NAN;
+            k.status = ip_reason(att ? &last : NULL, "regime_key_unmatched");
+        }
+        if (g >= 0) {
+            k.interior = brackets(ix, gi, ng, &tk, lp->groups[g]);
+            any_interior |= k.interior;
+        } else {
+            k.interior = any_interior;
+        }
+        cb->row(cb->ctx, &k);
+    }
+}
+
+/* the rows of t checked on index ix: those whose point it holds (and, when
+ * n >= 0, that have exactly n inputs) */
+static void run_index(ip_index *ix, int64_t n, uint32_t *pt_ix, ip_index **pt_of, uint32_t *pt_g) {
+    for (size_t g = 0; g < ix->ng; g++)
+        for (uint32_t i = 0; i < ix->g[g].n; i++) {
+            uint32_t pi = ix->g[g].pts[i];
+            uint32_t r = ix->p[pi].row;
+            if (n >= 0 && ix->tab->rows[r].n_in != (uint32_t)n) continue;
+            pt_ix[r] = pi;
+            pt_of[r] = ix;
+            pt_g[r] = (uint32_t)g;
+        }
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const uint8_t k_one[1][4] = {{1, 0}};
+static const char *const k_ax0[] = {"axis_0"}, *const k_numel[] = {"output_numel"}, *const k_io[] = {"io_numel"};
+
+static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
+    q_loo_table T;
+    memset(&T, 0, sizeof T);
+    T.kernel = t->kernel;
+    T.file = t->shown;
+    T.rows = t->t.nrows;
+    for (size_t r = 0; r < t->t.nrows; r++) {
+        double lat;
+        bool alt;
+        T.with_latency += ip_row_latency(t, r, &lat, &alt);
+    }
+    T.path = path_of(db, t->kernel, &T.covered);
+    opdb_arena a;
+    opdb_arena_init(&a, 1 << 16);
+    q_ctx c = {.db = db, .cfg = &db->cfg, .a = &a};
+    loo_path lp = {k_one, 1, 1, k_ax0, false};
+    if (strcmp(T.path, "matmul") == 0) lp = (loo_path){ip_mm_groups, 7, 3, ip_mm_axes, true};
+    else if (strcmp(T.path, "elementwise") == 0) lp.axes = k_io;
+    else if (T.covered && ip_gen_numel(&c, t->kernel)) lp.axes = k_numel;
+    int64_t maxdim = ip_maxdim(&c, t->kernel, NULL);
+    T.nax = lp.nax;
+    T.axis_names = lp.axes;
+    T.ngroups = lp.ngroups;
+    for (size_t g = 0; g < lp.ngroups; g++) {
+        static const char *const mm_names[7] = {"M", "K", "N", "M,K", "M,N", "K,N", "M,K,N"};
+        T.group_names[g] = lp.mm ? mm_names[g] : lp.axes[0];
+        T.group_dim[g] = lp.groups[g][0];
+    }
+    uint32_t *pt_ix = NULL, *pt_g = NULL;
+    ip_index **pt_of = NULL;
+    if (T.covered && t->t.nrows) {
+        pt_ix = opdb_xcalloc(t->t.nrows, sizeof *pt_ix);
+        pt_g = opdb_xcalloc(t->t.nrows, sizeof *pt_g);
+        pt_of = opdb_xcalloc(t->t.nrows, sizeof *pt_of);
+        if (strcmp(T.path, "elementwise") == 0) {
+            run_index(ip_elem_index(t), -1, pt_ix, pt_of, pt_g);
+        } else {
+            /* one index per input count: a row is asked for with all its inputs */
+            int64_t *ns = opdb_xmalloc(t->t.nrows * sizeof *ns);
+            size_t nn = 0;
+            for (size_t r = 0; r < t->t.nrows; r++)
+                if (t->rows[r].shapes_ok) ns[nn++] = t->rows[r].n_in;
+            qsort(ns, nn, sizeof *ns, cmp_i64);
+            for (size_t i = 0; i < nn; i++) {
+                if (i && ns[i] == ns[i - 1]) continue;
+                if (lp.mm && ns[i] < 2) continue;
+                ip_index *ix = lp.mm ? ip_mm_index(t, ns[i]) : ip_gen_index(t, ns[i], lp.axes == k_numel);
+                run_index(ix, ns[i], pt_ix, pt_of, pt_g);
+            }
+            free(ns);
+        }
+        for (size_t r = 0; r < t->t.nrows; r++) T.indexed += pt_of[r] != NULL;
+    }
+    cb->table(cb->ctx, &T);
+    for (size_t r = 0; pt_of && r < t->t.nrows; r++) {
+        if (!pt_of[r]) continue;
+        ask(&c, cb, &T, &lp, pt_of[r], pt_ix[r], pt_g[r], maxdim);
+        opdb_arena_free(&a);
+        opdb_arena_init(&a, 1 << 16);
+    }
+    opdb_arena_free(&a);
+    free(pt_ix);
+    free(pt_g);
+    free(pt_of);
+}
+
+int q_loo_run(const opdb_qdb *db, const q_loo_cb *cb, opdb_err *err) {
+    size_t n;
+    bool ok;
+    char **names = list_tables(db->dir, &n, &ok);
+    if (!ok) return opdb_fail(err, OPDB_ERR_RUNTIME, "cannot list the database folder: %s", db->dir);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        q_ktable *t = q_table(db, names[i]);
+        int st = atomic_load(&t->state);
+        if (st == QT_FAILED) {
+            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s", t->error);
+            break;
+        }
+        if (st == QT_OK) run_table(db, cb, t);
+    }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return rc;
+}
