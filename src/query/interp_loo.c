@@ -127,7 +127,156 @@ typedef struct loo_path {
     bool mm;
 } loo_path;
 
-static void ask(q_ctx *c, const q_loo_cb *cb, const q_loo_table *T, const loo_path *lp, const ip_index *ix,
+
+/* ------------------------------------------------------------ 1-D fast path
+ * A 1-D answer depends only on the points of the target's line (equal off
+ * the axis) at the nearest coordinate below, at, and above the target's. The
+ * interpolation is handed just those points (all of them at each of the three
+ * coordinates, so bounds, merged medians and the candidate count come out as
+ * over the whole line): the same answer, without a pass over every point of
+ * the group per held-out row. Points of (group, label) sorted by their
+ * off-axis coordinates, then the axis, are built once per table. */
+typedef struct loo_sorted {
+    uint32_t *v;  /* point indexes */
+    size_t n;
+    bool built;
+} loo_sorted;
+
+typedef struct loo_lines {
+    const ip_index *ix;
+    int nax;
+    loo_sorted *s; /* [group][label][axis] */
+} loo_lines;
+
+static const ip_index *g_sort_ix;
+static int g_sort_axis, g_sort_nax;
+
+/* the order of points: off-axis coordinates in axis order, then the axis */
+static int cmp_line(const ip_index *ix, int a, int nax, const double *x, const double *y) {
+    for (int k = 0; k < nax; k++) {
+        if (k == a) continue;
+        if (x[k] != y[k]) return x[k] < y[k] ? -1 : 1;
+    }
+    return x[a] < y[a] ? -1 : x[a] > y[a];
+    (void)ix;
+}
+
+static int cmp_pt(const void *p, const void *q) {
+    const ip_point *x = &g_sort_ix->p[*(const uint32_t *)p], *y = &g_sort_ix->p[*(const uint32_t *)q];
+    int c = cmp_line(g_sort_ix, g_sort_axis, g_sort_nax, x->ax, y->ax);
+    if (c) return c;
+    return *(const uint32_t *)p < *(const uint32_t *)q ? -1 : 1; /* file order among equals */
+}
+
+static const loo_sorted *sorted_of(loo_lines *L, uint32_t g, int lab, int a) {
+    loo_sorted *s = &L->s[((size_t)g * 2 + (size_t)lab) * (size_t)L->nax + (size_t)a];
+    if (s->built) return s;
+    const ip_group *G = &L->ix->g[g];
+    s->v = opdb_xmalloc((G->n ? G->n : 1) * sizeof *s->v);
+    for (uint32_t i = 0; i < G->n; i++)
+        if (L->ix->p[G->pts[i]].alt == lab) s->v[s->n++] = G->pts[i];
+    g_sort_ix = L->ix, g_sort_axis = a, g_sort_nax = L->nax;
+    qsort(s->v, s->n, sizeof *s->v, cmp_pt);
+    s->built = true;
+    return s;
+}
+
+/* first index in s whose point is not before (t's line, coordinate x) */
+static size_t lower(const loo_lines *L, const loo_sorted *s, int a, const double *t, double x) {
+    double k[IP_MAXAX];
+    memcpy(k, t, sizeof k);
+    k[a] = x;
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (cmp_line(L->ix, a, L->nax, L->ix->p[s->v[m]].ax, k) < 0) lo = m + 1;
+        else hi = m;
+    }
+    return lo;
+}
+
+static bool same_line(const loo_lines *L, int a, const double *x, const double *t) {
+    for (int k = 0; k < L->nax; k++)
+        if (k != a && x[k] != t[k]) return false;
+    return true;
+}
+
+/* the points of (g, lab) on t's line at the nearest coordinates below, at and
+ * above t[a] (the hidden row left in: the interpolation skips it) */
+static size_t near_points(loo_lines *L, uint32_t g, int lab, int a, const double *t, uint32_t skip1, uint32_t *out) {
+    const loo_sorted *s = sorted_of(L, g, lab, a);
+    const ip_point *P = L->ix->p;
+    size_t i = lower(L, s, a, t, t[a]), n = 0;
+    /* below: the last coordinate < t[a] on the line (skipping the hidden row) */
+    size_t j = i;
+    double below = NAN;
+    while (j > 0 && same_line(L, a, P[s->v[j - 1]].ax, t)) {
+        if (P[s->v[j - 1]].row + 1 != skip1) {
+            below = P[s->v[j - 1]].ax[a];
+            break;
+        }
+        j--;
+    }
+    if (!isnan(below))
+        for (size_t k = lower(L, s, a, t, below); k < i; k++) out[n++] = s->v[k];
+    size_t e = i;
+    while (e < s->n && same_line(L, a, P[s->v[e]].ax, t) && P[s->v[e]].ax[a] == t[a]) out[n++] = s->v[e++];
+    /* above: the first coordinate > t[a] with a point other than the hidden row */
+    double above = NAN;
+    for (size_t k = e; k < s->n && same_line(L, a, P[s->v[k]].ax, t); k++)
+        if (P[s->v[k]].row + 1 != skip1) {
+            above = P[s->v[k]].ax[a];
+            break;
+        }
+    for (size_t k = e; !isnan(above) && k < s->n && same_line(L, a, P[s->v[k]].ax, t) && P[s->v[k]].ax[a] <= above; k++)
+        out[n++] = s->v[k];
+    return n;
+}
+
+/* ip_run_groups for the task's axis groups, 1-D groups on their near points */
+static bool run_groups(q_ctx *c, loo_lines *L, const ip_task *tk, const uint32_t *gi, size_t ng, ip_status *last,
+                       bool *att, ip_out *out) {
+    const ip_index *ix = tk->ix;
+    uint32_t *sub = NULL, *near = NULL;
+    for (size_t k = 0; k < ng; k++) {
+        const ip_group *g = &ix->g[gi[k]];
+        if (!sub) {
+            sub = opdb_arena_alloc(c->a, (ix->np ? ix->np : 1) * sizeof *sub);
+            near = opdb_arena_alloc(c->a, (ix->np ? ix->np : 1) * sizeof *near);
+        }
+        for (int lab = 0; lab < 2; lab++) {
+            size_t m = 0;
+            for (uint32_t i = 0; i < g->n && !m; i++) m += ix->p[g->pts[i]].alt == lab;
+            if (!m) continue;
+            ip_status st = {.n = 0};
+            *att = true;
+            for (size_t a = 0; a < tk->ngroups; a++) {
+                ip_task one = *tk;
+                one.groups = &tk->groups[a];
+                one.ngroups = 1;
+                const uint32_t *pts;
+                size_t n;
+                if (tk->groups[a][0] == 1 && tk->groups[a][0] <= tk->maxdim) {
+                    n = near_points(L, gi[k], lab, tk->groups[a][1], tk->t, tk->skip1, near);
+                    pts = near;
+                } else {
+                    n = 0;
+                    for (uint32_t i = 0; i < g->n; i++)
+                        if (ix->p[g->pts[i]].alt == lab) sub[n++] = g->pts[i];
+                    pts = sub;
+                }
+                if (ip_interpolate(c, &one, pts, n, &st, out)) {
+                    *last = st;
+                    return true;
+                }
+            }
+            *last = st;
+        }
+    }
+    return false;
+}
+
+static void ask(q_ctx *c, loo_lines *L, const q_loo_cb *cb, const q_loo_table *T, const loo_path *lp, const ip_index *ix,
                 uint32_t pi, uint32_t gidx, int64_t maxdim) {
     const ip_point *p = &ix->p[pi];
     const ip_group *G = &ix->g[gidx];
@@ -152,7 +301,7 @@ static void ask(q_ctx *c, const q_loo_cb *cb, const q_loo_table *T, const loo_pa
         bool att = false;
         ip_out o;
         k.group = g;
-        k.recovered = ip_run_groups(c, &tk, gi, ng, false, &last, &att, &o);
+        k.recovered = run_groups(c, L, &tk, gi, ng, &last, &att, &o);
         if (k.recovered) {
             double co[12];
             for (int j = 0; j < o.npts; j++)
@@ -194,6 +343,17 @@ static void run_index(ip_index *ix, int64_t n, uint32_t *pt_ix, ip_index **pt_of
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+static loo_lines *lines_of(loo_lines **v, size_t *n, size_t *cap, const ip_index *ix, int nax) {
+    for (size_t i = 0; i < *n; i++)
+        if ((*v)[i].ix == ix) return &(*v)[i];
+    OPDB_ALLOC_GROW(*v, *n + 1, *cap);
+    loo_lines *L = &(*v)[(*n)++];
+    L->ix = ix;
+    L->nax = nax;
+    L->s = opdb_xcalloc((ix->ng ? ix->ng : 1) * 2 * (size_t)nax, sizeof *L->s);
+    return L;
 }
 
 static const uint8_t k_one[1][4] = {{1, 0}};
@@ -253,13 +413,22 @@ static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
         for (size_t r = 0; r < t->t.nrows; r++) T.indexed += pt_of[r] != NULL;
     }
     cb->table(cb->ctx, &T);
+    loo_lines *lines = NULL;
+    size_t nlines = 0, caplines = 0;
     for (size_t r = 0; pt_of && r < t->t.nrows; r++) {
         if (!pt_of[r]) continue;
-        ask(&c, cb, &T, &lp, pt_of[r], pt_ix[r], pt_g[r], maxdim);
+        loo_lines *L = lines_of(&lines, &nlines, &caplines, pt_of[r], lp.nax);
+        ask(&c, L, cb, &T, &lp, pt_of[r], pt_ix[r], pt_g[r], maxdim);
         opdb_arena_free(&a);
         opdb_arena_init(&a, 1 << 16);
     }
     opdb_arena_free(&a);
+    for (size_t i = 0; i < nlines; i++) {
+        size_t ns = lines[i].ix->ng * 2 * (size_t)lines[i].nax;
+        for (size_t k = 0; k < ns; k++) free(lines[i].s[k].v);
+        free(lines[i].s);
+    }
+    free(lines);
     free(pt_ix);
     free(pt_g);
     free(pt_of);
