@@ -145,7 +145,10 @@ typedef struct loo_sorted {
 typedef struct loo_lines {
     const ip_index *ix;
     int nax;
-    loo_sorted *s; /* [group][label][axis] */
+    loo_sorted *s;   /* [group][label][axis] */
+    uint32_t **gi;   /* per group: the groups its key matches, in the query's order (built on first use) */
+    size_t *ngi;
+    uint32_t *sub, *near; /* scratch, np each */
 } loo_lines;
 
 static const ip_index *g_sort_ix;
@@ -237,13 +240,9 @@ static size_t near_points(loo_lines *L, uint32_t g, int lab, int a, const double
 static bool run_groups(q_ctx *c, loo_lines *L, const ip_task *tk, const uint32_t *gi, size_t ng, ip_status *last,
                        bool *att, ip_out *out) {
     const ip_index *ix = tk->ix;
-    uint32_t *sub = NULL, *near = NULL;
+    uint32_t *sub = L->sub, *near = L->near;
     for (size_t k = 0; k < ng; k++) {
         const ip_group *g = &ix->g[gi[k]];
-        if (!sub) {
-            sub = opdb_arena_alloc(c->a, (ix->np ? ix->np : 1) * sizeof *sub);
-            near = opdb_arena_alloc(c->a, (ix->np ? ix->np : 1) * sizeof *near);
-        }
         for (int lab = 0; lab < 2; lab++) {
             size_t m = 0;
             for (uint32_t i = 0; i < g->n && !m; i++) m += ix->p[g->pts[i]].alt == lab;
@@ -276,6 +275,24 @@ static bool run_groups(q_ctx *c, loo_lines *L, const ip_task *tk, const uint32_t
     return false;
 }
 
+/* brackets() for one axis a, from the near points of each group and label */
+static bool brackets1(loo_lines *L, const uint32_t *gi, size_t ng, const ip_task *tk, int a) {
+    size_t nf = 0;
+    bool lo = false, hi = false;
+    for (size_t k = 0; k < ng; k++)
+        for (int lab = 0; lab < 2; lab++) {
+            size_t n = near_points(L, gi[k], lab, a, tk->t, tk->skip1, L->near);
+            for (size_t i = 0; i < n; i++) {
+                const ip_point *p = &L->ix->p[L->near[i]];
+                if (p->row + 1 == tk->skip1) continue;
+                nf++;
+                lo |= p->ax[a] <= tk->t[a];
+                hi |= p->ax[a] >= tk->t[a];
+            }
+        }
+    return nf >= 2 && lo && hi;
+}
+
 static void ask(q_ctx *c, loo_lines *L, const q_loo_cb *cb, const q_loo_table *T, const loo_path *lp, const ip_index *ix,
                 uint32_t pi, uint32_t gidx, int64_t maxdim) {
     const ip_point *p = &ix->p[pi];
@@ -284,8 +301,20 @@ static void ask(q_ctx *c, loo_lines *L, const q_loo_cb *cb, const q_loo_table *T
     ip_kb_init(&key);
     memcpy(key.s, G->key, G->keyn);
     key.n = G->keyn;
-    uint32_t *gi;
-    size_t ng = lp->mm ? ip_mm_matching(c, ix, &key, false, &gi) : ip_groups_matching(c, ix, &key, &gi);
+    if (!L->gi[gidx]) {
+        /* every row of a group has its key: match once per group */
+        uint32_t *gi, own = gidx;
+        size_t ng = 1;
+        /* generic and elementwise keys all have the same fields and match exactly:
+         * a group's key matches that group alone */
+        if (lp->mm) ng = ip_mm_matching(c, ix, &key, false, &gi);
+        else gi = &own;
+        L->gi[gidx] = opdb_xmalloc((ng ? ng : 1) * sizeof *gi);
+        memcpy(L->gi[gidx], gi, ng * sizeof *gi);
+        L->ngi[gidx] = ng;
+    }
+    const uint32_t *gi = L->gi[gidx];
+    size_t ng = L->ngi[gidx];
     ip_task tk;
     ip_task_init(&tk, ix, p->ax, lp->nax, lp->groups, lp->ngroups, maxdim);
     tk.skip1 = p->row + 1;
@@ -317,7 +346,8 @@ static void ask(q_ctx *c, loo_lines *L, const q_loo_cb *cb, const q_loo_table *T
             k.status = ip_reason(att ? &last : NULL, "regime_key_unmatched");
         }
         if (g >= 0) {
-            k.interior = brackets(ix, gi, ng, &tk, lp->groups[g]);
+            k.interior = lp->groups[g][0] == 1 ? brackets1(L, gi, ng, &tk, lp->groups[g][1])
+                                               : brackets(ix, gi, ng, &tk, lp->groups[g]);
             any_interior |= k.interior;
         } else {
             k.interior = any_interior;
@@ -353,6 +383,10 @@ static loo_lines *lines_of(loo_lines **v, size_t *n, size_t *cap, const ip_index
     L->ix = ix;
     L->nax = nax;
     L->s = opdb_xcalloc((ix->ng ? ix->ng : 1) * 2 * (size_t)nax, sizeof *L->s);
+    L->gi = opdb_xcalloc(ix->ng ? ix->ng : 1, sizeof *L->gi);
+    L->ngi = opdb_xcalloc(ix->ng ? ix->ng : 1, sizeof *L->ngi);
+    L->sub = opdb_xmalloc((ix->np ? ix->np : 1) * sizeof *L->sub);
+    L->near = opdb_xmalloc((ix->np ? ix->np : 1) * sizeof *L->near);
     return L;
 }
 
@@ -414,19 +448,26 @@ static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
     }
     cb->table(cb->ctx, &T);
     loo_lines *lines = NULL;
-    size_t nlines = 0, caplines = 0;
+    size_t nlines = 0, caplines = 0, asked = 0;
     for (size_t r = 0; pt_of && r < t->t.nrows; r++) {
         if (!pt_of[r]) continue;
         loo_lines *L = lines_of(&lines, &nlines, &caplines, pt_of[r], lp.nax);
         ask(&c, L, cb, &T, &lp, pt_of[r], pt_ix[r], pt_g[r], maxdim);
-        opdb_arena_free(&a);
-        opdb_arena_init(&a, 1 << 16);
+        if (++asked % 256 == 0) {
+            opdb_arena_free(&a);
+            opdb_arena_init(&a, 1 << 16);
+        }
     }
     opdb_arena_free(&a);
     for (size_t i = 0; i < nlines; i++) {
         size_t ns = lines[i].ix->ng * 2 * (size_t)lines[i].nax;
         for (size_t k = 0; k < ns; k++) free(lines[i].s[k].v);
+        for (size_t k = 0; k < lines[i].ix->ng; k++) free(lines[i].gi[k]);
         free(lines[i].s);
+        free(lines[i].gi);
+        free(lines[i].ngi);
+        free(lines[i].sub);
+        free(lines[i].near);
     }
     free(lines);
     free(pt_ix);
