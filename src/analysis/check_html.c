@@ -135,10 +135,7 @@ int ck_write_html(const ck_run *r, const char *path, opdb_err *err) {
             for (int in = 1; in >= 0; in--) {
                 ck_cell *cl = ck_cell_at(r, t, g, in);
                 if (!cl->rows) continue;
-                double *tmp = malloc((cl->n ? cl->n : 1) * sizeof *tmp);
-                memcpy(tmp, cl->err, cl->n * sizeof *tmp);
-                ck_stats st = ck_stats_of(tmp, cl->n, cl->rows);
-                free(tmp);
+                ck_stats st = ck_cell_stats(cl);
                 opdb_sb_adds(&h, "<tr><td>");
                 html_text(&h, g < 0 ? "query" : T->t.group_names[g]);
                 opdb_sb_addf(&h, "</td><td>%s</td><td class=\"n\">%zu</td>", in ? "interior" : "frontier", st.rows);

@@ -57,6 +57,8 @@ static inline ck_cell *ck_cell_at(const ck_run *r, size_t tab, int group, bool i
 
 /* figures of a list of signed relative errors out of rows (sorts err) */
 ck_stats ck_stats_of(double *err, size_t n, size_t rows);
+/* the figures of a cell (its errors left as they are) */
+ck_stats ck_cell_stats(const ck_cell *c);
 /* linear-interpolated percentile q in [0, 1] of sorted x */
 double ck_percentile(const double *x, size_t n, double q);
 

@@ -42,10 +42,7 @@ void ck_write_text(const ck_run *r, FILE *out) {
             for (int in = 1; in >= 0; in--) {
                 ck_cell *cl = ck_cell_at(r, t, g, in);
                 if (!cl->rows) continue;
-                double *tmp = malloc((cl->n ? cl->n : 1) * sizeof *tmp);
-                memcpy(tmp, cl->err, cl->n * sizeof *tmp);
-                ck_stats st = ck_stats_of(tmp, cl->n, cl->rows);
-                free(tmp);
+                ck_stats st = ck_cell_stats(cl);
                 pct(a, sizeof a, (double)st.recovered / (double)st.rows, false);
                 pct(b, sizeof b, st.median, false);
                 pct(c, sizeof c, st.p90, false);
@@ -141,10 +138,7 @@ void ck_write_json(const ck_run *r, FILE *out) {
             for (int in = 1; in >= 0; in--) {
                 ck_cell *cl = ck_cell_at(r, t, g, in);
                 if (!cl->rows) continue;
-                double *tmp = malloc((cl->n ? cl->n : 1) * sizeof *tmp);
-                memcpy(tmp, cl->err, cl->n * sizeof *tmp);
-                ck_stats st = ck_stats_of(tmp, cl->n, cl->rows);
-                free(tmp);
+                ck_stats st = ck_cell_stats(cl);
                 opdb_json_begin_object(&j);
                 js(&j, "axes", group_name(T, g));
                 js(&j, "class", in ? "interior" : "frontier");

@@ -49,6 +49,14 @@ ck_stats ck_stats_of(double *err, size_t n, size_t rows) {
 }
 
 
+ck_stats ck_cell_stats(const ck_cell *c) {
+    double *tmp = malloc((c->n ? c->n : 1) * sizeof *tmp);
+    if (c->n) memcpy(tmp, c->err, c->n * sizeof *tmp);
+    ck_stats st = ck_stats_of(tmp, c->n, c->rows);
+    free(tmp);
+    return st;
+}
+
 static char *dup(const char *s) {
     if (!s) return NULL;
     size_t n = strlen(s) + 1;

@@ -155,18 +155,17 @@ static const ip_index *g_sort_ix;
 static int g_sort_axis, g_sort_nax;
 
 /* the order of points: off-axis coordinates in axis order, then the axis */
-static int cmp_line(const ip_index *ix, int a, int nax, const double *x, const double *y) {
+static int cmp_line(int a, int nax, const double *x, const double *y) {
     for (int k = 0; k < nax; k++) {
         if (k == a) continue;
         if (x[k] != y[k]) return x[k] < y[k] ? -1 : 1;
     }
     return x[a] < y[a] ? -1 : x[a] > y[a];
-    (void)ix;
 }
 
 static int cmp_pt(const void *p, const void *q) {
     const ip_point *x = &g_sort_ix->p[*(const uint32_t *)p], *y = &g_sort_ix->p[*(const uint32_t *)q];
-    int c = cmp_line(g_sort_ix, g_sort_axis, g_sort_nax, x->ax, y->ax);
+    int c = cmp_line(g_sort_axis, g_sort_nax, x->ax, y->ax);
     if (c) return c;
     return *(const uint32_t *)p < *(const uint32_t *)q ? -1 : 1; /* file order among equals */
 }
@@ -192,7 +191,7 @@ static size_t lower(const loo_lines *L, const loo_sorted *s, int a, const double
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t m = (lo + hi) / 2;
-        if (cmp_line(L->ix, a, L->nax, L->ix->p[s->v[m]].ax, k) < 0) lo = m + 1;
+        if (cmp_line(a, L->nax, L->ix->p[s->v[m]].ax, k) < 0) lo = m + 1;
         else hi = m;
     }
     return lo;
