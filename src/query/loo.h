@@ -51,9 +51,10 @@ typedef struct q_loo_cb {
     void *ctx;
 } q_loo_cb;
 
-/* Every kernel table of the database folder (its *.csv files, by name).
- * 0, or -1 with err set when the folder cannot be listed or a table cannot
- * be loaded. */
+/* Every kernel table of the database folder (its *.csv files, by name); a
+ * table that cannot be loaded is skipped with a warning through the
+ * database's warning callback. 0, or -1 with err set when the folder cannot
+ * be listed. */
 int q_loo_run(const opdb_qdb *db, const q_loo_cb *cb, opdb_err *err);
 
 /* The spread of a set of points (npts x dim coordinates, row-major): log2
