@@ -13,6 +13,35 @@
 #include "query/loo.h"
 #include "query/query_internal.h"
 
+/* The spread and distance bucket of an answer's points (loo.h): here, with
+ * the intervals that use them, so that the interpolation (which calls in
+ * here) and the leave-one-out (which calls the interpolation) form no cycle. */
+double q_loo_spread(const double *coords, int npts, int dim) {
+    double s = 0;
+    for (int d = 0; d < dim; d++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int k = 0; k < npts; k++) {
+            double v = coords[k * dim + d];
+            lo = fmin(lo, v), hi = fmax(hi, v);
+        }
+        if (!(lo > 0)) return INFINITY;
+        s = fmax(s, log2(hi / lo));
+    }
+    return s;
+}
+
+int q_loo_bucket(double spread) {
+    if (spread == 0) return 0;
+    if (spread <= 1) return 1;
+    if (spread <= 3) return 2;
+    return 3;
+}
+
+const char *q_loo_bucket_name(int b) {
+    static const char *const n[Q_LOO_NBUCKETS] = {"same", "near", "mid", "far"};
+    return b >= 0 && b < Q_LOO_NBUCKETS ? n[b] : "*";
+}
+
 typedef struct cal_table {
     char *kernel;
     uint64_t hash;
