@@ -123,4 +123,15 @@ for k in con:
     c, v, m = float(con[k]), float(csv[k]), med[k]
     assert abs(c - v) <= 0.0051 + (0.05 if c >= 100 else 0) and abs(round(m, 2) - v) < 1e-9, (k, c, v, m)
 PY
+# a write that fails (here the output folder cannot be created: a file is in
+# the way; a full disk takes the same path): the error, exit 1, never
+# "Results saved" (it used to be printed next to the error), in both modes
+: >"$work/afile"
+for q in "" --reference-quirks; do
+  timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --ops all_reduce --num-devices 2 --bytes-grid 1024 -w 1 -n 2 \
+      --output-dir "$work/afile/db" --json "$work/w.json" $q >"$work/out" 2>&1 && fail "failed write$q: exit 0"
+  grep -q "^opdb comm bench: .*afile" "$work/out" || fail "failed write$q: no error naming the path"
+  grep -q '^opdb comm bench: not every result was saved to ' "$work/out" || fail "failed write$q: no summary line"
+  if grep -q 'Results saved' "$work/out"; then fail "failed write$q: says results were saved"; fi
+done
 exit 0

@@ -27,4 +27,13 @@ for args in "--time-budget 0" "--time-budget x" "--time-budget 4000" "-n 5 --tim
     { echo "comm bench $args: $err" >&2; exit 1; }
 done
 "$opdb" comm bench --help | grep -q -- '--time-budget S' || { echo "comm bench --help lacks --time-budget" >&2; exit 1; }
+# a size that is no whole number of elements (1 byte of bfloat16 moved nothing
+# but was recorded as a 1-byte row): a usage error before any MPI
+for args in "--bytes-grid 1" "--bytes-grid 1024 6 --dtype torch.float32" "--bytes-grid 0"; do
+  err=$("$opdb" comm bench $args 2>&1 >/dev/null)
+  rc=$?
+  [ $rc = 2 ] || { echo "comm bench $args: exit $rc, expected 2" >&2; exit 1; }
+  printf '%s\n' "$err" | grep -q '^opdb comm bench: error: argument --bytes-grid: [0-9]* is not a whole number of torch\.[a-z0-9]* elements' ||
+    { echo "comm bench $args: $err" >&2; exit 1; }
+done
 exit 0

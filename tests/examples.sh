@@ -1,10 +1,60 @@
 #!/bin/sh
-# examples.sh OPDB SRC: runs every example of docs/GUIDE.md on the files in examples/.
+# examples.sh OPDB SRC: runs every example of docs/GUIDE.md, in order, on a copy of examples/
+# (tests/guide_examples.awk extracts them: exit status and the stdout lines the guide shows),
+# checks that the guide has an example of every command, then checks the outputs of the
+# examples' files in more depth.
 set -eu
 opdb=$1
 src=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+# ---- the guide, as a reader runs it: opdb on PATH, a scratch folder holding examples/
+mkdir "$work/bin" "$work/guide"
+ln -s "$opdb" "$work/bin/opdb"
+cp -R "$src/examples" "$work/guide/examples"
+awk -f "$src/tests/guide_examples.awk" "$src/docs/GUIDE.md" >"$work/guide.sh"
+guide_fail() {
+  echo "docs/GUIDE.md:$1: $2" >&2
+  echo "  command: $(cat "cmd.$3")" >&2
+  echo "  stdout:" >&2; sed 's/^/    /' "out.$3" >&2
+  echo "  stderr:" >&2; sed 's/^/    /' "err.$3" >&2
+  exit 1
+}
+# check_exit N WANT LINE: the Nth command's exit status ($rc) is WANT
+check_exit() { [ "$rc" -eq "$2" ] || guide_fail "$3" "exit status $rc, the guide expects $2" "$1"; }
+# check_line N TEXT LINE: TEXT is a whole line of the Nth command's stdout (CRLF or LF); TEXT
+# ending in "..." is a prefix of one
+check_line() {
+  case $2 in
+    *...) LINE_PREFIX=${2%...} awk '{ sub(/\r$/, "") } index($0, ENVIRON["LINE_PREFIX"]) == 1 { f = 1 } END { exit !f }' "out.$1" ;;
+    *) tr -d '\r' <"out.$1" | grep -qxF -- "$2" ;;
+  esac || guide_fail "$3" "stdout lacks the line: $2" "$1"
+}
+(cd "$work/guide" && PATH="$work/bin:$PATH" && . "$work/guide.sh")
+# every command of `opdb --help` (and every comm subcommand) has a runnable example
+commands=$("$opdb" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
+[ -n "$commands" ] || { echo "examples.sh: no command list in opdb --help" >&2; exit 1; }
+for c in $commands; do
+  case $c in comm) names="comm_bench comm_validate comm_import" ;; *) names=$c ;; esac
+  for n in $names; do
+    n=$(echo "$n" | tr _ ' ')
+    cat "$work"/guide/cmd.* | grep -qE "^opdb $n( |\$)" ||
+      { echo "docs/GUIDE.md: no runnable example of opdb $n" >&2; exit 1; }
+  done
+done
+
+# the extractor refuses a console block nobody marked, and output before a block's first command
+printf '```console\n$ true\n```\n' >"$work/unmarked.md"
+if awk -f "$src/tests/guide_examples.awk" "$work/unmarked.md" >/dev/null 2>&1; then
+  echo "guide_examples.awk accepted an unmarked console block" >&2; exit 1
+fi
+printf '<!-- example -->\n```console\nfoo\n$ true\n```\n' >"$work/orphan.md"
+if awk -f "$src/tests/guide_examples.awk" "$work/orphan.md" >/dev/null 2>&1; then
+  echo "guide_examples.awk accepted output before a command" >&2; exit 1
+fi
+
+# ---- the examples' outputs in more depth
 cd "$work"
 "$opdb" parse --profiling-path "$src/examples/profile" --database-path db --summary >parse.out
 grep -q 'Generated' parse.out

@@ -4,7 +4,7 @@
 # is taken or anything is read (a FIFO used to hang update --add-new-ops while
 # it held the lock); an empty --database-path is a usage error (it meant the
 # current folder); a UTF-16 input is named as such (it was reported as a CSV
-# with missing columns).  timeout only guards against a hang.
+# with missing columns); a table with a quote that never closes is refused.  timeout only guards against a hang.
 set -u
 opdb=$1
 w=$(mktemp -d)
@@ -55,5 +55,17 @@ for f in bom.json le.json be.csv; do
   timeout 20 "$opdb" parse --profiling-path "$w/$f" --database-path "$w/u16" >/dev/null 2>"$w/err"
   expect "parse of UTF-16 $f" $? 1 "$f: UTF-16 text (.*-endian.*opdb reads UTF-8"
 done
+# a table whose template row opens a quote that never closes (the rest of the
+# file would be one cell): grid refuses it with the file and line and changes
+# nothing; --reference-quirks reads it as the reference does
+rm -rf "$w/bt"; mkdir "$w/bt"
+printf 'OP State,Accelerator Core,Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,Output Formats,Average Duration(us)\r\ndynamic,AI_CORE,"""4,64;4,64,DT_BF16;DT_BF16,ND;ND,4,DT_BF16,ND,1.0\r\n' >"$w/bt/Add.csv"
+printf "$table" >"$w/bt/Mul.csv"
+cp "$w/bt/Add.csv" "$w/bt.Add"; cp "$w/bt/Mul.csv" "$w/bt.Mul"
+timeout 20 "$opdb" grid --data-dir "$w/bt" --rows 2 --seed 1 >/dev/null 2>"$w/err"
+expect "grid over an unterminated quote" $? 1 "bt/Add.csv:2: unterminated quoted field"
+cmp -s "$w/bt/Add.csv" "$w/bt.Add" && cmp -s "$w/bt/Mul.csv" "$w/bt.Mul" || { echo "FAIL: grid changed a table next to a broken one"; fail=1; }
+timeout 20 "$opdb" grid --data-dir "$w/bt" --rows 2 --seed 1 --reference-quirks >/dev/null 2>"$w/err" ||
+  { echo "FAIL: grid --reference-quirks refused the unterminated quote"; head -c 400 "$w/err"; fail=1; }
 [ $fail = 0 ] && echo "hostile entries: ok"
 exit $fail

@@ -104,14 +104,16 @@ has "$w/out" "2 of 3 GPU device event(s) not attributed to an operator"
 # ---- parse --merge: the existing table's statistics are checked before they are combined
 table=$(ls "$w/k"/*.csv)
 name=$(basename "$table")
-for case in "count:-5" "count:18446744073709551611" "count:1.5" "sum:nan" "sum:inf" "sum:-1" "min:9" "sumsq:1" "max:"; do
+for case in "count:-5" "count:18446744073709551611" "count:1.5" "sum:nan" "sum:inf" "sum:-1" "min:9" "sumsq:1" "max:" \
+    "median:nan" "median:inf" "median:-2"; do
   col=${case%%:*} val=${case#*:}
   cp -R "$w/k" "$w/m"
   python3 - "$w/m/$name" "$col" "$val" <<'PY'
 import csv, sys
 path, col, val = sys.argv[1:]
 col = {"count": "Profiling Count", "sum": "Profiling Sum Duration(us)", "sumsq": "Profiling Sum Squares(us^2)",
-       "min": "Profiling Min Duration(us)", "max": "Profiling Max Duration(us)"}[col]
+       "min": "Profiling Min Duration(us)", "max": "Profiling Max Duration(us)",
+       "median": "Profiling Median Duration(us)"}[col]
 rows = list(csv.reader(open(path, newline="")))
 rows[1][rows[0].index(col)] = val
 csv.writer(open(path, "w", newline=""), lineterminator="\r\n").writerows(rows)

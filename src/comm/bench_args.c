@@ -26,7 +26,8 @@ static const char k_help[] =
     "  --topology-tier T...     tiers 0-2 (default: the tier of ranks 0..N-1 on the grid)\n"
     "  --grid-shape D...        hardware grid (default 48 8 2)\n"
     "  --dtype DT               torch.bfloat16 (default), torch.float16, torch.float32, torch.int8\n"
-    "  --bytes-grid B...        message sizes in bytes (default 1024 .. 536870912, powers of two)\n"
+    "  --bytes-grid B...        message sizes in bytes, each a multiple of the element size\n"
+    "                           (default 1024 .. 536870912, powers of two)\n"
     "  --output-dir D           per-op CSVs D/hcom_<op>_.csv (alias --database-path)\n"
     "  --output-csv F           one CSV for everything (only with a single --ops value)\n"
     "  --overhead-table F       dispatch overheads 'op,num_devices,overhead_us' (default: the reference's)\n"
@@ -195,6 +196,17 @@ int opdb_comm_bench_parse(int argc, char **argv, opdb_comm_bench_opts *o) {
         o->bytes = opdb_xmalloc(20 * sizeof *o->bytes);
         for (int k = 0; k < 20; k++) o->bytes[k] = 1024LL << k;
     }
+    /* a size that is no whole number of elements moves fewer bytes than its
+     * row would record (1 byte of bfloat16 moves nothing); the reference
+     * records it anyway */
+    for (size_t k = 0; k < o->nbytes && !o->reference_quirks; k++)
+        if (o->bytes[k] < o->dtype->size || o->bytes[k] % o->dtype->size) {
+            fprintf(stderr, "usage: mpirun -np N opdb comm bench [options]\nopdb comm bench: error: argument "
+                            "--bytes-grid: %lld is not a whole number of %s elements (%d bytes each); a size must be a "
+                            "positive multiple of %d\n", o->bytes[k], o->dtype->torch_name, o->dtype->size,
+                    o->dtype->size);
+            return 2;
+        }
     if (o->output_csv && o->nops != 1) {
         fprintf(stderr, "ERROR: --output-csv only supports a single --ops value. Use --output-dir for multiple ops.\n");
         return 2;

@@ -1,5 +1,6 @@
 /* The dispatch overhead added to every written row (spec comm.md §1, §3.6);
  * the reference's table is the default, a CSV file may replace it. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +45,7 @@ int opdb_comm_overheads_load(opdb_comm_overheads *t, const char *path, opdb_err 
                 op = opdb_comm_op_parse(nm);
             }
             bool ok = op >= 0 && c2 && opdb_py_int(c1 + 1, (size_t)(c2 - c1 - 1), &nd) &&
-                      opdb_py_float(c2 + 1, (size_t)(le - c2 - 1), &us) && us == us && us >= 0;
+                      opdb_py_float(c2 + 1, (size_t)(le - c2 - 1), &us) && isfinite(us) && us >= 0;
             if (ok) {
                 out.items = opdb_xrealloc(out.items, (out.n + 1) * sizeof *out.items);
                 out.items[out.n++] = (opdb_comm_overhead){(opdb_comm_op)op, nd, us};

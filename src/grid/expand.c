@@ -94,19 +94,29 @@ static int eval_fail(const opdb_grid_config *cfg, int line, const char *text, co
                      text, vars, msg);
 }
 
-static int eval_shape(const opdb_grid_config *cfg, const grid_tmpl *t, const env *e, grid_shape *out, opdb_err *err) {
+static int eval_shape(const opdb_grid_config *cfg, const grid_pattern *p, const char *key, const grid_tmpl *t,
+                      const env *e, bool negative_ok, grid_shape *out, opdb_err *err) {
     opdb_grid_vars v = {e->names, e->vals, e->n};
     out->nd = t->ndims;
     for (int d = 0; d < t->ndims; d++) {
         if (!t->dims[d].expr) {
             out->d[d] = t->dims[d].lit;
-            continue;
+        } else {
+            char msg[256];
+            double f;
+            bool fl;
+            if (opdb_grid_expr_eval(t->dims[d].expr, &v, &out->d[d], &f, &fl, msg, sizeof msg))
+                return eval_fail(cfg, t->line, t->text, e, msg, err);
         }
-        char msg[256];
-        double f;
-        bool fl;
-        if (opdb_grid_expr_eval(t->dims[d].expr, &v, &out->d[d], &f, &fl, msg, sizeof msg))
-            return eval_fail(cfg, t->line, t->text, e, msg, err);
+        /* no tensor has a negative extent: such a row could never be replayed */
+        if (out->d[d] < 0 && !negative_ok) {
+            char vars[512];
+            vars_repr(e, vars, sizeof vars);
+            return opdb_fail(err, OPDB_ERR_RUNTIME,
+                             "%s:%d: pattern '%s' %s shape '%s' has dimension %lld with vars %s: a dimension cannot "
+                             "be negative (--reference-quirks writes it)",
+                             cfg->name, t->line, p->name ? p->name : "?", key, t->text, (long long)out->d[d], vars);
+        }
     }
     return 0;
 }
@@ -138,9 +148,9 @@ static int emit(const opdb_grid_config *cfg, const grid_pattern *p, const env *e
     }
     grid_shape in[GRID_MAX_SLOTS], outs[GRID_MAX_SLOTS];
     for (size_t i = 0; i < p->ninputs; i++)
-        if (eval_shape(cfg, &p->inputs[i], e, &in[i], err)) return -1;
+        if (eval_shape(cfg, p, "input", &p->inputs[i], e, out->negative_ok, &in[i], err)) return -1;
     for (size_t i = 0; i < p->noutputs; i++)
-        if (eval_shape(cfg, &p->outputs[i], e, &outs[i], err)) return -1;
+        if (eval_shape(cfg, p, "output", &p->outputs[i], e, out->negative_ok, &outs[i], err)) return -1;
     grid_over over[4];
     int nover = 0;
     for (int i = 0; i < 4; i++)

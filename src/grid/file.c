@@ -347,7 +347,8 @@ static void finish_prow(fctx *F, prow *r, const grid_over *ov, int nov) {
 /* Candidate ci of the pool into r. */
 static void prepare(fctx *F, const grid_cands *cs, size_t ci, prow *r) {
     grid_cands_get(cs, ci, r->in, &r->nin, r->out, &r->nout);
-    finish_prow(F, r, cs->over + cs->c[ci].over_off, cs->c[ci].nover);
+    /* no pattern override: the list was never allocated (NULL + 0 is undefined) */
+    finish_prow(F, r, cs->c[ci].nover ? cs->over + cs->c[ci].over_off : NULL, cs->c[ci].nover);
 }
 
 static bool over_budget(const fctx *F, const prow *r) {
@@ -412,6 +413,7 @@ static int generate(const fctx *F, const grid_pattern *p, const grid_model *cons
         return 0;
     }
     cs->limit = o->max_candidates ? o->max_candidates : OPDB_GRID_MAX_CANDIDATES;
+    cs->negative_ok = o->quirks;
     return grid_expand_template(F->R->cfg, p, nk_models ? models : NULL, nk_models ? nmodels : 0, !o->quirks, cs, err);
 }
 

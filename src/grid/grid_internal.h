@@ -118,6 +118,7 @@ typedef struct grid_cands {
     void *sink_ctx;
     size_t expect;       /* with a sink: candidates announced by grid_cands_reserve */
     unsigned long long limit; /* a template expanding to more is refused before expansion (0: none) */
+    bool negative_ok;    /* --reference-quirks: a negative dimension is kept (else refused) */
     grid_cand *c;
     size_t n, cap;
     int64_t *pool;

@@ -15,9 +15,10 @@ typedef struct grid_table {
     size_t nrows;
 } grid_table;
 
-/* strip_bom: drop a leading UTF-8 BOM (opdb's default; the reference keeps it).
- * max_rows > 0: stop after that many data rows. */
-int grid_table_load(const char *path, bool strip_bom, size_t max_rows, grid_table *t, opdb_err *err);
+/* fixed (opdb's default mode): drop a leading UTF-8 BOM (the reference keeps
+ * it) and refuse a quote that never closes (the reference reads the rest of
+ * the file as one cell).  max_rows > 0: stop after that many data rows. */
+int grid_table_load(const char *path, bool fixed, size_t max_rows, grid_table *t, opdb_err *err);
 int grid_table_col(const grid_table *t, const char *name);
 /* Appends a column (at most GRID_TABLE_EXTRA_COLS times) unless present. */
 void grid_table_add_col(grid_table *t, const char *name);

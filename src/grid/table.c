@@ -10,13 +10,13 @@
 
 #define TABLE_MAX_FIELDS 4096
 
-int grid_table_load(const char *path, bool strip_bom, size_t max_rows, grid_table *t, opdb_err *err) {
+int grid_table_load(const char *path, bool fixed, size_t max_rows, grid_table *t, opdb_err *err) {
     memset(t, 0, sizeof *t);
     opdb_arena_init(&t->arena, 1 << 20);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open", path);
     uint64_t start = 0;
-    if (strip_bom) {
+    if (fixed) {
         unsigned char bom[3];
         if (pread(fd, bom, 3, 0) == 3 && bom[0] == 0xEF && bom[1] == 0xBB && bom[2] == 0xBF) start = 3;
     }
@@ -29,6 +29,12 @@ int grid_table_load(const char *path, bool strip_bom, size_t max_rows, grid_tabl
     int *src = NULL;
     size_t cap = 0;
     while ((rc = opdb_csv_exact_next(&x, f, TABLE_MAX_FIELDS, &nf, false)) == 1) {
+        /* a quote that never closes swallows the rest of the file into one
+         * cell (a broken template row); the reference reads it so */
+        if (fixed && x.unterminated) {
+            rc = -2;
+            break;
+        }
         if (!t->header) {
             t->ncols = (size_t)nf;
             t->header = opdb_arena_alloc(&t->arena, (t->ncols + GRID_TABLE_EXTRA_COLS) * sizeof *t->header);
@@ -53,9 +59,14 @@ int grid_table_load(const char *path, bool strip_bom, size_t max_rows, grid_tabl
     free(f);
     free(src);
     int rerr = br.err;
+    unsigned long long qline = (unsigned long long)x.open_quote_line;
     opdb_csv_exact_free(&x);
     opdb_byte_reader_free(&br);
     close(fd);
+    if (rc == -2)
+        return opdb_fail(err, OPDB_ERR_RUNTIME,
+                         "%s:%llu: unterminated quoted field (the quote never closes before the end of the file)", path,
+                         qline);
     if (rc < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed: %s", path, strerror(rerr));
     return 0;
 }

@@ -73,7 +73,7 @@ int kn_read_reference(kn_agg *a, const char *path, char *why, size_t cap, opdb_e
 /* Computes every group's median (called by kn_write_tables; idempotent). */
 int kn_finish(kn_agg *a, opdb_err *err);
 
-/* ---- shared by both readers */
+/* ---- shared by both readers (kineto_common.c) */
 uint32_t kn_group_of(kn_agg *a, opdb_strbuf *key, const char *name, const char *dims, const char *types);
 uint32_t kn_kname(kn_agg *a, const char *name);
 void kn_add_kname(kn_group *g, uint32_t k);

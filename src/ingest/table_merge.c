@@ -191,7 +191,8 @@ static void combine(tbl *out, char **o, const int *sc, const tbl *F, size_t f, c
  * max, and a sum of squares that samples between min and max can have (with
  * room for the 6-decimal rounding of the cells). A row without a count was
  * never profiled (a theory row, a row added by update) and is not checked. */
-static int check_stats(const char *path, size_t line, char *const *o, const int *sc, opdb_err *err) {
+static int check_stats(const char *path, size_t line, char *const *hdr, int ncols, char *const *o, const int *sc,
+                       opdb_err *err) {
     const char *cnt = o[sc[C_COUNT]];
     if (!cnt[0]) return 0;
     size_t k = strspn(cnt, "0123456789");
@@ -208,6 +209,17 @@ static int check_stats(const char *path, size_t line, char *const *o, const int 
             return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:%zu: '%s' is '%s', not a finite number >= 0 (with %s %s); the "
                              "table was not written by opdb parse or was edited: fix the row, or parse without --merge "
                              "to replace the table", path, line, k_stat_cols[i], c, OPDB_COL_PROF_COUNT, cnt);
+    }
+    /* the median and the metric means are combined count-weighted too: a
+     * nan or inf there would become the merged value */
+    for (int c = 0; c < ncols; c++) {
+        double x;
+        if (c != sc[C_MEDIAN] && !is_metric_mean(hdr[c])) continue;
+        if (o[c][0] && opdb_py_float(o[c], strlen(o[c]), &x) && (!isfinite(x) || (c == sc[C_MEDIAN] && x < 0)))
+            return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:%zu: '%s' is '%s', not a finite number%s (with %s %s); the "
+                             "table was not written by opdb parse or was edited: fix the row, or parse without --merge "
+                             "to replace the table", path, line, hdr[c], o[c], c == sc[C_MEDIAN] ? " >= 0" : "",
+                             OPDB_COL_PROF_COUNT, cnt);
     }
     double sum = v[C_SUM], sq = v[C_SUMSQ], mn = v[C_MIN], mx = v[C_MAX];
     double tol = 1e-6 * n + 1e-9 * sum, tolsq = 1e-6 * n * (1 + 2 * mx) + 1e-9 * sq;
@@ -267,7 +279,8 @@ static int merge_into(const char *path, const tbl *E, const tbl *F, opdb_strbuf 
     for (size_t r = 1; r < E->n && rc == 0; r++) { /* existing rows, widened to the output header */
         char **o = tbl_add(&out, ncols);
         for (int c = 0; c < ncols; c++) o[c] = (char *)(c < E->nf[r] ? E->row[r][c] : "");
-        rc = check_stats(path, r + 1, o, sc, err); /* record r is line r + 1 (opdb writes no multi-line cells) */
+        /* record r is line r + 1 (opdb writes no multi-line cells) */
+        rc = check_stats(path, r + 1, out.row[0], ncols, o, sc, err);
         key_of(&key, o, ncols, kc, nk);
         opdb_hindex_add(&ix, opdb_hash_bytes(key.p, key.n, 5), (uint32_t)(out.n - 1));
     }

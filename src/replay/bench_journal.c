@@ -2,6 +2,7 @@
 #include "replay/bench_journal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "opdb/csv.h"
 #include "opdb/fs.h"
+#include "opdb/pystr.h"
 #include "opdb/schema.h"
 #include "opdb/signature.h"
 
@@ -60,6 +62,24 @@ static int cut_torn_tail(const char *path, opdb_err *err) {
     return rc;
 }
 
+/* A record that can be trusted: status ok or failed; an ok record has a
+ * median; every number it holds is finite and >= 0, its sample count a
+ * whole number.  A journal is opdb's own file, but one cut short, edited or
+ * corrupted must not write nan, inf or a negative time into a table. */
+static bool record_sane(char *const *f) {
+    bool ok = strcmp(f[J_STATUS], "ok") == 0;
+    if (!ok && strcmp(f[J_STATUS], "failed") != 0) return false;
+    if (ok && !f[J_MEDIAN][0]) return false;
+    static const int num[] = {J_MIN, J_MEDIAN, J_P20, J_P80, J_CI_LO, J_CI_HI, J_RSD, J_GFLOPS, J_GBS};
+    for (size_t i = 0; i < sizeof num / sizeof num[0]; i++) {
+        const char *c = f[num[i]];
+        double v;
+        if (c[0] && !(opdb_py_float(c, strlen(c), &v) && isfinite(v) && v >= 0)) return false;
+    }
+    const char *n = f[J_SAMPLES];
+    return !n[0] || (strspn(n, "0123456789") == strlen(n) && strlen(n) <= 15);
+}
+
 static int load(bench_journal *j, opdb_err *err) {
     if (cut_torn_tail(j->path, err)) return -1;
     opdb_csv_file c;
@@ -75,7 +95,11 @@ static int load(bench_journal *j, opdb_err *err) {
             memcpy(f[i], c.f[i].p, c.f[i].n);
             f[i][c.f[i].n] = '\0';
         }
-        add_rec(j, (const char *const *)f);
+        if (record_sane(f)) {
+            add_rec(j, (const char *const *)f);
+        } else if (!j->nbad++) { /* dropped: measured again, or left unmeasured by a merge */
+            j->first_bad_line = c.x.rec_line;
+        }
         for (int i = 0; i < J_N; i++) free(f[i]);
     }
     if (rc < 0 && !err->code) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", j->path);

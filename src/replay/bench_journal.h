@@ -30,6 +30,8 @@ typedef struct bench_journal {
     jrec *r;
     size_t n, cap;
     opdb_hindex ix;
+    size_t nbad;                 /* records dropped on load: a status, time or count that is not sane */
+    unsigned long long first_bad_line;
 } bench_journal;
 
 /* resume: keep the records of an existing journal (a torn last line is cut

@@ -384,11 +384,19 @@ static void status_free(bench_ctx *c) {
     c->nst = 0;
 }
 
+/* One warning for the records a journal dropped on load (bench_journal.h). */
+static void warn_dropped(const bench_journal *j, const char *then) {
+    if (j->nbad)
+        fprintf(stderr, "opdb bench: warning: %zu record(s) of %s ignored: a status, time or sample count that is not a "
+                        "finite number >= 0 (first at line %llu); %s\n", j->nbad, j->path, j->first_bad_line, then);
+}
+
 /* One MPI rank's share (see opdb_bench_opts.shard_rank): measured into its
  * own journal, read without the lock; the merge writes it back. */
 static int bench_shard(bench_ctx *c, opdb_err *err) {
     const opdb_bench_opts *o = c->o;
     int rc = journal_open(&c->j, o->shard_path, o->resume, err);
+    if (rc == 0) warn_dropped(&c->j, "their rows are measured again");
     c->nloaded = c->j.n;
     if (rc == 0) print_setup(c);
     if (rc == 0) rc = walk(c, err);
@@ -418,6 +426,7 @@ static int open_shards(bench_ctx *c, opdb_err *err) {
         snprintf(name, sizeof name, OPDB_BENCH_SHARD_FILE, r);
         char *p = opdb_path_join(c->o->shard_path, name);
         int rc = opdb_path_exists(p) ? journal_open(&c->shards[r], p, true, err) : 0;
+        if (rc == 0) warn_dropped(&c->shards[r], "their rows stay unmeasured");
         free(p);
         if (rc) return -1;
     }
@@ -461,6 +470,7 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     if (rc == 0 && !resume && !merge && opdb_path_exists(journal))
         fprintf(stderr, "[BENCH] discarding the journal of an unfinished run (--resume continues it): %s\n", journal);
     if (rc == 0) rc = journal_open(&c.j, journal, resume, err);
+    if (rc == 0) warn_dropped(&c.j, "their rows are measured again");
     c.nloaded = c.j.n;
     if (rc == 0 && !merge) print_setup(&c);
     if (rc == 0 && merge) rc = open_shards(&c, err);

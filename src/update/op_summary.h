@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include "opdb/core.h"
+#include "update/agg_metric.h"
 
 #define AGG_MAX_KEYS 40
 
@@ -37,14 +38,6 @@ typedef struct agg_row {
 
 #define AGG_K_DUR 8 /* the position of "Average Duration(us)" in every key set */
 
-/* Metric m's sum is kept in half agg_metric_half[m] at agg_metric_pos[m]:
- * the AI Core counters and cube utilisation in half 0, the AI Vector
- * counters in half 1.  An operator runs on one kind of core or both, so
- * one half of a launch's counters is often all zero; a half that was zero
- * in every launch is never allocated (its sums are 0.0: adding zeros to 0.0
- * gives 0.0). */
-enum { AGG_HALF0_N = 14, AGG_HALF1_N = 11 };
-extern const unsigned char agg_metric_half[], agg_metric_pos[];
 
 /* The sum of metric m over r's launches. */
 static inline double agg_msum(const agg_row *r, int m) {

@@ -297,6 +297,10 @@ void os_release(void *out) {
     free(o);
 }
 
+void os_release_spares(gtable *t) {
+    while (t->nspare) os_release(t->spare_out[--t->nspare]);
+}
+
 /* Fields for decode_row: maxf, and an empty one after them for the columns
  * a file lacks. */
 static opdb_field *new_fields(const os_job *J) {

@@ -1,5 +1,5 @@
-/* The group table of op_summary aggregation (op_summary.c) and what the
- * row readers (op_summary_read.c) share with it. */
+/* The group table of op_summary aggregation (op_summary_table.c), used by
+ * the aggregation (op_summary.c) and the row readers (op_summary_read.c). */
 #ifndef OPDB_UPDATE_OP_SUMMARY_TABLE_H
 #define OPDB_UPDATE_OP_SUMMARY_TABLE_H
 
@@ -71,6 +71,7 @@ typedef struct gtable {
 } gtable;
 
 void gtable_init(gtable *t, opdb_arena *arena, size_t expect_groups);
+/* Frees the table (its spare batch outputs are the reader's: os_release_spares first). */
 void gtable_free(gtable *t);
 bool key_is(const gkey *k, const char *op, size_t opn, const char *sig, size_t sign, uint64_t h);
 /* A worker's lookup: the group's index + 1, or 0 (not published yet). */
@@ -86,5 +87,7 @@ int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long 
                    unsigned long long *rejected, opdb_err *err);
 /* Frees a batch output kept in gtable.spare_out. */
 void os_release(void *out);
+/* Frees every batch output kept in t->spare_out. */
+void os_release_spares(gtable *t);
 
 #endif

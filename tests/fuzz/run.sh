@@ -65,6 +65,13 @@ run_target fuzz_cmp_shapes cmp_shapes "-close_fd_mask=2"
 run_target fuzz_query_line query_line "-close_fd_mask=2"
 run_target fuzz_query_table query_table ""
 run_target fuzz_journal journal "-close_fd_mask=2"
+run_target fuzz_bench_rows bench_rows "-close_fd_mask=2"
+run_target fuzz_bench_journal bench_journal "-close_fd_mask=2"
+run_target fuzz_merge_table merge_table "-close_fd_mask=2"
+run_target fuzz_grid_table grid_table "-close_fd_mask=2"
+run_target fuzz_comm_validate comm_validate ""
+run_target fuzz_overhead overhead ""
+run_target fuzz_cmp_nfwd cmp_nfwd ""
 
 if [ "$status" -eq 0 ]; then
     rm -rf "$work"

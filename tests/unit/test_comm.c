@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opdb/comm.h"
 
@@ -144,8 +145,69 @@ static void test_config_order_and_skips(void **s) {
     opdb_comm_bench_opts_free(&o);
 }
 
+/* A size that is no whole number of elements is refused (1 byte of bfloat16
+ * moved nothing and was recorded as a 1-byte row); --reference-quirks keeps it. */
+static void test_bytes_grid_whole_elements(void **state) {
+    (void)state;
+    char *one[] = {"bench", "--bytes-grid", "1", "1024"};
+    char *odd[] = {"bench", "--bytes-grid", "1024", "6", "--dtype", "torch.float32"};
+    char *zero[] = {"bench", "--bytes-grid", "0"};
+    char *ok[] = {"bench", "--bytes-grid", "1", "3", "--dtype", "torch.int8"};
+    char *quirks[] = {"bench", "--bytes-grid", "1", "--reference-quirks"};
+    opdb_comm_bench_opts o;
+    assert_int_equal(opdb_comm_bench_parse(4, one, &o), 2);
+    opdb_comm_bench_opts_free(&o);
+    assert_int_equal(opdb_comm_bench_parse(6, odd, &o), 2);
+    opdb_comm_bench_opts_free(&o);
+    assert_int_equal(opdb_comm_bench_parse(3, zero, &o), 2);
+    opdb_comm_bench_opts_free(&o);
+    assert_int_equal(opdb_comm_bench_parse(6, ok, &o), 0);
+    assert_true(o.nbytes == 2 && o.bytes[0] == 1 && o.bytes[1] == 3);
+    opdb_comm_bench_opts_free(&o);
+    assert_int_equal(opdb_comm_bench_parse(4, quirks, &o), 0);
+    assert_true(o.nbytes == 1 && o.bytes[0] == 1);
+    opdb_comm_bench_opts_free(&o);
+}
+
+/* An overhead table with an infinite overhead is refused (it gave inf rows). */
+static void test_overhead_table_finite(void **state) {
+    (void)state;
+    char dir[] = "/tmp/opdb_test_ovh_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/ovh.csv", dir);
+    static const char *const bad[] = {"op,num_devices,overhead_us\nall_reduce,2,inf\n", "all_reduce,2,1e999\n",
+                                      "all_reduce,2,nan\n", "all_reduce,2,-1\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(bad[i], f);
+        fclose(f);
+        opdb_comm_overheads t = {NULL, 0};
+        opdb_err err;
+        opdb_err_clear(&err);
+        assert_int_equal(opdb_comm_overheads_load(&t, path, &err), -1);
+        assert_non_null(strstr(err.msg, "ovh.csv:"));
+        opdb_comm_overheads_free(&t);
+    }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("op,num_devices,overhead_us\nall_reduce,2,1.5\n", f);
+    fclose(f);
+    opdb_comm_overheads t = {NULL, 0};
+    opdb_err err;
+    opdb_err_clear(&err);
+    assert_int_equal(opdb_comm_overheads_load(&t, path, &err), 0);
+    assert_true(t.n == 1 && opdb_comm_overhead_of(&t, OPDB_COMM_ALL_REDUCE, 2) == 1.5);
+    opdb_comm_overheads_free(&t);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_overhead_table_finite),
+        cmocka_unit_test(test_bytes_grid_whole_elements),
         cmocka_unit_test(test_busbw_factors_2_to_1024),
         cmocka_unit_test(test_tiers_of_spec_examples),
         cmocka_unit_test(test_row_with_overhead_spec_example),

@@ -455,6 +455,7 @@ int main(int argc, char **argv) {
     double bw_sum = 0;
     long long bw_count = 0, wrong_total = 0;
     int status = 0;
+    bool write_failed = false; /* a CSV or JSON write failed: nothing is "saved" */
     int passes = o.reference_quirks ? 2 : 1;
     if (rank == 0 && o.reference_quirks)
         printf("Running global warmup to trigger HCCL JIT compilation (%zu configs)...\n", n);
@@ -550,6 +551,7 @@ int main(int argc, char **argv) {
                     fprintf(stderr, "opdb comm bench: %s\n", err.msg);
                     opdb_err_clear(&err);
                     status = 1;
+                    write_failed = true;
                 }
                 free(path);
             }
@@ -563,14 +565,22 @@ int main(int argc, char **argv) {
             printf("# Out of bounds values : %lld %s\n# Avg bus bandwidth    : %g \n#\n", wrong_total,
                    wrong_total ? "FAILED" : "OK", bw_count ? bw_sum / (double)bw_count : 0.0);
         const char *where = o.output_csv ? o.output_csv : o.output_dir ? o.output_dir : "(no output)";
-        if (n > 0 || o.reference_quirks) printf("\nCompleted %zu benchmarks. Results saved to %s\n", n, where);
-        if (o.json_path) {
+        if (o.json_path && strcmp(o.json_path, "-")) {
             opdb_sb_addc(&js, '\n');
-            if (!strcmp(o.json_path, "-")) fwrite(js.p, 1, js.n, stdout);
-            else if (opdb_atomic_write(o.json_path, js.p, js.n, &err)) {
+            if (opdb_atomic_write(o.json_path, js.p, js.n, &err)) {
                 fprintf(stderr, "opdb comm bench: %s\n", err.msg);
                 status = 1;
+                write_failed = true;
             }
+        }
+        /* "saved" only when every write succeeded (a full disk used to get it next to the error) */
+        if ((n > 0 || o.reference_quirks) && !write_failed)
+            printf("\nCompleted %zu benchmarks. Results saved to %s\n", n, where);
+        if (write_failed)
+            fprintf(stderr, "opdb comm bench: not every result was saved to %s (see the errors above)\n", where);
+        if (o.json_path && !strcmp(o.json_path, "-")) {
+            opdb_sb_addc(&js, '\n');
+            fwrite(js.p, 1, js.n, stdout);
         }
         if (wrong_total) status = 1;
         if (n == 0) {

@@ -68,7 +68,9 @@ def split_top(s):
         if ch == "," and depth == 0: out.append(cur); cur = ""
         else: cur += ch
     out.append(cur); return out
-def shape(tmpl, vars_):
+def shape(tmpl, vars_, refuse_negative=None):
+    """refuse_negative: (pattern name, 'input'/'output') in opdb's default mode, where a
+    negative dimension stops the run (exit 1); the reference writes it."""
     t = tmpl.strip()
     if t == "()": return ()
     t = t.lstrip("(").rstrip(")")
@@ -77,10 +79,13 @@ def shape(tmpl, vars_):
         p = p.strip()
         if not p: continue
         dims.append(int(p) if re.fullmatch(r"-?\d+", p) else int(ev(p, vars_)))
+        if refuse_negative and dims[-1] < 0:
+            raise SystemExit(f"opdb grid: pattern '{refuse_negative[0]}' {refuse_negative[1]} shape '{tmpl}' has dimension "
+                             f"{dims[-1]} with vars {vars_}: a dimension cannot be negative")
     return tuple(dims)
 
 # ---- template expansion (§5)
-def expand(pat, grids, models, fixed):
+def expand(pat, grids, models, fixed, name=None):
     its = [(k, grids[v] if isinstance(v, str) else list(v)) for k, v in pat["iterators"].items()]
     consts = {k: int(v) for k, v in (pat.get("constants") or {}).items()}
     cons = pat.get("constraints") or []
@@ -102,7 +107,8 @@ def expand(pat, grids, models, fixed):
             if (not nk or fixed) and not all(ev(c, e) for c in cons): continue
             over = {col: ";".join(pat[k]) for k, col in (("input_dtypes", "Input Data Types"), ("input_formats", "Input Formats"),
                     ("output_dtypes", "Output Data Types"), ("output_formats", "Output Formats")) if pat.get(k) is not None}
-            yield dict(inputs=[shape(s, e) for s in pat["inputs"]], outputs=[shape(s, e) for s in pat["outputs"]], over=over)
+            yield dict(inputs=[shape(s, e, fixed and (name, "input")) for s in pat["inputs"]],
+                       outputs=[shape(s, e, fixed and (name, "output")) for s in pat["outputs"]], over=over)
 
 # ---- complex generators (§6)
 MOE_T = None
@@ -526,7 +532,7 @@ def main():
         tmpl = data[0]
         p = cfg["patterns"][pat]
         if "generator_function" in p: gen = GENS[p["generator_function"]](allm, cfg["grids"])
-        else: gen = expand(p, cfg["grids"], models, fixed)
+        else: gen = expand(p, cfg["grids"], models, fixed, pat)
         cands = list(gen)
         if cap and len(cands) > cap and not fixed: cands = rng.sample(cands, cap)
         kin, kout = tolerant_count(tmpl.get("Input Shapes")), tolerant_count(tmpl.get("Output Shapes"))
@@ -534,7 +540,7 @@ def main():
         seen = {sig(r, kt) for r in data}
         if want_cov and is_model_driven(p):
             for m in cov_models:
-                mc = GENS[p["generator_function"]]([m], cfg["grids"]) if "generator_function" in p else expand(p, cfg["grids"], [m], fixed)
+                mc = GENS[p["generator_function"]]([m], cfg["grids"]) if "generator_function" in p else expand(p, cfg["grids"], [m], fixed, pat)
                 shapes = []
                 for c in mc:
                     c = prepare(c, tmpl, kin, kout)

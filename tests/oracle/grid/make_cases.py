@@ -142,6 +142,12 @@ assignments:
   mm: [MatMulV2]
   el: [Add]
 """
+# negative iterator values in Python arithmetic (floor division and modulo
+# toward -inf) whose dimensions all stay >= 0: what the default mode accepts
+SIGNS_CFG = CUSTOM_CFG.replace(b'inputs: ["(t*d, d//two)", "(abs(t), d % 5, min(t, d, 3), 2 ** 3)"]',
+                               b'inputs: ["(abs(t*d), t % 5, t // 2 + 4)", "(abs(t), d % 5, max(0, min(t, d, 3)), 2 ** 3)"]'
+                               ).replace(b'outputs: ["(t,d)"]', b'outputs: ["(abs(t),d)"]')
+assert SIGNS_CFG.count(b"abs(t*d)") == 1 and SIGNS_CFG.count(b"(abs(t),d)") == 1
 
 COV_DB = {"db/MatMulV2.csv": MM_COV, "db/QuantBatchMatmulV3.csv": QMM, "db/split_qkv_rmsnorm_rope_kernel.csv": SPLIT,
           "db/GroupedMatmul.csv": GMM, "db/DispatchFFNCombine.csv": DFC, "db/FusedInferAttentionScore.csv": FIA,
@@ -185,6 +191,10 @@ CASES = [
     ("grid_quirks_custom_config", {"db/MatMulV2.csv": MM, "db/Add.csv": ADD, "cfg.yaml": CUSTOM_CFG},
      "--config in/cfg.yaml --target-models qwen3-32b --rows 0 --reference-quirks", []),
     ("grid_custom_config", {"db/MatMulV2.csv": MM, "db/Add.csv": ADD, "cfg.yaml": CUSTOM_CFG},
+     "--config in/cfg.yaml --target-models qwen3-32b --rows 0",
+     ["in/cfg.yaml:15: pattern 'el' input shape '(t*d, d//two)' has dimension -56 with vars {'two': 2, 't': -7, 'd': 8}: "
+      "a dimension cannot be negative"]),
+    ("grid_custom_config_signs", {"db/MatMulV2.csv": MM, "db/Add.csv": ADD, "cfg.yaml": SIGNS_CFG},
      "--config in/cfg.yaml --target-models qwen3-32b --rows 0", []),
     ("grid_plan", {"db/Add.csv": ADD, "db/MatMulV2.csv": MM, "db/Foo.csv": ADD, "db/ReshapeAndCacheNdKernel.csv": RAC},
      "--plan --target-models qwen3-32b --rows 100 --max-hbm-gb 0.25 --seed 3", []),
