@@ -62,6 +62,9 @@ struct q_calib {
     size_t niv, capiv;
 };
 
+/* a folder without a (readable) calibration: loaded, nothing in it */
+static struct q_calib k_none;
+
 static char *dupn(const char *p, size_t n) {
     char *d = opdb_xmalloc(n + 1);
     memcpy(d, p, n);
@@ -92,18 +95,29 @@ static bool num(const char *s, double *x) {
     return opdb_py_float(s, strlen(s), x) && isfinite(*x);
 }
 
-void q_calib_load(opdb_qdb *db) {
+static void calib_free(struct q_calib *c) {
+    if (!c || c == &k_none) return;
+    for (size_t i = 0; i < c->nt; i++) free(c->t[i].kernel);
+    for (size_t i = 0; i < c->niv; i++) free(c->iv[i].kernel);
+    free(c->t);
+    free(c->iv);
+    free(c);
+}
+
+static void db_calib_free(opdb_qdb *db) { calib_free(atomic_load(&db->calib)); }
+
+/* the folder's calibration file (k_none when absent or unreadable) */
+static struct q_calib *calib_read(const opdb_qdb *db) {
     char *path = opdb_path_join(db->dir, OPDB_CALIBRATION_FILE);
     if (!opdb_is_file(path)) {
         free(path);
-        return;
+        return &k_none;
     }
     opdb_strbuf sb;
     opdb_sb_init(&sb);
     opdb_err err;
     opdb_err_clear(&err);
     struct q_calib *c = opdb_xcalloc(1, sizeof *c);
-    db->calib = c;
     unsigned long ln = 0;
     bool bad = opdb_read_file(path, &sb, &err) != 0;
     opdb_sb_addc(&sb, 0);
@@ -141,24 +155,29 @@ void q_calib_load(opdb_qdb *db) {
             bad = true;
         }
     }
+    opdb_sb_free(&sb);
+    free(path);
     if (bad) {
         q_warn(db, "%s: line %lu: not a calibration line; no intervals (rerun opdb check --write-calibration)",
                OPDB_CALIBRATION_FILE, ln);
-        q_calib_free(db);
+        calib_free(c);
+        return &k_none;
     }
-    opdb_sb_free(&sb);
-    free(path);
+    return c;
 }
 
-void q_calib_free(opdb_qdb *db) {
-    struct q_calib *c = db->calib;
-    if (!c) return;
-    for (size_t i = 0; i < c->nt; i++) free(c->t[i].kernel);
-    for (size_t i = 0; i < c->niv; i++) free(c->iv[i].kernel);
-    free(c->t);
-    free(c->iv);
-    free(c);
-    db->calib = NULL;
+/* the database's calibration, read once (threads racing to read it keep the first) */
+static struct q_calib *calib_of(const opdb_qdb *cdb) {
+    opdb_qdb *db = (opdb_qdb *)cdb; /* the calibration slot is internally synchronised */
+    struct q_calib *c = atomic_load(&db->calib);
+    if (c) return c;
+    struct q_calib *mine = calib_read(db), *none = NULL;
+    if (atomic_compare_exchange_strong(&db->calib, &none, mine)) {
+        if (mine != &k_none) db->calib_free = db_calib_free; /* read only at close, after every query */
+        return mine;
+    }
+    calib_free(mine);
+    return none;
 }
 
 /* is kernel's table still the one checked? (compared once) */
@@ -180,8 +199,9 @@ static bool unchanged(const opdb_qdb *db, cal_table *t) {
 }
 
 void q_calib_apply(q_ctx *c, const char *kernel, int dim, double spread) {
-    struct q_calib *k = c->db->calib;
-    if (!k || c->cfg->quirks || !kernel) return;
+    if (c->cfg->quirks || !kernel) return;
+    struct q_calib *k = calib_of(c->db);
+    if (k == &k_none) return;
     cal_table *t = NULL;
     for (size_t i = 0; i < k->nt && !t; i++)
         if (strcmp(k->t[i].kernel, kernel) == 0) t = &k->t[i];

@@ -86,7 +86,6 @@ opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) 
         opdb_qdb_close(db);
         return NULL;
     }
-    if (!db->cfg.quirks) q_calib_load(db);
     if (db->eager) {
         /* every CSV of the folder (and of the communication folder) now */
         const char *dirs[2] = {db->dir, db->map.comm_dir};
@@ -112,7 +111,7 @@ opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) 
 
 void opdb_qdb_close(opdb_qdb *db) {
     if (!db) return;
-    q_calib_free(db);
+    if (db->calib_free) db->calib_free(db); /* set by calib.c when it loaded a calibration */
     for (size_t i = 0; i < db->ntables; i++) free_table(db->tables[i]);
     free(db->tables);
     opdb_hindex_free(&db->tables_ix);

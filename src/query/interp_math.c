@@ -230,7 +230,7 @@ void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel
     const char *rule = o->rule;
     if (tk->sqrt_axis >= 0) rule = q_sprintf(c, "%s_sqrt", o->rule);
     q_hit(c, QS_INTERPOLATED, o->lat, o->conf, rule, kernel);
-    if (c->db && c->db->calib) {
+    if (c->db && !c->cfg->quirks) {
         double co[12];
         for (int k = 0; k < o->npts; k++)
             for (int d = 0; d < o->dim; d++) co[k * o->dim + d] = o->coord[k][d];

@@ -185,13 +185,14 @@ struct opdb_qdb {
     opdb_hindex tables_ix;
     _Atomic size_t skipped_rows, skipped_files;
     bool no_index;               /* tests: every scan visits every row (the index's reference) */
-    struct q_calib *calib;       /* intervals written by opdb check (NULL: none, or quirks mode) */
+    /* intervals written by opdb check, read by calib.c on the first interpolated
+     * answer (NULL: not yet); calib_free (set with it) frees them at close */
+    _Atomic(struct q_calib *) calib;
+    void (*calib_free)(opdb_qdb *db);
 };
-/* calib.c: reads the folder's calibration file at open (default mode only);
- * sets the interval of an interpolated answer from kernel on dim axes whose
- * points spread by `spread` (loo.h) */
-void q_calib_load(opdb_qdb *db);
-void q_calib_free(opdb_qdb *db);
+/* calib.c: sets the interval of an interpolated answer from kernel on dim
+ * axes whose points spread by `spread` (loo.h), reading the folder's
+ * calibration file on first use (default mode only) */
 struct q_ctx;
 void q_calib_apply(struct q_ctx *c, const char *kernel, int dim, double spread);
 
