@@ -1,26 +1,66 @@
 #!/bin/sh
 # gen_shell_docs.sh OPDB OUTDIR
 # Writes OUTDIR/opdb.bash (bash completion) and OUTDIR/man1/opdb.1,
-# OUTDIR/man1/opdb-<command>.1 from the option tables `--help` prints
-# (OPDB_HELP_FORMAT=table gives them as tab-separated records), so the
-# completion, the man pages and --help never disagree.
+# OUTDIR/man1/opdb-<command>.1 and OUTDIR/man1/opdb-comm-<subcommand>.1 from
+# the option tables `--help` prints (OPDB_HELP_FORMAT=table gives them as
+# tab-separated records: S summary, O option, E notes, X example, C exit
+# status, K a command or subcommand), so the completion, the man pages and
+# --help never disagree.
 set -eu
 opdb=$1
 out=$2
 mkdir -p "$out/man1"
-cmds=$("$opdb" --help | awk '/^commands:/{on=1;next} on&&/^  [a-z]/{print $1} on&&/^$/{on=0}')
-esc() { sed -e 's/\\/\\\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\\&'/" -e 's/-/\\-/g'; }
-{
-  echo '.TH OPDB 1 "" "opdb" "User Commands"'
+table() { OPDB_HELP_FORMAT=table "$opdb" "$@" --help; }
+field() { awk -F '\t' -v k="$1" '$1==k{print $2}'; }
+esc() { sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\&'/" -e 's/-/\\-/g'; }
+# the EXAMPLE and EXIT STATUS sections from a table on stdin
+tail_sections() {
+  t=$(cat)
+  if printf '%s\n' "$t" | grep -q '^X'; then
+    echo '.SH EXAMPLE'
+    echo '.nf'
+    printf '%s\n' "$t" | field X | esc
+    echo '.fi'
+  fi
+  echo '.SH EXIT STATUS'
+  printf '%s\n' "$t" | field C | esc
+}
+# page NAME ("opdb-parse") TABLE SYNOPSIS-LINE
+page() {
+  name=$1 tab=$2 syn=$3
+  echo ".TH $(echo "$name" | tr a-z A-Z) 1 \"\" \"opdb\" \"User Commands\""
   echo '.SH NAME'
-  echo 'opdb \- build, maintain and check operator performance databases'
+  printf '%s \\- ' "$(printf '%s' "$name" | sed 's/-/\\-/g')"; printf '%s\n' "$tab" | field S | esc
   echo '.SH SYNOPSIS'
-  echo '.B opdb'
-  echo '.I command'
-  echo '[options]'
-  echo '.SH COMMANDS'
-  "$opdb" --help | awk '/^commands:/{on=1;next} on&&/^  [a-z]/{n=$1; sub(/^  [^ ]+ +/,""); print ".TP\n.B " n "\n" $0}' | sed 's/-/\\-/g; s/^\.B \\-/.B -/'
+  printf '%s\n' "$syn" | esc | sed 's/^/.B /'
+  if printf '%s\n' "$tab" | grep -q '^O'; then
+    echo '.SH OPTIONS'
+    echo '.TP'; echo '.B \-h, \-\-help'; echo 'show the help message and exit'
+    printf '%s\n' "$tab" | awk -F '\t' '$1=="O"{print ".TP"; b=($3!="") ? ".BI \"" $2 " \" " $3 : ".B " $2; print b; print ($4=="1"?"[required] ":"") $5}' | sed 's/-/\\-/g; s/^\.TP$/.TP/'
+  fi
+  if printf '%s\n' "$tab" | grep -q '^K'; then
+    echo '.SH SUBCOMMANDS'
+    printf '%s\n' "$tab" | awk -F '\t' '$1=="K"{print ".TP\n.B " $2 "\n" $3}' | sed 's/-/\\-/g; s/^\.B \\-/.B -/'
+  fi
+  if printf '%s\n' "$tab" | grep -q '^E'; then
+    echo '.SH NOTES'
+    printf '%s\n' "$tab" | awk -F '\t' '$1=="E"{print $2; print ".br"}' | esc | sed 's/^\\&\.br$/.br/; s/^\.br$/.br/'
+  fi
+  printf '%s\n' "$tab" | tail_sections
   echo '.SH SEE ALSO'
+}
+# completion of one command's options: "case" arm body lines
+complete_opts() {
+  tab=$1
+  opts=$(printf '%s\n' "$tab" | awk -F '\t' '$1=="O"{printf "%s ", $2}')
+  valued=$(printf '%s\n' "$tab" | awk -F '\t' '$1=="O"&&$3!=""{printf "%s|", $2}' | sed 's/|$//')
+  [ -n "$valued" ] && echo "      case \$prev in $valued) COMPREPLY=(\$(compgen -f -- \"\$cur\")); return;; esac"
+  echo "      opts=\"${opts}--help\";;"
+}
+top=$(table)
+cmds=$(printf '%s\n' "$top" | field K)
+{
+  page opdb "$top" 'opdb command [options]'
   for c in $cmds; do printf '.BR opdb\\-%s (1)\n' "$c"; done | sed 's/$/,/' | sed '$ s/,$//'
 } > "$out/man1/opdb.1"
 {
@@ -28,32 +68,38 @@ esc() { sed -e 's/\\/\\\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\\&'/" -e 's/-/\\-/
   echo '_opdb() {'
   echo '  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} opts=""'
   echo '  if [ "$COMP_CWORD" -eq 1 ]; then'
-  echo "    COMPREPLY=(\$(compgen -W \"$(echo $cmds) help --help --version\" -- \"\$cur\")); return"
+  echo "    COMPREPLY=(\$(compgen -W \"$(echo $cmds) help --help --version -V\" -- \"\$cur\")); return"
   echo '  fi'
   echo '  case ${COMP_WORDS[1]} in'
   for c in $cmds; do
-    tab=$(OPDB_HELP_FORMAT=table "$opdb" "$c" --help)
-    opts=$(printf '%s\n' "$tab" | awk -F '\t' '$1=="O"{printf "%s ", $2}')
-    valued=$(printf '%s\n' "$tab" | awk -F '\t' '$1=="O"&&$3!=""{printf "%s|", $2}' | sed 's/|$//')
+    tab=$(table "$c")
+    subs=$(printf '%s\n' "$tab" | field K)
     echo "  $c)"
-    [ -n "$valued" ] && echo "    case \$prev in $valued) COMPREPLY=(\$(compgen -f -- \"\$cur\")); return;; esac"
-    echo "    opts=\"${opts}--help\";;"
+    if [ -n "$subs" ]; then
+      echo '    if [ "$COMP_CWORD" -eq 2 ]; then'
+      echo "      COMPREPLY=(\$(compgen -W \"$(echo $subs) --help\" -- \"\$cur\")); return"
+      echo '    fi'
+      echo '    case ${COMP_WORDS[2]} in'
+      for s in $subs; do
+        stab=$(table "$c" "$s")
+        echo "    $s)"
+        complete_opts "$stab"
+        {
+          page "opdb-$c-$s" "$stab" "$("$opdb" "$c" "$s" --help | awk 'NR==1{sub(/^usage: /,"");print;next} /^ /&&!done{sub(/^ +/,"");print;next} {done=1}' | tr '\n' ' ' | sed 's/ $//')"
+          printf '.BR opdb (1),\n.BR opdb\\-%s (1)\n' "$c"
+        } > "$out/man1/opdb-$c-$s.1"
+      done
+      echo '    esac;;'
+    else
+      complete_opts "$tab" | sed 's/^  //'
+    fi
     {
-      name=$(echo "opdb-$c" | tr a-z A-Z)
-      echo ".TH $name 1 \"\" \"opdb\" \"User Commands\""
-      echo '.SH NAME'
-      printf 'opdb\\-%s \\- ' "$c"; printf '%s\n' "$tab" | awk -F '\t' '$1=="S"{print $2}' | esc
-      echo '.SH SYNOPSIS'
-      "$opdb" "$c" --help | head -n 1 | sed 's/^usage: //' | esc | sed 's/^/.B /'
-      echo '.SH OPTIONS'
-      echo '.TP'; echo '.B \-h, \-\-help'; echo 'show the help message and exit'
-      printf '%s\n' "$tab" | awk -F '\t' '$1=="O"{print ".TP"; b=($3!="") ? ".BI \"" $2 " \" " $3 : ".B " $2; print b; print ($4=="1"?"[required] ":"") $5}' | sed 's/-/\\-/g; s/^\.TP$/.TP/'
-      if printf '%s\n' "$tab" | grep -q '^E'; then
-        echo '.SH NOTES'
-        printf '%s\n' "$tab" | awk -F '\t' '$1=="E"{print $2; print ".br"}' | esc | sed 's/^\\&\.br$/.br/; s/^\.br$/.br/'
+      if [ -n "$subs" ]; then syn="opdb $c subcommand [options]"
+      else syn=$("$opdb" "$c" --help | awk 'NR==1{sub(/^usage: /,"");print;next} /^ /&&!done{sub(/^ +/,"");print;next} {done=1}' | tr '\n' ' ' | sed 's/ $//')
       fi
-      echo '.SH SEE ALSO'
+      page "opdb-$c" "$tab" "$syn"
       echo '.BR opdb (1)'
+      for s in $subs; do printf '.BR opdb\\-%s\\-%s (1)\n' "$c" "$s"; done
     } > "$out/man1/opdb-$c.1"
   done
   echo '  esac'

@@ -195,7 +195,7 @@ has "$w/u2" "OPDB_REPLAY_REPEAT_COUNT must be an integer, got 'abc'"
 "$opdb" bench --device cpu --backend cuda --database-path "$w/a" >/dev/null 2>"$w/u3"
 ck "--device cpu --backend cuda conflict" test $? -eq 2
 "$opdb" bench --cache-mib 4 --database-path "$w/a" --ops NoSuchOp >/dev/null 2>"$w/u4"
-ck "unknown --ops exits 1" test $? -eq 1
+ck "unknown --ops is a usage error" test $? -eq 2
 has "$w/u4" "Unsupported --ops: NoSuchOp. Available: Add, "
 "$opdb" bench --cache-mib 4 --database-path "$w/none" >/dev/null 2>"$w/u5"
 ck "missing database is an error" test $? -eq 1

@@ -63,4 +63,15 @@ has "$w/out" "[PLAN] MatMulV2.csv:2 "
 kib=$(tail -1 "$w/rss")
 [ "$kib" -lt 102400 ] || bad "--plan peak RSS $kib KiB, expected < 100 MiB"
 cmp -s "$w/db/MatMulV2.csv" "$w/orig.csv" || bad "--plan changed the table"
+# --plan pilots the rows it can run: their median and spread, an estimate per row
+grep -Eq '^\[PLAN\] MatMulV2\.csv:5 .*pilot median [0-9.e+]+ us \+-[0-9.]+%; about [0-9.]+ s' "$w/out" ||
+  bad "--plan: no pilot figures for MatMulV2.csv:5"
+[ ! -e "$w/db/.opdb_bench" ] || bad "--plan left a work folder"
+# --launch-batch: 1 to 128
+for v in 0 129 x ''; do
+  "$opdb" bench --database-path "$w/db" --launch-batch "$v" >"$w/out" 2>"$w/err"
+  rc=$?
+  [ $rc = 2 ] || bad "--launch-batch '$v': exit $rc, expected 2"
+  has "$w/err" "argument --launch-batch: expected 1 to 128, got '$v'"
+done
 exit $fail

@@ -44,7 +44,7 @@ sed -n 3p "$work/o" | grep -q '^{"id": "v", "hit": true, "latency_us": 0.0' || f
 sed -n 4p "$work/o" | grep -q '"miss_reason": "unmapped"' || fail "line 4"
 grep -q '^opdb query: 4 queries: 2 hit (MEASURED 2, INTERPOLATED 0, PARTIAL 0), 1 miss, 1 error, 0 unsupported$' "$work/e" ||
   fail "stats: $(cat "$work/e")"
-grep -q '^opdb: warning: 1 of 4 query lines gave errors$' "$work/e" || fail "error count warning"
+grep -q '^opdb query: warning: 1 of 4 query lines gave errors$' "$work/e" || fail "error count warning"
 
 # the one-shot kernel form
 "$opdb" query --db "$db" --kernel MatMulV2 --inputs '1,16,128;128,256' --dtypes 'DT_BF16;bfloat16' >"$work/o" 2>"$work/e"; rc=$?

@@ -22,13 +22,15 @@ export OPDB_REPORT_TIMESTAMP=20260101_000000
 # --- 1. enumeration ---------------------------------------------------------------------------
 writers="parse update grid bench fia-fill comm validate check"   # (comm: import; validate: --repair; check: --write-calibration)
 readonly_cmds="aie m6 shape-compare compare trace2csv query diff"  # read databases; write only the output file they are given
-for c in $("$opdb" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
+# modes of those that write a database (query: --collect DIR; grid: --from-misses), tried as writers too
+writer_modes="grid-misses query-collect"
+for c in $("$opdb" --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }'); do
   case " $writers $readonly_cmds " in *" $c "*) ;; *) bad "command '$c' is not classified: add it to the writer trials of $0" ;; esac
 done
 # library sources that replace files: database writers (their entry points take the lock and the
 # transaction, tried below) or output files the user names
 db_sources="src/update/update_csv.c src/update/update_report.c src/ingest/table_merge.c src/ingest/fia_fill.c
-  src/replay/bench_writeback.c src/grid/file.c src/comm/csv_rows.c src/analysis/check_calib.c"
+  src/replay/bench_writeback.c src/grid/file.c src/grid/from_misses.c src/comm/csv_rows.c src/analysis/check_calib.c"
 out_sources="src/trace/trace2csv.c src/aie/aie.c src/analysis/compare_run.c src/analysis/m6.c
   src/analysis/shape_compare.c src/analysis/diff_html.c src/comm/mpi/bench_ranks.c src/comm/mpi/opdb_comm_main.c src/analysis/check_html.c"
 for f in $(cd "$src" && grep -rl -e 'opdb_atomic_write(' -e 'opdb_atomic_open(' src --include='*.c' | grep -v '^src/core/' | LC_ALL=C sort); do
@@ -36,10 +38,11 @@ for f in $(cd "$src" && grep -rl -e 'opdb_atomic_write(' -e 'opdb_atomic_open(' 
 done
 # a database writer's library entry point takes the lock (directly or through one that does)
 for f in src/update/update_run.c src/ingest/parse_job.c src/grid/run.c src/replay/bench_run.c src/ingest/fia_fill.c \
-         src/comm/csv_rows.c src/db/repair.c src/analysis/check_calib.c; do
+         src/comm/csv_rows.c src/db/repair.c src/grid/from_misses.c src/analysis/check_calib.c; do
   grep -q 'opdb_dir_lock' "$src/$f" || bad "$f: a database writer's entry point without the folder lock"
 done
-for f in src/update/update_run.c src/ingest/parse_job.c src/grid/run.c src/ingest/fia_fill.c src/comm/csv_rows.c; do
+for f in src/update/update_run.c src/ingest/parse_job.c src/grid/run.c src/ingest/fia_fill.c src/comm/csv_rows.c \
+         src/grid/from_misses.c; do
   grep -q 'opdb_txn_begin' "$src/$f" && grep -q 'opdb_txn_end' "$src/$f" || bad "$f: a database writer outside the transaction"
 done
 
@@ -50,6 +53,10 @@ kd() {
 kd "$w/kd.csv"
 "$opdb" parse --profiling-path "$src/examples/profile" --database-path "$w/base" >/dev/null 2>&1 || exit 1
 cp "$src/tests/cli/fiafill_basic/in/FusedInferAttentionScore.csv" "$w/base/FusedInferAttentionScore.csv"
+# a kernel-level query the base database misses, and its results (for --collect and --from-misses)
+echo '{"id": 1, "kernel": "Add", "inputs": [{"shape": [77, 3], "dtype": "DT_BF16"}, {"shape": [77, 3], "dtype": "DT_BF16"}], "interpolate": false}' >"$w/kq.jsonl"
+"$opdb" query --db "$w/base" <"$w/kq.jsonl" >"$w/misses.jsonl" 2>/dev/null || exit 1
+grep -q '"request"' "$w/misses.jsonl" || { echo "FAIL: the probe query did not miss with a request"; exit 1; }
 run_writer() { # run_writer NAME DB: one write of that command into DB
   case $1 in
     parse) "$opdb" parse --merge --profiling-path "$w/kd.csv" --database-path "$2" ;;
@@ -60,10 +67,12 @@ run_writer() { # run_writer NAME DB: one write of that command into DB
     comm) "$opdb" comm import --logs "$src/examples/comm/nccl_tests_allreduce_8gpu.txt" --num-devices 8 --output-dir "$2" ;;
     validate) "$opdb" validate --repair --database-path "$2" ;;
     check) "$opdb" check --db "$2" --write-calibration ;;
+    grid-misses) "$opdb" grid --database-path "$2" --from-misses "$w/misses.jsonl" ;;
+    query-collect) "$opdb" query --db "$2" --collect "$2" <"$w/kq.jsonl" ;;
   esac
 }
 tried=0
-for c in $writers; do
+for c in $writers $writer_modes; do
   tried=$((tried + 1))
   rm -rf "$w/db"; cp -R "$w/base" "$w/db"
   [ $c = bench ] && { rm -rf "$w/db"; cp -R "$src/examples/bench/db" "$w/db"; } # 7 small rows
@@ -83,7 +92,7 @@ done
 echo "writers tried against a held lock: $tried"
 
 # --- 3. each writer refuses a planted invalid journal --------------------------------------------
-for c in $writers; do
+for c in $writers $writer_modes; do
   rm -rf "$w/db"; cp -R "$w/base" "$w/db"
   [ $c = bench ] && { rm -rf "$w/db"; cp -R "$src/examples/bench/db" "$w/db"; }
   printf 'opdb-journal 2\n.x.tmp.AAAAAA\000../outside.csv\000-\000end\n' >"$w/db/.opdb-journal"

@@ -23,6 +23,7 @@ typedef struct opdb_aie_opts {
     double lock_stall_factor;      /* 20.0 */
     bool quirks;                   /* reproduce the reference exactly */
     FILE *out;                     /* "[write] <path>" lines */
+    size_t *cores;                 /* non-NULL: set to the cores found on success */
 } opdb_aie_opts;
 
 OPDB_API int opdb_aie_run(const opdb_aie_opts *o, opdb_err *err);

@@ -37,7 +37,8 @@ typedef struct opdb_bench_opts {
     const char *timestamp;           /* report stamp (NULL: $OPDB_REPORT_TIMESTAMP or now) */
     FILE *out;                       /* progress, status and report (stdout) */
     int rounds;                      /* > 1: interleaved passes over the rows (stop-rule mode only) */
-    bool plan_only;                  /* --plan: list the rows that would run and the estimated time, run nothing */
+    bool plan_only;                  /* --plan: list the rows that would run and their estimated time from a short
+                                        pilot of each (bench_plan.c); write nothing */
     bool strict;                     /* --strict: nothing measured or an unconverged row makes the run fail */
     /* Replay across MPI ranks (src/comm/mpi/bench_ranks.c; `opdb bench` under mpirun). shard_count > 1 and
      * shard_rank in 0..count-1: this rank's share, the rows whose ordinal (walk order) % count == rank,
@@ -48,7 +49,18 @@ typedef struct opdb_bench_opts {
     const char *shard_path;
     size_t max_memory;               /* --max-memory: bytes of buffers one row may need; 0 = 3/4 of the available memory */
     bool no_progress;                /* no progress line (drawn on stderr only when it is a terminal) */
+    FILE *json;                      /* non-NULL: the run's (or plan's) summary as one JSON object here, the
+                                        write-back report as JSON inside it (keys in docs/GUIDE.md) */
+    struct opdb_bench_totals *totals;/* non-NULL: filled at the end of a run or plan */
 } opdb_bench_opts;
+
+/* What a run did, for the caller's one-line summary. */
+typedef struct opdb_bench_totals {
+    long measured, failed, skipped, unconverged; /* rows */
+    size_t operators;                /* operators with a status (measured, failed or skipped) */
+    long planned;                    /* --plan: rows that would run */
+    double plan_low_s, plan_high_s;  /* --plan: the estimated time */
+} opdb_bench_totals;
 
 /* The per-row buffer budget o->max_memory stands for (SIZE_MAX: unknown, no limit). */
 OPDB_API size_t opdb_bench_memory_budget(const opdb_bench_opts *o);

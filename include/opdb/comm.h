@@ -143,11 +143,11 @@ typedef struct opdb_comm_bench_opts {
 OPDB_API long opdb_comm_budget_iters(double budget_s, double iter_us);
 
 /* Parses `opdb comm bench` flags (argv[0] is the command name). Returns 0,
- * 1 for --help (printed to stdout) or 2 for a usage error (printed). */
+ * 1 for -h/--help (the caller prints the help) or 2 for a usage error (printed). */
 OPDB_API int opdb_comm_bench_parse(int argc, char **argv, opdb_comm_bench_opts *o);
 OPDB_API void opdb_comm_bench_opts_free(opdb_comm_bench_opts *o);
 /* Configuration list in the reference's order; skipped (op, nd, tier) print
- * "WARNING: skipping ..." to warn (may be NULL). */
+ * "opdb comm bench: warning: skipping ..." to warn (may be NULL). */
 OPDB_API opdb_comm_config *opdb_comm_configs(const opdb_comm_bench_opts *o, size_t *n, FILE *warn);
 /* A hash of what every MPI rank must agree on before the first collective:
  * the configurations (op, bytes, group), dtype, iterations, warm-up, time

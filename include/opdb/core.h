@@ -36,7 +36,11 @@ typedef struct opdb_err {
 OPDB_API int opdb_fail(opdb_err *err, int code, const char *fmt, ...) OPDB_PRINTF(3, 4);
 OPDB_API void opdb_err_clear(opdb_err *err);
 
-/* Warnings go to stderr, prefixed "opdb: warning: ". */
+/* Warnings are one line each, handed to the handler the program installed
+ * (the opdb command prints "opdb <command>: warning: <line>"); without one
+ * they go to stderr prefixed "opdb: warning: ". */
+typedef void (*opdb_warn_fn)(void *ctx, const char *line);
+OPDB_API void opdb_set_warn_handler(opdb_warn_fn fn, void *ctx);
 OPDB_API void opdb_warn(const char *fmt, ...) OPDB_PRINTF(1, 2);
 /* A warning that the run produced nothing meaningful (no rows, no matches,
  * less than asked): printed like opdb_warn and counted, so that a command's

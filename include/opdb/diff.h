@@ -49,6 +49,10 @@ typedef struct opdb_diff_result {
     size_t kernel_types, offset_kernel_types;
     bool weighted;
     double predicted_change; /* end-to-end, as a fraction (0.02 = 2% slower); with weights */
+    /* what could be compared at all: kernel types with a table on both
+     * sides, and row identities present on both sides */
+    size_t common_kernel_types, paired;
+    size_t weights_results;  /* hits with a latency in the weights file */
 } opdb_diff_result;
 
 OPDB_API int opdb_diff_run(const char *old_dir, const char *new_dir, const opdb_diff_options *o, opdb_diff_result *res,

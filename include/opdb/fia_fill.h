@@ -16,7 +16,14 @@ typedef struct opdb_fia_fill_opts {
     const char *output_path;   /* NULL: overwrite csv_path */
     const char *metadata_tag;  /* NULL: "runtime_values_dumped" */
     FILE *out;                 /* completion message */
+    bool quirks;               /* the reference's output: always a UTF-8 byte-order mark */
+    struct opdb_fia_fill_totals *totals; /* non-NULL: filled on success */
 } opdb_fia_fill_opts;
+
+/* What a run did, for the caller's summary. */
+typedef struct opdb_fia_fill_totals {
+    size_t rows_in, matched, rows_out; /* CSV data rows read, those back-filled, rows written */
+} opdb_fia_fill_totals;
 
 OPDB_API int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err);
 

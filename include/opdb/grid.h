@@ -73,14 +73,50 @@ typedef struct opdb_grid_opts {
     double max_hbm_gb;           /* <= 0: no budget */
     unsigned long long max_candidates; /* a template expanding to more is refused; 0: OPDB_GRID_MAX_CANDIDATES */
     bool quirks;                 /* --reference-quirks */
-    bool plan, json;             /* --plan [--json]: report, write nothing */
+    bool plan, json;             /* --plan: report, write nothing; --json: the counts as JSON on out */
     FILE *out;                   /* stdout lines */
+    struct opdb_grid_totals *totals; /* non-NULL: filled by a run that returns 0 */
 } opdb_grid_opts;
+
+/* What a run appended (with --plan: would append). */
+typedef struct opdb_grid_totals {
+    size_t rows;                 /* rows appended */
+    size_t files, files_appended;/* CSV files found, and those that gained rows */
+} opdb_grid_totals;
 
 /* Returns 0, or -1 with err set (one line). */
 OPDB_API int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err);
 
+/* ---- Rows from query misses (docs/GRID.md "Rows from query misses"): each
+ * `opdb query` MISS result that carries a request (kernel-level shape and
+ * elementwise queries, default mode) becomes a theory row of its kernel's
+ * table, laid out as grid rows are, deduplicated against the table and the
+ * other requests, so that `opdb bench` can measure it. */
+typedef struct opdb_grid_misses opdb_grid_misses;
+OPDB_API opdb_grid_misses *opdb_grid_misses_new(void);
+OPDB_API void opdb_grid_misses_free(opdb_grid_misses *m);
+/* One result line (JSON text; blank lines are ignored); src and lineno name
+ * it in errors. 0, or -1 with err: not a JSON object, a malformed request. */
+OPDB_API int opdb_grid_misses_add(opdb_grid_misses *m, const char *line, size_t n, const char *src,
+                                  unsigned long long lineno, opdb_err *err);
+/* Every line of a results file (JSONL). */
+OPDB_API int opdb_grid_misses_read(opdb_grid_misses *m, const char *path, opdb_err *err);
+
+typedef struct opdb_grid_miss_opts {
+    const char *root; /* the database folder whose tables get the rows */
+    bool plan, json;  /* --plan [--json]: what would be added, nothing written */
+    FILE *out;        /* the summary or the plan */
+} opdb_grid_miss_opts;
+/* Under the folder lock, all tables or none. 0, or -1 with err set. */
+OPDB_API int opdb_grid_from_misses(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, opdb_err *err);
+
 #ifdef __cplusplus
 }
 #endif
+/* The model presets --target-models accepts: the HF id of preset i, NULL
+ * past the last; known: a preset's HF id or short name, in any case and
+ * without - _ . / or spaces. */
+OPDB_API const char *opdb_grid_model_name(size_t i);
+OPDB_API bool opdb_grid_model_known(const char *name);
+
 #endif

@@ -61,6 +61,11 @@ OPDB_API void opdb_csv_profile_hint(const char *path, char *buf, size_t cap);
 /* Runs the whole parse. Returns 0 on success, -1 with err set otherwise. */
 OPDB_API int opdb_parse_run(const opdb_parse_opts *opts, opdb_parse_result *res, opdb_err *err);
 OPDB_API void opdb_parse_result_free(opdb_parse_result *res);
+/* `opdb parse --json`: the run's summary as a JSON object (2-space indent, no
+ * final newline) into out; database is the folder written, input the path
+ * given. Keys are listed in docs/GUIDE.md. */
+OPDB_API void opdb_parse_result_json(const opdb_parse_result *res, const char *database, const char *input,
+                                     opdb_strbuf *out);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,7 @@ typedef struct opdb_m6_opts {
     const char *json_output;    /* NULL: no JSON */
     bool quirks;                /* --reference-quirks */
     const char *tc_name, *prof_name; /* shown in the report and JSON ("-" for stdin); NULL: the paths */
+    double *ratio;              /* non-NULL: set to M6 by opdb_m6_run on success */
 } opdb_m6_opts;
 
 typedef struct opdb_m6_result {

@@ -75,6 +75,23 @@ typedef struct opdb_measure_result {
  * stop the measurement and are returned. */
 OPDB_API int opdb_measure(opdb_backend *b, void *inst, const opdb_measure_opts *o, opdb_measure_result *r, opdb_err *err);
 
+/* What a short pilot of one prepared row found (opdb bench --plan). */
+typedef struct opdb_pilot {
+    double setup_s;        /* prepare + release */
+    double run_s;          /* one execution, warm */
+    double sample_s;       /* one sample as the stop rule takes it: eviction + execution + loop */
+    double spread;         /* the executions' robust relative spread: 1.4826 * MAD / median */
+} opdb_pilot;
+
+/* The expected wall time of measuring that row with o, in `passes`
+ * interleaved passes (each with 1/passes of min_time and timeout), setup
+ * included. The samples the median's interval needs: the interval's
+ * half-width is about z * 1.2533 * spread / sqrt(n) of the median (the
+ * median's standard error under a normal shape), so n = (z * 1.2533 *
+ * spread / precision)^2, at least min_samples; then at least min_time of
+ * sampling, at most the timeout. A fixed count takes exactly its samples. */
+OPDB_API double opdb_measure_estimate_s(const opdb_measure_opts *o, const opdb_pilot *p, int passes);
+
 /* Monotonic clock in seconds. */
 OPDB_API double opdb_now_s(void);
 /* The cost of one clock read pair in microseconds (minimum over many tries):

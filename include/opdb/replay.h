@@ -174,6 +174,10 @@ struct opdb_backend {
     void (*release)(opdb_backend *b, void *inst);
     void (*destroy)(opdb_backend *b);
     void *impl;
+    /* The real eviction's cost over what flush_cache() costs now: > 1 when the
+     * backend was made with estimate_only and sweeps a smaller pilot buffer;
+     * 0 means 1. */
+    double flush_scale;
 };
 
 typedef struct opdb_backend_opts {
@@ -181,7 +185,14 @@ typedef struct opdb_backend_opts {
     bool hot_cache;                 /* no cache eviction between samples */
     int device_index;               /* CUDA device */
     size_t cache_bytes;             /* CPU: last-level cache to evict (0 = the size the CPU reports) */
+    int launch_batch;               /* CUDA: launches timed together per sample (0 = enough for about
+                                       OPDB_LAUNCH_BATCH_TARGET_US, at most OPDB_LAUNCH_BATCH_MAX; 1 = one) */
+    bool estimate_only;             /* --plan: the backend only pilots rows; CPU: a pilot-sized eviction
+                                       buffer (flush_scale says how much larger the real one is) */
 } opdb_backend_opts;
+
+#define OPDB_LAUNCH_BATCH_TARGET_US 100.0
+#define OPDB_LAUNCH_BATCH_MAX 128
 
 /* Create a backend by name; returns NULL with a reason (e.g. "CUDA backend
  * not built: no CUDA toolkit found at configure time", "no CUDA device"). */

@@ -66,7 +66,17 @@ typedef struct opdb_update_opts {
     const opdb_update_status *status; /* report section; NULL = none */
     bool eager;                    /* reference path: every row tokenized, held as a dict row and
                                       rendered (also OPDB_UPDATE_EAGER=1); same bytes, slower */
+    const char *title;             /* the report's heading; NULL: "Profile Update Report" */
+    const char *gaps_not_compared; /* non-NULL: the measured and profiled durations come from unlike
+                                      devices, so no hotspot is reported; this says why */
+    struct opdb_update_totals *totals; /* non-NULL: filled by a run that returns 0 */
 } opdb_update_opts;
+
+/* What a write-back did, for the caller's one-line summary. */
+typedef struct opdb_update_totals {
+    size_t tables;                 /* CSV files touched */
+    long updated, added, deleted;  /* rows */
+} opdb_update_totals;
 
 OPDB_API int opdb_update_run(const opdb_update_opts *o, opdb_err *err);
 

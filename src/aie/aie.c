@@ -360,6 +360,22 @@ static void summarize(const pair *p, size_t n, double macs_per_core, double cloc
     s->gmacs = s->span > 0 ? macs_per_core * clock / (double)s->span : 0.0;
 }
 
+/* A tile cannot do more than peak MACs per cycle: a faster figure means the
+ * kernels in the trace are not the whole of the tile's share of the GEMM
+ * (or the sizes, array or clock given do not match the run). One warning per
+ * core, for its fastest iteration. */
+static void warn_above_tile_peak(const opdb_aie_opts *o, const core *c) {
+    double peak = o->peak_macs_per_cycle * o->clock_ghz, best = 0;
+    long long at = -1;
+    for (size_t k = 0; k < c->nit; k++)
+        if (c->it[k].gmacs > best) best = c->it[k].gmacs, at = (long long)k;
+    if (at < 0 || !(peak > 0) || best <= peak) return;
+    opdb_warn("core %s: iteration %lld reaches %.1f GMAC/s, above the tile's peak of %.1f GMAC/s (%g MACs per cycle at "
+              "%g GHz): the figure cannot be right; the trace may not hold all of the tile's kernels, or --M/--K/--N, "
+              "--row/--col or --clock-ghz do not match the run",
+              c->tile, at, best, peak, o->peak_macs_per_cycle, o->clock_ghz);
+}
+
 static void process_core(const opdb_aie_opts *o, const proc *p, const char *name, core *c) {
     memset(c, 0, sizeof *c);
     c->pid = p->pid;
@@ -421,6 +437,7 @@ static void process_core(const opdb_aie_opts *o, const proc *p, const char *name
     if (!o->quirks && det != c->expected) opdb_warn_nothing("core %s: %s", c->tile, c->note);
     c->perf_start = o->warmup < det ? o->warmup : det;
     c->perf_end = c->perf_start + o->iterations < det ? c->perf_start + o->iterations : det;
+    if (!o->quirks) warn_above_tile_peak(o, c);
     free(bounds.v);
     free(stalls.v);
     free(r.kept.v);
@@ -623,7 +640,15 @@ static void left_out_json(opdb_json *j, core *c, const bool *out, size_t n) {
 
 /* The system view over the iterations in every (default: every data-bearing)
  * core's performance window: the slowest core sets each iteration's runtime. */
-static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size_t *src, opdb_strbuf *out) {
+/* Why a core has no perf iteration: no kernel pairs, or every iteration is warm-up. */
+static void why_no_window(const opdb_aie_opts *o, const core *d, char *why, size_t cap) {
+    if (!d->has_pairs) snprintf(why, cap, "core %s has no valid kernel start/end pairs", d->tile);
+    else if ((long long)d->nit <= o->warmup)
+        snprintf(why, cap, "core %s: all %zu iteration(s) found fall in the --warmup %lld", d->tile, d->nit, o->warmup);
+    else snprintf(why, cap, "core %s: --iterations %lld leaves no perf iteration", d->tile, o->iterations);
+}
+
+static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size_t *src, size_t nproc, opdb_strbuf *out) {
     opdb_json j;
     opdb_json_init(&j, out);
     j.python_nan = o->quirks;
@@ -653,11 +678,26 @@ static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size
     if (n == 0 || (!o->quirks && nused == 0 && n == 0)) {
         opdb_json_key(&j, "note");
         opdb_json_string(&j, "No cores to aggregate.");
-        if (!o->quirks) opdb_warn_nothing("no core with kernel events to aggregate");
+        if (!o->quirks && nproc == 0)
+            opdb_warn_nothing("no core with kernel events to aggregate: the trace names no process (no process_name "
+                              "metadata event)");
+        else if (!o->quirks)
+            opdb_warn_nothing("no core with kernel events to aggregate: none of the trace's %zu process(es) is a core "
+                              "(a process whose name contains 'core_trace')", nproc);
     } else if (nused == 0 || hi <= lo) {
         opdb_json_key(&j, "note");
         opdb_json_string(&j, "No common perf iterations across all cores.");
-        if (!o->quirks) opdb_warn_nothing("no perf iteration common to all cores: no system figures");
+        if (!o->quirks) {
+            char why[512] = "the cores' perf windows do not overlap";
+            for (size_t i = 0; i < n && nused == 0; i++) {
+                const core *d = src[i] == SIZE_MAX ? &none : &c[src[i]];
+                if (d->tile) {
+                    why_no_window(o, d, why, sizeof why);
+                    break;
+                }
+            }
+            opdb_warn_nothing("no perf iteration common to all cores: no system figures (%s)", why);
+        }
         if (nleft) left_out_json(&j, c, left, n);
     } else {
         double total = (double)o->M * (double)o->K * (double)o->N;
@@ -723,6 +763,10 @@ static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size
             else opdb_json_null(&j);
             opdb_json_end_object(&j);
             if (nleft) left_out_json(&j, c, left, n);
+            if (peak > 0 && gm[bi] > peak)
+                opdb_warn("iteration %lld reaches %.1f GMAC/s, above the array's peak of %.1f GMAC/s (%lld x %lld tiles): "
+                          "the figure cannot be right; check --M/--K/--N, --row/--col and --clock-ghz",
+                          lo + (long long)bi, gm[bi], peak, o->rows, o->cols);
         }
         free(rt);
         free(gm);
@@ -842,7 +886,8 @@ int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
     }
     if (rc == 0) {
         opdb_sb_clear(&sb);
-        aggregate_json(&o, c, n, src, &sb);
+        aggregate_json(&o, c, n, src, t.n, &sb);
+        if (o.cores) *o.cores = n;
         char *ap = py_join(dir, "aggregate_perf.json");
         rc = write_file(&o, ap, &sb, err);
         free(ap);

@@ -323,7 +323,7 @@ static int choose_pid(tc_ctx *c, pid_acc **pick, opdb_err *err) {
                          "%s: no process_name names a profiling or empirical model, and complete event %llu has no \"pid\"",
                          c->path, c->x_without_pid - 1);
     if (c->npids == 1) {
-        fprintf(stderr, "Warning: profiling PID not found by name in %s, using sole PID %s\n", opdb_path_shown(c->path), c->pids[0].shown);
+        opdb_warn("profiling PID not found by name in %s, using sole PID %s", opdb_path_shown(c->path), c->pids[0].shown);
         *pick = &c->pids[0];
         return 0;
     }

@@ -71,24 +71,62 @@ static int by_table_name(const void *key, const void *t) {
     return strcmp((const char *)key, ((const dtable *)t)->kernel_type);
 }
 
-/* An explained result's rows (explain.rows: file, line, latency_us) in OLD:
- * each adds its latency to the identity its line belongs to. */
-static void add_explain_rows(yajl_val explain, const dside *old) {
-    yajl_val rows = jget(explain, "rows");
+/* Adds x to the identity whose row starts at line ln of the table named by
+ * file (its last path component, <KernelType>.csv) in OLD. */
+static void add_row_us(const dside *old, const char *f, long long ln, double x) {
+    const char *base = strrchr(f, '/');
+    base = base ? base + 1 : f;
+    size_t n = strlen(base);
+    if (n <= 4 || strcmp(base + n - 4, ".csv") != 0) return;
+    char kt[256];
+    snprintf(kt, sizeof kt, "%.*s", (int)(n - 4), base);
+    const dtable *t = bsearch(kt, old->t, old->n, sizeof *old->t, by_table_name);
+    if (t && ln > 0 && (unsigned long long)ln < t->nby_line && t->by_line[ln] && isfinite(x) && x > 0)
+        t->g[t->by_line[ln] - 1].explain_us += x;
+}
+
+static bool jnum(yajl_val v, double *x) {
+    if (!YAJL_IS_NUMBER(v)) return false;
+    *x = YAJL_IS_INTEGER(v) ? (double)YAJL_GET_INTEGER(v) : YAJL_GET_DOUBLE(v);
+    return true;
+}
+
+/* A list of {file, line, latency_us} rows: each adds share when share is a
+ * number (>= 0), else its own latency_us. */
+static void add_row_list(yajl_val rows, const dside *old, double share) {
     for (size_t i = 0; YAJL_IS_ARRAY(rows) && i < rows->u.array.len; i++) {
-        yajl_val e = rows->u.array.values[i], file = jget(e, "file"), line = jget(e, "line"), lat = jget(e, "latency_us");
-        if (!YAJL_IS_STRING(file) || !YAJL_IS_INTEGER(line) || !YAJL_IS_NUMBER(lat)) continue;
-        const char *f = YAJL_GET_STRING(file), *base = strrchr(f, '/');
-        base = base ? base + 1 : f;
-        size_t n = strlen(base);
-        if (n <= 4 || strcmp(base + n - 4, ".csv") != 0) continue;
-        char kt[256];
-        snprintf(kt, sizeof kt, "%.*s", (int)(n - 4), base);
-        const dtable *t = bsearch(kt, old->t, old->n, sizeof *old->t, by_table_name);
-        long long ln = YAJL_GET_INTEGER(line);
-        double x = YAJL_IS_INTEGER(lat) ? (double)YAJL_GET_INTEGER(lat) : YAJL_GET_DOUBLE(lat);
-        if (t && ln > 0 && (unsigned long long)ln < t->nby_line && t->by_line[ln] && isfinite(x) && x > 0)
-            t->g[t->by_line[ln] - 1].explain_us += x;
+        yajl_val e = rows->u.array.values[i], file = jget(e, "file"), line = jget(e, "line");
+        double x;
+        if (!YAJL_IS_STRING(file) || !YAJL_IS_INTEGER(line) || !jnum(jget(e, "latency_us"), &x)) continue;
+        add_row_us(old, YAJL_GET_STRING(file), YAJL_GET_INTEGER(line), share >= 0 ? share : x);
+    }
+}
+
+/* An explanation of an answer of lat us (docs/DIFF.md §4): its rows, its
+ * communication rows, its interpolation points' rows and, recursively, its
+ * sub-kernels' explanations, each row getting its part of lat. */
+static void add_explain(yajl_val explain, double lat, const dside *old, int depth) {
+    if (!YAJL_IS_OBJECT(explain) || depth > 16) return;
+    add_row_list(jget(explain, "rows"), old, -1);
+    yajl_val comm = jget(explain, "comm"), crows = jget(comm, "rows");
+    if (YAJL_IS_ARRAY(crows) && crows->u.array.len) { /* a fit or bracket: the answer shared by its rows */
+        bool exact = YAJL_IS_TRUE(jget(comm, "exact"));
+        add_row_list(crows, old, exact ? -1 : lat / (double)crows->u.array.len);
+    }
+    yajl_val pts = jget(jget(explain, "interpolation"), "points");
+    for (size_t i = 0; YAJL_IS_ARRAY(pts) && i < pts->u.array.len; i++) {
+        yajl_val pt = pts->u.array.values[i], prow = jget(pt, "rows");
+        double w, pl;
+        if (!jnum(jget(pt, "weight"), &w) || !jnum(jget(pt, "latency_us"), &pl) || !YAJL_IS_ARRAY(prow) ||
+            !prow->u.array.len || !(w * pl >= 0))
+            continue;
+        add_row_list(prow, old, w * pl / (double)prow->u.array.len);
+    }
+    yajl_val subs = jget(explain, "sub_kernels");
+    for (size_t i = 0; YAJL_IS_ARRAY(subs) && i < subs->u.array.len; i++) {
+        yajl_val sk = subs->u.array.values[i];
+        double sl;
+        if (jnum(jget(sk, "latency_us"), &sl) && isfinite(sl) && sl > 0) add_explain(jget(sk, "explain"), sl, old, depth + 1);
     }
 }
 
@@ -132,7 +170,7 @@ static int load_weights(dreport *r, const dside *old, opdb_err *err) {
                 const char *k = YAJL_IS_STRING(kt) ? YAJL_GET_STRING(kt) : NULL;
                 for (size_t i = 0; k && !strchr(k, ',') && i < r->nkts; i++)
                     if (strcmp(r->kts[i].name, k) == 0) r->kts[i].weight += x;
-                add_explain_rows(jget(v, "explain"), old);
+                add_explain(jget(v, "explain"), x, old, 0);
             }
         }
         yajl_tree_free(v);
@@ -176,9 +214,10 @@ int opdb_diff_run(const char *old_dir, const char *new_dir, const opdb_diff_opti
         const dtable *to = io < so.n && strcmp(so.t[io].kernel_type, names[k]) == 0 ? &so.t[io++] : NULL;
         const dtable *tn = in < sn.n && strcmp(sn.t[in].kernel_type, names[k]) == 0 ? &sn.t[in++] : NULL;
         size_t first = r.nch, nr = 0;
+        if (to && tn) res->common_kernel_types++;
         for (size_t i = 0; to && i < to->n; i++) {
             dgroup *b = tn ? diff_find(tn, to->g[i].sig, to->g[i].hash) : NULL;
-            if (b) b->paired = true;
+            if (b) b->paired = true, res->paired++;
             OPDB_ALLOC_GROW(r.ch, r.nch + 1, chcap);
             r.ch[r.nch++] = (dchange){k, OPDB_DIFF_SAME, &to->g[i], b, NAN, NAN};
         }
@@ -218,6 +257,7 @@ int opdb_diff_run(const char *old_dir, const char *new_dir, const opdb_diff_opti
                 kt->predicted = isnan(kt->median) ? 0.0 : kt->weight * (kt->median - 1.0);
                 res->predicted_change += kt->predicted;
             }
+            res->weights_results = r.weights_lines;
             if (!r.weights_lines) diff_warn(o, "%s: no hit with a latency; every weight is 0", o->weights_path);
         }
     }

@@ -243,6 +243,7 @@ int opdb_m6_run(const opdb_m6_opts *o, FILE *out, opdb_err *err) {
         if (r.real <= 0) opdb_warn_nothing("%s: no forward-pass time (no usable rows): M6 is not meaningful", PROF_NAME(o));
         else if (r.tc_sum <= 0) opdb_warn_nothing("%s: no TC-trace op is counted (sources, kernel_type, dur > 0): M6 = 0", TC_NAME(o));
     }
+    if (rc == 0 && o->ratio) *o->ratio = r.ratio;
     if (rc == 0) {
         opdb_m6_report(o, &r, &sb);
         if (o->json_output && *o->json_output) opdb_sb_addf(&sb, "\nJSON output written to: %s\n", o->json_output);

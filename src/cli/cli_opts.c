@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cli/suggest.h"
 #include "opdb/db.h"
@@ -13,20 +15,144 @@
 #include "opdb/signature.h"
 #include "opdb/update.h"
 
-static void print_usage(const cli_spec *s, FILE *f) {
-    fprintf(f, "usage: %s [-h]", s->prog);
-    for (size_t i = 0; i < s->nopts; i++) {
-        const cli_opt *o = &s->opts[i];
-        if (o->metavar)
-            fprintf(f, o->required ? " %s %s" : " [%s %s]", o->name, o->metavar);
-        else
-            fprintf(f, " [%s]", o->name);
+static char *dupn(const char *s, size_t n) {
+    char *d = opdb_xmalloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+size_t cli_help_width(void) {
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+    return 80;
+}
+
+void cli_put_wrapped(FILE *f, const char *text, size_t col, size_t indent, size_t width) {
+    /* a word is never broken, except a path wider than a whole line at its '/' */
+    if (col + strlen(text) <= width) { /* fits: printed as written, inner spacing kept */
+        fprintf(f, "%s\n", text);
+        return;
+    }
+    bool line_empty = true;
+    for (const char *p = text; *p;) {
+        while (*p == ' ') p++;
+        const char *w = p;
+        while (*p && *p != ' ') p++;
+        size_t wl = (size_t)(p - w);
+        if (!wl) break;
+        if (!line_empty && col + 1 + wl > width) {
+            fprintf(f, "\n%*s", (int)indent, "");
+            col = indent;
+            line_empty = true;
+        }
+        if (!line_empty) fputc(' ', f), col++;
+        while (col + wl > width) { /* a path wider than a whole line: cut after the last '/' that fits */
+            size_t cut = 0;
+            for (size_t k = 0; k < wl && col + k < width; k++)
+                if (w[k] == '/') cut = k + 1;
+            if (!cut) break;
+            fwrite(w, 1, cut, f);
+            fprintf(f, "\n%*s", (int)indent, "");
+            col = indent;
+            w += cut;
+            wl -= cut;
+        }
+        fwrite(w, 1, wl, f);
+        col += wl;
+        line_empty = false;
+    }
+    fputc('\n', f);
+}
+
+/* Text as paragraphs: lines run on into one paragraph, except that an
+ * indented line, a line after one ending in ':' and a line after an empty
+ * one start their own; a continuation keeps the paragraph's indentation
+ * (two more after a "- " bullet). */
+static void put_lines(FILE *f, const char *text, size_t width) {
+    opdb_strbuf para = {0};
+    for (const char *e = text; e && *e;) {
+        const char *nl = strchr(e, '\n'), *ln = e;
+        size_t len = nl ? (size_t)(nl - e) : strlen(e);
+        opdb_sb_addf(&para, "%s%.*s", para.n ? " " : "", (int)len, ln);
+        e = nl ? nl + 1 : e + len;
+        bool ends = !*e || *e == ' ' || *e == '\n' || !strncmp(e, "- ", 2) || !strncmp(e, "* ", 2) || len == 0 ||
+                    ln[0] == ' ' || ln[len - 1] == ':';
+        if (!ends) continue;
+        const char *line = para.n ? para.p : "";
+        size_t lead = strspn(line, " ");
+        size_t indent = lead + (strncmp(line + lead, "- ", 2) == 0 || strncmp(line + lead, "* ", 2) == 0 ? 2 : 0);
+        fprintf(f, "%.*s", (int)lead, line);
+        cli_put_wrapped(f, line + lead, lead, indent, width);
+        para.n = 0;
+        if (para.p) para.p[0] = '\0';
+    }
+    opdb_sb_free(&para);
+}
+
+/* A command line too long for the width goes on with " \" lines. */
+static void put_command(FILE *f, const char *cmd, size_t width) {
+    size_t col = 2;
+    fputs("  ", f);
+    for (const char *p = cmd; *p;) {
+        while (*p == ' ') p++;
+        const char *w = p;
+        while (*p && *p != ' ') p++;
+        size_t wl = (size_t)(p - w);
+        if (!wl) break;
+        if (col > 2 && col + 1 + wl + 2 > width) {
+            fputs(" \\\n      ", f);
+            col = 6;
+        } else if (col > 2) {
+            fputc(' ', f), col++;
+        }
+        fwrite(w, 1, wl, f);
+        col += wl;
+    }
+    fputc('\n', f);
+}
+
+void cli_print_help_tail(FILE *f, const char *example, const char *exits, size_t width) {
+    if (example) {
+        fputs("\nexample:\n", f);
+        for (const char *e = example; *e;) {
+            const char *nl = strchr(e, '\n');
+            size_t len = nl ? (size_t)(nl - e) : strlen(e);
+            char *line = dupn(e, len);
+            put_command(f, line, width);
+            free(line);
+            e = nl ? nl + 1 : e + len;
+        }
+    }
+    fputs("\nexit status:\n  ", f);
+    cli_put_wrapped(f, exits ? exits : CLI_EXITS, 2, 2, width);
+}
+
+static void print_usage(const cli_spec *s, FILE *f, size_t width) {
+    size_t indent = strlen("usage: ") + strlen(s->prog) + 1, col = indent - 1;
+    if (indent > width / 2) indent = 4;
+    fprintf(f, "usage: %s", s->prog);
+    char item[160];
+    for (size_t i = 0; i <= s->nopts; i++) {
+        const cli_opt *o = i ? &s->opts[i - 1] : NULL;
+        if (!o) snprintf(item, sizeof item, "[-h]");
+        else if (o->metavar) snprintf(item, sizeof item, o->required ? "%s %s" : "[%s %s]", o->name, o->metavar);
+        else snprintf(item, sizeof item, "[%s]", o->name);
+        size_t n = strlen(item);
+        if (col + 1 + n > width) {
+            fprintf(f, "\n%*s", (int)indent, "");
+            col = indent;
+        } else {
+            fputc(' ', f), col++;
+        }
+        fputs(item, f);
+        col += n;
     }
     fputc('\n', f);
 }
 
 int cli_usage_error(const cli_spec *spec, const char *fmt, ...) {
-    print_usage(spec, stderr);
+    print_usage(spec, stderr, 80);
     fprintf(stderr, "%s: error: ", spec->prog);
     va_list ap;
     va_start(ap, fmt);
@@ -45,6 +171,7 @@ static bool help_table(const cli_spec *s) {
     for (size_t i = 0; i < s->nopts; i++) {
         const cli_opt *o = &s->opts[i];
         printf("O\t%s\t%s\t%d\t%s\n", o->name, o->metavar ? o->metavar : "", o->required ? 1 : 0, o->help);
+        if (o->alias) printf("O\t%s\t%s\t0\tolder spelling of %s, still accepted\n", o->alias, o->metavar ? o->metavar : "", o->name);
     }
     for (const char *e = s->epilog; e && *e;) {
         const char *nl = strchr(e, '\n');
@@ -52,20 +179,42 @@ static bool help_table(const cli_spec *s) {
         printf("E\t%.*s\n", len, e);
         e = nl ? nl + 1 : e + len;
     }
+    for (const char *e = s->example; e && *e;) {
+        const char *nl = strchr(e, '\n');
+        int len = nl ? (int)(nl - e) : (int)strlen(e);
+        printf("X\t%.*s\n", len, e);
+        e = nl ? nl + 1 : e + len;
+    }
+    printf("C\t%s\n", s->exits ? s->exits : CLI_EXITS);
     return true;
 }
 
+enum { HELP_COL = 30 }; /* where option help starts, as argparse */
+
 static void print_help(const cli_spec *s) {
     if (help_table(s)) return;
-    print_usage(s, stdout);
-    printf("\n%s\n\noptions:\n  -h, --help  show this help message and exit\n", s->summary);
+    size_t width = cli_help_width();
+    print_usage(s, stdout, width);
+    fputc('\n', stdout);
+    put_lines(stdout, s->summary, width);
+    printf("\noptions:\n  -h, --help%*s", HELP_COL - 12, "");
+    cli_put_wrapped(stdout, "show this help message and exit", HELP_COL, HELP_COL, width);
     for (size_t i = 0; i < s->nopts; i++) {
         const cli_opt *o = &s->opts[i];
-        char left[96];
-        snprintf(left, sizeof left, "%s%s%s", o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
-        printf("  %-28s %s%s\n", left, o->required ? "[required] " : "", o->help);
+        char left[96], text[1024];
+        snprintf(left, sizeof left, "  %s%s%s", o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
+        snprintf(text, sizeof text, "%s%s%s%s%s", o->required ? "[required] " : "", o->help, o->alias ? " (older spelling: " : "",
+                 o->alias ? o->alias : "", o->alias ? ")" : "");
+        fputs(left, stdout);
+        if (strlen(left) + 1 > HELP_COL) printf("\n%*s", HELP_COL, "");
+        else printf("%*s", (int)(HELP_COL - strlen(left)), "");
+        cli_put_wrapped(stdout, text, HELP_COL, HELP_COL, width);
     }
-    if (s->epilog) printf("\n%s\n", s->epilog);
+    if (s->epilog) {
+        fputc('\n', stdout);
+        put_lines(stdout, s->epilog, width);
+    }
+    cli_print_help_tail(stdout, s->example, s->exits, width);
 }
 
 static cli_opt *lookup(const cli_spec *s, const char *name, size_t n, int *ambiguous) {
@@ -73,9 +222,10 @@ static cli_opt *lookup(const cli_spec *s, const char *name, size_t n, int *ambig
     int count = 0;
     *ambiguous = 0;
     for (size_t i = 0; i < s->nopts; i++) {
-        const char *on = s->opts[i].name;
-        if (strlen(on) == n && strncmp(on, name, n) == 0) return &s->opts[i];
-        if (strncmp(on, name, n) == 0) {
+        const char *on = s->opts[i].name, *al = s->opts[i].alias;
+        if ((strlen(on) == n && strncmp(on, name, n) == 0) || (al && strlen(al) == n && strncmp(al, name, n) == 0))
+            return &s->opts[i];
+        if (strncmp(on, name, n) == 0 || (al && strncmp(al, name, n) == 0)) {
             hit = &s->opts[i];
             count++;
         }
@@ -169,6 +319,8 @@ int cli_check_db_flags(const cli_spec *spec, const char *device, const char *vll
             strcat(list, opdb_devices[i]);
             strcat(list, "'");
         }
+        const char *near = cli_suggest(device, opdb_devices, opdb_ndevices);
+        if (near) return cli_usage_error(spec, "argument --device: invalid choice: '%s' (did you mean '%s'?)", device, near);
         return cli_usage_error(spec, "argument --device: invalid choice: '%s' (choose from %s)", device, list);
     }
     const char *flags[3][2] = {{"--vllm-version", vllm}, {"--torch-version", torch}, {"--cann-version", cann}};
@@ -191,7 +343,33 @@ int cli_take_list(int *i, int argc, char **argv, const char ***out, size_t *n) {
 
 static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-int cli_normalize_ops(const char *prog, const char *const *ops, size_t n, char ***norm) {
+/* The reference's message (and its exit 1) under --reference-quirks; else a
+ * usage error naming the closest operator of each unknown name, the
+ * catalogue when one of them has none close. */
+static int unknown_ops(const char *prog, bool quirks, char **bad, size_t nbad) {
+    qsort(bad, nbad, sizeof *bad, cmp_cstr);
+    const char **names = opdb_xcalloc(opdb_op_registry_count + 1, sizeof *names);
+    for (size_t i = 0; i < opdb_op_registry_count; i++) names[i] = opdb_op_registry[i]->name;
+    bool all_near = !quirks;
+    for (size_t i = 0; i < nbad && all_near; i++) all_near = cli_suggest(bad[i], names, opdb_op_registry_count) != NULL;
+    if (!all_near) {
+        fprintf(stderr, "%s: %sUnsupported --ops: ", prog, quirks ? "" : "error: argument --ops: ");
+        for (size_t i = 0; i < nbad; i++) fprintf(stderr, "%s%s", i ? ", " : "", bad[i]);
+        fprintf(stderr, ". Available: ");
+        for (size_t i = 0; i < opdb_op_registry_count; i++) fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
+        fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "%s: error: argument --ops: ", prog);
+        for (size_t i = 0; i < nbad; i++)
+            fprintf(stderr, "%sunknown operator '%s' (did you mean '%s'?)", i ? "; " : "", bad[i],
+                    cli_suggest(bad[i], names, opdb_op_registry_count));
+        fputc('\n', stderr);
+    }
+    free(names);
+    return quirks ? 1 : 2;
+}
+
+int cli_normalize_ops(const char *prog, bool quirks, const char *const *ops, size_t n, char ***norm) {
     *norm = opdb_xcalloc(n + 1, sizeof **norm);
     char **bad = opdb_xcalloc(n + 1, sizeof *bad);
     size_t nbad = 0;
@@ -201,17 +379,9 @@ int cli_normalize_ops(const char *prog, const char *const *ops, size_t n, char *
         (*norm)[i] = opdb_xstrdup(buf);
         if (!opdb_is_replay_op(buf)) bad[nbad++] = (*norm)[i];
     }
-    if (nbad) {
-        qsort(bad, nbad, sizeof *bad, cmp_cstr);
-        fprintf(stderr, "%s: Unsupported --ops: ", prog);
-        for (size_t i = 0; i < nbad; i++) fprintf(stderr, "%s%s", i ? ", " : "", bad[i]);
-        fprintf(stderr, ". Available: ");
-        for (size_t i = 0; i < opdb_op_registry_count; i++)
-            fprintf(stderr, "%s%s", i ? ", " : "", opdb_op_registry[i]->name);
-        fputc('\n', stderr);
-    }
+    int rc = nbad ? unknown_ops(prog, quirks, bad, nbad) : 0;
     free(bad);
-    return nbad ? 1 : 0;
+    return rc;
 }
 
 void cli_free_ops(char **norm, size_t n) {

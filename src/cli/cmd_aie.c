@@ -5,6 +5,7 @@
 
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/aie.h"
 
@@ -43,8 +44,8 @@ int cmd_aie(int argc, char **argv) {
         {"--hwid", "ID", "hardware id (names the input folder)", true, &hwid, NULL},
         {"--warmup", "W", "warm-up iterations", true, &sv[8], NULL},
         {"--iterations", "I", "performance iterations after warm-up", true, &sv[9], NULL},
-        {"--trace", "FILE", "trace JSON, - for stdin (then --out-dir is needed) (default: outputs/<hwid>-gemm_<M>_<K>_<N>-<row>_row_<col>_col/traces/trace_mm_<M>_<K>_<N>.json)", false, &trace, NULL},
-        {"--out-dir", "DIR", "output folder (default: the trace's folder)", false, &out_dir, NULL},
+        {"--trace", "FILE", "trace JSON, - for stdin (then --output-dir is needed) (default: outputs/<hwid>-gemm_<M>_<K>_<N>-<row>_row_<col>_col/traces/trace_mm_<M>_<K>_<N>.json)", false, &trace, NULL},
+        {"--output-dir", "DIR", "output folder (default: the trace's folder)", false, &out_dir, NULL, "--out-dir"},
         {"--clock-ghz", "GHZ", "AIE clock (default 1.25)", false, &clock, NULL},
         {"--peak-macs-per-cycle", "X", "peak MACs per cycle per core (default 64)", false, &peak, NULL},
         {"--lock-stall-factor", "F", "a lock stall this many median kernels long ends an iteration (default 20.0)", false, &factor, NULL},
@@ -54,6 +55,7 @@ int cmd_aie(int argc, char **argv) {
     cli_spec spec = {"opdb aie",
                      "Post-process an AMD AIE hardware trace: per-core kernel timings per iteration and GMAC/s.", NULL,
                      opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb aie --hwid npu1 --M 512 --K 512 --N 512 --m 64 --k 64 --n 64 --row 4 --col 4 --warmup 2 --iterations 10";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
@@ -61,14 +63,16 @@ int cmd_aie(int argc, char **argv) {
     for (int i = 0; i < 10; i++)
         if (!parse_ll(sv[i], &v[i])) return cli_usage_error(&spec, "argument %s: invalid int value: '%s'", names[i], sv[i]);
     opdb_aie_opts o = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], hwid, v[8], v[9], trace, out_dir,
-                       1.25, 64.0, 20.0, quirks, stdout};
+                       1.25, 64.0, 20.0, quirks, stdout, NULL};
+    size_t cores = 0;
+    o.cores = &cores;
     if (clock && !parse_d(clock, &o.clock_ghz)) return cli_usage_error(&spec, "argument --clock-ghz: invalid float value: '%s'", clock);
     if (peak && !parse_d(peak, &o.peak_macs_per_cycle))
         return cli_usage_error(&spec, "argument --peak-macs-per-cycle: invalid float value: '%s'", peak);
     if (factor && !parse_d(factor, &o.lock_stall_factor))
         return cli_usage_error(&spec, "argument --lock-stall-factor: invalid float value: '%s'", factor);
     /* the outputs go next to the trace by default: stdin has no folder */
-    if (trace && strcmp(trace, "-") == 0 && !out_dir) return cli_usage_error(&spec, "--trace - needs --out-dir DIR");
+    if (trace && strcmp(trace, "-") == 0 && !out_dir) return cli_usage_error(&spec, "--trace - needs --output-dir DIR");
     cli_stdio io = {0};
     if (cli_stdio_input(&io, "opdb aie", &o.trace, "trace.json")) return cli_stdio_finish(&io, "opdb aie", 1);
     opdb_err err;
@@ -78,5 +82,9 @@ int cmd_aie(int argc, char **argv) {
         fprintf(stderr, "opdb aie: %s\n", err.msg);
         return cli_stdio_finish(&io, "opdb aie", err.code ? err.code : 1);
     }
-    return cli_strict_rc("opdb aie", strict, cli_stdio_finish(&io, "opdb aie", 0));
+    rc = cli_stdio_finish(&io, "opdb aie", 0);
+    if (rc == 0)
+        cli_summary("opdb aie", "wrote the timings of %zu core%s of %s (index.json, aggregate_perf.json)", cores,
+                    cli_plural(cores), trace && strcmp(trace, "-") ? trace : trace ? "stdin" : "the default trace");
+    return cli_strict_rc("opdb aie", strict, rc);
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/bench.h"
 #include "opdb/comm.h"
@@ -48,8 +49,8 @@ static bool parse_size(const char *s, size_t *out) {
 
 typedef struct flags {
     const char *database, *device, *vllm, *torch, *cann, *mode, *repeat, *min_samples, *min_time, *timeout, *precision, *threads,
-        *backend, *grid, *rounds, *cache_mib, *max_memory;
-    bool hot, fail_fast, resume, drop_failed, quirks, plan, strict, no_progress;
+        *backend, *grid, *rounds, *cache_mib, *max_memory, *launch_batch;
+    bool hot, fail_fast, resume, drop_failed, quirks, plan, strict, no_progress, json;
 } flags;
 
 /* Stop-rule flags into m (after defaults). */
@@ -154,10 +155,13 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
     if (f->threads) cli_parse_uint(f->threads, &threads);
     unsigned long cache_mib = 0;
     if (f->cache_mib) cli_parse_uint(f->cache_mib, &cache_mib);
-    opdb_backend_opts bo = {(int)threads, f->hot, 0, (size_t)cache_mib << 20};
+    unsigned long batch = 0;
+    if (f->launch_batch) cli_parse_uint(f->launch_batch, &batch);
+    opdb_backend_opts bo = {(int)threads, f->hot, 0, (size_t)cache_mib << 20, (int)batch, f->plan};
     const char *shard = getenv(SHARD_ENV);
-    /* the merge and --plan measure nothing: no eviction buffer (twice the last-level cache, touched page by page) */
-    if ((shard && strncmp(shard, "merge/", 6) == 0) || f->plan) bo.hot_cache = true;
+    /* the merge measures nothing: no eviction buffer (twice the last-level cache, touched page by page);
+     * --plan pilots with a smaller one (estimate_only) */
+    if (shard && strncmp(shard, "merge/", 6) == 0) bo.hot_cache = true;
     opdb_backend *b = opdb_backend_create(bname, &bo, &err);
     if (!b) {
         fprintf(stderr, "opdb bench: %s\n", err.msg);
@@ -168,9 +172,13 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
     if (!dir) {
         fprintf(stderr, "opdb bench: %s\n", err.msg);
     } else {
+        /* --json: stdout holds the JSON object alone; the status lines and report go to stderr */
+        opdb_bench_totals totals;
         opdb_bench_opts o = {dir, (const char *const *)ops, nops, f->mode && strcmp(f->mode, "missing-only") == 0,
-                             *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL, stdout, 1,
-                             f->plan, f->strict, 0, 0, NULL, 0, f->no_progress};
+                             *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL,
+                             f->json ? stderr : stdout, 1, f->plan, f->strict, 0, 0, NULL, 0, f->no_progress,
+                             f->json ? stdout : NULL, &totals};
+        memset(&totals, 0, sizeof totals);
         parse_size(f->max_memory, &o.max_memory);
         /* ranks on one node (set by the MPI helper) each take their share of the default budget */
         const char *node_ranks = getenv("OPDB_BENCH_NODE_RANKS");
@@ -187,6 +195,18 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
         fflush(stdout);
         if (rc < 0) fprintf(stderr, "opdb bench: %s\n", err.msg);
         rc = rc < 0 ? (err.code ? err.code : 1) : rc;
+        char a[32];
+        /* 1 without an error: some row failed, the rest written; a rank's share says nothing (the merge does) */
+        bool ran = (rc == 0 || (rc == 1 && !err.msg[0])) && !(shard && strncmp(shard, "merge/", 6));
+        if (ran && f->plan)
+            cli_summary("opdb bench", "planned %s row%s of %zu operator%s: about %.1f s (at most %.0f s); nothing run",
+                        cli_count(a, sizeof a, (unsigned long long)totals.planned), cli_plural((unsigned long long)totals.planned),
+                        totals.operators, cli_plural(totals.operators), totals.plan_low_s, totals.plan_high_s);
+        else if (ran)
+            cli_summary("opdb bench", "measured %s row%s of %zu operator%s under %s (%ld failed, %ld skipped, %ld not converged)",
+                        cli_count(a, sizeof a, (unsigned long long)totals.measured),
+                        cli_plural((unsigned long long)totals.measured), totals.operators, cli_plural(totals.operators),
+                        dir, totals.failed, totals.skipped, totals.unconverged);
     }
     free(dir);
     b->destroy(b);
@@ -215,15 +235,17 @@ int cmd_bench(int argc, char **argv) {
         {"--cache-mib", "N", "last-level cache size to evict, in MiB (default: the size the CPU reports; set it where a VM reports the whole host's cache)", false, &f.cache_mib, NULL},
         {"--threads", "N", "CPU threads, pinned to distinct CPUs (default: all online CPUs; 1 is more repeatable on a shared machine)", false, &f.threads, NULL},
         {"--backend", "NAME", "cpu (default) or cuda", false, &f.backend, NULL},
+        {"--launch-batch", "N", "cuda: launches timed together per sample (default: enough for about 100 us, at most 128; 1: one launch per sample)", false, &f.launch_batch, NULL},
         {"--grid", "NAME", "benchmark the built-in grid 'default' (LLM shapes) into a new or existing database", false, &f.grid, NULL},
         {"--fail-fast", NULL, "stop at the first row that fails (default: continue)", false, NULL, &f.fail_fast},
         {"--resume", NULL, "continue an interrupted run from its journal", false, NULL, &f.resume},
         {"--drop-failed", NULL, "delete rows that fail to replay (default: keep them, report the error)", false, NULL, &f.drop_failed},
         {"--reference-quirks", NULL, "write back like the reference: no extra columns, failed rows deleted", false, NULL, &f.quirks},
-        {"--plan", NULL, "list the rows that would run (dtype, shapes, GEMM size) and the estimated time; run nothing", false, NULL, &f.plan},
+        {"--plan", NULL, "list the rows that would run (dtype, shapes, GEMM size) and the estimated time from a short pilot of each row; write nothing", false, NULL, &f.plan},
         {"--max-memory", "BYTES", "refuse a row whose buffers need more (suffix K, M, G or T: powers of 1024; default: 3/4 of the memory available at start)", false, &f.max_memory, NULL},
         {"--no-progress", NULL, "never draw the progress line (drawn only when stderr is a terminal)", false, NULL, &f.no_progress},
         {"--strict", NULL, "exit 1 when nothing was measured or a row never met the stop rule", false, NULL, &f.strict},
+        {"--json", NULL, "print the run's (or --plan's) summary and its write-back report as one JSON object on stdout; the status lines then go to stderr, the Markdown report only to its file (keys in docs/GUIDE.md)", false, NULL, &f.json},
     };
     cli_spec spec = {
         "opdb bench",
@@ -241,12 +263,14 @@ int cmd_bench(int argc, char **argv) {
         "with the reason. An operator is skipped after 5 consecutive failed rows (circuit breaker).\n"
         "Rows are journaled in <database>/.opdb_bench/ as they finish; --resume continues a killed run.\n"
         "Without --database-path, --device cpu uses <data root>/<CPU model>/opdb_cpu/<stack>/ (data root\n"
-        "$OPDB_DATA_ROOT or ./data). Exit status: 0 ok, 1 some row failed or a runtime error, 2 usage error.\n"
+        "$OPDB_DATA_ROOT or ./data).\n"
         "Under mpirun -np N (N > 1) the rows are shared out over the ranks (row i to rank i % N), each rank\n"
         "pinned to its own slice of the node's CPUs (CUDA: CUDA_VISIBLE_DEVICES = its node rank, unless set);\n"
         "rank 0 writes every result back once, as one run would. A rank that dies is reported and its rows\n"
         "keep their old values (exit 1). $OPDB_BENCH_WORKER: a wrapper each rank runs instead of opdb.",
         opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb bench --database-path db --ops MatMulV2 --update-mode missing-only\nopdb bench --database-path db --plan";
+    spec.exits = "0 ok, 1 some row failed or a runtime error, 2 usage error";
     const char **ops = NULL;
     size_t nops = 0;
     char **rest = opdb_xmalloc(((size_t)argc + 1) * sizeof *rest);
@@ -276,6 +300,10 @@ int cmd_bench(int argc, char **argv) {
         rc = cli_usage_error(&spec, "argument --grid: invalid choice: '%s' (choose from 'default')", f.grid);
     if (rc == 0 && f.threads && !cli_parse_uint(f.threads, &threads))
         rc = cli_usage_error(&spec, "argument --threads: invalid int value: '%s'", f.threads);
+    unsigned long launch_batch;
+    if (rc == 0 && f.launch_batch && (!cli_parse_uint(f.launch_batch, &launch_batch) || launch_batch == 0 ||
+                                      launch_batch > OPDB_LAUNCH_BATCH_MAX))
+        rc = cli_usage_error(&spec, "argument --launch-batch: expected 1 to %d, got '%s'", OPDB_LAUNCH_BATCH_MAX, f.launch_batch);
     unsigned long cache_mib;
     if (rc == 0 && f.cache_mib && (!cli_parse_uint(f.cache_mib, &cache_mib) || cache_mib == 0 || cache_mib > (1ul << 20)))
         rc = cli_usage_error(&spec, "argument --cache-mib: expected MiB from 1 to 1048576, got '%s'", f.cache_mib);
@@ -288,7 +316,7 @@ int cmd_bench(int argc, char **argv) {
                              f.max_memory);
     if (rc == 0) rc = measure_flags(&spec, &f, &m);
     if (rc == 0) rc = backend_name(&spec, &f, &bname);
-    if (rc == 0 && nops && cli_normalize_ops("opdb bench", ops, nops, &norm)) rc = 1;
+    if (rc == 0 && nops) rc = cli_normalize_ops("opdb bench", f.quirks, ops, nops, &norm);
     opdb_signature_reference_rules(f.quirks); /* journal and write-back match rows as the reference does */
     if (rc == 0) {
         int mrc = hand_to_mpi_helper(&f, argc, argv);

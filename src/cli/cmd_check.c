@@ -3,13 +3,9 @@
 #include <string.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/check.h"
-
-static void warn_stderr(void *ctx, const char *msg) {
-    (void)ctx;
-    fprintf(stderr, "opdb check: warning: %s\n", msg);
-}
 
 int cmd_check(int argc, char **argv) {
     const char *database = NULL, *db_alias = NULL, *html = NULL;
@@ -27,10 +23,9 @@ int cmd_check(int argc, char **argv) {
                      "Leave-one-out: hide each row with a latency, ask the query engine's interpolation for its shape,\n"
                      "compare. Figures per kernel type x axis group x interior/frontier, the worst rows, and the\n"
                      "coverage of calibrated intervals. Rules: docs/CHECK.md.",
-                     "example:\n"
-                     "  opdb check --db db/vllm0.18.0_torch2.9.0_cann8.3 --html check.html --write-calibration\n"
-                     "exit codes: 0 ok; 1 runtime failure (or nothing held out, with --strict); 2 usage error",
-                     opts, sizeof opts / sizeof opts[0]};
+                     NULL, opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb check --db db/vllm0.18.0_torch2.9.0_cann8.3 --html check.html --write-calibration";
+    spec.exits = "0 ok; 1 runtime failure (or nothing held out, with --strict); 2 usage error";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
@@ -42,7 +37,7 @@ int cmd_check(int argc, char **argv) {
     o.out = stdout;
     o.html_path = html;
     o.write_calibration = write_cal;
-    o.warn = warn_stderr;
+    o.warn = cli_warn_line;
     opdb_err err;
     opdb_err_clear(&err);
     opdb_check_result res;
@@ -51,7 +46,7 @@ int cmd_check(int argc, char **argv) {
         return err.code ? err.code : 1;
     }
     if (!res.rows) {
-        fprintf(stderr, "opdb check: warning: no row could be held out (no table on a checked path has a row with a latency)\n");
+        cli_warn("no row could be held out (no table on a checked path has a row with a latency)");
         if (strict) return 1;
     }
     return 0;

@@ -12,11 +12,12 @@
 int cmd_compare(int argc, char **argv) {
     opdb_compare_args a = {0};
     const char *pid = NULL, *top = NULL;
-    bool quirks = false, strict = false;
+    bool quirks = false, strict = false, json = false;
     cli_opt opts[] = {
         {"--trace-dir", "DIR", "with --reference-quirks: folder of the fixed scenarios' trace CSVs (default docs/perf_database/forward_pass_traces)", false, &a.trace_dir, NULL},
-        {"--data-dir", "DIR", "profiling database folder holding op_mapping.yaml (default: none; with --reference-quirks the reference's A3 vllm0.18.0 folder); a folder without it is a warning (--strict: exit 1)", false, &a.data_dir, NULL},
+        {"--database-path", "DIR", "profiling database folder holding op_mapping.yaml (default: none; with --reference-quirks the reference's A3 vllm0.18.0 folder); a folder without it is a warning (--strict: exit 1)", false, &a.data_dir, NULL, "--data-dir"},
         {"--output", "FILE", "JSON to write, - for stdout (default: none; with --reference-quirks results/op_comparison.json)", false, &a.output, NULL},
+        {"--json", NULL, "print the JSON on stdout instead of the table (the same as --output -)", false, NULL, &json},
         {"--tc-trace", "FILE", "one scenario: the predicted Chrome trace (.json / .json.gz; - for stdin)", false, &a.tc_trace, NULL},
         {"--prof-trace", "FILE", "one scenario: the measured forward-pass kernel_details CSV (- for stdin); a file without Type and Duration(us) columns (a JSON trace) is an error", false, &a.prof_trace, NULL},
         {"--m6", "FILE", "one scenario: M6 JSON giving n_forward_passes (default 1)", false, &a.m6, NULL},
@@ -32,12 +33,15 @@ int cmd_compare(int argc, char **argv) {
     cli_spec spec = {"opdb compare",
                      "Compare a performance model's per-kernel-type predictions with a measured forward pass.",
                      "With --reference-quirks and without --tc-trace, the reference's four fixed scenarios are read\n"
-                     "from results/ and --trace-dir, and its Chinese table is printed.\n"
-                     "Exit status: 0 ok, 1 failure, 2 usage error.",
+                     "from results/ and --trace-dir, and its Chinese table is printed.",
                      opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb compare --tc-trace tc.json --prof-trace kernel_details.csv --database-path db --top 10";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
+    if (json && a.output && strcmp(a.output, "-"))
+        return cli_usage_error(&spec, "--json prints the JSON on stdout: not with --output %s", a.output);
+    if (json) a.output = "-";
     if (!quirks && !a.tc_trace && !a.prof_trace)
         return cli_usage_error(&spec, "missing --tc-trace FILE and --prof-trace FILE (the reference's fixed scenarios "
                                       "run only with --reference-quirks)");

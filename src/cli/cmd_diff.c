@@ -5,14 +5,12 @@
 #include <string.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/diff.h"
 #include "opdb/pystr.h"
 
-static void warn_stderr(void *ctx, const char *msg) {
-    (void)ctx;
-    fprintf(stderr, "opdb diff: warning: %s\n", msg);
-}
 
 /* The options that take a value: their next argument is not a folder. */
 static bool takes_value(const cli_spec *spec, const char *a) {
@@ -30,7 +28,7 @@ static bool parse_fraction(const char *s, double lo_excl, double *out) {
 
 int cmd_diff(int argc, char **argv) {
     const char *threshold = NULL, *alpha = NULL, *fail_on = NULL, *weights = NULL, *html = NULL;
-    bool json = false;
+    bool json = false, strict = false;
     cli_opt opts[] = {
         {"--threshold", "F", "a change counts only when |new - old| > F * old (default 0.05)", false, &threshold, NULL},
         {"--alpha", "F", "and only when Welch's two-sided p-value < F (default 0.05)", false, &alpha, NULL},
@@ -40,15 +38,17 @@ int cmd_diff(int argc, char **argv) {
          false, &weights, NULL},
         {"--json", NULL, "print JSON instead of Markdown", false, NULL, &json},
         {"--html", "FILE", "also write a self-contained HTML report", false, &html, NULL},
+        {"--strict", NULL, "exit 1 when nothing could be compared (no kernel type or row on both sides, no weighted hit)",
+         false, NULL, &strict},
     };
     cli_spec spec = {"opdb diff OLD NEW",
                      "Compare two database version folders row by row: REGRESSION / GAIN (large and significant),\n"
                      "DRIFT (large, not significant), UNKNOWN (large, no statistics to judge), SAME, ADDED, REMOVED,\n"
                      "STATUS_CHANGE; per kernel type the median new/old ratio. Rules: docs/DIFF.md.",
-                     "example:\n"
-                     "  opdb diff db/vllm0.18.0_torch2.9.0_cann8.3 db/vllm0.18.0_torch2.9.0_cann8.5 --weights trace.jsonl\n"
-                     "exit codes: 0 ok; 1 a REGRESSION (see --fail-on) or a runtime failure; 2 usage error",
+                     NULL,
                      opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb diff db/vllm0.18.0_torch2.9.0_cann8.3 db/vllm0.18.0_torch2.9.0_cann8.5 --weights trace.jsonl";
+    spec.exits = "0 ok; 1 a REGRESSION (see --fail-on) or a runtime failure; 2 usage error";
     /* the two folders are positional: take them out before the option parser */
     char **rest = malloc(((size_t)argc + 1) * sizeof *rest);
     const char *dirs[2] = {NULL, NULL};
@@ -88,7 +88,7 @@ int cmd_diff(int argc, char **argv) {
     o.html_path = html;
     o.format = json ? OPDB_DIFF_JSON : OPDB_DIFF_MARKDOWN;
     o.out = stdout;
-    o.warn = warn_stderr;
+    o.warn = cli_warn_line;
     opdb_err err;
     opdb_err_clear(&err);
     opdb_diff_result res;
@@ -98,7 +98,29 @@ int cmd_diff(int argc, char **argv) {
     }
     size_t total = 0;
     for (int v = 0; v < OPDB_DIFF_NVERDICTS; v++) total += res.count[v];
-    if (!total) fprintf(stderr, "opdb diff: warning: no rows in either folder\n");
+    /* a run that compared nothing says so (and fails with --strict) */
+    unsigned nothing = 0;
+    if (!total) nothing++, cli_warn("no rows in either folder: nothing was compared");
+    else if (!res.common_kernel_types)
+        nothing++, cli_warn("%s and %s have no kernel type in common: every row is ADDED or "
+                                   "REMOVED, nothing was compared", dirs[0], dirs[1]);
+    else if (!res.paired)
+        nothing++, cli_warn("%s and %s have no row in common: every row is ADDED or "
+                                   "REMOVED, nothing was compared", dirs[0], dirs[1]);
+    nothing += res.weighted && !res.weights_results; /* the library has said that every weight is 0 */
+    if (strict && nothing) {
+        fprintf(stderr, "opdb diff: --strict: %u warning(s) that the run produced nothing meaningful: exit 1\n", nothing);
+        return 1;
+    }
+    if (total) {
+        char line[512];
+        size_t k = 0;
+        for (int v = 0; v < OPDB_DIFF_NVERDICTS && k < sizeof line; v++)
+            if (res.count[v])
+                k += (size_t)snprintf(line + k, sizeof line - k, "%s%zu %s", k ? ", " : "", res.count[v],
+                                      opdb_diff_verdict_name((opdb_diff_verdict)v));
+        cli_summary("opdb diff", "compared %zu row%s: %s", total, cli_plural(total), line);
+    }
     if (fail == 2) return 0;
     if (res.count[OPDB_DIFF_REGRESSION]) return 1;
     if (fail == 1 && (res.count[OPDB_DIFF_DRIFT] || res.count[OPDB_DIFF_UNKNOWN] || res.count[OPDB_DIFF_STATUS_CHANGE]))

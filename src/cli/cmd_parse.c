@@ -6,6 +6,7 @@
 
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/db.h"
 #include "opdb/ingest.h"
@@ -13,7 +14,8 @@
 int cmd_parse(int argc, char **argv) {
     const char *profiling = NULL, *database = NULL, *device = NULL, *vllm = NULL, *torch = NULL, *cann = NULL,
                *threads = NULL;
-    bool quirks = false, strict = false, no_progress = false, summary = false, merge = false, replace = false;
+    bool quirks = false, strict = false, no_progress = false, summary = false, merge = false, replace = false,
+         json = false;
     cli_opt opts[] = {
         {"--profiling-path", "P", "a kernel_details*.csv (or msprof op_summary_*.csv) file, a folder scanned recursively, or - for a kernel_details CSV on stdin", true, &profiling, NULL},
         {"--database-path", "D", "database folder to write into (skips the version-folder logic)", false, &database, NULL},
@@ -27,16 +29,18 @@ int cmd_parse(int argc, char **argv) {
         {"--merge", NULL, "combine rows with the tables already in the database (same shapes: counts, sums, min, max combined; new shapes appended) instead of replacing them", false, NULL, &merge},
         {"--replace", NULL, "replace existing tables even when they hold rows, columns or cells the new tables lack (written by bench, grid, update, fia-fill or an earlier parse); without --merge or --replace such a run exits 1 and writes nothing", false, NULL, &replace},
         {"--summary", NULL, "after the completion line, list each table written with its shapes, launches and total time", false, NULL, &summary},
+        {"--json", NULL, "print the run's summary as one JSON object on stdout instead of the completion line (keys in docs/GUIDE.md)", false, NULL, &json},
         {"--no-progress", NULL, "never draw progress bars (they are drawn only when stderr is a terminal)", false, NULL, &no_progress},
     };
     cli_spec spec = {
         "opdb parse",
         "Parse profiler kernel details into one aggregated CSV per operator type.",
         "The database folder is --database-path, or <data root>/<device>/vllm_ascend/vllm<v>_torch<t>_cann<c>\n"
-        "where the data root is $OPDB_DATA_ROOT or ./data. Exit status: 0 ok, 1 failure, 2 usage error.",
+        "where the data root is $OPDB_DATA_ROOT or ./data.",
         opts,
         sizeof opts / sizeof opts[0],
     };
+    spec.example = "opdb parse --profiling-path PROF_000001 --database-path db\nopdb parse --profiling-path new_profile --database-path db --merge";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
@@ -67,7 +71,8 @@ int cmd_parse(int argc, char **argv) {
         free(outdir);
         return cli_stdio_finish(&io, "opdb parse", 1);
     }
-    opdb_parse_opts po = {input, outdir, quirks, strict, (int)nthreads, no_progress, stdout, merge, replace};
+    /* --json: stdout holds the JSON alone, the reference's own lines go to stderr */
+    opdb_parse_opts po = {input, outdir, quirks, strict, (int)nthreads, no_progress, json ? stderr : stdout, merge, replace};
     opdb_parse_result res;
     if (opdb_parse_run(&po, &res, &err)) {
         fflush(stdout);
@@ -76,19 +81,32 @@ int cmd_parse(int argc, char **argv) {
         opdb_parse_result_free(&res);
         return cli_stdio_finish(&io, "opdb parse", err.code ? err.code : 1);
     }
-    printf("Generated %zu csv file(s) under %s from %s\n", res.files_written, outdir, profiling);
+    if (json) {
+        opdb_strbuf js;
+        opdb_sb_init(&js);
+        opdb_parse_result_json(&res, outdir, profiling, &js);
+        printf("%s\n", js.p);
+        opdb_sb_free(&js);
+    } else {
+        printf("Generated %zu csv file(s) under %s from %s\n", res.files_written, outdir, profiling);
+    }
     if (!quirks && res.files_written == 0)
         opdb_warn_nothing("no table written: %llu row(s) read, none kept (rows with N/A shapes or an empty Type are skipped)",
                           res.rows_read);
-    if (summary) {
+    if (summary && !json) {
         printf("%-40s %8s %10s %16s\n", "table", "shapes", "launches", "total(us)");
         for (size_t i = 0; i < res.ntables; i++)
             printf("%-40s %8zu %10llu %16.3f\n", res.tables[i].file, res.tables[i].shapes, res.tables[i].launches,
                    res.tables[i].total_us);
         printf("%zu input file(s), %llu row(s) read, %zu shape group(s)\n", res.input_files, res.rows_read, res.groups);
     }
+    rc = cli_stdio_finish(&io, "opdb parse", fflush(stdout) == 0 ? 0 : 1);
+    char a[32];
+    if (rc == 0)
+        cli_summary("opdb parse", "wrote %zu table%s to %s from %s row%s of %zu input file%s", res.ntables,
+                    cli_plural(res.ntables), outdir, cli_count(a, sizeof a, res.rows_read), cli_plural(res.rows_read),
+                    res.input_files, cli_plural(res.input_files));
     opdb_parse_result_free(&res);
     free(outdir);
-    rc = cli_stdio_finish(&io, "opdb parse", fflush(stdout) == 0 ? 0 : 1);
     return cli_strict_rc("opdb parse", strict, rc);
 }

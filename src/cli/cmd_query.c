@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
+#include "opdb/grid.h"
 #include "opdb/query.h"
 
 static int parse_pos(const char *s, int *out) {
@@ -41,6 +44,9 @@ typedef struct emit_ctx {
     FILE *out;
     bool flush;
     bool failed;
+    opdb_grid_misses *collect; /* --collect: every result line is offered to it */
+    unsigned long long n;
+    opdb_err err;
 } emit_ctx;
 
 static int emit_line(emit_ctx *e, const opdb_qresult *r) {
@@ -48,6 +54,7 @@ static int emit_line(emit_ctx *e, const opdb_qresult *r) {
     size_t n;
     if (opdb_qresult_json(r, &line, &n)) return -1;
     bool ok = fwrite(line, 1, n, e->out) == n && fputc('\n', e->out) != EOF;
+    if (ok && e->collect && opdb_grid_misses_add(e->collect, line, n, "results", ++e->n, &e->err)) e->failed = true;
     free(line);
     if (ok && e->flush) ok = fflush(e->out) == 0;
     if (!ok) e->failed = true;
@@ -68,13 +75,12 @@ static void count(opdb_qstats *s, const opdb_qresult *r) {
 }
 
 int cmd_query(int argc, char **argv) {
-    const char *database = NULL, *db_alias = NULL, *tp = NULL, *ep = NULL, *grid = NULL;
+    const char *database = NULL, *tp = NULL, *ep = NULL, *grid = NULL;
     const char *kernel = NULL, *inputs = NULL, *dtypes = NULL, *formats = NULL, *outputs = NULL, *odtypes = NULL,
-               *match = NULL, *param_unused = NULL;
-    bool sp = false, no_interp = false, quirks = false, explain = false, stats = false;
+               *match = NULL, *param_unused = NULL, *collect = NULL;
+    bool sp = false, no_interp = false, quirks = false, explain = false, stats = false, plan = false;
     cli_opt opts[] = {
-        {"--database-path", "DIR", "the database version folder (CSV files and op_mapping.yaml)", false, &database, NULL},
-        {"--db", "DIR", "alias of --database-path", false, &db_alias, NULL},
+        {"--database-path", "DIR", "the database version folder (CSV files and op_mapping.yaml)", false, &database, NULL, "--db"},
         {"--tp-size", "N", "tensor-parallel size (TP projection, MC2 groups)", false, &tp, NULL},
         {"--ep-size", "N", "expert-parallel size (moe_fused matching)", false, &ep, NULL},
         {"--grid", "A,B,C", "device rank grid, one topology tier per dimension", false, &grid, NULL},
@@ -94,14 +100,19 @@ int cmd_query(int argc, char **argv) {
         {"--match", "MODE", "with --kernel: shape (default) or elementwise", false, &match, NULL},
         {"--param", "NAME=VALUE", "with --kernel, repeatable: an attention or communication field", false,
          &param_unused, NULL},
+        {"--collect", "DIR", "after the batch, add a theory row for each kernel-level miss to the tables of the database "
+                             "folder DIR (as opdb grid --from-misses; summary on stderr)", false, &collect, NULL},
+        {"--plan", NULL, "with --collect: say on stderr what would be added; write nothing", false, NULL, &plan},
     };
     cli_spec spec = {"opdb query",
                      "Answer \"how long does this operator take?\" from a database: one JSON query per stdin line\n"
                      "(op level, as the performance model asks, or kernel level), one result line per query on stdout,\n"
                      "in input order. A bad line gives an error result and never stops the batch.",
-                     "Kernel-level one-shot form:\n"
-                     "  opdb query --db DIR --kernel MatMulV2 --inputs '24,128;256,128' --dtypes 'DT_BF16;DT_BF16'",
+                     "--kernel asks one kernel-level question from the flags instead of stdin.",
                      opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb query --database-path db < queries.jsonl > answers.jsonl\n"
+                   "opdb query --database-path db --kernel MatMulV2 --inputs '24,128;256,128' --dtypes 'DT_BF16;DT_BF16'";
+    spec.exits = "0 ok (a bad query line is answered with an error result), 1 the database cannot be opened or stdout fails, 2 usage error";
     /* --param repeats: take every occurrence out before the parser (which keeps the last) */
     char **av = calloc((size_t)argc + 1, sizeof *av);
     const char **params = calloc((size_t)argc + 1, sizeof *params);
@@ -121,12 +132,12 @@ int cmd_query(int argc, char **argv) {
     int *gd = NULL;
     size_t gn = 0;
     opdb_qdb *db = NULL;
+    opdb_grid_misses *collected = NULL;
     if (rc == CLI_HELP) {
         ret = 0;
         goto out;
     }
     if (rc != CLI_OK) goto out;
-    if (!database) database = db_alias;
     if (!database) {
         cli_usage_error(&spec, "the following arguments are required: --database-path (or --db)");
         goto out;
@@ -157,11 +168,20 @@ int cmd_query(int argc, char **argv) {
         cli_usage_error(&spec, "argument --match: expected shape or elementwise, got '%s'", match);
         goto out;
     }
+    if (plan && !collect) {
+        cli_usage_error(&spec, "--plan needs --collect");
+        goto out;
+    }
+    if (collect && quirks) {
+        cli_usage_error(&spec, "--collect needs the default mode: --reference-quirks results carry no request");
+        goto out;
+    }
     o.grid = gd;
     o.grid_n = gn;
     o.sequence_parallel = sp;
     o.interpolation = !no_interp;
     o.reference_quirks = quirks;
+    o.warn = cli_warn_line;
     opdb_err err;
     opdb_err_clear(&err);
     db = opdb_qdb_open(database, &o, &err);
@@ -173,7 +193,9 @@ int cmd_query(int argc, char **argv) {
     opdb_qstats st;
     memset(&st, 0, sizeof st);
     struct stat sst;
-    emit_ctx e = {stdout, !(fstat(STDOUT_FILENO, &sst) == 0 && S_ISREG(sst.st_mode)), false};
+    emit_ctx e = {stdout, !(fstat(STDOUT_FILENO, &sst) == 0 && S_ISREG(sst.st_mode)), false, NULL, 0, {0}};
+    opdb_err_clear(&e.err);
+    if (collect) e.collect = collected = opdb_grid_misses_new();
     if (kernel) {
         opdb_kcells kc = {kernel, inputs, dtypes, formats, outputs, odtypes, match, params, np, -1};
         opdb_qresult r;
@@ -207,6 +229,11 @@ int cmd_query(int argc, char **argv) {
         }
         free(line);
     }
+    if (e.err.msg[0]) {
+        fprintf(stderr, "opdb query: --collect: %s\n", e.err.msg);
+        ret = 1;
+        goto out;
+    }
     if (fflush(stdout) != 0 || e.failed) {
         fprintf(stderr, "opdb: error: cannot write the results to stdout\n");
         ret = 1;
@@ -222,9 +249,22 @@ int cmd_query(int argc, char **argv) {
         opdb_qdb_skipped(db, &rows, &files);
         if (rows) fprintf(stderr, "opdb query: %zu malformed rows skipped in %zu files\n", rows, files);
     }
-    if (st.error) fprintf(stderr, "opdb: warning: %zu of %zu query lines gave errors\n", st.error, st.queries);
+        if (st.error) cli_warn("%zu of %zu query lines gave errors", st.error, st.queries);
+    if (!stats)
+        cli_summary("opdb query", "answered %zu quer%s: %zu hit, %zu miss, %zu error, %zu unsupported", st.queries,
+                    st.queries == 1 ? "y" : "ies", st.measured + st.interpolated + st.partial, st.miss, st.error,
+                    st.unsupported);
     ret = 0;
+    if (collect) {
+        /* the results are on stdout: what was collected goes to stderr */
+        opdb_grid_miss_opts mo = {collect, plan, false, stderr};
+        if (opdb_grid_from_misses(&mo, collected, &err)) {
+            fprintf(stderr, "opdb query: --collect: %s\n", err.msg);
+            ret = err.code == OPDB_ERR_USAGE ? 2 : 1;
+        }
+    }
 out:
+    opdb_grid_misses_free(collected);
     opdb_qdb_close(db);
     free(gd);
     free(av);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
 #include "cli/cli_stdio.h"
 #include "cli/commands.h"
 #include "opdb/shape_compare.h"
@@ -26,6 +27,7 @@ int cmd_shape_compare(int argc, char **argv) {
                      "Compare a TC trace with a forward-pass trace per (kernel type, shape): time, count, error %.",
                      "Rows are sorted by the larger of the two times, descending; ties by kernel type, then shape.",
                      opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb shape-compare --tc-trace tc.json --prof-trace kernel_details.csv --output shapes.csv";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
@@ -43,5 +45,9 @@ int cmd_shape_compare(int argc, char **argv) {
         return cli_stdio_finish(&io, "opdb shape-compare", err.code ? err.code : 1);
     }
     rc = cli_stdio_finish(&io, "opdb shape-compare", fflush(stdout) == 0 ? 0 : 1);
+    char n[32];
+    if (rc == 0)
+        cli_summary("opdb shape-compare", "wrote %s row%s to %s", cli_count(n, sizeof n, rows), cli_plural(rows),
+                    o.output ? o.output : "stdout");
     return cli_strict_rc("opdb shape-compare", strict, rc);
 }

@@ -4,6 +4,7 @@
 
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/trace2csv.h"
 
@@ -17,6 +18,7 @@ int cmd_trace2csv(int argc, char **argv) {
     };
     cli_spec spec = {"opdb trace2csv", "Flatten the complete (ph \"X\") events of a Chrome trace into CSV.", NULL, opts,
                      sizeof opts / sizeof opts[0]};
+    spec.example = "opdb trace2csv --trace tc.json.gz --output events.csv";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
@@ -31,5 +33,9 @@ int cmd_trace2csv(int argc, char **argv) {
         fprintf(stderr, "opdb trace2csv: %s\n", err.msg);
         return cli_stdio_finish(&io, "opdb trace2csv", err.code ? err.code : 1);
     }
-    return cli_stdio_finish(&io, "opdb trace2csv", fflush(stdout) == 0 ? 0 : 1);
+    rc = cli_stdio_finish(&io, "opdb trace2csv", fflush(stdout) == 0 ? 0 : 1);
+    char n[32];
+    if (rc == 0) cli_summary("opdb trace2csv", "wrote %s row%s to %s", cli_count(n, sizeof n, rows), cli_plural(rows),
+                             output ? output : "stdout");
+    return rc;
 }

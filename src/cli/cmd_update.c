@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/db.h"
 #include "opdb/signature.h"
@@ -32,8 +33,9 @@ int cmd_update(int argc, char **argv) {
     cli_spec spec = {"opdb update",
                      "Merge msprof op_summary measurements into a database and report the gaps.",
                      "The report is printed and saved under <database>/reports/ (set OPDB_REPORT_TIMESTAMP=YYYYmmdd_HHMMSS\n"
-                     "for reproducible names). Exit status: 0 ok, 1 failure, 2 usage error.",
+                     "for reproducible names).",
                      opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb update --prof-path PROF_000001 --database-path db";
     /* Multi-value flags are gathered here; the rest goes to the common parser. */
     const char **prof = NULL, **ops = NULL;
     size_t nprof = 0, nops = 0;
@@ -78,7 +80,7 @@ int cmd_update(int argc, char **argv) {
     }
     opdb_err err;
     opdb_err_clear(&err);
-    if (rc == 0 && nops && cli_normalize_ops("opdb update", ops, nops, &normops)) rc = 1;
+    if (rc == 0 && nops) rc = cli_normalize_ops("opdb update", quirks, ops, nops, &normops);
     if (rc == 0) {
         opdb_db_target target = {database, device ? device : OPDB_DEFAULT_DEVICE, vllm, torch, cann, NULL};
         outdir = opdb_db_resolve(&target, &err);
@@ -90,11 +92,17 @@ int cmd_update(int argc, char **argv) {
     if (rc == 0) {
         opdb_update_opts o = {outdir, prof, nprof, (const char *const *)normops, nops,
                               mode && strcmp(mode, "missing-only") == 0, prune, quirks, add_new, json, ep_size,
-                              NULL, stdout, NULL, 0, NULL, 0, false, false, false, NULL, false};
+                              NULL, stdout, NULL, 0, NULL, 0, false, false, false, NULL, false, NULL, NULL, NULL};
+        opdb_update_totals totals = {0, 0, 0, 0};
+        o.totals = &totals;
         if (opdb_update_run(&o, &err)) {
             fflush(stdout);
             fprintf(stderr, "opdb update: %s\n", err.msg);
             rc = err.code ? err.code : 1;
+        } else {
+            cli_summary("opdb update", "%zu table%s under %s: %ld row%s updated, %ld added, %ld deleted", totals.tables,
+                        cli_plural(totals.tables), outdir, totals.updated, cli_plural((unsigned long long)totals.updated),
+                        totals.added, totals.deleted);
         }
     }
     cli_free_ops(normops, nops);

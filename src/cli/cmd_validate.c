@@ -3,6 +3,8 @@
 #include <stdlib.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/db.h"
 #include "opdb/validate.h"
@@ -26,6 +28,8 @@ int cmd_validate(int argc, char **argv) {
                      "rows the consumer cannot tell apart (errors); rows without a valid duration, measurements that never\n"
                      "met the stop rule (warnings). Exit 1 on any error, or with --strict on any warning.",
                      NULL, opts, sizeof opts / sizeof opts[0]};
+    spec.example = "opdb validate --database-path db\nopdb validate --database-path db --repair";
+    spec.exits = "0 no problem, 1 a problem found (--strict: also a warning) or a runtime failure, 2 usage error";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
@@ -41,15 +45,17 @@ int cmd_validate(int argc, char **argv) {
         free(dir);
         return err.code ? err.code : 1;
     }
+    if (!res.problems && !res.warnings && res.rows)
+        cli_summary("opdb validate", "checked %zu row%s in %zu table%s of %s: no problem", res.rows, cli_plural(res.rows),
+                    res.files, cli_plural(res.files), dir);
     free(dir);
     if (res.problems) return 1;
     if (res.warnings) {
-        fprintf(stderr, "opdb validate: warning: %zu warning(s)%s\n", res.warnings, strict ? " (--strict: exit 1)" : "");
+        cli_warn("%zu warning(s)%s", res.warnings, strict ? " (--strict: exit 1)" : "");
         return strict ? 1 : 0;
     }
     if (!res.rows) {
-        fprintf(stderr, "opdb validate: warning: no rows found in %s%s\n", database ? database : "the database folder",
-                strict ? " (--strict: exit 1)" : "");
+        cli_warn("no rows found in %s%s", database ? database : "the database folder", strict ? " (--strict: exit 1)" : "");
         return strict ? 1 : 0;
     }
     return 0;

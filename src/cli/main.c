@@ -1,11 +1,15 @@
 /* `opdb <command> ...`: dispatch to one cmd_<name>.c per command. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_opts.h"
 #include "cli/commands.h"
 #include "cli/suggest.h"
+#include "cli/cli_warn.h"
 #include "opdb/api.h"
 #include "opdb/fs.h"
+#include "opdb/version.h"
 
 typedef struct command {
     const char *name;
@@ -31,12 +35,36 @@ static const command k_commands[] = {
     {"comm", cmd_comm, "collective microbenchmarks over MPI, nccl-tests/OSU log import, alpha-beta check"},
 };
 
+static const char k_example[] = "opdb parse --profiling-path PROF_000001 --database-path db\n"
+                                "opdb validate --database-path db";
+
+/* With OPDB_HELP_FORMAT=table (stdout only): the records the man page and
+ * completion generator reads (K: a command). */
 static void usage(FILE *f) {
+    enum { N = sizeof k_commands / sizeof k_commands[0] };
+    const char *fmt = getenv("OPDB_HELP_FORMAT");
+    if (f == stdout && fmt && !strcmp(fmt, "table")) {
+        printf("S\tbuild, maintain and check operator performance databases\n");
+        for (size_t i = 0; i < N; i++) printf("K\t%s\t%s\n", k_commands[i].name, k_commands[i].summary);
+        for (const char *e = k_example; *e;) {
+            size_t len = strcspn(e, "\n");
+            printf("X\t%.*s\n", (int)len, e);
+            e += len + (e[len] == '\n');
+        }
+        printf("C\t%s\n", CLI_EXITS);
+        return;
+    }
+    size_t width = f == stdout ? cli_help_width() : 80;
     fprintf(f, "usage: opdb <command> [options]\n\n"
                "opdb builds, maintains and checks operator performance databases.\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
-        fprintf(f, "  %-13s %s\n", k_commands[i].name, k_commands[i].summary);
-    fprintf(f, "\nRun 'opdb <command> --help' for a command's options.\n");
+    for (size_t i = 0; i < N; i++) {
+        fprintf(f, "  %-13s ", k_commands[i].name);
+        cli_put_wrapped(f, k_commands[i].summary, 16, 16, width);
+    }
+    fprintf(f, "\n");
+    cli_put_wrapped(f, "Run 'opdb <command> --help' for a command's options, 'opdb --version' (-V) for the version and the build.",
+                    0, 0, width);
+    cli_print_help_tail(f, k_example, NULL, width);
 }
 
 int main(int argc, char **argv) {
@@ -54,13 +82,18 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
-    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
-        printf("opdb %s\n", OPDB_VERSION_STRING);
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0 || strcmp(name, "version") == 0) {
+        printf("opdb %s\nrevision: %s\nfeatures: %s\n", opdb_version(), opdb_build_revision(), opdb_build_features());
         return 0;
     }
     opdb_atomic_install_signal_cleanup();
     for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
-        if (strcmp(name, k_commands[i].name) == 0) return k_commands[i].run(argc - 1, argv + 1);
+        if (strcmp(name, k_commands[i].name) == 0) {
+            char prog[64];
+            snprintf(prog, sizeof prog, "opdb %s", name);
+            cli_warn_begin(prog);
+            return k_commands[i].run(argc - 1, argv + 1);
+        }
     const char *names[sizeof k_commands / sizeof k_commands[0]];
     for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++) names[i] = k_commands[i].name;
     const char *near = cli_suggest(name, names, sizeof names / sizeof names[0]);

@@ -8,40 +8,6 @@
 #include "opdb/comm.h"
 #include "opdb/pystr.h"
 
-static const char k_help[] =
-    "usage: mpirun -np N opdb comm bench [options]\n\n"
-    "Collective microbenchmarks over MPI: every rank runs the collectives of each\n"
-    "(op, num_devices, tier, message size); the group's first rank appends the\n"
-    "reference's hcom_*.csv rows (dispatch overhead added) and prints nccl-tests lines.\n\n"
-    "Each line's time (us) is the median of the timed iterations, each iteration timed\n"
-    "by its slowest rank; the CSV's Duration(us) is that median (all_reduce in place,\n"
-    "the others out of place) plus the op's dispatch overhead, printed in the op's header.\n"
-    "--json adds min/median/p90/max, the mean (time_us: the timed loop / iterations,\n"
-    "nccl-tests' time) and the per-rank spread.\n\n"
-    "options:\n"
-    "  --ops OP...              all_reduce all_gather reduce_scatter all_to_all broadcast\n"
-    "                           (default: the first four)\n"
-    "  --num-devices N...       group sizes (default: the MPI world size; --reference-quirks: 16);\n"
-    "                           sizes above the world are skipped, and a run left with nothing exits 1\n"
-    "  --topology-tier T...     tiers 0-2 (default: the tier of ranks 0..N-1 on the grid)\n"
-    "  --grid-shape D...        hardware grid (default 48 8 2)\n"
-    "  --dtype DT               torch.bfloat16 (default), torch.float16, torch.float32, torch.int8\n"
-    "  --bytes-grid B...        message sizes in bytes, each a multiple of the element size\n"
-    "                           (default 1024 .. 536870912, powers of two)\n"
-    "  --output-dir D           per-op CSVs D/hcom_<op>_.csv (alias --database-path)\n"
-    "  --output-csv F           one CSV for everything (only with a single --ops value)\n"
-    "  --overhead-table F       dispatch overheads 'op,num_devices,overhead_us' (default: the reference's)\n"
-    "  --json F                 per-size time_us (mean), min/median/p90/max and per-rank spread as JSON\n"
-    "                           ('-': stdout)\n"
-    "  -w, --warmup-iters N     warm-up iterations per size (default 5)\n"
-    "  -n, --iters N            timed iterations per size (default 20)\n"
-    "  --time-budget S          instead of -n: per size, as many timed iterations as fit in S seconds\n"
-    "                           (from 3 calibration iterations after the warm-up; at most 100000)\n"
-    "  --check                  verify the result buffers and count #wrong\n"
-    "  --backend B              mpi (default) or nccl\n"
-    "  --reference-quirks       also print the reference's console lines\n"
-    "  -h, --help               show this help\n";
-
 static int usage(const char *fmt, const char *arg) {
     fprintf(stderr, "usage: mpirun -np N opdb comm bench [options]\nopdb comm bench: error: ");
     fprintf(stderr, fmt, arg);
@@ -93,8 +59,7 @@ int opdb_comm_bench_parse(int argc, char **argv, opdb_comm_bench_opts *o) {
         const char *a = argv[i];
         int rc = 0;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(k_help, stdout);
-            return 1;
+            return 1; /* the caller prints the help: opdb's option table */
         } else if (!strcmp(a, "--ops")) {
             int k = take(&i, argc, argv);
             if (k == 0) return usage("argument %s: expected at least one argument", a);
@@ -234,7 +199,7 @@ opdb_comm_config *opdb_comm_configs(const opdb_comm_bench_opts *o, size_t *n, FI
                 long long base;
                 char msg[512];
                 if (opdb_comm_group(&o->grid, nd, tier, &base, msg, sizeof msg)) {
-                    if (warn) fprintf(warn, "WARNING: skipping tier=%d, num_devices=%lld: %s\n", tier, nd, msg);
+                    if (warn) fprintf(warn, "opdb comm bench: warning: skipping tier=%d, num_devices=%lld: %s\n", tier, nd, msg);
                     continue;
                 }
                 for (size_t m = 0; m < o->nbytes; m++) {

@@ -94,7 +94,7 @@ int opdb_comm_import_file(const opdb_comm_import_opts *o, const char *path, opdb
         rc = opdb_comm_csv_append(out, rows, res->rows, err);
     }
     if (rc == 0)
-        snprintf(res->summary, sizeof res->summary, "%s: %s %s, %lld devices, %s, tier %d: %zu rows -> %s", path,
+        snprintf(res->summary, sizeof res->summary, "%s: %s %s, %lld devices, %s, tier %d: %zu rows -> %s", opdb_path_shown(path),
                  log.format, opdb_comm_op_name((opdb_comm_op)op), nd, dt->torch_name, tier, res->rows, out);
     free(out);
     free(rows);

@@ -81,10 +81,19 @@ void opdb_err_clear(opdb_err *err) {
     err->msg[0] = '\0';
 }
 
+static opdb_warn_fn g_warn_fn;
+static void *g_warn_ctx;
+
+void opdb_set_warn_handler(opdb_warn_fn fn, void *ctx) {
+    g_warn_fn = fn;
+    g_warn_ctx = ctx;
+}
+
 static void vwarn(const char *fmt, va_list ap) {
     char line[2048];
     one_line(line, sizeof line, fmt, ap);
-    fprintf(stderr, "opdb: warning: %s\n", line);
+    if (g_warn_fn) g_warn_fn(g_warn_ctx, line);
+    else fprintf(stderr, "opdb: warning: %s\n", line);
 }
 
 void opdb_warn(const char *fmt, ...) {

@@ -77,8 +77,12 @@ void opdb_progress_format(const opdb_progress *p, uint64_t current, const char *
         unsigned s = left < 359999 ? (unsigned)(left + 0.5) : 359999;
         snprintf(eta, sizeof eta, "  ETA %u:%02u", s / 60, s % 60);
     }
-    /* the bar takes what is left after the numbers, between 10 and 30 cells */
+    /* the bar takes what is left after the numbers and up to 24 columns of
+     * the detail (what is being worked on must stay readable), between 10
+     * and 30 cells, else none */
     size_t fixed = strlen(p->stage ? p->stage : "") + 4 + strlen(amount) + strlen(rate) + strlen(eta);
+    size_t keep = detail && *detail ? 2 + (strlen(detail) < 24 ? strlen(detail) : 24) : 0;
+    fixed += keep;
     int bar = limit > fixed + 10 ? (int)(limit - fixed) : 0;
     if (bar > 30) bar = 30;
     size_t n = 0;

@@ -38,6 +38,10 @@ const grid_model *grid_model_find(const char *name) {
     return NULL;
 }
 
+const char *opdb_grid_model_name(size_t i) { return i < grid_npresets ? grid_presets[i].hf : NULL; }
+
+bool opdb_grid_model_known(const char *name) { return grid_model_find(name) != NULL; }
+
 bool grid_model_is_mla(const grid_model *m) { return m->q_lora > 0 || m->kv_lora > 0; }
 
 static int cmp_pair(const void *a, const void *b) {

@@ -167,8 +167,11 @@ static int resolve_models(grid_run *X, opdb_strbuf *names_repr, opdb_err *err) {
         }
         X->models[X->nmodels++] = m; /* a name given twice counts twice, as in the spec's list */
     }
-    if (n) list_repr(names_repr, names, n);
-    else opdb_sb_adds(names_repr, "ALL (full grid)");
+    /* the reference prints Python's repr of the list; opdb plain names */
+    if (n && X->o->quirks) list_repr(names_repr, names, n);
+    else if (X->o->quirks) opdb_sb_adds(names_repr, "ALL (full grid)");
+    for (size_t i = 0; i < n && !X->o->quirks; i++) opdb_sb_addf(names_repr, "%s%s", i ? ", " : "", names[i]);
+    if (!n && !X->o->quirks) opdb_sb_adds(names_repr, "all presets (full grid)");
     for (size_t i = 0; i < n; i++) free(names[i]);
     free(names);
     if (X->nmodels) {
@@ -309,14 +312,20 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
                           root);
     if (mrc) goto done;
     size_t cap = o->rows > 0 ? (size_t)o->rows : 0;
-    if (!o->plan) {
+    if (!o->plan && !o->json && o->quirks) {
         fprintf(o->out, "Mode: theory | Target models: %s\n", names.p);
         if (cap) fprintf(o->out, "Config: config.yaml | op_mapping: %s | max_rows/csv: %zu\n", X.opmap.present ? "True" : "False", cap);
         else fprintf(o->out, "Config: config.yaml | op_mapping: %s | max_rows/csv: unlimited\n", X.opmap.present ? "True" : "False");
+    } else if (!o->plan && !o->json) {
+        fprintf(o->out, "Target models: %s\n", names.p);
+        fprintf(o->out, "Configuration: %s; op_mapping.yaml: %s; ", o->config_path ? o->config_path : "built-in",
+                X.opmap.present ? "read" : "none");
+        if (cap) fprintf(o->out, "at most %zu new rows per CSV file\n", cap);
+        else fprintf(o->out, "no cap on new rows per CSV file\n");
     }
     if (o->max_hbm_gb > 0) {
         X.budget = (uint64_t)(o->max_hbm_gb * 1073741824.0);
-        if (!o->plan) fprintf(o->out, "HBM budget: %.1f GiB per shape row\n", o->max_hbm_gb);
+        if (!o->plan && !o->json) fprintf(o->out, "HBM budget: %.1f GiB per shape row\n", o->max_hbm_gb);
     }
     /* coverage: default mode, and --plan in both modes (the reference prints none) */
     X.coverage = X.nmodels > 0 && (!o->quirks || o->plan);
@@ -340,6 +349,7 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
         total += res[i].appended;
         if (res[i].skip_reason || res[i].appended == 0) nskipped++;
     }
+    if (o->totals) *o->totals = (opdb_grid_totals){total, nfiles, nfiles - nskipped};
     if (o->plan) {
         print_plan(&X, files, nfiles, res);
         rc = 0;
@@ -349,9 +359,17 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
         in_txn = false;
         if (opdb_txn_end(true, err)) goto done;
     }
-    fprintf(o->out, "Appended %zu rows across %zu CSV files under %s.\n", total, nfiles, root);
+    if (o->json) { /* the plan's object, its counts now the rows appended */
+        print_plan_json(&X, files, nfiles, res);
+        rc = 0;
+        goto done;
+    }
+    if (o->quirks) fprintf(o->out, "Appended %zu rows across %zu CSV files under %s.\n", total, nfiles, root);
+    else /* skipped files are not counted as appended to */
+        fprintf(o->out, "Appended %zu rows to %zu of %zu CSV files under %s.\n", total, nfiles - nskipped, nfiles, root);
     if (nskipped) {
-        fprintf(o->out, "Skipped %zu files (no theory generator):\n", nskipped);
+        if (o->quirks) fprintf(o->out, "Skipped %zu files (no theory generator):\n", nskipped);
+        else fprintf(o->out, "Skipped %zu file%s:\n", nskipped, nskipped == 1 ? "" : "s");
         for (size_t i = 0; i < nfiles; i++) {
             if (!res[i].skip_reason && res[i].appended) continue;
             if (o->quirks) fprintf(o->out, "  - %s\n", opdb_path_basename(files[i]));

@@ -324,6 +324,16 @@ static int csv_key(opdb_span cell, opdb_strbuf *k, const char *where, opdb_err *
     return 0;
 }
 
+/* Whether the file starts with a UTF-8 byte-order mark. */
+static bool had_bom(const char *path) {
+    unsigned char b[3] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    size_t n = fread(b, 1, 3, f);
+    fclose(f);
+    return n == 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf;
+}
+
 int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
     const char *tag = o->metadata_tag ? o->metadata_tag : "runtime_values_dumped";
     const char *outp = o->output_path ? o->output_path : o->csv_path;
@@ -383,7 +393,9 @@ int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
             if (in_col < 0)
                 rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s:1: not a database table: the header has no Input Shapes column",
                                csvn);
-            opdb_sb_adds(&out, "\xef\xbb\xbf");
+            /* the input's encoding is kept: a byte-order mark only where it had
+             * one (the reference always writes one) */
+            if (o->quirks || had_bom(o->csv_path)) opdb_sb_adds(&out, "\xef\xbb\xbf");
             opdb_span *cells = opdb_xmalloc((size_t)ncols * sizeof *cells);
             for (int i = 0; i < ncols; i++) cells[i] = opdb_span_cstr(cols[i]);
             opdb_csv_write_record(&out, cells, (size_t)ncols);
@@ -444,6 +456,7 @@ int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
         fprintf(o->out, "Backfilled %zu/%zu CSV rows matched, %zu output rows (%s from 1:N expansion) from %s into %s\n",
                 matched, n_in, n_out, delta, jsn, outn);
         if (!matched) opdb_warn_nothing("no CSV row matched a JSONL record: nothing was back-filled");
+        if (o->totals) *o->totals = (opdb_fia_fill_totals){n_in, matched, n_out};
     }
     opdb_sb_free(&out);
     opdb_sb_free(&key);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "opdb/json_writer.h"
 #include "opdb/pystr.h"
 #include "query/query_internal.h"
 
@@ -42,6 +43,39 @@ static int tensors(q_ctx *c, const qv *list, const char *what, q_tins *out) {
         if (fm && fm->kind == QV_STR && strcmp(fm->s, "FRACTAL_NZ") == 0) x->s = q_nz(c, x->s);
     }
     return 0;
+}
+
+/* One tensor of a request: the shape as given (CSV notation: NZ shapes
+ * unrestored), the profiler dtype the row needs, the format. */
+static void request_tensors(opdb_strbuf *sb, const qv *list, const q_tins *t) {
+    opdb_sb_addc(sb, '[');
+    for (size_t i = 0; list && list->kind == QV_LIST && i < list->n && i < t->n; i++) {
+        const qv *sh = qv_get(list->items[i], "shape"), *fm = qv_get(list->items[i], "format");
+        opdb_sb_adds(sb, i ? ", {\"shape\": [" : "{\"shape\": [");
+        for (size_t k = 0; k < sh->n; k++) opdb_sb_addf(sb, k ? ", %lld" : "%lld", (long long)sh->items[k]->i);
+        opdb_sb_adds(sb, "], \"dtype\": ");
+        opdb_json_quote(sb, t->v[i].prof);
+        opdb_sb_adds(sb, ", \"format\": ");
+        opdb_json_quote(sb, fm && fm->kind == QV_STR ? fm->s : "ND");
+        opdb_sb_addc(sb, '}');
+    }
+    opdb_sb_addc(sb, ']');
+}
+
+/* The request a MISS carries in default mode, so that the rows to measure
+ * can be made from results alone (opdb grid --from-misses). */
+static void set_request(q_ctx *c, const qv *kq, const q_tins *in, const q_tins *out) {
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    opdb_sb_adds(&sb, "{\"kernel\": ");
+    opdb_json_quote(&sb, c->q->kernel);
+    opdb_sb_adds(&sb, ", \"inputs\": ");
+    request_tensors(&sb, qv_get(kq, "inputs"), in);
+    opdb_sb_adds(&sb, ", \"outputs\": ");
+    request_tensors(&sb, qv_get(kq, "outputs"), out);
+    opdb_sb_addc(&sb, '}');
+    c->r->request = opdb_arena_strndup(c->a, sb.p, sb.n);
+    opdb_sb_free(&sb);
 }
 
 typedef struct kmctx {
@@ -184,4 +218,6 @@ void q_kernel_query(q_ctx *c) {
                              att && att->kind != QV_NULL     ? QK_ATTENTION
                              : qv_is_str(match, "elementwise") ? QK_ELEMENTWISE
                                                                : QK_SHAPE);
+    /* attention rows also need runtime columns a request does not carry */
+    if (c->r->src == QS_MISS && !c->cfg->quirks && !(att && att->kind != QV_NULL)) set_request(c, kq, &in, &out);
 }

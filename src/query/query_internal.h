@@ -253,6 +253,7 @@ typedef struct q_result {
     /* a calibrated interval of an interpolated answer (calib.c), shown while lat is still iv_at */
     bool has_iv;
     double iv_at, iv90[2], iv80[2], iv_med;
+    const char *request;         /* a kernel-level MISS (default mode): the request as a JSON object, or NULL */
 } q_result;
 
 /* One query's working state. */

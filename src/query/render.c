@@ -193,6 +193,10 @@ void q_render(const q_ctx *c, const char *id_json, opdb_strbuf *sb) {
         key(sb, "loo_median_error", false);
         fl(sb, opdb_py_roundn(r->iv_med, 4));
     }
+    if (r->src == QS_MISS && r->request && !c->cfg->quirks) { /* what to measure so that it hits */
+        key(sb, "request", false);
+        opdb_sb_adds(sb, r->request);
+    }
     if (r->src == QS_ERROR) {
         key(sb, "error", false);
         opdb_json_quote(sb, r->error_msg ? r->error_msg : "");

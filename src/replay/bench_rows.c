@@ -16,7 +16,7 @@ const char *bench_row_cell(const bench_row *r, const char *col) {
     return "";
 }
 
-static const char *row_cell_cb(const opdb_replay_row *row, const char *col) {
+const char *bench_row_cell_cb(const opdb_replay_row *row, const char *col) {
     return bench_row_cell(row->ctx, col);
 }
 
@@ -78,7 +78,7 @@ void bench_samples_free(bench_ctx *c) {
 }
 
 /* Refuses a planned row whose buffers do not fit the memory budget, before any is allocated. */
-static int check_budget(const bench_ctx *c, const opdb_op_problem *p, opdb_err *err) {
+int bench_check_budget(const bench_ctx *c, const opdb_op_problem *p, opdb_err *err) {
     size_t need = opdb_problem_buffer_bytes(p);
     if (need <= c->budget) return 0;
     char size[64];
@@ -93,10 +93,10 @@ static int check_budget(const bench_ctx *c, const opdb_op_problem *p, opdb_err *
 /* plan -> prepare -> measure -> release; fills the journal record's measured cells. */
 static int measure_row(bench_ctx *c, const opdb_op_def *def, const char *stem, const bench_row *r, char num[10 + 2][64],
                        opdb_measure_result *res, opdb_err *err) {
-    opdb_replay_row row = {stem, row_cell_cb, (void *)r, c->o->quirks};
+    opdb_replay_row row = {stem, bench_row_cell_cb, (void *)r, c->o->quirks};
     opdb_op_problem *p = opdb_xcalloc(1, sizeof *p);
     int rc = def->plan(&row, p, err);
-    if (rc == 0) rc = check_budget(c, p, err);
+    if (rc == 0) rc = bench_check_budget(c, p, err);
     void *inst = NULL;
     if (rc == 0) rc = c->b->prepare(c->b, def, p, opdb_hash_bytes(c->sig.p, c->sig.n, 11), &inst, err);
     if (rc == 0) {
@@ -148,7 +148,7 @@ static void ok_line(bench_ctx *c, const bench_row *r, const char *shapes, const 
     size_t room = width > hl + tl ? width - hl - tl : 0;
     if (sl <= room) fprintf(stderr, "%s%s%s\n", head, shapes, tail);
     else if (room > 3) fprintf(stderr, "%s%.*s...%s\n", head, (int)(room - 3), shapes, tail);
-    else fprintf(stderr, "%s%s\n", head, tail);
+    else fprintf(stderr, "%.*s%s\n", (int)(hl - 1), head, tail); /* no room for the shapes */
 }
 
 /* The progress line (a terminal only) while row r is measured: rows done of
@@ -158,35 +158,6 @@ static void progress_row(bench_ctx *c, const bench_row *r) {
     snprintf(detail, sizeof detail, "%s:%ld", r->csv, r->line);
     c->prog.last_permille = -1; /* redraw for every row, not only at each 0.1% */
     opdb_progress_update(&c->prog, c->started - 1, detail);
-}
-
-/* --plan: what one row would run and how long it would take, nothing run. */
-static void plan_row(bench_ctx *c, const opdb_op_def *def, const char *stem, const bench_row *r, const char *const *cells) {
-    opdb_replay_row row = {stem, row_cell_cb, (void *)r, c->o->quirks};
-    opdb_op_problem *p = opdb_xcalloc(1, sizeof *p);
-    opdb_err e;
-    opdb_err_clear(&e);
-    int rc = def->plan(&row, p, &e);
-    if (rc == 0) rc = check_budget(c, p, &e);
-    const opdb_measure_opts *m = &c->o->measure;
-    if (rc) {
-        fprintf(c->o->out, "[PLAN] %s:%ld %s %s -> %s: cannot replay: %s\n", r->csv, r->line, cells[3], cells[2], cells[5],
-                e.msg);
-    } else {
-        /* min_time is met by the time spent sampling, and by then the median's
-         * interval is usually narrow enough: warm-up + min_time + filling the
-         * buffers (about 1 GB/s); the timeout at the latest */
-        double setup = p->bytes * 1e-9;
-        double lo = m->repeat_count > 0 ? m->warmup_s + setup : m->warmup_s + m->min_time_s + setup;
-        if (lo > m->timeout_s) lo = m->timeout_s;
-        double hi = m->repeat_count > 0 ? m->timeout_s : m->timeout_s;
-        c->plan_lo_s += lo;
-        c->plan_hi_s += hi;
-        c->planned++;
-        fprintf(c->o->out, "[PLAN] %s:%ld %s %s -> %s: %.3g GFLOP, %.3g MB; about %.2f s (at most %.1f s)\n", r->csv,
-                r->line, cells[3], cells[2], cells[5], p->flops * 1e-9, p->bytes * 1e-6, lo, hi);
-    }
-    free(p);
 }
 
 static bool sharded(const bench_ctx *c) { return c->o->shard_count > 1; }
@@ -233,7 +204,8 @@ int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const 
     for (int i = 0; i < OPDB_NKEY_COLS; i++) cells[i] = bench_row_cell(r, opdb_key_cols[i]);
     journal_sig(stem, cells, &c->sig);
     if (c->o->plan_only) {
-        plan_row(c, def, stem, r, cells);
+        bench_plan_row(c, def, stem, r, cells, samples_of(c, false) != NULL);
+        samples_of(c, true);
         return 0;
     }
     if (c->counting) {

@@ -52,6 +52,7 @@ typedef struct bench_ctx {
     bool counting;            /* a pass that only counts the rows, for the progress line */
     uint64_t total, started;  /* rows of all passes, and rows begun so far */
     opdb_progress prog;
+    char *writeback_json;     /* --json: the write-back report as JSON (malloc'd), NULL before it */
 } bench_ctx;
 
 /* A row as named cells. */
@@ -72,5 +73,13 @@ void bench_skip_op(bench_ctx *c, op_status *s, const char *reason);
 int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const bench_row *r, opdb_err *err);
 
 void bench_samples_free(bench_ctx *c);
+
+const char *bench_row_cell_cb(const opdb_replay_row *row, const char *col); /* row->ctx is a bench_row */
+/* Refuses a planned row whose buffers do not fit the memory budget, before any is allocated. */
+int bench_check_budget(const bench_ctx *c, const opdb_op_problem *p, opdb_err *err);
+/* --plan: one row piloted and listed with its estimated time (bench_plan.c);
+ * repeat: an earlier row had its signature (the run reuses that measurement). */
+void bench_plan_row(bench_ctx *c, const opdb_op_def *def, const char *stem, const bench_row *r, const char *const *cells,
+                    bool repeat);
 
 #endif

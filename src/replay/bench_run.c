@@ -18,6 +18,7 @@
 #include "opdb/signature.h"
 #include "opdb/update.h"
 #include "replay/bench_rows.h"
+#include "replay/bench_json.h"
 #include "replay/bench_writeback.h"
 
 
@@ -287,16 +288,15 @@ static int bench_plan(bench_ctx *c, opdb_err *err) {
         if (c->st[i].kind == ST_SKIPPED) fprintf(o->out, "[PLAN] %s: skipped: %s\n", c->st[i].op, c->st[i].reason);
     const opdb_measure_opts *m = &o->measure;
     if (m->repeat_count > 0)
-        fprintf(o->out, "[PLAN] %ld row(s) would run, %ld sample(s) each (at most %.0f s each): about %.1f s, at most %.0f s\n",
-                c->planned, m->repeat_count, m->timeout_s, c->plan_lo_s, c->plan_hi_s);
+        fprintf(o->out, "[PLAN] %ld row(s) would run, %ld sample(s) each: about %.1f s (from a short pilot of each row)\n",
+                c->planned, m->repeat_count, c->plan_lo_s);
     else
-        fprintf(o->out, "[PLAN] %ld row(s) would run: about %.1f s if every row meets the stop rule after %g s of sampling, "
-                        "at most %.0f s (%g s timeout per row)\n",
-                c->planned, c->plan_lo_s, m->min_time_s, c->plan_hi_s, m->timeout_s);
+        fprintf(o->out, "[PLAN] %ld row(s) would run: about %.1f s (from a short pilot of each row: the samples its "
+                        "spread needs for the stop rule, evictions included), at most %.0f s (%g s timeout per row)\n",
+                c->planned, c->plan_lo_s, c->plan_hi_s, m->timeout_s);
     if (rc) return -1;
     if (!c->planned) {
-        fprintf(stderr, "opdb bench: warning: no row would run (nothing selected, or every operator skipped)%s\n",
-                o->strict ? " (--strict: exit 1)" : "");
+        opdb_warn("no row would run (nothing selected, or every operator skipped)%s", o->strict ? " (--strict: exit 1)" : "");
         return o->strict ? 1 : 0;
     }
     return 0;
@@ -438,11 +438,23 @@ static void close_shards(bench_ctx *c) {
     free(c->shards);
 }
 
+/* The totals for the caller, and --json's object. */
+static void bench_finish_json(bench_ctx *c) {
+    bench_totals(c);
+    if (!c->o->json) return;
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    bench_json(c, c->writeback_json, &sb);
+    fprintf(c->o->json, "%s\n", sb.p);
+    fflush(c->o->json);
+    opdb_sb_free(&sb);
+}
+
 int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     bool merge = o->shard_count > 1 && o->shard_rank == OPDB_BENCH_SHARD_MERGE;
     if (!opdb_is_dir(o->db_dir)) {
         if (!o->grid) return opdb_fail(err, OPDB_ERR_RUNTIME, "database folder not found: %s (use --grid default to create one)", o->db_dir);
-        if (opdb_mkdirs(o->db_dir, err)) return -1;
+        if (!o->plan_only && opdb_mkdirs(o->db_dir, err)) return -1; /* --plan writes nothing */
     }
     bench_ctx c;
     memset(&c, 0, sizeof c);
@@ -458,6 +470,8 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     char *journal = opdb_path_join(work, "journal.csv");
     if (o->plan_only) {
         int prc = bench_plan(&c, err);
+        if (prc >= 0) bench_finish_json(&c);
+        bench_samples_free(&c);
         opdb_sb_free(&c.sig);
         status_free(&c);
         free(work);
@@ -476,6 +490,7 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     if (rc == 0 && merge) rc = open_shards(&c, err);
     if (rc == 0) rc = walk(&c, err);
     if (rc == 0) rc = bench_write_back(&c, work, err);
+    if (rc == 0) bench_finish_json(&c);
     bool any_failed = false;
     long measured = 0, unmeasured = 0;
     for (size_t i = 0; i < c.nst; i++) {
@@ -483,6 +498,7 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
         unmeasured += c.st[i].unmeasured;
         any_failed |= c.st[i].failed > 0 || c.st[i].unmeasured > 0 || c.st[i].kind == ST_FAILED;
     }
+    free(c.writeback_json);
     status_free(&c);
     journal_close(&c.j);
     close_shards(&c);
@@ -503,14 +519,13 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     if (rc) return -1;
     bool warned = false;
     if (c.unconverged) {
-        fprintf(stderr,
-                "opdb bench: warning: %ld row(s) never met the stop rule before the %g s timeout (a busy machine, or "
-                "too short a timeout); they are marked MicroBench Converged = no and opdb validate warns about them\n",
-                c.unconverged, c.m.timeout_s * c.nrounds);
+        opdb_warn("%ld row(s) never met the stop rule before the %g s timeout (a busy machine, or too short a timeout); "
+                  "they are marked MicroBench Converged = no and opdb validate warns about them",
+                  c.unconverged, c.m.timeout_s * c.nrounds);
         warned = true;
     }
     if (measured == 0) {
-        fprintf(stderr, "opdb bench: warning: no row was measured\n");
+        opdb_warn("no row was measured");
         warned = true;
     }
     if (warned && o->strict) fprintf(stderr, "opdb bench: --strict: exit 1 because of the warning(s) above\n");

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "opdb/csv.h"
+#include "opdb/db.h"
 #include "opdb/fs.h"
 #include "opdb/schema.h"
 #include "opdb/update.h"
@@ -161,6 +162,18 @@ static void free_lists(status_lists *l) {
     free(l->skipped);
 }
 
+/* Whether the database is this backend's own one (<device>/opdb_<backend>/<stack>):
+ * only then were its profiled durations taken on the kind of device measured here. */
+static bool own_database(const bench_ctx *c) {
+    char *dir = opdb_path_normalize(c->o->db_dir), *up = opdb_path_parent(dir), *top = opdb_path_parent(up);
+    char *dev = opdb_sanitize_type_name(c->b->device_name, strlen(c->b->device_name));
+    char layer[160];
+    snprintf(layer, sizeof layer, "opdb_%s", c->b->name);
+    bool own = !strcmp(opdb_path_basename(up), layer) && !strcmp(opdb_path_basename(top), dev);
+    free(dir), free(up), free(top), free(dev);
+    return own;
+}
+
 int bench_write_back(bench_ctx *c, const char *work, opdb_err *err) {
     const opdb_bench_opts *o = c->o;
     if (write_op_summary(c, work, err)) return -1;
@@ -194,7 +207,29 @@ int bench_write_back(bench_ctx *c, const char *work, opdb_err *err) {
     u.bench_rows = true;
     u.no_metrics = !o->quirks; /* no NPU counters here: empty cells, not zeros */
     u.status = &us;
+    char why[512];
+    if (!o->quirks) { /* the reference's title, and its gaps against any profile */
+        u.title = "Bench Report";
+        if (!own_database(c)) {
+            snprintf(why, sizeof why, "measured here with the %s backend, while the profiled durations come from "
+                                      "another device (only this machine's own database, <device>/opdb_%s/<stack>, "
+                                      "compares them)", c->b->name, c->b->name);
+            u.gaps_not_compared = why;
+        }
+    }
+    /* --json: the report as JSON, kept for the run's own JSON object */
+    size_t wbn = 0;
+    FILE *mem = o->json ? open_memstream(&c->writeback_json, &wbn) : NULL;
+    if (mem) {
+        u.json = true;
+        u.out = mem;
+    }
     int rc = opdb_update_run(&u, err);
+    if (mem) {
+        fclose(mem);
+        while (wbn && (c->writeback_json[wbn - 1] == '\n' || c->writeback_json[wbn - 1] == ' '))
+            c->writeback_json[--wbn] = '\0';
+    }
     free_lists(&l);
     free_extras(&x);
     return rc;

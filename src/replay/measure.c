@@ -189,6 +189,24 @@ int opdb_measure(opdb_backend *b, void *inst, const opdb_measure_opts *o, opdb_m
     return rc;
 }
 
+double opdb_measure_estimate_s(const opdb_measure_opts *o, const opdb_pilot *p, int passes) {
+    if (passes < 1) passes = 1;
+    double warm = fmax(o->warmup_s, p->run_s);
+    if (o->repeat_count > 0) return p->setup_s + warm + (double)o->repeat_count * p->sample_s;
+    double min_t = o->min_time_s / passes, to = o->timeout_s / passes;
+    double z = normal_upper_quantile((1.0 - OPDB_MEDIAN_CI_CONFIDENCE) / 2.0);
+    double need = o->target_precision_pct > 0 ? z * 1.2533 * p->spread * 100.0 / o->target_precision_pct : 0;
+    double n = ceil(need * need);
+    /* the rule is checked at counts growing by 1/16: half a step is overshot on average */
+    n *= 1.0 + 1.0 / 32.0;
+    if (n < (double)o->min_samples) n = (double)o->min_samples;
+    if (n < 6) n = 6; /* no interval below 6 samples */
+    double t = warm + fmax(min_t, n * p->sample_s);
+    /* the timeout is looked at before each sample: the one under way finishes */
+    if (t > to) t = fmax(to, warm) + p->sample_s;
+    return passes * (p->setup_s + t);
+}
+
 /* A positive integer, as int(value) after strip would accept it. */
 static bool parse_long(const char *s, long *out) {
     while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;

@@ -161,6 +161,22 @@ static void process_target(const job *J, size_t k) {
     free(match);
 }
 
+/* The merge messages: the reference's "[WARN] ..." lines on stdout as it
+ * prints them under --reference-quirks, else warnings; the others on stdout. */
+static void print_log(const opdb_update_opts *o, const char *log) {
+    if (o->quirks) {
+        fputs(log, o->out);
+        return;
+    }
+    for (const char *l = log; *l;) {
+        const char *nl = strchr(l, '\n');
+        int len = nl ? (int)(nl - l) : (int)strlen(l);
+        if (strncmp(l, "[WARN] ", 7) == 0) opdb_warn("%.*s", len - 7, l + 7);
+        else fprintf(o->out, "%.*s\n", len, l);
+        l += len + (nl ? 1 : 0);
+    }
+}
+
 static void *worker(void *arg) {
     job *J = arg;
     for (;;) {
@@ -335,7 +351,7 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
     worker(&J);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     for (size_t k = 0; k < nt; k++) {
-        if (J.log[k].n) fputs(J.log[k].p, o->out);
+        if (J.log[k].n) print_log(o, J.log[k].p);
         if (J.rc[k] && rc == 0) {
             *err = J.err[k];
             rc = -1;

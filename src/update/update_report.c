@@ -114,7 +114,7 @@ static int cmp_hot(const void *a, const void *b) {
     return x->order < y->order ? -1 : (x->order > y->order);
 }
 
-static hot *hotspots(const update_run *run, size_t *n) {
+static hot *hotspots(const opdb_update_opts *o, const update_run *run, size_t *n) {
     size_t cap = 0;
     for (size_t i = 0; i < run->n; i++) cap += run->r[i].ngaps;
     hot *h = opdb_xmalloc((cap + 1) * sizeof *h);
@@ -122,7 +122,7 @@ static hot *hotspots(const update_run *run, size_t *n) {
     for (size_t i = 0; i < run->n; i++)
         for (size_t k = 0; k < run->r[i].ngaps; k++) {
             const gap *g = &run->r[i].gaps[k];
-            if (g->ratio < 0.8 || g->ratio > 1.2) {
+            if (!o->gaps_not_compared && (g->ratio < 0.8 || g->ratio > 1.2)) {
                 h[*n].g = g;
                 h[*n].order = *n;
                 (*n)++;
@@ -228,8 +228,8 @@ void update_report_text(const opdb_update_opts *o, const update_run *run, opdb_s
         miss += (long)run->r[i].missing.n;
     }
     size_t nh;
-    hot *h = hotspots(run, &nh);
-    opdb_sb_adds(out, "# Profile Update Report");
+    hot *h = hotspots(o, run, &nh);
+    opdb_sb_addf(out, "# %s", o->title ? o->title : "Profile Update Report");
     status_section(o, out);
     static const char *const ov_hdr[] = {"Metric", "Value"};
     table t;
@@ -238,7 +238,8 @@ void update_report_text(const opdb_update_opts *o, const update_run *run, opdb_s
                            "Duplicate signatures", "Missing shapes", "Hotspots"};
     long vals[] = {(long)run->n, upd, add, del, unch, dups, miss, (long)nh};
     for (int i = 0; i < 8; i++) {
-        char *cells[2] = {opdb_xstrdup(names[i]), fmt("%ld", vals[i])};
+        char *cells[2] = {opdb_xstrdup(names[i]),
+                          i == 7 && o->gaps_not_compared ? opdb_xstrdup("not compared") : fmt("%ld", vals[i])};
         t_row(&t, cells);
     }
     char *cells[2] = {opdb_xstrdup("Gap threshold"), opdb_xstrdup("microbench/profiling not in [0.80x, 1.20x]")};
@@ -299,6 +300,7 @@ void update_report_text(const opdb_update_opts *o, const update_run *run, opdb_s
         t_row(&t, c6);
     }
     opdb_sb_adds(out, "\n\n## Duration Gap Hotspots\n");
+    if (o->gaps_not_compared) opdb_sb_addf(out, "> Not compared: %s.\n\n", o->gaps_not_compared);
     t_render(&t, out);
     failures_section(o, out);
     opdb_sb_addc(out, '\n');
@@ -343,7 +345,7 @@ int update_report_files(const opdb_update_opts *o, const update_run *run, const 
     }
     free(dir);
     size_t nh;
-    hot *h = hotspots(run, &nh);
+    hot *h = hotspots(o, run, &nh);
     opdb_strbuf sb;
     opdb_sb_init(&sb);
     static const char *const hdr[] = {"Operator", "CSV Name", "MicroBench(us)", "Profiling(us)", "Abs Diff(us)", "MB/Profile", "Shape"};
@@ -396,7 +398,7 @@ void update_report_json(const opdb_update_opts *o, const update_run *run, const 
                         opdb_strbuf *out) {
     (void)o;
     size_t nh;
-    hot *h = hotspots(run, &nh);
+    hot *h = hotspots(o, run, &nh);
     opdb_sb_clear(out);
     opdb_sb_adds(out, "{\n  \"report\": ");
     json_str(out, md_path ? md_path : "");

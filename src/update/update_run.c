@@ -106,6 +106,14 @@ int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
             opdb_warn_nothing("no profiled row was merged: %zu table(s) touched, %llu op_summary row(s) read", run.n,
                               agg.rows_read);
     }
+    if (rc == 0 && o->totals) {
+        *o->totals = (opdb_update_totals){run.n, 0, 0, 0};
+        for (size_t i = 0; i < run.n; i++) {
+            o->totals->updated += run.r[i].updated;
+            o->totals->added += run.r[i].added;
+            o->totals->deleted += (long)run.r[i].deleted.n;
+        }
+    }
     if (rc == 0) {
         opdb_strbuf text;
         opdb_sb_init(&text);

@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         write_file(path, data, size);
         const char *paths[] = {root};
         opdb_update_opts o = {db, paths, 1, NULL, 0, false, mode == 0, mode == 1, false, false, 16, "20260101_000000", devnull,
-                              NULL, 0, NULL, 0, false, false, false, NULL, false};
+                              NULL, 0, NULL, 0, false, false, false, NULL, false, NULL, NULL, NULL};
         opdb_err err;
         opdb_err_clear(&err);
         if (opdb_update_run(&o, &err) != 0 && err.msg[0] == '\0') abort();

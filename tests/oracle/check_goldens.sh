@@ -2,7 +2,7 @@
 # check_goldens.sh SOURCE_DIR
 # Regenerates the expected trees of every golden case whose tool has an oracle in
 # tests/oracle/bin/opdb (parse CSV cases, trace2csv, fia-fill, update, m6, shape-compare, aie,
-# comm validate, query, diff) and compares them
+# comm validate, query, diff, grid --from-misses) and compares them
 # byte for byte with the committed ones: a golden edited by hand, or an oracle
 # that drifted from its goldens, fails. Skipped (77) without python3.
 set -u
@@ -18,5 +18,7 @@ cases="$cases $(ls -d query_* 2>/dev/null)"
 cases="$cases $(ls -d diff_* 2>/dev/null)"
 # check_* come from tests/oracle/check/check_oracle.py (written from docs/CHECK.md).
 cases="$cases $(ls -d check_* 2>/dev/null)"
+# grid_from_misses* come from tests/oracle/grid/from_misses.py (the other grid_* from make_cases.py).
+cases="$cases $(ls -d grid_from_misses* 2>/dev/null)"
 # shellcheck disable=SC2086
 exec python3 ../oracle/new_case.py --check $cases

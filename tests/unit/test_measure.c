@@ -315,6 +315,47 @@ static void test_repeat_count(void **state) {
     unsetenv(OPDB_REPEAT_ENV_REFERENCE);
 }
 
+/* The --plan estimate from a pilot: min_time for quiet rows, the samples
+ * the interval needs for noisy ones, the timeout at most; passes and a fixed
+ * count priced as run. */
+static void test_estimate(void **state) {
+    (void)state;
+    opdb_measure_opts o;
+    opdb_measure_defaults(&o);
+    /* quiet: 10 samples would do, min_time (0.5 s) decides: warm-up + 0.5 + setup */
+    opdb_pilot quiet = {0.01, 1e-5, 1e-3, 0.001};
+    assert_true(fabs(opdb_measure_estimate_s(&o, &quiet, 1) - 0.56) < 1e-9);
+    /* 5% spread, 10 ms a sample: (1.96 * 1.2533 * 5)^2 = 151 samples (+1/32) = 1.56 s of sampling */
+    opdb_pilot mid = {0.01, 1e-5, 0.01, 0.05};
+    double t = opdb_measure_estimate_s(&o, &mid, 1);
+    assert_true(t > 1.55 && t < 1.65);
+    /* the same at 2 ms a sample needs 0.31 s: min_time decides again */
+    mid.sample_s = 0.002;
+    assert_true(fabs(opdb_measure_estimate_s(&o, &mid, 1) - 0.56) < 1e-9);
+    /* 16% spread at 10 ms: about 1600 samples, past the 15 s timeout: timeout + the sample under way */
+    opdb_pilot noisy = {0.01, 1e-5, 0.01, 0.16};
+    assert_true(fabs(opdb_measure_estimate_s(&o, &noisy, 1) - 15.02) < 1e-9);
+    /* two passes: each with half the timeout, setup paid twice */
+    assert_true(fabs(opdb_measure_estimate_s(&o, &noisy, 2) - 2 * (0.01 + 7.5 + 0.01)) < 1e-9);
+    /* more spread never costs less */
+    double prev = 0;
+    for (double sp = 0; sp < 0.3; sp += 0.01) {
+        opdb_pilot p = {0.01, 1e-5, 0.005, sp};
+        double e = opdb_measure_estimate_s(&o, &p, 1);
+        assert_true(e >= prev);
+        prev = e;
+    }
+    /* a 2 s row: one warm-up run, then 10 samples would pass the timeout: setup + 15 s + the sample under way */
+    opdb_pilot slow = {0.5, 2.0, 2.0, 0.0};
+    assert_true(fabs(opdb_measure_estimate_s(&o, &slow, 1) - (0.5 + 15 + 2.0)) < 1e-9);
+    /* a 0.2 s row: warm-up one run (0.2 s), 10 samples (2 s) */
+    opdb_pilot mid2 = {0.1, 0.2, 0.2, 0.0};
+    assert_true(fabs(opdb_measure_estimate_s(&o, &mid2, 1) - (0.1 + 0.2 + 2.0)) < 1e-9);
+    /* fixed count: exactly its samples, no timeout */
+    o.repeat_count = 100;
+    assert_true(fabs(opdb_measure_estimate_s(&o, &quiet, 3) - (0.01 + 0.05 + 100 * 1e-3)) < 1e-9);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
@@ -332,6 +373,7 @@ int main(void) {
         cmocka_unit_test(test_statistics),
         cmocka_unit_test(test_timer_overhead),
         cmocka_unit_test(test_repeat_count),
+        cmocka_unit_test(test_estimate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

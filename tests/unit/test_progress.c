@@ -57,11 +57,33 @@ static void count_stage_without_elapsed_time(void **state) {
     assert_null(strstr(line, "MB"));
 }
 
+/* On 60 columns with a rate and an ETA, the row being measured is still
+ * named: the bar shrinks for it, and goes before the detail does. */
+static void detail_kept_before_the_bar(void **state) {
+    (void)state;
+    opdb_progress p;
+    opdb_progress_init(&p, true);
+    opdb_progress_stage(&p, "bench", 14);
+    char line[512];
+    opdb_progress_format(&p, 10, "MatMulV2.csv:2", 1.3, 60, line, sizeof line);
+    assert_true(strlen(line) <= 59);
+    assert_non_null(strstr(line, "10/14"));
+    assert_non_null(strstr(line, "ETA"));
+    assert_non_null(strstr(line, "MatMulV2.csv:2"));
+    assert_non_null(strstr(line, " [#"));
+    /* 40 columns: no room for a bar of 10 beside the numbers and the detail */
+    opdb_progress_format(&p, 10, "MatMulV2.csv:2", 1.3, 40, line, sizeof line);
+    assert_true(strlen(line) <= 39);
+    assert_null(strstr(line, "["));
+    assert_non_null(strstr(line, "MatMulV2"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bytes_stage_shows_mb_rate_and_eta),
         cmocka_unit_test(never_wider_than_the_terminal),
         cmocka_unit_test(count_stage_without_elapsed_time),
+        cmocka_unit_test(detail_kept_before_the_bar),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

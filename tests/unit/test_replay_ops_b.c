@@ -41,7 +41,7 @@ static opdb_backend *g_cpu;
 static int setup_cpu(void **state) {
     (void)state;
     opdb_err err = {0, ""};
-    opdb_backend_opts o = {1, false, 0, 0};
+    opdb_backend_opts o = {1, false, 0, 0, 0, false};
     g_cpu = opdb_backend_cpu_create(&o, &err);
     return g_cpu ? 0 : -1;
 }

@@ -384,7 +384,8 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < ncfg; i++) {
         if (all[i].base + all[i].nd > world) {
             if (rank == 0 && warned != all[i].nd)
-                fprintf(stderr, "WARNING: skipping num_devices=%lld: exceeds the MPI world size %d\n", all[i].nd, world);
+                fprintf(stderr, "opdb comm bench: warning: skipping num_devices=%lld: exceeds the MPI world size %d\n",
+                        all[i].nd, world);
             warned = all[i].nd;
             continue;
         }
@@ -392,7 +393,7 @@ int main(int argc, char **argv) {
         if (all[i].op != OPDB_COMM_ALL_REDUCE && all[i].op != OPDB_COMM_BROADCAST) recv_count *= all[i].nd;
         if (recv_count > INT_MAX) { /* MPI counts are int */
             if (rank == 0)
-                fprintf(stderr, "WARNING: skipping %s bytes=%lld devices=%lld: %lld elements exceed MPI's int count\n",
+                fprintf(stderr, "opdb comm bench: warning: skipping %s bytes=%lld devices=%lld: %lld elements exceed MPI's int count\n",
                         opdb_comm_op_name(all[i].op), all[i].bytes, all[i].nd, recv_count);
             continue;
         }

@@ -249,9 +249,17 @@ opdb_backend *opdb_backend_cpu_create(const opdb_backend_opts *o, opdb_err *err)
         free(im);
         return NULL;
     }
+    size_t real_evict = 0;
     if (!o->hot_cache) {
         size_t llc = o->cache_bytes ? o->cache_bytes : llc_bytes();
         im->evict_bytes = 2 * llc < (8ul << 20) ? 8ul << 20 : 2 * llc;
+        real_evict = im->evict_bytes;
+        /* A plan only prices the sweep: 3/2 of the cache this CPU reports
+         * still misses on every line, and the real sweep costs in proportion
+         * to its size (a --cache-mib of 512 must not cost a plan 1 GiB). */
+        size_t pilot = llc_bytes() / 2 * 3;
+        if (pilot < (8ul << 20)) pilot = 8ul << 20;
+        if (o->estimate_only && pilot < im->evict_bytes) im->evict_bytes = pilot;
         if (!(im->evict = alloc64(im->evict_bytes))) {
             b->impl = im;
             cpu_destroy(b);
@@ -267,7 +275,8 @@ opdb_backend *opdb_backend_cpu_create(const opdb_backend_opts *o, opdb_err *err)
     int gmaj = __GNUC__, gmin = __GNUC_MINOR__;
     snprintf(b->stack, sizeof b->stack, "openblas%s_gcc%d.%d", blas, gmaj, gmin);
     char cache[48] = ", hot cache";
-    if (!o->hot_cache) snprintf(cache, sizeof cache, ", %zu MiB swept per sample", im->evict_bytes >> 20);
+    if (!o->hot_cache) snprintf(cache, sizeof cache, ", %zu MiB swept per sample", real_evict >> 20);
+    b->flush_scale = im->evict_bytes ? (double)real_evict / (double)im->evict_bytes : 1.0;
     snprintf(b->description, sizeof b->description, "%s, OpenBLAS %s, %d pinned thread%s%s", b->device_name, blas,
              threads, threads == 1 ? "" : "s", cache);
     b->supports = cpu_supports;

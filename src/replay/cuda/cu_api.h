@@ -66,6 +66,16 @@ const opdb_cu_kernel *opdb_cu_kernel_at(size_t i);
  * events see the device time of the operator, not the host's launch latency. */
 int opdb_cu_timed(opdb_cu *cu, const opdb_cu_kernel *k, const opdb_op_problem *p, void *state,
                   double *elapsed_us, opdb_err *err);
+/* `launches` launches back to back between the same two events, launch i
+ * on sets[i % nsets] (copies of one problem in distinct buffers, so that
+ * with the L2 flushed before the batch no launch finds its data cached),
+ * synchronised; *elapsed_us = the events' interval / launches. A kernel of a
+ * few microseconds is then timed over tens of them: the events' resolution
+ * (about 0.5 us) and the gaps between single launches no longer dominate. */
+int opdb_cu_timed_batch(opdb_cu *cu, const opdb_cu_kernel *k, const opdb_op_problem *const *sets, int nsets,
+                        int launches, void *state, double *elapsed_us, opdb_err *err);
+/* Device-to-device copy, synchronised. */
+int opdb_cu_copy(opdb_cu *cu, void *dst, const void *src, size_t bytes, opdb_err *err);
 /* One launch, synchronised (correctness checks, warm-up). */
 int opdb_cu_run_sync(opdb_cu *cu, const opdb_cu_kernel *k, const opdb_op_problem *p, void *state,
                      opdb_err *err);

@@ -107,8 +107,8 @@ def nccl_row(t):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--output-dir", required=True)
-    ap.add_argument("--op")
+    ap.add_argument("--database-path", "--output-dir", dest="output_dir", required=True)
+    ap.add_argument("--ops", "--op", dest="op")
     ap.add_argument("--num-devices", type=int)
     ap.add_argument("--dtype")
     ap.add_argument("--topology-tier", type=int)
@@ -181,7 +181,8 @@ def main():
         if skipped:
             print("  %d rows without a positive size and time skipped" % skipped)
         if nwrong:
-            print("  WARNING: %d rows report #wrong != 0 (imported; check the run)" % nwrong)
+            print("opdb comm import: warning: %s: %d rows report #wrong != 0 (imported; check the run)" % (path, nwrong),
+                  file=sys.stderr)
     if total == 0 and status == 0:
         print("opdb comm import: no row was imported", file=sys.stderr)
     return status

@@ -180,6 +180,51 @@ def judge(a, b, o):
     return "DRIFT", ratio, p
 
 
+def _num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def add_rows(rows, old, share):
+    """Rows {file, line, latency_us} of OLD: each adds share, or (share None) its latency."""
+    for e in rows if isinstance(rows, list) else []:
+        f, ln, lat = (e.get("file"), e.get("line"), e.get("latency_us")) if isinstance(e, dict) else (None,) * 3
+        if not isinstance(f, str) or not isinstance(ln, int) or isinstance(ln, bool) or not _num(lat):
+            continue
+        base = f.rsplit("/", 1)[-1]
+        if len(base) <= 4 or not base.endswith(".csv") or base[:-4] not in old:
+            continue
+        _, groups, by_line = old[base[:-4]]
+        x = float(lat) if share is None else share
+        if ln in by_line and math.isfinite(x) and x > 0:
+            g = groups[by_line[ln]]
+            g["explain_us"] = g.get("explain_us", 0.0) + x
+
+
+def add_explain(ex, lat, old, depth):
+    """DIFF.md §4: an answer of lat us shared among the rows its explanation names, nested parts included."""
+    if not isinstance(ex, dict) or depth > 16:
+        return
+    add_rows(ex.get("rows"), old, None)
+    comm = ex.get("comm")
+    crows = comm.get("rows") if isinstance(comm, dict) else None
+    if isinstance(crows, list) and crows:
+        add_rows(crows, old, None if comm.get("exact") is True else lat / len(crows))
+    interp = ex.get("interpolation")
+    pts = interp.get("points") if isinstance(interp, dict) else None
+    for pt in pts if isinstance(pts, list) else []:
+        if not isinstance(pt, dict):
+            continue
+        w, pl, prow = pt.get("weight"), pt.get("latency_us"), pt.get("rows")
+        if not _num(w) or not _num(pl) or not isinstance(prow, list) or not prow or not w * pl >= 0:
+            continue
+        add_rows(prow, old, w * pl / len(prow))
+    subs = ex.get("sub_kernels")
+    for sk in subs if isinstance(subs, list) else []:
+        sl = sk.get("latency_us") if isinstance(sk, dict) else None
+        if _num(sl) and math.isfinite(sl) and sl > 0:
+            add_explain(sk.get("explain"), float(sl), old, depth + 1)
+
+
 def weigh(path, kts, old, warn):
     total, lines = 0.0, 0
     w = {k: 0.0 for k in kts}
@@ -203,20 +248,7 @@ def weigh(path, kts, old, warn):
                     lines += 1
                     if isinstance(kt, str) and "," not in kt and kt in w:
                         w[kt] += x
-                    explain = v.get("explain")
-                    rows = explain.get("rows") if isinstance(explain, dict) else None
-                    for e in rows if isinstance(rows, list) else []:
-                        f, ln, lat = (e.get("file"), e.get("line"), e.get("latency_us")) if isinstance(e, dict) else (None,) * 3
-                        if (not isinstance(f, str) or not isinstance(ln, int) or isinstance(ln, bool)
-                                or not isinstance(lat, (int, float)) or isinstance(lat, bool)):
-                            continue
-                        base = f.rsplit("/", 1)[-1]
-                        if len(base) <= 4 or not base.endswith(".csv") or base[:-4] not in old:
-                            continue
-                        _, groups, by_line = old[base[:-4]]
-                        if ln in by_line and math.isfinite(float(lat)) and lat > 0:
-                            g = groups[by_line[ln]]
-                            g["explain_us"] = g.get("explain_us", 0.0) + float(lat)
+                    add_explain(v.get("explain"), x, old, 0)
     return w, total, lines
 
 
@@ -340,7 +372,7 @@ def usage(msg):
 
 def main(args):
     o = {"threshold": 0.05, "alpha": 0.05, "offset": 1.15, "weights": None}
-    fail, js, dirs = "regression", False, []
+    fail, js, dirs, strict = "regression", False, [], False
     i = 0
     while i < len(args):
         a = args[i]
@@ -372,6 +404,8 @@ def main(args):
             continue
         if a == "--json":
             js = True
+        elif a == "--strict":
+            strict = True
         elif a.startswith("-") and a != "-":
             return usage(f"unrecognized arguments: {a}")
         else:
@@ -388,6 +422,10 @@ def main(args):
         print(f"opdb diff: {e}", file=sys.stderr)
         return 1
     sys.stdout.write((as_json if js else markdown)(dirs[0], dirs[1], o, kts, changes, counts, weights))
+    # --strict: nothing compared (no rows, no kernel type or row on both sides) or no weighted hit
+    common = any(c["old"] is not None and c["new"] is not None for c in changes)
+    if strict and (not common or (weights is not None and weights["results"] == 0)):
+        return 1
     if fail == "never":
         return 0
     if counts["REGRESSION"]:

@@ -77,7 +77,13 @@ def payload(rec):
     }
 
 
-def main(argv=None) -> int:
+def main_quirks(argv=None) -> int:
+    """The reference: the output always starts with a UTF-8 byte-order mark."""
+    return main(argv, always_bom=True)
+
+
+def main(argv=None, always_bom=False) -> int:
+    """opdb's default: a byte-order mark only where the input had one."""
     p = argparse.ArgumentParser()
     p.add_argument("--csv-path", required=True)
     p.add_argument("--jsonl-path", required=True)
@@ -93,6 +99,7 @@ def main(argv=None) -> int:
                     shutil.copyfileobj(sys.stdin.buffer, f)
                 if attr == "csv_path" and not a.output_path:
                     a.output_path = "-"
+        a.always_bom = always_bom
         return run(a)
 
 
@@ -110,7 +117,9 @@ def run(a) -> int:
         pl = payload(rec)
         dedup = (pl["Runtime actual_seq_lengths_values"], pl["Runtime actual_seq_lengths_kv_values"])
         payloads.setdefault(jsonl_key(rec), {})[dedup] = pl
-    text = csv_path.read_bytes().decode("utf-8-sig")
+    raw = csv_path.read_bytes()
+    encoding = "utf-8-sig" if a.always_bom or raw.startswith(b"\xef\xbb\xbf") else "utf-8"
+    text = raw.decode("utf-8-sig")
     if open_quote_at_eof(text):
         raise ValueError(f"{csv_path}: unterminated quoted field")
     with io.StringIO(text, newline="") as f:
@@ -134,9 +143,9 @@ def run(a) -> int:
     to_stdout = a.output_path == "-"
     out = Path(a.output_path) if a.output_path and not to_stdout else csv_path
     if to_stdout:
-        f = open(sys.stdout.fileno(), "w", encoding="utf-8-sig", newline="", closefd=False)
+        f = open(sys.stdout.fileno(), "w", encoding=encoding, newline="", closefd=False)
     else:
-        f = out.open("w", encoding="utf-8-sig", newline="")
+        f = out.open("w", encoding=encoding, newline="")
     with f:
         w = csv.DictWriter(f, fieldnames=columns)
         w.writeheader()

@@ -489,11 +489,15 @@ def main():
     if not files: sys.exit(f"No CSV files found under: {root}")
     meta, have_map = load_meta(root)
     cap = a.rows if a.rows > 0 else 0
-    if not a.plan:
+    if not a.plan and not a.json and not fixed:
         print(f"Mode: theory | Target models: {names if names else 'ALL (full grid)'}")
         print(f"Config: config.yaml | op_mapping: {have_map} | max_rows/csv: {cap if cap else 'unlimited'}")
+    elif not a.plan and not a.json:  # opdb: plain English, no Python reprs
+        print(f"Target models: {', '.join(names) if names else 'all presets (full grid)'}")
+        print(f"Configuration: {a.config or 'built-in'}; op_mapping.yaml: {'read' if have_map else 'none'}; "
+              + (f"at most {cap} new rows per CSV file" if cap else "no cap on new rows per CSV file"))
     budget = int(a.max_hbm_gb * 1024 ** 3) if a.max_hbm_gb > 0 else 0
-    if budget and not a.plan: print(f"HBM budget: {a.max_hbm_gb:.1f} GiB per shape row")
+    if budget and not a.plan and not a.json: print(f"HBM budget: {a.max_hbm_gb:.1f} GiB per shape row")
     NEED = {"dispatch_ffn_combine": ["EP Size"], "fused_attention": ["Input Data Types", "Input Formats"],
             "split_qkv_rmsnorm_rope": ["Input Data Types", "Input Formats", "Output Data Types", "Output Formats"]}
     if fixed:  # opdb: every file is checked before any is rewritten
@@ -578,7 +582,7 @@ def main():
         f.write_bytes(out.getvalue().encode("utf-8"))
         total += len(new)
         if not new: skipped.append((f.name, "no new rows"))
-    if a.plan and a.json:
+    if a.json:  # a run's object is the plan's, after the rows were appended
         keys = ("candidates", "after_memory_filter", "after_dedup", "to_append")
         tot = [0, 0, 0, 0]; fl = []
         for (path, v) in plan:
@@ -601,9 +605,13 @@ def main():
         print("%-48s %12d %12d %12d %12d" % tuple(["total"] + tot))
         if want_cov: print(coverage_text(coverage))
         return
-    print(f"Appended {total} rows across {len(files)} CSV files under {root}.")
+    if fixed:  # opdb: skipped files are not counted as appended to
+        print(f"Appended {total} rows to {len(files) - len(skipped)} of {len(files)} CSV files under {root}.")
+    else:
+        print(f"Appended {total} rows across {len(files)} CSV files under {root}.")
     if skipped:
-        print(f"Skipped {len(skipped)} files (no theory generator):")
+        if fixed: print(f"Skipped {len(skipped)} file{'' if len(skipped) == 1 else 's'}:")
+        else: print(f"Skipped {len(skipped)} files (no theory generator):")
         for s, why in skipped: print(f"  - {s} ({why})" if fixed else f"  - {s}")
     if want_cov: print(coverage_text(coverage))
 

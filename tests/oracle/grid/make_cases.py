@@ -202,6 +202,9 @@ CASES = [
     ("grid_quirks_coverage_not_printed", COV_DB, "--target-models Qwen/Qwen3-32B,dsv3 --rows 50 --seed 5 --reference-quirks", []),
     ("grid_plan_json", COV_DB, "--plan --json --target-models qwen3-32b,dsv3 --rows 50 --seed 5 --max-hbm-gb 0.5", []),
     ("grid_plan_json_no_models", {"db/Add.csv": ADD, "db/Foo.csv": ADD, "db/Shapes/Cast.csv": NOSHAPES}, "--plan --json --rows 7 --seed 1", []),
+    # --json on a run: the plan's object, its counts the rows appended; nothing else on stdout
+    ("grid_json_run", {"db/Add.csv": ADD, "db/Foo.csv": ADD, "db/Shapes/Cast.csv": NOSHAPES}, "--json --rows 7 --seed 1", []),
+    ("grid_quirks_json_run", {"db/Add.csv": ADD, "db/Foo.csv": ADD, "db/Shapes/Cast.csv": NOSHAPES}, "--json --rows 7 --seed 1 --reference-quirks", []),
     ("grid_quirks_plan_coverage", COV_DB, "--plan --target-models qwen3-32b --rows 50 --seed 5 --reference-quirks", []),
     ("grid_bad_expression_syntax", {"db/Add.csv": ADD, "cfg.yaml": BAD_SYNTAX_CFG}, "--config in/cfg.yaml", None),
     ("grid_unknown_model", {"db/Add.csv": ADD}, "--target-models gpt-5", ["unknown model 'gpt-5'"]),

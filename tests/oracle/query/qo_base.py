@@ -448,12 +448,13 @@ def norm3(s, hd):
 
 class Result:
     __slots__ = ("hit", "latency", "source", "confidence", "rule", "kernel", "reason", "subs",
-                 "interp")
+                 "interp", "request")
 
     def __init__(self, hit=False, latency=None, source="MISS", confidence=None, rule=None,
                  kernel=None, reason="", subs=None, interp=False):
         self.hit, self.latency, self.source, self.confidence = hit, latency, source, confidence
         self.rule, self.kernel, self.reason, self.subs, self.interp = rule, kernel, reason, subs, interp
+        self.request = None
 
 
 def miss(reason):

@@ -105,6 +105,21 @@ def kernel_query(db: DB, obj):
     return kernel_interp(db, K, X, O)
 
 
+def request_of(obj):
+    """What a kernel-level MISS carries in default mode (docs/QUERY.md): the kernel and its tensors as
+    the table's row needs them: the shape as given, the profiler dtype, the format (default ND)."""
+    def tens(v):
+        out = []
+        for x in v or []:
+            c = canon_dtype(x["dtype"])
+            p = prof(c if c is not None else "@" + x["dtype"])
+            fmt = x.get("format")
+            out.append({"shape": list(x["shape"]), "dtype": p if p is not None else "",
+                        "format": fmt if isinstance(fmt, str) else "ND"})
+        return out
+    return {"kernel": obj["kernel"], "inputs": tens(obj.get("inputs")), "outputs": tens(obj.get("outputs"))}
+
+
 def kernel_interp(db, K, X, O):
     n = len(X)
     ps = [prof(d) for _, d in X]

@@ -11,6 +11,7 @@
 Standard library plus PyYAML (Debian python3-yaml: the spec defines the mapping by
 PyYAML's safe_load). Tier 2 features answer `unsupported:<feature>` MISSes; `--explain`
 is opdb's own output and has no oracle here (exit 99). See README.md."""
+import copy
 import json
 import os
 import sys
@@ -90,6 +91,8 @@ def render(qid, r, error=None):
          "kernel_type": r.kernel if r.hit else None,
          "miss_reason": None if r.hit else r.reason,
          "sub_kernel_durations": ([[k, float(v)] for k, v in r.subs] if r.hit and r.subs is not None else None)}
+    if r.source == "MISS" and r.request is not None:
+        o["request"] = r.request
     if error is not None:
         o["error"] = error
     return json.dumps(o)
@@ -106,6 +109,11 @@ def answer(db, line):
             raise QueryError("bad_query", "a query needs exactly one of op and kernel")
         if has_k:
             r = qo_kernel.kernel_query(db, obj)
+            # default mode: a MISS names what to measure (attention and communication rows need more)
+            if (r.source == "MISS" and not db.cfg.quirks and obj.get("comm") is None
+                    and obj.get("attention") is None):
+                r = copy.copy(r)  # results may be shared by a scan's cache
+                r.request = qo_kernel.request_of(obj)
         else:
             op = obj["op"]
             if not isinstance(op, str):
@@ -149,6 +157,7 @@ def main(argv):
     cfg = Config()
     dbdir = None
     stats = False
+    collect_dir, collect_plan = None, False
     one = {}
     i = 0
     while i < len(argv):
@@ -174,6 +183,14 @@ def main(argv):
             cfg.quirks = True
         elif a == "--stats":
             stats = True
+        elif a == "--collect":
+            if val is None:
+                print("opdb query: --collect needs a value", file=sys.stderr)
+                return 2
+            collect_dir = val
+            i += 1
+        elif a == "--plan":
+            collect_plan = True
         elif a == "--explain":
             print("oracle: no oracle for: query --explain", file=sys.stderr)
             return 99
@@ -196,6 +213,10 @@ def main(argv):
     if dbdir is None:
         print(f"opdb query: --database-path is required\n{USAGE}", file=sys.stderr)
         return 2
+    if (collect_plan and collect_dir is None) or (collect_dir is not None and cfg.quirks):
+        print("opdb query: --plan needs --collect; --collect needs the default mode", file=sys.stderr)
+        return 2
+    written = []
     try:
         db = DB(dbdir, cfg)
     except OpenError as e:
@@ -209,7 +230,7 @@ def main(argv):
             return 2
         line, _, _ = answer(db, json.dumps(obj))
         sys.stdout.write(line + "\n")
-        return 0
+        return collected([line], collect_dir, collect_plan)
     n = errors = unsupported = 0
     counts = {"MEASURED": 0, "INTERPOLATED": 0, "PARTIAL": 0, "MISS": 0, "ERROR": 0}
     out = sys.stdout
@@ -219,6 +240,7 @@ def main(argv):
             continue
         text, r, kind = answer(db, line)
         out.write(text + "\n")
+        written.append(text)
         n += 1
         counts[r.source] += 1
         errors += kind == "error"
@@ -234,7 +256,19 @@ def main(argv):
             print(f"opdb query: {len(db.skipped)} malformed rows skipped in {len(files)} files", file=sys.stderr)
     if errors:
         print(f"opdb: warning: {errors} of {n} query lines gave errors", file=sys.stderr)
-    return 0
+    return collected(written, collect_dir, collect_plan)
+
+
+def collected(lines, root, plan):
+    """--collect DIR: the batch's kernel-level misses become rows of DIR's tables (tests/oracle/grid/
+    from_misses.py, the oracle of `opdb grid --from-misses`); its report goes to stderr."""
+    if root is None:
+        return 0
+    sys.stdout.flush()
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "grid"))
+    import from_misses
+    rc, _ = from_misses.collect(lines, "results", root, plan, False, sys.stderr)
+    return rc
 
 
 def main_quirks(argv):

@@ -268,6 +268,15 @@ def print_json(results, gaps, paths):
     sys.stdout.write(text)
 
 
+def _print(*args, **kw):
+    """opdb prints the reference's "[WARN] ..." merge lines as warnings on stderr."""
+    text = " ".join(str(a) for a in args)
+    if "file" not in kw and text.startswith("[WARN] "):
+        print(f"opdb update: warning: {text[len('[WARN] '):]}", file=sys.stderr)
+    else:
+        print(*args, **kw)
+
+
 def main(argv) -> int:
     global RUN
     parser = ref.build_argparser()
@@ -286,7 +295,14 @@ def main(argv) -> int:
     ref.update_csv = update_csv
     ref.aggregate_summary = aggregate_summary
     ref.print_report = print_report
-    rc = ref.main(argv, parser)
+    ref.print = _print
+    try:
+        rc = ref.main(argv, parser)
+    except ValueError as e:  # opdb: an unknown --ops name is a usage error
+        if not str(e).startswith("Unsupported --ops"):
+            raise
+        print(f"opdb update: error: argument --ops: {e}", file=sys.stderr)
+        return 2
     if args.strict and RUN.merged == 0:
         print("opdb update: --strict: no profiled row was merged", file=sys.stderr)
         return 1

@@ -1,0 +1,31 @@
+/* See cli_warn.h. */
+#include "cli/cli_warn.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "opdb/core.h"
+
+static char g_prog[64] = "opdb";
+
+void cli_warn_line(void *ctx, const char *line) {
+    (void)ctx;
+    fflush(stdout); /* keep the warning after what stdout already said */
+    fprintf(stderr, "%s: warning: %s\n", g_prog, line);
+}
+
+void cli_warn_begin(const char *prog) {
+    snprintf(g_prog, sizeof g_prog, "%s", prog);
+    opdb_set_warn_handler(cli_warn_line, NULL);
+}
+
+const char *cli_prog(void) { return g_prog; }
+
+void cli_warn(const char *fmt, ...) {
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    cli_warn_line(NULL, line);
+}

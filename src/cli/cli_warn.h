@@ -1,0 +1,16 @@
+/* The one warning format of every command: "opdb <command>: warning:
+ * <message>" on stderr, for the CLI's own warnings and the library's (the
+ * handler installed here, or a warn callback in a command's options). */
+#ifndef OPDB_CLI_WARN_H
+#define OPDB_CLI_WARN_H
+
+/* Names the running command ("opdb parse", "opdb comm import") and installs
+ * the library's warning handler. */
+void cli_warn_begin(const char *prog);
+/* The command named by cli_warn_begin ("opdb" before it). */
+const char *cli_prog(void);
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A warn callback for options that take one (ctx unused). */
+void cli_warn_line(void *ctx, const char *line);
+
+#endif
