@@ -20,7 +20,7 @@ state() { (cd "$1" && find . -type f | LC_ALL=C sort | xargs -d '\n' cksum) 2>/d
 export OPDB_REPORT_TIMESTAMP=20260101_000000
 
 # --- 1. enumeration ---------------------------------------------------------------------------
-writers="parse update grid bench fia-fill comm validate"   # (comm: import; validate: --repair)
+writers="parse update grid bench fia-fill comm validate check"   # (comm: import; validate: --repair; check: --write-calibration)
 readonly_cmds="aie m6 shape-compare compare trace2csv query diff"  # read databases; write only the output file they are given
 # modes of those that write a database (query: --collect DIR; grid: --from-misses), tried as writers too
 writer_modes="grid-misses query-collect"
@@ -30,15 +30,15 @@ done
 # library sources that replace files: database writers (their entry points take the lock and the
 # transaction, tried below) or output files the user names
 db_sources="src/update/update_csv.c src/update/update_report.c src/ingest/table_merge.c src/ingest/fia_fill.c
-  src/replay/bench_writeback.c src/grid/file.c src/grid/from_misses.c src/comm/csv_rows.c"
+  src/replay/bench_writeback.c src/grid/file.c src/grid/from_misses.c src/comm/csv_rows.c src/analysis/check_calib.c"
 out_sources="src/trace/trace2csv.c src/aie/aie.c src/analysis/compare_run.c src/analysis/m6.c
-  src/analysis/shape_compare.c src/analysis/diff_html.c src/comm/mpi/bench_ranks.c src/comm/mpi/opdb_comm_main.c"
+  src/analysis/shape_compare.c src/analysis/diff_html.c src/comm/mpi/bench_ranks.c src/comm/mpi/opdb_comm_main.c src/analysis/check_html.c"
 for f in $(cd "$src" && grep -rl -e 'opdb_atomic_write(' -e 'opdb_atomic_open(' src --include='*.c' | grep -v '^src/core/' | LC_ALL=C sort); do
   case " $(echo $db_sources $out_sources) " in *" $f "*) ;; *) bad "$f replaces files but is not classified in $0" ;; esac
 done
 # a database writer's library entry point takes the lock (directly or through one that does)
 for f in src/update/update_run.c src/ingest/parse_job.c src/grid/run.c src/replay/bench_run.c src/ingest/fia_fill.c \
-         src/comm/csv_rows.c src/db/repair.c src/grid/from_misses.c; do
+         src/comm/csv_rows.c src/db/repair.c src/grid/from_misses.c src/analysis/check_calib.c; do
   grep -q 'opdb_dir_lock' "$src/$f" || bad "$f: a database writer's entry point without the folder lock"
 done
 for f in src/update/update_run.c src/ingest/parse_job.c src/grid/run.c src/ingest/fia_fill.c src/comm/csv_rows.c \
@@ -66,6 +66,7 @@ run_writer() { # run_writer NAME DB: one write of that command into DB
     fia-fill) "$opdb" fia-fill --csv-path "$2/FusedInferAttentionScore.csv" --jsonl-path "$src/tests/cli/fiafill_basic/in/fia_runtime.jsonl" ;;
     comm) "$opdb" comm import --logs "$src/examples/comm/nccl_tests_allreduce_8gpu.txt" --num-devices 8 --output-dir "$2" ;;
     validate) "$opdb" validate --repair --database-path "$2" ;;
+    check) "$opdb" check --db "$2" --write-calibration ;;
     grid-misses) "$opdb" grid --database-path "$2" --from-misses "$w/misses.jsonl" ;;
     query-collect) "$opdb" query --db "$2" --collect "$2" <"$w/kq.jsonl" ;;
   esac

@@ -18,6 +18,7 @@ int cmd_grid(int argc, char **argv);
 int cmd_comm(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 /* Path of the opdb-comm MPI helper (also run by `opdb bench` under mpirun); 0 when found. */
 int cmd_comm_helper(char *out, size_t cap);
 

@@ -30,6 +30,7 @@ static const command k_commands[] = {
     {"grid", cmd_grid, "append theory shape grids (model presets, patterns) to database CSVs for replay"},
     {"query", cmd_query, "operator latencies from a database, as the performance model looks them up (JSONL in/out)"},
     {"diff", cmd_diff, "what changed between two database folders: regressions, gains, drift (Welch's t-test)"},
+    {"check", cmd_check, "leave-one-out: how well a database's interpolation recovers its own rows"},
     {"validate", cmd_validate, "check a database folder and list its problems (exit 1 if any)"},
     {"comm", cmd_comm, "collective microbenchmarks over MPI, nccl-tests/OSU log import, alpha-beta check"},
 };

@@ -139,6 +139,11 @@ static void copy_answer(opdb_arena *a, const q_result *from, q_result *to) {
     to->miss = dup(a, from->miss);
     to->error_msg = dup(a, from->error_msg);
     to->request = dup(a, from->request);
+    to->has_iv = from->has_iv;
+    to->iv_at = from->iv_at;
+    memcpy(to->iv90, from->iv90, sizeof to->iv90);
+    memcpy(to->iv80, from->iv80, sizeof to->iv80);
+    to->iv_med = from->iv_med;
     to->has_sub = from->has_sub;
     to->n_sub = to->cap_sub = from->n_sub;
     if (from->n_sub) {

@@ -116,6 +116,7 @@ opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) 
 
 void opdb_qdb_close(opdb_qdb *db) {
     if (!db) return;
+    if (db->calib_free) db->calib_free(db); /* set by calib.c when it loaded a calibration */
     for (size_t i = 0; i < db->ntables; i++) free_table(db->tables[i]);
     free(db->tables);
     q_cache_free(db->cache);

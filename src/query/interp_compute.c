@@ -139,8 +139,8 @@ static void build_mm(ip_index *ix, const void *arg) {
     }
 }
 
-static const uint8_t k_mm_groups[7][4] = {{1, 0}, {1, 1}, {1, 2}, {2, 0, 1}, {2, 0, 2}, {2, 1, 2}, {3, 0, 1, 2}};
-static const char *const k_mm_axes[] = {"M", "K", "N"};
+const uint8_t ip_mm_groups[7][4] = {{1, 0}, {1, 1}, {1, 2}, {2, 0, 1}, {2, 0, 2}, {2, 1, 2}, {3, 0, 1, 2}};
+const char *const ip_mm_axes[3] = {"M", "K", "N"};
 
 static bool formats_all_nd(const ip_group *g) {
     const char *p = strstr(g->key, "\x1einput_formats\x1f(");
@@ -153,10 +153,9 @@ static bool formats_all_nd(const ip_group *g) {
     return true;
 }
 
-/* the regime loop of one matmul kernel: groups matching T, stably sorted
- * (all-ND formats first, then more points first) */
-static bool mm_groups(q_ctx *c, ip_index *ix, const ip_kb *T, bool quantized, const double *tax, int64_t maxdim,
-                      ip_out *out, ip_task *tk) {
+/* the groups of ix matching T in the order the query tries them: stably
+ * sorted (all-ND formats first, then more points first) */
+size_t ip_mm_matching(q_ctx *c, const ip_index *ix, const ip_kb *T, bool quantized, uint32_t **gip) {
     static const char *const extra_q[] = {"output_count", "output_dtypes", "output_formats", NULL};
     static const char *const extra[] = {"output_count", "output_dtypes", "output_formats", "input_formats", NULL};
     uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
@@ -177,11 +176,20 @@ static bool mm_groups(q_ctx *c, ip_index *ix, const ip_kb *T, bool quantized, co
         }
         gi[j] = x;
     }
+    *gip = gi;
+    return ng;
+}
+
+/* the regime loop of one matmul kernel */
+static bool mm_groups(q_ctx *c, ip_index *ix, const ip_kb *T, bool quantized, const double *tax, int64_t maxdim,
+                      ip_out *out, ip_task *tk) {
+    uint32_t *gi;
+    size_t ng = ip_mm_matching(c, ix, T, quantized, &gi);
     memset(tk, 0, sizeof *tk);
     tk->ix = ix;
     tk->t = tax;
     tk->nax = 3;
-    tk->groups = k_mm_groups;
+    tk->groups = ip_mm_groups;
     tk->ngroups = 7;
     tk->maxdim = maxdim;
     tk->sqrt_axis = -1;
@@ -334,7 +342,7 @@ static bool mm_core(q_ctx *c, const q_entry *e, const char *const *K, size_t nk,
         ip_out o;
         ip_task tk;
         if (mm_groups(c, ix, &T, quantized, tax, ip_maxdim(c, policy ? policy : K[i], NULL), &o, &tk)) {
-            ip_success(c, &tk, &o, t->kernel, k_mm_axes);
+            ip_success(c, &tk, &o, t->kernel, ip_mm_axes);
             return true;
         }
     }
@@ -565,3 +573,19 @@ int ip_spec_compute(q_ctx *c, const char *const *K, size_t nk, const q_tins *X, 
     }
     return 0;
 }
+
+ip_index *ip_mm_index(q_ktable *t, int64_t n) {
+    mm_params pp = {true, n, false};
+    char sig[96];
+    snprintf(sig, sizeof sig, "mm|1|%lld|0", (long long)n);
+    return ip_index_get(t, sig, build_mm, &pp);
+}
+
+ip_index *ip_gen_index(q_ktable *t, int64_t n, bool numel) {
+    gen_params gp = {true, n, numel};
+    char sig[96];
+    snprintf(sig, sizeof sig, "gen|1|%lld|%d", (long long)n, numel);
+    return ip_index_get(t, sig, build_gen, &gp);
+}
+
+bool ip_gen_numel(q_ctx *c, const char *kt) { return gen_numel(c, kt, kt); }

@@ -149,3 +149,5 @@ void ip_elementwise(q_ctx *c, const q_entry *e) {
 void ip_kernel_elementwise(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out) {
     elem_core(c, K, nk, out->n ? &out->v[0].s : NULL, out->n ? out->v[0].prof : NULL, *in);
 }
+
+ip_index *ip_elem_index(q_ktable *t) { return ip_index_get(t, "elem", build_elem, NULL); }

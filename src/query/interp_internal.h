@@ -134,6 +134,7 @@ typedef struct ip_task {
     int64_t maxdim;              /* INT64_MAX: no limit */
     ip_matcher match[IP_MAXAX];  /* per axis, NULL = equality */
     int sqrt_axis;               /* -1: none; else that axis is compared as its square root */
+    uint32_t skip1;              /* leave-one-out: row + 1 of the point to hide (0: none) */
 } ip_task;
 
 #define IP_MAXSTAT 16
@@ -234,5 +235,17 @@ bool ip_runtime_attention(q_ctx *c, const char *kt, const q_attn_target *tg, con
 /* kernel level, shape match: matmul family or generic compute */
 void ip_kernel_shape(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out);
 void ip_kernel_elementwise(q_ctx *c, const char *const *K, size_t nk, const q_tins *in, const q_tins *out);
+
+/* Leave-one-out (interp_loo.c) reads the indexes the kernel-level paths use:
+ * the matmul family's for tables cut to n inputs, its matching groups in
+ * the order the query tries them, generic compute's (numel: output_numel
+ * axis) and elementwise's; and whether kt's generic axis is output_numel. */
+ip_index *ip_mm_index(q_ktable *t, int64_t n);
+size_t ip_mm_matching(q_ctx *c, const ip_index *ix, const ip_kb *T, bool quantized, uint32_t **gi);
+ip_index *ip_gen_index(q_ktable *t, int64_t n, bool numel);
+bool ip_gen_numel(q_ctx *c, const char *kt);
+ip_index *ip_elem_index(q_ktable *t);
+extern const uint8_t ip_mm_groups[7][4];
+extern const char *const ip_mm_axes[3];
 
 #endif

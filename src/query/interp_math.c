@@ -11,6 +11,7 @@
 #include "opdb/json_writer.h"
 #include "opdb/pystr.h"
 #include "query/interp_internal.h"
+#include "query/loo.h"
 
 static void push(ip_status *st, const char *s) {
     if (st->n < IP_MAXSTAT) st->s[st->n++] = s;
@@ -45,13 +46,14 @@ static bool interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t
         }
         const uint32_t *f;
         size_t nf = 0;
-        if (!ip_memo_filter(c, tk, set, gi, A, cnt, &f, &nf)) {
+        /* a held-out row (opdb check) bypasses the shared filter maps */
+        if (tk->skip1 || !ip_memo_filter(c, tk, set, gi, A, cnt, &f, &nf)) {
             bool inA[IP_MAXAX] = {false};
             for (int k = 0; k < cnt; k++) inA[A[k]] = true;
             if (!fscan) fscan = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *fscan);
             for (size_t i = 0; i < n; i++) {
                 const ip_point *p = &P[pts[i]];
-                bool ok = true;
+                bool ok = p->row + 1 != tk->skip1;
                 for (int k = 0; ok && k < cnt; k++) ok = !isnan(p->ax[A[k]]);
                 for (int a = 0; ok && a < tk->nax; a++) {
                     if (inA[a] || isnan(tk->t[a])) continue;
@@ -242,6 +244,12 @@ void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel
     const char *rule = o->rule;
     if (tk->sqrt_axis >= 0) rule = q_sprintf(c, "%s_sqrt", o->rule);
     q_hit(c, QS_INTERPOLATED, o->lat, o->conf, rule, kernel);
+    if (c->db && !c->cfg->quirks) {
+        double co[12];
+        for (int k = 0; k < o->npts; k++)
+            for (int d = 0; d < o->dim; d++) co[k * o->dim + d] = o->coord[k][d];
+        q_calib_apply(c, kernel, o->dim, q_loo_spread(co, o->npts, o->dim));
+    }
     if (!c->explain) return;
     opdb_strbuf *sb = &c->r->extra;
     opdb_sb_addf(sb, ", \"interpolation\": {\"method\": \"%s\", \"axes\": [", o->dim == 1 ? "linear_1d" : "griddata_linear");

@@ -186,7 +186,16 @@ struct opdb_qdb {
     _Atomic size_t skipped_rows, skipped_files;
     bool no_index;               /* tests: every scan visits every row, every interpolation filter scans its points (the references of the indexes) */
     struct q_cache *cache;       /* the result cache (NULL = off) */
+    /* intervals written by opdb check, read by calib.c on the first interpolated
+     * answer (NULL: not yet); calib_free (set with it) frees them at close */
+    _Atomic(struct q_calib *) calib;
+    void (*calib_free)(opdb_qdb *db);
 };
+/* calib.c: sets the interval of an interpolated answer from kernel on dim
+ * axes whose points spread by `spread` (loo.h), reading the folder's
+ * calibration file on first use (default mode only) */
+struct q_ctx;
+void q_calib_apply(struct q_ctx *c, const char *kernel, int dim, double spread);
 
 /* The table of kernel kt, loaded on first use (thread-safe). Never NULL;
  * state says QT_ABSENT / QT_FAILED / QT_OK. */
@@ -242,6 +251,9 @@ typedef struct q_result {
     q_xrow *rows;
     size_t n_rows, cap_rows;
     opdb_strbuf extra;           /* further explain members, each `, "key": value` (paths add their own) */
+    /* a calibrated interval of an interpolated answer (calib.c), shown while lat is still iv_at */
+    bool has_iv;
+    double iv_at, iv90[2], iv80[2], iv_med;
     const char *request;         /* a kernel-level MISS (default mode): the request as a JSON object, or NULL */
 } q_result;
 

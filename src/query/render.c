@@ -6,6 +6,7 @@
 
 #include "opdb/json_writer.h"
 #include "opdb/pystr.h"
+#include "opdb/pyround.h"
 #include "query/query_internal.h"
 
 static void fl(opdb_strbuf *sb, double x) {
@@ -180,6 +181,18 @@ void q_render(const q_ctx *c, const char *id_json, opdb_strbuf *sb) {
         }
         opdb_sb_addc(sb, ']');
     } else opdb_sb_adds(sb, "null");
+    /* opdb's own: the calibrated interval of an answer interpolated on its own */
+    if (r->has_iv && r->src == QS_INTERPOLATED && r->lat == r->iv_at && !c->cfg->quirks) {
+        static const char *const names[4] = {"interval_low_us", "interval_high_us", "interval80_low_us",
+                                             "interval80_high_us"};
+        const double v[4] = {r->iv90[0], r->iv90[1], r->iv80[0], r->iv80[1]};
+        for (int i = 0; i < 4; i++) {
+            key(sb, names[i], false);
+            fl(sb, opdb_py_roundn(r->lat * (1 + v[i]), 2));
+        }
+        key(sb, "loo_median_error", false);
+        fl(sb, opdb_py_roundn(r->iv_med, 4));
+    }
     if (r->src == QS_MISS && r->request && !c->cfg->quirks) { /* what to measure so that it hits */
         key(sb, "request", false);
         opdb_sb_adds(sb, r->request);

@@ -34,6 +34,7 @@ void q_hit(q_ctx *c, q_src src, double lat, double conf, const char *rule, const
     r->kernel = kernel;
     r->miss = NULL;
     r->error_msg = NULL;
+    r->has_iv = false;
 }
 
 void q_miss(q_ctx *c, const char *reason) {

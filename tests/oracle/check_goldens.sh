@@ -16,6 +16,8 @@ cases="$cases $(ls -d comm_validate_*)"
 cases="$cases $(ls -d query_* 2>/dev/null)"
 # diff_* come from tests/oracle/diff/diff_oracle.py (written from docs/DIFF.md).
 cases="$cases $(ls -d diff_* 2>/dev/null)"
+# check_* come from tests/oracle/check/check_oracle.py (written from docs/CHECK.md).
+cases="$cases $(ls -d check_* 2>/dev/null)"
 # grid_from_misses* come from tests/oracle/grid/from_misses.py (the other grid_* from make_cases.py).
 cases="$cases $(ls -d grid_from_misses* 2>/dev/null)"
 # shellcheck disable=SC2086

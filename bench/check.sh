@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# bench/check.sh - speed of `opdb check` (leave-one-out over every row) on a generated database.
+#
+# usage: bench/check.sh [BUILD_DIR] [ROWS]      (defaults: build 100000)
+#
+# Generates, once (reused while the generator is unchanged), the realistic database of
+# bench/gen_query_bench.py (MatMulV2 on an (M, K, N) grid, 246 compute and elementwise tables
+# of 820 rows, communication tables, the real mapping layout) and keeps its first tables by
+# name until they hold ROWS rows. Then runs, interleaved round by round (so a busy shared
+# machine slows every case of a round alike), after one warm-up each:
+#   floor    cat DB/*.csv > /dev/null            reading the bytes only
+#   validate opdb validate on DB                  one pass that parses every row
+#   check    opdb check --db DB --json > /dev/null
+# and prints per case the best and median wall seconds, rows/s, the best CPU seconds
+# (user + system: steadier than wall on a shared machine), peak RSS (MiB) and the ratio of
+# check to the floor and to validate measured in the same round (median of the per-round
+# ratios). Target (reported, not enforced): check of a 100k-row database < 2 s on one core.
+#
+# Environment: OPDB_BENCH_DIR (default /tmp/opdb-bench-check), OPDB_BENCH_REPS (rounds, default 5).
+# Exit status: 0 (a report), 2 on bad usage or a missing binary.
+set -u -o pipefail
+export LC_ALL=C
+build=${1:-build}
+rows=${2:-100000}
+reps=${OPDB_BENCH_REPS:-5}
+work=${OPDB_BENCH_DIR:-/tmp/opdb-bench-check}
+here=$(cd "$(dirname "$0")" && pwd)
+opdb=$build/opdb
+[[ -x $opdb ]] || { echo "check.sh: $opdb not built (scripts/build.sh $build)" >&2; exit 2; }
+[[ $rows =~ ^[0-9]+$ ]] || { echo "check.sh: ROWS must be a number" >&2; exit 2; }
+gen=$work/gen
+db=$work/db_$rows
+stamp=$(cksum <"$here/gen_query_bench.py" | cut -d' ' -f1)
+if [[ ! -f $gen/.stamp || $(cat "$gen/.stamp") != "$stamp" ]]; then
+    rm -rf "$gen" "$work"/db_* && mkdir -p "$gen"
+    python3 "$here/gen_query_bench.py" "$gen" 1000 >/dev/null || exit 2
+    echo "$stamp" >"$gen/.stamp"
+fi
+if [[ ! -d $db ]]; then
+    mkdir -p "$db" && cp "$gen/db/op_mapping.yaml" "$db/"
+    n=0
+    for f in "$gen"/db/*.csv; do
+        ((n >= rows)) && break
+        cp "$f" "$db/"
+        n=$((n + $(wc -l <"$f") - 1))
+    done
+fi
+have=$(cat "$db"/*.csv | wc -l)
+have=$((have - $(ls "$db"/*.csv | wc -l)))
+bytes=$(cat "$db"/*.csv | wc -c)
+declare -A T
+timed() {
+    /usr/bin/time -f '%e %M %U %S' -o "$work/last" "$@" >/dev/null 2>"$work/err"
+    local rc=$?
+    [[ $rc -le 1 ]] || { echo "check.sh: failed ($rc): $*" >&2; cat "$work/err" >&2; }
+}
+cases=(floor validate check)
+run() {
+    case $1 in
+    floor) timed sh -c "cat '$db'/*.csv" ;;
+    validate) timed "$opdb" validate --database-path "$db" ;;
+    check) timed "$opdb" check --db "$db" --json ;;
+    esac
+}
+for c in "${cases[@]}"; do run "$c"; done # warm-up: the page cache
+for ((r = 0; r < reps; r++)); do
+    for c in "${cases[@]}"; do
+        run "$c"
+        read -r s kib us ss < <(tail -n 1 "$work/last")
+        T[$c]+="$s "
+        T[$c.cpu]+="$(echo "$us + $ss" | bc -l) "
+        T[$c.rss]=$kib
+    done
+done
+stats() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%s %s", v[1], m}'; }
+printf 'opdb check bench: %d rows in %d tables, %.1f MB, %d rounds\n' "$have" "$(ls "$db"/*.csv | wc -l)" \
+    "$(echo "$bytes / 1000000" | bc -l)" "$reps"
+printf '%-9s %9s %9s %12s %9s %9s\n' case best_s median_s rows/s cpu_best rss_MiB
+for c in "${cases[@]}"; do
+    read -r best med <<<"$(echo "${T[$c]}" | stats)"
+    rps=$(awk -v r="$have" -v b="$best" 'BEGIN {printf "%.0f", (b > 0 ? r / b : 0)}')
+    read -r cbest _ <<<"$(echo "${T[$c.cpu]}" | stats)"
+    printf '%-9s %9s %9s %12s %9s %9.1f\n' "$c" "$best" "$med" "$rps" "$cbest" "$(echo "${T[$c.rss]} / 1024" | bc -l)"
+done
+ratio() { paste -d' ' <(echo "${T[$1]}" | tr ' ' '\n' | sed '/^$/d') <(echo "${T[$2]}" | tr ' ' '\n' | sed '/^$/d') |
+    awk '{print ($2 > 0 ? $1 / $2 : 0)}' | stats | awk '{print $2}'; }
+echo "check / floor (median of per-round ratios): $(ratio check floor)"
+echo "check / validate (median of per-round ratios): $(ratio check validate)"
+read -r best _ <<<"$(echo "${T[check]}" | stats)"
+read -r cbest _ <<<"$(echo "${T[check.cpu]}" | stats)"
+awk -v b="$best" -v c="$cbest" 'BEGIN {printf "target check < 2 s on one core: wall %s (%s), CPU %s (%s)\n", b, (b < 2.0 ? "met" : "missed"), c, (c < 2.0 ? "met" : "missed")}'

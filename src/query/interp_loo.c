@@ -1,0 +1,469 @@
+/* Leave-one-out over the interpolation indexes (loo.h). A row is hidden by
+ * telling the interpolation to skip it, never by copying its table: the
+ * target is the row's own axes and regime key, the groups are those a
+ * kernel-level query of the row's cells would match, in the query's order. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/interp_internal.h"
+#include "query/loo.h"
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* the kernel tables of the folder: stems of its *.csv files, by name */
+static char **list_tables(const char *dir, size_t *n, bool *ok) {
+    char **v = NULL;
+    size_t cap = 0;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!(*ok = d != NULL)) return NULL;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (l <= 4 || e->d_name[0] == '.' || strcmp(e->d_name + l - 4, ".csv") != 0) continue;
+        OPDB_ALLOC_GROW(v, *n + 1, cap);
+        v[*n] = opdb_xmalloc(l - 3);
+        memcpy(v[*n], e->d_name, l - 4);
+        v[(*n)++][l - 4] = 0;
+    }
+    closedir(d);
+    if (*n) qsort(v, *n, sizeof *v, cmp_str);
+    return v;
+}
+
+static bool lists(const qv *l, const char *kt) {
+    if (!l || l->kind != QV_LIST) return false;
+    for (size_t i = 0; i < l->n; i++)
+        if (qv_is_str(l->items[i], kt)) return true;
+    return false;
+}
+
+/* the path the mapping sends kt's rows through */
+static const char *path_of(const opdb_qdb *db, const char *kt, bool *covered) {
+    static const char *const other[] = {"attention_special", "attention_lightning_indexer", "moe_fused",
+                                        "scatter_nd_update_mla", NULL};
+    *covered = false;
+    if (strncmp(kt, "hcom_", 5) == 0) return "communication";
+    bool elem = false;
+    const qv *ops = db->map.ops;
+    for (size_t i = 0; ops && ops->kind == QV_DICT && i < ops->n; i++) {
+        const qv *e = ops->items[i];
+        if (!qv_is_str(qv_get(e, "kernel_type"), kt) && !lists(qv_get(e, "alternate_kernel_types"), kt)) continue;
+        if (qv_is_str(qv_get(e, "category"), "communication")) return "communication";
+        const qv *m = qv_get(e, "query_mode");
+        for (const char *const *o = other; *o; o++)
+            if (qv_is_str(m, *o)) return *o;
+        elem |= qv_is_str(m, "elementwise");
+    }
+    *covered = true;
+    if (elem) return "elementwise";
+    return ip_in_matmul_plus(kt) ? "matmul" : "generic";
+}
+
+/* do the points of gi (but the hidden row) bracket t on every axis of A,
+ * among those equal to t off A? */
+static bool brackets(const ip_index *ix, const uint32_t *gi, size_t ng, const ip_task *tk, const uint8_t *A) {
+    int cnt = A[0];
+    bool inA[IP_MAXAX] = {false}, lo[3] = {false}, hi[3] = {false};
+    for (int k = 0; k < cnt; k++) inA[A[1 + k]] = true;
+    size_t nf = 0;
+    for (size_t g = 0; g < ng; g++) {
+        const ip_group *G = &ix->g[gi[g]];
+        for (uint32_t i = 0; i < G->n; i++) {
+            const ip_point *p = &ix->p[G->pts[i]];
+            if (p->row + 1 == tk->skip1) continue;
+            bool ok = true;
+            for (int a = 0; ok && a < tk->nax; a++) {
+                if (inA[a]) ok = !isnan(p->ax[a]);
+                else if (!isnan(tk->t[a])) ok = p->ax[a] == tk->t[a];
+            }
+            if (!ok) continue;
+            nf++;
+            for (int k = 0; k < cnt; k++) {
+                double v = p->ax[A[1 + k]], t = tk->t[A[1 + k]];
+                lo[k] |= v <= t;
+                hi[k] |= v >= t;
+            }
+        }
+    }
+    bool in = nf >= 2;
+    for (int k = 0; k < cnt; k++) in &= lo[k] && hi[k];
+    return in;
+}
+
+typedef struct loo_path {
+    const uint8_t (*groups)[4];
+    size_t ngroups;
+    int nax;
+    const char *const *axes;
+    bool mm;
+} loo_path;
+
+
+/* ------------------------------------------------------------ 1-D fast path
+ * A 1-D answer depends only on the points of the target's line (equal off
+ * the axis) at the nearest coordinate below, at, and above the target's. The
+ * interpolation is handed just those points (all of them at each of the three
+ * coordinates, so bounds, merged medians and the candidate count come out as
+ * over the whole line): the same answer, without a pass over every point of
+ * the group per held-out row. Points of (group, label) sorted by their
+ * off-axis coordinates, then the axis, are built once per table. */
+typedef struct loo_sorted {
+    uint32_t *v;  /* point indexes */
+    size_t n;
+    bool built;
+} loo_sorted;
+
+typedef struct loo_lines {
+    const ip_index *ix;
+    int nax;
+    loo_sorted *s;   /* [group][label][axis] */
+    uint32_t **gi;   /* per group: the groups its key matches, in the query's order (built on first use) */
+    size_t *ngi;
+    uint32_t *sub, *near; /* scratch, np each */
+} loo_lines;
+
+static const ip_index *g_sort_ix;
+static int g_sort_axis, g_sort_nax;
+
+/* the order of points: off-axis coordinates in axis order, then the axis */
+static int cmp_line(int a, int nax, const double *x, const double *y) {
+    for (int k = 0; k < nax; k++) {
+        if (k == a) continue;
+        if (x[k] != y[k]) return x[k] < y[k] ? -1 : 1;
+    }
+    return x[a] < y[a] ? -1 : x[a] > y[a];
+}
+
+static int cmp_pt(const void *p, const void *q) {
+    const ip_point *x = &g_sort_ix->p[*(const uint32_t *)p], *y = &g_sort_ix->p[*(const uint32_t *)q];
+    int c = cmp_line(g_sort_axis, g_sort_nax, x->ax, y->ax);
+    if (c) return c;
+    return *(const uint32_t *)p < *(const uint32_t *)q ? -1 : 1; /* file order among equals */
+}
+
+static const loo_sorted *sorted_of(loo_lines *L, uint32_t g, int lab, int a) {
+    loo_sorted *s = &L->s[((size_t)g * 2 + (size_t)lab) * (size_t)L->nax + (size_t)a];
+    if (s->built) return s;
+    const ip_group *G = &L->ix->g[g];
+    s->v = opdb_xmalloc((G->n ? G->n : 1) * sizeof *s->v);
+    for (uint32_t i = 0; i < G->n; i++)
+        if (L->ix->p[G->pts[i]].alt == lab) s->v[s->n++] = G->pts[i];
+    g_sort_ix = L->ix, g_sort_axis = a, g_sort_nax = L->nax;
+    qsort(s->v, s->n, sizeof *s->v, cmp_pt);
+    s->built = true;
+    return s;
+}
+
+/* first index in s whose point is not before (t's line, coordinate x) */
+static size_t lower(const loo_lines *L, const loo_sorted *s, int a, const double *t, double x) {
+    double k[IP_MAXAX];
+    memcpy(k, t, sizeof k);
+    k[a] = x;
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (cmp_line(a, L->nax, L->ix->p[s->v[m]].ax, k) < 0) lo = m + 1;
+        else hi = m;
+    }
+    return lo;
+}
+
+static bool same_line(const loo_lines *L, int a, const double *x, const double *t) {
+    for (int k = 0; k < L->nax; k++)
+        if (k != a && x[k] != t[k]) return false;
+    return true;
+}
+
+/* the points of (g, lab) on t's line at the nearest coordinates below, at and
+ * above t[a] (the hidden row left in: the interpolation skips it) */
+static size_t near_points(loo_lines *L, uint32_t g, int lab, int a, const double *t, uint32_t skip1, uint32_t *out) {
+    const loo_sorted *s = sorted_of(L, g, lab, a);
+    const ip_point *P = L->ix->p;
+    size_t i = lower(L, s, a, t, t[a]), n = 0;
+    /* below: the last coordinate < t[a] on the line (skipping the hidden row) */
+    size_t j = i;
+    double below = NAN;
+    while (j > 0 && same_line(L, a, P[s->v[j - 1]].ax, t)) {
+        if (P[s->v[j - 1]].row + 1 != skip1) {
+            below = P[s->v[j - 1]].ax[a];
+            break;
+        }
+        j--;
+    }
+    if (!isnan(below))
+        for (size_t k = lower(L, s, a, t, below); k < i; k++) out[n++] = s->v[k];
+    size_t e = i;
+    while (e < s->n && same_line(L, a, P[s->v[e]].ax, t) && P[s->v[e]].ax[a] == t[a]) out[n++] = s->v[e++];
+    /* above: the first coordinate > t[a] with a point other than the hidden row */
+    double above = NAN;
+    for (size_t k = e; k < s->n && same_line(L, a, P[s->v[k]].ax, t); k++)
+        if (P[s->v[k]].row + 1 != skip1) {
+            above = P[s->v[k]].ax[a];
+            break;
+        }
+    for (size_t k = e; !isnan(above) && k < s->n && same_line(L, a, P[s->v[k]].ax, t) && P[s->v[k]].ax[a] <= above; k++)
+        out[n++] = s->v[k];
+    return n;
+}
+
+/* ip_run_groups for the task's axis groups, 1-D groups on their near points */
+static bool run_groups(q_ctx *c, loo_lines *L, const ip_task *tk, const uint32_t *gi, size_t ng, ip_status *last,
+                       bool *att, ip_out *out) {
+    const ip_index *ix = tk->ix;
+    uint32_t *sub = L->sub, *near = L->near;
+    for (size_t k = 0; k < ng; k++) {
+        const ip_group *g = &ix->g[gi[k]];
+        for (int lab = 0; lab < 2; lab++) {
+            size_t m = 0;
+            for (uint32_t i = 0; i < g->n && !m; i++) m += ix->p[g->pts[i]].alt == lab;
+            if (!m) continue;
+            ip_status st = {.n = 0};
+            *att = true;
+            for (size_t a = 0; a < tk->ngroups; a++) {
+                ip_task one = *tk;
+                one.groups = &tk->groups[a];
+                one.ngroups = 1;
+                const uint32_t *pts;
+                size_t n;
+                if (tk->groups[a][0] == 1 && tk->groups[a][0] <= tk->maxdim) {
+                    n = near_points(L, gi[k], lab, tk->groups[a][1], tk->t, tk->skip1, near);
+                    pts = near;
+                } else {
+                    n = 0;
+                    for (uint32_t i = 0; i < g->n; i++)
+                        if (ix->p[g->pts[i]].alt == lab) sub[n++] = g->pts[i];
+                    pts = sub;
+                }
+                if (ip_interpolate(c, &one, pts, n, &st, out)) {
+                    *last = st;
+                    return true;
+                }
+            }
+            *last = st;
+        }
+    }
+    return false;
+}
+
+/* brackets() for one axis a, from the near points of each group and label */
+static bool brackets1(loo_lines *L, const uint32_t *gi, size_t ng, const ip_task *tk, int a) {
+    size_t nf = 0;
+    bool lo = false, hi = false;
+    for (size_t k = 0; k < ng; k++)
+        for (int lab = 0; lab < 2; lab++) {
+            size_t n = near_points(L, gi[k], lab, a, tk->t, tk->skip1, L->near);
+            for (size_t i = 0; i < n; i++) {
+                const ip_point *p = &L->ix->p[L->near[i]];
+                if (p->row + 1 == tk->skip1) continue;
+                nf++;
+                lo |= p->ax[a] <= tk->t[a];
+                hi |= p->ax[a] >= tk->t[a];
+            }
+        }
+    return nf >= 2 && lo && hi;
+}
+
+static void ask(q_ctx *c, loo_lines *L, const q_loo_cb *cb, const q_loo_table *T, const loo_path *lp, const ip_index *ix,
+                uint32_t pi, uint32_t gidx, int64_t maxdim) {
+    const ip_point *p = &ix->p[pi];
+    const ip_group *G = &ix->g[gidx];
+    ip_kb key;
+    ip_kb_init(&key);
+    memcpy(key.s, G->key, G->keyn);
+    key.n = G->keyn;
+    if (!L->gi[gidx]) {
+        /* every row of a group has its key: match once per group */
+        uint32_t *gi, own = gidx;
+        size_t ng = 1;
+        /* generic and elementwise keys all have the same fields and match exactly:
+         * a group's key matches that group alone */
+        if (lp->mm) ng = ip_mm_matching(c, ix, &key, false, &gi);
+        else gi = &own;
+        L->gi[gidx] = opdb_xmalloc((ng ? ng : 1) * sizeof *gi);
+        memcpy(L->gi[gidx], gi, ng * sizeof *gi);
+        L->ngi[gidx] = ng;
+    }
+    const uint32_t *gi = L->gi[gidx];
+    size_t ng = L->ngi[gidx];
+    ip_task tk;
+    ip_task_init(&tk, ix, p->ax, lp->nax, lp->groups, lp->ngroups, maxdim);
+    tk.skip1 = p->row + 1;
+    q_loo_case k = {.table = T, .row = p->row, .line = ix->tab->t.line[p->row], .coords = p->ax, .actual = p->lat};
+    bool any_interior = false;
+    for (int gr = 0; gr <= (int)lp->ngroups; gr++) {
+        /* each axis group alone first, then the query's own order (-1) */
+        int g = gr < (int)lp->ngroups ? gr : -1;
+        if (g >= 0 && lp->groups[g][0] > maxdim) continue;
+        tk.groups = g >= 0 ? &lp->groups[g] : lp->groups;
+        tk.ngroups = g >= 0 ? 1 : lp->ngroups;
+        ip_status last = {.n = 0};
+        bool att = false;
+        ip_out o;
+        k.group = g;
+        k.recovered = run_groups(c, L, &tk, gi, ng, &last, &att, &o);
+        if (k.recovered) {
+            double co[12];
+            for (int j = 0; j < o.npts; j++)
+                for (int d = 0; d < o.dim; d++) co[j * o.dim + d] = o.coord[j][d];
+            k.predicted = o.lat;
+            k.dim = o.dim;
+            k.spread = q_loo_spread(co, o.npts, o.dim);
+            k.status = NULL;
+        } else {
+            k.predicted = NAN;
+            k.dim = 0;
+            k.spread = NAN;
+            k.status = ip_reason(att ? &last : NULL, "regime_key_unmatched");
+        }
+        if (g >= 0) {
+            k.interior = lp->groups[g][0] == 1 ? brackets1(L, gi, ng, &tk, lp->groups[g][1])
+                                               : brackets(ix, gi, ng, &tk, lp->groups[g]);
+            any_interior |= k.interior;
+        } else {
+            k.interior = any_interior;
+        }
+        cb->row(cb->ctx, &k);
+    }
+}
+
+/* the rows of t checked on index ix: those whose point it holds (and, when
+ * n >= 0, that have exactly n inputs) */
+static void run_index(ip_index *ix, int64_t n, uint32_t *pt_ix, ip_index **pt_of, uint32_t *pt_g) {
+    for (size_t g = 0; g < ix->ng; g++)
+        for (uint32_t i = 0; i < ix->g[g].n; i++) {
+            uint32_t pi = ix->g[g].pts[i];
+            uint32_t r = ix->p[pi].row;
+            if (n >= 0 && ix->tab->rows[r].n_in != (uint32_t)n) continue;
+            pt_ix[r] = pi;
+            pt_of[r] = ix;
+            pt_g[r] = (uint32_t)g;
+        }
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static loo_lines *lines_of(loo_lines **v, size_t *n, size_t *cap, const ip_index *ix, int nax) {
+    for (size_t i = 0; i < *n; i++)
+        if ((*v)[i].ix == ix) return &(*v)[i];
+    OPDB_ALLOC_GROW(*v, *n + 1, *cap);
+    loo_lines *L = &(*v)[(*n)++];
+    L->ix = ix;
+    L->nax = nax;
+    L->s = opdb_xcalloc((ix->ng ? ix->ng : 1) * 2 * (size_t)nax, sizeof *L->s);
+    L->gi = opdb_xcalloc(ix->ng ? ix->ng : 1, sizeof *L->gi);
+    L->ngi = opdb_xcalloc(ix->ng ? ix->ng : 1, sizeof *L->ngi);
+    L->sub = opdb_xmalloc((ix->np ? ix->np : 1) * sizeof *L->sub);
+    L->near = opdb_xmalloc((ix->np ? ix->np : 1) * sizeof *L->near);
+    return L;
+}
+
+static const uint8_t k_one[1][4] = {{1, 0}};
+static const char *const k_ax0[] = {"axis_0"}, *const k_numel[] = {"output_numel"}, *const k_io[] = {"io_numel"};
+
+static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
+    q_loo_table T;
+    memset(&T, 0, sizeof T);
+    T.kernel = t->kernel;
+    T.file = t->shown;
+    T.rows = t->t.nrows;
+    for (size_t r = 0; r < t->t.nrows; r++) {
+        double lat;
+        bool alt;
+        T.with_latency += ip_row_latency(t, r, &lat, &alt);
+    }
+    T.path = path_of(db, t->kernel, &T.covered);
+    opdb_arena a;
+    opdb_arena_init(&a, 1 << 16);
+    q_ctx c = {.db = db, .cfg = &db->cfg, .a = &a};
+    loo_path lp = {k_one, 1, 1, k_ax0, false};
+    if (strcmp(T.path, "matmul") == 0) lp = (loo_path){ip_mm_groups, 7, 3, ip_mm_axes, true};
+    else if (strcmp(T.path, "elementwise") == 0) lp.axes = k_io;
+    else if (T.covered && ip_gen_numel(&c, t->kernel)) lp.axes = k_numel;
+    int64_t maxdim = ip_maxdim(&c, t->kernel, NULL);
+    T.nax = lp.nax;
+    T.axis_names = lp.axes;
+    T.ngroups = lp.ngroups;
+    for (size_t g = 0; g < lp.ngroups; g++) {
+        static const char *const mm_names[7] = {"M", "K", "N", "M,K", "M,N", "K,N", "M,K,N"};
+        T.group_names[g] = lp.mm ? mm_names[g] : lp.axes[0];
+        T.group_dim[g] = lp.groups[g][0];
+    }
+    uint32_t *pt_ix = NULL, *pt_g = NULL;
+    ip_index **pt_of = NULL;
+    if (T.covered && t->t.nrows) {
+        pt_ix = opdb_xcalloc(t->t.nrows, sizeof *pt_ix);
+        pt_g = opdb_xcalloc(t->t.nrows, sizeof *pt_g);
+        pt_of = opdb_xcalloc(t->t.nrows, sizeof *pt_of);
+        if (strcmp(T.path, "elementwise") == 0) {
+            run_index(ip_elem_index(t), -1, pt_ix, pt_of, pt_g);
+        } else {
+            /* one index per input count: a row is asked for with all its inputs */
+            int64_t *ns = opdb_xmalloc(t->t.nrows * sizeof *ns);
+            size_t nn = 0;
+            for (size_t r = 0; r < t->t.nrows; r++)
+                if (t->rows[r].shapes_ok) ns[nn++] = t->rows[r].n_in;
+            qsort(ns, nn, sizeof *ns, cmp_i64);
+            for (size_t i = 0; i < nn; i++) {
+                if (i && ns[i] == ns[i - 1]) continue;
+                if (lp.mm && ns[i] < 2) continue;
+                ip_index *ix = lp.mm ? ip_mm_index(t, ns[i]) : ip_gen_index(t, ns[i], lp.axes == k_numel);
+                run_index(ix, ns[i], pt_ix, pt_of, pt_g);
+            }
+            free(ns);
+        }
+        for (size_t r = 0; r < t->t.nrows; r++) T.indexed += pt_of[r] != NULL;
+    }
+    cb->table(cb->ctx, &T);
+    loo_lines *lines = NULL;
+    size_t nlines = 0, caplines = 0, asked = 0;
+    for (size_t r = 0; pt_of && r < t->t.nrows; r++) {
+        if (!pt_of[r]) continue;
+        loo_lines *L = lines_of(&lines, &nlines, &caplines, pt_of[r], lp.nax);
+        ask(&c, L, cb, &T, &lp, pt_of[r], pt_ix[r], pt_g[r], maxdim);
+        if (++asked % 256 == 0) {
+            opdb_arena_free(&a);
+            opdb_arena_init(&a, 1 << 16);
+        }
+    }
+    opdb_arena_free(&a);
+    for (size_t i = 0; i < nlines; i++) {
+        size_t ns = lines[i].ix->ng * 2 * (size_t)lines[i].nax;
+        for (size_t k = 0; k < ns; k++) free(lines[i].s[k].v);
+        for (size_t k = 0; k < lines[i].ix->ng; k++) free(lines[i].gi[k]);
+        free(lines[i].s);
+        free(lines[i].gi);
+        free(lines[i].ngi);
+        free(lines[i].sub);
+        free(lines[i].near);
+    }
+    free(lines);
+    free(pt_ix);
+    free(pt_g);
+    free(pt_of);
+}
+
+int q_loo_run(const opdb_qdb *db, const q_loo_cb *cb, opdb_err *err) {
+    size_t n;
+    bool ok;
+    char **names = list_tables(db->dir, &n, &ok);
+    if (!ok) return opdb_fail(err, OPDB_ERR_RUNTIME, "cannot list the database folder: %s", db->dir);
+    for (size_t i = 0; i < n; i++) {
+        q_ktable *t = q_table(db, names[i]);
+        int st = atomic_load(&t->state);
+        if (st == QT_FAILED) {
+            /* one unreadable table does not hide the figures of the others */
+            q_warn(db, "%s (not checked)", t->error);
+            continue;
+        }
+        if (st == QT_OK) run_table(db, cb, t);
+    }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return 0;
+}
