@@ -80,6 +80,15 @@ try:
         band("end-to-end 80%", in80 / n, 0.80)
         band("end-to-end 90%", in90 / n, 0.90)
 
+    # the same questions asked twice in one batch: the second answers come from the
+    # result cache and must carry the same interval
+    twice = [q for (q, _), line in zip(asked, res) if '"INTERPOLATED"' in line][:50]
+    text = "".join(json.dumps(q) + "\n" for q in twice + twice)
+    rep = subprocess.run([opdb, "query", "--db", half], input=text, check=True, capture_output=True,
+                         text=True).stdout.splitlines()
+    if len(rep) != 2 * len(twice) or rep[:len(twice)] != rep[len(twice):]:
+        fails.append("a repeated (cached) answer differs from the first: " + (rep[len(twice)] if len(rep) > len(twice) else ""))
+
     # quirks mode: the reference's result lines, no interval
     few = [q for q, _ in asked if q["kernel"] == "MatMulV2"][:100] + [q for q, _ in asked if q["kernel"] == "Gelu"][:100]
     text = "".join(json.dumps(q) + "\n" for q in few)
