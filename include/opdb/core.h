@@ -150,6 +150,8 @@ static inline void opdb_sb_addc(opdb_strbuf *sb, char c) {
     sb->p[sb->n] = '\0';
 }
 OPDB_API void opdb_sb_adds(opdb_strbuf *sb, const char *s);
+/* s with & < > " ' escaped for HTML text and attribute values */
+OPDB_API void opdb_sb_add_html(opdb_strbuf *sb, const char *s);
 OPDB_API void opdb_sb_addf(opdb_strbuf *sb, const char *fmt, ...) OPDB_PRINTF(2, 3);
 OPDB_API void opdb_sb_clear(opdb_strbuf *sb);
 

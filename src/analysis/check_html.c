@@ -9,19 +9,6 @@
 #include "analysis/check_internal.h"
 #include "opdb/fs.h"
 
-static void html_text(opdb_strbuf *o, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': opdb_sb_adds(o, "&amp;"); break;
-        case '<': opdb_sb_adds(o, "&lt;"); break;
-        case '>': opdb_sb_adds(o, "&gt;"); break;
-        case '"': opdb_sb_adds(o, "&quot;"); break;
-        case '\'': opdb_sb_adds(o, "&#39;"); break;
-        default: opdb_sb_addc(o, *s);
-        }
-    }
-}
-
 static void pcell(opdb_strbuf *h, double x, bool sign) {
     if (isnan(x)) opdb_sb_adds(h, "<td class=\"n\">-</td>");
     else opdb_sb_addf(h, sign ? "<td class=\"n\">%+.2f%%</td>" : "<td class=\"n\">%.2f%%</td>", 100 * x);
@@ -82,7 +69,7 @@ static void coverage_map(opdb_strbuf *h, const ck_run *r, size_t t) {
         if (lo > hi) continue;
         for (int b = lo; b <= hi; b++) max = cnt[b] > max ? cnt[b] : max;
         opdb_sb_adds(h, "<table class=\"cov\"><tr><th>");
-        html_text(h, T->t.axis_names[ax]);
+        opdb_sb_add_html(h, T->t.axis_names[ax]);
         opdb_sb_adds(h, " in</th><th>rows</th><th>answered</th><th></th></tr>\n");
         for (int b = lo; b <= hi; b++)
             if (cnt[b] || b == lo) {
@@ -110,7 +97,7 @@ int ck_write_html(const ck_run *r, const char *path, opdb_err *err) {
                      ".ok{background:#5cb85c}.off{background:#d9534f}.miss{background:#999}\n"
                      "tr.gap{background:#fff4d6}table.cov{display:inline-table;margin-right:16px;vertical-align:top}\n"
                      "</style></head><body>\n<h1>opdb check</h1>\n<p>database: <code>");
-    html_text(&h, r->dir);
+    opdb_sb_add_html(&h, r->dir);
     opdb_sb_addf(&h, "</code></p>\n<p>%zu kernel types checked, %zu rows held out, %zu answered", s->kernel_types, s->rows,
                  s->recovered);
     if (!isnan(s->median_error)) opdb_sb_addf(&h, ", median |error| %.2f%%", 100 * s->median_error);
@@ -121,11 +108,11 @@ int ck_write_html(const ck_run *r, const char *path, opdb_err *err) {
     for (size_t t = 0; t < r->ntabs; t++) {
         const ck_table *T = &r->tabs[t];
         opdb_sb_adds(&h, "<h2>");
-        html_text(&h, T->kernel);
+        opdb_sb_add_html(&h, T->kernel);
         opdb_sb_adds(&h, "</h2>\n<p>");
-        html_text(&h, T->path);
+        opdb_sb_add_html(&h, T->path);
         opdb_sb_adds(&h, " path, <code>");
-        html_text(&h, T->file);
+        opdb_sb_add_html(&h, T->file);
         opdb_sb_addf(&h, "</code>: %zu rows, %zu with a latency, %zu held out%s</p>\n", T->t.rows, T->t.with_latency,
                      T->t.indexed, T->t.covered ? "" : " (a path check does not cover yet)");
         if (!T->t.covered || !T->t.indexed) continue;
@@ -137,7 +124,7 @@ int ck_write_html(const ck_run *r, const char *path, opdb_err *err) {
                 if (!cl->rows) continue;
                 ck_stats st = ck_cell_stats(cl);
                 opdb_sb_adds(&h, "<tr><td>");
-                html_text(&h, g < 0 ? "query" : T->t.group_names[g]);
+                opdb_sb_add_html(&h, g < 0 ? "query" : T->t.group_names[g]);
                 opdb_sb_addf(&h, "</td><td>%s</td><td class=\"n\">%zu</td>", in ? "interior" : "frontier", st.rows);
                 pcell(&h, (double)st.recovered / (double)st.rows, false);
                 pcell(&h, st.median, false);
@@ -163,11 +150,11 @@ int ck_write_html(const ck_run *r, const char *path, opdb_err *err) {
             const ck_table *T = &r->tabs[w->table];
             opdb_sb_addf(&h, "<tr><td class=\"n\">%+.2f%%</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td>",
                          100 * (w->predicted - w->actual) / w->actual, w->actual, w->predicted);
-            html_text(&h, T->file);
+            opdb_sb_add_html(&h, T->file);
             opdb_sb_addf(&h, ":%u</td><td>", w->line);
             for (int a = 0; a < T->t.nax; a++) {
                 char b[64];
-                html_text(&h, T->t.axis_names[a]);
+                opdb_sb_add_html(&h, T->t.axis_names[a]);
                 snprintf(b, sizeof b, "=%.17g ", w->coords[a]);
                 opdb_sb_adds(&h, b);
             }

@@ -1,6 +1,6 @@
 /* `compare --html`: one self-contained page (inline CSS and SVG, a few
  * lines of inline script, nothing fetched). Every string that comes from
- * the inputs goes through html_text(), which escapes for both element text
+ * the inputs goes through opdb_sb_add_html(), which escapes for both element text
  * and quoted attribute values. */
 #include <math.h>
 #include <stdlib.h>
@@ -15,19 +15,6 @@
 #define PLOT_W 520
 #define ERR_W 110
 
-static void html_text(opdb_strbuf *o, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': opdb_sb_adds(o, "&amp;"); break;
-        case '<': opdb_sb_adds(o, "&lt;"); break;
-        case '>': opdb_sb_adds(o, "&gt;"); break;
-        case '"': opdb_sb_adds(o, "&quot;"); break;
-        case '\'': opdb_sb_adds(o, "&#39;"); break;
-        default: opdb_sb_addc(o, *s);
-        }
-    }
-}
-
 /* A chart label: at most LABEL_CP code points (the full name is in the
  * table and the bar's tooltip). */
 #define LABEL_CP 44
@@ -36,13 +23,13 @@ static void label_text(opdb_strbuf *o, const char *s) {
     for (const char *c = s; *c; c++)
         if (((unsigned char)*c & 0xC0) != 0x80 && ++cp == LABEL_CP) cut = (size_t)(c - s);
     if (cp <= LABEL_CP) {
-        html_text(o, s);
+        opdb_sb_add_html(o, s);
         return;
     }
     opdb_strbuf t;
     opdb_sb_init(&t);
     opdb_sb_add(&t, s, cut);
-    html_text(o, t.p);
+    opdb_sb_add_html(o, t.p);
     opdb_sb_adds(o, "\xe2\x80\xa6"); /* … */
     opdb_sb_free(&t);
 }
@@ -165,7 +152,7 @@ static int by_measured(const void *a, const void *b) {
 }
 
 static void title_values(opdb_strbuf *o, const opdb_cmp_row *r) {
-    html_text(o, r->kt);
+    opdb_sb_add_html(o, r->kt);
     opdb_sb_adds(o, ": predicted ");
     fixed(o, r->tc_total.v, 1);
     opdb_sb_adds(o, " \xc2\xb5s, measured ");
@@ -209,7 +196,7 @@ static void chart(opdb_strbuf *o, const opdb_cmp_scenario *sc) {
         const opdb_cmp_row *r = ord[i];
         int y = 30 + (int)i * PAIR_H;
         opdb_sb_adds(o, "<g class=\"pair\" data-kt=\"");
-        html_text(o, r->kt);
+        opdb_sb_add_html(o, r->kt);
         opdb_sb_adds(o, "\"><title>");
         title_values(o, r);
         opdb_sb_adds(o, "</title>");
@@ -331,9 +318,9 @@ static void table(opdb_strbuf *o, const opdb_cmp_scenario *sc) {
     for (size_t i = 0; i < sc->nrows; i++) {
         const opdb_cmp_row *r = &sc->rows[i];
         opdb_sb_adds(o, "<tr><td>");
-        html_text(o, r->kt);
+        opdb_sb_add_html(o, r->kt);
         opdb_sb_adds(o, "</td><td>");
-        html_text(o, r->funcs);
+        opdb_sb_add_html(o, r->funcs);
         opdb_sb_adds(o, "</td>");
         cell_num(o, r->tc_total.v, 1, "");
         opdb_sb_addf(o, "<td class=\"num\">%lld</td>", r->tc_count);
@@ -344,7 +331,7 @@ static void table(opdb_strbuf *o, const opdb_cmp_scenario *sc) {
         if (r->count_error_pct.is_int) opdb_sb_adds(o, "<td class=\"num\">-</td>");
         else cell_num(o, r->count_error_pct.v, 1, "%");
         opdb_sb_adds(o, "<td>");
-        html_text(o, opdb_cmp_status_en(r->status));
+        opdb_sb_add_html(o, opdb_cmp_status_en(r->status));
         opdb_sb_adds(o, "</td></tr>\n");
     }
     opdb_sb_adds(o, "</tbody>\n</table>\n");
@@ -355,11 +342,11 @@ static void table(opdb_strbuf *o, const opdb_cmp_scenario *sc) {
 static void shape_row(opdb_strbuf *o, const opdb_cmp_shape_row *r) {
     const char *cells[] = {r->tc_dur, r->prof_dur};
     opdb_sb_adds(o, "<tr class=\"shape\"><td class=\"key\">");
-    html_text(o, *r->shape ? r->shape : "(no shape)");
+    opdb_sb_add_html(o, *r->shape ? r->shape : "(no shape)");
     opdb_sb_adds(o, "</td>");
     for (int k = 0; k < 2; k++) {
         opdb_sb_adds(o, "<td class=\"num\">");
-        html_text(o, cells[k]);
+        opdb_sb_add_html(o, cells[k]);
         opdb_sb_adds(o, "</td>");
     }
     /* shape-compare writes inf (or, by default, nothing) where nothing was measured */
@@ -367,15 +354,15 @@ static void shape_row(opdb_strbuf *o, const opdb_cmp_shape_row *r) {
     if (!(r->prof > 0) && (!*r->delta || strcmp(r->delta, "inf") == 0)) {
         opdb_sb_adds(o, "not measured");
     } else {
-        html_text(o, r->delta);
+        opdb_sb_add_html(o, r->delta);
         if (*r->delta) opdb_sb_addc(o, '%');
     }
     opdb_sb_adds(o, "</td><td class=\"num\">");
-    html_text(o, r->tc_count);
+    opdb_sb_add_html(o, r->tc_count);
     opdb_sb_adds(o, "</td><td class=\"num\">");
-    html_text(o, r->prof_count);
+    opdb_sb_add_html(o, r->prof_count);
     opdb_sb_adds(o, "</td><td>");
-    html_text(o, r->source);
+    opdb_sb_add_html(o, r->source);
     opdb_sb_adds(o, "</td></tr>\n");
 }
 
@@ -391,9 +378,9 @@ static void drill_block(opdb_strbuf *o, const opdb_cmp_shapes *sh, const char *k
         }
     if (!n) return;
     opdb_sb_adds(o, "<details class=\"kt-shapes\" data-kt=\"");
-    html_text(o, kt);
+    opdb_sb_add_html(o, kt);
     opdb_sb_addf(o, "\" data-shapes=\"%zu\"><summary><span class=\"kt\">", n);
-    html_text(o, kt);
+    opdb_sb_add_html(o, kt);
     opdb_sb_addf(o, "</span>: %zu shape%s, predicted ", n, n == 1 ? "" : "s");
     fixed(o, tc, 2);
     opdb_sb_adds(o, " &#181;s, measured ");
@@ -497,7 +484,7 @@ void opdb_cmp_html(opdb_strbuf *o, const opdb_cmp_scenario *sc, size_t n) {
     if (n == 0) opdb_sb_adds(o, "<p>No scenario had all of its input files.</p>\n");
     for (size_t s = 0; s < n; s++) {
         opdb_sb_adds(o, "<section class=\"scenario\">\n<h2>");
-        html_text(o, sc[s].name);
+        opdb_sb_add_html(o, sc[s].name);
         opdb_sb_adds(o, "</h2>\n");
         summary_block(o, &sc[s]);
         chart(o, &sc[s]);

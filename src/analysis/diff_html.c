@@ -8,19 +8,6 @@
 #include "analysis/diff_internal.h"
 #include "opdb/fs.h"
 
-static void html_text(opdb_strbuf *o, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': opdb_sb_adds(o, "&amp;"); break;
-        case '<': opdb_sb_adds(o, "&lt;"); break;
-        case '>': opdb_sb_adds(o, "&gt;"); break;
-        case '"': opdb_sb_adds(o, "&quot;"); break;
-        case '\'': opdb_sb_adds(o, "&#39;"); break;
-        default: opdb_sb_addc(o, *s);
-        }
-    }
-}
-
 static const char *verdict_class(opdb_diff_verdict v) {
     switch (v) {
     case OPDB_DIFF_REGRESSION: return "bad";
@@ -43,9 +30,9 @@ int diff_write_html(const dreport *r, const char *path, opdb_err *err) {
                      ".bar{display:inline-block;height:10px;vertical-align:middle}\n"
                      ".up{background:#d9534f}.down{background:#5cb85c}\n"
                      "</style></head><body>\n<h1>opdb diff</h1>\n<p>old: <code>");
-    html_text(&h, r->old_dir);
+    opdb_sb_add_html(&h, r->old_dir);
     opdb_sb_adds(&h, "</code><br>new: <code>");
-    html_text(&h, r->new_dir);
+    opdb_sb_add_html(&h, r->new_dir);
     opdb_sb_addf(&h, "</code><br>threshold %g, alpha %g, systematic offset beyond %gx</p>\n", r->o->threshold,
                  r->o->alpha, r->o->offset_factor);
     if (r->res->weighted)
@@ -60,7 +47,7 @@ int diff_write_html(const dreport *r, const char *path, opdb_err *err) {
     for (size_t i = 0; i < r->nkts; i++) {
         const dkt *k = &r->kts[i];
         opdb_sb_addf(&h, "<tr%s><td>", k->offset ? " class=\"warn\"" : "");
-        html_text(&h, k->name);
+        opdb_sb_add_html(&h, k->name);
         opdb_sb_addf(&h, "</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td>", k->rows, k->compared);
         if (isnan(k->median)) {
             opdb_sb_adds(&h, "<td class=\"n\">-</td><td></td>");
@@ -79,9 +66,9 @@ int diff_write_html(const dreport *r, const char *path, opdb_err *err) {
         const dchange *c = &r->ch[i];
         if (c->v == OPDB_DIFF_SAME) continue;
         opdb_sb_addf(&h, "<tr class=\"%s\"><td>", verdict_class(c->v));
-        html_text(&h, r->kts[c->kt].name);
+        opdb_sb_add_html(&h, r->kts[c->kt].name);
         opdb_sb_addf(&h, "</td><td>%s</td><td><code>", opdb_diff_verdict_name(c->v));
-        html_text(&h, (c->new_ ? c->new_ : c->old)->display);
+        opdb_sb_add_html(&h, (c->new_ ? c->new_ : c->old)->display);
         diff_fmt_side(c->old, buf, sizeof buf);
         opdb_sb_addf(&h, "</code></td><td class=\"n\">%s</td>", buf);
         diff_fmt_side(c->new_, buf, sizeof buf);

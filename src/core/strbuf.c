@@ -24,6 +24,20 @@ void opdb_sb_grow(opdb_strbuf *sb, size_t extra) {
 
 void opdb_sb_adds(opdb_strbuf *sb, const char *s) { opdb_sb_add(sb, s, strlen(s)); }
 
+void opdb_sb_add_html(opdb_strbuf *o, const char *s) {
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': opdb_sb_adds(o, "&amp;"); break;
+        case '<': opdb_sb_adds(o, "&lt;"); break;
+        case '>': opdb_sb_adds(o, "&gt;"); break;
+        case '"': opdb_sb_adds(o, "&quot;"); break;
+        case '\'': opdb_sb_adds(o, "&#39;"); break;
+        default: opdb_sb_addc(o, *s);
+        }
+    }
+}
+
+
 void opdb_sb_addf(opdb_strbuf *sb, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -96,6 +96,24 @@ static bucket *find(const cindex *ci, uint64_t h, const uint8_t *key, size_t n) 
     return NULL;
 }
 
+/* Adds row r to the bucket of key (n bytes), creating the bucket. */
+static void bucket_add(cindex *ci, const uint8_t *key, size_t n, uint32_t r) {
+    uint64_t h = opdb_hash_bytes(key, n, 7);
+    bucket *b = find(ci, h, key, n);
+    if (!b) {
+        OPDB_ALLOC_GROW(ci->b, ci->nb + 1, ci->capb);
+        b = &ci->b[ci->nb];
+        memset(b, 0, sizeof *b);
+        b->h = h;
+        b->key = opdb_xmalloc(n ? n : 1);
+        memcpy(b->key, key, n);
+        b->klen = (uint32_t)n;
+        opdb_hindex_add(&ci->ix, h, (uint32_t)ci->nb++);
+    }
+    OPDB_ALLOC_GROW(b->rows, b->n + 1, b->cap);
+    b->rows[b->n++] = r;
+}
+
 /* the row's key as the matcher sees the row (truncation, FRACTAL_NZ restored); false: row never matches */
 static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, kbuf *k) {
     uint32_t ns = rw->n_in, nd = rw->n_in_dt, nf = rw->n_in_fmt;
@@ -149,20 +167,7 @@ static cindex *build(const q_ktable *t, int64_t N, bool has_n) {
             ci->full = true;
             return ci;
         }
-        uint64_t h = opdb_hash_bytes(k.p, k.n, 7);
-        bucket *b = find(ci, h, k.p, k.n);
-        if (!b) {
-            OPDB_ALLOC_GROW(ci->b, ci->nb + 1, ci->capb);
-            b = &ci->b[ci->nb];
-            memset(b, 0, sizeof *b);
-            b->h = h;
-            b->key = opdb_xmalloc(k.n ? k.n : 1);
-            memcpy(b->key, k.p, k.n);
-            b->klen = (uint32_t)k.n;
-            opdb_hindex_add(&ci->ix, h, (uint32_t)ci->nb++);
-        }
-        OPDB_ALLOC_GROW(b->rows, b->n + 1, b->cap);
-        b->rows[b->n++] = (uint32_t)r;
+        bucket_add(ci, k.p, k.n, (uint32_t)r);
     }
     return ci;
 }
@@ -337,20 +342,7 @@ static cindex *build_out(const q_ktable *t) {
             ci->full = true;
             return ci;
         }
-        uint64_t h = opdb_hash_bytes(k.p, k.n, 7);
-        bucket *b = find(ci, h, k.p, k.n);
-        if (!b) {
-            OPDB_ALLOC_GROW(ci->b, ci->nb + 1, ci->capb);
-            b = &ci->b[ci->nb];
-            memset(b, 0, sizeof *b);
-            b->h = h;
-            b->key = opdb_xmalloc(k.n ? k.n : 1);
-            memcpy(b->key, k.p, k.n);
-            b->klen = (uint32_t)k.n;
-            opdb_hindex_add(&ci->ix, h, (uint32_t)ci->nb++);
-        }
-        OPDB_ALLOC_GROW(b->rows, b->n + 1, b->cap);
-        b->rows[b->n++] = (uint32_t)r;
+        bucket_add(ci, k.p, k.n, (uint32_t)r);
     }
     return ci;
 }

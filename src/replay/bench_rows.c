@@ -10,16 +10,6 @@
 
 #include "opdb/schema.h"
 
-const char *bench_row_cell(const bench_row *r, const char *col) {
-    for (int i = 0; i < r->n; i++)
-        if (strcmp(r->name[i], col) == 0) return r->val[i];
-    return "";
-}
-
-const char *bench_row_cell_cb(const opdb_replay_row *row, const char *col) {
-    return bench_row_cell(row->ctx, col);
-}
-
 op_status *bench_status(bench_ctx *c, const char *op) {
     for (size_t i = 0; i < c->nst; i++)
         if (strcmp(c->st[i].op, op) == 0) return &c->st[i];

@@ -1,8 +1,19 @@
-/* The memory budget check of a planned row, shared by the run and --plan. */
+/* What both a run and --plan need of a row: its cells and the memory budget check. */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "replay/bench_rows.h"
+
+const char *bench_row_cell(const bench_row *r, const char *col) {
+    for (int i = 0; i < r->n; i++)
+        if (strcmp(r->name[i], col) == 0) return r->val[i];
+    return "";
+}
+
+const char *bench_row_cell_cb(const opdb_replay_row *row, const char *col) {
+    return bench_row_cell(row->ctx, col);
+}
 
 /* Refuses a planned row whose buffers do not fit the memory budget, before any is allocated. */
 int bench_check_budget(const bench_ctx *c, const opdb_op_problem *p, opdb_err *err) {
