@@ -26,7 +26,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     snprintf(g_shards, sizeof g_shards, "%s/shards", g_root);
     snprintf(g_resume, sizeof g_resume, "%s/journal.csv", g_root);
     snprintf(g_table, sizeof g_table, "%s/Add.csv", g_db);
-    opdb_backend_opts bo = {1, true, 0, 1 << 20};
+    opdb_backend_opts bo = {1, true, 0, 1 << 20, 0, false};
     opdb_err err;
     opdb_err_clear(&err);
     if (!(g_cpu = opdb_backend_cpu_create(&bo, &err))) abort();

@@ -17,7 +17,7 @@ static const char *const k_tables[] = {"Add.csv", "MatMulV2.csv", "RmsNorm.csv",
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
     snprintf(g_db, sizeof g_db, "%s/db", fuzz_root_make("bench_rows"));
-    opdb_backend_opts bo = {1, true, 0, 1 << 20};
+    opdb_backend_opts bo = {1, true, 0, 1 << 20, 0, false};
     opdb_err err;
     opdb_err_clear(&err);
     if (!(g_cpu = opdb_backend_cpu_create(&bo, &err))) abort();
