@@ -94,7 +94,7 @@ one() {
 
 # same_outputs CASE: diff of the warm-up outputs of both builds. Report
 # names carry the time of the run (normalised); compare's console table is
-# left out (it is not a file output, and issue 18 changed it on purpose).
+# left out (it is not a file output, and the default mode changed it on purpose).
 same_outputs() {
     local a=$WORK/out_$1_old b=$WORK/out_$1_new ts='s/[0-9]{8}_[0-9]{6}/TS/g'
     diff -r -x stderr -x stdout -x reports "$a" "$b" || return 1

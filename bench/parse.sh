@@ -180,7 +180,7 @@ for key in opdb opdb_t1; do
     printf '%-44s %s\n' "$label" "$res"
 done
 
-# The PyTorch-trace (Kineto) and SQLite cases (issue 19), opt-in: OPDB_BENCH_KINETO_MB=<size of the
+# The PyTorch-trace (Kineto) and SQLite cases, opt-in: OPDB_BENCH_KINETO_MB=<size of the
 # generated trace>; same interleaved rounds, best/median, ratio to the yajl floor, peak RSS, CPU seconds.
 if [[ -n ${OPDB_BENCH_KINETO_MB:-} ]]; then
     bash "$(dirname "$0")/parse_formats.sh" "$BUILD_DIR" "$OPDB_BENCH_KINETO_MB" || any_fail=1

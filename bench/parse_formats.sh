@@ -7,7 +7,7 @@
 # OPDB_BENCH_REPS (default 3) interleaved rounds after one warm-up; for every
 # case the best and median of wall time and of CPU time (user + sys: the
 # honest figure on a shared, loaded host), throughput and peak RSS, and the
-# ratios to the floor. Targets (issue 19): Kineto CPU <= 2x the floor, peak
+# ratios to the floor. Targets: Kineto CPU <= 2x the floor, peak
 # RSS < 64 MiB whatever the trace size. OPDB_BENCH_BASELINE=<another build dir> adds
 # that build's opdb (1 thread and default) to the same interleaved rounds.
 set -u -o pipefail

@@ -21,7 +21,7 @@ grep -q "Add.csv:1: column 'Average Duration(us)' appears twice in the header: t
   { echo "FAIL: no duplicate-column warning:"; cat "$w/err"; fail=1; }
 grep -q "op_summary_2.csv: empty file: no op_summary rows" "$w/err" || { echo "FAIL: no empty-file warning:"; cat "$w/err"; fail=1; }
 
-# validate and shape-compare (issue 17 point 3): random bytes, UTF-16, gzip, a text
+# validate and shape-compare: random bytes, UTF-16, gzip, a text
 # that is no table and a file ending inside a quote give one clear line naming the
 # file (not one per garbage row), exit 1, no crash.
 dbh='OP State,Accelerator Core,Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,Output Formats,Average Duration(us)'

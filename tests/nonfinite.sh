@@ -25,7 +25,7 @@ grep '"""8,64"""' "$w/db/Add.csv" | grep -q ',ND,2\.500000,' || { echo "FAIL: th
 grep -q -- '-[0-9]' "$w/db/Add.csv" && { echo "FAIL: a negative value was written"; cat "$w/db/Add.csv"; fail=1; }
 "$opdb" validate --database-path "$w/db" >/dev/null 2>"$w/verr" || { echo "FAIL: validate rejects the result"; cat "$w/verr"; fail=1; }
 
-# Hardware counters (issue 17 point 4): a non-finite or negative counter counts
+# Hardware counters: a non-finite or negative counter counts
 # as 0 like N/A (the row is counted in the same warning); a mean whose finite
 # samples sum past the largest double is left empty; --reference-quirks sums
 # them in as the reference does (nan, inf written).

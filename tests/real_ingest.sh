@@ -1,7 +1,7 @@
 #!/bin/sh
 # real_ingest.sh OPDB ORACLE_DIR DATA_DIR [SHARED_REAL_DIR]: every file given
 # to `opdb parse` either parses (exit 0) or is refused (exit 1) with one line
-# naming it and saying what it is and what to do (issue 19). The copies in
+# naming it and saying what it is and what to do . The copies in
 # DATA_DIR/kineto and DATA_DIR/ascend_other (tests/data/real) are also
 # checked against the Python oracle; the whole shared collection, when
 # present beside the repository, is checked for parse-or-refuse only.

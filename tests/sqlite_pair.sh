@@ -1,7 +1,7 @@
 #!/bin/sh
 # sqlite_pair.sh OPDB ORACLE_DIR CSV DB_GZ: one Ascend run exported as
 # kernel_details.csv and as ascend_pytorch_profiler_0.db gives the same
-# database (spec ingest-more.md §2; compare_pair.py says what may differ).
+# database (docs/ingest-formats.md §2; compare_pair.py says what may differ).
 set -u
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -1,7 +1,7 @@
 #!/bin/sh
 # stdin_names.sh OPDB SRC: every command that reads '-' from stdin names it
 # "<stdin>" in its errors and warnings, never the temporary file it copies
-# stdin to (issue 18 point 6). One broken input per option that takes '-'.
+# stdin to. One broken input per option that takes '-'.
 set -u
 opdb=$1
 src=$2

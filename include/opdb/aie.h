@@ -1,4 +1,4 @@
-/* `opdb aie`: AMD AIE hardware-trace post-processing (spec aie-trace.md):
+/* `opdb aie`: AMD AIE hardware-trace post-processing (docs/AIE.md):
  * per-core kernel pairing, iterations split at long lock stalls, phases,
  * per-core and system GMAC/s. */
 #ifndef OPDB_AIE_H

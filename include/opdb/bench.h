@@ -1,6 +1,6 @@
 /* `opdb bench`: replay a database's operator rows on this machine's CPU (or
  * a CUDA GPU), measure them (measure.h) and write the durations back through
- * the `opdb update` path (update.h). Spec: replay.md, docs/REPLAY.md. */
+ * the `opdb update` path (update.h). docs/REPLAY-OPS.md, docs/REPLAY.md. */
 #ifndef OPDB_BENCH_H
 #define OPDB_BENCH_H
 

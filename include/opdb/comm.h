@@ -54,7 +54,7 @@ OPDB_API unsigned short opdb_float_to_bf16(float f);
 OPDB_API float opdb_fp16_to_float(unsigned short h);
 OPDB_API unsigned short opdb_float_to_fp16(float f);
 
-/* ---- topology (spec §2) ---- */
+/* ---- topology (docs/COMM.md §2) ---- */
 #define OPDB_COMM_MAX_DIMS 8
 typedef struct opdb_comm_grid {
     int ndim;
@@ -68,7 +68,7 @@ OPDB_API int opdb_comm_group(const opdb_comm_grid *g, long long nd, int tier, lo
 /* "[48, 8, 2]" */
 OPDB_API void opdb_comm_grid_repr(const opdb_comm_grid *g, char *buf, size_t cap);
 
-/* ---- dispatch overhead table (spec §1) ---- */
+/* ---- dispatch overhead table (docs/COMM.md §1) ---- */
 typedef struct opdb_comm_overhead {
     opdb_comm_op op;
     long long num_devices;
@@ -85,7 +85,7 @@ OPDB_API int opdb_comm_overheads_load(opdb_comm_overheads *t, const char *path, 
 OPDB_API double opdb_comm_overhead_of(const opdb_comm_overheads *t, opdb_comm_op op, long long nd);
 OPDB_API void opdb_comm_overheads_free(opdb_comm_overheads *t);
 
-/* ---- CSV rows (spec §3.5-3.6) ---- */
+/* ---- CSV rows (docs/COMM.md §3.5-3.6) ---- */
 #define OPDB_COMM_CSV_HEADER                                                                                  \
     OPDB_COMM_COL_BYTES "," OPDB_COMM_COL_NDEV "," OPDB_COMM_COL_DTYPE "," OPDB_COMM_COL_TIER "," OPDB_COMM_COL_DUR \
                         "," OPDB_COMM_COL_BW
@@ -105,7 +105,7 @@ OPDB_API void opdb_comm_row_format(opdb_strbuf *sb, const opdb_comm_row *r);
  * a temp file and rename under the folder lock. */
 OPDB_API int opdb_comm_csv_append(const char *path, const opdb_comm_row *rows, size_t n, opdb_err *err);
 
-/* ---- the benchmark configuration (spec §3.1-3.2 plus nccl-tests timing flags) ---- */
+/* ---- the benchmark configuration (docs/COMM.md §3.1-3.2 plus nccl-tests timing flags) ---- */
 typedef struct opdb_comm_config {
     opdb_comm_op op;
     long long bytes, nd;
@@ -176,7 +176,7 @@ OPDB_API long long opdb_comm_count(opdb_comm_op op, long long bytes, const opdb_
  * (rank 0 of 1). Read from the launcher's environment only. */
 OPDB_API int opdb_mpi_launch(int *rank, int *size);
 
-/* ---- alignment validator (spec §5) and the fitted model ---- */
+/* ---- alignment validator (docs/COMM.md §5) and the fitted model ---- */
 typedef struct opdb_comm_validate_opts {
     const char *csv_dir;
     double tolerance;

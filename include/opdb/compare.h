@@ -1,6 +1,6 @@
 /* `opdb compare`: per-kernel-type comparison of a performance-model Chrome
  * trace ("TC trace") against a measured forward-pass kernel CSV ("prof
- * trace"), as the reference's generate_op_comparison.py (spec analysis.md
+ * trace"), as the reference's generate_op_comparison.py (docs/ANALYSIS.md
  * §2). The TC trace is streamed: memory grows with the number of distinct
  * kernel types and op names, not with the file. */
 #ifndef OPDB_COMPARE_H

@@ -1,5 +1,5 @@
 /* `opdb fia-fill`: back-fill FusedInferAttentionScore runtime metadata dumped
- * as JSONL into the FIA database CSV (spec ingest.md §3). */
+ * as JSONL into the FIA database CSV (docs/INGEST.md §3). */
 #ifndef OPDB_FIA_FILL_H
 #define OPDB_FIA_FILL_H
 

@@ -1,4 +1,4 @@
-/* `opdb grid`: theory shape grids appended to database CSVs (spec grid.md).
+/* `opdb grid`: theory shape grids appended to database CSVs (docs/GRID.md).
  * Python-compatible seeded sampling, a safe integer expression evaluator,
  * the YAML grid configuration, model presets and the per-file pipeline. */
 #ifndef OPDB_GRID_H
@@ -27,9 +27,9 @@ OPDB_API uint32_t opdb_pyrandom_randbelow(opdb_pyrandom *r, uint32_t n); /* n >=
 /* random.sample(range(n), k) into out[k] (k <= n). */
 OPDB_API void opdb_pyrandom_sample(opdb_pyrandom *r, size_t n, size_t k, size_t *out);
 
-/* ---- Expressions: a Python subset over named integers (grid.md §5.2). */
+/* ---- Expressions: a Python subset over named integers (docs/GRID.md §5.2). */
 typedef struct opdb_grid_expr opdb_grid_expr;
-/* The reason given for an expression the spec forbids ('.' or a dunder name);
+/* The reason given for an expression docs/GRID.md §5.2 forbids ('.' or a dunder name);
  * a configuration error reads "<config>:<line>: bad expression '<expr>': <reason>". */
 #define OPDB_GRID_EXPR_FORBIDDEN "'.' and '__' names are not allowed"
 /* Compiles text; NULL with msg (cap bytes) on a syntax/forbidden error. */
@@ -52,7 +52,7 @@ OPDB_API int opdb_grid_expr_eval(const opdb_grid_expr *e, const opdb_grid_vars *
  * unbinds: a caller that binds unbinds before its names array goes away. */
 OPDB_API void opdb_grid_expr_bind(opdb_grid_expr *e, const opdb_grid_vars *v);
 
-/* ---- Configuration (grid.md §4). */
+/* ---- Configuration (docs/GRID.md §4). */
 typedef struct opdb_grid_config opdb_grid_config;
 /* The built-in default (src/grid/grid_config.yaml). */
 OPDB_API extern const char opdb_grid_default_config[];

@@ -43,7 +43,7 @@ typedef struct opdb_parse_result {
     size_t inputs_skipped;       /* recognised-but-unusable files skipped in a folder */
 } opdb_parse_result;
 
-/* What a `parse` input is, decided by content (spec ingest-more.md §1). */
+/* What a `parse` input is, decided by content (docs/ingest-formats.md §1). */
 typedef enum opdb_input_kind {
     OPDB_INPUT_CSV,            /* text: kernel_details / op_summary, or another CSV */
     OPDB_INPUT_SQLITE,         /* SQLite database (Ascend profiler export, or not) */

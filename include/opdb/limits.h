@@ -17,7 +17,7 @@ extern "C" {
  * deeper than max_depth.  One pass; quoted scalars and comments skipped. */
 OPDB_API int opdb_yaml_depth_check(const char *text, size_t n, int max_depth, const char *path, opdb_err *err);
 
-/* JSON input limits (issue 17 point 5).  Defaults, each overridable by the
+/* JSON input limits.  Defaults, each overridable by the
  * environment variable of its name (a positive integer), for tight machines
  * and tests:
  *   OPDB_JSON_MAX_BYTES   a JSON document read whole (aie, compare's

@@ -1,4 +1,4 @@
-/* M6, the end-to-end empirical prediction ratio (spec analysis.md §4):
+/* M6, the end-to-end empirical prediction ratio (docs/ANALYSIS.md §4):
  * the durations of the TC-trace ops the database answered, summed, over the
  * real time of one forward pass in a profiler CSV (hcom rows de-duplicated,
  * AicpuKernel rows excluded, durations quantised as end - start). */

@@ -1,5 +1,5 @@
 /* The measurement engine of `opdb bench`: how one prepared operator is timed
- * (issue 6 point 3; method in docs/REPLAY.md "Measurement").
+ * (method in docs/REPLAY.md "Measurement").
  *
  * A time-budgeted warm-up, then samples until the stop rule holds:
  *   n >= min_samples AND (sum of sample times or time spent sampling) >= min_time AND the 95%

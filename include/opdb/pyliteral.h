@@ -1,5 +1,5 @@
 /* Python ast.literal_eval restricted to what the analysis tools feed it
- * (spec analysis.md §1.3): lists, tuples, str, int, float, True/False/None.
+ * (docs/ANALYSIS.md §1.3): lists, tuples, str, int, float, True/False/None.
  * Anything else (dicts, sets, complex, names, calls) is a parse failure. */
 #ifndef OPDB_PYLITERAL_H
 #define OPDB_PYLITERAL_H

@@ -1,5 +1,5 @@
 /* Operator replay: an operator registry (how to rebuild a database row's
- * problem and what it costs) and backends that run it (spec replay.md).
+ * problem and what it costs) and backends that run it (docs/REPLAY-OPS.md).
  *
  * Flow: a row's metadata cells -> op->plan() -> opdb_op_problem (tensor
  * shapes/dtypes, FLOP and byte counts, op parameters) -> backend->prepare()
@@ -20,7 +20,7 @@
 extern "C" {
 #endif
 
-/* ---- element types (replay.md §1.3) ---- */
+/* ---- element types (docs/REPLAY-OPS.md §1.3) ---- */
 typedef enum opdb_dtype {
     OPDB_DT_UNDEFINED = 0,
     OPDB_DT_F32,
@@ -110,14 +110,14 @@ enum { OPDB_PLAN_SKIP = 1 };
 typedef struct opdb_op_def {
     const char *name;               /* catalogue name, e.g. "MatMulV2" */
     const char *const *aliases;     /* NULL-terminated list or NULL */
-    /* Parse a row into a problem (replay.md §1.3-§2). A malformed row
+    /* Parse a row into a problem (docs/REPLAY-OPS.md §1.3-§2). A malformed row
      * returns -1 with the reason in err (the row is reported as failed).
      * OPDB_PLAN_SKIP (1) with the reason in err: the row is valid but not
      * replayable exactly (e.g. FusedInferAttentionScore §2.5): keep the row,
      * report it as skipped, never drop it. */
     int (*plan)(const opdb_replay_row *row, opdb_op_problem *p, opdb_err *err);
     /* Fill the inputs (host memory) after allocation; NULL = the default
-     * fill (replay.md §1.4: floats random in [-1,1), ints in [0,8), bools 0/1).
+     * fill (docs/REPLAY-OPS.md §1.4: floats random in [-1,1), ints in [0,8), bools 0/1).
      * Ops whose inputs carry structure (index vectors, group lists, block
      * tables, permutations) set them here. Deterministic for a seed. */
     int (*fill)(opdb_op_problem *p, uint64_t seed, opdb_err *err);
@@ -133,12 +133,12 @@ OPDB_API extern const size_t opdb_op_registry_count;
 /* By catalogue name or alias (exact, after operator-name normalisation); NULL if none. */
 OPDB_API const opdb_op_def *opdb_op_find(const char *name);
 
-/* Shared row helpers (replay.md §1.3): split a slot cell into items
+/* Shared row helpers (docs/REPLAY-OPS.md §1.3): split a slot cell into items
  * (keep_empty: slot-list, else nonempty-list); parse a shape "a,b,c". */
 OPDB_API size_t opdb_replay_split(const char *cell, bool keep_empty, char items[][128], size_t max_items);
 OPDB_API int opdb_replay_shape(const char *text, opdb_tensor *t, opdb_err *err);
 /* Default tensor building from Input/Output Shapes/Data Types/Formats
- * (replay.md §1.5): nonempty-lists; expect_in < 0 = any count. */
+ * (docs/REPLAY-OPS.md §1.5): nonempty-lists; expect_in < 0 = any count. */
 OPDB_API int opdb_replay_default_io(const opdb_replay_row *row, opdb_op_problem *p, int expect_in, opdb_err *err);
 /* make(shape, format, dtype, transpose) of §1.4 for slot-based rows: blank
  * shape -> error "missing shape"; format FRACTAL_NZ needs a 4-D (a,b,c,d)

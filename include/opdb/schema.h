@@ -1,5 +1,5 @@
-/* The operator database schema in one place (spec update-and-report.md §2.2,
- * ingest.md §1): the base columns every CSV starts with, the duration
+/* The operator database schema in one place (docs/UPDATE.md §2.2,
+ * docs/INGEST.md §1): the base columns every CSV starts with, the duration
  * columns, the 25 hardware metric names, the column-name prefixes and the
  * signature cells. The lists are also X-macros (OPDB_*_LIST(X) expands X(name)
  * once per name, in file order) so that programs which do not link libopdb,
@@ -89,7 +89,7 @@ OPDB_API extern const char *const opdb_sig_cell_cols[OPDB_NSIG_CELLS];
 #define OPDB_NKEY_COLS (OPDB_NBASE_COLS + 1)
 OPDB_API extern const char *const opdb_key_cols[OPDB_NKEY_COLS];
 
-/* FusedInferAttentionScore runtime columns (spec ingest.md §1.1, grid.md
+/* FusedInferAttentionScore runtime columns (docs/INGEST.md §1.1, docs/GRID.md
  * §6.5): parse takes them from the profile, fia-fill back-fills them, grid
  * writes them for generated rows and replay reads them. Each user keeps its
  * own order (the reference's), built from these names. */
@@ -112,7 +112,7 @@ OPDB_API extern const char *const opdb_key_cols[OPDB_NKEY_COLS];
 #define OPDB_COL_RT_COMPLETENESS "Runtime metadata_completeness"
 #define OPDB_COL_RT_RAW_SHAPES "Runtime operator_input_shapes_raw"
 
-/* The hcom_*.csv tables opdb comm writes (spec comm.md §3.5), in file order. */
+/* The hcom_*.csv tables opdb comm writes (docs/COMM.md §3.5), in file order. */
 #define OPDB_COMM_COL_BYTES "message_bytes"
 #define OPDB_COMM_COL_NDEV "num_devices"
 #define OPDB_COMM_COL_DTYPE "dtype"
@@ -121,7 +121,7 @@ OPDB_API extern const char *const opdb_key_cols[OPDB_NKEY_COLS];
 #define OPDB_COMM_COL_BW "bandwidth_gbps"
 
 /* A shape cell that stands for "no shape": stripped of whitespace, then of
- * '"', it reads N/A in any case (spec ingest.md §1: parse skips such rows;
+ * '"', it reads N/A in any case (docs/INGEST.md §1: parse skips such rows;
  * update's default mode does not add them either). */
 OPDB_API bool opdb_shape_is_na(const char *p, size_t n);
 

@@ -1,5 +1,5 @@
 /* Per-(kernel type, shape) comparison of a TC trace against a forward-pass
- * CSV (spec analysis.md §3): predicted and measured time and counts per key,
+ * CSV (docs/ANALYSIS.md §3): predicted and measured time and counts per key,
  * the relative error, written as CSV. */
 #ifndef OPDB_SHAPE_COMPARE_H
 #define OPDB_SHAPE_COMPARE_H
@@ -29,7 +29,7 @@ typedef struct opdb_shapecmp_opts {
  * (`1,4096`) and a scalar inside a list of shapes renders as itself. */
 OPDB_API int opdb_shape_key(const char *s, size_t n, bool quirks, opdb_strbuf *out);
 
-/* `sub_kernel_durations` parsed as spec §2.4: the literal of a non-empty
+/* `sub_kernel_durations` parsed as docs/ANALYSIS.md §2.4: the literal of a non-empty
  * string arg, valid only as a non-empty list of 2-element lists/tuples;
  * otherwise NULL. Free with opdb_pylit_free. */
 OPDB_API opdb_pylit *opdb_skd_parse(const opdb_trace_field *f);

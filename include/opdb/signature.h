@@ -1,5 +1,5 @@
 /* Row signatures: the identity used to match, de-duplicate and merge rows
- * (spec README "Row signatures"). */
+ * (docs/FORMAT.md §3.5). */
 #ifndef OPDB_SIGNATURE_H
 #define OPDB_SIGNATURE_H
 
@@ -44,7 +44,7 @@ OPDB_API int opdb_sig_cell_slots(opdb_span cell, bool shape, bool simd);
 OPDB_API void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out);
 
 /* Attention kernels (FusedInferAttentionScore): the consumer tells their rows
- * apart by the runtime columns (consumer.md §4). */
+ * apart by the runtime columns (docs/ROW-IDENTITY.md). */
 OPDB_API int opdb_is_attention_kernel(const char *op);
 /* A `Runtime ...` column or the legacy `avg_seq_len`. */
 OPDB_API bool opdb_is_runtime_column(opdb_span name);

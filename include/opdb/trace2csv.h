@@ -1,5 +1,5 @@
 /* `opdb trace2csv`: flatten the complete ("X") events of a performance-model
- * Chrome trace into CSV (spec ingest.md §4). */
+ * Chrome trace into CSV (docs/INGEST.md §4). */
 #ifndef OPDB_TRACE2CSV_H
 #define OPDB_TRACE2CSV_H
 

@@ -1,5 +1,5 @@
 /* `opdb update`: merge msprof op_summary measurements into a database and
- * report what changed (spec update-and-report.md). */
+ * report what changed (docs/UPDATE.md). */
 #ifndef OPDB_UPDATE_H
 #define OPDB_UPDATE_H
 
@@ -26,7 +26,7 @@ typedef struct opdb_update_extra {
     bool drop;                     /* delete the rows with this signature instead */
 } opdb_update_extra;
 
-/* The "Operator Execution Status" report section (update-and-report.md §3.3). */
+/* The "Operator Execution Status" report section (docs/UPDATE.md §3.3). */
 typedef struct opdb_update_status_entry {
     const char *op, *reason;
 } opdb_update_status_entry;

@@ -1,4 +1,4 @@
-/* See aie.h and spec aie-trace.md.  The default mode differs from the
+/* See aie.h and docs/AIE.md.  The default mode differs from the
  * reference where it loses data (docs/COMPATIBILITY.md): both event
  * spellings, pairing that re-synchronises after a stray event, the median
  * always a float, the aggregate over the cores that have data, safe unique

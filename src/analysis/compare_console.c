@@ -64,7 +64,7 @@ static void row_cells(const opdb_cmp_row *r, double total_prof, cells *c) {
     snprintf(c->c[2], sizeof c->c[2], "%lld", r->tc_count);
     fmt1(c->c[3], sizeof c->c[3], r->prof_per_fwd.v, "", false);
     snprintf(c->c[4], sizeof c->c[4], "%lld", r->prof_count);
-    /* the integer 0 marks "no measured time / count" (analysis.md §2.6) */
+    /* the integer 0 marks "no measured time / count" (docs/ANALYSIS.md §2.6) */
     if (r->error_pct.is_int) snprintf(c->c[5], sizeof c->c[5], "not measured");
     else fmt1(c->c[5], sizeof c->c[5], r->error_pct.v, "%", true);
     if (r->count_error_pct.is_int) snprintf(c->c[6], sizeof c->c[6], "-");

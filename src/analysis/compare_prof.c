@@ -1,4 +1,4 @@
-/* Prof side of `compare` (analysis.md §2.5): per-type totals of a
+/* Prof side of `compare` (docs/ANALYSIS.md §2.5): per-type totals of a
  * forward-pass kernel CSV with hcom rows de-duplicated (each collective is
  * listed once per stream) and AicpuKernel control rows dropped. */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* Rows of `compare` (analysis.md §2.6) and their two text forms (§2.7):
+/* Rows of `compare` (docs/ANALYSIS.md §2.6) and their two text forms (§2.7):
  * the console table and the JSON document. Values that the reference keeps
  * as the integer 0 stay integers (JSON `0`, not `0.0`). */
 #include <math.h>

@@ -1,5 +1,5 @@
 /* `compare --shapes`: the per-shape CSV that `opdb shape-compare` writes
- * (spec analysis.md §3.4), read for the HTML report's drill-down. Cells are
+ * (docs/ANALYSIS.md §3.4), read for the HTML report's drill-down. Cells are
  * kept as written so that the page shows the file's own numbers. */
 #include <stdlib.h>
 #include <string.h>

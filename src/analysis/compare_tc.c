@@ -1,4 +1,4 @@
-/* TC side of `compare` (analysis.md §2.4), in one streaming pass. The
+/* TC side of `compare` (docs/ANALYSIS.md §2.4), in one streaming pass. The
  * reference picks the profiling process first and then walks its events;
  * a stream may show events before the process_name record, so every
  * process is accumulated separately and the choice is made at the end.
@@ -237,7 +237,7 @@ static int on_complete(tc_ctx *c, pid_acc *p, const opdb_trace_event *ev) {
         }
         for (size_t k = 0; k < skd->n; k++)
             add_hit(&p->st, opdb_skd_name(skd, k), skd->p[k].name_len, skd->p[k].f, op);
-        return 0; /* counted through its sub-kernels alone (analysis.md §2.4) */
+        return 0; /* counted through its sub-kernels alone (docs/ANALYSIS.md §2.4) */
     }
     if (ks->nsub) {
         if (!dur_ok) return pid_problem(c, p, ev, "\"dur\" is not a number");

@@ -1,4 +1,4 @@
-/* Inputs shared by `opdb m6` and `opdb shape-compare` (spec analysis.md
+/* Inputs shared by `opdb m6` and `opdb shape-compare` (docs/ANALYSIS.md
  * §1, §3.3, §4.3): the forward-pass CSV read row by row with each tool's
  * number policy, the complete events of the TC trace, and a small table
  * from byte-string keys to dense indices in insertion order (the order

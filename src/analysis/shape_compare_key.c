@@ -1,4 +1,4 @@
-/* Shape key normalisation (spec analysis.md §3.1) and the
+/* Shape key normalisation (docs/ANALYSIS.md §3.1) and the
  * sub_kernel_durations validity rule (§2.4), with a fast path for the
  * pairs' usual text. */
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* `opdb comm bench` flags (the reference's plus nccl-tests' timing flags)
- * and the configuration list in the reference's order (spec comm.md §3.1-3.2).
+ * and the configuration list in the reference's order (docs/COMM.md §3.1-3.2).
  * Parsed by `opdb` (usage errors, --help, no MPI) and again by `opdb-comm`. */
 #include <stdio.h>
 #include <stdlib.h>

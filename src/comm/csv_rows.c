@@ -1,4 +1,4 @@
-/* hcom_*.csv rows (spec comm.md §3.5-3.6): round to 2 decimals, add the
+/* hcom_*.csv rows (docs/COMM.md §3.5-3.6): round to 2 decimals, add the
  * dispatch overhead, recompute the bandwidth; appended under the folder lock
  * through a temp file so a failed run leaves the previous table. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* alpha-beta prediction per tier (spec comm.md §5) and the least-squares fit
+/* alpha-beta prediction per tier (docs/COMM.md §5) and the least-squares fit
  * t = alpha + beta*m reported beside the reference verdict. */
 #include <math.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * <output-dir>/hcom_<op>_.csv. What the log does not say (op, device count,
  * dtype, tier) comes from the command line; a log that cannot be imported is
  * refused with one line. message_bytes follows the reference's meaning
- * (spec comm.md §3.3): nccl-tests' all_gather / reduce_scatter size is the
+ * (docs/COMM.md §3.3): nccl-tests' all_gather / reduce_scatter size is the
  * total over ranks, so it is divided by the device count; OSU's all-to-all
  * size is per peer, so it is multiplied by it. */
 #include <math.h>

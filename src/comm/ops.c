@@ -1,5 +1,5 @@
 /* The one home of the collective operations' names, file names, bus-bandwidth
- * factors and the dtypes (spec comm.md §1; factors as nccl-tests defines them). */
+ * factors and the dtypes (docs/COMM.md §1; factors as nccl-tests defines them). */
 #include <string.h>
 
 #include "opdb/comm.h"

@@ -1,4 +1,4 @@
-/* The dispatch overhead added to every written row (spec comm.md §1, §3.6);
+/* The dispatch overhead added to every written row (docs/COMM.md §1, §3.6);
  * the reference's table is the default, a CSV file may replace it. */
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Rank coordinates, tiers and groups on a hardware grid (spec comm.md §2). */
+/* Rank coordinates, tiers and groups on a hardware grid (docs/COMM.md §2). */
 #include <stdio.h>
 
 #include "opdb/comm.h"

@@ -1,4 +1,4 @@
-/* `opdb comm validate`: the reference's alignment report (spec comm.md §5)
+/* `opdb comm validate`: the reference's alignment report (docs/COMM.md §5)
  * and, in the default mode, a least-squares fit per (n_dev, tier) beside it. */
 #include <math.h>
 #include <stdlib.h>

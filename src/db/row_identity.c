@@ -1,4 +1,4 @@
-/* What the consuming performance model can tell apart (spec consumer.md
+/* What the consuming performance model can tell apart (docs/ROW-IDENTITY.md,
  * §3.1 and §4): the row signature (with opdb's rules a MatMul-family row's
  * bias is part of it) and, for FusedInferAttentionScore rows, their runtime
  * columns. See docs/ROW-IDENTITY.md. */

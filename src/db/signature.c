@@ -1,4 +1,4 @@
-/* Signatures (spec README "Row signatures"): slot alignment, shape
+/* Signatures (docs/FORMAT.md §3.5): slot alignment, shape
  * normalisation, MatMul canonicalisation (B stored either way round gives
  * one key), Index / Slice / Transpose input rewrites, DFC EP size. */
 #include "opdb/signature.h"
@@ -764,9 +764,9 @@ int opdb_signature_class(const char *op_raw) {
 void opdb_signature_reference_rules(bool on) { g_reference_rules = on; }
 
 /* opdb's rule: a MatMul-family row's inputs past the first two (a bias) are
- * part of its identity -- the consumer compares every input (consumer.md
- * §3.1). Appended as one more element only when such an input exists, so
- * two-input signatures are the reference's. Equal cells give equal extras. */
+ * part of its identity -- the consumer compares every input
+ * (docs/ROW-IDENTITY.md). Appended as one more element only when such an
+ * input exists, so two-input signatures are the reference's. Equal cells give equal extras. */
 static void append_matmul_extras(const opdb_sig_cells *c, opdb_strbuf *out) {
     slots in, dt;
     bool unused;

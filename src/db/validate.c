@@ -61,7 +61,7 @@ static void json_esc(opdb_strbuf *o, const char *s) {
     opdb_sb_free(&t);
 }
 
-/* The bytes of s[0..n) that hold its first max characters (the spec's
+/* The bytes of s[0..n) that hold its first max characters (docs/FORMAT.md's
  * value[:40] counts characters, not bytes). */
 static int cut_chars(const char *s, size_t n, size_t max) {
     size_t i = 0, chars = 0;

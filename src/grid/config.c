@@ -1,4 +1,4 @@
-/* The grid configuration (grid.md §4) read from YAML with libyaml: named
+/* The grid configuration (docs/GRID.md §4) read from YAML with libyaml: named
  * grids, patterns (templates or generator functions) and assignments.  Every
  * expression is compiled here, so a bad one is reported before any file is
  * touched, as one line "<config>:<line>: ...". */

@@ -1,4 +1,4 @@
-/* Candidate storage and template expansion (grid.md §5): the Cartesian
+/* Candidate storage and template expansion (docs/GRID.md §5): the Cartesian
  * product of a pattern's iterators (last fastest), model N/K pairs,
  * constraints, and shape templates evaluated per combination. */
 #include <stdio.h>

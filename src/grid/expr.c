@@ -1,5 +1,5 @@
 /* A safe evaluator for the grid's shape and constraint expressions: a Python
- * subset over named integers (grid.md §5.2).  No names other than the
+ * subset over named integers (docs/GRID.md §5.2).  No names other than the
  * variables and max/min/abs/align; no attribute access, no I/O.  Bounded:
  * 512 bytes of text, 64 levels of nesting, int64 with overflow = error. */
 #include <ctype.h>
@@ -253,7 +253,7 @@ static node *p_andor(parser *p, int kind) {
 }
 static node *p_or(parser *p) { return p_andor(p, N_OR); }
 
-/* The spec's rule (grid.md §5.2), checked before parsing: a '.' anywhere,
+/* The rule of docs/GRID.md §5.2, checked before parsing: a '.' anywhere,
  * or "__" after the start, a non-word character or '_' (Python's
  * `(^|\b|[._ ])__`; bytes >= 0x80 count as word characters). */
 static bool grid_expr_forbidden(const char *s) {

@@ -1,4 +1,4 @@
-/* The per-file pipeline of `opdb grid` (grid.md §2, §7, §9): candidates,
+/* The per-file pipeline of `opdb grid` (docs/GRID.md §2, §7, §9): candidates,
  * sampling, slot alignment, absent-slot clearing, memory filter, dedup,
  * order, atomic rewrite; and the per-model coverage of a file.
  *
@@ -418,7 +418,7 @@ static int generate(const fctx *F, const grid_pattern *p, const grid_model *cons
 }
 
 /* A row with a valid `Average Duration(us)` or `Profiling Average
- * Duration(us)` (spec README "complete"). */
+ * Duration(us)` (docs/FORMAT.md §3.3). */
 static bool measured_row(const opdb_span *row, const int dur[2]) {
     for (int i = 0; i < 2; i++)
         if (dur[i] >= 0 && opdb_py_float_or_zero(row[dur[i]].p, row[dur[i]].n) > 0) return true;

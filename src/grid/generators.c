@@ -1,4 +1,4 @@
-/* The generator functions (grid.md §6.2-§6.5): grouped_matmul,
+/* The generator functions (docs/GRID.md §6.2-§6.5): grouped_matmul,
  * dispatch_ffn_combine, split_qkv_rmsnorm_rope and fused_attention. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* One run of `opdb grid` and its per-file pipeline (grid.md §2): shared by
+/* One run of `opdb grid` and its per-file pipeline (docs/GRID.md §2): shared by
  * run.c (discovery, summary, plan) and file.c (candidates to rows). */
 #ifndef OPDB_GRID_FILE_H
 #define OPDB_GRID_FILE_H

@@ -73,7 +73,7 @@ const grid_pattern *grid_config_pattern(const opdb_grid_config *c, const char *n
 const char *grid_config_assignment(const opdb_grid_config *c, const char *kernel_type);
 const int64_t *grid_config_grid(const opdb_grid_config *c, const char *name, size_t *n);
 
-/* ---- model presets (grid.md §6.1) */
+/* ---- model presets (docs/GRID.md §6.1) */
 typedef struct grid_model {
     const char *key, *hf;
     int64_t hidden, inter, heads, kv_heads, head_dim, q_lora, kv_lora, qk_nope, qk_rope, experts, per_card,

@@ -1,4 +1,4 @@
-/* op_mapping.yaml metadata and generator resolution (grid.md §3). */
+/* op_mapping.yaml metadata and generator resolution (docs/GRID.md §3). */
 #ifndef OPDB_GRID_OPMAP_H
 #define OPDB_GRID_OPMAP_H
 

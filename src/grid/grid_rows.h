@@ -1,4 +1,4 @@
-/* Row-building helpers of `opdb grid` (grid.md §7, §9). */
+/* Row-building helpers of `opdb grid` (docs/GRID.md §7, §9). */
 #ifndef OPDB_GRID_ROWS_H
 #define OPDB_GRID_ROWS_H
 

@@ -1,4 +1,4 @@
-/* Model presets (grid.md §6.1): the offline architecture table, name lookup
+/* Model presets (docs/GRID.md §6.1): the offline architecture table, name lookup
  * for HF ids and legacy short names, and the matmul (N,K) pairs. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Operator metadata from <root>/op_mapping.yaml (grid.md §3) and generator
+/* Operator metadata from <root>/op_mapping.yaml (docs/GRID.md §3) and generator
  * resolution for a kernel type.  `operator_mappings` maps a framework op name
  * to an entry, as in every real op_mapping.yaml; its entries are read in file
  * order. */

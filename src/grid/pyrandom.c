@@ -1,5 +1,5 @@
 /* Python's random module, to the bit: MT19937 with init_by_array seeding,
- * getrandbits, _randbelow and sample()'s pool/set algorithms (grid.md §8). */
+ * getrandbits, _randbelow and sample()'s pool/set algorithms (docs/GRID.md §8). */
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>

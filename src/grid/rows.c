@@ -1,4 +1,4 @@
-/* Row building for theory candidates (grid.md §7, §9): template slot counts,
+/* Row building for theory candidates (docs/GRID.md §7, §9): template slot counts,
  * slot alignment, absent-slot clearing, the memory estimate, shape cells,
  * and the order of new rows. */
 #include <ctype.h>

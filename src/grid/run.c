@@ -1,4 +1,4 @@
-/* `opdb grid` run (grid.md §1-§2): discovery, start-up lines, the folder
+/* `opdb grid` run (docs/GRID.md §1-§2): discovery, start-up lines, the folder
  * lock, the per-file pipeline (file.c) over every CSV, the summary, the
  * plan (--plan, --json) and the coverage of the target models. */
 #include <stdlib.h>
@@ -165,7 +165,7 @@ static int resolve_models(grid_run *X, opdb_strbuf *names_repr, opdb_err *err) {
             rc = opdb_fail(err, OPDB_ERR_USAGE, "--target-models: at most 16 models");
             break;
         }
-        X->models[X->nmodels++] = m; /* a name given twice counts twice, as in the spec's list */
+        X->models[X->nmodels++] = m; /* a name given twice counts twice, as in the original's list */
     }
     /* the reference prints Python's repr of the list; opdb plain names */
     if (n && X->o->quirks) list_repr(names_repr, names, n);

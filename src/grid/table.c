@@ -1,4 +1,4 @@
-/* A database CSV held in memory for the grid (grid.md §2): read with the
+/* A database CSV held in memory for the grid (docs/GRID.md §2): read with the
  * exact tokenizer from byte 0 (the reference keeps a BOM in the first header
  * name), cells mapped by header name (the last of equal names wins, as a
  * DictReader row would), short records padded with "". */

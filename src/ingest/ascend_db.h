@@ -1,5 +1,5 @@
 /* Ascend profiler SQLite exports (ascend_pytorch_profiler_*.db, msprof_*.db;
- * spec ingest-more.md §2) read as the rows of a kernel_details.csv, so the
+ * docs/ingest-formats.md §2) read as the rows of a kernel_details.csv, so the
  * CSV path's row decoding and aggregation apply unchanged. */
 #ifndef OPDB_INGEST_ASCEND_DB_H
 #define OPDB_INGEST_ASCEND_DB_H

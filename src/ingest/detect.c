@@ -1,4 +1,4 @@
-/* Input detection by content (spec ingest-more.md §1): SQLite magic, gzip
+/* Input detection by content (docs/ingest-formats.md §1): SQLite magic, gzip
  * magic, JSON's first byte, else CSV; and for a CSV that parse cannot use,
  * one line saying what it is and what to do instead. */
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* What a CSV holds, from its header (spec ingest-more.md §1): folders pick
+/* What a CSV holds, from its header (docs/ingest-formats.md §1): folders pick
  * their kernel_details / op_summary files by this, not by file name. */
 #ifndef OPDB_INGEST_DETECT_H
 #define OPDB_INGEST_DETECT_H

@@ -1,4 +1,4 @@
-/* Which input files a parse reads (spec ingest.md §1 "Input discovery"). */
+/* Which input files a parse reads (docs/INGEST.md §1 "Input discovery"). */
 #ifndef OPDB_INGEST_DISCOVER_H
 #define OPDB_INGEST_DISCOVER_H
 

@@ -1,5 +1,5 @@
 /* FusedInferAttentionScore runtime columns taken from the profile itself
- * (spec ingest.md §1.1): an index from (input shapes, output shapes) to the
+ * (docs/INGEST.md §1.1): an index from (input shapes, output shapes) to the
  * metadata of the first kernel row with that key. */
 #ifndef OPDB_INGEST_FIA_RUNTIME_H
 #define OPDB_INGEST_FIA_RUNTIME_H

@@ -1,4 +1,4 @@
-/* Table columns (spec ingest.md §1 "Output rows"): 8 base columns, three
+/* Table columns (docs/INGEST.md §1 "Output rows"): 8 base columns, three
  * profiling durations, 25 metric means, and for FusedInferAttentionScore the
  * 16 runtime columns; every number as "%.6f". */
 #include "ingest/kd_output.h"

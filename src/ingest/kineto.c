@@ -1,4 +1,4 @@
-/* See kineto.h.  Attribution rules (spec ingest-more.md §3):
+/* See kineto.h.  Attribution rules (docs/ingest-formats.md §3):
  *   device event  = ph X, cat (lower-cased) kernel / gpu_memcpy / gpu_memset / memcpy / memset
  *   its launch    = the first runtime event (cuda_runtime, cuda_driver, runtime, hip_runtime)
  *                   with the same args.correlation

@@ -1,5 +1,5 @@
-/* PyTorch profiler (Kineto) traces -> per-operator groups (spec
- * ingest-more.md §3).
+/* PyTorch profiler (Kineto) traces -> per-operator groups
+ * (docs/ingest-formats.md §3).
  *
  * kn_read (kineto.c): one streaming pass over the JSON through the yajl trace
  * reader turns every operator, launch and device event into a 32-byte record

@@ -308,7 +308,7 @@ static int process_file(job *J, const kd_inputs *in, const char *file, opdb_err 
     return rc;
 }
 
-/* ---- SQLite exports and PyTorch traces (spec ingest-more.md) */
+/* ---- SQLite exports and PyTorch traces (docs/ingest-formats.md) */
 
 static int db_row(void *ctx, const kd_colmap *L, const opdb_field *f, int nf, opdb_err *err) {
     job *J = ctx;
@@ -363,7 +363,7 @@ static int process_extra(job *J, const kd_inputs *in, const char *file, opdb_err
     return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", file, why);
 }
 
-/* A folder's CSV that is neither kernel_details nor op_summary: one line (spec ingest-more.md §1). */
+/* A folder's CSV that is neither kernel_details nor op_summary: one line (docs/ingest-formats.md §1). */
 static int report_unusable(job *J, const char *file, opdb_err *err) {
     char hint[512];
     opdb_csv_profile_hint(file, hint, sizeof hint);

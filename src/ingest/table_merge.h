@@ -1,5 +1,5 @@
 /* Writing one parse table: replace the file, or (--merge) combine it with the
- * table already in the database (spec: issue 19 point 4; docs/ingest-formats.md
+ * table already in the database (docs/ingest-formats.md
  * "Merging").  Rows of the same shapes are combined from their Profiling
  * Count / Sum / Sum Squares / Min / Max cells, so count, sum, sum of squares,
  * min, max, mean and std are exact; the median is approximate (count-weighted

@@ -1,4 +1,4 @@
-/* A recursive-descent reader for the Python literal subset of analysis.md
+/* A recursive-descent reader for the Python literal subset of docs/ANALYSIS.md
  * §1.3, following CPython 3.10's tokenizer and ast.literal_eval rules:
  * unary +/- only directly on a number (`-(1)` yes, `--1` and `-True` no),
  * `(x)` is grouping and `(x,)` a tuple, a bare `1, 2` is a tuple, adjacent

@@ -1,4 +1,4 @@
-/* Element types of replayed tensors (spec replay.md §1.3): profiler dtype
+/* Element types of replayed tensors (docs/REPLAY-OPS.md §1.3): profiler dtype
  * spellings, sizes, bf16/fp16 storage conversions and generic element access. */
 #include <stdio.h>
 #include <string.h>

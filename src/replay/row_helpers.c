@@ -1,4 +1,4 @@
-/* Row metadata helpers shared by every replayed operator (spec replay.md
+/* Row metadata helpers shared by every replayed operator (docs/REPLAY-OPS.md
  * §1.3-§1.5): slot splitting, shapes, make(), default input building,
  * tensor sizes and the deterministic default fill. */
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* Merging aggregated rows into one database CSV (spec update-and-report.md
+/* Merging aggregated rows into one database CSV (docs/UPDATE.md
  * §2.3-2.4): signatures of rows, matching through the signature index,
  * updating rows in place (lazy rows take patches), adding new ones, and the
  * one rule deciding whether a row changed. */

@@ -1,4 +1,4 @@
-/* A database CSV held in memory for `opdb update` (spec update-and-report.md
+/* A database CSV held in memory for `opdb update` (docs/UPDATE.md
  * §2.2): its header as a key space and its rows as dict rows (dict_row.h),
  * read by the fast tokenizer as lazy rows (only the kept cells decoded, the
  * rest left in the mapped file) or, for anomalies and the reference path,

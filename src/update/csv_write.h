@@ -1,4 +1,4 @@
-/* Writing a database CSV back (spec update-and-report.md §2.5): each kept
+/* Writing a database CSV back (docs/UPDATE.md §2.5): each kept
  * row copied as read, spliced (a lazy row's bytes with its measured cells
  * replaced) or rendered from its dict row. */
 #ifndef OPDB_UPDATE_CSV_WRITE_H

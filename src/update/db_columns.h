@@ -1,4 +1,4 @@
-/* The columns of a database CSV, in order, on rewrite (spec update-and-report.md §2.2). */
+/* The columns of a database CSV, in order, on rewrite (docs/UPDATE.md §2.2). */
 #ifndef OPDB_UPDATE_DB_COLUMNS_H
 #define OPDB_UPDATE_DB_COLUMNS_H
 

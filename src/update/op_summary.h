@@ -1,4 +1,4 @@
-/* msprof op_summary files -> per-operator aggregated rows (spec ingest.md §2):
+/* msprof op_summary files -> per-operator aggregated rows (docs/INGEST.md §2):
  * per (OP Type, signature): minimum Task Duration, metric means, the first
  * row's descriptive cells. */
 #ifndef OPDB_UPDATE_OP_SUMMARY_H

@@ -1,4 +1,4 @@
-/* Finding op_summary files under PROF_* folders (spec update-and-report.md §1). */
+/* Finding op_summary files under PROF_* folders (docs/UPDATE.md §1). */
 #include "update/op_summary.h"
 
 #include <dirent.h>

@@ -1,5 +1,5 @@
 /* One database CSV: load, merge aggregated rows, prune, rewrite if changed
- * (spec update-and-report.md §2.2-2.5). Safe to run for different files on
+ * (docs/UPDATE.md §2.2-2.5). Safe to run for different files on
  * different threads. */
 #ifndef OPDB_UPDATE_UPDATE_CSV_H
 #define OPDB_UPDATE_UPDATE_CSV_H

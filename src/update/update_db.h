@@ -1,4 +1,4 @@
-/* Merging aggregated rows into database CSVs (spec update-and-report.md §2). */
+/* Merging aggregated rows into database CSVs (docs/UPDATE.md §2). */
 #ifndef OPDB_UPDATE_UPDATE_DB_H
 #define OPDB_UPDATE_UPDATE_DB_H
 

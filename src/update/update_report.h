@@ -1,4 +1,4 @@
-/* The write-back report (spec update-and-report.md §3): Markdown text on
+/* The write-back report (docs/UPDATE.md §3): Markdown text on
  * stdout, the same text and a full hotspot CSV under <db>/reports/. */
 #ifndef OPDB_UPDATE_UPDATE_REPORT_H
 #define OPDB_UPDATE_UPDATE_REPORT_H

@@ -1,5 +1,5 @@
 #!/bin/sh
-# all_or_nothing.sh OPDB [N [FAILIO_SO [quick]]]: reliability trials for issue 17 (not timed).
+# all_or_nothing.sh OPDB [N [FAILIO_SO [quick]]]: reliability trials (not timed).
 # `quick` (the sanitizer builds): 4 failing-call positions per kind instead of 9, 5 concurrent edits.
 # Over a generated database, N runs of `parse` and N of `update` are killed
 # (SIGKILL, SIGINT or SIGTERM) at random moments, part of them while the

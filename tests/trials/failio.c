@@ -1,4 +1,4 @@
-/* failio.so: an LD_PRELOAD shim for the all-or-nothing trials (issue 17
+/* failio.so: an LD_PRELOAD shim for the all-or-nothing trials (docs/GUARANTEES.md
  * point 7).  It fails the Nth call of one kind, counted over the calls that
  * touch files under one folder, as a full disk or a failing device would:
  *

@@ -1,6 +1,6 @@
 /* src/comm: bus-bandwidth factors, tiers and groups, the written row with the
  * dispatch overhead, 16-bit float conversions, statistics, the fit and the
- * configuration order (spec comm.md). */
+ * configuration order (docs/COMM.md). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -109,7 +109,7 @@ static void test_fit_exact_line(void **s) {
 static void test_predict_worked_example(void **s) {
     (void)s;
     double p = opdb_comm_predict_us(OPDB_COMM_ALL_REDUCE, 1048576, 16, 1);
-    assert_true(fabs(p - 19.2853) < 1e-3); /* spec: 4 us + 15.29 us = 19.29 */
+    assert_true(fabs(p - 19.2853) < 1e-3); /* docs/COMM.md: 4 us + 15.29 us = 19.29 */
     assert_true(opdb_comm_predict_us(OPDB_COMM_ALL_GATHER, 1024, 1, 1) == 0.0);
 }
 

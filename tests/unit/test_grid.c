@@ -242,7 +242,7 @@ static void test_expr_python_semantics(void **state) {
 
 static void test_expr_hostile(void **state) {
     (void)state;
-    /* the spec's rule (grid.md §5.2): '.' anywhere, or "__" after the start,
+    /* the rule of docs/GRID.md §5.2: '.' anywhere, or "__" after the start,
      * a non-word character or '_' */
     expect_error("__import__('os').system('x')", -2, OPDB_GRID_EXPR_FORBIDDEN);
     expect_error("__import__('os')", -2, OPDB_GRID_EXPR_FORBIDDEN);

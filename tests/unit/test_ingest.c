@@ -370,7 +370,7 @@ static void test_row_duration_python_forms(void **s) {
     assert_true(r.duration != r.duration);
 }
 
-/* Default mode never aggregates a non-finite or negative number (issue 17). */
+/* Default mode never aggregates a non-finite or negative number. */
 static void test_row_nonfinite_or_negative_default_mode(void **s) {
     (void)s;
     fixture fx;

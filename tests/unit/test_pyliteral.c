@@ -1,5 +1,5 @@
-/* Python literal parser (analysis.md §1.3). Expected values are CPython 3's
- * repr([ast.literal_eval(text)]); NULL = literal_eval (or the spec's subset,
+/* Python literal parser (docs/ANALYSIS.md §1.3). Expected values are CPython 3's
+ * repr([ast.literal_eval(text)]); NULL = literal_eval (or the subset of docs/ANALYSIS.md §1.3,
  * which refuses complex, dict, set, bytes and \N{...}) rejects the text. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -155,7 +155,7 @@ static void check_inferred(const char *kernel, const char *shapes, const char *d
 
 static void test_matmul_inferred(void **state) {
     (void)state;
-    /* the real PyTorch-on-Ascend rows of issue 18 (shapes scaled down by 8 where large) */
+    /* real PyTorch-on-Ascend rows (shapes scaled down by 8 where large) */
     check_inferred("MatMulV2", "\"32,125;125,512\"", "FLOAT;FLOAT", "FORMAT_ND;FORMAT_ND", "\"32,512\"", false, false, 32,
                    512, 125, false);
     check_inferred("MatMulV2", "\"32,125;32,512\"", "FLOAT;FLOAT", "FORMAT_ND;FORMAT_ND", "\"125,512\"", true, false, 125,
@@ -304,7 +304,7 @@ static void test_quant_batch_matmul(void **state) {
     expect_plan_error("QuantBatchMatmulV3", badout, "unsupported output dtype DT_INT16");
 }
 
-/* Group bounds the spec prescribes: cumulative even split of m rows over g. */
+/* Group bounds docs/REPLAY-OPS.md prescribes: cumulative even split of m rows over g. */
 static void expect_group_list(const opdb_tensor *gl, int64_t m, int64_t g) {
     int64_t end = 0;
     for (int64_t i = 0; i < g; i++) {

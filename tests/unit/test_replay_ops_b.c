@@ -3,7 +3,7 @@
  * plan -> prepare (CPU backend, 1 thread) -> run, and every output is compared
  * with a naive double-precision reference computed from a snapshot of the
  * inputs taken before the run (several operators write their inputs in
- * place). Each plan error path of replay.md §2 is exercised too. */
+ * place). Each plan error path of docs/REPLAY-OPS.md §2 is exercised too. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Shape keys (spec analysis.md §3.1) and sub_kernel_durations pairs: the
+/* Shape keys (docs/ANALYSIS.md §3.1) and sub_kernel_durations pairs: the
  * fast path of opdb_skd_read must agree with the literal parser on every
  * input. Expected keys are what the reference's Python gives. */
 #include <setjmp.h>

@@ -57,7 +57,7 @@ void contiguous_strides(const opdb_tensor *t, int64_t *s) {
     }
 }
 
-// Transpose (spec replay.md 2.2): the plan's axes in iparam[0..1]
+// Transpose (docs/REPLAY-OPS.md §2.2): the plan's axes in iparam[0..1]
 // (src/replay/ops/op_transpose.c); without them, the first two axes at which
 // the input and output shapes differ (over the shorter rank), none -> (0, 1).
 int transpose_map(const opdb_op_problem *p, CuMap *m, opdb_err *err) {

@@ -1,4 +1,4 @@
-/* Even splits of a row count over groups/batches (spec replay.md §2.3 group
+/* Even splits of a row count over groups/batches (docs/REPLAY-OPS.md §2.3 group
  * lists, §2.5 sequence lengths): base = total / parts, the first
  * total % parts parts get one more. */
 #ifndef OPDB_REPLAY_EVEN_SPLIT_H

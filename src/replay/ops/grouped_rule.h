@@ -1,5 +1,5 @@
 /* Plan/fill pieces shared by GroupedMatmul and GroupedMatmulSwigluQuant
- * (spec replay.md §2.3). */
+ * (docs/REPLAY-OPS.md §2.3). */
 #ifndef OPDB_REPLAY_GROUPED_RULE_H
 #define OPDB_REPLAY_GROUPED_RULE_H
 

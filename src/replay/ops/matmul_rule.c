@@ -1,4 +1,4 @@
-/* The MatMulV2 rule (spec replay.md §2.3), shared by MatMulV2, MatMulV3,
+/* The MatMulV2 rule (docs/REPLAY-OPS.md §2.3), shared by MatMulV2, MatMulV3,
  * MatMulCommon and the 2-D case of BatchMatMulV2.
  *
  * Reference rule (--reference-quirks): exactly two inputs (MatMulCommon: at

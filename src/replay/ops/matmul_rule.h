@@ -1,4 +1,4 @@
-/* Row rules shared by the matmul family (spec replay.md §2.3). */
+/* Row rules shared by the matmul family (docs/REPLAY-OPS.md §2.3). */
 #ifndef OPDB_REPLAY_MATMUL_RULE_H
 #define OPDB_REPLAY_MATMUL_RULE_H
 

@@ -1,4 +1,4 @@
-/* Add (replay.md §2.1): in0 + in1 with numpy broadcasting when the row has
+/* Add (docs/REPLAY-OPS.md §2.1): in0 + in1 with numpy broadcasting when the row has
  * at least two inputs (extras ignored), else in0 + 1.0. Result dtype follows
  * torch promotion; computed in fp32 (integers exact below 2^24). */
 #include <string.h>

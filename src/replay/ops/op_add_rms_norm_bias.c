@@ -1,4 +1,4 @@
-/* AddRmsNormBias (replay.md §2.1): x = x1 + x2; y = rmsnorm(x) * gamma
+/* AddRmsNormBias (docs/REPLAY-OPS.md §2.1): x = x1 + x2; y = rmsnorm(x) * gamma
  * (+ beta), eps 1e-6; outputs (y, rstd (T,1) fp32, x). Slot rows: exactly 4
  * slots per input list; beta is absent when its shape is blank, its dtype
  * DT_UNDEFINED or its format NULL. Recorded output shapes must match. */

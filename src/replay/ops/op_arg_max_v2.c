@@ -1,4 +1,4 @@
-/* ArgMaxV2 (replay.md §2.1): int64 index of the first maximum along the
+/* ArgMaxV2 (docs/REPLAY-OPS.md §2.1): int64 index of the first maximum along the
  * last dim. */
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* AscendQuantV2 (replay.md §2.1): y = round_half_even(x * scale + offset)
+/* AscendQuantV2 (docs/REPLAY-OPS.md §2.1): y = round_half_even(x * scale + offset)
  * per channel of the last axis (multiply mode; scale/offset hold 1 or D
  * values), saturated to the output dtype (int8, uint8 or int32). */
 #include <string.h>

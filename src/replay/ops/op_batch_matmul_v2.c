@@ -1,4 +1,4 @@
-/* BatchMatMulV2 (spec replay.md §2.3): a 2-D first input follows the
+/* BatchMatMulV2 (docs/REPLAY-OPS.md §2.3): a 2-D first input follows the
  * MatMulV2 rule; otherwise out0 (b,m,n) = in0 (b,m,k) . in1, with in1 given
  * as (b,k,n) or as (b,n,k) read transposed. */
 #include <string.h>

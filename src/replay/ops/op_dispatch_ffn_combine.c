@@ -1,4 +1,4 @@
-/* DispatchFFNCombine (replay.md §2.4): fused MoE dispatch -> expert FFN ->
+/* DispatchFFNCombine (docs/REPLAY-OPS.md §2.4): fused MoE dispatch -> expert FFN ->
  * combine over an expert-parallel group. The row is parsed and checked per
  * spec (exactly 7 input and 2 output slots per list, none empty; shapes
  * consistent) but there is no CPU kernel: it needs an EP group of devices. */

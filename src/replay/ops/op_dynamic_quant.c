@@ -1,4 +1,4 @@
-/* DynamicQuant (replay.md §2.1): per-token symmetric int8 quantisation:
+/* DynamicQuant (docs/REPLAY-OPS.md §2.1): per-token symmetric int8 quantisation:
  * scale = max|x| / 127 over the last dim, y = round_half_even(x / scale)
  * saturated to int8; outputs (y int8, scale fp32 per token). */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* FusedInferAttentionScore (spec replay.md §2.5, 31 input slots): query,
+/* FusedInferAttentionScore (docs/REPLAY-OPS.md §2.5, 31 input slots): query,
  * key, value (+ query/key rope), causal mask per sparse mode, per-batch
  * sequence lengths, paged KV through a block table. Layouts: 3-D query TND
  * (or BSH), 4-D query with rope BNSD/BSND; outputs may be re-laid (_NBSD,

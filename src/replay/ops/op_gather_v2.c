@@ -1,4 +1,4 @@
-/* GatherV2 (replay.md §2.2): embedding lookup, out[i] = weight[indices[i]]
+/* GatherV2 (docs/REPLAY-OPS.md §2.2): embedding lookup, out[i] = weight[indices[i]]
  * (rows of weight; extra inputs ignored). Indices are int32/int64 in
  * [0, min(8, rows)) like the reference's small random integers. */
 #include <string.h>

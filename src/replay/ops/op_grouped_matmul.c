@@ -1,4 +1,4 @@
-/* GroupedMatmul (spec replay.md §2.3, slots): x = slot0, weight = slot1,
+/* GroupedMatmul (docs/REPLAY-OPS.md §2.3, slots): x = slot0, weight = slot1,
  * scale = ones(slot3), group_list = even split over slot7[0] groups,
  * per-token scale = ones(slot8); rows of group g multiply weight[g]. */
 #include <string.h>

@@ -1,4 +1,4 @@
-/* GroupedMatmulSwigluQuant (spec replay.md §2.3, slots): grouped GEMM of x
+/* GroupedMatmulSwigluQuant (docs/REPLAY-OPS.md §2.3, slots): grouped GEMM of x
  * (slot0) with weight (slot1), dequantised by weight_scale = ones(slot2) and
  * x_scale = ones(slot3), group_list from slot4[0] groups; then SwiGLU over the
  * two halves of N and per-token symmetric int8 quantisation -> (y, scale). */

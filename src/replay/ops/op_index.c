@@ -1,4 +1,4 @@
-/* Index (replay.md §2.2): rows 0..L-1 of the source gathered through an
+/* Index (docs/REPLAY-OPS.md §2.2): rows 0..L-1 of the source gathered through an
  * index vector, L = first dim of the recorded output. The row holds the
  * source plus three metadata slots; only the last slot's dtype (the index
  * type, DT_INT32 or DT_INT64) is used. */

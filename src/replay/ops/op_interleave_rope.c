@@ -1,4 +1,4 @@
-/* InterleaveRope (replay.md §2.1): rotary embedding of x with interleaved
+/* InterleaveRope (docs/REPLAY-OPS.md §2.1): rotary embedding of x with interleaved
  * pairs: q = x de-interleaved (evens then odds), y = q*cos + rotate_half(q)*sin
  * (torch_npu.npu_interleave_rope); cos/sin broadcast to x (e.g. (B,1,S,D)). */
 #include <string.h>

@@ -1,4 +1,4 @@
-/* KvRmsNormRopeCache (replay.md §2.2, torch_npu.npu_kv_rmsnorm_rope_cache
+/* KvRmsNormRopeCache (docs/REPLAY-OPS.md §2.2, torch_npu.npu_kv_rmsnorm_rope_cache
  * in PA_BNSD mode, eps 1e-5, is_output_kv): kv (B, 1, S, Dv + Dk) is split;
  * c_kv = rmsnorm(kv[..., :Dv]) * gamma and k_rope = interleaved rotary of
  * kv[..., Dv:] with cos/sin; both are written to the paged caches

@@ -1,4 +1,4 @@
-/* LightningIndexer (replay.md §2.5; DeepSeek-V3.2 sparse attention indexer):
+/* LightningIndexer (docs/REPLAY-OPS.md §2.5; DeepSeek-V3.2 sparse attention indexer):
  * for each query token, score every visible key position s of its batch,
  * score(s) = sum_g w[t,g] * ReLU(q[t,g] . k[s]), and return the positions of
  * the sparse_count best scores (descending; ties by lower position; -1 pads

@@ -1,4 +1,4 @@
-/* MaskedFill (replay.md §2.1): in place, in0[mask] = 0 with the bool mask
+/* MaskedFill (docs/REPLAY-OPS.md §2.1): in place, in0[mask] = 0 with the bool mask
  * (input 1, dtype forced to bool) broadcast to in0. No separate output:
  * the operator writes its first input. Zero is all-zero bits in every
  * dtype, so the kernel only needs the element size. */

@@ -1,5 +1,5 @@
 /* MatMulCommon: the MatMulV2 rule with at least two inputs; extras are built
- * but unused (spec replay.md §2.3). */
+ * but unused (docs/REPLAY-OPS.md §2.3). */
 #include "replay/ops/matmul_rule.h"
 #include "replay/ops/ops.h"
 

@@ -1,4 +1,4 @@
-/* MatMulV3: C(M,N) = A(M,K) . B(N,K)^T, exactly two inputs (spec replay.md §2.3). */
+/* MatMulV3: C(M,N) = A(M,K) . B(N,K)^T, exactly two inputs (docs/REPLAY-OPS.md §2.3). */
 #include "replay/ops/matmul_rule.h"
 #include "replay/ops/ops.h"
 

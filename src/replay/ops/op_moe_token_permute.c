@@ -1,4 +1,4 @@
-/* MoeTokenPermute (spec replay.md §2.2): tokens (T, H) and expert indices
+/* MoeTokenPermute (docs/REPLAY-OPS.md §2.2): tokens (T, H) and expert indices
  * (T, topk) -> rows of tokens ordered by expert (stable), and the sorted
  * flat slot indices (int32). */
 #include <string.h>

@@ -1,4 +1,4 @@
-/* MoeTokenUnpermute (spec replay.md §2.2): permuted tokens (N, H), the
+/* MoeTokenUnpermute (docs/REPLAY-OPS.md §2.2): permuted tokens (N, H), the
  * sorted slot indices (N,) and optional probs (T, topk) -> out (T, H) with
  * out[t] = sum_k probs[t][k] * permuted[inverse(t*topk + k)]. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* PadV3 (replay.md §2.2): right-pad the trailing dims of in0 (aligned with
+/* PadV3 (docs/REPLAY-OPS.md §2.2): right-pad the trailing dims of in0 (aligned with
  * the recorded output's last dims) by out - in with constant 0; a negative
  * amount crops, as torch.nn.functional.pad does. */
 #include <string.h>

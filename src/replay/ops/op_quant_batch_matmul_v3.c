@@ -1,4 +1,4 @@
-/* QuantBatchMatmulV3 (spec replay.md §2.3): int8 x (.., M, K) . int8 weight
+/* QuantBatchMatmulV3 (docs/REPLAY-OPS.md §2.3): int8 x (.., M, K) . int8 weight
  * (K, N) accumulated in int32, then dequantised with the per-channel scale
  * (times an optional per-token scale) plus an optional bias or offset. */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* ReshapeAndCacheNdKernel (replay.md §2.2): scatter each token's key and
+/* ReshapeAndCacheNdKernel (docs/REPLAY-OPS.md §2.2): scatter each token's key and
  * value row into the paged caches (blocks, block_size, ...) at its slot;
  * slot_mapping (T,) int32 = the first T values of a random permutation of
  * the key cache's blocks * block_size slots. The caches are written in

@@ -1,11 +1,11 @@
-/* RINGMLAPrefillBF16Kernel (replay.md §2.5): MLA prefill attention of one
+/* RINGMLAPrefillBF16Kernel (docs/REPLAY-OPS.md §2.5): MLA prefill attention of one
  * ring step. q = (q_nope | q_rope) (Tq, H, Dn + Dr), k = (k_nope | k_rope)
  * (Tk, H, Dn + Dr), value (Tk, H, Dv), scale 1/sqrt(Dn + Dr). First ring (no
  * prefix state): causal (query i sees keys j <= i + Tk - Tq), fresh output and
  * lse. With the prefix output/lse (slots 13, 14): no mask (the reference's
  * first successful attempt), and the result is merged with the prefix by
  * log-sum-exp weights. Outputs: attention (Tq, H, Dv) and lse (H, Tq) fp32.
- * Row parsing per spec: optional slots (blank, UNDEFINED, DT_UNDEFINED, N/A,
+ * Row parsing (docs/REPLAY-OPS.md §2.5): optional slots (blank, UNDEFINED, DT_UNDEFINED, N/A,
  * NA, NULL are absent), >= 5 slots; output shape from out0 or slot 13; lse
  * shape from out1, slot 14 or (heads, q_len). Keys are streamed in chunks
  * with an online softmax. */

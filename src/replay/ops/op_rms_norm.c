@@ -1,4 +1,4 @@
-/* RmsNorm (replay.md §2.1): y = x / sqrt(mean(x^2) + eps) * gamma over the
+/* RmsNorm (docs/REPLAY-OPS.md §2.1): y = x / sqrt(mean(x^2) + eps) * gamma over the
  * trailing gamma dims of x (eps 1e-6, torch_npu.npu_rms_norm's default),
  * plus rstd (x's leading dims, trailing dims 1, fp32). */
 #include <string.h>

@@ -1,4 +1,4 @@
-/* ScatterNdUpdate (replay.md §2.2): in place, data[indices[i]] = updates[i]
+/* ScatterNdUpdate (docs/REPLAY-OPS.md §2.2): in place, data[indices[i]] = updates[i]
  * for N rows; indices (N, 1) int32 = the first N values of a random
  * permutation of data's rows (so N must fit). No separate output. */
 #include <string.h>

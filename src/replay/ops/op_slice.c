@@ -1,4 +1,4 @@
-/* Slice (replay.md §2.2): in0[0:s0, 0:s1, ...] with sizes = the recorded
+/* Slice (docs/REPLAY-OPS.md §2.2): in0[0:s0, 0:s1, ...] with sizes = the recorded
  * output shape (offsets all 0), copied contiguous. */
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* SoftmaxV2 (replay.md §2.1): softmax along the last dim, max-subtracted,
+/* SoftmaxV2 (docs/REPLAY-OPS.md §2.1): softmax along the last dim, max-subtracted,
  * accumulated in fp32. Rows up to one chunk are staged once; longer rows
  * take three streaming passes (max, sum of exp, normalise). */
 #include <math.h>

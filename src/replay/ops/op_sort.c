@@ -1,4 +1,4 @@
-/* Sort (replay.md §2.1): sort along the last dim, descending -> (values,
+/* Sort (docs/REPLAY-OPS.md §2.1): sort along the last dim, descending -> (values,
  * int64 indices); ties keep ascending index order (stable). Each row is
  * sorted as 64-bit keys (order-preserving float bits << 32 | index) by an
  * LSD radix sort over the 32 key bits (insertion sort up to 32 elements),

@@ -1,4 +1,4 @@
-/* SparseFlashAttention (replay.md §2.5): each query token attends to the
+/* SparseFlashAttention (docs/REPLAY-OPS.md §2.5): each query token attends to the
  * topk cache positions its sparse indices name (DeepSeek-V3.2 style MLA):
  * s_j = scale * (q . k_j + q_pe . k_pe_j), softmax over the selected j,
  * out = sum_j p_j v_j, keys/values read from the paged caches through the

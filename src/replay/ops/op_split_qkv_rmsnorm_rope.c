@@ -1,4 +1,4 @@
-/* split_qkv_rmsnorm_rope_kernel (replay.md §2.5; vllm-ascend's fused Triton
+/* split_qkv_rmsnorm_rope_kernel (docs/REPLAY-OPS.md §2.5; vllm-ascend's fused Triton
  * kernel): a fused qkv projection (T, >= q_hidden + 2*kv_hidden) is split
  * into q, k, v; every head_dim slice of q and k is RMS-normalised (eps 1e-6)
  * with its norm weight (rounded to the output dtype, like the kernel's bf16

@@ -1,4 +1,4 @@
-/* SwiGlu (replay.md §2.1): split the last dim into halves a, b and return
+/* SwiGlu (docs/REPLAY-OPS.md §2.1): split the last dim into halves a, b and return
  * silu(a) * b = a / (1 + exp(-a)) * b (torch_npu.npu_swiglu, dim -1). */
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* TensorMove (replay.md §2.1): copy src into a preallocated tensor of the
+/* TensorMove (docs/REPLAY-OPS.md §2.1): copy src into a preallocated tensor of the
  * same shape and dtype (the clone is allocated at prepare, not timed). */
 #include <string.h>
 

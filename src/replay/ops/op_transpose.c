@@ -1,4 +1,4 @@
-/* Transpose (replay.md §2.2): swap the first two axes at which the input
+/* Transpose (docs/REPLAY-OPS.md §2.2): swap the first two axes at which the input
  * and recorded output shapes differ (compared over the shorter rank; fewer
  * than two -> (0,1), or (0,0) for rank 1), materialised contiguous. The
  * input is viewed as (P, A, M, B, Q) with A, B the swapped axes; Q-element

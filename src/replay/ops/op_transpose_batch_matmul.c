@@ -1,4 +1,4 @@
-/* TransposeBatchMatMul (spec replay.md §2.3): (B,M,K) . (B,K,N) with the
+/* TransposeBatchMatMul (docs/REPLAY-OPS.md §2.3): (B,M,K) . (B,K,N) with the
  * output permuted [1,0,2] to (M,B,N); written straight into place through
  * the GEMM's output leading dimension. */
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Paged KV-cache addressing shared by the sparse attention operators
- * (SparseFlashAttention, LightningIndexer; spec replay.md §2.5): the
+ * (SparseFlashAttention, LightningIndexer; docs/REPLAY-OPS.md §2.5): the
  * synthetic block table, token -> batch lookup and position -> cache row. */
 #ifndef OPDB_REPLAY_PAGED_KV_H
 #define OPDB_REPLAY_PAGED_KV_H

@@ -1,5 +1,5 @@
 /* Plan-side helpers shared by the operator files: slot-list parsing of a
- * row's Shapes / Formats / Data Types triple (replay.md §1.3 slot-list:
+ * row's Shapes / Formats / Data Types triple (docs/REPLAY-OPS.md §1.3 slot-list:
  * counts checked per list, blank formats read as NULL, per-slot presence),
  * input-count checks, shape text for error messages. */
 #ifndef OPDB_REPLAY_PLAN_UTIL_H

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The reference AIE trace post-processor, seed 004_11152106c43f73d0.txt
+"""The reference AIE trace post-processor
 (lines 547-1058) re-indented: the oracle of `opdb aie --reference-quirks`
-(spec aie-trace.md). Changes to the seed, each marked `# opdb:`:
+(docs/AIE.md). Changes to the seed, each marked `# opdb:`:
 * main(argv) instead of argparse on sys.argv, with opdb's additions in both
   modes (docs/COMPATIBILITY.md "opdb aie"): --trace / --out-dir name the files
   (an output folder "" is "."), --clock-ghz / --peak-macs-per-cycle /

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Oracle for `opdb comm import` (written from the issue's rules, independent of
 opdb's C code): nccl-tests logs of any column layout and OSU collective logs ->
-hcom_*.csv rows formatted as the reference writes them (spec comm.md §3.5-3.6).
+hcom_*.csv rows formatted as the reference writes them (docs/COMM.md §3.5-3.6).
 
   import_logs.py --output-dir D [--op OP] [--num-devices N] [--dtype DT]
                  [--topology-tier T] [--reference-overhead] LOG...

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Oracle for `opdb comm validate`, written from spec comm.md §5 (seed 003 lists
+"""Oracle for `opdb comm validate`, written from docs/COMM.md §5 (the reference lists
 only the flags; the reference's behaviour is described there).
 
   validate_comm_alignment.py --csv-dir D [--tolerance T] [--verbose]   # the reference

@@ -1,6 +1,6 @@
 """Oracle for `opdb compare --reference-quirks`: the reference tool
 generate_op_comparison.py re-indented from its flattened copy, with one change
-that follows the corrected spec (analysis.md §2.4): the legacy MC2 count-only
+that follows the corrected rule (docs/ANALYSIS.md §2.4): the legacy MC2 count-only
 `hcom_allReduce_` entry is added only in the branch without a valid
 sub_kernel_durations (marked SPEC CORRECTION below), and gzip / bare-array traces
 are read as opdb reads them in both modes. print_scenario is the reference's
@@ -205,7 +205,7 @@ def extract_tc_from_chrome_trace(
                     if fn_short not in stats[sub_kt]["func_names"]:
                         stats[sub_kt]["func_names"].append(fn_short)
                 # SPEC CORRECTION: this block sits inside the `else` branch
-                # (the seed's flattened text does not show its level; the spec
+                # (the reference's flattened text does not show its level; docs/ANALYSIS.md
                 # now says: only events without a valid sub_kernel_durations).
                 fn_lower = op_name.lower()
                 if "all_reduce" in fn_lower and "hcom_allReduce_" not in sub_kts:

@@ -7,7 +7,7 @@
   run_case.py default --rows-from JSON [--output O] [--top N]
       opdb's default console table of rows an earlier oracle run wrote
 
-The default table (written from issue 18, point 5): a blank line, "<name>:
+The default table (docs/ANALYSIS.md): a blank line, "<name>:
 predicted vs measured, per forward pass", a header, a rule of '-', every row
 (or the first --top N), a rule, a TOTAL row and, when rows were left out,
 "<k> more kernel type(s) not shown (--top 0 shows all)". Columns are as wide

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Oracle for `opdb diff OLD NEW`, written from docs/DIFF.md, not from opdb.
 
-The row identity is the one validate's oracle implements (spec README "Row
+The row identity is the one validate's oracle implements (docs/FORMAT.md §3.5 "Row
 signatures" + docs/ROW-IDENTITY.md); everything else here follows docs/DIFF.md:
 what the consumer sees of an identity, the verdicts, Welch's t-test (its
 p-value by a power series of the incomplete beta function, not opdb's continued

@@ -1,5 +1,5 @@
 """FIA runtime-metadata back-fill oracle (`opdb fia-fill`), written from spec
-ingest.md §3 (the tool is only listed in seed 003; no reference code).
+docs/INGEST.md §3 (the reference only lists the tool; there is no reference code).
 Both modes are the same (docs/COMPATIBILITY.md: no known quirk).
 opdb's additions (src/cli/cmd_fia_fill.c): `-` as --csv-path / --jsonl-path reads stdin (a CSV from
 stdin goes back to stdout unless --output-path says otherwise), `-` as --output-path writes stdout

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Oracle for `opdb grid --from-misses RESULTS.jsonl` and `opdb query --collect DIR`, written
-from docs/GRID.md "Rows from query misses" and spec grid.md §7 (never from opdb's output).
+from docs/GRID.md "Rows from query misses" and docs/GRID.md §7 (never from opdb's output).
 
 Each `opdb query` result line with "source": "MISS" and a "request" object (kernel-level queries,
-default mode) becomes a theory row of <DIR>/<kernel>.csv laid out as grid.md §7.2 lays out a grid
+default mode) becomes a theory row of <DIR>/<kernel>.csv laid out as docs/GRID.md §7.2 lays out a grid
 row (the first data row is the template); rows equal (signature, README "Row signatures") to a row
 of the table or to an earlier request are dropped; new rows are sorted by their input shapes
 (§7.5) and appended; the file is rewritten as grid rewrites it (CRLF, minimal quoting).
@@ -17,7 +17,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from grid_oracle import sig, tolerant_count  # noqa: E402  (the spec's signature and slot count)
+from grid_oracle import sig, tolerant_count  # noqa: E402  (the row signature and slot count)
 
 COPY = ("OP State", "Accelerator Core", "Input Data Types", "Output Data Types", "Input Formats",
         "Output Formats", "Output Shapes")

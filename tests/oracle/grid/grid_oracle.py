@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Oracle for `opdb grid`, written from spec grid.md (the reference's code is not
-available; seed 003 only documents its CLI).  Used ONLY by developers to produce
+"""Oracle for `opdb grid`, written from docs/GRID.md (the reference's code is not
+available; only its CLI is documented).  Used ONLY by developers to produce
 the expected outputs of tests/cli/grid_* cases; never run by the test suite.
 
   grid_oracle.py [--fixed] <opdb grid flags>
@@ -254,7 +254,7 @@ def gen_fia(models, grids):
 GENS = {"grouped_matmul": gen_grouped, "dispatch_ffn_combine": gen_dfc, "split_qkv_rmsnorm_rope": gen_split,
         "fused_attention": gen_fia}
 
-# ---- signature (spec README "Row signatures")
+# ---- signature (docs/FORMAT.md §3.5)
 def split_slots(cell):
     c = cell.strip().strip('"')
     if not c: return []
@@ -365,7 +365,7 @@ def is_model_driven(p): return "generator_function" in p or bool(p.get("model_nk
 def parse_float(s):
     try: return float(s)
     except (TypeError, ValueError): return 0.0
-def complete(r):  # spec README: a valid Average Duration(us) or Profiling Average Duration(us)
+def complete(r):  # docs/FORMAT.md §3.3: a valid Average Duration(us) or Profiling Average Duration(us)
     return parse_float(r.get("Average Duration(us)")) > 0 or parse_float(r.get("Profiling Average Duration(us)")) > 0
 def coverage_text(cov):
     out = ["Coverage of the target models (distinct shapes within the memory budget; measured: a row with a duration; pending: a row without one):",
@@ -434,7 +434,7 @@ SAFE_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, a
               ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.USub, ast.UAdd, ast.Not, ast.And,
               ast.Or, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 def expr_problem(e):
-    """None if e is a valid expression; FORBIDDEN for the spec's rule (§5.2); "" for
+    """None if e is a valid expression; FORBIDDEN for the rule of docs/GRID.md §5.2; "" for
     any other refusal (opdb then names the offset; the expected line stops at the expression)."""
     if len(e) > 512: return ""
     if "." in e or re.search(r"(^|\b|[._ ])__", e): return FORBIDDEN

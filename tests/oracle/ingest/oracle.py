@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Independent oracle for `opdb parse` on PyTorch profiler traces and Ascend
-SQLite exports, written from shared/spec/ingest-more.md (and ingest.md §1 for
+SQLite exports, written from docs/ingest-formats.md (and docs/INGEST.md §1 for
 the aggregation), never from opdb's output.
 
-  oracle.py kineto TRACE OUTDIR   one CSV per operator (spec §3)
-  oracle.py sqlite DB OUTDIR      one CSV per kernel type (spec §2 + ingest.md §1)
+  oracle.py kineto TRACE OUTDIR   one CSV per operator (docs/ingest-formats.md §3)
+  oracle.py sqlite DB OUTDIR      one CSV per kernel type (docs/ingest-formats.md §2 + docs/INGEST.md §1)
   oracle.py extra-columns CASE    default-mode kernel_details goldens: add the columns opdb's
                                   default mode writes for exact merges (see EXTRA below)
   oracle.py merge CASE            expected tables of a `parse A; parse B --merge` case
@@ -28,7 +28,7 @@ METRICS = [
     "aiv_vec_time(us)", "aiv_vec_ratio", "aiv_scalar_time(us)", "aiv_scalar_ratio", "aiv_mte2_time(us)",
     "aiv_mte2_ratio", "aiv_mte3_time(us)", "aiv_mte3_ratio", "aiv_icache_miss_rate", "cube_utilization(%)",
 ]
-# Written by the default mode after Profiling Std Duration(us) (issue 19 point 4, docs/ingest-formats.md):
+# Written by the default mode after Profiling Std Duration(us) (docs/ingest-formats.md):
 # count, min and max of the durations, their left-to-right sum and sum of squares, all "%.6f" but the count.
 EXTRA = ["Profiling Count", "Profiling Min Duration(us)", "Profiling Max Duration(us)", "Profiling Sum Duration(us)",
          "Profiling Sum Squares(us^2)"]
@@ -42,7 +42,7 @@ def sanitize(name):
 
 
 def total(xs):
-    """Left-to-right double sum, as the spec accumulates (not math.fsum, not 3.12's compensated sum())."""
+    """Left-to-right double sum, as the reference accumulates (not math.fsum, not 3.12's compensated sum())."""
     s = 0.0
     for x in xs:
         s += x

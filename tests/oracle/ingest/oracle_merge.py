@@ -1,7 +1,7 @@
 """Default-mode parse tables with opdb's merge columns, from the inputs (never from opdb's output).
 
 extra_columns(CASE): a default-mode `parse_*` golden whose expected kernel_details tables came from
-the default-mode oracle (36/52 columns).  Regroups the case's inputs as ingest.md §1 with opdb's
+the default-mode oracle (36/52 columns).  Regroups the case's inputs as docs/INGEST.md §1 with opdb's
 default-mode rules (unparsable durations skipped, op_summary spellings accepted), checks every
 expected row's average, median and std against its group (so the grouping agrees with the oracle
 that wrote the file), and inserts oracle.EXTRA after `Profiling Std Duration(us)`.
@@ -50,7 +50,7 @@ def py_float(s):
 
 
 def groups_of(files):
-    """(type, in, out) -> {"durs", "desc", "m", "metrics"} in first-seen order (ingest.md §1, default mode)."""
+    """(type, in, out) -> {"durs", "desc", "m", "metrics"} in first-seen order (docs/INGEST.md §1, default mode)."""
     groups = {}
     for path in files:
         header, rows = read_rows(path)
@@ -101,7 +101,7 @@ def file_names(types):
 
 
 def csv_kind(path):
-    """By the header (ingest-more.md §1): kernel_details has Type + Duration(us), op_summary OP Type +
+    """By the header (docs/ingest-formats.md §1): kernel_details has Type + Duration(us), op_summary OP Type +
     Task Duration(us)."""
     with open(path, "rb") as f:
         line = f.readline().decode("utf-8", "replace").lstrip("\ufeff")

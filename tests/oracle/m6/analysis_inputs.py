@@ -1,4 +1,4 @@
-"""Inputs shared by the M6 and per-shape oracles (spec analysis.md §1, §3, §4).
+"""Inputs shared by the M6 and per-shape oracles (docs/ANALYSIS.md §1, §3, §4).
 
 Written from the spec (the reference tools `compute_m6.py` and
 `generate_per_shape_comparison.py` are not among the seeds), never from opdb.
@@ -18,7 +18,7 @@ class Fail(Exception):
 
 
 def check_inputs(tc_path: str, prof_path: str) -> None:
-    # TC checked first (spec §4.1; COMPATIBILITY.md "Both modes")
+    # TC checked first (docs/ANALYSIS.md §4.1; COMPATIBILITY.md "Both modes")
     if tc_path != "-" and not os.path.exists(tc_path):
         raise Fail(f"TC trace not found: {tc_path}")
     if prof_path != "-" and not os.path.exists(prof_path):

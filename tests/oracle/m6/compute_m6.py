@@ -1,4 +1,4 @@
-"""M6 oracle (spec analysis.md §4): the reference `compute_m6.py` as the spec
+"""M6 oracle (docs/ANALYSIS.md §4): the reference `compute_m6.py` as docs/ANALYSIS.md
 describes it (run with --reference-quirks), and opdb's default mode with the
 differences listed in docs/COMPATIBILITY.md (`opdb m6`), selected by `quirks`.
 Never imports or runs opdb.
@@ -20,7 +20,7 @@ def source_filter(arg) -> set:
 
 
 def tc_sum(events, filt: set) -> float:
-    total = 0.0  # a floating zero: the sum is always a float (spec §4.4)
+    total = 0.0  # a floating zero: the sum is always a float (docs/ANALYSIS.md §4.4)
     for ev in events:
         if ev.get("ph") != "X":
             continue

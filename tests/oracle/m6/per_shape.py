@@ -1,5 +1,5 @@
-"""Per-shape comparison oracle (spec analysis.md §3): the reference
-`generate_per_shape_comparison.py` as the spec describes it (run with
+"""Per-shape comparison oracle (docs/ANALYSIS.md §3): the reference
+`generate_per_shape_comparison.py` as docs/ANALYSIS.md describes it (run with
 --reference-quirks), and opdb's default mode with the differences listed in
 docs/COMPATIBILITY.md (`opdb shape-compare`), selected by `quirks`.
 Both modes: ties in the sort by (kernel_type, shape_key) ascending (the
@@ -20,7 +20,7 @@ COLUMNS = ["kernel_type", "shape_key", "tc_dur_us", "prof_dur_us", "delta_pct", 
 
 
 def literal(s: str):
-    """Python literal (spec §1.3); None on failure."""
+    """Python literal (docs/ANALYSIS.md §1.3); None on failure."""
     try:
         return ("ok", ast.literal_eval(s))
     except Exception:
@@ -32,7 +32,7 @@ def is_scalar(x) -> bool:
 
 
 def shape_key(s: str, quirks: bool) -> str:
-    """Spec §3.1. The reference iterates every element (a scalar raises
+    """docs/ANALYSIS.md §3.1. The reference iterates every element (a scalar raises
     TypeError); opdb's default mode takes a flat list as one shape and renders a
     scalar in a mixed list as itself."""
     s = s.strip().strip('"').replace(" ", "")
@@ -50,7 +50,7 @@ def shape_key(s: str, quirks: bool) -> str:
 
 
 def parse_skd(v):
-    """A valid sub_kernel_durations: a non-empty list of 2-element lists/tuples (spec §2.4)."""
+    """A valid sub_kernel_durations: a non-empty list of 2-element lists/tuples (docs/ANALYSIS.md §2.4)."""
     if not isinstance(v, str) or not v:
         return None
     lit = literal(v)

@@ -186,7 +186,7 @@ class DefaultParser(ref.KernelDetailsParser):
         return rows
 
     @staticmethod
-    def _is_number(text: str) -> bool:  # a finite, non-negative duration (issue 17: never written)
+    def _is_number(text: str) -> bool:  # a finite, non-negative duration (never written)
         try:
             v = float(text)
         except ValueError:

@@ -1,4 +1,4 @@
-"""Reference kernel-details parser: seed 001 (parse_kernel_details.py) re-indented.
+"""Reference kernel-details parser (parse_kernel_details.py) re-indented.
 
 The code below is the seed's, statement for statement, with these changes only:
 * the helper imports come from reference_common.py (the seed's `common` and
@@ -9,7 +9,7 @@ The code below is the seed's, statement for statement, with these changes only:
   `_on_row`, `_metric_text`, `_output_path`, `_duration_stat_columns`,
   `_duration_stats`; each the seed's own code or a no-op here) let opdb_default.py
   apply opdb's default-mode fixes without a second copy.
-Nesting follows spec ingest.md §1 where the flattened seed is ambiguous.
+Nesting follows docs/INGEST.md §1 where the flattened seed is ambiguous.
 Run: python3 parse_kernel_details.py --profiling-path P [--database-path D] ..."""
 import argparse
 import csv

@@ -1,6 +1,6 @@
 """The reference's helper modules that the seeds import but do not contain
-(`op_replay/common.py`, `fia_common.py`), written from the spec: README.md
-"Resolving the target directory", "Devices", ingest.md §1.1 / §3.
+(`op_replay/common.py`, `fia_common.py`), written from docs/FORMAT.md
+"Resolving the target directory", "Devices", docs/INGEST.md §1.1 / §3.
 
 Differences from the real modules, both documented in docs/COMPATIBILITY.md:
 the data root is $OPDB_DATA_ROOT (the reference uses its repository folder),

@@ -1125,7 +1125,7 @@ def write_case(name, files, queries, flags, extra_cmd):
 
 
 def stderr_lines(d):
-    """The lines of stderr whose wording the spec fixes (§16.2, §17), from the oracle."""
+    """The lines of stderr whose wording the rules fix (§16.2, §17), from the oracle."""
     with tempfile.TemporaryDirectory() as work:
         shutil.copytree(d / "in", Path(work) / "in")
         env = dict(os.environ, PATH=str(HERE.parent / "bin") + os.pathsep + os.environ.get("PATH", ""))

@@ -1,7 +1,7 @@
 """Shared pieces of the query oracle: cells, CSV tables, values, results.
 
-Written from the query spec only (never from opdb's output). Python semantics are
-used on purpose wherever the spec says "Python int()/float()/repr"."""
+Written from docs/QUERY-RULES.md only (never from opdb's output). Python semantics are
+used on purpose wherever the rules say "Python int()/float()/repr"."""
 import csv
 import io
 import math

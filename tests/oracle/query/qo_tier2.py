@@ -1,6 +1,6 @@
 """Tier 2 decomposers of the query oracle: sparse MLA (§10.6), the DSA indexer (§10.7), the
 opaque mlapo_quant kernel (§10.8), and the runtime-vector attention / scatter-cache checks
-(§10.9). Written from the spec only; no reference answers exist for these in the
+(§10.9). Written from docs/QUERY-RULES.md only; no reference answers exist for these in the
 development set, so they are readings of the spec, not checked answers."""
 import math
 

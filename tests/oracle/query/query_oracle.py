@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent oracle for `opdb query`, written from the query spec only.
+"""Independent oracle for `opdb query`, written from docs/QUERY-RULES.md only.
 
   query_oracle.py --database-path DIR [--tp-size N] [--ep-size N] [--grid A,B,C]
                   [--sequence-parallel] [--no-interpolation] [--reference-quirks]
@@ -8,7 +8,7 @@
                   --dtypes 'DT_BF16;DT_BF16' [--formats ..] [--outputs ..]
                   [--output-dtypes ..] [--match elementwise] [--param NAME=VALUE]...
 
-Standard library plus PyYAML (Debian python3-yaml: the spec defines the mapping by
+Standard library plus PyYAML (Debian python3-yaml: the mapping is defined by
 PyYAML's safe_load). Tier 2 features answer `unsupported:<feature>` MISSes; `--explain`
 is opdb's own output and has no oracle here (exit 99). See README.md."""
 import copy

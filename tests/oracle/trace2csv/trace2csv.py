@@ -1,8 +1,8 @@
-"""Trace -> CSV flattening oracle, written from spec ingest.md §4 (the reference
+"""Trace -> CSV flattening oracle, written from docs/INGEST.md §4 (the reference
 tool is not among the seeds). Both modes are the same (`--reference-quirks`
 changes nothing, docs/COMPATIBILITY.md); the input additions of opdb (gzip, the
 bare-array form) are read here too. json.load keeps integral literals as int
-and the rest as float, so Python's str() gives the spec's rendering.
+and the rest as float, so Python's str() gives the reference's rendering.
 `-` as --trace reads stdin, as --output writes stdout.
 Run: python3 trace2csv.py --trace T [--output O]"""
 import argparse

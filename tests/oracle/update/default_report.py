@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""opdb update's default-mode report rules (issue 18 point 3), applied to the
-report the reference writes (spec update-and-report.md §3), never to opdb's output.
+"""opdb update's default-mode report rules (docs/UPDATE.md §3), applied to the
+report the reference writes (docs/UPDATE.md §3), never to opdb's output.
 
 The reference report of a run is what the reference tool prints; the default-mode
 golden cases were made from it by the variant oracle (README.md in tests/cli).

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Checks the `MicroBench <counter>` cells of an update case's expected tables
-against the op_summary inputs, by the reference's aggregate_summary (seed 000):
+against the op_summary inputs, by the reference's aggregate_summary:
 per (OP Type, shapes) group, sum(parse_float(cell)) / number of launches, `%.6f`.
 
 --quirks: the reference exactly (`nan`, `inf` and negative counters summed in).
-default:  issue 17 point 4: a counter that is not finite or is negative counts
+default:  a counter that is not finite or is negative counts
           as 0, like an unparsable one (parse_float's 0.0); a mean past the
           largest double is written empty.
 
-Written from spec README.md "parse_float" and ingest.md §2, never from opdb.
+Written from docs/FORMAT.md §2 (number parsing) and docs/INGEST.md §2, never from opdb.
 Usage: metric_means.py CASE_DIR [--quirks]   (exit 1 and the cells that differ)
 """
 import csv

@@ -1,7 +1,7 @@
-"""The reference helper modules that seed 000 (start_microbench) imports but the
+"""The reference helper modules that start_microbench imports but the
 seeds do not contain (`op_replay/common.py`, `signature_utils.py`), written from
-the spec: README.md "Float parsing", "Operator-name normalisation", "Row
-signatures", glossary "valid duration"; update-and-report.md §1.2 step 3 (the
+docs/FORMAT.md ("Float parsing", "Operator-name normalisation", "Row
+signatures", glossary "valid duration"; docs/UPDATE.md §1.2 step 3 (the
 loader's Git-LFS / header-less errors). Never imports opdb."""
 import csv
 import re
@@ -21,7 +21,7 @@ PROF_AVG_DUR = "Profiling Average Duration(us)"
 MATMUL_FAMILY = ("MatMulV2", "MatMulV3", "MatMulCommon")
 LFS_HEADER = "version https://git-lfs.github.com/spec/"
 
-# The replay backends (op_replay/*_run.py) at reference HEAD: spec update-and-report.md §1.1.
+# The replay backends (op_replay/*_run.py) at reference HEAD: docs/UPDATE.md §1.1.
 REPLAY_OPS = """Add AddRmsNormBias ArgMaxV2 AscendQuantV2 BatchMatMulV2 DispatchFFNCombine DynamicQuant
 FusedInferAttentionScore GatherV2 GroupedMatmul GroupedMatmulSwigluQuant Index InterleaveRope
 KvRmsNormRopeCache LightningIndexer MaskedFill MatMulCommon MatMulV2 MatMulV3 MoeTokenPermute

@@ -1,17 +1,17 @@
-"""Reference write-back tool: seed 000 (start_microbench.py) re-indented.
+"""Reference write-back tool (start_microbench.py) re-indented.
 
 The code below is the seed's, statement for statement, with these changes only:
 * the helper imports come from reference_update_common.py (the seed's `common`
   and `signature_utils` modules are not in the seeds; that file is written from
   the spec); `print_logo` (cosmetic, spec README) is dropped;
 * the profiler is not run: `--prof-path P [P ...]` names existing profiler output
-  (seed 003's flag, spec update-and-report.md §1.1; opdb takes several paths): the
+  (the reference's documented flag, docs/UPDATE.md §1.1; opdb takes several paths): the
   PROF dirs are every path named PROF_* plus the PROF_* folders below each path,
   a path that is not a folder is an error. So the msprof launch and its per-op
   fallback, the custom-OPP environment and NPU checks, the replay status file and
   the temp-dir clean-up are left out (no status section, no [CLEAN] line), and
   no device is visible (the DFC skip rule never fires);
-* `--op` is accepted as an alias of `--ops` (spec §1.1 recommendation);
+* `--op` is accepted as an alias of `--ops` (docs/UPDATE.md §1.1 recommendation);
 * the report timestamp is $OPDB_REPORT_TIMESTAMP when set (opdb's knob for
   reproducible file names, docs/COMPATIBILITY.md);
 * `main()` takes argv and a parser; the `Hooks` methods (no-ops here) let opdb_update_default.py

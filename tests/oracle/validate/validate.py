@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Oracle for `opdb validate` (text output), written from the spec, not from opdb.
 
-Sources: spec README "Row signatures" (the signature), consumer.md §3.1/§4 (what the
+Sources: docs/FORMAT.md §3.5 (the signature), docs/FORMAT.md §3.5 and docs/ROW-IDENTITY.md (what the
 consumer tells apart: every input of a MatMul-family row, the runtime columns of an
 attention row) and docs/ROW-IDENTITY.md (opdb's rules: which problems are errors,
 which are warnings, and how each line reads).
