@@ -30,7 +30,7 @@ done
 # library sources that replace files: database writers (their entry points take the lock and the
 # transaction, tried below) or output files the user names
 db_sources="src/update/update_csv.c src/update/update_report.c src/ingest/table_merge.c src/ingest/fia_fill.c
-  src/replay/bench_writeback.c src/grid/file.c src/grid/from_misses.c src/comm/csv_rows.c src/analysis/check_calib.c"
+  src/replay/bench_writeback.c src/grid/file.c src/grid/from_misses.c src/comm/comm_rows.c src/analysis/check_calib.c"
 out_sources="src/trace/trace2csv.c src/aie/aie.c src/analysis/compare_run.c src/analysis/m6.c
   src/analysis/shape_compare.c src/analysis/diff_html.c src/comm/mpi/bench_ranks.c src/comm/mpi/opdb_comm_main.c src/analysis/check_html.c"
 for f in $(cd "$src" && grep -rl -e 'opdb_atomic_write(' -e 'opdb_atomic_open(' src --include='*.c' | grep -v '^src/core/' | LC_ALL=C sort); do
@@ -38,10 +38,10 @@ for f in $(cd "$src" && grep -rl -e 'opdb_atomic_write(' -e 'opdb_atomic_open(' 
 done
 # a database writer's library entry point takes the lock (directly or through one that does)
 for f in src/update/update_run.c src/ingest/parse_job.c src/grid/run.c src/replay/bench_run.c src/ingest/fia_fill.c \
-         src/comm/csv_rows.c src/db/repair.c src/grid/from_misses.c src/analysis/check_calib.c; do
+         src/comm/comm_rows.c src/db/repair.c src/grid/from_misses.c src/analysis/check_calib.c; do
   grep -q 'opdb_dir_lock' "$src/$f" || bad "$f: a database writer's entry point without the folder lock"
 done
-for f in src/update/update_run.c src/ingest/parse_job.c src/grid/run.c src/ingest/fia_fill.c src/comm/csv_rows.c \
+for f in src/update/update_run.c src/ingest/parse_job.c src/grid/run.c src/ingest/fia_fill.c src/comm/comm_rows.c \
          src/grid/from_misses.c; do
   grep -q 'opdb_txn_begin' "$src/$f" && grep -q 'opdb_txn_end' "$src/$f" || bad "$f: a database writer outside the transaction"
 done

@@ -1,6 +1,6 @@
 /* bf16 / fp16 <-> fp32 bit conversions (round to nearest even, NaN kept
  * quiet, subnormals exact), inline so the CPU kernels' conversion loops
- * vectorise; dtype.c exports them as opdb_bf16_to_f32() etc. */
+ * vectorise; replay_dtype.c exports them as opdb_bf16_to_f32() etc. */
 #ifndef OPDB_REPLAY_HALF_H
 #define OPDB_REPLAY_HALF_H
 
