@@ -17,6 +17,8 @@ extern "C" {
 #endif
 
 OPDB_API void opdb_warn(const char *fmt, ...) OPDB_PRINTF(1, 2);
+/* A note to the program's note handler (error.h), the text as formatted. */
+OPDB_API void opdb_note(const char *fmt, ...) OPDB_PRINTF(1, 2);
 /* A warning that the run produced nothing meaningful (no rows, no matches,
  * less than asked): printed like opdb_warn and counted, so that a command's
  * --strict can turn it into exit status 1. */

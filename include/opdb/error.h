@@ -40,6 +40,11 @@ OPDB_API void opdb_err_clear(opdb_err *err);
  * they go to stderr prefixed "opdb: warning: ". */
 typedef void (*opdb_warn_fn)(void *ctx, const char *line);
 OPDB_API void opdb_set_warn_handler(opdb_warn_fn fn, void *ctx);
+/* Notes on what a call did beside its result (it waited for another
+ * writer's folder lock, completed or rolled back a killed run, removed its
+ * temp files): one line each, handed to the program's handler; without
+ * one they are dropped (opdb prints them on stderr after "opdb: "). */
+OPDB_API void opdb_set_note_handler(opdb_warn_fn fn, void *ctx);
 /* Out of memory anywhere in the library calls the program's handler, set
  * once before any other call (opdb's CLI prints one line and exits 1);
  * with none, or one that returns, the library aborts: it cannot go on

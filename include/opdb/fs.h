@@ -49,7 +49,7 @@ OPDB_API void opdb_free_paths(char **paths, size_t count);
 OPDB_API int opdb_dir_check_tables(const char *dir, opdb_err *err);
 
 /* Exclusive advisory lock (flock) on a folder, so concurrent writers to one
- * database serialise. Refuses a folder opdb_dir_check_tables refuses. Blocks, saying so on stderr if it has to wait.
+ * database serialise. Refuses a folder opdb_dir_check_tables refuses. Blocks, saying so in a note (opdb_note) if it has to wait.
  * Returns a descriptor to pass to opdb_dir_unlock, or -1 with err set. */
 OPDB_API int opdb_dir_lock(const char *dir, opdb_err *err);
 /* The same lock, without acting on what killed runs left (for discarding an

@@ -98,3 +98,10 @@ static const char *from_env(const char *name) {
 }
 
 void cli_install_settings(void) { opdb_set_settings(from_env); }
+
+static void print_note(void *ctx, const char *line) {
+    (void)ctx;
+    fprintf(stderr, "opdb: %s\n", line);
+}
+
+void cli_install_note_printer(void) { opdb_set_note_handler(print_note, NULL); }

@@ -19,5 +19,7 @@ void cli_tune_heap_for_tables(void);
 /* The library's named settings (opdb_setting) from this process's
  * environment, for the variables listed in cli_process.c only. */
 void cli_install_settings(void);
+/* The library's notes on stderr, each line after "opdb: ". */
+void cli_install_note_printer(void);
 
 #endif

@@ -71,6 +71,7 @@ static void usage(FILE *f) {
 int main(int argc, char **argv) {
     /* the process policy, which the library leaves to its program */
     cli_install_settings();
+    cli_install_note_printer();
     cli_install_oom_handler();
     cli_install_signal_handlers();
     if (argc < 2) {

@@ -44,7 +44,7 @@ int opdb_dir_lock_plain(const char *dir, opdb_err *err) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open folder: %s", dir, strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        fprintf(stderr, "opdb: waiting for another opdb writing to %s\n", dir);
+        opdb_note("waiting for another opdb writing to %s", dir);
         while (flock(fd, LOCK_EX) != 0) {
             if (errno != EINTR) {
                 int e = errno;
