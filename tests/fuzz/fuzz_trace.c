@@ -3,6 +3,7 @@
  * without an error message, and its two paths (one thread; a tokenizing
  * thread replayed on the caller's, src/trace/trace_pipe.c) must give the
  * same output, exit status and error. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
