@@ -20,14 +20,8 @@ import sys
 
 # Each entry: the members of one strongly connected component, object sources or folders.
 KNOWN = {
-    frozenset({"src/core/path.c", "src/core/txn_recover.c"}),
-    frozenset({"src/core/atomic_file.c", "src/core/txn.c"}),
-    frozenset({"src/analysis/diff_html.c", "src/analysis/diff_report.c", "src/analysis/diff_run.c"}),
     frozenset({"src/query/comm.c", "src/query/db.c", "src/query/interp_core.c", "src/query/mapping.c",
                "src/query/match.c", "src/query/scan.c"}),
-    frozenset({"src/query/decompose.c", "src/query/decompose_dsa.c", "src/query/decompose_mla.c",
-               "src/query/decompose_mlapre.c", "src/query/decompose_sparse.c"}),
-    frozenset({"src/replay", "src/update"}),
 }
 
 

@@ -1,8 +1,10 @@
 /* What every public header shares: the library's version (CMakeLists.txt
  * reads its project version from here, so the two cannot differ) and the
- * export marker.  libopdb is built with -fvisibility=hidden: only the
- * functions and data declared OPDB_API in include/opdb/ are exported
- * (ctest lint.exported_symbols holds the shared library to that). */
+ * export marker.  libopdb is built with -fvisibility=hidden and a version
+ * script (libopdb.map, version OPDB_1): libopdb.so exports only the
+ * functions declared OPDB_API in the installed headers; OPDB_API in the
+ * other, internal headers of include/opdb/ serves the static library's
+ * users (ctest lint.exported_symbols holds the three in step). */
 #ifndef OPDB_API_H
 #define OPDB_API_H
 

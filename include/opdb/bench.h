@@ -34,7 +34,7 @@ typedef struct opdb_bench_opts {
     bool drop_failed;                /* delete rows that failed to replay */
     bool quirks;                     /* --reference-quirks: no extra columns, failed rows deleted */
     const char *grid;                /* NULL, or "default": benchmark the built-in grid */
-    const char *timestamp;           /* report stamp (NULL: $OPDB_REPORT_TIMESTAMP or now) */
+    const char *timestamp;           /* report stamp (NULL: the OPDB_REPORT_TIMESTAMP setting or now) */
     FILE *out;                       /* progress, status and report (stdout) */
     int rounds;                      /* > 1: interleaved passes over the rows (stop-rule mode only) */
     bool plan_only;                  /* --plan: list the rows that would run and their estimated time from a short
@@ -75,7 +75,7 @@ OPDB_API size_t opdb_bench_memory_budget(const opdb_bench_opts *o);
 OPDB_API int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err);
 
 /* `<data root>/<device, sanitised>/opdb_<backend>/<stack>` (malloc'd), data
- * root = data_root, else $OPDB_DATA_ROOT, else "data". */
+ * root = data_root, else the OPDB_DATA_ROOT setting, else "data". */
 OPDB_API char *opdb_bench_default_dir(const opdb_backend *b, const char *data_root);
 
 /* The built-in grid: rows of LLM-typical shapes per operator. */
@@ -84,7 +84,7 @@ typedef struct opdb_grid_row {
     const char *cell[OPDB_NBASE_COLS]; /* OP State .. Output Formats (opdb_base_cols order) */
 } opdb_grid_row;
 
-/* Rows of grid `name` ("default"; $OPDB_BENCH_GRID_LIMIT=N keeps the first N
+/* Rows of grid `name` ("default"; the setting OPDB_BENCH_GRID_LIMIT=N keeps the first N
  * rows of each operator, for tests). Caller frees with opdb_grid_free. */
 OPDB_API int opdb_grid_rows(const char *name, opdb_grid_row **rows, size_t *n, opdb_err *err);
 OPDB_API void opdb_grid_free(opdb_grid_row *rows, size_t n);

@@ -173,7 +173,7 @@ OPDB_API long long opdb_comm_count(opdb_comm_op op, long long bytes, const opdb_
 /* ---- MPI launch (no MPI needed) ---- */
 /* The world size when an MPI launcher (mpirun/mpiexec of OpenMPI, MPICH,
  * MVAPICH) started this process, with *rank and *size set; 0 otherwise
- * (rank 0 of 1). Read from the launcher's environment only. */
+ * (rank 0 of 1). Read from the launcher's variables, as settings (opdb_setting). */
 OPDB_API int opdb_mpi_launch(int *rank, int *size);
 
 /* ---- alignment validator (docs/COMM.md §5) and the fitted model ---- */

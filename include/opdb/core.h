@@ -10,38 +10,15 @@
 #include <string.h>
 
 #include "opdb/api.h"
+#include "opdb/error.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Exit-code classes: runtime failure (1) and usage error (2). */
-enum { OPDB_OK = 0, OPDB_ERR_RUNTIME = 1, OPDB_ERR_USAGE = 2 };
-
-/* An error travels up to the CLI as one ready-to-print line. */
-typedef struct opdb_err {
-    int code;          /* OPDB_OK, OPDB_ERR_RUNTIME or OPDB_ERR_USAGE */
-    char msg[1024];
-} opdb_err;
-
-#if defined(__GNUC__)
-#define OPDB_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#define OPDB_NORETURN __attribute__((noreturn))
-#else
-#define OPDB_PRINTF(a, b)
-#define OPDB_NORETURN
-#endif
-
-/* Set err (if not already set) and return -1, so callers can `return opdb_fail(...)`. */
-OPDB_API int opdb_fail(opdb_err *err, int code, const char *fmt, ...) OPDB_PRINTF(3, 4);
-OPDB_API void opdb_err_clear(opdb_err *err);
-
-/* Warnings are one line each, handed to the handler the program installed
- * (the opdb command prints "opdb <command>: warning: <line>"); without one
- * they go to stderr prefixed "opdb: warning: ". */
-typedef void (*opdb_warn_fn)(void *ctx, const char *line);
-OPDB_API void opdb_set_warn_handler(opdb_warn_fn fn, void *ctx);
 OPDB_API void opdb_warn(const char *fmt, ...) OPDB_PRINTF(1, 2);
+/* A note to the program's note handler (error.h), the text as formatted. */
+OPDB_API void opdb_note(const char *fmt, ...) OPDB_PRINTF(1, 2);
 /* A warning that the run produced nothing meaningful (no rows, no matches,
  * less than asked): printed like opdb_warn and counted, so that a command's
  * --strict can turn it into exit status 1. */
@@ -82,9 +59,11 @@ OPDB_API void *opdb_arena_alloc(opdb_arena *a, size_t n);          /* 8-byte ali
 OPDB_API char *opdb_arena_strndup(opdb_arena *a, const char *p, size_t n); /* NUL-terminated copy */
 OPDB_API void opdb_arena_free(opdb_arena *a);
 
-/* Allocation helpers (src/core/alloc.c).  One out-of-memory policy for all
- * of opdb: "opdb: out of memory (allocating N bytes)" on stderr, exit 1. */
+/* Allocation helpers (src/core/alloc.c).  Out of memory anywhere in the
+ * library calls the program's handler (opdb_set_oom_handler, error.h). */
 OPDB_API OPDB_NORETURN void opdb_die_oom(size_t n);
+/* The value of a named setting the program gave (opdb_set_settings), or NULL. */
+OPDB_API const char *opdb_setting(const char *name);
 OPDB_API void *opdb_xmalloc(size_t n);
 OPDB_API void *opdb_xcalloc(size_t n, size_t size);
 OPDB_API void *opdb_xrealloc(void *p, size_t n);

@@ -19,6 +19,13 @@ OPDB_API extern const size_t opdb_ndevices;
 
 OPDB_API bool opdb_device_valid(const char *device);
 
+/* The operator catalogue: the operators opdb replays (what --ops accepts and
+ * which database tables update and bench touch), the names of the replay
+ * registry (opdb_op_registry, opdb/replay.h) without aliases. */
+OPDB_API extern const char *const opdb_op_catalogue[];
+OPDB_API extern const size_t opdb_op_catalogue_count;
+OPDB_API bool opdb_is_replay_op(const char *normalised_name);
+
 /* Version flag check (after strip): [0-9A-Za-z]+([._+-][0-9A-Za-z]+)* */
 OPDB_API bool opdb_version_valid(const char *v);
 OPDB_API extern const char *const opdb_version_hint;
@@ -27,7 +34,7 @@ typedef struct opdb_db_target {
     const char *database_path; /* explicit folder: used verbatim */
     const char *device;
     const char *vllm_version, *torch_version, *cann_version;
-    const char *data_root;     /* NULL: $OPDB_DATA_ROOT or "data" */
+    const char *data_root;     /* NULL: the OPDB_DATA_ROOT setting or "data" */
 } opdb_db_target;
 
 /* The version folder name `vllm<v>_torch<t>_cann<c>` (malloc'd), or NULL with

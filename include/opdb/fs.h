@@ -49,7 +49,7 @@ OPDB_API void opdb_free_paths(char **paths, size_t count);
 OPDB_API int opdb_dir_check_tables(const char *dir, opdb_err *err);
 
 /* Exclusive advisory lock (flock) on a folder, so concurrent writers to one
- * database serialise. Refuses a folder opdb_dir_check_tables refuses. Blocks, saying so on stderr if it has to wait.
+ * database serialise. Refuses a folder opdb_dir_check_tables refuses. Blocks, saying so in a note (opdb_note) if it has to wait.
  * Returns a descriptor to pass to opdb_dir_unlock, or -1 with err set. */
 OPDB_API int opdb_dir_lock(const char *dir, opdb_err *err);
 /* The same lock, without acting on what killed runs left (for discarding an
@@ -136,18 +136,18 @@ OPDB_API int opdb_txn_journal_status(const char *dir, char *msg, size_t cap);
  * nothing; a valid one is refused (opdb_txn_recover completes it).  Run
  * under opdb_dir_lock_plain. */
 OPDB_API int opdb_txn_discard_journal(const char *dir, opdb_err *err);
-/* Install the signal handlers that remove in-flight temp files. */
-OPDB_API void opdb_atomic_install_signal_cleanup(void);
-/* Removes the temp files of writers in flight (async-signal-safe: for a
- * handler about to end the process). */
+/* Removes the temp files of writers in flight and those staged by an open
+ * run (async-signal-safe: for the program's handler of SIGINT, SIGTERM,
+ * SIGHUP or SIGBUS about to end the process; the library installs none). */
 OPDB_API void opdb_atomic_remove_inflight(void);
 
 /* A whole file in memory from offset `from` of its `size` bytes: mapped
  * (private, copy-on-write) where allow_map and the file system allow it,
  * else read into a buffer.  data[len] reads as NUL; a mapped view has
  * OPDB_VIEW_PAD readable NUL bytes from there.  While it is mapped, a
- * file shrunk by another program ends the process with a one-line error
- * naming it (exit status 1, temp files removed) instead of SIGBUS. */
+ * file shrunk by another program raises SIGBUS on the next read past its
+ * new end: the program's handler (opdb's CLI installs one) may name the
+ * file (opdb_file_view_mapped_path) and remove the unfinished files. */
 #define OPDB_VIEW_PAD 64
 typedef struct opdb_file_view {
     char *data;
@@ -164,6 +164,9 @@ OPDB_API bool opdb_file_view_map(opdb_file_view *v, int fd, const char *path, ui
 /* Tests: true makes every view a read one (compares both paths). */
 OPDB_API extern bool opdb_file_view_map_disabled;
 OPDB_API void opdb_file_view_close(opdb_file_view *v);
+/* The file this thread maps now, else the last one any thread mapped, or
+ * NULL (async-signal-safe: for a SIGBUS handler). */
+OPDB_API const char *opdb_file_view_mapped_path(void);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "opdb/core.h"
+#include "opdb/error.h"
 
 #ifdef __cplusplus
 extern "C" {

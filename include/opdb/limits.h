@@ -18,8 +18,8 @@ extern "C" {
 OPDB_API int opdb_yaml_depth_check(const char *text, size_t n, int max_depth, const char *path, opdb_err *err);
 
 /* JSON input limits.  Defaults, each overridable by the
- * environment variable of its name (a positive integer), for tight machines
- * and tests:
+ * setting of its name (opdb_setting: opdb takes it from the environment
+ * variable; a positive integer), for tight machines and tests:
  *   OPDB_JSON_MAX_BYTES   a JSON document read whole (aie, compare's
  *                         --nfwd-json, fia-fill metadata): 1 GiB
  *   OPDB_JSON_MAX_STRING  one string or key, in any JSON reader: 64 MiB
@@ -28,7 +28,7 @@ OPDB_API int opdb_yaml_depth_check(const char *text, size_t n, int max_depth, co
 #define OPDB_JSON_READ_MAX_DEPTH 255
 typedef enum { OPDB_JSON_LIMIT_BYTES, OPDB_JSON_LIMIT_STRING, OPDB_JSON_LIMIT_EVENTS } opdb_json_limit;
 OPDB_API unsigned long long opdb_json_limit_get(opdb_json_limit which);
-/* The environment variable that sets a limit (for messages). */
+/* The setting (environment variable, for opdb) that sets a limit (for messages). */
 OPDB_API const char *opdb_json_limit_name(opdb_json_limit which);
 
 /* For a JSON text about to be parsed whole: fails ("PATH: JSON input of N

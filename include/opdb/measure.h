@@ -98,8 +98,8 @@ OPDB_API double opdb_now_s(void);
  * measured once at the start of a run and recorded with its results. */
 OPDB_API double opdb_timer_overhead_us(void);
 
-/* The fixed repeat count: flag (if given) > $OPDB_REPLAY_REPEAT_COUNT >
- * $MSMODELING_OP_REPLAY_REPEAT_COUNT > none (*out = 0). Messages as the
+/* The fixed repeat count: flag (if given) > the OPDB_REPLAY_REPEAT_COUNT setting >
+ * MSMODELING_OP_REPLAY_REPEAT_COUNT > none (*out = 0). Messages as the
  * reference: "--repeat-count must be positive, got N", "<ENV> must be an
  * integer, got 'x'", "<ENV> must be positive, got 'x'". */
 OPDB_API int opdb_repeat_count_resolve(const char *flag, long *out, opdb_err *err);

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "opdb/core.h"
+#include "opdb/error.h"
 
 #ifdef __cplusplus
 extern "C" {

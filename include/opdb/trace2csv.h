@@ -4,7 +4,7 @@
 #define OPDB_TRACE2CSV_H
 
 #include <stdio.h>
-#include "opdb/core.h"
+#include "opdb/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -6,16 +6,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-#include "opdb/core.h"
+#include "opdb/error.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Whether an operator is in the replay catalogue (what --ops accepts and
- * which database CSVs are touched): the names of opdb_op_registry
- * (opdb/replay.h), aliases not included. */
-OPDB_API bool opdb_is_replay_op(const char *normalised_name);
 
 /* Values a caller sets beside the merged durations (opdb bench's MicroBench
  * statistics), for the rows of one CSV with one signature. */
@@ -50,7 +45,7 @@ typedef struct opdb_update_opts {
     bool add_new_ops;              /* create CSVs for profiled operators without one */
     bool json;                     /* print a JSON summary instead of the Markdown report */
     long ep_size;                  /* --dispatch-ffn-combine-ep-size (0 = none) */
-    const char *timestamp;         /* report file stamp; NULL: $OPDB_REPORT_TIMESTAMP or now */
+    const char *timestamp;         /* report file stamp; NULL: the OPDB_REPORT_TIMESTAMP setting or now */
     FILE *out;                     /* where the report goes (stdout) */
     /* opdb bench additions (all zero for `opdb update`): */
     const char *const *extra_cols; /* appended after the existing columns where absent */

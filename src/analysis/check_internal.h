@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "opdb/core.h"
 #include "opdb/check.h"
 #include "query/loo.h"
 

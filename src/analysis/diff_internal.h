@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "opdb/core.h"
 #include "opdb/diff.h"
 
 /* What the consumer sees of a row identity on one side (docs/DIFF.md). */

@@ -7,18 +7,6 @@
 #include "opdb/json_writer.h"
 #include "opdb/pyround.h"
 
-const char *diff_status_name(dstatus s) {
-    static const char *const n[] = {"visible", "zero", "invisible", "conflict"};
-    return n[s];
-}
-
-/* A side of a change as the tables show it: the latency, or why there is none. */
-void diff_fmt_side(const dgroup *g, char *buf, size_t cap) {
-    if (!g) snprintf(buf, cap, "-");
-    else if (g->status == DS_VISIBLE) snprintf(buf, cap, "%.3f", g->lat);
-    else snprintf(buf, cap, "%s", diff_status_name(g->status));
-}
-
 static void md_cell(FILE *out, const char *s) {
     for (; *s; s++) {
         if (*s == '|') fputc('\\', out);

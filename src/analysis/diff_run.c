@@ -11,13 +11,6 @@
 #include "opdb/pystr.h"
 #include "opdb/stats.h"
 
-static const char *const k_names[OPDB_DIFF_NVERDICTS] = {"REGRESSION", "GAIN",    "DRIFT",   "SAME",
-                                                         "UNKNOWN",    "ADDED",   "REMOVED", "STATUS_CHANGE"};
-
-const char *opdb_diff_verdict_name(opdb_diff_verdict v) {
-    return (unsigned)v < OPDB_DIFF_NVERDICTS ? k_names[v] : "?";
-}
-
 void opdb_diff_options_init(opdb_diff_options *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_process.h"
 #include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/bench.h"
@@ -191,6 +192,7 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
         unsigned long rounds;
         if (f->rounds && cli_parse_uint(f->rounds, &rounds)) o.rounds = (int)rounds;
         else if (f->grid) o.rounds = GRID_ROUNDS;
+        cli_tune_heap_for_tables(); /* its rows are written back by update */
         rc = opdb_bench_run(&o, b, &err);
         fflush(stdout);
         if (rc < 0) fprintf(stderr, "opdb bench: %s\n", err.msg);

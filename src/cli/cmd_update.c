@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_process.h"
 #include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "opdb/db.h"
@@ -95,6 +96,7 @@ int cmd_update(int argc, char **argv) {
                               NULL, stdout, NULL, 0, NULL, 0, false, false, false, NULL, false, NULL, NULL, NULL};
         opdb_update_totals totals = {0, 0, 0, 0};
         o.totals = &totals;
+        cli_tune_heap_for_tables();
         if (opdb_update_run(&o, &err)) {
             fflush(stdout);
             fprintf(stderr, "opdb update: %s\n", err.msg);

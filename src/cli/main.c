@@ -6,6 +6,7 @@
 #include "cli/cli_opts.h"
 #include "cli/commands.h"
 #include "cli/suggest.h"
+#include "cli/cli_process.h"
 #include "cli/cli_warn.h"
 #include "opdb/api.h"
 #include "opdb/fs.h"
@@ -68,6 +69,11 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    /* the process policy, which the library leaves to its program */
+    cli_install_settings();
+    cli_install_note_printer();
+    cli_install_oom_handler();
+    cli_install_signal_handlers();
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -86,7 +92,6 @@ int main(int argc, char **argv) {
         printf("opdb %s\nrevision: %s\nfeatures: %s\n", opdb_version(), opdb_build_revision(), opdb_build_features());
         return 0;
     }
-    opdb_atomic_install_signal_cleanup();
     for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
         if (strcmp(name, k_commands[i].name) == 0) {
             char prog[64];

@@ -1,4 +1,4 @@
-/* Whether this process was started by an MPI launcher, from the environment
+/* Whether this process was started by an MPI launcher, from the variables
  * the launchers set (OpenMPI, MPICH/Intel MPI hydra, MVAPICH), so that
  * `opdb bench` can hand itself to the MPI helper without touching MPI. */
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 #include "opdb/comm.h"
 
 static int env_int(const char *name) {
-    const char *v = getenv(name);
+    const char *v = opdb_setting(name);
     if (!v || !*v) return -1;
     char *end;
     long x = strtol(v, &end, 10);

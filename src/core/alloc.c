@@ -1,17 +1,24 @@
-/* Allocation helpers and the one out-of-memory policy of opdb: a failed
- * allocation prints "opdb: out of memory (allocating N bytes)" and exits 1
- * (a runtime failure), wherever it happens (malloc, mmap of big arrays,
- * capacity overflow of a growing array).  Also the page size, asked once. */
+/* Allocation helpers and the one out-of-memory path of the library: a
+ * failed allocation (malloc, mmap of big arrays, capacity overflow of a
+ * growing array) calls the program's handler (opdb_set_oom_handler; opdb's
+ * CLI prints one line and exits 1), and aborts if there is none or it
+ * returns: the library cannot go on without the memory, and it neither
+ * prints nor exits on its own.  Also the page size, asked once. */
+#include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "opdb/core.h"
 
+static _Atomic(opdb_oom_fn) g_oom;
+
+void opdb_set_oom_handler(opdb_oom_fn fn) { atomic_store(&g_oom, fn); }
+
 void opdb_die_oom(size_t n) {
-    fprintf(stderr, "opdb: out of memory (allocating %zu bytes)\n", n);
-    exit(1);
+    opdb_oom_fn fn = atomic_load(&g_oom);
+    if (fn) fn(n);
+    abort();
 }
 
 void *opdb_xmalloc(size_t n) {

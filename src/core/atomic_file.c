@@ -1,7 +1,8 @@
 /* Atomic replacement: temp file in the target folder + fsync + rename.
  * While a temp file exists its name is registered (one slot per concurrent
- * writer) so that SIGINT/SIGTERM/SIGHUP handlers can remove it before the
- * process dies. */
+ * writer) so that the program's SIGINT/SIGTERM/SIGHUP handlers can remove
+ * it before the process dies (opdb_atomic_remove_inflight; the library
+ * installs no handler). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -29,22 +30,6 @@ void opdb_atomic_remove_inflight(void) {
     opdb_txn_remove_staged();
 }
 
-static void say(const char *m) {
-    ssize_t w = write(2, m, strlen(m));
-    (void)w;
-}
-
-static void on_fatal_signal(int sig) {
-    int state = opdb_txn_state_now();
-    opdb_atomic_remove_inflight();
-    /* (the commit itself runs with these signals held off) */
-    if (state == OPDB_TXN_DONE) say("opdb: interrupted after the database was updated\n");
-    else if (state == OPDB_TXN_STAGING) say("opdb: interrupted: nothing was changed\n");
-    else say("opdb: interrupted: unfinished files removed\n");
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
 /* Slot states: 0 free, 1 holds the name of an existing temp file, 2 taken. */
 static int take_slot(void) {
     pthread_mutex_lock(&g_slot_mu);
@@ -54,17 +39,6 @@ static int take_slot(void) {
     if (s >= 0) atomic_store(&g_used[s], 2);
     pthread_mutex_unlock(&g_slot_mu);
     return s;
-}
-
-void opdb_atomic_install_signal_cleanup(void) {
-    int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(sigs[i], &sa, NULL);
-    }
 }
 
 /* Six random name characters, like mkstemp's. */
@@ -190,7 +164,7 @@ static bool injected_failure(void) {
     static atomic_long left = -2;
     long v = atomic_load(&left);
     if (v == -2) {
-        const char *e = getenv("OPDB_TEST_FAIL_WRITE_AFTER");
+        const char *e = opdb_setting("OPDB_TEST_FAIL_WRITE_AFTER");
         long init = e && *e ? strtol(e, NULL, 10) : -1;
         atomic_compare_exchange_strong(&left, &v, init);
     }

@@ -1,5 +1,7 @@
 /* Errors and warnings: one line each, for humans. */
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "opdb/core.h"
 
@@ -101,6 +103,31 @@ void opdb_warn(const char *fmt, ...) {
     va_start(ap, fmt);
     vwarn(fmt, ap);
     va_end(ap);
+}
+
+static _Atomic(opdb_warn_fn) g_note_fn;
+static void *_Atomic g_note_ctx;
+
+void opdb_set_note_handler(opdb_warn_fn fn, void *ctx) {
+    atomic_store(&g_note_ctx, ctx);
+    atomic_store(&g_note_fn, fn);
+}
+
+void opdb_note(const char *fmt, ...) {
+    opdb_warn_fn fn = atomic_load(&g_note_fn);
+    if (!fn) return;
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n >= 0) {
+        char *line = opdb_xmalloc((size_t)n + 1);
+        vsnprintf(line, (size_t)n + 1, fmt, ap2);
+        fn(atomic_load(&g_note_ctx), line);
+        free(line);
+    }
+    va_end(ap2);
 }
 
 static _Atomic unsigned g_nothing;

@@ -8,10 +8,11 @@
  * no reader makes, would copy the page, never reach the file).
  *
  * A mapped file that another program shrinks while it is read raises
- * SIGBUS on the next access past its new end.  The handler installed here
- * turns that into the usual one-line error naming the file, removes the
- * temp files of writers in flight and exits with status 1: the database
- * keeps each file old or new, as after any failed run. */
+ * SIGBUS on the next access past its new end.  The library installs no
+ * handler: the program's (the CLI's) names the file this thread, or the
+ * last one, maps (opdb_file_view_mapped_path), removes the temp files of
+ * writers in flight and exits with status 1.  A program without one dies
+ * of the signal, its database files still each old or new. */
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -32,32 +33,8 @@ static __thread const char *t_mapped_path;
  * another one made (the workers of a batch pipeline). */
 static _Atomic(const char *) g_last_mapped_path;
 
-static void put_err(const char *s) {
-    size_t n = strlen(s);
-    while (n > 0) {
-        ssize_t w = write(STDERR_FILENO, s, n);
-        if (w <= 0) return;
-        s += w;
-        n -= (size_t)w;
-    }
-}
-
-static void on_sigbus(int sig) {
-    (void)sig;
-    const char *path = t_mapped_path ? t_mapped_path : atomic_load(&g_last_mapped_path);
-    put_err("opdb: ");
-    put_err(path ? path : "a mapped file");
-    put_err(": the file shrank while it was read (changed by another program?)\n");
-    opdb_atomic_remove_inflight();
-    _exit(1);
-}
-
-static void install_sigbus(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigbus;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGBUS, &sa, NULL);
+const char *opdb_file_view_mapped_path(void) {
+    return t_mapped_path ? t_mapped_path : atomic_load(&g_last_mapped_path);
 }
 
 static int read_whole(opdb_file_view *v, int fd, const char *path, uint64_t from, opdb_err *err) {
@@ -95,7 +72,6 @@ bool opdb_file_view_map(opdb_file_view *v, int fd, const char *path, uint64_t fr
         munmap(base, total); /* a file system without mmap, a pipe */
         return false;
     }
-    install_sigbus(); /* each time: a handler installed since (a test harness's) gives way */
     v->map = base;
     v->map_len = total;
     v->data = base + from;

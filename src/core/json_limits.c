@@ -15,7 +15,7 @@ static const struct {
 };
 
 unsigned long long opdb_json_limit_get(opdb_json_limit which) {
-    const char *v = getenv(k_limits[which].env);
+    const char *v = opdb_setting(k_limits[which].env);
     char *end;
     unsigned long long x = v && *v ? strtoull(v, &end, 10) : 0;
     return x > 0 && *end == '\0' ? x : k_limits[which].def;

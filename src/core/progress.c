@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+#include "opdb/core.h"
 #include "opdb/progress.h"
 
 static double now_s(void) {
@@ -19,7 +20,7 @@ static double now_s(void) {
 static int term_width(void) {
     struct winsize ws;
     if (isatty(STDERR_FILENO) && ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-    const char *c = getenv("COLUMNS");
+    const char *c = opdb_setting("COLUMNS");
     int w = c ? atoi(c) : 0;
     return w > 0 ? w : 80;
 }

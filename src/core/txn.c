@@ -27,24 +27,10 @@
 #include <unistd.h>
 
 #include "core/journal.h"
+#include "core/txn_stage.h"
 #include "opdb/fs.h"
 
-typedef struct staged {
-    char *tmp, *path; /* absolute: the temp file and the file it replaces (a link's target) */
-    char *table;      /* absolute: the name as written (the link itself), whose folder keeps the journal */
-    char *backup;     /* hard link to the old file, or NULL */
-    bool had_old, no_backup, renamed;
-    opdb_file_id expect;
-    struct staged *next;
-} staged;
-
-static staged *_Atomic g_head; /* read by the signal handler */
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static int g_depth;
-static char *g_dir;
-static atomic_int opdb_txn_state;
-
-int opdb_txn_state_now(void) { return atomic_load(&opdb_txn_state); }
+typedef opdb_staged staged;
 
 static void hold_signals(sigset_t *old) {
     sigset_t s;
@@ -53,70 +39,6 @@ static void hold_signals(sigset_t *old) {
     sigaddset(&s, SIGTERM);
     sigaddset(&s, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &s, old);
-}
-
-static char *absolute(const char *p) {
-    if (p[0] == '/') return opdb_path_normalize(p);
-    char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd)) return opdb_path_normalize(p);
-    char *a = opdb_path_join(cwd, p);
-    return a;
-}
-
-bool opdb_txn_active(void) { return atomic_load(&opdb_txn_state) == OPDB_TXN_STAGING; }
-
-int opdb_txn_begin(const char *dir) {
-    pthread_mutex_lock(&g_mu);
-    if (g_depth++ == 0) {
-        g_dir = absolute(dir);
-        atomic_store(&g_head, NULL);
-        atomic_store(&opdb_txn_state, OPDB_TXN_STAGING);
-    }
-    pthread_mutex_unlock(&g_mu);
-    return 0;
-}
-
-void opdb_txn_stage(const char *tmp, const char *path, const char *table, const opdb_file_id *expect) {
-    staged *s = opdb_xcalloc(1, sizeof *s);
-    s->tmp = absolute(tmp);
-    s->path = absolute(path);
-    s->table = absolute(table ? table : path);
-    if (expect) s->expect = *expect;
-    pthread_mutex_lock(&g_mu);
-    s->next = atomic_load(&g_head);
-    atomic_store(&g_head, s); /* published whole: the handler sees it or not */
-    pthread_mutex_unlock(&g_mu);
-}
-
-void opdb_txn_remove_staged(void) {
-    if (atomic_load(&opdb_txn_state) != OPDB_TXN_STAGING) return;
-    for (staged *s = atomic_load(&g_head); s; s = s->next) unlink(s->tmp);
-}
-
-void opdb_file_id_take(const char *path, opdb_file_id *id) {
-    struct stat st;
-    memset(id, 0, sizeof *id);
-    id->taken = true;
-    if (stat(path, &st) != 0) {
-        id->absent = true;
-        return;
-    }
-    id->dev = (uint64_t)st.st_dev;
-    id->ino = (uint64_t)st.st_ino;
-    id->size = (uint64_t)st.st_size;
-    id->mtime_s = (int64_t)st.st_mtim.tv_sec;
-    id->mtime_ns = (int64_t)st.st_mtim.tv_nsec;
-    id->ctime_s = (int64_t)st.st_ctim.tv_sec;
-    id->ctime_ns = (int64_t)st.st_ctim.tv_nsec;
-}
-
-bool opdb_file_id_same(const char *path, const opdb_file_id *id) {
-    if (!id->taken) return true;
-    opdb_file_id now;
-    opdb_file_id_take(path, &now);
-    if (id->absent || now.absent) return id->absent == now.absent;
-    return now.dev == id->dev && now.ino == id->ino && now.size == id->size && now.mtime_s == id->mtime_s &&
-           now.mtime_ns == id->mtime_ns && now.ctime_s == id->ctime_s && now.ctime_ns == id->ctime_ns;
 }
 
 /* Still the file read, by what a writer of its bytes changes (size, mtime):
@@ -313,7 +235,7 @@ static void drop_backups(staged *head) {
 
 /* Renames every pair; the journals list them first so that a kill in the
  * middle is completed by opdb_txn_recover. */
-static int commit_all(staged *head, opdb_err *err) {
+static int commit_all(staged *head, const char *run_dir, opdb_err *err) {
     size_t n = 0;
     for (staged *s = head; s; s = s->next) n++;
     /* before anything is renamed: every target can be replaced, every name
@@ -355,7 +277,7 @@ static int commit_all(staged *head, opdb_err *err) {
         }
     }
     /* test seam: microseconds between renames, so kill trials land in the commit */
-    const char *slow = getenv("OPDB_TEST_COMMIT_PAUSE_US");
+    const char *slow = opdb_setting("OPDB_TEST_COMMIT_PAUSE_US");
     useconds_t pause = slow ? (useconds_t)strtoul(slow, NULL, 10) : 0;
     for (staged *s = head; s && rc == 0; s = s->next) {
         if (pause && s != head) usleep(pause);
@@ -382,7 +304,7 @@ static int commit_all(staged *head, opdb_err *err) {
             rc = opdb_fail(err, OPDB_ERR_RUNTIME,
                            "%s: cannot replace: %s, and the run could not be rolled back: the journal %s lists what "
                            "remains (`opdb validate` reports it)",
-                           s->table, changed ? "changed by another program" : strerror(e), nf ? fj[0].jpath : g_dir);
+                           s->table, changed ? "changed by another program" : strerror(e), nf ? fj[0].jpath : run_dir);
         }
     }
     if (rc == 0) {
@@ -400,7 +322,7 @@ static int commit_all(staged *head, opdb_err *err) {
             if (fsync_dir(fj[i].dir) != 0 && !e) e = errno;
         if (e)
             rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: the tables were replaced, but syncing the folder failed: %s "
-                           "(they may not survive a power loss)", g_dir, strerror(e));
+                           "(they may not survive a power loss)", run_dir, strerror(e));
     }
     for (size_t i = 0; i < nf; i++) free(fj[i].dir), free(fj[i].jpath);
     free(fj);
@@ -408,26 +330,11 @@ static int commit_all(staged *head, opdb_err *err) {
 }
 
 int opdb_txn_end(bool commit, opdb_err *err) {
-    pthread_mutex_lock(&g_mu);
-    if (g_depth == 0) { /* no run open: nothing staged */
-        pthread_mutex_unlock(&g_mu);
-        return 0;
-    }
-    bool outer = --g_depth == 0;
-    pthread_mutex_unlock(&g_mu);
-    if (!outer) return 0;
+    const char *dir = NULL;
+    if (!opdb_txn_stage_close(&dir)) return 0;
     sigset_t old;
     hold_signals(&old);
-    staged *head = atomic_load(&g_head);
-    /* the list was pushed front first: reverse into write order */
-    staged *rev = NULL;
-    while (head) {
-        staged *n = head->next;
-        head->next = rev;
-        rev = head;
-        head = n;
-    }
-    atomic_store(&g_head, rev);
+    staged *rev = opdb_txn_stage_list();
     int rc = 0;
     if (commit)
         for (staged *s = rev; s && rc == 0; s = s->next)
@@ -436,17 +343,15 @@ int opdb_txn_end(bool commit, opdb_err *err) {
                                "%s: changed by another program during this run; nothing was changed (run again)",
                                s->path);
     if (commit && rc == 0) {
-        atomic_store(&opdb_txn_state, OPDB_TXN_COMMITTING);
-        rc = commit_all(rev, err);
+        opdb_txn_stage_set_state(OPDB_TXN_COMMITTING);
+        rc = commit_all(rev, dir, err);
     } else {
         for (staged *s = rev; s; s = s->next) unlink(s->tmp);
         if (commit) rc = -1;
     }
-    atomic_store(&opdb_txn_state, commit && rc == 0 ? OPDB_TXN_DONE : OPDB_TXN_NONE);
-    atomic_store(&g_head, NULL);
+    opdb_txn_stage_set_state(commit && rc == 0 ? OPDB_TXN_DONE : OPDB_TXN_NONE);
+    opdb_txn_stage_reset();
     free_list(rev);
-    free(g_dir);
-    g_dir = NULL;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }

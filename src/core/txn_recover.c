@@ -281,7 +281,7 @@ static int recover_journal(const char *dir, opdb_err *err) {
         }
         if (rc == 0) {
             finish(dir, &L);
-            fprintf(stderr, "opdb: %s: completed an interrupted run (%zu files replaced)\n", dir, done);
+            opdb_note("%s: completed an interrupted run (%zu files replaced)", dir, done);
         }
         loaded_free(&L);
         return rc;
@@ -316,8 +316,8 @@ static int recover_journal(const char *dir, opdb_err *err) {
     }
     if (rc == 0) {
         finish(dir, &L);
-        fprintf(stderr, "opdb: %s: rolled back an interrupted run that could not be completed (%s: %s)\n", dir,
-                L.p[bad].table_path, fwd);
+        opdb_note("%s: rolled back an interrupted run that could not be completed (%s: %s)", dir,
+                  L.p[bad].table_path, fwd);
     }
     loaded_free(&L);
     return rc;
@@ -375,7 +375,7 @@ int opdb_txn_recover(const char *dir, int *removed, opdb_err *err) {
         gone = remove_leftovers(dir, false);
         for (size_t i = 0; i < nsub; i++)
             if (real_subfolder(sub[i])) gone += remove_leftovers(sub[i], i > 0);
-        if (gone) fprintf(stderr, "opdb: %s: removed %d temp file(s) of killed runs\n", dir, gone);
+        if (gone) opdb_note("%s: removed %d temp file(s) of killed runs", dir, gone);
     }
     for (size_t i = 0; i < nsub; i++) free(sub[i]);
     if (removed) *removed = gone;
@@ -397,7 +397,7 @@ static int discard_one(const char *dir, opdb_err *err) {
     char *jpath = opdb_path_join(dir, OPDB_JOURNAL_NAME);
     int rc = 0;
     if (unlink(jpath) != 0) rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot remove: %s", jpath, strerror(errno));
-    else fprintf(stderr, "opdb: %s: discarded an invalid journal (nothing was renamed): %s\n", dir, e2.msg);
+    else opdb_note("%s: discarded an invalid journal (nothing was renamed): %s", dir, e2.msg);
     free(jpath);
     return rc;
 }

@@ -118,7 +118,7 @@ char *opdb_db_resolve(const opdb_db_target *t, opdb_err *err) {
     }
     if (!vdir) return NULL;
     const char *root = t->data_root;
-    if (!root) root = getenv(OPDB_DATA_ROOT_ENV);
+    if (!root) root = opdb_setting(OPDB_DATA_ROOT_ENV);
     if (!root || !*root) root = "data";
     opdb_span dev = opdb_py_strip(opdb_span_cstr(t->device ? t->device : OPDB_DEFAULT_DEVICE));
     size_t n = strlen(root) + dev.n + strlen(vdir) + 32;

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "opdb/core.h"
 #include "opdb/grid.h"
 
 #define EXPR_MAX_LEN 512

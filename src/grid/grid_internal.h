@@ -2,6 +2,7 @@
 #ifndef OPDB_GRID_INTERNAL_H
 #define OPDB_GRID_INTERNAL_H
 
+#include "opdb/core.h"
 #include "opdb/grid.h"
 
 #define GRID_MAX_DIMS 8

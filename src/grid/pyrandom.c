@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include "opdb/core.h"
 #include "opdb/grid.h"
 
 #define MT_N 624

@@ -280,7 +280,7 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     grid_run X;
     memset(&X, 0, sizeof X);
     X.o = o;
-    const char *ref = getenv("OPDB_GRID_REFERENCE");
+    const char *ref = opdb_setting("OPDB_GRID_REFERENCE");
     X.reference = ref && !strcmp(ref, "1");
     opdb_strbuf names;
     opdb_sb_init(&names);

@@ -25,9 +25,9 @@ static inline void copy_rec(unsigned char *dst, const void *src, size_t rec) {
     else memcpy(dst, src, rec);
 }
 
-/* An unlinked temporary file in $TMPDIR (or /tmp): gone when closed, even after a crash. */
+/* An unlinked temporary file in the TMPDIR setting (or /tmp): gone when closed, even after a crash. */
 static int temp_file(opdb_err *err) {
-    const char *dir = getenv("TMPDIR");
+    const char *dir = opdb_setting("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
     char *path = opdb_xmalloc(strlen(dir) + 32);
     sprintf(path, "%s/opdb-sort-XXXXXX", dir);

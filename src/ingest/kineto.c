@@ -327,7 +327,7 @@ static int take_calls(kn_agg *a, xsort *attributed, opdb_err *err) {
 }
 
 int kn_read(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err) {
-    const char *ref = getenv("OPDB_KINETO_REFERENCE"); /* tests: the same goldens through the reference */
+    const char *ref = opdb_setting("OPDB_KINETO_REFERENCE"); /* tests: the same goldens through the reference */
     if (ref && *ref == '1') return kn_read_reference(a, path, why, cap, err);
     scan S;
     memset(&S, 0, sizeof S);
@@ -420,7 +420,7 @@ void kn_agg_init(kn_agg *a) {
     memset(a, 0, sizeof *a);
     opdb_arena_init(&a->arena, 64 * 1024);
     a->sort_budget = KN_SORT_BUDGET;
-    const char *env = getenv("OPDB_KINETO_SORT_BYTES"); /* tests: force the sorts to spill */
+    const char *env = opdb_setting("OPDB_KINETO_SORT_BYTES"); /* tests: force the sorts to spill */
     if (env && atol(env) > 0) a->sort_budget = (size_t)atol(env);
 }
 

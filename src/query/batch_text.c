@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opdb/core.h"
 #include "opdb/query.h"
 
 void q_stats_add(opdb_qstats *s, const opdb_qresult *r);

@@ -104,7 +104,7 @@ int opdb_grid_rows(const char *name, opdb_grid_row **rows, size_t *n, opdb_err *
         return opdb_fail(err, OPDB_ERR_USAGE, "argument --grid: invalid choice: '%s' (choose from 'default')",
                          name ? name : "");
     gbuild g = {0};
-    const char *lim = getenv("OPDB_BENCH_GRID_LIMIT");
+    const char *lim = opdb_setting("OPDB_BENCH_GRID_LIMIT");
     if (lim && *lim) g.limit = strtol(lim, NULL, 10);
     matmuls(&g);
     patterns(&g);

@@ -23,7 +23,7 @@
 
 
 char *opdb_bench_default_dir(const opdb_backend *b, const char *data_root) {
-    const char *root = data_root ? data_root : getenv(OPDB_DATA_ROOT_ENV);
+    const char *root = data_root ? data_root : opdb_setting(OPDB_DATA_ROOT_ENV);
     if (!root || !*root) root = "data";
     char *dev = opdb_sanitize_type_name(b->device_name, strlen(b->device_name));
     char *stack = opdb_sanitize_type_name(b->stack, strlen(b->stack));

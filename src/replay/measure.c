@@ -240,7 +240,7 @@ int opdb_repeat_count_resolve(const char *flag, long *out, opdb_err *err) {
     }
     static const char *const envs[2] = {OPDB_REPEAT_ENV, OPDB_REPEAT_ENV_REFERENCE};
     for (int i = 0; i < 2; i++) {
-        const char *e = getenv(envs[i]);
+        const char *e = opdb_setting(envs[i]);
         if (blank(e)) continue;
         long v;
         if (!parse_long(e, &v)) return opdb_fail(err, OPDB_ERR_USAGE, "%s must be an integer, got '%s'", envs[i], e);

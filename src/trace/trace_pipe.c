@@ -159,7 +159,7 @@ int opdb_trace_yajl_file(const char *path, const yajl_callbacks *cbs, void *ctx,
 }
 
 bool opdb_trace_pipe_wanted(const char *path, bool by_default) {
-    const char *env = getenv("OPDB_TRACE_PIPELINE");
+    const char *env = opdb_setting("OPDB_TRACE_PIPELINE");
     if (env && strcmp(env, "1") == 0) return true;
     if ((env && strcmp(env, "0") == 0) || !by_default) return false;
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2) return false;

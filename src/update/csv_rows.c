@@ -292,7 +292,7 @@ static int load_fast(const char *path, csvfile *f, size_t len, opdb_err *err) {
  * the exact tokenizer into a dict row and rendered again on write; no lazy
  * rows, patches, splices or copies.  Tests run both paths and compare. */
 bool eager_rows(const opdb_update_opts *o) {
-    const char *env = getenv("OPDB_UPDATE_EAGER");
+    const char *env = opdb_setting("OPDB_UPDATE_EAGER");
     return o->eager || (env && strcmp(env, "1") == 0);
 }
 

@@ -14,20 +14,11 @@
 #include "opdb/db.h"
 #include "opdb/fs.h"
 #include "opdb/pystr.h"
-#include "opdb/replay.h"
 #include "opdb/schema.h"
 #include "opdb/signature.h"
 #include "update/update_csv.h"
 
 /* ---- which CSVs, and the whole database */
-
-/* The catalogue is the replay registry's operator names (the reference's
- * catalogue lists the same 36; golden case update_ops_unknown prints them). */
-bool opdb_is_replay_op(const char *name) {
-    for (size_t i = 0; i < opdb_op_registry_count; i++)
-        if (strcmp(opdb_op_registry[i]->name, name) == 0) return true;
-    return false;
-}
 
 static const char *const *matmul_aliases(const char *op) {
     static const char *const v2[] = {"MatMulV3", "MatMulCommon", NULL};

@@ -3,6 +3,7 @@
 #define OPDB_UPDATE_UPDATE_DB_H
 
 #include <stdbool.h>
+#include "opdb/core.h"
 #include "opdb/update.h"
 #include "update/op_summary.h"
 #include "update/update_result.h"

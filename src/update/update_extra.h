@@ -3,6 +3,7 @@
 #ifndef OPDB_UPDATE_UPDATE_EXTRA_H
 #define OPDB_UPDATE_UPDATE_EXTRA_H
 
+#include "opdb/core.h"
 #include "opdb/update.h"
 
 typedef struct extra_index {

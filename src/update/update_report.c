@@ -317,7 +317,7 @@ static char *unique_name(const char *dir, const char *stem, const char *ts, cons
 int update_report_files(const opdb_update_opts *o, const update_run *run, const char *text, char **md_path,
                         char **csv_path, opdb_err *err) {
     char ts[32];
-    const char *env = getenv("OPDB_REPORT_TIMESTAMP");
+    const char *env = opdb_setting("OPDB_REPORT_TIMESTAMP");
     if (o->timestamp) {
         snprintf(ts, sizeof ts, "%s", o->timestamp);
     } else if (env && *env) {

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "opdb/core.h"
 #include "opdb/update.h"
 
 /* A hotspot: a row whose microbenchmark/profiling ratio is outside [0.8, 1.2]. */

@@ -1,6 +1,5 @@
 /* `opdb update` as a whole: lock the database, the missing-only short-circuit,
  * aggregate op_summary files, merge, report. */
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +62,6 @@ static int short_circuit(const opdb_update_opts *o, bool *done, opdb_err *err) {
 }
 
 int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
-    /* Each CSV allocates and frees tens of MB; keep that memory in the heap
-     * instead of returning it to the kernel, which zeroes it again next time. */
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 512 << 20);
     /* update adds to a database: a folder that does not exist is most likely
      * a mistyped path, so it is refused (the reference creates it). */
     if (!opdb_is_dir(o->db_dir)) {

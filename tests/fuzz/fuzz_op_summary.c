@@ -1,6 +1,7 @@
 /* libFuzzer target: the input is an msprof op_summary_*.csv; a whole
  * `opdb update` (default and --reference-quirks) merges it into a small
  * database. Must never crash, leak, or fail without an error message. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,6 +3,7 @@
  * without an error message, and its two paths (one thread; a tokenizing
  * thread replayed on the caller's, src/trace/trace_pipe.c) must give the
  * same output, exit status and error. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,12 @@ typedef struct outcome {
     size_t n;
 } outcome;
 
+/* The library reads no environment variable: the pipeline mode is given
+ * as opdb's CLI gives its settings. */
+static const char *env_setting(const char *name) { return getenv(name); }
+
 static void run(const char *path, const char *mode, outcome *o) {
+    opdb_set_settings(env_setting);
     setenv("OPDB_TRACE_PIPELINE", mode, 1);
     FILE *mem = open_memstream(&o->out, &o->n);
     if (!mem) abort();

@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include "cli/cli_process.h"
 #include "opdb/core.h"
 
 static void test_strvec_push_copies_and_owns(void **state) {
@@ -140,12 +142,23 @@ static int in_child(void (*fn)(void), char *err, size_t errsz) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static void overflow_cap(void) { (void)opdb_grow_cap(SIZE_MAX / 2 + 1, SIZE_MAX, 1); }
-static void overflow_bytes(void) { (void)opdb_grow_cap(8, 9, SIZE_MAX / 4); }
+static void overflow_cap(void) {
+    cli_install_oom_handler();
+    (void)opdb_grow_cap(SIZE_MAX / 2 + 1, SIZE_MAX, 1);
+}
+static void overflow_bytes(void) {
+    cli_install_oom_handler();
+    (void)opdb_grow_cap(8, 9, SIZE_MAX / 4);
+}
+static void overflow_no_handler(void) { (void)opdb_grow_cap(8, 9, SIZE_MAX / 4); }
 
+/* Under the CLI's handler: one line and exit status 1.  The library alone
+ * neither prints nor exits: it aborts. */
 static void test_oom_policy_is_one_line_and_exit_1(void **state) {
     (void)state;
     char err[512];
+    assert_int_equal(in_child(overflow_no_handler, err, sizeof err), 128 + SIGABRT);
+    assert_null(strstr(err, "out of memory"));
     assert_int_equal(in_child(overflow_cap, err, sizeof err), 1);
     assert_non_null(strstr(err, "opdb: out of memory"));
     assert_int_equal(in_child(overflow_bytes, err, sizeof err), 1);

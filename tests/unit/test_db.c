@@ -194,6 +194,10 @@ static void test_resolve_device_is_stripped(void **s) {
     free(d);
 }
 
+/* The library reads no environment variable: this test gives it its own,
+ * as opdb's CLI does for the variables it lists. */
+static const char *env_setting(const char *name) { return getenv(name); }
+
 static void test_resolve_data_root_from_env_and_default(void **s) {
     (void)s;
     opdb_err err;
@@ -213,6 +217,14 @@ static void test_resolve_data_root_from_env_and_default(void **s) {
     d = resolve(NULL, "TEST_DEVICE", "1", "2", "3", NULL, &err);
     assert_string_equal(d, "data/TEST_DEVICE/vllm_ascend/vllm1_torch2_cann3");
     free(d);
+    /* a program that gives the library no settings: the environment is not read */
+    setenv(OPDB_DATA_ROOT_ENV, "/tmp/envroot/", 1);
+    opdb_set_settings(NULL);
+    d = resolve(NULL, "TEST_DEVICE", "1", "2", "3", NULL, &err);
+    assert_string_equal(d, "data/TEST_DEVICE/vllm_ascend/vllm1_torch2_cann3");
+    free(d);
+    opdb_set_settings(env_setting);
+    unsetenv(OPDB_DATA_ROOT_ENV);
 }
 
 static void test_resolve_normalises_root(void **s) {
@@ -427,6 +439,7 @@ static void test_error_messages_escape_controls_and_keep_reason(void **s) {
 }
 
 int main(void) {
+    opdb_set_settings(env_setting);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_valid_accepts_examples),
         cmocka_unit_test(test_safe_stem_hostile_names),

@@ -1,8 +1,8 @@
 /* opdb_file_view: a mapped file reads as the file, with a NUL after it,
  * whatever its size against the page size and wherever the view starts;
  * read and mapped views agree; a mapped file shrunk by another program
- * ends the process with a one-line error naming it and removes the temp
- * files of writers in flight. */
+ * ends the process, under the CLI's SIGBUS handler, with a one-line error
+ * naming it and removes the temp files of writers in flight. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/cli_process.h"
 #include "opdb/fs.h"
 
 static char g_dir[] = "/tmp/opdb_file_view_XXXXXX";
@@ -83,6 +84,7 @@ static void shrunk_file_is_a_clear_error(bool other_thread) {
     if (pid == 0) {
         int efd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(efd, STDERR_FILENO);
+        cli_install_signal_handlers(); /* the CLI's: the library installs none */
         opdb_atomic_file af; /* a writer in flight: its temp file must go */
         opdb_err err = {0};
         if (opdb_atomic_open(&af, out, &err)) _exit(3);

@@ -356,7 +356,12 @@ static void test_estimate(void **state) {
     assert_true(fabs(opdb_measure_estimate_s(&o, &quiet, 3) - (0.01 + 0.05 + 100 * 1e-3)) < 1e-9);
 }
 
+/* The library reads no environment variable: this test gives it its own,
+ * as opdb's CLI does for the variables it lists. */
+static const char *env_setting(const char *name) { return getenv(name); }
+
 int main(void) {
+    opdb_set_settings(env_setting);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_stable_stops_at_min_samples),

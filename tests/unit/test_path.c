@@ -307,6 +307,51 @@ static void test_atomic_write_onto_folder_fails_and_keeps_it(void **state) {
     unlink(q);
 }
 
+/* The folder lock's recovery notes go to the program's note handler, one
+ * line each naming the folder; a program without one gets none (the
+ * library prints nothing itself). */
+static char g_note[4096];
+static int g_notes;
+static void take_note(void *ctx, const char *line) {
+    (void)ctx;
+    snprintf(g_note, sizeof g_note, "%s", line);
+    g_notes++;
+}
+
+static void leave_temp_file(const char *dir) {
+    char p[4200];
+    snprintf(p, sizeof p, "%s/.t.csv.tmp.AbC123", dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fclose(f);
+}
+
+static void test_lock_recovery_notes_go_to_the_handler(void **s) {
+    (void)s;
+    char dir[] = "/tmp/opdb_note_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    opdb_err err;
+    opdb_err_clear(&err);
+    leave_temp_file(dir);
+    opdb_set_note_handler(NULL, NULL);
+    g_notes = 0;
+    int fd = opdb_dir_lock(dir, &err);
+    assert_true(fd >= 0);
+    opdb_dir_unlock(fd);
+    assert_int_equal(g_notes, 0);
+    leave_temp_file(dir);
+    opdb_set_note_handler(take_note, NULL);
+    fd = opdb_dir_lock(dir, &err);
+    assert_true(fd >= 0);
+    opdb_dir_unlock(fd);
+    opdb_set_note_handler(NULL, NULL);
+    assert_int_equal(g_notes, 1);
+    char want[4200];
+    snprintf(want, sizeof want, "%s: removed 1 temp file(s) of killed runs", dir);
+    assert_string_equal(g_note, want);
+    assert_int_equal(rmdir(dir), 0); /* both temp files were removed */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_normalize_collapses_double_slash),
@@ -316,6 +361,7 @@ int main(void) {
         cmocka_unit_test(test_normalize_leading_slashes),
         cmocka_unit_test(test_normalize_keeps_dotdot),
         cmocka_unit_test(test_join),
+        cmocka_unit_test(test_lock_recovery_notes_go_to_the_handler),
         cmocka_unit_test(test_cmp_is_component_wise),
         cmocka_unit_test(test_cmp_prefix_and_equal),
         cmocka_unit_test(test_cmp_code_point_order),

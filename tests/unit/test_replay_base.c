@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include "opdb/db.h"
 #include "opdb/replay.h"
 #include "opdb/update.h"
 #include "replay_test_row.h"
@@ -288,11 +289,14 @@ static void test_registry(void **state) {
     assert_null(opdb_op_find("NoSuchOperator"));
 }
 
-/* update's catalogue is the registry's names: the reference's 36 operators,
- * an alias or another operator is not in it. */
+/* The catalogue (src/db/) is the registry's names, in its order: the
+ * reference's 36 operators, an alias or another operator is not in it. */
 static void test_catalogue_is_registry(void **state) {
     (void)state;
     assert_int_equal(opdb_op_registry_count, 36);
+    assert_int_equal(opdb_op_catalogue_count, opdb_op_registry_count);
+    for (size_t i = 0; i < opdb_op_registry_count; i++)
+        assert_string_equal(opdb_op_catalogue[i], opdb_op_registry[i]->name);
     for (size_t i = 0; i < opdb_op_registry_count; i++) {
         const opdb_op_def *op = opdb_op_registry[i];
         assert_true(opdb_is_replay_op(op->name));

@@ -189,7 +189,12 @@ static void test_too_deep(void **state) {
     unlink(path);
 }
 
+/* The library reads no environment variable: this test gives it its own,
+ * as opdb's CLI does for the variables it lists. */
+static const char *env_setting(const char *name) { return getenv(name); }
+
 int main(void) {
+    opdb_set_settings(env_setting);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_whole_trace),
         cmocka_unit_test(test_stop_midway),

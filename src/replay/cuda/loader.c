@@ -22,11 +22,11 @@ typedef opdb_backend *(*plugin_create_fn)(const opdb_backend_opts *, opdb_err *)
 
 static void *g_plugin; /* kept loaded for the life of the process */
 
-/* Candidates in order: $OPDB_CUDA_PLUGIN, beside the executable (build
+/* Candidates in order: the OPDB_CUDA_PLUGIN setting, beside the executable (build
  * tree), <exe>/../<libdir>/opdb (relocated install), the configured install
  * folder. The first that exists is loaded; its error is the one reported. */
 static int candidate(int i, char *out, size_t cap) {
-    const char *env = getenv("OPDB_CUDA_PLUGIN");
+    const char *env = opdb_setting("OPDB_CUDA_PLUGIN");
     char exe[PATH_MAX];
     ssize_t n;
     switch (i) {
@@ -54,9 +54,9 @@ static int load_plugin(opdb_err *err) {
     char path[PATH_MAX];
     for (int i = 0; i < 4; i++) {
         if (!candidate(i, path, sizeof path) || access(path, R_OK) != 0) {
-            if (i == 0 && getenv("OPDB_CUDA_PLUGIN") && *getenv("OPDB_CUDA_PLUGIN"))
+            if (i == 0 && opdb_setting("OPDB_CUDA_PLUGIN") && *opdb_setting("OPDB_CUDA_PLUGIN"))
                 return opdb_fail(err, OPDB_ERR_RUNTIME, "CUDA backend: OPDB_CUDA_PLUGIN=%s: cannot read the file",
-                                 getenv("OPDB_CUDA_PLUGIN"));
+                                 opdb_setting("OPDB_CUDA_PLUGIN"));
             continue;
         }
         void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);

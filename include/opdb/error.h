@@ -1,0 +1,67 @@
+/* What a program that embeds libopdb needs of every call: the error a
+ * call returns, and the process-wide choices the library leaves to the
+ * program (it prints, exits, reads the environment and handles signals
+ * never on its own): where warnings go, what out of memory does, and the
+ * named settings it may read. */
+#ifndef OPDB_ERROR_H
+#define OPDB_ERROR_H
+
+#include <stddef.h>
+
+#include "opdb/api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exit-code classes: runtime failure (1) and usage error (2). */
+enum { OPDB_OK = 0, OPDB_ERR_RUNTIME = 1, OPDB_ERR_USAGE = 2 };
+
+/* An error travels up to the CLI as one ready-to-print line. */
+typedef struct opdb_err {
+    int code;          /* OPDB_OK, OPDB_ERR_RUNTIME or OPDB_ERR_USAGE */
+    char msg[1024];
+} opdb_err;
+
+#if defined(__GNUC__)
+#define OPDB_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define OPDB_NORETURN __attribute__((noreturn))
+#else
+#define OPDB_PRINTF(a, b)
+#define OPDB_NORETURN
+#endif
+
+/* Set err (if not already set) and return -1, so callers can `return opdb_fail(...)`. */
+OPDB_API int opdb_fail(opdb_err *err, int code, const char *fmt, ...) OPDB_PRINTF(3, 4);
+OPDB_API void opdb_err_clear(opdb_err *err);
+
+/* Warnings are one line each, handed to the handler the program installed
+ * (the opdb command prints "opdb <command>: warning: <line>"); without one
+ * they go to stderr prefixed "opdb: warning: ". */
+typedef void (*opdb_warn_fn)(void *ctx, const char *line);
+OPDB_API void opdb_set_warn_handler(opdb_warn_fn fn, void *ctx);
+/* Notes on what a call did beside its result (it waited for another
+ * writer's folder lock, completed or rolled back a killed run, removed its
+ * temp files): one line each, handed to the program's handler; without
+ * one they are dropped (opdb prints them on stderr after "opdb: "). */
+OPDB_API void opdb_set_note_handler(opdb_warn_fn fn, void *ctx);
+/* Out of memory anywhere in the library calls the program's handler, set
+ * once before any other call (opdb's CLI prints one line and exits 1);
+ * with none, or one that returns, the library aborts: it cannot go on
+ * without the memory. */
+typedef void (*opdb_oom_fn)(size_t bytes);
+OPDB_API void opdb_set_oom_handler(opdb_oom_fn fn);
+
+/* Named settings (the library reads no environment variable): fn returns
+ * the value of a setting, or NULL when unset; without fn every setting is
+ * unset (the defaults).  opdb's CLI answers from its environment for the
+ * names it lists in src/cli/cli_process.c (data root, temp folder, input
+ * limits, repeat counts, test switches).  Set once before any other call. */
+typedef const char *(*opdb_setting_fn)(const char *name);
+OPDB_API void opdb_set_settings(opdb_setting_fn fn);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
