@@ -72,13 +72,15 @@ static int pilot(bench_ctx *c, const opdb_op_def *def, const opdb_op_problem *p,
 /* The model for a row too large to pilot: one execution streams its bytes
  * at MODEL_BYTES_PER_S or does its FLOPs at MODEL_FLOPS_PER_S, whichever is
  * slower; preparing fills the buffers at MODEL_FILL_BYTES_PER_S; an eviction
- * costs MODEL_FLUSH_S; the spread is taken as MODEL_SPREAD. Rough figures of
- * a loaded 2-core host, meant to size the row, not to time it. */
-#define MODEL_BYTES_PER_S 4e9
+ * costs MODEL_FLUSH_S; the spread is taken as MODEL_SPREAD. Rough figures,
+ * from pilots of gigabyte rows on a loaded 2-core host (1.2-5 GB/s streamed,
+ * 0.1-0.8 GB/s filled, 7-22 % spread, so such rows mostly run to the
+ * timeout): meant to size the row, not to time it. */
+#define MODEL_BYTES_PER_S 1.5e9
 #define MODEL_FLOPS_PER_S 2e10
-#define MODEL_FILL_BYTES_PER_S 1e9
+#define MODEL_FILL_BYTES_PER_S 2.5e8
 #define MODEL_FLUSH_S 0.01
-#define MODEL_SPREAD 0.01
+#define MODEL_SPREAD 0.1
 
 static const char *size_text(char *buf, size_t cap, size_t bytes) {
     if (bytes < ((size_t)1 << 20)) snprintf(buf, cap, "%zu bytes", bytes);
