@@ -81,6 +81,8 @@ has "$work/e" "opdb comm import: warning: <stdin>: " "comm import warning format
 cmp -s "$work"/c1/hcom_*.csv "$work"/c2/hcom_*.csv || bad "--logs - and a file give different tables"
 "$opdb" comm import --help >"$work/h"
 has "$work/h" "(older spelling: --output-dir)" "comm import --help names the alias"
+"$opdb" update --help >"$work/h"
+has "$work/h" "(older spelling: --prof-path)" "update --help names the alias of --profiling-path"
 
 # one warning format
 "$opdb" validate --database-path "$work/db" >/dev/null 2>"$work/e"

@@ -97,6 +97,8 @@ awk -F, 'NR == 2 { exit !($5 > 1000.5) }' "$work/one.csv" || fail "overhead tabl
 timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --ops all_reduce --bytes-grid 1024 -w 1 -n 3 \
     --dtype torch.float32 --output-dir "$work/auto" >"$work/out" 2>&1 || fail "default --num-devices: exit $?"
 [ "$(grep -c '^1024,2,DT_FLOAT,' "$work/auto/hcom_allReduce_.csv")" = 1 ] || fail "default --num-devices: not the world size"
+grep -q "^opdb comm bench: measured 1 configuration over 2 ranks; results saved to $work/auto\$" "$work/out" ||
+  fail "no one-line success summary"
 # no configuration fits: the reason, no "Results saved", nothing written, exit 1
 timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --ops all_reduce --num-devices 4 --bytes-grid 1024 -w 1 -n 1 \
     --output-dir "$work/none" >"$work/out" 2>&1 && fail "nothing fits: exit 0"

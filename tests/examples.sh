@@ -81,10 +81,11 @@ grep -q 'fit: t = alpha' comm_validate.out
 "$opdb" update --prof-path "$src/examples/update" --database-path db >update.out
 grep -q '^## Rows Added' update.out
 grep -q '| Cast .*Cast.csv (left as is)' update.out
-# bench: what would run on this machine, and its estimated time (--plan pilots each row, so it
-# allocates each row's buffers: the small bench database, not the profile's 5 GB Add rows)
-TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}report_bugs=0" "$opdb" bench --database-path "$src/examples/bench/db" --ops Add --plan >bench_plan.out
+# bench: what would run on this machine, and its estimated time, on the database built above (--plan
+# pilots the rows within its pilot budget; the profile's gigabyte Add rows get the model estimate)
+TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}report_bugs=0" "$opdb" bench --database-path db --ops Add --plan >bench_plan.out
 grep -q 'row(s) would run' bench_plan.out
+grep -q '; model estimate (buffers of ' bench_plan.out
 # bench: a real replay on this CPU of a 7-row database (Add, MatMulV2, RmsNorm rows of the
 # example profile), 3 samples per row, warm cache: a few seconds. Checks structure, never timings.
 cp -R "$src/examples/bench/db" bench_db

@@ -4,7 +4,8 @@
 # and --plan), fia-fill, comm import, m6 and compare; m6's `--json-output -` and compare's
 # `--output -` print the same bytes. A successful run ends with one
 # "opdb <command>: ..." line on stderr (checked here for parse, bench, grid,
-# validate, diff, m6, shape-compare, fia-fill, comm import, trace2csv, query).
+# validate, diff, m6, shape-compare, fia-fill, comm import, trace2csv, query, compare, comm
+# validate, aie); aie --json too.
 #   json_outputs.sh OPDB TESTS_DIR
 set -u
 opdb=$1
@@ -65,6 +66,21 @@ cmp=$cases/compare_allreduce_skd/in
 "$opdb" compare --tc-trace "$cmp/t.json" --prof-trace "$cmp/p.csv" --output - >c2.json 2>err || fail "compare --output -: exit $?"
 cmp -s c.json c2.json || fail "compare: --json and --output - differ"
 json c.json 'len(d) > 0'
+summary compare "compared 1 scenario: [0-9]* kernel types\?, [0-9]* in both traces"
+
+a=$cases/aie_json/in
+cp -R "$a/outputs" outputs
+"$opdb" aie --json --M 64 --K 64 --N 64 --m 32 --k 32 --n 32 --row 1 --col 1 --hwid npu1 --warmup 1 --iterations 2 >a.json 2>err ||
+  fail "aie --json: exit $?"
+json a.json 'd["command"] == "aie" and len(d["cores"]) == 2 and d["system"]["above_peak"] is True'
+grep -q '^\[write\] ' err || fail "aie --json: the [write] lines are not on stderr"
+summary aie "wrote the timings of 2 cores of the default trace"
+"$opdb" aie --json --reference-quirks --M 64 --K 64 --N 64 --m 32 --k 32 --n 32 --row 1 --col 1 --hwid npu1 --warmup 1 \
+  --iterations 2 >/dev/null 2>err && fail "aie --json --reference-quirks: exit 0"
+
+"$opdb" comm validate --database-path "$cases/comm_validate_pass_tolerance/in/csv" --tolerance 3.25 >/dev/null 2>err ||
+  fail "comm validate: exit $?"
+summary "comm validate" "checked [0-9]* rows\? of [0-9]* tables\?: [0-9]* PASS, [0-9]* WARN, [0-9]* FAIL"
 
 "$opdb" shape-compare --tc-trace "$m6/tc.json" --prof-trace "$m6/prof.csv" >s.csv 2>err || fail "shape-compare: exit $?"
 summary shape-compare "wrote $(($(wc -l <s.csv) - 1)) rows\? to stdout"
@@ -72,6 +88,15 @@ summary shape-compare "wrote $(($(wc -l <s.csv) - 1)) rows\? to stdout"
 "$opdb" trace2csv --trace "$m6/tc.json" --output t.csv 2>err || fail "trace2csv: exit $?"
 rows=$(($(wc -l <t.csv) - 1))
 summary trace2csv "wrote $rows rows\? to t.csv"
+"$opdb" trace2csv --trace "$m6/tc.json" --output t2.csv --json >t.json 2>err || fail "trace2csv --json: exit $?"
+json t.json "d == {'command': 'trace2csv', 'trace': '$m6/tc.json', 'output': 't2.csv', 'rows': $rows}"
+cmp -s t.csv t2.csv || fail "trace2csv --json: another CSV"
+"$opdb" trace2csv --trace "$m6/tc.json" --json >/dev/null 2>err && fail "trace2csv --json with the CSV on stdout: exit 0"
+"$opdb" shape-compare --tc-trace "$m6/tc.json" --prof-trace "$m6/prof.csv" --output s.csv --json >s.json 2>err ||
+  fail "shape-compare --json: exit $?"
+json s.json "d == {'command': 'shape-compare', 'tc_trace': '$m6/tc.json', 'prof_trace': '$m6/prof.csv', 'output': 's.csv', 'rows': $(($(wc -l <s.csv) - 1))}"
+"$opdb" shape-compare --tc-trace "$m6/tc.json" --prof-trace "$m6/prof.csv" --json >/dev/null 2>err &&
+  fail "shape-compare --json with the CSV on stdout: exit 0"
 
 f=$cases/fiafill_basic/in
 "$opdb" fia-fill --csv-path "$f/FusedInferAttentionScore.csv" --jsonl-path "$f/fia_runtime.jsonl" --output-path fia.csv --json >f.json 2>err ||

@@ -24,6 +24,7 @@ typedef struct opdb_aie_opts {
     bool quirks;                   /* reproduce the reference exactly */
     FILE *out;                     /* "[write] <path>" lines */
     size_t *cores;                 /* non-NULL: set to the cores found on success */
+    opdb_strbuf *summary;          /* non-NULL: the run's summary as one JSON object (keys in docs/GUIDE.md) */
 } opdb_aie_opts;
 
 OPDB_API int opdb_aie_run(const opdb_aie_opts *o, opdb_err *err);

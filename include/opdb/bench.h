@@ -52,13 +52,21 @@ typedef struct opdb_bench_opts {
     FILE *json;                      /* non-NULL: the run's (or plan's) summary as one JSON object here, the
                                         write-back report as JSON inside it (keys in docs/GUIDE.md) */
     struct opdb_bench_totals *totals;/* non-NULL: filled at the end of a run or plan */
+    size_t plan_pilot_memory;        /* --plan: a row whose buffers need more is estimated by the model, not
+                                        piloted; 0 = OPDB_BENCH_PILOT_MEMORY */
 } opdb_bench_opts;
+
+/* --plan's default pilot budget: a pilot allocates and fills the row's
+ * buffers, so a row of gigabytes would make the plan as slow and as large as
+ * the run it is meant to preview. */
+#define OPDB_BENCH_PILOT_MEMORY ((size_t)256 << 20)
 
 /* What a run did, for the caller's one-line summary. */
 typedef struct opdb_bench_totals {
     long measured, failed, skipped, unconverged; /* rows */
     size_t operators;                /* operators with a status (measured, failed or skipped) */
     long planned;                    /* --plan: rows that would run */
+    long modelled;                   /* --plan: of those, rows estimated by the model (over the pilot budget) */
     double plan_low_s, plan_high_s;  /* --plan: the estimated time */
 } opdb_bench_totals;
 

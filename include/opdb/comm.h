@@ -177,10 +177,15 @@ OPDB_API long long opdb_comm_count(opdb_comm_op op, long long bytes, const opdb_
 OPDB_API int opdb_mpi_launch(int *rank, int *size);
 
 /* ---- alignment validator (docs/COMM.md §5) and the fitted model ---- */
+typedef struct opdb_comm_validate_totals {
+    size_t tables, rows, bad;
+    int pass, warn, fail;
+} opdb_comm_validate_totals;
 typedef struct opdb_comm_validate_opts {
     const char *csv_dir;
     double tolerance;
     bool verbose, reference_quirks, json, strict;
+    opdb_comm_validate_totals *totals; /* non-NULL: the counts, set when the tables were read */
 } opdb_comm_validate_opts;
 /* Prints the report (or JSON) to out; bad rows to err_out. Returns the exit
  * code: 0 all OK, 1 any FAIL (or bad row), -1 with err set on a fatal error. */

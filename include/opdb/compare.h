@@ -150,7 +150,14 @@ typedef struct opdb_compare_args {
     const char *tc_trace, *prof_trace, *m6, *name;
     const char *shapes; /* per-shape CSV for the HTML drill-down, or NULL */
     opdb_cmp_opts o;
+    struct opdb_compare_totals *totals; /* non-NULL: set on success */
 } opdb_compare_args;
+
+/* What a run compared: scenarios, kernel types seen in either trace, and
+ * those in both (the ones with a ratio). */
+typedef struct opdb_compare_totals {
+    size_t scenarios, kernel_types, compared;
+} opdb_compare_totals;
 
 /* Runs every scenario, prints the console report to out, writes --output
  * (and --html). Returns 0 or -1 with err set. */

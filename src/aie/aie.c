@@ -648,7 +648,16 @@ static void why_no_window(const opdb_aie_opts *o, const core *d, char *why, size
     else snprintf(why, cap, "core %s: --iterations %lld leaves no perf iteration", d->tile, o->iterations);
 }
 
-static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size_t *src, size_t nproc, opdb_strbuf *out) {
+/* The system figures of the aggregate, or why there are none, for the summary. */
+typedef struct aie_system {
+    bool figures;
+    long long count;
+    double avg, best, worst, peak;
+    char why[768];
+} aie_system;
+
+static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size_t *src, size_t nproc, opdb_strbuf *out,
+                           aie_system *sys) {
     opdb_json j;
     opdb_json_init(&j, out);
     j.python_nan = o->quirks;
@@ -678,26 +687,26 @@ static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size
     if (n == 0 || (!o->quirks && nused == 0 && n == 0)) {
         opdb_json_key(&j, "note");
         opdb_json_string(&j, "No cores to aggregate.");
-        if (!o->quirks && nproc == 0)
-            opdb_warn_nothing("no core with kernel events to aggregate: the trace names no process (no process_name "
-                              "metadata event)");
-        else if (!o->quirks)
-            opdb_warn_nothing("no core with kernel events to aggregate: none of the trace's %zu process(es) is a core "
-                              "(a process whose name contains 'core_trace')", nproc);
+        if (nproc == 0)
+            snprintf(sys->why, sizeof sys->why, "no core with kernel events to aggregate: the trace names no process "
+                                                "(no process_name metadata event)");
+        else
+            snprintf(sys->why, sizeof sys->why, "no core with kernel events to aggregate: none of the trace's %zu "
+                                                "process(es) is a core (a process whose name contains 'core_trace')", nproc);
+        if (!o->quirks) opdb_warn_nothing("%s", sys->why);
     } else if (nused == 0 || hi <= lo) {
         opdb_json_key(&j, "note");
         opdb_json_string(&j, "No common perf iterations across all cores.");
-        if (!o->quirks) {
-            char why[512] = "the cores' perf windows do not overlap";
-            for (size_t i = 0; i < n && nused == 0; i++) {
-                const core *d = src[i] == SIZE_MAX ? &none : &c[src[i]];
-                if (d->tile) {
-                    why_no_window(o, d, why, sizeof why);
-                    break;
-                }
+        char why[512] = "the cores' perf windows do not overlap";
+        for (size_t i = 0; i < n && nused == 0; i++) {
+            const core *d = src[i] == SIZE_MAX ? &none : &c[src[i]];
+            if (d->tile) {
+                why_no_window(o, d, why, sizeof why);
+                break;
             }
-            opdb_warn_nothing("no perf iteration common to all cores: no system figures (%s)", why);
         }
+        snprintf(sys->why, sizeof sys->why, "no perf iteration common to all cores: no system figures (%s)", why);
+        if (!o->quirks) opdb_warn_nothing("%s", sys->why);
         if (nleft) left_out_json(&j, c, left, n);
     } else {
         double total = (double)o->M * (double)o->K * (double)o->N;
@@ -726,6 +735,8 @@ static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size
             if (gm[k] < gm[wi]) wi = k;
         }
         double avg_g = gsum / (double)cnt;
+        *sys = (aie_system){true, (long long)cnt, avg_g, gm[bi], gm[wi],
+                            o->peak_macs_per_cycle * (double)o->rows * (double)o->cols * o->clock_ghz, ""};
         opdb_json_key(&j, "iterations_considered");
         opdb_json_begin_array(&j);
         for (size_t k = 0; k < cnt; k++) opdb_json_int(&j, lo + (long long)k);
@@ -773,6 +784,91 @@ static void aggregate_json(const opdb_aie_opts *o, core *c, size_t n, const size
     }
     opdb_json_end_object(&j);
     free(left);
+}
+
+/* The fastest iteration of a core (all phases, as the tile-peak check): -1 without iterations. */
+static double core_best(const core *c) {
+    double best = -1;
+    for (size_t k = 0; k < c->nit; k++)
+        if (c->it[k].gmacs > best) best = c->it[k].gmacs;
+    return best;
+}
+
+static void key_path(opdb_json *j, const char *k, const char *path) {
+    opdb_json_key(j, k);
+    if (path) opdb_json_string(j, path);
+    else opdb_json_null(j);
+}
+
+/* opdb aie --json: what was written, the per-core and system figures and
+ * the warnings' findings as fields. */
+static void summary_json(const opdb_aie_opts *o, const char *input, const char *dir, const core *c, size_t n,
+                         const char *index, const char *details, const char *aggregate, const aie_system *sys,
+                         opdb_strbuf *out) {
+    opdb_json j;
+    opdb_json_init(&j, out);
+    double tile_peak = o->peak_macs_per_cycle * o->clock_ghz;
+    opdb_json_begin_object(&j);
+    opdb_json_key(&j, "command");
+    opdb_json_string(&j, "aie");
+    key_path(&j, "input", opdb_path_shown(input));
+    key_path(&j, "output_dir", dir);
+    key_path(&j, "index", index);
+    key_path(&j, "details", details);
+    key_path(&j, "aggregate", aggregate);
+    opdb_json_key(&j, "tile_peak_gmacs_per_second");
+    opdb_json_float(&j, tile_peak);
+    opdb_json_key(&j, "cores");
+    opdb_json_begin_array(&j);
+    for (size_t i = 0; i < n; i++) {
+        const core *d = &c[i];
+        double best = core_best(d);
+        opdb_json_begin_object(&j);
+        opdb_json_key(&j, "tile");
+        opdb_json_string(&j, d->tile);
+        key_path(&j, "file", d->path);
+        opdb_json_key(&j, "iterations_detected");
+        opdb_json_int(&j, (long long)d->nit);
+        opdb_json_key(&j, "iterations_expected");
+        opdb_json_int(&j, d->expected);
+        opdb_json_key(&j, "performance_window");
+        opdb_json_begin_array(&j);
+        for (long long k = d->perf_start; k < d->perf_end; k++) opdb_json_int(&j, k);
+        opdb_json_end_array(&j);
+        opdb_json_key(&j, "best_gmacs_per_second");
+        if (best >= 0) opdb_json_float(&j, best);
+        else opdb_json_null(&j);
+        opdb_json_key(&j, "above_tile_peak");
+        opdb_json_bool(&j, tile_peak > 0 && best > tile_peak);
+        opdb_json_key(&j, "note");
+        if (d->note[0]) opdb_json_string(&j, d->note);
+        else opdb_json_null(&j);
+        opdb_json_end_object(&j);
+    }
+    opdb_json_end_array(&j);
+    opdb_json_key(&j, "system");
+    if (sys->figures) {
+        opdb_json_begin_object(&j);
+        opdb_json_key(&j, "iterations");
+        opdb_json_int(&j, sys->count);
+        opdb_json_key(&j, "average_gmacs_per_second");
+        opdb_json_float(&j, sys->avg);
+        opdb_json_key(&j, "best_gmacs_per_second");
+        opdb_json_float(&j, sys->best);
+        opdb_json_key(&j, "worst_gmacs_per_second");
+        opdb_json_float(&j, sys->worst);
+        opdb_json_key(&j, "peak_gmacs_per_second");
+        opdb_json_float(&j, sys->peak);
+        opdb_json_key(&j, "above_peak");
+        opdb_json_bool(&j, sys->peak > 0 && sys->best > sys->peak);
+        opdb_json_end_object(&j);
+    } else {
+        opdb_json_null(&j);
+    }
+    opdb_json_key(&j, "no_system_figures");
+    if (sys->figures) opdb_json_null(&j);
+    else opdb_json_string(&j, sys->why);
+    opdb_json_end_object(&j);
 }
 
 int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
@@ -886,10 +982,13 @@ int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
     }
     if (rc == 0) {
         opdb_sb_clear(&sb);
-        aggregate_json(&o, c, n, src, t.n, &sb);
+        aie_system sys;
+        memset(&sys, 0, sizeof sys);
+        aggregate_json(&o, c, n, src, t.n, &sb, &sys);
         if (o.cores) *o.cores = n;
         char *ap = py_join(dir, "aggregate_perf.json");
         rc = write_file(&o, ap, &sb, err);
+        if (rc == 0 && o.summary) summary_json(&o, input, dir, c, n, index_path, details, ap, &sys, o.summary);
         free(ap);
     }
     for (size_t i = 0; i < n; i++) {

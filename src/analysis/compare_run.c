@@ -147,6 +147,15 @@ int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
         if (r == 0) ndone++;
         else if (r < 0) rc = -1;
     }
+    if (rc == 0 && a->totals) {
+        opdb_compare_totals t = {ndone, 0, 0};
+        for (size_t i = 0; i < ndone; i++)
+            for (size_t r = 0; r < done[i].nrows; r++) {
+                t.kernel_types++;
+                t.compared += done[i].rows[r].tc_count > 0 && done[i].rows[r].prof_count > 0;
+            }
+        *a->totals = t;
+    }
     opdb_cmp_shapes shapes = {0};
     if (rc == 0 && a->shapes) {
         if (opdb_cmp_read_shapes(a->shapes, &shapes, err)) rc = -1;

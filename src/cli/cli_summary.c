@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "opdb/json_writer.h"
+
 void cli_summary(const char *prog, const char *fmt, ...) {
     fflush(stdout); /* after what the command printed */
     fprintf(stderr, "%s: ", prog);
@@ -27,3 +29,23 @@ const char *cli_count(char *buf, size_t cap, unsigned long long n) {
 }
 
 const char *cli_plural(unsigned long long n) { return n == 1 ? "" : "s"; }
+
+int cli_json_summary(const char *const *keys, const char *const *vals, size_t n, const char *count_key,
+                     unsigned long long count) {
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    opdb_json j;
+    opdb_json_init(&j, &sb);
+    opdb_json_begin_object(&j);
+    for (size_t i = 0; i < n; i++) {
+        opdb_json_key(&j, keys[i]);
+        if (vals[i]) opdb_json_string(&j, vals[i]);
+        else opdb_json_null(&j);
+    }
+    opdb_json_key(&j, count_key);
+    opdb_json_int(&j, (long long)count);
+    opdb_json_end_object(&j);
+    bool ok = fwrite(sb.p, 1, sb.n, stdout) == sb.n && fputc('\n', stdout) != EOF && fflush(stdout) == 0;
+    opdb_sb_free(&sb);
+    return ok ? 0 : 1;
+}

@@ -14,6 +14,11 @@
 #endif
 
 void cli_summary(const char *prog, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* --json of a command whose stdout is otherwise its data file: one JSON
+ * object on stdout, the n string fields keys[i]: vals[i] (NULL: null), then
+ * count_key: count. 0, or 1 when stdout fails. */
+int cli_json_summary(const char *const *keys, const char *const *vals, size_t n, const char *count_key,
+                     unsigned long long count);
 /* n with a comma every three digits ("1,234"), in buf; returns buf. */
 const char *cli_count(char *buf, size_t cap, unsigned long long n);
 /* "s" unless n is 1. */

@@ -30,7 +30,7 @@ static bool parse_d(const char *s, double *out) {
 
 int cmd_aie(int argc, char **argv) {
     const char *sv[11] = {0}, *hwid = NULL, *trace = NULL, *out_dir = NULL, *clock = NULL, *peak = NULL, *factor = NULL;
-    bool quirks = false, strict = false;
+    bool quirks = false, strict = false, json = false;
     static const char *const names[11] = {"--M", "--K", "--N", "--m", "--k", "--n", "--row", "--col", "--warmup", "--iterations", NULL};
     cli_opt opts[] = {
         {"--M", "M", "problem size M", true, &sv[0], NULL},
@@ -51,6 +51,9 @@ int cmd_aie(int argc, char **argv) {
         {"--lock-stall-factor", "F", "a lock stall this many median kernels long ends an iteration (default 20.0)", false, &factor, NULL},
         {"--reference-quirks", NULL, "reproduce the reference post-processor exactly, quirks included", false, NULL, &quirks},
         {"--strict", NULL, CLI_STRICT_HELP, false, NULL, &strict},
+        {"--json", NULL, "print the run's summary as one JSON object on stdout (files written, per-core and system "
+                         "GMAC/s, figures above peak, why there are no system figures; keys in docs/GUIDE.md); the "
+                         "[write] lines then go to stderr", false, NULL, &json},
     };
     cli_spec spec = {"opdb aie",
                      "Post-process an AMD AIE hardware trace: per-core kernel timings per iteration and GMAC/s.", NULL,
@@ -63,7 +66,10 @@ int cmd_aie(int argc, char **argv) {
     for (int i = 0; i < 10; i++)
         if (!parse_ll(sv[i], &v[i])) return cli_usage_error(&spec, "argument %s: invalid int value: '%s'", names[i], sv[i]);
     opdb_aie_opts o = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], hwid, v[8], v[9], trace, out_dir,
-                       1.25, 64.0, 20.0, quirks, stdout, NULL};
+                       1.25, 64.0, 20.0, quirks, json ? stderr : stdout, NULL, NULL};
+    opdb_strbuf summary;
+    opdb_sb_init(&summary);
+    if (json) o.summary = &summary;
     size_t cores = 0;
     o.cores = &cores;
     if (clock && !parse_d(clock, &o.clock_ghz)) return cli_usage_error(&spec, "argument --clock-ghz: invalid float value: '%s'", clock);
@@ -71,6 +77,7 @@ int cmd_aie(int argc, char **argv) {
         return cli_usage_error(&spec, "argument --peak-macs-per-cycle: invalid float value: '%s'", peak);
     if (factor && !parse_d(factor, &o.lock_stall_factor))
         return cli_usage_error(&spec, "argument --lock-stall-factor: invalid float value: '%s'", factor);
+    if (json && quirks) return cli_usage_error(&spec, "--json is an opdb addition and cannot be combined with --reference-quirks");
     /* the outputs go next to the trace by default: stdin has no folder */
     if (trace && strcmp(trace, "-") == 0 && !out_dir) return cli_usage_error(&spec, "--trace - needs --output-dir DIR");
     cli_stdio io = {0};
@@ -78,9 +85,17 @@ int cmd_aie(int argc, char **argv) {
     opdb_err err;
     opdb_err_clear(&err);
     if (opdb_aie_run(&o, &err)) {
+        opdb_sb_free(&summary);
         fflush(stdout);
         fprintf(stderr, "opdb aie: %s\n", err.msg);
         return cli_stdio_finish(&io, "opdb aie", err.code ? err.code : 1);
+    }
+    bool out_ok = true;
+    if (json) out_ok = fwrite(summary.p, 1, summary.n, stdout) == summary.n && fputc('\n', stdout) != EOF;
+    opdb_sb_free(&summary);
+    if (fflush(stdout) != 0 || !out_ok) {
+        fprintf(stderr, "opdb aie: cannot write the summary to stdout\n");
+        return cli_stdio_finish(&io, "opdb aie", 1);
     }
     rc = cli_stdio_finish(&io, "opdb aie", 0);
     if (rc == 0)

@@ -50,7 +50,7 @@ static bool parse_size(const char *s, size_t *out) {
 
 typedef struct flags {
     const char *database, *device, *vllm, *torch, *cann, *mode, *repeat, *min_samples, *min_time, *timeout, *precision, *threads,
-        *backend, *grid, *rounds, *cache_mib, *max_memory, *launch_batch;
+        *backend, *grid, *rounds, *cache_mib, *max_memory, *launch_batch, *pilot_memory;
     bool hot, fail_fast, resume, drop_failed, quirks, plan, strict, no_progress, json;
 } flags;
 
@@ -178,9 +178,10 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
         opdb_bench_opts o = {dir, (const char *const *)ops, nops, f->mode && strcmp(f->mode, "missing-only") == 0,
                              *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL,
                              f->json ? stderr : stdout, 1, f->plan, f->strict, 0, 0, NULL, 0, f->no_progress,
-                             f->json ? stdout : NULL, &totals};
+                             f->json ? stdout : NULL, &totals, 0};
         memset(&totals, 0, sizeof totals);
         parse_size(f->max_memory, &o.max_memory);
+        parse_size(f->pilot_memory, &o.plan_pilot_memory);
         /* ranks on one node (set by the MPI helper) each take their share of the default budget */
         const char *node_ranks = getenv("OPDB_BENCH_NODE_RANKS");
         int share = node_ranks ? atoi(node_ranks) : 1;
@@ -244,6 +245,7 @@ int cmd_bench(int argc, char **argv) {
         {"--drop-failed", NULL, "delete rows that fail to replay (default: keep them, report the error)", false, NULL, &f.drop_failed},
         {"--reference-quirks", NULL, "write back like the reference: no extra columns, failed rows deleted", false, NULL, &f.quirks},
         {"--plan", NULL, "list the rows that would run (dtype, shapes, GEMM size) and the estimated time from a short pilot of each row; write nothing", false, NULL, &f.plan},
+        {"--plan-pilot-memory", "BYTES", "with --plan: a row whose buffers need more is estimated by a model instead of piloted, and listed as such (suffix K, M, G or T; default 256M)", false, &f.pilot_memory, NULL},
         {"--max-memory", "BYTES", "refuse a row whose buffers need more (suffix K, M, G or T: powers of 1024; default: 3/4 of the memory available at start)", false, &f.max_memory, NULL},
         {"--no-progress", NULL, "never draw the progress line (drawn only when stderr is a terminal)", false, NULL, &f.no_progress},
         {"--strict", NULL, "exit 1 when nothing was measured or a row never met the stop rule", false, NULL, &f.strict},
@@ -316,6 +318,10 @@ int cmd_bench(int argc, char **argv) {
     if (rc == 0 && f.max_memory && !parse_size(f.max_memory, &max_memory))
         rc = cli_usage_error(&spec, "argument --max-memory: expected a positive number of bytes (suffix K, M, G or T), got '%s'",
                              f.max_memory);
+    if (rc == 0 && f.pilot_memory && !parse_size(f.pilot_memory, &max_memory))
+        rc = cli_usage_error(&spec, "argument --plan-pilot-memory: expected a positive number of bytes (suffix K, M, G or T), got '%s'",
+                             f.pilot_memory);
+    if (rc == 0 && f.pilot_memory && !f.plan) rc = cli_usage_error(&spec, "--plan-pilot-memory needs --plan");
     if (rc == 0) rc = measure_flags(&spec, &f, &m);
     if (rc == 0) rc = backend_name(&spec, &f, &bname);
     if (rc == 0 && nops) rc = cli_normalize_ops("opdb bench", f.quirks, ops, nops, &norm);

@@ -8,11 +8,10 @@
 #include "opdb/check.h"
 
 int cmd_check(int argc, char **argv) {
-    const char *database = NULL, *db_alias = NULL, *html = NULL;
+    const char *database = NULL, *html = NULL;
     bool json = false, strict = false, write_cal = false;
     cli_opt opts[] = {
-        {"--database-path", "DIR", "the database version folder (CSV files and op_mapping.yaml)", false, &database, NULL},
-        {"--db", "DIR", "alias of --database-path", false, &db_alias, NULL},
+        {"--database-path", "DIR", "the database version folder (CSV files and op_mapping.yaml)", false, &database, NULL, "--db"},
         {"--json", NULL, "print JSON instead of the table", false, NULL, &json},
         {"--html", "FILE", "also write a self-contained HTML report", false, &html, NULL},
         {"--write-calibration", NULL, "write " OPDB_CALIBRATION_FILE " into the folder: opdb query then adds "
@@ -29,7 +28,6 @@ int cmd_check(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
-    if (!database) database = db_alias;
     if (!database) return cli_usage_error(&spec, "the following arguments are required: --database-path (or --db)"), 2;
     opdb_check_options o;
     opdb_check_options_init(&o);

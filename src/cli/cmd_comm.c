@@ -181,7 +181,8 @@ static int comm_validate(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
-    opdb_comm_validate_opts o = {dir, 2.0, verbose, quirks, json, strict};
+    opdb_comm_validate_totals t = {0};
+    opdb_comm_validate_opts o = {dir, 2.0, verbose, quirks, json, strict, &t};
     if (!opdb_py_float(tol, strlen(tol), &o.tolerance) || !(o.tolerance > 0))
         return cli_usage_error(&spec, "argument --tolerance: invalid float value: '%s'", tol), 2;
     opdb_err err;
@@ -192,6 +193,10 @@ static int comm_validate(int argc, char **argv) {
         fprintf(stderr, "opdb comm validate: %s\n", err.msg);
         return err.code ? err.code : 1;
     }
+    char n[32];
+    if (rc == 0 && t.rows)
+        cli_summary("opdb comm validate", "checked %s row%s of %zu table%s: %d PASS, %d WARN, %d FAIL",
+                    cli_count(n, sizeof n, t.rows), cli_plural(t.rows), t.tables, cli_plural(t.tables), t.pass, t.warn, t.fail);
     return rc;
 }
 

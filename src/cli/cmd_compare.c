@@ -5,12 +5,15 @@
 #include <string.h>
 
 #include "cli/cli_opts.h"
+#include "cli/cli_summary.h"
 #include "cli/cli_stdio.h"
 #include "cli/commands.h"
 #include "opdb/compare.h"
 
 int cmd_compare(int argc, char **argv) {
     opdb_compare_args a = {0};
+    opdb_compare_totals t = {0, 0, 0};
+    a.totals = &t;
     const char *pid = NULL, *top = NULL;
     bool quirks = false, strict = false, json = false;
     cli_opt opts[] = {
@@ -88,5 +91,8 @@ int cmd_compare(int argc, char **argv) {
         return cli_stdio_finish(&io, "opdb compare", err.code ? err.code : 1);
     }
     rc = cli_stdio_finish(&io, "opdb compare", fflush(stdout) == 0 ? 0 : 1);
+    if (rc == 0)
+        cli_summary("opdb compare", "compared %zu scenario%s: %zu kernel type%s, %zu in both traces", t.scenarios,
+                    cli_plural(t.scenarios), t.kernel_types, cli_plural(t.kernel_types), t.compared);
     return cli_strict_rc("opdb compare", strict, rc);
 }

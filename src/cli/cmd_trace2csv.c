@@ -10,11 +10,12 @@
 
 int cmd_trace2csv(int argc, char **argv) {
     const char *trace = NULL, *output = NULL;
-    bool quirks = false;
+    bool quirks = false, json = false;
     cli_opt opts[] = {
         {"--trace", "T", "performance-model Chrome trace (.json or .json.gz; {\"traceEvents\": [...]} or a bare array; - for stdin)", true, &trace, NULL},
         {"--output", "O", "CSV to write (default or -: stdout)", false, &output, NULL},
         {"--reference-quirks", NULL, "accepted for symmetry: this command has no quirk to reproduce", false, NULL, &quirks},
+        {"--json", NULL, "with --output FILE: print the summary as one JSON object on stdout (keys: command, trace, output, rows)", false, NULL, &json},
     };
     cli_spec spec = {"opdb trace2csv", "Flatten the complete (ph \"X\") events of a Chrome trace into CSV.", NULL, opts,
                      sizeof opts / sizeof opts[0]};
@@ -22,6 +23,9 @@ int cmd_trace2csv(int argc, char **argv) {
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
+    if (json && (!output || strcmp(output, "-") == 0))
+        return cli_usage_error(&spec, "--json prints on stdout, where the CSV goes: give --output FILE");
+    const char *trace_given = trace;
     opdb_err err;
     opdb_err_clear(&err);
     cli_stdio io = {0};
@@ -32,6 +36,10 @@ int cmd_trace2csv(int argc, char **argv) {
         fflush(stdout);
         fprintf(stderr, "opdb trace2csv: %s\n", err.msg);
         return cli_stdio_finish(&io, "opdb trace2csv", err.code ? err.code : 1);
+    }
+    if (json) {
+        const char *keys[3] = {"command", "trace", "output"}, *vals[3] = {"trace2csv", trace_given, output};
+        if (cli_json_summary(keys, vals, 3, "rows", rows)) fprintf(stderr, "opdb trace2csv: cannot write to stdout\n");
     }
     rc = cli_stdio_finish(&io, "opdb trace2csv", fflush(stdout) == 0 ? 0 : 1);
     char n[32];

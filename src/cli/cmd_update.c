@@ -16,7 +16,8 @@ int cmd_update(int argc, char **argv) {
                *ep = NULL, *ops_flag = NULL, *prof_flag = NULL;
     bool prune = false, quirks = false, add_new = false, json = false, strict = false;
     cli_opt opts[] = {
-        {"--prof-path", "P [P ...]", "PROF_* folder(s), or folders searched recursively for them", true, &prof_flag, NULL},
+        {"--profiling-path", "P [P ...]", "PROF_* folder(s), or folders searched recursively for them", true, &prof_flag, NULL,
+         "--prof-path"},
         {"--database-path", "D", "database folder (skips the version-folder logic)", false, &database, NULL},
         {"--device", "DEVICE", "device folder when --database-path is absent (default " OPDB_DEFAULT_DEVICE ")", false, &device, NULL},
         {"--vllm-version", "V", "vLLM-Ascend version or full version-folder name", false, &vllm, NULL},
@@ -36,7 +37,7 @@ int cmd_update(int argc, char **argv) {
                      "The report is printed and saved under <database>/reports/ (set OPDB_REPORT_TIMESTAMP=YYYYmmdd_HHMMSS\n"
                      "for reproducible names).",
                      opts, sizeof opts / sizeof opts[0]};
-    spec.example = "opdb update --prof-path PROF_000001 --database-path db";
+    spec.example = "opdb update --profiling-path PROF_000001 --database-path db";
     /* Multi-value flags are gathered here; the rest goes to the common parser. */
     const char **prof = NULL, **ops = NULL;
     size_t nprof = 0, nops = 0;
@@ -45,14 +46,14 @@ int cmd_update(int argc, char **argv) {
     rest[nrest++] = argv[0];
     int rc = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--prof-path") == 0 || strcmp(argv[i], "--ops") == 0 || strcmp(argv[i], "--op") == 0) {
-            bool is_prof = strcmp(argv[i], "--prof-path") == 0;
+        bool is_prof = strcmp(argv[i], "--profiling-path") == 0 || strcmp(argv[i], "--prof-path") == 0;
+        if (is_prof || strcmp(argv[i], "--ops") == 0 || strcmp(argv[i], "--op") == 0) {
             if (cli_take_list(&i, argc, argv, is_prof ? &prof : &ops, is_prof ? &nprof : &nops) == 0) {
                 rc = cli_usage_error(&spec, "argument %s: expected at least one argument", argv[i]);
                 break;
             }
             if (is_prof) {
-                rest[nrest++] = "--prof-path";
+                rest[nrest++] = "--profiling-path";
                 rest[nrest++] = (char *)prof[0];
             }
             continue;

@@ -333,6 +333,7 @@ int opdb_comm_validate(const opdb_comm_validate_opts *o, FILE *out, FILE *err_ou
         size_t rows = 0, bad = 0;
         for (size_t i = 0; i < nf; i++) p += vf[i].pass, w += vf[i].warn, f += vf[i].fail, rows += vf[i].n, bad += vf[i].bad;
         bool ok = f == 0 && bad == 0;
+        if (o->totals) *o->totals = (opdb_comm_validate_totals){nf, rows, bad, p, w, f};
         /* nothing checked is not a pass (the reference says OK) */
         const char *verdict = !rows && !bad && !o->reference_quirks ? "NO DATA" : ok ? "OK" : "FAILED";
         if (o->json) {

@@ -17,6 +17,7 @@ void bench_totals(const bench_ctx *c) {
     t->operators = c->nst;
     t->unconverged = c->unconverged;
     t->planned = c->planned;
+    t->modelled = c->modelled;
     t->plan_low_s = c->plan_lo_s;
     t->plan_high_s = c->plan_hi_s;
 }
@@ -53,6 +54,7 @@ void bench_json(const bench_ctx *c, const char *writeback, opdb_strbuf *out) {
     }
     if (o->plan_only) {
         key_int(&j, "rows_planned", c->planned);
+        key_int(&j, "rows_model_estimate", c->modelled);
         opdb_json_key(&j, "estimate_s");
         opdb_json_float(&j, c->plan_lo_s);
         opdb_json_key(&j, "estimate_max_s");

@@ -3,7 +3,10 @@
  * them, evictions included), and its time is estimated from the pilot with
  * opdb_measure_estimate_s. Nothing is journaled or written. A model without
  * a pilot missed the evictions (about 10 ms per sample on a loaded 2-core
- * host) and how many samples a noisy row needs, and was 5x under. */
+ * host) and how many samples a noisy row needs, and was 5x under.
+ * A row whose buffers exceed the pilot budget is not piloted (the pilot
+ * would allocate and fill them all): it gets the model estimate, and its
+ * line says so. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +69,33 @@ static int pilot(bench_ctx *c, const opdb_op_def *def, const opdb_op_problem *p,
     return 0;
 }
 
+/* The model for a row too large to pilot: one execution streams its bytes
+ * at MODEL_BYTES_PER_S or does its FLOPs at MODEL_FLOPS_PER_S, whichever is
+ * slower; preparing fills the buffers at MODEL_FILL_BYTES_PER_S; an eviction
+ * costs MODEL_FLUSH_S; the spread is taken as MODEL_SPREAD. Rough figures,
+ * from pilots of gigabyte rows on a loaded 2-core host (1.2-5 GB/s streamed,
+ * 0.1-0.8 GB/s filled, 7-22 % spread, so such rows mostly run to the
+ * timeout): meant to size the row, not to time it. */
+#define MODEL_BYTES_PER_S 1.5e9
+#define MODEL_FLOPS_PER_S 2e10
+#define MODEL_FILL_BYTES_PER_S 2.5e8
+#define MODEL_FLUSH_S 0.01
+#define MODEL_SPREAD 0.1
+
+static const char *size_text(char *buf, size_t cap, size_t bytes) {
+    if (bytes < ((size_t)1 << 20)) snprintf(buf, cap, "%zu bytes", bytes);
+    else snprintf(buf, cap, "%.0f MiB", (double)bytes / (1 << 20));
+    return buf;
+}
+
+static void model(const bench_ctx *c, const opdb_op_problem *p, size_t bytes, opdb_pilot *pl) {
+    memset(pl, 0, sizeof *pl);
+    pl->run_s = fmax((double)bytes / MODEL_BYTES_PER_S, p->flops / MODEL_FLOPS_PER_S);
+    pl->setup_s = (double)bytes / MODEL_FILL_BYTES_PER_S;
+    pl->sample_s = pl->run_s + (c->o->measure.hot_cache ? 0 : MODEL_FLUSH_S);
+    pl->spread = MODEL_SPREAD;
+}
+
 void bench_plan_row(bench_ctx *c, const opdb_op_def *def, const char *stem, const bench_row *r, const char *const *cells,
                     bool repeat) {
     const opdb_measure_opts *m = &c->o->measure;
@@ -83,7 +113,11 @@ void bench_plan_row(bench_ctx *c, const opdb_op_def *def, const char *stem, cons
     double med = 0;
     int rc = def->plan(&row, p, &e);
     if (rc == 0) rc = bench_check_budget(c, p, &e);
-    if (rc == 0) rc = pilot(c, def, p, &pl, &med, &e);
+    size_t bytes = rc == 0 ? opdb_problem_buffer_bytes(p) : 0;
+    size_t pilot_max = c->o->plan_pilot_memory ? c->o->plan_pilot_memory : OPDB_BENCH_PILOT_MEMORY;
+    bool modelled = rc == 0 && bytes > pilot_max;
+    if (modelled) model(c, p, bytes, &pl);
+    else if (rc == 0) rc = pilot(c, def, p, &pl, &med, &e);
     if (rc) {
         fprintf(c->o->out, "[PLAN] %s:%ld %s %s -> %s: cannot replay: %s\n", r->csv, r->line, cells[3], cells[2], cells[5],
                 e.msg);
@@ -93,9 +127,18 @@ void bench_plan_row(bench_ctx *c, const opdb_op_def *def, const char *stem, cons
         c->plan_lo_s += about;
         c->plan_hi_s += hi;
         c->planned++;
-        fprintf(c->o->out, "[PLAN] %s:%ld %s %s -> %s: %.3g GFLOP, %.3g MB; pilot median %.4g us +-%.1f%%; about %.2f s (at most %.2f s)\n",
-                r->csv, r->line, cells[3], cells[2], cells[5], p->flops * 1e-9, p->bytes * 1e-6, med,
-                pl.spread * 100, about, hi);
+        if (modelled) {
+            c->modelled++;
+            char need[48], max[48];
+            fprintf(c->o->out, "[PLAN] %s:%ld %s %s -> %s: %.3g GFLOP, %.3g MB; model estimate (buffers of %s, over "
+                               "the pilot budget of %s): about %.2f s (at most %.2f s)\n",
+                    r->csv, r->line, cells[3], cells[2], cells[5], p->flops * 1e-9, p->bytes * 1e-6,
+                    size_text(need, sizeof need, bytes), size_text(max, sizeof max, pilot_max), about, hi);
+        } else {
+            fprintf(c->o->out, "[PLAN] %s:%ld %s %s -> %s: %.3g GFLOP, %.3g MB; pilot median %.4g us +-%.1f%%; about %.2f s (at most %.2f s)\n",
+                    r->csv, r->line, cells[3], cells[2], cells[5], p->flops * 1e-9, p->bytes * 1e-6, med,
+                    pl.spread * 100, about, hi);
+        }
     }
     free(p);
 }

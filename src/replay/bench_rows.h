@@ -45,6 +45,7 @@ typedef struct bench_ctx {
     opdb_hindex acc_ix;
     long unconverged;         /* rows measured without meeting the stop rule (last pass) */
     long planned;             /* --plan: rows listed */
+    long modelled;            /* --plan: rows estimated by the model, not piloted (over the pilot budget) */
     double plan_lo_s, plan_hi_s; /* --plan: estimated time, every row converging / every row timing out */
     long ordinal;             /* rows met in this pass (MPI sharding: row i belongs to rank i % count) */
     bench_journal *shards;    /* merge of MPI ranks: rank r's journal */

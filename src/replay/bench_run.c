@@ -287,13 +287,16 @@ static int bench_plan(bench_ctx *c, opdb_err *err) {
     for (size_t i = 0; i < c->nst; i++)
         if (c->st[i].kind == ST_SKIPPED) fprintf(o->out, "[PLAN] %s: skipped: %s\n", c->st[i].op, c->st[i].reason);
     const opdb_measure_opts *m = &o->measure;
+    char modelled[96] = "";
+    if (c->modelled)
+        snprintf(modelled, sizeof modelled, "; %ld row(s) too large to pilot by model estimate", c->modelled);
     if (m->repeat_count > 0)
-        fprintf(o->out, "[PLAN] %ld row(s) would run, %ld sample(s) each: about %.1f s (from a short pilot of each row)\n",
-                c->planned, m->repeat_count, c->plan_lo_s);
+        fprintf(o->out, "[PLAN] %ld row(s) would run, %ld sample(s) each: about %.1f s (from a short pilot of each row%s)\n",
+                c->planned, m->repeat_count, c->plan_lo_s, modelled);
     else
         fprintf(o->out, "[PLAN] %ld row(s) would run: about %.1f s (from a short pilot of each row: the samples its "
-                        "spread needs for the stop rule, evictions included), at most %.0f s (%g s timeout per row)\n",
-                c->planned, c->plan_lo_s, c->plan_hi_s, m->timeout_s);
+                        "spread needs for the stop rule, evictions included%s), at most %.0f s (%g s timeout per row)\n",
+                c->planned, c->plan_lo_s, modelled, c->plan_hi_s, m->timeout_s);
     if (rc) return -1;
     if (!c->planned) {
         opdb_warn("no row would run (nothing selected, or every operator skipped)%s", o->strict ? " (--strict: exit 1)" : "");

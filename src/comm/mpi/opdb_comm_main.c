@@ -584,6 +584,11 @@ int main(int argc, char **argv) {
             fwrite(js.p, 1, js.n, stdout);
         }
         if (wrong_total) status = 1;
+        if (status == 0 && n > 0) { /* the one success line every command ends with, on stderr */
+            fflush(stdout);
+            fprintf(stderr, "opdb comm bench: measured %zu configuration%s over %d rank%s; results saved to %s\n", n,
+                    n == 1 ? "" : "s", world, world == 1 ? "" : "s", where);
+        }
         if (n == 0) {
             fprintf(stderr, "opdb comm bench: nothing measured, nothing written: no configuration fits the MPI world of %d "
                             "rank(s) (see the skipped lines above; --num-devices defaults to the world size)\n", world);

@@ -188,7 +188,74 @@ def collect_cores(traces, warmup, perf_iters, args):
 ref.collect_cores = collect_cores
 
 
+def why_no_figures(cores, aggregate, a) -> str:
+    """The reason opdb gives for an aggregate without system figures."""
+    if not cores:
+        raise NotImplementedError("no-core traces: the reason counts the trace's processes")
+    why = "the cores' perf windows do not overlap"
+    if not [c for c in cores if perf_set(c)]:
+        c = cores[0]
+        det, warm = c["detected_total_iterations"], max(0, int(a.warmup))
+        if not c.get("iterations"):
+            why = f"core {c['tile_name']} has no valid kernel start/end pairs"
+        elif det <= warm:
+            why = f"core {c['tile_name']}: all {det} iteration(s) found fall in the --warmup {warm}"
+        else:
+            why = f"core {c['tile_name']}: --iterations {max(0, int(a.iterations))} leaves no perf iteration"
+    return f"no perf iteration common to all cores: no system figures ({why})"
+
+
+def main_json(argv) -> int:
+    """`opdb aie --json`: the run as usual with its [write] lines on stderr,
+    then on stdout one JSON object of the files written, each core's figures
+    (its fastest iteration of any phase against the tile's peak) and the
+    system figures of aggregate_perf.json, or why there are none."""
+    import contextlib
+    import io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = main(argv)
+    written = [line[len("[write] "):] for line in buf.getvalue().splitlines() if line.startswith("[write] ")]
+    sys.stderr.write(buf.getvalue())
+    if rc != 0:
+        return rc
+    cores, a = _args["cores"], _args["args"]
+    index_path, aggregate_path = written[-2], written[-1]
+    with open(index_path) as f:
+        index = json.load(f)
+    with open(aggregate_path) as f:
+        aggregate = json.load(f)
+    tile_peak = a.peak_macs_per_cycle * a.clock_ghz
+    out = {"command": "aie", "input": index["input_path"], "output_dir": index["output_dir"], "index": index_path,
+           "details": index["details_md"], "aggregate": aggregate_path, "tile_peak_gmacs_per_second": tile_peak,
+           "cores": []}
+    for c, path in zip(cores, written):
+        gm = [it["gmacs_per_second"] for it in c.get("iterations", [])]
+        best = max(gm) if gm else None
+        out["cores"].append({
+            "tile": c["tile_name"], "file": path, "iterations_detected": c["detected_total_iterations"],
+            "iterations_expected": c["expected_total_iterations"],
+            "performance_window": c.get("performance_window", []), "best_gmacs_per_second": best,
+            "above_tile_peak": tile_peak > 0 and best is not None and best > tile_peak,
+            "note": c["mismatch_note"]})
+    if "per_iteration" in aggregate:
+        peak = aggregate["efficiency_vs_peak"]["peak_gmacs_per_second"]
+        best = aggregate["best"]["gmacs_per_second"]
+        out["system"] = {"iterations": aggregate["count"],
+                         "average_gmacs_per_second": aggregate["average"]["gmacs_per_second"],
+                         "best_gmacs_per_second": best, "worst_gmacs_per_second": aggregate["worst"]["gmacs_per_second"],
+                         "peak_gmacs_per_second": peak, "above_peak": peak > 0 and best > peak}
+        out["no_system_figures"] = None
+    else:
+        out["system"] = None
+        out["no_system_figures"] = why_no_figures(cores, aggregate, a)
+    sys.stdout.write(json.dumps(strict_json(out), indent=2) + "\n")
+    return 0
+
+
 def main(argv) -> int:
+    if "--json" in argv:
+        return main_json([x for x in argv if x != "--json"])
     rc = ref.main(argv)
     if rc == 0 and "--strict" in argv and _nothing:
         sys.stdout.flush()

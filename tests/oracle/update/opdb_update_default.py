@@ -279,6 +279,9 @@ def _print(*args, **kw):
 
 def main(argv) -> int:
     global RUN
+    # opdb's spelling of the reference's --prof-path (which stays accepted)
+    argv = ["--prof-path" if a == "--profiling-path" else
+            "--prof-path=" + a[len("--profiling-path="):] if a.startswith("--profiling-path=") else a for a in argv]
     parser = ref.build_argparser()
     parser.add_argument("--add-new-ops", action="store_true")
     parser.add_argument("--json", action="store_true")
