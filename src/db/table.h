@@ -22,7 +22,8 @@ typedef struct db_cell {
         double f;
         bool b;
     } v;
-    const char *s;                /* the cell's decoded text (NUL-terminated; "" for NA of a short record) */
+    const char *s;                /* a text cell's decoded text (NUL-terminated); "" for NA and typed
+                                     cells, which are read through their value */
     uint32_t n;
     uint8_t kind;                 /* db_cell_kind */
 } db_cell;
