@@ -338,7 +338,7 @@ static void name_columns(db_table *t, const tok *k) {
  * parsed once: the typing pass keeps what it read (lit[r]: 1 int64, 2 uint64,
  * 3 float) and the value pass only re-reads an integer cell of a column that
  * turned out float. */
-static void type_columns(db_table *t) {
+static void type_columns(db_table *t, const char *const *txt) {
     t->col_kind = opdb_xcalloc(t->ncols ? t->ncols : 1, 1);
     uint8_t *lit = opdb_xmalloc(t->nrows ? t->nrows : 1);
     for (size_t c = 0; c < t->ncols; c++) {
@@ -351,36 +351,33 @@ static void type_columns(db_table *t) {
                 continue;
             }
             any = true;
+            const char *xs = txt[r * t->ncols + c];
             if (all_int) {
-                int k = int_literal(x->s, x->n, &x->v.i, &x->v.u);
+                int k = int_literal(xs, x->n, &x->v.i, &x->v.u);
                 if (k) lit[r] = (uint8_t)k;
                 else all_int = false;
             }
             if (!all_int && all_float) {
-                if (float_literal(x->s, x->n, &x->v.f)) lit[r] = 3;
+                if (float_literal(xs, x->n, &x->v.f)) lit[r] = 3;
                 else all_float = false;
             }
-            if (all_bool && bool_literal(x->s, x->n) < 0) all_bool = false;
+            if (all_bool && bool_literal(xs, x->n) < 0) all_bool = false;
             if (!all_int && !all_float && !all_bool) break;
         }
         uint8_t kind = !any ? DBC_NA : all_int ? (any_na ? DBC_FLOAT : DBC_INT) : all_float ? DBC_FLOAT
                                                                       : all_bool ? DBC_BOOL : DBC_TEXT;
         t->col_kind[c] = kind;
-        if (kind == DBC_TEXT || kind == DBC_NA) {
-            for (size_t r = 0; r < t->nrows; r++) /* text cells carry no value */
-                if (lit[r]) memset(&t->cells[r * t->ncols + c].v, 0, sizeof t->cells[0].v);
-            continue;
-        }
+        if (kind == DBC_TEXT || kind == DBC_NA) continue; /* their text is set by retain_text */
         for (size_t r = 0; r < t->nrows; r++) {
             db_cell *x = &t->cells[r * t->ncols + c];
             if (x->kind == DBC_NA) continue;
             if (kind == DBC_INT) {
                 x->kind = lit[r] == 2 ? DBC_UINT : DBC_INT;
             } else if (kind == DBC_FLOAT) {
-                if (lit[r] != 3) float_literal(x->s, x->n, &x->v.f);
+                if (lit[r] != 3) float_literal(txt[r * t->ncols + c], x->n, &x->v.f);
                 x->kind = DBC_FLOAT;
             } else {
-                x->v.b = bool_literal(x->s, x->n) == 1;
+                x->v.b = bool_literal(txt[r * t->ncols + c], x->n) == 1;
                 x->kind = DBC_BOOL;
             }
         }
@@ -391,7 +388,7 @@ static void type_columns(db_table *t) {
 /* After typing, only text cells keep their text, and each distinct text of a
  * column once (a table repeats its dtypes, formats and states on every row):
  * the cells' text moves from the loading arena into the table's. */
-static void retain_text(db_table *t) {
+static void retain_text(db_table *t, const char *const *txt) {
     typedef struct seen {
         const char *s;
         uint32_t n;
@@ -407,23 +404,23 @@ static void retain_text(db_table *t) {
         for (size_t r = 0; r < t->nrows; r++) {
             db_cell *x = &t->cells[r * t->ncols + c];
             if (!text || x->kind == DBC_NA) {
-                x->s = ""; /* a typed or NA cell is read through its value */
-                x->n = 0;
+                x->n = 0; /* a typed or NA cell is read through its value */
                 continue;
             }
-            uint64_t h = opdb_hash_bytes(x->s, x->n, 3);
+            const char *xs = txt[r * t->ncols + c];
+            uint64_t h = opdb_hash_bytes(xs, x->n, 3);
             const char *kept = NULL;
             uint32_t idx;
             for (opdb_hprobe p = opdb_hindex_probe(&ix, h); !kept && opdb_hprobe_next(&p, &idx);)
-                if (v[idx].n == x->n && memcmp(v[idx].s, x->s, x->n) == 0) kept = v[idx].s;
+                if (v[idx].n == x->n && memcmp(v[idx].s, xs, x->n) == 0) kept = v[idx].s;
             if (!kept) {
-                kept = opdb_arena_strndup(&t->arena, x->s, x->n);
+                kept = opdb_arena_strndup(&t->arena, xs, x->n);
                 OPDB_ALLOC_GROW(v, nv + 1, cap);
                 v[nv].s = kept;
                 v[nv].n = x->n;
                 opdb_hindex_add(&ix, h, (uint32_t)nv++);
             }
-            x->s = kept;
+            x->v.s = kept;
         }
     }
     opdb_hindex_free(&ix);
@@ -438,7 +435,8 @@ int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n,
     if (n >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) data += 3, n -= 3;
     if (!utf8_valid((const unsigned char *)data, n)) return fail_at(err, name, 0, "not UTF-8 text");
     tok k = {data, n, 0, 1, {0}, NULL, 0, 0};
-    opdb_arena loading; /* every cell's text until the columns are typed */
+    opdb_arena loading; /* every cell's text (txt, per cell) until the columns are typed */
+    const char **txt = NULL;
     opdb_arena_init(&loading, 1 << 20);
     opdb_sb_init(&k.cell);
     uint32_t line;
@@ -448,7 +446,7 @@ int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n,
         goto out;
     }
     name_columns(t, &k);
-    size_t cap = 0, lcap = 0;
+    size_t cap = 0, lcap = 0, tcap = 0;
     while (tok_next(&k, &line)) {
         if (k.nends > t->ncols) {
             char what[96];
@@ -458,28 +456,35 @@ int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n,
         }
         OPDB_ALLOC_GROW(t->cells, (t->nrows + 1) * t->ncols, cap);
         OPDB_ALLOC_GROW(t->line, t->nrows + 1, lcap);
+        OPDB_ALLOC_GROW(txt, (t->nrows + 1) * t->ncols, tcap);
         db_cell *row = t->cells + t->nrows * t->ncols;
         for (size_t c = 0; c < t->ncols; c++) {
             db_cell *x = &row[c];
             memset(x, 0, sizeof *x);
             if (c >= k.nends) {
                 x->kind = DBC_NA;
-                x->s = "";
+                txt[t->nrows * t->ncols + c] = "";
                 continue;
             }
             const char *p;
             size_t len;
             cell_span(&k, c, &p, &len);
-            x->s = opdb_arena_strndup(&loading, p, len);
+            txt[t->nrows * t->ncols + c] = opdb_arena_strndup(&loading, p, len);
             x->n = (uint32_t)len;
             x->kind = is_na(p, len) ? DBC_NA : DBC_TEXT;
         }
         t->line[t->nrows++] = line;
     }
-    type_columns(t);
-    retain_text(t);
+    type_columns(t, txt);
+    retain_text(t, txt);
+    /* the arrays grew by doubling: give the slack back */
+    if (t->nrows) {
+        t->cells = opdb_xrealloc(t->cells, t->nrows * t->ncols * sizeof *t->cells);
+        t->line = opdb_xrealloc(t->line, t->nrows * sizeof *t->line);
+    }
     rc = 0;
 out:
+    free(txt);
     opdb_arena_free(&loading);
     opdb_sb_free(&k.cell);
     free(k.ends);
@@ -541,7 +546,7 @@ opdb_span db_cell_text(const db_cell *c, char *buf, size_t cap) {
     case DBC_UINT: return opdb_span_make(buf, (size_t)snprintf(buf, cap, "%llu", (unsigned long long)c->v.u));
     case DBC_FLOAT: return opdb_span_make(buf, opdb_py_fmt_repr(buf, cap, c->v.f));
     case DBC_BOOL: return opdb_span_cstr(c->v.b ? "True" : "False");
-    default: return opdb_span_make(c->s, c->n);
+    default: return opdb_span_make(c->v.s, c->n);
     }
 }
 
@@ -552,7 +557,7 @@ bool db_cell_num(const db_cell *c, double *out) {
     case DBC_UINT: *out = (double)c->v.u; return true;
     case DBC_FLOAT: *out = c->v.f; return true;
     case DBC_BOOL: *out = c->v.b ? 1.0 : 0.0; return true;
-    default: return opdb_py_float(c->s, c->n, out);
+    default: return opdb_py_float(c->v.s, c->n, out);
     }
 }
 
@@ -568,7 +573,7 @@ bool db_cell_pyint(const db_cell *c, int64_t *out) {
     case DBC_BOOL: *out = c->v.b; return true;
     default: {
         long long v;
-        if (!opdb_py_int(c->s, c->n, &v)) return false;
+        if (!opdb_py_int(c->v.s, c->n, &v)) return false;
         *out = v;
         return true;
     }

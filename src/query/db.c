@@ -215,6 +215,49 @@ static void row_latency(const opdb_qdb *db, q_ktable *kt, const qv *ov, size_t r
     (void)db;
 }
 
+/* A table repeats its dtype and format lists on every row, and keeps each
+ * distinct text once: rows with the same text share one parsed list. */
+typedef struct list_memo {
+    struct {
+        const char *key;
+        const char **items;
+        uint32_t *lens, n;
+    } *e;
+    size_t cap, n;
+} list_memo;
+
+static void memo_list(list_memo *m, opdb_arena *a, const db_cell *cell, const char ***items, uint32_t **lens,
+                      uint32_t *n) {
+    if (!cell || cell->kind != DBC_TEXT) {
+        parse_list(a, cell, items, lens, n);
+        return;
+    }
+    if (2 * (m->n + 1) > m->cap) { /* grow: open addressing, at most half full */
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        list_memo g = {opdb_xcalloc(cap, sizeof *m->e), cap, 0};
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->e[i].key) continue;
+            size_t j = opdb_hash_bytes(&m->e[i].key, sizeof m->e[i].key, 1) & (cap - 1);
+            while (g.e[j].key) j = (j + 1) & (cap - 1);
+            g.e[j] = m->e[i];
+            g.n++;
+        }
+        free(m->e);
+        *m = g;
+    }
+    const char *key = cell->v.s;
+    size_t j = opdb_hash_bytes(&key, sizeof key, 1) & (m->cap - 1);
+    while (m->e[j].key && m->e[j].key != key) j = (j + 1) & (m->cap - 1);
+    if (!m->e[j].key) {
+        parse_list(a, cell, &m->e[j].items, &m->e[j].lens, &m->e[j].n);
+        m->e[j].key = key;
+        m->n++;
+    }
+    *items = m->e[j].items;
+    *lens = m->e[j].lens;
+    *n = m->e[j].n;
+}
+
 static void prepare(const opdb_qdb *db, q_ktable *kt) {
     db_table *t = &kt->t;
     kt->c_in_shapes = db_table_col(t, "Input Shapes");
@@ -234,18 +277,20 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
     const qv *ov = q_override(db->map.ov_lat, kt->kernel, &bad);
     kt->lat_ov_bad = bad;
     kt->rows = opdb_xcalloc(t->nrows ? t->nrows : 1, sizeof *kt->rows);
+    list_memo memo = {NULL, 0, 0};
     for (size_t r = 0; r < t->nrows; r++) {
         q_row *row = &kt->rows[r];
         row_latency(db, kt, ov, r, row);
         row->shapes_ok = parse_shapes_cell(&t->arena, t, r, kt->c_in_shapes, &row->in, &row->n_in);
-        parse_list(&t->arena, kt->c_in_dt >= 0 ? db_table_cell(t, r, kt->c_in_dt) : NULL, &row->in_dt, &row->in_dt_n,
-                   &row->n_in_dt);
-        parse_list(&t->arena, kt->c_in_fmt >= 0 ? db_table_cell(t, r, kt->c_in_fmt) : NULL, &row->in_fmt,
-                   &row->in_fmt_n, &row->n_in_fmt);
+        memo_list(&memo, &t->arena, kt->c_in_dt >= 0 ? db_table_cell(t, r, kt->c_in_dt) : NULL, &row->in_dt,
+                  &row->in_dt_n, &row->n_in_dt);
+        memo_list(&memo, &t->arena, kt->c_in_fmt >= 0 ? db_table_cell(t, r, kt->c_in_fmt) : NULL, &row->in_fmt,
+                  &row->in_fmt_n, &row->n_in_fmt);
         row->out_ok = parse_shapes_cell(&t->arena, t, r, kt->c_out_shapes, &row->out, &row->n_out);
-        parse_list(&t->arena, kt->c_out_dt >= 0 ? db_table_cell(t, r, kt->c_out_dt) : NULL, &row->out_dt,
-                   &row->out_dt_n, &row->n_out_dt);
+        memo_list(&memo, &t->arena, kt->c_out_dt >= 0 ? db_table_cell(t, r, kt->c_out_dt) : NULL, &row->out_dt,
+                  &row->out_dt_n, &row->n_out_dt);
     }
+    free(memo.e);
 }
 
 void q_comm_index_free(void *p);
