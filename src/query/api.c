@@ -86,9 +86,11 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
     if (!idv || idv->kind == QV_NULL) {
         id = "null";
     } else if (idv->kind == QV_INT) {
-        char buf[24];
-        int len = snprintf(buf, sizeof buf, "%lld", (long long)idv->i);
-        id = opdb_arena_strndup(&p->a, buf, (size_t)len);
+        char buf[24], *e = buf + sizeof buf, *d = e;
+        uint64_t u = idv->i < 0 ? 0 - (uint64_t)idv->i : (uint64_t)idv->i;
+        do *--d = (char)('0' + u % 10); while ((u /= 10));
+        if (idv->i < 0) *--d = '-';
+        id = opdb_arena_strndup(&p->a, d, (size_t)(e - d));
     } else {
         opdb_strbuf sb;
         opdb_sb_init(&sb);

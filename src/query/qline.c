@@ -82,6 +82,15 @@ static int cb_number(void *ctx, const char *s, size_t n) {
         if (s[i] == '.' || s[i] == 'e' || s[i] == 'E') is_int = false;
     qv *v;
     long long iv;
+    if (is_int && n <= 18 && (s[0] != '-' || n > 1)) {
+        /* a JSON integer of at most 18 characters fits in int64: its digits, read directly */
+        size_t i = s[0] == '-';
+        long long x = 0;
+        for (; i < n; i++) x = x * 10 + (s[i] - '0');
+        v = nv(b, QV_INT);
+        v->i = s[0] == '-' ? -x : x;
+        return put(b, v);
+    }
     if (is_int && opdb_py_int(s, n, &iv)) {
         v = nv(b, QV_INT);
         v->i = iv;
