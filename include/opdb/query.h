@@ -178,6 +178,9 @@ OPDB_API int opdb_query_batch_text(const opdb_qdb *db, const char *jsonl, size_t
 OPDB_API void opdb_query_free_text(char *text);
 /* The result line of a result (JSON object, no newline), malloc'd. 0 or -1. */
 OPDB_API int opdb_qresult_json(const opdb_qresult *r, char **text, size_t *len);
+/* The result line as a view the result owns (valid until opdb_qresult_free):
+ * what opdb_qresult_json gives, without the copy. 0 or -1. */
+OPDB_API int opdb_qresult_line(const opdb_qresult *r, const char **text, size_t *len);
 OPDB_API void opdb_qresult_free(opdb_qresult *r);
 
 /* Rows skipped so far because a cell could not be read (default mode), and

@@ -50,12 +50,11 @@ typedef struct emit_ctx {
 } emit_ctx;
 
 static int emit_line(emit_ctx *e, const opdb_qresult *r) {
-    char *line;
+    const char *line;
     size_t n;
-    if (opdb_qresult_json(r, &line, &n)) return -1;
+    if (opdb_qresult_line(r, &line, &n)) return -1;
     bool ok = fwrite(line, 1, n, e->out) == n && fputc('\n', e->out) != EOF;
     if (ok && e->collect && opdb_grid_misses_add(e->collect, line, n, "results", ++e->n, &e->err)) e->failed = true;
-    free(line);
     if (ok && e->flush) ok = fflush(e->out) == 0;
     if (!ok) e->failed = true;
     return ok ? 0 : -1;

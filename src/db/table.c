@@ -23,13 +23,19 @@ static bool is_na(const char *s, size_t n) {
     /* every NA spelling starts with one of these: most cells are rejected here */
     if (n > 8 || !memchr("#-1<Nn", s[0], 6)) return false;
     for (size_t i = 0; i < sizeof k_na / sizeof k_na[0]; i++)
-        if (strlen(k_na[i]) == n && memcmp(k_na[i], s, n) == 0) return true;
+        if (k_na[i][0] == s[0] && strlen(k_na[i]) == n && memcmp(k_na[i], s, n) == 0) return true;
     return false;
 }
 
 static bool utf8_valid(const unsigned char *p, size_t n) {
     size_t i = 0;
     while (i < n) {
+        /* ASCII eight bytes at a time (tables are almost all ASCII) */
+        uint64_t w;
+        if (i + 8 <= n && (memcpy(&w, p + i, 8), !(w & 0x8080808080808080u))) {
+            i += 8;
+            continue;
+        }
         unsigned c = p[i];
         if (c < 0x80) { i++; continue; }
         size_t len;
@@ -91,6 +97,34 @@ static bool ci_eq(const char *s, size_t n, const char *w) {
     return true;
 }
 
+/* The common cell "123.456" (at most 19 digits, no exponent) without strtod:
+ * when the digits fit in 2^53 and the power of ten is exact, one IEEE
+ * multiply or divide rounds correctly, so the value is strtod's. */
+static bool exact_decimal(const char *s, size_t n, double *out) {
+    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    size_t i = 0;
+    bool neg = false;
+    if (i < n && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
+    uint64_t m = 0;
+    int digits = 0, frac = 0;
+    bool dot = false;
+    for (; i < n; i++) {
+        char c = s[i];
+        if (c == '.' && !dot) {
+            dot = true;
+            continue;
+        }
+        if (c < '0' || c > '9' || ++digits > 19) return false;
+        m = m * 10 + (uint64_t)(c - '0');
+        frac += dot;
+    }
+    if (!digits || m > ((uint64_t)1 << 53) || frac > 22) return false;
+    double v = (double)m / p10[frac];
+    *out = neg ? -v : v;
+    return true;
+}
+
 /* A float literal: decimal with optional fraction/exponent, or inf/infinity. */
 static bool float_literal(const char *s, size_t n, double *out) {
     size_t a = 0, b = n;
@@ -118,6 +152,7 @@ static bool float_literal(const char *s, size_t n, double *out) {
         if (!ed) return false;
     }
     if (i != b) return false;
+    if (exact_decimal(s + a, b - a, out)) return true;
     char tmp[128], *buf = tmp;
     size_t len = b - a;
     if (len >= sizeof tmp) buf = opdb_xmalloc(len + 1);
@@ -133,6 +168,7 @@ static bool float_literal(const char *s, size_t n, double *out) {
 }
 
 static int bool_literal(const char *s, size_t n) {
+    if (n != 4 && n != 5) return -1;
     static const char *const t[] = {"True", "TRUE", "true"}, *const f[] = {"False", "FALSE", "false"};
     for (int k = 0; k < 3; k++) {
         if (strlen(t[k]) == n && memcmp(t[k], s, n) == 0) return 1;
@@ -188,9 +224,15 @@ static int tok_next(tok *t, uint32_t *line) {
                 } else {
                     in_q = false;
                 }
-            } else {
-                if (c == '\n' || (c == '\r' && !(t->i < t->n && t->p[t->i] == '\n'))) t->line++;
+            } else if (c == '\n' || c == '\r') {
+                if (c == '\n' || !(t->i < t->n && t->p[t->i] == '\n')) t->line++;
                 opdb_sb_addc(&t->cell, c);
+            } else {
+                /* the rest of a quoted run at once */
+                size_t j = t->i;
+                while (j < t->n && t->p[j] != '"' && t->p[j] != '\n' && t->p[j] != '\r') j++;
+                opdb_sb_add(&t->cell, t->p + t->i - 1, j - t->i + 1);
+                t->i = j;
             }
             continue;
         }
@@ -211,7 +253,11 @@ static int tok_next(tok *t, uint32_t *line) {
             break;
         }
         at_start = false;
-        opdb_sb_addc(&t->cell, c);
+        /* the rest of an unquoted run at once */
+        size_t j = t->i;
+        while (j < t->n && t->p[j] != ',' && t->p[j] != '\n' && t->p[j] != '\r') j++;
+        opdb_sb_add(&t->cell, t->p + t->i - 1, j - t->i + 1);
+        t->i = j;
     }
     OPDB_ALLOC_GROW(t->ends, t->nends + 1, t->cap);
     t->ends[t->nends++] = t->cell.n;
@@ -288,11 +334,16 @@ static void name_columns(db_table *t, const tok *k) {
     free(counts);
 }
 
-/* Column typing over all non-NA cells, then each cell's value. */
-static void type_columns(db_table *t) {
+/* Column typing over all non-NA cells, then each cell's value. A number is
+ * parsed once: the typing pass keeps what it read (lit[r]: 1 int64, 2 uint64,
+ * 3 float) and the value pass only re-reads an integer cell of a column that
+ * turned out float. */
+static void type_columns(db_table *t, const char *const *txt) {
     t->col_kind = opdb_xcalloc(t->ncols ? t->ncols : 1, 1);
+    uint8_t *lit = opdb_xmalloc(t->nrows ? t->nrows : 1);
     for (size_t c = 0; c < t->ncols; c++) {
         bool all_int = true, all_float = true, all_bool = true, any = false, any_na = false;
+        memset(lit, 0, t->nrows ? t->nrows : 1);
         for (size_t r = 0; r < t->nrows; r++) {
             db_cell *x = &t->cells[r * t->ncols + c];
             if (x->kind == DBC_NA) {
@@ -300,33 +351,80 @@ static void type_columns(db_table *t) {
                 continue;
             }
             any = true;
-            int64_t iv;
-            uint64_t uv;
-            double fv;
-            if (all_int && !int_literal(x->s, x->n, &iv, &uv)) all_int = false;
-            if (!all_int && all_float && !float_literal(x->s, x->n, &fv)) all_float = false;
-            if (all_bool && bool_literal(x->s, x->n) < 0) all_bool = false;
+            const char *xs = txt[r * t->ncols + c];
+            if (all_int) {
+                int k = int_literal(xs, x->n, &x->v.i, &x->v.u);
+                if (k) lit[r] = (uint8_t)k;
+                else all_int = false;
+            }
+            if (!all_int && all_float) {
+                if (float_literal(xs, x->n, &x->v.f)) lit[r] = 3;
+                else all_float = false;
+            }
+            if (all_bool && bool_literal(xs, x->n) < 0) all_bool = false;
             if (!all_int && !all_float && !all_bool) break;
         }
         uint8_t kind = !any ? DBC_NA : all_int ? (any_na ? DBC_FLOAT : DBC_INT) : all_float ? DBC_FLOAT
                                                                       : all_bool ? DBC_BOOL : DBC_TEXT;
         t->col_kind[c] = kind;
-        if (kind == DBC_TEXT || kind == DBC_NA) continue;
+        if (kind == DBC_TEXT || kind == DBC_NA) continue; /* their text is set by retain_text */
         for (size_t r = 0; r < t->nrows; r++) {
             db_cell *x = &t->cells[r * t->ncols + c];
             if (x->kind == DBC_NA) continue;
             if (kind == DBC_INT) {
-                int k = int_literal(x->s, x->n, &x->v.i, &x->v.u);
-                x->kind = k == 2 ? DBC_UINT : DBC_INT;
+                x->kind = lit[r] == 2 ? DBC_UINT : DBC_INT;
             } else if (kind == DBC_FLOAT) {
-                float_literal(x->s, x->n, &x->v.f);
+                if (lit[r] != 3) float_literal(txt[r * t->ncols + c], x->n, &x->v.f);
                 x->kind = DBC_FLOAT;
             } else {
-                x->v.b = bool_literal(x->s, x->n) == 1;
+                x->v.b = bool_literal(txt[r * t->ncols + c], x->n) == 1;
                 x->kind = DBC_BOOL;
             }
         }
     }
+    free(lit);
+}
+
+/* After typing, only text cells keep their text, and each distinct text of a
+ * column once (a table repeats its dtypes, formats and states on every row):
+ * the cells' text moves from the loading arena into the table's. */
+static void retain_text(db_table *t, const char *const *txt) {
+    typedef struct seen {
+        const char *s;
+        uint32_t n;
+    } seen;
+    seen *v = NULL;
+    size_t nv = 0, cap = 0;
+    opdb_hindex ix = {0};
+    for (size_t c = 0; c < t->ncols; c++) {
+        bool text = t->col_kind[c] == DBC_TEXT;
+        nv = 0;
+        opdb_hindex_free(&ix);
+        memset(&ix, 0, sizeof ix);
+        for (size_t r = 0; r < t->nrows; r++) {
+            db_cell *x = &t->cells[r * t->ncols + c];
+            if (!text || x->kind == DBC_NA) {
+                x->n = 0; /* a typed or NA cell is read through its value */
+                continue;
+            }
+            const char *xs = txt[r * t->ncols + c];
+            uint64_t h = opdb_hash_bytes(xs, x->n, 3);
+            const char *kept = NULL;
+            uint32_t idx;
+            for (opdb_hprobe p = opdb_hindex_probe(&ix, h); !kept && opdb_hprobe_next(&p, &idx);)
+                if (v[idx].n == x->n && memcmp(v[idx].s, xs, x->n) == 0) kept = v[idx].s;
+            if (!kept) {
+                kept = opdb_arena_strndup(&t->arena, xs, x->n);
+                OPDB_ALLOC_GROW(v, nv + 1, cap);
+                v[nv].s = kept;
+                v[nv].n = x->n;
+                opdb_hindex_add(&ix, h, (uint32_t)nv++);
+            }
+            x->v.s = kept;
+        }
+    }
+    opdb_hindex_free(&ix);
+    free(v);
 }
 
 int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n, opdb_err *err) {
@@ -337,6 +435,9 @@ int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n,
     if (n >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) data += 3, n -= 3;
     if (!utf8_valid((const unsigned char *)data, n)) return fail_at(err, name, 0, "not UTF-8 text");
     tok k = {data, n, 0, 1, {0}, NULL, 0, 0};
+    opdb_arena loading; /* every cell's text (txt, per cell) until the columns are typed */
+    const char **txt = NULL;
+    opdb_arena_init(&loading, 1 << 20);
     opdb_sb_init(&k.cell);
     uint32_t line;
     int rc = -1;
@@ -345,7 +446,7 @@ int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n,
         goto out;
     }
     name_columns(t, &k);
-    size_t cap = 0, lcap = 0;
+    size_t cap = 0, lcap = 0, tcap = 0;
     while (tok_next(&k, &line)) {
         if (k.nends > t->ncols) {
             char what[96];
@@ -355,27 +456,36 @@ int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n,
         }
         OPDB_ALLOC_GROW(t->cells, (t->nrows + 1) * t->ncols, cap);
         OPDB_ALLOC_GROW(t->line, t->nrows + 1, lcap);
+        OPDB_ALLOC_GROW(txt, (t->nrows + 1) * t->ncols, tcap);
         db_cell *row = t->cells + t->nrows * t->ncols;
         for (size_t c = 0; c < t->ncols; c++) {
             db_cell *x = &row[c];
             memset(x, 0, sizeof *x);
             if (c >= k.nends) {
                 x->kind = DBC_NA;
-                x->s = "";
+                txt[t->nrows * t->ncols + c] = "";
                 continue;
             }
             const char *p;
             size_t len;
             cell_span(&k, c, &p, &len);
-            x->s = opdb_arena_strndup(&t->arena, p, len);
+            txt[t->nrows * t->ncols + c] = opdb_arena_strndup(&loading, p, len);
             x->n = (uint32_t)len;
             x->kind = is_na(p, len) ? DBC_NA : DBC_TEXT;
         }
         t->line[t->nrows++] = line;
     }
-    type_columns(t);
+    type_columns(t, txt);
+    retain_text(t, txt);
+    /* the arrays grew by doubling: give the slack back */
+    if (t->nrows) {
+        t->cells = opdb_xrealloc(t->cells, t->nrows * t->ncols * sizeof *t->cells);
+        t->line = opdb_xrealloc(t->line, t->nrows * sizeof *t->line);
+    }
     rc = 0;
 out:
+    free(txt);
+    opdb_arena_free(&loading);
     opdb_sb_free(&k.cell);
     free(k.ends);
     return rc;
@@ -436,7 +546,7 @@ opdb_span db_cell_text(const db_cell *c, char *buf, size_t cap) {
     case DBC_UINT: return opdb_span_make(buf, (size_t)snprintf(buf, cap, "%llu", (unsigned long long)c->v.u));
     case DBC_FLOAT: return opdb_span_make(buf, opdb_py_fmt_repr(buf, cap, c->v.f));
     case DBC_BOOL: return opdb_span_cstr(c->v.b ? "True" : "False");
-    default: return opdb_span_make(c->s, c->n);
+    default: return opdb_span_make(c->v.s, c->n);
     }
 }
 
@@ -447,7 +557,7 @@ bool db_cell_num(const db_cell *c, double *out) {
     case DBC_UINT: *out = (double)c->v.u; return true;
     case DBC_FLOAT: *out = c->v.f; return true;
     case DBC_BOOL: *out = c->v.b ? 1.0 : 0.0; return true;
-    default: return opdb_py_float(c->s, c->n, out);
+    default: return opdb_py_float(c->v.s, c->n, out);
     }
 }
 
@@ -463,7 +573,7 @@ bool db_cell_pyint(const db_cell *c, int64_t *out) {
     case DBC_BOOL: *out = c->v.b; return true;
     default: {
         long long v;
-        if (!opdb_py_int(c->s, c->n, &v)) return false;
+        if (!opdb_py_int(c->v.s, c->n, &v)) return false;
         *out = v;
         return true;
     }

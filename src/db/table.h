@@ -14,16 +14,17 @@
 
 typedef enum db_cell_kind { DBC_NA, DBC_INT, DBC_UINT, DBC_FLOAT, DBC_BOOL, DBC_TEXT } db_cell_kind;
 
-/* members ordered so a cell is 24 bytes, not 32 (a table holds rows x columns of them) */
+/* 16 bytes: a text cell's text shares the union with the typed values (a
+ * table holds rows x columns of them) */
 typedef struct db_cell {
     union {
         int64_t i;
         uint64_t u;                /* DBC_UINT: an integer above INT64_MAX */
         double f;
         bool b;
+        const char *s;             /* DBC_TEXT: the decoded text (NUL-terminated) */
     } v;
-    const char *s;                /* the cell's decoded text (NUL-terminated; "" for NA of a short record) */
-    uint32_t n;
+    uint32_t n;                   /* DBC_TEXT: the text's length */
     uint8_t kind;                 /* db_cell_kind */
 } db_cell;
 

@@ -83,6 +83,14 @@ static void quote(opdb_strbuf *out, const char *s, bool ascii) {
     opdb_sb_addc(out, '"');
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
+        /* a run of bytes that need no escape, at once */
+        const unsigned char *q = p;
+        while (*q >= 0x20 && *q != '"' && *q != '\\' && (*q < 0x7f || (!ascii && *q >= 0x80))) q++;
+        if (q > p) {
+            opdb_sb_add(out, (const char *)p, (size_t)(q - p));
+            p = q;
+            continue;
+        }
         unsigned c = *p;
         if (c == '"') opdb_sb_add(out, "\\\"", 2);
         else if (c == '\\') opdb_sb_add(out, "\\\\", 2);

@@ -1,4 +1,5 @@
 /* Python number rendering: "%.Nf" and repr(float). */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -165,7 +166,17 @@ size_t opdb_py_fmt_repr(char *buf, size_t cap, double x) {
     if (isinf(x)) return (size_t)snprintf(buf, cap, x > 0 ? "inf" : "-inf");
     /* Shortest %.*e that round-trips gives the digits and exponent. */
     char tmp[40];
-    for (int prec = 0; prec <= 16; prec++) {
+    /* Any decimal of at most 15 significant digits survives decimal -> double
+     * -> 15 digits unchanged, so when the 15-digit form round-trips it is the
+     * shortest one padded with zeros (stripped below); when it does not, no
+     * form of 15 digits or fewer does, and the search starts at 16. (Not for
+     * subnormals: fewer digits survive there, so they search from 1.) */
+    int from = 0;
+    if (x == 0 || fabs(x) >= DBL_MIN) {
+        snprintf(tmp, sizeof tmp, "%.14e", x);
+        from = strtod(tmp, NULL) == x ? 17 : 15;
+    }
+    for (int prec = from; prec <= 16; prec++) {
         snprintf(tmp, sizeof tmp, "%.*e", prec, x);
         if (strtod(tmp, NULL) == x) break;
         /* printf rounds ties to even; the shortest round-trip string may be

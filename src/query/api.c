@@ -80,13 +80,25 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
         else q_dispatch(&c);
         if (klen) q_cache_put(db->cache, key, klen, &p->r);
     }
-    /* the id echoed as JSON text */
-    opdb_strbuf sb;
-    opdb_sb_init(&sb);
-    q_render_value(q && q->id ? q->id : NULL, &sb);
-    opdb_sb_addc(&sb, 0);
-    char *id = opdb_arena_strndup(&p->a, sb.p, sb.n - 1);
-    opdb_sb_free(&sb);
+    /* the id echoed as JSON text (an integer or none, the usual ids, without a buffer) */
+    const qv *idv = q && q->id ? q->id : NULL;
+    const char *id;
+    if (!idv || idv->kind == QV_NULL) {
+        id = "null";
+    } else if (idv->kind == QV_INT) {
+        char buf[24], *e = buf + sizeof buf, *d = e;
+        uint64_t u = idv->i < 0 ? 0 - (uint64_t)idv->i : (uint64_t)idv->i;
+        do *--d = (char)('0' + u % 10); while ((u /= 10));
+        if (idv->i < 0) *--d = '-';
+        id = opdb_arena_strndup(&p->a, d, (size_t)(e - d));
+    } else {
+        opdb_strbuf sb;
+        opdb_sb_init(&sb);
+        q_render_value(idv, &sb);
+        opdb_sb_addc(&sb, 0);
+        id = opdb_arena_strndup(&p->a, sb.p, sb.n - 1);
+        opdb_sb_free(&sb);
+    }
     p->id = id;
     /* strings that point into the database are copied: a result may outlive its handle */
     if (p->r.kernel) p->r.kernel = opdb_arena_strndup(&p->a, p->r.kernel, strlen(p->r.kernel));
@@ -135,9 +147,13 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
     return 0;
 }
 
+/* The result's own state lives at the start of its arena: one allocation per query. */
 static opdb_qresult_priv *new_priv(void) {
-    opdb_qresult_priv *p = opdb_xcalloc(1, sizeof *p);
-    opdb_arena_init(&p->a, 1 << 13);
+    opdb_arena a;
+    opdb_arena_init(&a, 1 << 13);
+    opdb_qresult_priv *p = opdb_arena_alloc(&a, sizeof *p);
+    memset(p, 0, sizeof *p);
+    p->a = a;
     return p;
 }
 
@@ -174,8 +190,8 @@ int opdb_query(const opdb_qdb *db, const char *op, const opdb_qvalue *args, cons
 
 void opdb_qresult_free(opdb_qresult *r) {
     if (!r || !r->priv) return;
-    opdb_arena_free(&r->priv->a);
-    free(r->priv);
+    opdb_arena a = r->priv->a; /* the arena holds priv itself */
+    opdb_arena_free(&a);
     memset(r, 0, sizeof *r);
 }
 
@@ -185,6 +201,14 @@ int opdb_qresult_json(const opdb_qresult *r, char **text, size_t *len) {
     *text = opdb_xmalloc(r->priv->line_n + 1);
     memcpy(*text, r->priv->line, r->priv->line_n);
     (*text)[r->priv->line_n] = 0;
+    if (len) *len = r->priv->line_n;
+    return 0;
+}
+
+int opdb_qresult_line(const opdb_qresult *r, const char **text, size_t *len) {
+    if (!r || !r->priv) return -1;
+    if (!r->priv->line) render_line(r->priv, false);
+    *text = r->priv->line;
     if (len) *len = r->priv->line_n;
     return 0;
 }

@@ -40,17 +40,16 @@ static void *run_lines(void *arg) {
             return NULL;
         }
         q_stats_add(&r->stats, &res);
-        char *line = NULL;
+        const char *line = NULL;
         size_t n = 0;
-        int rc = opdb_qresult_json(&res, &line, &n);
-        opdb_qresult_free(&res);
-        if (rc != 0) {
+        if (opdb_qresult_line(&res, &line, &n) != 0) {
+            opdb_qresult_free(&res);
             r->rc = -1;
             return NULL;
         }
         opdb_sb_add(&r->out, line, n);
         opdb_sb_addc(&r->out, '\n');
-        free(line);
+        opdb_qresult_free(&res);
     }
     return NULL;
 }

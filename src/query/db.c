@@ -51,6 +51,7 @@ static char *join3(const char *a, const char *b, const char *c) {
 }
 
 static void free_table(q_ktable *t);
+static void snap_free(opdb_qdb *db);
 
 opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) {
     opdb_qdb_opts def;
@@ -119,6 +120,7 @@ void opdb_qdb_close(opdb_qdb *db) {
     if (db->calib_free) db->calib_free(db); /* set by calib.c when it loaded a calibration */
     for (size_t i = 0; i < db->ntables; i++) free_table(db->tables[i]);
     free(db->tables);
+    snap_free(db);
     q_cache_free(db->cache);
     opdb_hindex_free(&db->tables_ix);
     pthread_mutex_destroy(&db->tables_mu);
@@ -213,6 +215,49 @@ static void row_latency(const opdb_qdb *db, q_ktable *kt, const qv *ov, size_t r
     (void)db;
 }
 
+/* A table repeats its dtype and format lists on every row, and keeps each
+ * distinct text once: rows with the same text share one parsed list. */
+typedef struct list_memo {
+    struct {
+        const char *key;
+        const char **items;
+        uint32_t *lens, n;
+    } *e;
+    size_t cap, n;
+} list_memo;
+
+static void memo_list(list_memo *m, opdb_arena *a, const db_cell *cell, const char ***items, uint32_t **lens,
+                      uint32_t *n) {
+    if (!cell || cell->kind != DBC_TEXT) {
+        parse_list(a, cell, items, lens, n);
+        return;
+    }
+    if (2 * (m->n + 1) > m->cap) { /* grow: open addressing, at most half full */
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        list_memo g = {opdb_xcalloc(cap, sizeof *m->e), cap, 0};
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->e[i].key) continue;
+            size_t j = opdb_hash_bytes(&m->e[i].key, sizeof m->e[i].key, 1) & (cap - 1);
+            while (g.e[j].key) j = (j + 1) & (cap - 1);
+            g.e[j] = m->e[i];
+            g.n++;
+        }
+        free(m->e);
+        *m = g;
+    }
+    const char *key = cell->v.s;
+    size_t j = opdb_hash_bytes(&key, sizeof key, 1) & (m->cap - 1);
+    while (m->e[j].key && m->e[j].key != key) j = (j + 1) & (m->cap - 1);
+    if (!m->e[j].key) {
+        parse_list(a, cell, &m->e[j].items, &m->e[j].lens, &m->e[j].n);
+        m->e[j].key = key;
+        m->n++;
+    }
+    *items = m->e[j].items;
+    *lens = m->e[j].lens;
+    *n = m->e[j].n;
+}
+
 static void prepare(const opdb_qdb *db, q_ktable *kt) {
     db_table *t = &kt->t;
     kt->c_in_shapes = db_table_col(t, "Input Shapes");
@@ -232,18 +277,20 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
     const qv *ov = q_override(db->map.ov_lat, kt->kernel, &bad);
     kt->lat_ov_bad = bad;
     kt->rows = opdb_xcalloc(t->nrows ? t->nrows : 1, sizeof *kt->rows);
+    list_memo memo = {NULL, 0, 0};
     for (size_t r = 0; r < t->nrows; r++) {
         q_row *row = &kt->rows[r];
         row_latency(db, kt, ov, r, row);
         row->shapes_ok = parse_shapes_cell(&t->arena, t, r, kt->c_in_shapes, &row->in, &row->n_in);
-        parse_list(&t->arena, kt->c_in_dt >= 0 ? db_table_cell(t, r, kt->c_in_dt) : NULL, &row->in_dt, &row->in_dt_n,
-                   &row->n_in_dt);
-        parse_list(&t->arena, kt->c_in_fmt >= 0 ? db_table_cell(t, r, kt->c_in_fmt) : NULL, &row->in_fmt,
-                   &row->in_fmt_n, &row->n_in_fmt);
+        memo_list(&memo, &t->arena, kt->c_in_dt >= 0 ? db_table_cell(t, r, kt->c_in_dt) : NULL, &row->in_dt,
+                  &row->in_dt_n, &row->n_in_dt);
+        memo_list(&memo, &t->arena, kt->c_in_fmt >= 0 ? db_table_cell(t, r, kt->c_in_fmt) : NULL, &row->in_fmt,
+                  &row->in_fmt_n, &row->n_in_fmt);
         row->out_ok = parse_shapes_cell(&t->arena, t, r, kt->c_out_shapes, &row->out, &row->n_out);
-        parse_list(&t->arena, kt->c_out_dt >= 0 ? db_table_cell(t, r, kt->c_out_dt) : NULL, &row->out_dt,
-                   &row->out_dt_n, &row->n_out_dt);
+        memo_list(&memo, &t->arena, kt->c_out_dt >= 0 ? db_table_cell(t, r, kt->c_out_dt) : NULL, &row->out_dt,
+                  &row->out_dt_n, &row->n_out_dt);
     }
+    free(memo.e);
 }
 
 void q_comm_index_free(void *p);
@@ -276,9 +323,57 @@ static char *shown_path(const opdb_qdb *db, const char *path) {
     return o;
 }
 
+/* Every lookup asks for its tables by name: readers probe a published
+ * snapshot without the lock; a name not there yet is added under it. */
+typedef struct q_tsnap {
+    size_t cap; /* a power of two, kept at most half full */
+    struct q_tsnap *prev;
+    _Atomic(q_ktable *) slot[];
+} q_tsnap;
+
+static q_ktable *snap_find(const q_tsnap *s, uint64_t h, const char *kt) {
+    if (!s) return NULL;
+    for (size_t j = h & (s->cap - 1);; j = (j + 1) & (s->cap - 1)) {
+        q_ktable *t = atomic_load_explicit(&((q_tsnap *)s)->slot[j], memory_order_acquire);
+        if (!t) return NULL;
+        if (t->khash == h && strcmp(t->kernel, kt) == 0) return t;
+    }
+}
+
+static void snap_put(q_tsnap *s, q_ktable *t) {
+    size_t j = t->khash & (s->cap - 1);
+    while (atomic_load_explicit(&s->slot[j], memory_order_relaxed)) j = (j + 1) & (s->cap - 1);
+    atomic_store_explicit(&s->slot[j], t, memory_order_release);
+}
+
+/* under tables_mu: t (just appended to db->tables) becomes visible to readers */
+static void snap_publish(opdb_qdb *db, q_ktable *t) {
+    q_tsnap *s = atomic_load_explicit(&db->tsnap, memory_order_relaxed);
+    if (!s || 2 * db->ntables > s->cap) {
+        size_t cap = s ? s->cap * 2 : 64;
+        q_tsnap *ns = opdb_xcalloc(1, sizeof *ns + cap * sizeof ns->slot[0]);
+        ns->cap = cap;
+        ns->prev = s; /* a reader may still be probing it */
+        for (size_t i = 0; i < db->ntables; i++) snap_put(ns, db->tables[i]);
+        atomic_store_explicit(&db->tsnap, ns, memory_order_release);
+        return;
+    }
+    snap_put(s, t);
+}
+
+static void snap_free(opdb_qdb *db) {
+    for (q_tsnap *s = atomic_load(&db->tsnap); s;) {
+        q_tsnap *p = s->prev;
+        free(s);
+        s = p;
+    }
+}
+
 static q_ktable *find_or_add(const opdb_qdb *cdb, const char *kt) {
     opdb_qdb *db = (opdb_qdb *)cdb; /* the table map is internally synchronised */
     uint64_t h = opdb_hash_bytes(kt, strlen(kt), 0);
+    q_ktable *seen = snap_find(atomic_load_explicit(&db->tsnap, memory_order_acquire), h, kt);
+    if (seen) return seen;
     pthread_mutex_lock(&db->tables_mu);
     uint32_t idx;
     for (opdb_hprobe p = opdb_hindex_probe(&db->tables_ix, h); opdb_hprobe_next(&p, &idx);)
@@ -289,6 +384,7 @@ static q_ktable *find_or_add(const opdb_qdb *cdb, const char *kt) {
         }
     q_ktable *t = opdb_xcalloc(1, sizeof *t);
     t->kernel = join3(kt, "", "");
+    t->khash = h;
     t->kflags = q_kernel_flags(kt);
     pthread_mutex_init(&t->mu, NULL);
     pthread_mutex_init(&t->ext_mu, NULL);
@@ -296,6 +392,7 @@ static q_ktable *find_or_add(const opdb_qdb *cdb, const char *kt) {
     OPDB_ALLOC_GROW(db->tables, db->ntables + 1, db->captables);
     db->tables[db->ntables] = t;
     opdb_hindex_add(&db->tables_ix, h, (uint32_t)db->ntables++);
+    snap_publish(db, t);
     pthread_mutex_unlock(&db->tables_mu);
     return t;
 }

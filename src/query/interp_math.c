@@ -116,7 +116,7 @@ static bool interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t
             size_t m = 0;
             for (size_t i = mfirst[j]; i < nf; i++)
                 if (of[i] == j) tmp[m++] = P[f[i]].lat;
-            qsort(tmp, m, sizeof *tmp, cmp_d);
+            if (m > 2) qsort(tmp, m, sizeof *tmp, cmp_d); /* one or two: the median needs no order */
             mv[j] = m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
         }
         int used[4];

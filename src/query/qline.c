@@ -8,6 +8,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "opdb/pystr.h"
+#include "query/qline_fast.h"
 #include "query/query_internal.h"
 
 #define Q_MAX_DEPTH 64
@@ -81,6 +82,15 @@ static int cb_number(void *ctx, const char *s, size_t n) {
         if (s[i] == '.' || s[i] == 'e' || s[i] == 'E') is_int = false;
     qv *v;
     long long iv;
+    if (is_int && n <= 18 && (s[0] != '-' || n > 1)) {
+        /* a JSON integer of at most 18 characters fits in int64: its digits, read directly */
+        size_t i = s[0] == '-';
+        long long x = 0;
+        for (; i < n; i++) x = x * 10 + (s[i] - '0');
+        v = nv(b, QV_INT);
+        v->i = s[0] == '-' ? -x : x;
+        return put(b, v);
+    }
     if (is_int && opdb_py_int(s, n, &iv)) {
         v = nv(b, QV_INT);
         v->i = iv;
@@ -128,11 +138,19 @@ static const yajl_callbacks k_cb = {cb_null, cb_bool, NULL, NULL, cb_number, cb_
 
 static const char *k_bad_json = "bad_json", *k_bad_query = "bad_query";
 
-/* Parses JSON text into a value tree. */
-static qv *parse_json(opdb_arena *a, const char *text, size_t n, char *msg, size_t cap) {
+/* Parses JSON text into a value tree: the fast reader first, yajl for
+ * anything it leaves (mode Q_JSON_YAJL: yajl only; Q_JSON_FAST: the fast
+ * reader only, NULL where it would hand over). */
+qv *q_parse_json(opdb_arena *a, const char *text, size_t n, int mode, char *msg, size_t cap) {
     jb b;
     memset(&b, 0, sizeof b);
     b.a = a;
+    if (mode != Q_JSON_YAJL) {
+        if (q_json_fast(&k_cb, &b, text, n)) return b.root;
+        if (mode == Q_JSON_FAST) return NULL;
+        memset(&b, 0, sizeof b); /* what the fast reader built stays unused in the arena */
+        b.a = a;
+    }
     yajl_handle h = yajl_alloc(&k_cb, NULL, &b);
     yajl_status st = yajl_parse(h, (const unsigned char *)text, n);
     if (st == yajl_status_ok) st = yajl_complete_parse(h);
@@ -228,7 +246,7 @@ static bool kernel_name_ok(const qv *k) {
 
 int q_parse_line(opdb_arena *a, const char *line, size_t n, q_query *q, const char **code, char *msg, size_t cap) {
     memset(q, 0, sizeof *q);
-    qv *root = parse_json(a, line, n, msg, cap);
+    qv *root = q_parse_json(a, line, n, Q_JSON_AUTO, msg, cap);
     if (!root) {
         *code = k_bad_json;
         return -1;

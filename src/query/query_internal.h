@@ -141,6 +141,7 @@ unsigned q_kernel_flags(const char *kt);
 
 typedef struct q_ktable {
     char *kernel;                /* kernel type = CSV stem */
+    uint64_t khash;              /* hash of kernel (the lock-free table lookup) */
     unsigned kflags;             /* QK_* of the kernel */
     char *path;                  /* the file it was (or would be) read from */
     char *shown;                 /* path as named in explain (relative to the db folder when inside) */
@@ -183,6 +184,9 @@ struct opdb_qdb {
     q_ktable **tables;
     size_t ntables, captables;
     opdb_hindex tables_ix;
+    /* the same tables for readers without the lock: open addressing over
+     * published pointers, replaced (the old one kept until close) when full */
+    _Atomic(struct q_tsnap *) tsnap;
     _Atomic size_t skipped_rows, skipped_files;
     bool no_index;               /* tests: every scan visits every row, every interpolation filter scans its points (the references of the indexes) */
     struct q_cache *cache;       /* the result cache (NULL = off) */
@@ -427,6 +431,9 @@ void q_cache_put(q_cache *c, const uint8_t *key, size_t n, const q_result *r);
 /* ---------------------------------------------------------------- parsing */
 /* Parses one JSON query line into values under arena a: 0, or -1 with
  * *code ("bad_json" / "bad_query") and a message. */
+enum { Q_JSON_AUTO, Q_JSON_YAJL, Q_JSON_FAST };
+/* JSON text -> value tree (qline.c); NULL with msg on bad JSON. */
+qv *q_parse_json(opdb_arena *a, const char *text, size_t n, int mode, char *msg, size_t cap);
 int q_parse_line(opdb_arena *a, const char *line, size_t n, q_query *q, const char **code, char *msg, size_t cap);
 /* Loads op_mapping.yaml of dir: 0, 1 (absent), -1 (unreadable; err set). */
 int q_mapping_load(opdb_qdb *db, opdb_err *err);

@@ -1,9 +1,11 @@
 /* libFuzzer target: the input is one `opdb query` line (op or kernel level),
  * answered against a small database in both modes, with and without explain.
  * Must never crash or leak; every line gets exactly one result line, a JSON
- * object that starts with its "id". */
+ * object that starts with its "id"; the fast line reader builds what yajl
+ * alone builds (or the same error message). */
 #include "fuzz_tmp.h"
 #include "opdb/query.h"
+#include "query/query_internal.h"
 
 static opdb_qdb *g_db[2];
 
@@ -77,5 +79,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(line);
         opdb_qresult_free(&r);
     }
+    opdb_arena a;
+    opdb_arena_init(&a, 4096);
+    char m1[512] = "", m2[512] = "";
+    qv *v1 = q_parse_json(&a, (const char *)data, size, Q_JSON_AUTO, m1, sizeof m1);
+    qv *v2 = q_parse_json(&a, (const char *)data, size, Q_JSON_YAJL, m2, sizeof m2);
+    if ((v1 == NULL) != (v2 == NULL) || strcmp(m1, m2) != 0) abort();
+    if (v1) {
+        opdb_strbuf s1, s2;
+        opdb_sb_init(&s1);
+        opdb_sb_init(&s2);
+        q_render_value(v1, &s1);
+        q_render_value(v2, &s2);
+        if (s1.n != s2.n || memcmp(s1.p, s2.p, s1.n) != 0) abort();
+        opdb_sb_free(&s1);
+        opdb_sb_free(&s2);
+    }
+    opdb_arena_free(&a);
     return 0;
 }

@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (r && t.line[r] < t.line[r - 1]) abort();
         for (size_t c = 0; c < t.ncols; c++) {
             const db_cell *x = db_table_cell(&t, r, (int)c);
-            if (!x->s) abort();
+            if (x->kind == DBC_TEXT && !x->v.s) abort();
             if (x->kind != DBC_NA && x->kind != t.col_kind[c] && !(x->kind == DBC_UINT && t.col_kind[c] == DBC_INT))
                 abort();
             char buf[48];

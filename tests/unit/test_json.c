@@ -85,11 +85,29 @@ static void test_string_escapes_ensure_ascii(void **state) {
     opdb_sb_free(&sb);
 }
 
+/* Plain runs are copied at once: escapes at either end of a run, between
+ * runs and inside the UTF-8 form (json.dumps(..., ensure_ascii=False)). */
+static void test_string_runs(void **state) {
+    (void)state;
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    opdb_json_quote(&sb, "\"plain run\tMatMulV2\\");
+    assert_string_equal(sb.p, "\"\\\"plain run\\tMatMulV2\\\\\"");
+    opdb_sb_clear(&sb);
+    opdb_json_quote(&sb, "");
+    assert_string_equal(sb.p, "\"\"");
+    opdb_sb_clear(&sb);
+    opdb_json_quote_utf8(&sb, "x\xc3\xa9y\x7f\"z\x01");
+    assert_string_equal(sb.p, "\"x\xc3\xa9y\x7f\\\"z\\u0001\"");
+    opdb_sb_free(&sb);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nested_layout),
         cmocka_unit_test(test_top_level_empty_and_scalars),
         cmocka_unit_test(test_string_escapes_ensure_ascii),
+        cmocka_unit_test(test_string_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

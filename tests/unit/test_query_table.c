@@ -55,6 +55,36 @@ static void test_column_typing(void **state) {
     db_table_free(&t);
 }
 
+/* Text cells keep one copy of each distinct text of their column; typed
+ * and NA cells are read through their value (a cell is 16 bytes). The
+ * numbers of the typing pass are the values (an int column turned float by
+ * an NA re-reads its integers as floats: -0 stays negative). */
+static void test_text_kept_once(void **state) {
+    (void)state;
+    db_table t;
+    load(&t, "dt,lat,n\n"
+             "DT_BF16;DT_BF16,3.002913,-0\n"
+             "\"DT_BF16;DT_BF16\",12.5,\n"
+             "FLOAT,0.1,7\n");
+    char buf[48];
+    assert_int_equal(t.col_kind[0], DBC_TEXT);
+    assert_ptr_equal(db_table_cell(&t, 0, 0)->v.s, db_table_cell(&t, 1, 0)->v.s);
+    assert_string_equal(text(&t, 1, 0, buf), "DT_BF16;DT_BF16");
+    assert_string_equal(text(&t, 2, 0, buf), "FLOAT");
+    assert_int_equal(t.col_kind[1], DBC_FLOAT);
+    assert_int_equal(sizeof(db_cell), 16);
+    assert_true(db_table_cell(&t, 0, 1)->v.f == 3.002913);
+    assert_true(db_table_cell(&t, 2, 1)->v.f == 0.1);
+    assert_string_equal(text(&t, 0, 1, buf), "3.002913");
+    assert_int_equal(t.col_kind[2], DBC_FLOAT);
+    assert_true(signbit(db_table_cell(&t, 0, 2)->v.f));
+    assert_string_equal(text(&t, 0, 2, buf), "-0.0");
+    assert_string_equal(text(&t, 2, 2, buf), "7.0");
+    double v;
+    assert_true(db_cell_num(db_table_cell(&t, 2, 0), &v) == false);
+    db_table_free(&t);
+}
+
 static void test_na_spellings_and_text(void **state) {
     (void)state;
     db_table t;
@@ -146,6 +176,7 @@ static void test_cell_conversions(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_column_typing),
+        cmocka_unit_test(test_text_kept_once),
         cmocka_unit_test(test_empty_cells_only),
         cmocka_unit_test(test_na_spellings_and_text),
         cmocka_unit_test(test_header_duplicates_short_rows_lines),

@@ -1,0 +1,220 @@
+/* The query line's fast JSON reader against yajl, differentially: on every
+ * query line of the golden cases and of the fuzz corpus, and on variants of
+ * them (every truncation, bytes replaced by JSON's structural and awkward
+ * characters), whenever the fast reader accepts a line, yajl accepts it too
+ * and delivers the same events with the same bytes; and the value tree the
+ * query reader builds (fast path first) renders as the yajl-only tree does,
+ * with the same error message when the line is bad. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+
+#include "query/qline_fast.h"
+#include "query/query_internal.h"
+
+/* ---- an event trace: one line per callback */
+typedef struct trace {
+    opdb_strbuf sb;
+} trace;
+
+static void ev(trace *t, const char *tag, const char *p, size_t n) {
+    opdb_sb_adds(&t->sb, tag);
+    opdb_sb_addf(&t->sb, "%zu:", n);
+    if (n) opdb_sb_add(&t->sb, p, n);
+    opdb_sb_addc(&t->sb, '\n');
+}
+static int t_null(void *c) { return ev(c, "N", "", 0), 1; }
+static int t_bool(void *c, int b) { return ev(c, b ? "T" : "F", "", 0), 1; }
+static int t_num(void *c, const char *s, size_t n) { return ev(c, "n", s, n), 1; }
+static int t_str(void *c, const unsigned char *s, size_t n) { return ev(c, "s", (const char *)s, n), 1; }
+static int t_key(void *c, const unsigned char *s, size_t n) { return ev(c, "k", (const char *)s, n), 1; }
+static int t_om(void *c) { return ev(c, "{", "", 0), 1; }
+static int t_em(void *c) { return ev(c, "}", "", 0), 1; }
+static int t_oa(void *c) { return ev(c, "[", "", 0), 1; }
+static int t_ea(void *c) { return ev(c, "]", "", 0), 1; }
+static const yajl_callbacks k_rec = {t_null, t_bool, NULL, NULL, t_num, t_str, t_om, t_key, t_em, t_oa, t_ea};
+
+static size_t n_checked, n_fast;
+
+/* One line through both readers. */
+static void check_line(const char *line, size_t n) {
+    trace ty, tf;
+    opdb_sb_init(&ty.sb);
+    opdb_sb_init(&tf.sb);
+    yajl_handle h = yajl_alloc(&k_rec, NULL, &ty);
+    yajl_status st = yajl_parse(h, (const unsigned char *)line, n);
+    if (st == yajl_status_ok) st = yajl_complete_parse(h);
+    yajl_free(h);
+    int fast = q_json_fast(&k_rec, &tf, line, n);
+    n_checked++;
+    if (fast) {
+        n_fast++;
+        if (st != yajl_status_ok || ty.sb.n != tf.sb.n || memcmp(ty.sb.p, tf.sb.p, ty.sb.n) != 0)
+            fail_msg("fast reader and yajl differ on: %.*s\nyajl %s:\n%s\nfast:\n%s", (int)n, line,
+                     st == yajl_status_ok ? "ok" : "error", ty.sb.p ? ty.sb.p : "", tf.sb.p ? tf.sb.p : "");
+    }
+    /* the trees the query reader builds, and their messages */
+    opdb_arena a;
+    opdb_arena_init(&a, 4096);
+    char m1[512] = "", m2[512] = "";
+    qv *auto_v = q_parse_json(&a, line, n, Q_JSON_AUTO, m1, sizeof m1);
+    qv *yajl_v = q_parse_json(&a, line, n, Q_JSON_YAJL, m2, sizeof m2);
+    assert_int_equal(auto_v == NULL, yajl_v == NULL);
+    assert_string_equal(m1, m2);
+    if (auto_v) {
+        opdb_strbuf r1, r2;
+        opdb_sb_init(&r1);
+        opdb_sb_init(&r2);
+        q_render_value(auto_v, &r1);
+        q_render_value(yajl_v, &r2);
+        opdb_sb_addc(&r1, 0);
+        opdb_sb_addc(&r2, 0);
+        assert_string_equal(r1.p, r2.p);
+        opdb_sb_free(&r1);
+        opdb_sb_free(&r2);
+    }
+    opdb_arena_free(&a);
+    opdb_sb_free(&ty.sb);
+    opdb_sb_free(&tf.sb);
+}
+
+/* The line, every prefix of it, and copies with one byte replaced. */
+static void check_variants(const char *line, size_t n) {
+    static const char subs[] = {'{', '}', '[', ']', ',', ':', '"', '\\', '0', '-', '.', 'e', ' ', '\t', '\v', 'x', 0, '\x80'};
+    check_line(line, n);
+    for (size_t k = 0; k < n; k++) check_line(line, k);
+    char *v = malloc(n ? n : 1);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(v, line, n);
+        for (size_t s = 0; s < sizeof subs; s++) {
+            v[i] = subs[s];
+            check_line(v, n);
+        }
+    }
+    free(v);
+}
+
+static char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    char buf[4096];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) opdb_sb_add(&sb, buf, got);
+    fclose(f);
+    *n = sb.n;
+    opdb_sb_reserve(&sb, 1);
+    return sb.p;
+}
+
+/* every line of a file (variants for the first `variants` of them) */
+static size_t check_file(const char *path, size_t variants) {
+    size_t n, lines = 0;
+    char *text = slurp(path, &n);
+    if (!text) return 0;
+    for (size_t i = 0; i < n;) {
+        const char *nl = memchr(text + i, '\n', n - i);
+        size_t e = nl ? (size_t)(nl - text) : n;
+        if (e > i) {
+            if (lines < variants) check_variants(text + i, e - i);
+            else check_line(text + i, e - i);
+            lines++;
+        }
+        i = e + 1;
+    }
+    free(text);
+    return lines;
+}
+
+static char *tests_dir(void) {
+    char *d = malloc(strlen(OPDB_TESTS_DIR) + 1);
+    strcpy(d, OPDB_TESTS_DIR);
+    return d;
+}
+
+static void test_golden_and_corpus_lines(void **state) {
+    (void)state;
+    char *root = tests_dir();
+    char path[4096];
+    size_t lines = 0;
+    n_checked = n_fast = 0;
+    snprintf(path, sizeof path, "%s/cli", root);
+    DIR *d = opendir(path);
+    assert_non_null(d);
+    for (struct dirent *de; (de = readdir(d));) {
+        if (strncmp(de->d_name, "query_", 6) != 0) continue;
+        snprintf(path, sizeof path, "%s/cli/%s/in/queries.jsonl", root, de->d_name);
+        lines += check_file(path, 1);
+    }
+    closedir(d);
+    snprintf(path, sizeof path, "%s/fuzz/corpus/query_line", root);
+    d = opendir(path);
+    assert_non_null(d);
+    for (struct dirent *de; (de = readdir(d));) {
+        if (de->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/fuzz/corpus/query_line/%s", root, de->d_name);
+        lines += check_file(path, 1000);
+    }
+    closedir(d);
+    free(root);
+    /* the inputs were found, and the fast reader took part of them (not only handed over) */
+    assert_true(lines > 100);
+    assert_true(n_fast > lines / 2);
+    print_message("%zu lines, %zu checks, %zu read by the fast reader\n", lines, n_checked, n_fast);
+}
+
+/* Lines the fast reader must hand over to yajl, and lines it must take. */
+static void test_hand_over(void **state) {
+    (void)state;
+    static const char *const over[] = {
+        "{\"op\": \"a\\u00e9\"}", "{\"op\": \"\xc3\xa9\"}", "[1]", "5", "{\"a\": 01}", "{\"a\": 1.}", "{\"a\": .5}",
+        "{\"a\": -}", "{\"a\": 1e}", "{\"a\": tru}", "{\"a\": 1,}", "{,}", "{\"a\" 1}", "{\"a\": 1} x", "{\"a\": 1}{}",
+        "{\"a\":\v1}", "", "{", "{\"a\": [1, 2}", "{\"a\": \"x\ty\"}", "{\"a\": nul}", "{\"a\": [,]}",
+    };
+    static const char *const take[] = {
+        "{}", " {\"a\": []} ", "{\"a\": [1, -2.5e+3, 0, 0.0, -0, 1E5, true, false, null, \"\", {\"b\": {}}]}",
+        "{\"op\": \"aten.mm.default\", \"args\": [{\"shape\": [2, 3], \"dtype\": \"bfloat16\"}], \"id\": 7}",
+        "{\"a\": 1, \"a\": 2}", "{\"a\":1}\r\n",
+    };
+    for (size_t i = 0; i < sizeof over / sizeof over[0]; i++) {
+        trace t;
+        opdb_sb_init(&t.sb);
+        if (q_json_fast(&k_rec, &t, over[i], strlen(over[i]))) fail_msg("the fast reader took: %s", over[i]);
+        opdb_sb_free(&t.sb);
+        check_line(over[i], strlen(over[i]));
+    }
+    for (size_t i = 0; i < sizeof take / sizeof take[0]; i++) {
+        trace t;
+        opdb_sb_init(&t.sb);
+        if (!q_json_fast(&k_rec, &t, take[i], strlen(take[i]))) fail_msg("the fast reader handed over: %s", take[i]);
+        opdb_sb_free(&t.sb);
+        check_line(take[i], strlen(take[i]));
+    }
+    /* nesting deeper than the reader's limit goes to yajl, which words it */
+    char deep[300] = "{\"a\": ";
+    size_t n = strlen(deep);
+    for (int i = 0; i < 100; i++) deep[n++] = '[';
+    for (int i = 0; i < 100; i++) deep[n++] = ']';
+    deep[n++] = '}';
+    trace t;
+    opdb_sb_init(&t.sb);
+    assert_int_equal(q_json_fast(&k_rec, &t, deep, n), 0);
+    opdb_sb_free(&t.sb);
+    check_line(deep, n);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden_and_corpus_lines),
+        cmocka_unit_test(test_hand_over),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
