@@ -142,8 +142,39 @@ static void attn_task(q_ctx *c, const char *kt, const ip_index *ix, ip_task *tk)
 /* The matched groups in order for target tax (its batch axis from has_batch
  * / batch, else from the group's points): true with *o on the first answer,
  * tk->t then pointing at gt (IP_MAXAX, the caller's) for the explain. */
+/* Leave-one-out on a 1-D axis group A: of pts, the points the
+ * interpolation's filter keeps at the nearest coordinates below, at and above
+ * the target on a. The same answer as all of them (bounds, medians and the
+ * candidate count come out alike) without merging a whole line per row. */
+static bool near_ok(const ip_task *tk, const ip_point *p, int a) {
+    if (p->row + 1 == tk->skip1 || isnan(p->ax[a]) || !isfinite(p->lat) || !(p->lat > 0)) return false;
+    for (int k = 0; k < tk->nax; k++) {
+        if (k == a || isnan(tk->t[k])) continue;
+        if (isnan(p->ax[k])) return false;
+        if (tk->match[k] ? !tk->match[k](tk->t[k], p->ax[k]) : p->ax[k] != tk->t[k]) return false;
+    }
+    return true;
+}
+
+static size_t near_1d(const ip_task *tk, int a, const uint32_t *pts, size_t n, uint32_t *out) {
+    const ip_point *P = tk->ix->p;
+    double t = tk->t[a], below = -INFINITY, above = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        const ip_point *p = &P[pts[i]];
+        if (!near_ok(tk, p, a)) continue;
+        if (p->ax[a] < t && p->ax[a] > below) below = p->ax[a];
+        if (p->ax[a] > t && p->ax[a] < above) above = p->ax[a];
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = P[pts[i]].ax[a];
+        if ((v == below || v == t || v == above) && near_ok(tk, &P[pts[i]], a)) out[m++] = pts[i];
+    }
+    return m;
+}
+
 static bool attn_groups(q_ctx *c, ip_task *tk, const double *tax, double *gt, const uint32_t *gi, size_t ng,
-                        bool has_batch, double batch, ip_status *last, bool *att, ip_out *o) {
+                        bool has_batch, double batch, bool near, ip_status *last, bool *att, ip_out *o) {
     const ip_index *ix = tk->ix;
     for (size_t g = 0; g < ng; g++) {
         const ip_group *grp = &ix->g[gi[g]];
@@ -181,6 +212,11 @@ static bool attn_groups(q_ctx *c, ip_task *tk, const double *tax, double *gt, co
             }
         }
         tk->t = gt;
+        if (near && tk->ngroups == 1 && tk->groups[0][0] == 1 && !isnan(gt[tk->groups[0][1]])) {
+            uint32_t *sub = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *sub);
+            n = near_1d(tk, tk->groups[0][1], pts, n, sub);
+            pts = sub;
+        }
         ip_status stt = {.n = 0};
         bool okk = ip_interpolate(c, tk, pts, n, &stt, o);
         *last = stt;
@@ -241,7 +277,7 @@ static int attn_kernel(q_ctx *c, const char *kt, const ip_attn_tg *tg, const cha
     bool att = false;
     ip_out o;
     double gt[IP_MAXAX];
-    if (attn_groups(c, &tk, tax, gt, gi, ng, tg->has_batch, tg->batch, &last, &att, &o)) {
+    if (attn_groups(c, &tk, tax, gt, gi, ng, tg->has_batch, tg->batch, false, &last, &att, &o)) {
         ip_success(c, &tk, &o, kt, k_at_axes);
         return 1;
     }
@@ -358,12 +394,18 @@ bool ip_attn_loo(q_ctx *c, const ip_index *ix, uint32_t pi, const uint32_t *gi, 
     const ip_point *p = &ix->p[pi];
     ip_task tk;
     attn_task(c, ix->tab->kernel, ix, &tk);
-    tk.groups = G;
-    tk.ngroups = ng;
     tk.skip1 = p->row + 1;
     double tax[IP_MAXAX], gt[IP_MAXAX];
     memcpy(tax, p->ax, sizeof tax);
     bool has_b = !isnan(p->ax[AX_BATCH]);
     tax[AX_BATCH] = NAN;
-    return attn_groups(c, &tk, tax, gt, gi, ngi, has_b, p->ax[AX_BATCH], last, att, o);
+    /* each matched group, each axis group in order (the query's order), one at a time:
+     * a 1-D one on the points near the row only */
+    for (size_t g = 0; g < ngi; g++)
+        for (size_t a = 0; a < ng; a++) {
+            tk.groups = &G[a];
+            tk.ngroups = 1;
+            if (attn_groups(c, &tk, tax, gt, &gi[g], 1, has_b, p->ax[AX_BATCH], true, last, att, o)) return true;
+        }
+    return false;
 }
