@@ -113,8 +113,14 @@ int ck_write_html(const ck_run *r, const char *path, opdb_err *err) {
         opdb_sb_add_html(&h, T->path);
         opdb_sb_adds(&h, " path, <code>");
         opdb_sb_add_html(&h, T->file);
-        opdb_sb_addf(&h, "</code>: %zu rows, %zu with a latency, %zu held out%s</p>\n", T->t.rows, T->t.with_latency,
-                     T->t.indexed, T->t.covered ? "" : " (a path check does not cover yet)");
+        opdb_sb_addf(&h, "</code>: %zu rows, %zu with a latency, %zu held out", T->t.rows, T->t.with_latency,
+                     T->t.indexed);
+        if (!T->t.covered) {
+            opdb_sb_adds(&h, " (not checked: ");
+            opdb_sb_add_html(&h, T->t.why);
+            opdb_sb_adds(&h, ")");
+        }
+        opdb_sb_adds(&h, "</p>\n");
         if (!T->t.covered || !T->t.indexed) continue;
         opdb_sb_adds(&h, "<table><tr><th>axes</th><th>class</th><th>rows</th><th>answered</th><th>median</th>"
                          "<th>p90</th><th>p99</th><th>bias</th><th>within 10%</th></tr>\n");

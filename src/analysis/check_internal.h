@@ -11,7 +11,7 @@
 #include "opdb/check.h"
 #include "query/loo.h"
 
-#define CK_MAXGROUPS 8
+#define CK_MAXGROUPS Q_LOO_MAXGROUPS
 
 /* a kernel table as checked */
 typedef struct ck_table {

@@ -57,9 +57,9 @@ void ck_write_text(const ck_run *r, FILE *out) {
     for (size_t t = 0; t < r->ntabs; t++) {
         const ck_table *T = &r->tabs[t];
         if (T->t.covered) continue;
-        if (!any) fprintf(out, "\nnot checked (a path check does not cover yet):\n");
+        if (!any) fprintf(out, "\nnot checked:\n");
         any = true;
-        fprintf(out, "  %s (%s, %s): %zu rows\n", T->kernel, T->path, T->file, T->t.rows);
+        fprintf(out, "  %s (%s, %s): %zu rows: %s\n", T->kernel, T->path, T->file, T->t.rows, T->t.why);
     }
     size_t max = r->o->worst;
     uint32_t *idx = malloc((max ? max : 1) * sizeof *idx);
@@ -132,6 +132,7 @@ void ck_write_json(const ck_run *r, FILE *out) {
         ji(&j, "rows", (long long)T->t.rows);
         ji(&j, "with_latency", (long long)T->t.with_latency);
         ji(&j, "held_out", (long long)T->t.indexed);
+        if (!T->t.covered) js(&j, "not_checked_because", T->t.why);
         opdb_json_key(&j, "cells");
         opdb_json_begin_array(&j);
         for (int g = -1; T->t.covered && g < (int)T->t.ngroups; g++)

@@ -21,10 +21,25 @@ typedef struct mtensor {
     char *dtype, *format;
 } mtensor;
 
+/* Columns an attention or communication row needs beyond its tensors: the
+ * request object and field they come from. */
+static const struct {
+    const char *obj, *field, *col;
+} k_extra[] = {
+    {"attention", "avg_seq_len", OPDB_COL_RT_AVG_SEQ_LEN},   {"attention", "avg_seq_len", "avg_seq_len"},
+    {"attention", "sparse_mode", OPDB_COL_RT_SPARSE_MODE},   {"attention", "num_kv_heads", OPDB_COL_RT_NUM_KV_HEADS},
+    {"attention", "input_layout", OPDB_COL_RT_INPUT_LAYOUT}, {"attention", "batch_size", "Runtime batch_size"},
+    {"comm", "message_bytes", "message_bytes"},              {"comm", "num_devices", "num_devices"},
+    {"comm", "topology_tier", "topology_tier"},
+};
+#define NX (sizeof k_extra / sizeof *k_extra)
+
 typedef struct mreq {
     char *kernel;
     mtensor *in, *out;
     size_t nin, nout;
+    bool obj[2];    /* the request carries an attention / comm object */
+    char *xv[NX];   /* its fields' cell text (NULL: not given) */
 } mreq;
 
 struct opdb_grid_misses {
@@ -43,6 +58,7 @@ static void free_tensors(mtensor *t, size_t n) {
 void opdb_grid_misses_free(opdb_grid_misses *m) {
     if (!m) return;
     for (size_t i = 0; i < m->n; i++) {
+        for (size_t k = 0; k < NX; k++) free(m->r[i].xv[k]);
         free(m->r[i].kernel);
         free_tensors(m->r[i].in, m->r[i].nin);
         free_tensors(m->r[i].out, m->r[i].nout);
@@ -116,6 +132,18 @@ static int add_request(opdb_grid_misses *m, yajl_val rq, const char *src, unsign
         return rc;
     }
     r.kernel = opdb_xstrdup(kt);
+    for (size_t k = 0; k < NX; k++) {
+        int o = strcmp(k_extra[k].obj, "comm") == 0;
+        yajl_val ob = jget(rq, k_extra[k].obj), v = jget(ob, k_extra[k].field);
+        r.obj[o] |= YAJL_IS_OBJECT(ob);
+        if (YAJL_IS_INTEGER(v)) {
+            char b[32];
+            snprintf(b, sizeof b, "%lld", (long long)YAJL_GET_INTEGER(v));
+            r.xv[k] = opdb_xstrdup(b);
+        } else if (YAJL_IS_STRING(v) && plain_text(jstr(v))) {
+            r.xv[k] = opdb_xstrdup(jstr(v));
+        }
+    }
     OPDB_ALLOC_GROW(m->r, m->n + 1, m->cap);
     m->r[m->n++] = r;
     return 0;
@@ -233,6 +261,7 @@ typedef struct tctx {
     grid_table t;
     int c_in, c_out, c_idt, c_ifm, c_odt, c_ofm;
     int sc[OPDB_NSIG_CELLS];
+    int xc[NX];       /* k_extra's columns in the table (-1: none) */
     size_t kin, kout;
     opdb_strvec keys; /* signatures: the table's rows, then the new rows */
     opdb_hindex ix;
@@ -245,6 +274,12 @@ static void sign(const tctx *T, const char *kernel, opdb_span const *cells, opdb
     for (int i = 0; i < OPDB_NSIG_CELLS; i++) c[i] = cell_or_empty(cells, T->sc[i]);
     opdb_sig_cells sc = {c[0], c[1], c[2], c[3], c[4], c[5]};
     opdb_signature(&sc, kernel, key);
+    /* attention and communication rows differ in their runtime and message cells too */
+    for (size_t k = 0; k < NX; k++) {
+        opdb_span x = cell_or_empty(cells, T->xc[k]);
+        opdb_sb_addc(key, '\x1f');
+        opdb_sb_add(key, x.p, x.n);
+    }
 }
 
 /* Adds key unless present; false when it was there. */
@@ -288,7 +323,11 @@ static char **build_row(const tctx *T, const mreq *q) {
     char **cell = opdb_xcalloc(t->ncols, sizeof *cell);
     for (size_t i = 0; i < t->ncols; i++) {
         int c = (int)i;
-        if (c == T->c_in) cell[i] = shape_cell(q->in, q->nin, T->kin);
+        size_t x = NX;
+        for (size_t k = 0; k < NX && x == NX; k++)
+            if (T->xc[k] == c && q->obj[strcmp(k_extra[k].obj, "comm") == 0]) x = k;
+        if (x < NX) cell[i] = opdb_xstrdup(q->xv[x] ? q->xv[x] : "");
+        else if (c == T->c_in) cell[i] = shape_cell(q->in, q->nin, T->kin);
         else if (c == T->c_idt) cell[i] = join_field(q->in, q->nin, T->kin, F_DTYPE, tm[c]);
         else if (c == T->c_ifm) cell[i] = join_field(q->in, q->nin, T->kin, F_FORMAT, tm[c]);
         /* without outputs the row has no output shapes (the query gave none to copy) */
@@ -345,7 +384,9 @@ static int do_table(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, con
     if ((rc = grid_table_load(path, true, 0, &T.t, err))) goto done;
     grid_table *t = &T.t;
     T.c_in = t->header ? grid_table_col(t, OPDB_COL_INPUT_SHAPES) : -1;
-    if (!t->header || T.c_in < 0 || !t->nrows) {
+    /* a communication table has no shapes: its rows are its message columns */
+    bool comm = t->header && grid_table_col(t, "message_bytes") >= 0;
+    if (!t->header || (T.c_in < 0 && !comm) || !t->nrows) {
         mt->skip = !t->header ? "empty file" : T.c_in < 0 ? "no 'Input Shapes' column" : "no data rows to copy the layout from";
         goto done;
     }
@@ -355,7 +396,8 @@ static int do_table(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, con
     T.c_odt = grid_table_col(t, OPDB_COL_OUTPUT_DTYPES);
     T.c_ofm = grid_table_col(t, OPDB_COL_OUTPUT_FORMATS);
     for (int i = 0; i < OPDB_NSIG_CELLS; i++) T.sc[i] = grid_table_col(t, opdb_sig_cell_cols[i]);
-    T.kin = (size_t)grid_slot_count(t->rows[0][T.c_in]);
+    for (size_t k = 0; k < NX; k++) T.xc[k] = grid_table_col(t, k_extra[k].col);
+    T.kin = T.c_in >= 0 ? (size_t)grid_slot_count(t->rows[0][T.c_in]) : 0;
     T.kout = T.c_out >= 0 ? (size_t)grid_slot_count(t->rows[0][T.c_out]) : 0;
     opdb_strbuf key;
     opdb_sb_init(&key);
@@ -384,7 +426,7 @@ static int do_table(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, con
             ndistinct++;
         }
         if (seen_add(&T, &key)) {
-            rows[nnew] = (nrow){cell, cell[T.c_in], nnew};
+            rows[nnew] = (nrow){cell, T.c_in >= 0 ? cell[T.c_in] : "", nnew};
             nnew++;
         } else {
             free_row(cell, t->ncols);
@@ -528,8 +570,8 @@ int opdb_grid_from_misses(const opdb_grid_miss_opts *o, const opdb_grid_misses *
     for (size_t i = 0; i < nt; i++) total += tabs[i].appended;
     /* a collection that adds nothing says why */
     if (m->without_request)
-        opdb_warn("%zu of %zu misses carry no request (op-level, attention and communication queries, or "
-                  "--reference-quirks results): not collected",
+        opdb_warn("%zu of %zu misses carry no request (op-level queries: the query does not record which kernel "
+                  "lookups missed; or --reference-quirks results): not collected",
                   m->without_request, m->misses);
     if (!m->n) opdb_warn_nothing("no kernel-level miss with a request in %zu result lines: no row to add", m->lines);
     else if (!total) opdb_warn_nothing("every request is already a row of its table (or has no table): no row added");

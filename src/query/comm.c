@@ -489,3 +489,80 @@ void q_kernel_comm(q_ctx *c, const char *kernel, const qv *comm) {
     answer(c, kernel, &o);
     c->r->path = "kernel";
 }
+
+/* ------------------------------------------------------------ leave-one-out */
+
+static int cmp_row(const void *a, const void *b) {
+    const centry *x = a, *y = b;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* entry k of g (by bytes) hidden: the answer q_comm_csv gives without it */
+static void loo_one(const cgroup *g, const centry *byrow, size_t k, bool alpha_beta, double *x, double *y,
+                    q_comm_loo_case *o) {
+    const centry *h = &g->e[k];
+    double b = h->mb;
+    o->found = false;
+    /* a repeat of the bytes answers exactly: the first other row at b */
+    size_t lb = lower_bound(g, b);
+    for (size_t i = lb; i < g->n && g->e[i].mb == b; i++)
+        if (i != k) {
+            o->found = true, o->lat = g->e[i].lat, o->lo = o->hi = b;
+            return;
+        }
+    size_t ub = lb;
+    while (ub < g->n && g->e[ub].mb == b) ub++;
+    if (lb == 0 || ub >= g->n) return;
+    const centry *lo = &g->e[lower_bound(g, g->e[lb - 1].mb)], *hi = &g->e[ub];
+    o->lo = lo->mb, o->hi = hi->mb;
+    double ylo = lo->lat, yhi = hi->lat, v;
+    if (alpha_beta) {
+        size_t n = 0;
+        for (size_t i = 0; i < g->n; i++)
+            if (byrow[i].row != h->row) x[n] = byrow[i].mb, y[n++] = byrow[i].lat;
+        double al, be;
+        if (!q_comm_fit(x, y, n, &al, &be)) return;
+        double sx = 0, sy = 0;
+        for (size_t i = 0; i < n; i++) sx += x[i], sy += y[i];
+        v = sy / (double)n + be * (b - sx / (double)n);
+    } else {
+        v = ylo + (b - lo->mb) / (hi->mb - lo->mb) * (yhi - ylo);
+    }
+    double mn = ylo < yhi ? ylo : yhi, mx = ylo < yhi ? yhi : ylo;
+    double cl = v < mx ? v : mx;
+    o->found = true;
+    o->lat = mn > cl ? mn : cl;
+}
+
+bool q_comm_loo(q_ktable *t, bool alpha_beta, void (*fn)(void *ctx, const q_comm_loo_case *k), void *ctx) {
+    const cindex *ix = comm_index(t);
+    if (ix->raw) return false;
+    int c_tier = db_table_col(&t->t, "topology_tier");
+    for (size_t gi = 0; gi < ix->ng; gi++) {
+        const cgroup *g = &ix->g[gi];
+        centry *byrow = opdb_xmalloc((g->n ? g->n : 1) * sizeof *byrow);
+        double *x = opdb_xmalloc((g->n ? g->n : 1) * sizeof *x), *y = opdb_xmalloc((g->n ? g->n : 1) * sizeof *y);
+        memcpy(byrow, g->e, g->n * sizeof *byrow);
+        qsort(byrow, g->n, sizeof *byrow, cmp_row);
+        for (size_t k = 0; k < g->n; k++) {
+            double tier;
+            /* a row with a tier is asked for with it, in its tier's group */
+            bool tiered = ix->has_tier && cell_number(db_table_cell(&t->t, g->e[k].row, c_tier), &tier);
+            if (g->any_tier == tiered) continue;
+            q_comm_loo_case o = {.row = g->e[k].row, .mb = g->e[k].mb, .nd = g->nd, .actual = g->e[k].lat};
+            loo_one(g, byrow, k, alpha_beta, x, y, &o);
+            size_t below = 0, above = 0;
+            for (size_t i = 0; i < g->n; i++) {
+                if (i == k) continue;
+                below += g->e[i].mb <= o.mb;
+                above += g->e[i].mb >= o.mb;
+            }
+            o.interior = g->n >= 3 && below && above;
+            fn(ctx, &o);
+        }
+        free(byrow);
+        free(x);
+        free(y);
+    }
+    return true;
+}

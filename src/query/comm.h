@@ -52,6 +52,21 @@ bool q_moe_project(q_ctx *c, q_tins *X);
 void q_moe_embedded(q_ctx *c, const q_entry *e, const char *dfc_kernel, double dfc, const char *rule,
                     double interp_conf);
 
+/* One communication row held out (leave-one-out): what a query of its own
+ * bytes, devices and tier gives from the other rows of its group. */
+typedef struct q_comm_loo_case {
+    uint32_t row;
+    double mb, nd, actual;
+    bool found;                  /* an answer came back */
+    double lat;
+    double lo, hi;               /* the bracket's bytes (equal: a repeat of the row's bytes) */
+    bool interior;               /* two other rows of the group or more, one at or below its bytes, one at or above */
+} q_comm_loo_case;
+/* Every row of kt's table with numeric bytes and a latency, held out in
+ * turn, answered as q_comm_csv would (alpha_beta: the fit over the other
+ * rows, clamped to the bracket); false when the table is raw. */
+bool q_comm_loo(q_ktable *t, bool alpha_beta, void (*fn)(void *ctx, const q_comm_loo_case *k), void *ctx);
+
 /* Python round(x, 2), as the sub-kernel durations are reported */
 double q_round2(double x);
 

@@ -11,9 +11,10 @@
 
 enum { AX_Q, AX_SEQ, AX_HEADS, AX_HD, AX_BATCH };
 static const char *const k_at_axes[] = {"q_tokens", "seq", "heads", "head_dim", "batch"};
+const char *const *const ip_attn_axes = k_at_axes;
 
 /* every combination of 1-3 of (seq, batch, heads, head_dim), in combination order */
-static const uint8_t k_at_groups[14][4] = {
+const uint8_t ip_attn_groups[14][4] = {
     {1, AX_SEQ},           {1, AX_BATCH},           {1, AX_HEADS},          {1, AX_HD},
     {2, AX_SEQ, AX_BATCH}, {2, AX_SEQ, AX_HEADS},   {2, AX_SEQ, AX_HD},     {2, AX_BATCH, AX_HEADS},
     {2, AX_BATCH, AX_HD},  {2, AX_HEADS, AX_HD},    {3, AX_SEQ, AX_BATCH, AX_HEADS},
@@ -108,6 +109,122 @@ static const char *text_of(q_ctx *c, const qv *v) {
     }
 }
 
+/* the groups of ix whose key matches T (quant: T names a quant mode), in index order */
+static size_t attn_matching(q_ctx *c, const ip_index *ix, const ip_kb *T, bool quant, uint32_t **gip) {
+    const char *req[5] = {"sparse_mode", "kv_heads", "input_layout", NULL, NULL};
+    if (quant && (ix->flags & AT_QUANT)) req[3] = "quant_mode";
+    uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
+    size_t ng = 0;
+    for (size_t g = 0; g < ix->ng; g++)
+        if (ip_key_match(T, ix->g[g].key, ix->g[g].keyn, req, NULL)) gi[ng++] = (uint32_t)g;
+    *gip = gi;
+    return ng;
+}
+
+/* the task of kernel kt over ix: every axis group, token counts matched with
+ * block padding, the sequence axis on its square root when the policy says so */
+static void attn_task(q_ctx *c, const char *kt, const ip_index *ix, ip_task *tk) {
+    bool bad = false;
+    const qv *ov = q_override(c->db->map.ov_int, kt, &bad);
+    const qv *tr = qv_get(ov, "axis_transform");
+    if (!tr || tr->kind == QV_NULL) tr = qv_get(ov, "shape_transform");
+    bool sq = qv_is_str(tr, "sqrt") || qv_is_str(tr, "sqrt_seq");
+    memset(tk, 0, sizeof *tk);
+    tk->ix = ix;
+    tk->nax = 5;
+    tk->groups = ip_attn_groups;
+    tk->ngroups = 14;
+    tk->maxdim = ip_maxdim(c, kt, NULL);
+    tk->match[AX_Q] = qtok_match;
+    tk->sqrt_axis = sq ? AX_SEQ : -1;
+}
+
+/* The matched groups in order for target tax (its batch axis from has_batch
+ * / batch, else from the group's points): true with *o on the first answer,
+ * tk->t then pointing at gt (IP_MAXAX, the caller's) for the explain. */
+/* Leave-one-out on a 1-D axis group A: of pts, the points the
+ * interpolation's filter keeps at the nearest coordinates below, at and above
+ * the target on a. The same answer as all of them (bounds, medians and the
+ * candidate count come out alike) without merging a whole line per row. */
+static bool near_ok(const ip_task *tk, const ip_point *p, int a) {
+    if (p->row + 1 == tk->skip1 || isnan(p->ax[a]) || !isfinite(p->lat) || !(p->lat > 0)) return false;
+    for (int k = 0; k < tk->nax; k++) {
+        if (k == a || isnan(tk->t[k])) continue;
+        if (isnan(p->ax[k])) return false;
+        if (tk->match[k] ? !tk->match[k](tk->t[k], p->ax[k]) : p->ax[k] != tk->t[k]) return false;
+    }
+    return true;
+}
+
+static size_t near_1d(const ip_task *tk, int a, const uint32_t *pts, size_t n, uint32_t *out) {
+    const ip_point *P = tk->ix->p;
+    double t = tk->t[a], below = -INFINITY, above = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        const ip_point *p = &P[pts[i]];
+        if (!near_ok(tk, p, a)) continue;
+        if (p->ax[a] < t && p->ax[a] > below) below = p->ax[a];
+        if (p->ax[a] > t && p->ax[a] < above) above = p->ax[a];
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = P[pts[i]].ax[a];
+        if ((v == below || v == t || v == above) && near_ok(tk, &P[pts[i]], a)) out[m++] = pts[i];
+    }
+    return m;
+}
+
+static bool attn_groups(q_ctx *c, ip_task *tk, const double *tax, double *gt, const uint32_t *gi, size_t ng,
+                        bool has_batch, double batch, bool near, ip_status *last, bool *att, ip_out *o) {
+    const ip_index *ix = tk->ix;
+    for (size_t g = 0; g < ng; g++) {
+        const ip_group *grp = &ix->g[gi[g]];
+        memcpy(gt, tax, IP_MAXAX * sizeof *gt);
+        const uint32_t *pts = grp->pts;
+        size_t n = grp->n;
+        bool some_b = false, some_nob = false, same = true;
+        double b0 = NAN;
+        for (uint32_t j = 0; j < grp->n; j++) {
+            if (ix->p[grp->pts[j]].row + 1 == tk->skip1) continue; /* a held-out row is not in the table */
+            double b = ix->p[grp->pts[j]].ax[AX_BATCH];
+            if (isnan(b)) some_nob = true;
+            else {
+                if (!some_b) b0 = b;
+                else if (b != b0) same = false;
+                some_b = true;
+            }
+        }
+        *att = true;
+        if (some_b) {
+            if (has_batch) {
+                gt[AX_BATCH] = batch;
+            } else if (some_nob) {
+                uint32_t *sub = opdb_arena_alloc(c->a, grp->n * sizeof *sub);
+                n = 0;
+                for (uint32_t j = 0; j < grp->n; j++)
+                    if (isnan(ix->p[grp->pts[j]].ax[AX_BATCH])) sub[n++] = grp->pts[j];
+                pts = sub;
+            } else if (same) {
+                gt[AX_BATCH] = b0;
+            } else {
+                last->n = 0;
+                last->s[last->n++] = "batch_axis_unconstrained";
+                continue;
+            }
+        }
+        tk->t = gt;
+        if (near && tk->ngroups == 1 && tk->groups[0][0] == 1 && !isnan(gt[tk->groups[0][1]])) {
+            uint32_t *sub = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *sub);
+            n = near_1d(tk, tk->groups[0][1], pts, n, sub);
+            pts = sub;
+        }
+        ip_status stt = {.n = 0};
+        bool okk = ip_interpolate(c, tk, pts, n, &stt, o);
+        *last = stt;
+        if (okk) return true;
+    }
+    return false;
+}
+
 /* The groups of one attention kernel for target tg: 1 answered (a hit or an
  * error set), 0 not (*reason says why). */
 static int attn_kernel(q_ctx *c, const char *kt, const ip_attn_tg *tg, const char **reason) {
@@ -126,8 +243,6 @@ static int attn_kernel(q_ctx *c, const char *kt, const ip_attn_tg *tg, const cha
     double tax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
     tax[AX_Q] = (double)tg->q3[0], tax[AX_SEQ] = (double)tg->avg, tax[AX_HEADS] = (double)tg->q3[1],
     tax[AX_HD] = (double)tg->q3[2];
-    bool bad = false;
-    const qv *ov = q_override(c->db->map.ov_int, kt, &bad);
     ip_kb T;
     ip_kb_init(&T);
     ip_kb_field(&T, "kernel_type");
@@ -150,74 +265,21 @@ static int attn_kernel(q_ctx *c, const char *kt, const ip_attn_tg *tg, const cha
         ip_kb_field(&T, "quant_mode");
         ip_kb_str(&T, tg->quant, strlen(tg->quant));
     }
-    const char *req[5] = {"sparse_mode", "kv_heads", "input_layout", NULL, NULL};
-    if (tg->quant && (ix->flags & AT_QUANT)) req[3] = "quant_mode";
-    uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
-    size_t ng = 0;
-    for (size_t g = 0; g < ix->ng; g++)
-        if (ip_key_match(&T, ix->g[g].key, ix->g[g].keyn, req, NULL)) gi[ng++] = (uint32_t)g;
+    uint32_t *gi;
+    size_t ng = attn_matching(c, ix, &T, tg->quant != NULL, &gi);
     if (!ng) {
         *reason = "regime_key_unmatched";
         return 0;
     }
-    const qv *tr = qv_get(ov, "axis_transform");
-    if (!tr || tr->kind == QV_NULL) tr = qv_get(ov, "shape_transform");
-    bool sq = qv_is_str(tr, "sqrt") || qv_is_str(tr, "sqrt_seq");
     ip_task tk;
-    memset(&tk, 0, sizeof tk);
-    tk.ix = ix;
-    tk.nax = 5;
-    tk.groups = k_at_groups;
-    tk.ngroups = 14;
-    tk.maxdim = ip_maxdim(c, kt, NULL);
-    tk.match[AX_Q] = qtok_match;
-    tk.sqrt_axis = sq ? AX_SEQ : -1;
+    attn_task(c, kt, ix, &tk);
     ip_status last = {.n = 0};
     bool att = false;
-    for (size_t g = 0; g < ng; g++) {
-        const ip_group *grp = &ix->g[gi[g]];
-        double gt[IP_MAXAX];
-        memcpy(gt, tax, sizeof gt);
-        const uint32_t *pts = grp->pts;
-        size_t n = grp->n;
-        bool some_b = false, some_nob = false, same = true;
-        double b0 = NAN;
-        for (uint32_t j = 0; j < grp->n; j++) {
-            double b = ix->p[grp->pts[j]].ax[AX_BATCH];
-            if (isnan(b)) some_nob = true;
-            else {
-                if (!some_b) b0 = b;
-                else if (b != b0) same = false;
-                some_b = true;
-            }
-        }
-        att = true;
-        if (some_b) {
-            if (tg->has_batch) {
-                gt[AX_BATCH] = tg->batch;
-            } else if (some_nob) {
-                uint32_t *sub = opdb_arena_alloc(c->a, grp->n * sizeof *sub);
-                n = 0;
-                for (uint32_t j = 0; j < grp->n; j++)
-                    if (isnan(ix->p[grp->pts[j]].ax[AX_BATCH])) sub[n++] = grp->pts[j];
-                pts = sub;
-            } else if (same) {
-                gt[AX_BATCH] = b0;
-            } else {
-                last.n = 0;
-                last.s[last.n++] = "batch_axis_unconstrained";
-                continue;
-            }
-        }
-        tk.t = gt;
-        ip_status stt = {.n = 0};
-        ip_out o;
-        bool okk = ip_interpolate(c, &tk, pts, n, &stt, &o);
-        last = stt;
-        if (okk) {
-            ip_success(c, &tk, &o, kt, k_at_axes);
-            return 1;
-        }
+    ip_out o;
+    double gt[IP_MAXAX];
+    if (attn_groups(c, &tk, tax, gt, gi, ng, tg->has_batch, tg->batch, false, &last, &att, &o)) {
+        ip_success(c, &tk, &o, kt, k_at_axes);
+        return 1;
     }
     *reason = ip_reason(att ? &last : NULL, "attention_candidate_group_failed");
     return 0;
@@ -310,4 +372,40 @@ void ip_kernel_attention(q_ctx *c, const char *const *K, size_t nk, const q_tins
     else if (tg.has_sparse && (tg.sparse == 0 || tg.sparse == 3)) tg.layout = tg.sparse == 0 ? "BNSD_NBSD" : "TND";
     const char *reason = "attention_candidate_group_failed";
     if (!ip_attention_target(c, K, nk, &tg, &reason)) q_miss(c, reason);
+}
+
+/* ------------------------------------------------------------ leave-one-out */
+ip_index *ip_attn_index(q_ktable *t) {
+    ip_index *ix = ip_index_get(t, "attn", build_attn, NULL);
+    return ix && (ix->flags & AT_USABLE) ? ix : NULL;
+}
+
+size_t ip_attn_loo_groups(q_ctx *c, const ip_index *ix, uint32_t g, uint32_t **gi) {
+    ip_kb T;
+    ip_kb_init(&T);
+    memcpy(T.s, ix->g[g].key, ix->g[g].keyn);
+    T.n = ix->g[g].keyn;
+    size_t n;
+    return attn_matching(c, ix, &T, ip_kb_get(&T, "quant_mode", &n) != NULL, gi);
+}
+
+bool ip_attn_loo(q_ctx *c, const ip_index *ix, uint32_t pi, const uint32_t *gi, size_t ngi, const uint8_t (*G)[4],
+                 size_t ng, ip_status *last, bool *att, ip_out *o) {
+    const ip_point *p = &ix->p[pi];
+    ip_task tk;
+    attn_task(c, ix->tab->kernel, ix, &tk);
+    tk.skip1 = p->row + 1;
+    double tax[IP_MAXAX], gt[IP_MAXAX];
+    memcpy(tax, p->ax, sizeof tax);
+    bool has_b = !isnan(p->ax[AX_BATCH]);
+    tax[AX_BATCH] = NAN;
+    /* each matched group, each axis group in order (the query's order), one at a time:
+     * a 1-D one on the points near the row only */
+    for (size_t g = 0; g < ngi; g++)
+        for (size_t a = 0; a < ng; a++) {
+            tk.groups = &G[a];
+            tk.ngroups = 1;
+            if (attn_groups(c, &tk, tax, gt, &gi[g], 1, has_b, p->ax[AX_BATCH], true, last, att, o)) return true;
+        }
+    return false;
 }

@@ -246,6 +246,19 @@ ip_index *ip_gen_index(q_ktable *t, int64_t n, bool numel);
 bool ip_gen_numel(q_ctx *c, const char *kt);
 ip_index *ip_elem_index(q_ktable *t);
 extern const uint8_t ip_mm_groups[7][4];
+/* attention (interp_attn.c): the index of a table (NULL when it has no
+ * sequence column), its axes and axis groups; the groups a kernel-level
+ * query of group g's own key matches; and point pi asked for on axis groups
+ * G with its row hidden (its own axes, its batch when it has one). */
+ip_index *ip_attn_index(q_ktable *t);
+extern const char *const *const ip_attn_axes;
+extern const uint8_t ip_attn_groups[14][4];
+size_t ip_attn_loo_groups(q_ctx *c, const ip_index *ix, uint32_t g, uint32_t **gi);
+bool ip_attn_loo(q_ctx *c, const ip_index *ix, uint32_t pi, const uint32_t *gi, size_t ngi, const uint8_t (*G)[4],
+                 size_t ng, ip_status *last, bool *att, ip_out *o);
+/* moe_fused (tokens) and compute_scale (M, K) indexes */
+ip_index *ip_moe_index(q_ktable *t);
+ip_index *ip_scale_index(q_ktable *t);
 extern const char *const ip_mm_axes[3];
 
 #endif

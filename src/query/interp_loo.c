@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/comm.h"
 #include "query/interp_internal.h"
 #include "query/loo.h"
 
@@ -40,13 +41,15 @@ static bool lists(const qv *l, const char *kt) {
     return false;
 }
 
-/* the path the mapping sends kt's rows through */
+/* the path the mapping sends kt's rows through; *covered: leave-one-out
+ * asks for its rows on that path (the caller checks the table can be read
+ * on it) */
 static const char *path_of(const opdb_qdb *db, const char *kt, bool *covered) {
     static const char *const other[] = {"attention_special", "attention_lightning_indexer", "moe_fused",
                                         "scatter_nd_update_mla", NULL};
-    *covered = false;
+    *covered = true;
     if (strncmp(kt, "hcom_", 5) == 0) return "communication";
-    bool elem = false;
+    bool elem = false, scale = false;
     const qv *ops = db->map.ops;
     for (size_t i = 0; ops && ops->kind == QV_DICT && i < ops->n; i++) {
         const qv *e = ops->items[i];
@@ -54,12 +57,26 @@ static const char *path_of(const opdb_qdb *db, const char *kt, bool *covered) {
         if (qv_is_str(qv_get(e, "category"), "communication")) return "communication";
         const qv *m = qv_get(e, "query_mode");
         for (const char *const *o = other; *o; o++)
-            if (qv_is_str(m, *o)) return *o;
+            if (qv_is_str(m, *o)) {
+                *covered = strcmp(*o, "attention_special") == 0 || strcmp(*o, "moe_fused") == 0;
+                return *o;
+            }
         elem |= qv_is_str(m, "elementwise");
+        scale |= qv_is_str(qv_get(e, "compute_subcategory"), "compute_scale");
     }
-    *covered = true;
     if (elem) return "elementwise";
+    if (scale) return "compute_scale";
     return ip_in_matmul_plus(kt) ? "matmul" : "generic";
+}
+
+/* why a table on path is not checked, in one phrase */
+static const char *why_not(const char *path) {
+    if (strcmp(path, "attention_lightning_indexer") == 0)
+        return "interpolated only inside a decomposed op, on runtime vectors no row holds";
+    if (strcmp(path, "scatter_nd_update_mla") == 0) return "the scatter path is not covered by check yet";
+    if (strcmp(path, "communication") == 0) return "no message_bytes and num_devices columns: exact rows only";
+    if (strcmp(path, "attention_special") == 0) return "no sequence-length column: the attention path cannot read it";
+    return "not covered";
 }
 
 /* do the points of gi (but the hidden row) bracket t on every axis of A,
@@ -99,6 +116,7 @@ typedef struct loo_path {
     int nax;
     const char *const *axes;
     bool mm;
+    int match; /* groups a row's key matches: 0 its own, 1 the matmul rule, 2 the plain rule, 3 attention's */
 } loo_path;
 
 
@@ -280,7 +298,9 @@ static void ask(q_ctx *c, loo_lines *L, const q_loo_cb *cb, const q_loo_table *T
         size_t ng = 1;
         /* generic and elementwise keys all have the same fields and match exactly:
          * a group's key matches that group alone */
-        if (lp->mm) ng = ip_mm_matching(c, ix, &key, false, &gi);
+        if (lp->match == 1) ng = ip_mm_matching(c, ix, &key, false, &gi);
+        else if (lp->match == 2) ng = ip_groups_matching(c, ix, &key, &gi);
+        else if (lp->match == 3) ng = ip_attn_loo_groups(c, ix, gidx, &gi);
         else gi = &own;
         L->gi[gidx] = opdb_xmalloc((ng ? ng : 1) * sizeof *gi);
         memcpy(L->gi[gidx], gi, ng * sizeof *gi);
@@ -303,7 +323,8 @@ static void ask(q_ctx *c, loo_lines *L, const q_loo_cb *cb, const q_loo_table *T
         bool att = false;
         ip_out o;
         k.group = g;
-        k.recovered = run_groups(c, L, &tk, gi, ng, &last, &att, &o);
+        if (lp->match == 3) k.recovered = ip_attn_loo(c, ix, pi, gi, ng, tk.groups, tk.ngroups, &last, &att, &o);
+        else k.recovered = run_groups(c, L, &tk, gi, ng, &last, &att, &o);
         if (k.recovered) {
             double co[12];
             for (int j = 0; j < o.npts; j++)
@@ -319,8 +340,9 @@ static void ask(q_ctx *c, loo_lines *L, const q_loo_cb *cb, const q_loo_table *T
             k.status = ip_reason(att ? &last : NULL, "regime_key_unmatched");
         }
         if (g >= 0) {
-            k.interior = lp->groups[g][0] == 1 ? brackets1(L, gi, ng, &tk, lp->groups[g][1])
-                                               : brackets(ix, gi, ng, &tk, lp->groups[g]);
+            /* attention points may lack the batch axis: its lines are not sorted, scan */
+            k.interior = lp->groups[g][0] == 1 && lp->match != 3 ? brackets1(L, gi, ng, &tk, lp->groups[g][1])
+                                                                 : brackets(ix, gi, ng, &tk, lp->groups[g]);
             any_interior |= k.interior;
         } else {
             k.interior = any_interior;
@@ -364,7 +386,63 @@ static loo_lines *lines_of(loo_lines **v, size_t *n, size_t *cap, const ip_index
 }
 
 static const uint8_t k_one[1][4] = {{1, 0}};
-static const char *const k_ax0[] = {"axis_0"}, *const k_numel[] = {"output_numel"}, *const k_io[] = {"io_numel"};
+static const char *const k_ax0[] = {"axis_0"}, *const k_numel[] = {"output_numel"}, *const k_io[] = {"io_numel"},
+                        *const k_tokens[] = {"tokens"}, *const k_sc_axes[] = {"M", "K"};
+static const uint8_t k_sc_groups[3][4] = {{1, 0}, {1, 1}, {2, 0, 1}};
+
+/* ------------------------------------------------------------ communication
+ * Its own path (query/comm.h): one axis, the message bytes, within a group
+ * of (devices, tier); the answer of q_comm_csv over the other rows. */
+typedef struct comm_acc {
+    q_comm_loo_case *v;
+    size_t n, cap;
+} comm_acc;
+
+static void on_comm(void *ctx, const q_comm_loo_case *k) {
+    comm_acc *a = ctx;
+    OPDB_ALLOC_GROW(a->v, a->n + 1, a->cap);
+    a->v[a->n++] = *k;
+}
+
+static const char *const k_comm_axes[] = {"message_bytes", "num_devices"};
+
+/* false: the table has no bytes/devices columns (not checked) */
+static bool run_comm(const q_loo_cb *cb, q_loo_table *T, q_ktable *t) {
+    comm_acc acc = {NULL, 0, 0};
+    if (!q_comm_loo(t, true, on_comm, &acc)) {
+        T->covered = false;
+        return false;
+    }
+    T->with_latency = 0;
+    for (size_t r = 0; r < t->t.nrows; r++) {
+        double lat;
+        T->with_latency += q_plain_row_latency(t, r, &lat);
+    }
+    T->indexed = acc.n;
+    T->nax = 2;
+    T->axis_names = k_comm_axes;
+    T->ngroups = 1;
+    T->group_names[0] = k_comm_axes[0];
+    T->group_dim[0] = 1;
+    cb->table(cb->ctx, T);
+    for (size_t i = 0; i < acc.n; i++) {
+        const q_comm_loo_case *o = &acc.v[i];
+        double co[2] = {o->mb, o->nd}, br[2] = {o->lo, o->hi};
+        q_loo_case k = {.table = T, .row = o->row, .line = t->t.line[o->row], .coords = co, .actual = o->actual};
+        k.recovered = o->found;
+        k.predicted = o->found ? o->lat : NAN;
+        k.dim = o->found ? 1 : 0;
+        k.spread = o->found ? q_loo_spread(br, 2, 1) : NAN;
+        k.interior = o->interior;
+        k.status = o->found ? NULL : "shape_mismatch";
+        k.group = 0;
+        cb->row(cb->ctx, &k);
+        k.group = -1;
+        cb->row(cb->ctx, &k);
+    }
+    free(acc.v);
+    return true;
+}
 
 static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
     q_loo_table T;
@@ -378,20 +456,34 @@ static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
         T.with_latency += ip_row_latency(t, r, &lat, &alt);
     }
     T.path = path_of(db, t->kernel, &T.covered);
+    if (strcmp(T.path, "communication") == 0 && run_comm(cb, &T, t)) return;
     opdb_arena a;
     opdb_arena_init(&a, 1 << 16);
     q_ctx c = {.db = db, .cfg = &db->cfg, .a = &a};
-    loo_path lp = {k_one, 1, 1, k_ax0, false};
-    if (strcmp(T.path, "matmul") == 0) lp = (loo_path){ip_mm_groups, 7, 3, ip_mm_axes, true};
+    loo_path lp = {k_one, 1, 1, k_ax0, false, 0};
+    ip_index *one = NULL; /* the paths with one index per table */
+    if (strcmp(T.path, "matmul") == 0) lp = (loo_path){ip_mm_groups, 7, 3, ip_mm_axes, true, 1};
     else if (strcmp(T.path, "elementwise") == 0) lp.axes = k_io;
-    else if (T.covered && ip_gen_numel(&c, t->kernel)) lp.axes = k_numel;
+    else if (strcmp(T.path, "moe_fused") == 0) lp.axes = k_tokens, lp.match = 2, one = ip_moe_index(t);
+    else if (strcmp(T.path, "compute_scale") == 0)
+        lp = (loo_path){k_sc_groups, 3, 2, k_sc_axes, false, 2}, one = ip_scale_index(t);
+    else if (strcmp(T.path, "attention_special") == 0) {
+        lp = (loo_path){ip_attn_groups, 14, 5, ip_attn_axes, false, 3};
+        T.covered = (one = ip_attn_index(t)) != NULL;
+    } else if (T.covered && ip_gen_numel(&c, t->kernel)) lp.axes = k_numel;
+    if (!T.covered) T.why = why_not(T.path);
     int64_t maxdim = ip_maxdim(&c, t->kernel, NULL);
     T.nax = lp.nax;
     T.axis_names = lp.axes;
     T.ngroups = lp.ngroups;
     for (size_t g = 0; g < lp.ngroups; g++) {
         static const char *const mm_names[7] = {"M", "K", "N", "M,K", "M,N", "K,N", "M,K,N"};
-        T.group_names[g] = lp.mm ? mm_names[g] : lp.axes[0];
+        static const char *const sc_names[3] = {"M", "K", "M,K"};
+        static const char *const at_names[14] = {
+            "seq",          "batch",          "heads",          "head_dim",           "seq,batch",
+            "seq,heads",    "seq,head_dim",   "batch,heads",    "batch,head_dim",     "heads,head_dim",
+            "seq,batch,heads", "seq,batch,head_dim", "seq,heads,head_dim", "batch,heads,head_dim"};
+        T.group_names[g] = lp.mm ? mm_names[g] : lp.match == 3 ? at_names[g] : lp.nax == 2 ? sc_names[g] : lp.axes[0];
         T.group_dim[g] = lp.groups[g][0];
     }
     uint32_t *pt_ix = NULL, *pt_g = NULL;
@@ -400,7 +492,9 @@ static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
         pt_ix = opdb_xcalloc(t->t.nrows, sizeof *pt_ix);
         pt_g = opdb_xcalloc(t->t.nrows, sizeof *pt_g);
         pt_of = opdb_xcalloc(t->t.nrows, sizeof *pt_of);
-        if (strcmp(T.path, "elementwise") == 0) {
+        if (one) {
+            run_index(one, -1, pt_ix, pt_of, pt_g);
+        } else if (strcmp(T.path, "elementwise") == 0) {
             run_index(ip_elem_index(t), -1, pt_ix, pt_of, pt_g);
         } else {
             /* one index per input count: a row is asked for with all its inputs */

@@ -173,3 +173,5 @@ void ip_moe(q_ctx *c, const q_entry *e) {
     if (!c->cfg->quirks && c->r->src == QS_INTERPOLATED)
         q_moe_embedded(c, e, kt, c->r->lat, c->r->rule, c->r->conf);
 }
+
+ip_index *ip_moe_index(q_ktable *t) { return ip_index_get(t, "moe", build_moe, NULL); }

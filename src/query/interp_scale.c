@@ -213,3 +213,5 @@ void ip_scale(q_ctx *c, const q_entry *e) {
     }
     q_miss(c, ip_reason(att ? &last : NULL, "compute_scale_interpolation_failed"));
 }
+
+ip_index *ip_scale_index(q_ktable *t) { return ip_index_get(t, "scale", build_scale, NULL); }

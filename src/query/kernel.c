@@ -62,6 +62,25 @@ static void request_tensors(opdb_strbuf *sb, const qv *list, const q_tins *t) {
     opdb_sb_addc(sb, ']');
 }
 
+/* The integer and string fields of the query's attention or comm object,
+ * as the row's runtime or message columns need them. */
+static void request_fields(opdb_strbuf *sb, const char *name, const qv *d) {
+    if (!d || d->kind != QV_DICT) return;
+    opdb_sb_addf(sb, ", \"%s\": {", name);
+    bool first = true;
+    for (size_t i = 0; i < d->n; i++) {
+        const qv *k = d->keys[i], *v = d->items[i];
+        if (k->kind != QV_STR || (v->kind != QV_INT && v->kind != QV_STR)) continue;
+        if (!first) opdb_sb_adds(sb, ", ");
+        first = false;
+        opdb_json_quote(sb, k->s);
+        opdb_sb_adds(sb, ": ");
+        if (v->kind == QV_INT) opdb_sb_addf(sb, "%lld", (long long)v->i);
+        else opdb_json_quote(sb, v->s);
+    }
+    opdb_sb_addc(sb, '}');
+}
+
 /* The request a MISS carries in default mode, so that the rows to measure
  * can be made from results alone (opdb grid --from-misses). */
 static void set_request(q_ctx *c, const qv *kq, const q_tins *in, const q_tins *out) {
@@ -73,6 +92,8 @@ static void set_request(q_ctx *c, const qv *kq, const q_tins *in, const q_tins *
     request_tensors(&sb, qv_get(kq, "inputs"), in);
     opdb_sb_adds(&sb, ", \"outputs\": ");
     request_tensors(&sb, qv_get(kq, "outputs"), out);
+    request_fields(&sb, "attention", qv_get(kq, "attention"));
+    request_fields(&sb, "comm", qv_get(kq, "comm"));
     opdb_sb_addc(&sb, '}');
     c->r->request = opdb_arena_strndup(c->a, sb.p, sb.n);
     opdb_sb_free(&sb);
@@ -189,6 +210,7 @@ void q_kernel_query(q_ctx *c) {
     bool interp = ip && ip->kind == QV_BOOL ? ip->b : c->cfg->interp;
     if (comm && comm->kind != QV_NULL) {
         q_kernel_comm(c, c->q->kernel, comm);
+        if (c->r->src == QS_MISS && !c->cfg->quirks) set_request(c, kq, &in, &out);
         return; /* communication is never interpolated */
     }
     if (att && att->kind != QV_NULL) {
@@ -218,6 +240,5 @@ void q_kernel_query(q_ctx *c) {
                              att && att->kind != QV_NULL     ? QK_ATTENTION
                              : qv_is_str(match, "elementwise") ? QK_ELEMENTWISE
                                                                : QK_SHAPE);
-    /* attention rows also need runtime columns a request does not carry */
-    if (c->r->src == QS_MISS && !c->cfg->quirks && !(att && att->kind != QV_NULL)) set_request(c, kq, &in, &out);
+    if (c->r->src == QS_MISS && !c->cfg->quirks) set_request(c, kq, &in, &out);
 }

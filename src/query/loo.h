@@ -14,20 +14,23 @@
 #include "opdb/query.h"
 
 #define Q_LOO_MAXAX 5
+#define Q_LOO_MAXGROUPS 14 /* attention: every 1-3 of its 4 axes */
 
 /* One kernel table: which interpolation path its rows were checked on. */
 typedef struct q_loo_table {
     const char *kernel, *file; /* file relative to the database folder */
-    const char *path;          /* matmul, generic, elementwise; or the path check does not cover */
-    bool covered;              /* false: the path is not checked (attention, moe, scatter, comm) */
+    const char *path;          /* matmul, generic, elementwise, compute_scale, attention_special, moe_fused,
+                                  communication; or a path check does not cover */
+    bool covered;              /* false: the table is not checked (why says why) */
+    const char *why;           /* not covered: one phrase */
     size_t rows;               /* data rows */
     size_t with_latency;       /* rows with an interpolation latency */
     size_t indexed;            /* ... that are points of the path's index (checked) */
     int nax;                   /* the path's axes */
     const char *const *axis_names;
     size_t ngroups;            /* axis groups, in the query's order */
-    const char *group_names[8];
-    int group_dim[8];
+    const char *group_names[Q_LOO_MAXGROUPS];
+    int group_dim[Q_LOO_MAXGROUPS];
 } q_loo_table;
 
 /* One held-out row asked for on one axis group (group -1: the query's own order). */

@@ -24,6 +24,17 @@ COPY = ("OP State", "Accelerator Core", "Input Data Types", "Output Data Types",
 STATS = ("Profiling Count", "Profiling Min Duration(us)", "Profiling Max Duration(us)",
          "Profiling Sum Duration(us)", "Profiling Sum Squares(us^2)")
 ZERO_WORDS = ("duration", "latency", "time", "cycles", "ratio", "miss", "utilization")
+# the columns an attention or communication row needs beyond its tensors: (request object, field, column)
+EXTRA = (("attention", "avg_seq_len", "Runtime avg_seq_len"), ("attention", "avg_seq_len", "avg_seq_len"),
+         ("attention", "sparse_mode", "Runtime sparse_mode"), ("attention", "num_kv_heads", "Runtime num_key_value_heads"),
+         ("attention", "input_layout", "Runtime input_layout"), ("attention", "batch_size", "Runtime batch_size"),
+         ("comm", "message_bytes", "message_bytes"), ("comm", "num_devices", "num_devices"),
+         ("comm", "topology_tier", "topology_tier"))
+
+
+def xsig(row, k):
+    """The row signature, and the runtime and message cells (attention and communication rows differ in them)."""
+    return (sig(row, k),) + tuple(row.get(c, "") for _, _, c in EXTRA)
 
 
 class Bad(Exception):
@@ -74,7 +85,9 @@ def requests(lines, src):
         k = rq.get("kernel")
         if not isinstance(k, str) or not k or k.startswith(".") or "/" in k or "\\" in k:
             raise Bad(f"{src}:{ln}: request.kernel is not a kernel type name")
-        reqs.append((k, tensors(rq.get("inputs"), "inputs", src, ln), tensors(rq.get("outputs"), "outputs", src, ln)))
+        objs = {o: rq.get(o) for o in ("attention", "comm") if isinstance(rq.get(o), dict)}
+        reqs.append((k, tensors(rq.get("inputs"), "inputs", src, ln), tensors(rq.get("outputs"), "outputs", src, ln),
+                     objs))
     return reqs, n, misses, without
 
 
@@ -96,8 +109,16 @@ def shape_cell(ts, slots):
     return '"' + joined(ts, slots, 0, None) + '"'
 
 
+def cell_text(v):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    if isinstance(v, str) and not any(ch in v for ch in ';"\r\n'):
+        return v
+    return ""
+
+
 def build(header, tmpl, req, kin, kout):
-    _, ins, outs = req
+    _, ins, outs, objs = req
     row = {}
     for h in header:
         if h in COPY:
@@ -108,7 +129,8 @@ def build(header, tmpl, req, kin, kout):
             row[h] = "0"
         else:
             row[h] = tmpl.get(h, "")
-    row["Input Shapes"] = shape_cell(ins, kin)
+    if "Input Shapes" in header:
+        row["Input Shapes"] = shape_cell(ins, kin)
     if "Input Data Types" in header:
         row["Input Data Types"] = joined(ins, kin, 1, tmpl.get("Input Data Types"))
     if "Input Formats" in header:
@@ -119,6 +141,9 @@ def build(header, tmpl, req, kin, kout):
         row["Output Data Types"] = joined(outs, kout, 1, tmpl.get("Output Data Types"))
     if outs and "Output Formats" in header:
         row["Output Formats"] = joined(outs, kout, 2, tmpl.get("Output Formats"))
+    for o, f, c in EXTRA:
+        if c in header and o in objs:
+            row[c] = cell_text(objs[o].get(f))
     return row
 
 
@@ -145,26 +170,28 @@ def run(root, reqs, plan):
         if text.startswith("\ufeff"):
             text = text[1:]
         rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r]
-        if not rows or "Input Shapes" not in rows[0] or len(rows) < 2:
-            why = "empty file" if not rows else ("no 'Input Shapes' column" if "Input Shapes" not in rows[0]
+        # a communication table has no shapes: its rows are its message columns
+        shapeless = rows and "Input Shapes" not in rows[0] and "message_bytes" not in rows[0]
+        if not rows or shapeless or len(rows) < 2:
+            why = "empty file" if not rows else ("no 'Input Shapes' column" if shapeless
                                                  else "no data rows to copy the layout from")
             result.append((k, len(rs), 0, 0, why))
             continue
         header = rows[0]
         dicts = [dict(zip(header, r + [""] * (len(header) - len(r)))) for r in rows[1:]]
         tmpl = dicts[0]
-        kin = tolerant_count(tmpl["Input Shapes"])
+        kin = tolerant_count(tmpl["Input Shapes"]) if "Input Shapes" in header else 0
         kout = tolerant_count(tmpl.get("Output Shapes", "")) if "Output Shapes" in header else 0
-        seen = {sig(d, k) for d in dicts}
+        seen = {xsig(d, k) for d in dicts}
         own, new = set(), []
         for r in rs:
             row = build(header, tmpl, r, kin, kout)
-            s = sig(row, k)
+            s = xsig(row, k)
             own.add(s)
             if s not in seen:
                 seen.add(s)
                 new.append(row)
-        new.sort(key=lambda row: sort_key(row["Input Shapes"]))  # stable
+        new.sort(key=lambda row: sort_key(row.get("Input Shapes", "")))  # stable
         if not plan and new:
             buf = io.StringIO()
             w = csv.writer(buf, lineterminator="\r\n")

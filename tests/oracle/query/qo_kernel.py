@@ -117,7 +117,14 @@ def request_of(obj):
             out.append({"shape": list(x["shape"]), "dtype": p if p is not None else "",
                         "format": fmt if isinstance(fmt, str) else "ND"})
         return out
-    return {"kernel": obj["kernel"], "inputs": tens(obj.get("inputs")), "outputs": tens(obj.get("outputs"))}
+    r = {"kernel": obj["kernel"], "inputs": tens(obj.get("inputs")), "outputs": tens(obj.get("outputs"))}
+    # the runtime (attention) or message (comm) fields the row's columns need: integers and strings
+    for name in ("attention", "comm"):
+        d = obj.get(name)
+        if isinstance(d, dict):
+            r[name] = {k: v for k, v in d.items() if isinstance(k, str)
+                       and ((isinstance(v, int) and not isinstance(v, bool)) or isinstance(v, str))}
+    return r
 
 
 def kernel_interp(db, K, X, O):

@@ -109,9 +109,8 @@ def answer(db, line):
             raise QueryError("bad_query", "a query needs exactly one of op and kernel")
         if has_k:
             r = qo_kernel.kernel_query(db, obj)
-            # default mode: a MISS names what to measure (attention and communication rows need more)
-            if (r.source == "MISS" and not db.cfg.quirks and obj.get("comm") is None
-                    and obj.get("attention") is None):
+            # default mode: a MISS names what to measure (attention and communication: with their object)
+            if r.source == "MISS" and not db.cfg.quirks:
                 r = copy.copy(r)  # results may be shared by a scan's cache
                 r.request = qo_kernel.request_of(obj)
         else:
