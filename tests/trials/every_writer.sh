@@ -13,7 +13,8 @@
 #     after the other (rows compared as sets per table: the order of appended rows follows the
 #     order the writers took the lock).
 #  3. Pairs: every two writers at once, on one folder and on a parent and its nested child folder:
-#     both exit 0 and the result is exactly one of the two orders run one after the other.
+#     the folder and both exit statuses are exactly those of one of the two orders run one after
+#     the other.
 # Counts (environment, for long manual runs): OPDB_TRIAL_KILLS kills per writer (default 3),
 # OPDB_TRIAL_WRITERS concurrent writers of one kind (default 8, at most 8), OPDB_TRIAL_PAIRS rounds
 # of the pair trials (default 1). Prints one count line per writer and kind of trial.
@@ -186,18 +187,23 @@ pair_trial() { # pair_trial A B DB_A DB_B LABEL: DB_* relative to the trial fold
     (run_writer $1 "$w/db$3" 1 >/dev/null 2>"$w/errA"; echo $? >"$w/rcA") & pa=$!
   fi
   wait $pa $pb
-  [ "$(cat "$w/rcA")" = 0 ] || bad "$5: $1 exit $(cat "$w/rcA"): $(head -c 300 "$w/errA")"
-  [ "$(cat "$w/rcB")" = 0 ] || bad "$5: $2 exit $(cat "$w/rcB"): $(head -c 300 "$w/errB")"
+  rcA=$(cat "$w/rcA"); rcB=$(cat "$w/rcB")
   bm=$(isbench $1 $2)
   S=$(rows_state "$w/db" $bm)
-  # the two orders one after the other (computed when needed)
+  # the two orders one after the other (computed when needed): the same folder and the same exit
+  # statuses (validate exits 1 when the other writer left a table it reports as an error)
   for order in AB BA; do
     rm -rf "$w/ref"; cp -R "$w/pbase" "$w/ref"
-    if [ $order = AB ]; then run_writer $1 "$w/ref$3" 1 && run_writer $2 "$w/ref$4" 2
-    else run_writer $2 "$w/ref$4" 2 && run_writer $1 "$w/ref$3" 1; fi >/dev/null 2>&1 || bad "$5: the serial runs ($order) failed"
-    [ "$S" = "$(rows_state "$w/ref" $bm)" ] && { matched=$order; return 0; }
+    if [ $order = AB ]; then
+      run_writer $1 "$w/ref$3" 1 >/dev/null 2>&1; r1=$?; run_writer $2 "$w/ref$4" 2 >/dev/null 2>&1; r2=$?
+    else
+      run_writer $2 "$w/ref$4" 2 >/dev/null 2>&1; r2=$?; run_writer $1 "$w/ref$3" 1 >/dev/null 2>&1; r1=$?
+    fi
+    [ "$S" = "$(rows_state "$w/ref" $bm)" ] && [ "$rcA,$rcB" = "$r1,$r2" ] && { matched=$order; return 0; }
   done
-  bad "$5: the folder is neither $1 then $2 nor $2 then $1 (started ${delay} ms apart, $first first)"
+  [ "$rcA" = 0 ] || echo "$5: $1 exit $rcA: $(head -c 300 "$w/errA")"
+  [ "$rcB" = 0 ] || echo "$5: $2 exit $rcB: $(head -c 300 "$w/errB")"
+  bad "$5: the folder or the exit statuses are neither $1 then $2 nor $2 then $1 (started ${delay} ms apart, $first first)"
   matched=none
 }
 pairs=0; pairs_ok=0
