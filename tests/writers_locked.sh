@@ -35,7 +35,7 @@ for f in $(cd "$src" && grep -rl -e 'opdb_atomic_write(' -e 'opdb_atomic_open(' 
 done
 # a database writer's library entry point takes the lock (directly or through one that does)
 for f in src/update/update_run.c src/ingest/parse_job.c src/grid/run.c src/replay/bench_run.c src/ingest/fia_fill.c \
-         src/comm/csv_rows.c src/db/repair.c src/grid/from_misses.c src/analysis/check_calib.c; do
+         src/comm/csv_rows.c src/db/repair.c src/grid/from_misses.c src/analysis/check_run.c; do
   grep -q 'opdb_dir_lock' "$src/$f" || bad "$f: a database writer's entry point without the folder lock"
 done
 for f in src/update/update_run.c src/ingest/parse_job.c src/grid/run.c src/ingest/fia_fill.c src/comm/csv_rows.c \

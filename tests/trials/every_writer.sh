@@ -15,6 +15,8 @@
 #  3. Pairs: every two writers at once, on one folder and on a parent and its nested child folder:
 #     the folder and both exit statuses are exactly those of one of the two orders run one after
 #     the other.
+#  4. Mid-commit: each writer started while a parse --merge is half way through its renames must
+#     wait and read the folder after them: exactly "parse --merge, then the writer".
 # Counts (environment, for long manual runs): OPDB_TRIAL_KILLS kills per writer (default 3),
 # OPDB_TRIAL_WRITERS concurrent writers of one kind (default 8, at most 8), OPDB_TRIAL_PAIRS rounds
 # of the pair trials (default 1). Prints one count line per writer and kind of trial.
@@ -236,5 +238,26 @@ for a in $all_writers; do
   done
 done
 echo "pair trials: $pairs (one folder and nested), $pairs_ok exactly one order of the two"
+
+# --- 4. each writer started in the middle of another's commit ---------------------------------
+# parse --merge commits slowly (OPDB_TEST_COMMIT_PAUSE_US between its renames); each writer starts
+# once its journal is written, while some tables are replaced and others not yet: it must wait for
+# the lock and read the tables after the commit (never the half-replaced folder), so the result is
+# exactly "parse --merge, then that writer".
+mid=0; mid_ok=0
+for c in $trial_writers; do
+  b=$(isbench $c); mid=$((mid + 1))
+  rm -rf "$w/ref"; cp -R "$w/base" "$w/ref"
+  run_writer parse-merge "$w/ref" 1 >/dev/null 2>&1; r1=$?; run_writer $c "$w/ref" 2 >/dev/null 2>&1; r2=$?
+  rm -rf "$w/db"; cp -R "$w/base" "$w/db"
+  (OPDB_TEST_COMMIT_PAUSE_US=60000 run_writer parse-merge "$w/db" 1 >/dev/null 2>"$w/errA"; echo $? >"$w/rcA") & pa=$!
+  k=0; while [ $k -lt 1000 ] && [ ! -f "$w/db/.opdb-journal" ]; do sleep 0.005; k=$((k + 1)); done
+  [ -f "$w/db/.opdb-journal" ] || bad "$c mid-commit: parse --merge wrote no journal"
+  run_writer $c "$w/db" 2 >/dev/null 2>"$w/errB"; rcB=$?
+  wait $pa; rcA=$(cat "$w/rcA")
+  if [ "$(rows_state "$w/db" $b)" = "$(rows_state "$w/ref" $b)" ] && [ "$rcA,$rcB" = "$r1,$r2" ]; then mid_ok=$((mid_ok + 1))
+  else bad "$c started in the middle of a parse --merge commit: not exactly parse --merge then $c (exit $rcA, $rcB; serial $r1, $r2): $(grep -v warning "$w/errB" | head -c 300)"; fi
+done
+echo "mid-commit trials: $mid, $mid_ok exactly parse --merge then the writer"
 [ $fail = 0 ] && echo "every-writer trials: ok"
 exit $fail
