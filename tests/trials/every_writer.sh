@@ -3,8 +3,9 @@
 # writer of tests/trials/writers.sh (the list tests/writers_locked.sh checks against `opdb --help`).
 # `bench` tries only the pairs with bench in them (a test whose name keeps it out of the
 # ThreadSanitizer run), `no-bench` all the others, `all` (default) both.
-#  1. Kill: each writer is killed (SIGKILL, SIGINT or SIGTERM) at random moments of a run, half of
-#     them with its commit slowed (OPDB_TEST_COMMIT_PAUSE_US); after the next `validate --repair`
+#  1. Kill: each writer is killed (SIGKILL, SIGINT or SIGTERM) at random moments of a run, or (half
+#     of the kills) in its commit, slowed by OPDB_TEST_COMMIT_PAUSE_US, once its journal is written
+#     (a writer of one table has none: at a random moment); after the next `validate --repair`
 #     the folder must equal the old or the new database exactly, with no temp file or journal left.
 #     (validate --repair itself starts from a run killed with its journal written: the next repair
 #     must complete it.)
@@ -122,15 +123,27 @@ for c in $trial_writers; do
   S_new=$(st "$w/new"); S_old=$(st "$base")
   [ "$S_new" != "$S_old" ] || { bad "$c: the run changes nothing"; continue; }
   [ $c = validate ] && S_old=$S_new # a repair after the kill must finish the waiting run
-  old_n=0; new_n=0; i=0
+  old_n=0; new_n=0; commit_n=0; i=0
   while [ $i -lt "$kills" ]; do
     i=$((i + 1)); kill_total=$((kill_total + 1))
     rnd 3; case $r in 0) sig=KILL ;; 1) sig=INT ;; *) sig=TERM ;; esac
-    rnd 2; pause=0; [ $r = 1 ] && pause=3000
-    rnd $span; at=$r
+    rnd 2; in_commit=$r
     rm -rf "$w/db"; cp -R "$base" "$w/db"
-    (OPDB_TEST_COMMIT_PAUSE_US=$pause writer_exec=exec run_writer $c "$w/db" 1 >/dev/null 2>"$w/err") & p=$!
-    sleep "$(ms $at)"
+    if [ $in_commit = 1 ]; then
+      # in the commit: 20 ms between renames, the signal 0..59 ms after the journal is written
+      # (a writer of one table writes no journal: at a random moment)
+      pause=20000; rnd $span; limit=$r
+      (OPDB_TEST_COMMIT_PAUSE_US=$pause writer_exec=exec run_writer $c "$w/db" 1 >/dev/null 2>"$w/err") & p=$!
+      t0=$(now_ms)
+      while [ ! -f "$w/db/.opdb-journal" ] && [ $(($(now_ms) - t0)) -lt $limit ]; do sleep 0.002; done
+      if [ -f "$w/db/.opdb-journal" ]; then commit_n=$((commit_n + 1)); rnd 60; sleep "$(ms $r)"; fi
+      at=$(( $(now_ms) - t0 ))
+    else
+      rnd 2; pause=0; [ $r = 1 ] && pause=3000
+      rnd $span; at=$r
+      (OPDB_TEST_COMMIT_PAUSE_US=$pause writer_exec=exec run_writer $c "$w/db" 1 >/dev/null 2>"$w/err") & p=$!
+      sleep "$(ms $at)"
+    fi
     kill -s $sig $p 2>/dev/null; wait $p 2>/dev/null; rc=$?
     if [ $sig != KILL ] && [ $rc -gt 128 ] && [ $at -ge $startup ] && ! grep -q 'interrupted' "$w/err"; then
       bad "$c SIG$sig at ${at}ms: no message on stderr"
@@ -142,7 +155,7 @@ for c in $trial_writers; do
     else bad "$c SIG$sig at ${at}ms (commit pause $pause us): the folder is neither wholly old nor wholly new"; fi
     [ -z "$(leftovers "$w/db")" ] || bad "$c SIG$sig at ${at}ms: $(leftovers "$w/db") left after validate --repair"
   done
-  echo "kill trials, $c: $kills (moments in 0..${span} ms): $old_n wholly old, $new_n wholly new"
+  echo "kill trials, $c: $kills (moments in 0..${span} ms; $commit_n after its journal was written): $old_n wholly old, $new_n wholly new"
 done
 
 # --- 2. N writers of one kind at once ------------------------------------------------------------
