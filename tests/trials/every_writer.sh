@@ -52,12 +52,13 @@ for c in $all_writers; do writer_known "$c" || bad "writer '$c' has no trial (ru
 state() { (cd "$1" && find . -type f | LC_ALL=C sort | xargs -d '\n' cksum) 2>/dev/null; }
 # the same with each file's lines after the first as a sorted set (the order of appended rows
 # follows the lock order); BENCH=1: measured values (MicroBench columns, Average Duration) as '#',
-# reports by name only (they hold timings), bench's resume journal (.opdb_bench/, kept by a killed
-# bench for --resume, not a table) left out. The merged median (count-weighted, rounded to 6
-# decimals at each merge) is compared to 4 decimals: its last digit depends on the merge order.
+# reports and check's calibration by name only (they hold or derive from timings), bench's resume
+# journal (.opdb_bench/, kept by a killed bench for --resume, not a table) left out. The merged
+# median (count-weighted, rounded to 6 decimals at each merge) is compared to 4 decimals: its last
+# digit depends on the merge order.
 rows_state() { # rows_state DIR BENCH
   (cd "$1" && find . -type f | LC_ALL=C sort | while IFS= read -r f; do
-    case $2,$f in 1,./reports/*|1,*/reports/*) echo "$f"; continue ;; 1,*/.opdb_bench/*) continue ;; esac
+    case $2,$f in 1,*/reports/*|1,*/opdb-calibration.tsv) echo "$f"; continue ;; 1,*/.opdb_bench/*) continue ;; esac
     case $f in
       *.csv) awk -v b="$2" -f "$w/norm.awk" "$f" | { IFS= read -r h; echo "$h"; LC_ALL=C sort; } | cksum | sed "s|^|$f |" ;;
       *) { IFS= read -r h; echo "$h"; LC_ALL=C sort; } <"$f" | cksum | sed "s|^|$f |" ;;
