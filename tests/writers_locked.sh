@@ -2,7 +2,8 @@
 # writers_locked.sh OPDB SRC: every command that writes a database goes through the folder lock
 # and the all-or-nothing transaction.
 #  1. Enumeration: every command opdb lists, and every library source that replaces a file
-#     (opdb_atomic_write / opdb_atomic_open), is classified below as a database writer or not;
+#     (opdb_atomic_write / opdb_atomic_open), is classified as a database writer or not (commands:
+#     tests/trials/writers.sh, the list the kill and concurrency trials run too; sources: below);
 #     one nobody classified fails the test (a new writer must join the trials here).
 #  2. Each database writer is run while another process holds its folder's lock: it must wait
 #     (the folder unchanged while the lock is held), then finish with exit 0 and its change made.
@@ -20,13 +21,9 @@ state() { (cd "$1" && find . -type f | LC_ALL=C sort | xargs -d '\n' cksum) 2>/d
 export OPDB_REPORT_TIMESTAMP=20260101_000000
 
 # --- 1. enumeration ---------------------------------------------------------------------------
-writers="parse update grid bench fia-fill comm validate check"   # (comm: import; validate: --repair; check: --write-calibration)
-readonly_cmds="aie m6 shape-compare compare trace2csv query diff"  # read databases; write only the output file they are given
-# modes of those that write a database (query: --collect DIR; grid: --from-misses), tried as writers too
-writer_modes="grid-misses query-collect"
-for c in $("$opdb" --help | awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }'); do
-  case " $writers $readonly_cmds " in *" $c "*) ;; *) bad "command '$c' is not classified: add it to the writer trials of $0" ;; esac
-done
+# the lists of writers and how to run each: one home, shared with the kill and concurrency trials
+. "$src/tests/trials/writers.sh"
+for c in $(writers_unclassified); do bad "command '$c' is not classified: add it to the writers of tests/trials/writers.sh"; done
 # library sources that replace files: database writers (their entry points take the lock and the
 # transaction, tried below) or output files the user names
 db_sources="src/update/update_csv.c src/update/update_report.c src/ingest/table_merge.c src/ingest/fia_fill.c
@@ -38,7 +35,7 @@ for f in $(cd "$src" && grep -rl -e 'opdb_atomic_write(' -e 'opdb_atomic_open(' 
 done
 # a database writer's library entry point takes the lock (directly or through one that does)
 for f in src/update/update_run.c src/ingest/parse_job.c src/grid/run.c src/replay/bench_run.c src/ingest/fia_fill.c \
-         src/comm/comm_rows.c src/db/repair.c src/grid/from_misses.c src/analysis/check_calib.c; do
+         src/comm/comm_rows.c src/db/repair.c src/grid/from_misses.c src/analysis/check_run.c; do
   grep -q 'opdb_dir_lock' "$src/$f" || bad "$f: a database writer's entry point without the folder lock"
 done
 for f in src/update/update_run.c src/ingest/parse_job.c src/grid/run.c src/ingest/fia_fill.c src/comm/comm_rows.c \
@@ -47,35 +44,11 @@ for f in src/update/update_run.c src/ingest/parse_job.c src/grid/run.c src/inges
 done
 
 # --- 2. each writer against a held lock --------------------------------------------------------
-kd() {
-  awk 'BEGIN { print "Type,Input Shapes,Output Shapes,Duration(us)"; for (t = 0; t < 5; t++) printf "Op%d,\"\"\"%d,4\"\"\",\"\"\"%d\"\"\",%d.5\n", t, t, t, t + 1 }' >"$1"
-}
-kd "$w/kd.csv"
-"$opdb" parse --profiling-path "$src/examples/profile" --database-path "$w/base" >/dev/null 2>&1 || exit 1
-cp "$src/tests/cli/fiafill_basic/in/FusedInferAttentionScore.csv" "$w/base/FusedInferAttentionScore.csv"
-# a kernel-level query the base database misses, and its results (for --collect and --from-misses)
-echo '{"id": 1, "kernel": "Add", "inputs": [{"shape": [77, 3], "dtype": "DT_BF16"}, {"shape": [77, 3], "dtype": "DT_BF16"}], "interpolate": false}' >"$w/kq.jsonl"
-"$opdb" query --db "$w/base" <"$w/kq.jsonl" >"$w/misses.jsonl" 2>/dev/null || exit 1
-grep -q '"request"' "$w/misses.jsonl" || { echo "FAIL: the probe query did not miss with a request"; exit 1; }
-run_writer() { # run_writer NAME DB: one write of that command into DB
-  case $1 in
-    parse) "$opdb" parse --merge --profiling-path "$w/kd.csv" --database-path "$2" ;;
-    update) "$opdb" update --add-new-ops --prof-path "$src/examples/update" --database-path "$2" ;;
-    grid) "$opdb" grid --database-path "$2" --target-models Qwen3-32B --rows 5 --seed 1 ;;
-    bench) "$opdb" bench --database-path "$2" --ops Add --repeat-count 2 --hot-cache --threads 1 ;;
-    fia-fill) "$opdb" fia-fill --csv-path "$2/FusedInferAttentionScore.csv" --jsonl-path "$src/tests/cli/fiafill_basic/in/fia_runtime.jsonl" ;;
-    comm) "$opdb" comm import --logs "$src/examples/comm/nccl_tests_allreduce_8gpu.txt" --num-devices 8 --output-dir "$2" ;;
-    validate) "$opdb" validate --repair --database-path "$2" ;;
-    check) "$opdb" check --db "$2" --write-calibration ;;
-    grid-misses) "$opdb" grid --database-path "$2" --from-misses "$w/misses.jsonl" ;;
-    query-collect) "$opdb" query --db "$2" --collect "$2" <"$w/kq.jsonl" ;;
-  esac
-}
+writers_fixture || exit 1
 tried=0
 for c in $writers $writer_modes; do
   tried=$((tried + 1))
   rm -rf "$w/db"; cp -R "$w/base" "$w/db"
-  [ $c = bench ] && { rm -rf "$w/db"; cp -R "$src/examples/bench/db" "$w/db"; } # 7 small rows
   [ $c = validate ] && : >"$w/db/.Op1.csv.tmp.AbC123"
   S0=$(state "$w/db")
   flock -x "$w/db" sleep 3 & holder=$!
@@ -94,7 +67,6 @@ echo "writers tried against a held lock: $tried"
 # --- 3. each writer refuses a planted invalid journal --------------------------------------------
 for c in $writers $writer_modes; do
   rm -rf "$w/db"; cp -R "$w/base" "$w/db"
-  [ $c = bench ] && { rm -rf "$w/db"; cp -R "$src/examples/bench/db" "$w/db"; }
   printf 'opdb-journal 2\n.x.tmp.AAAAAA\000../outside.csv\000-\000end\n' >"$w/db/.opdb-journal"
   run_writer $c "$w/db" >"$w/out" 2>"$w/err"; rc=$?
   [ $rc = 1 ] && grep -q 'invalid journal' "$w/err" || bad "$c with a planted journal: exit $rc: $(head -c 300 "$w/err")"

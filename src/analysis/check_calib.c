@@ -167,13 +167,9 @@ int ck_write_calibration(ck_run *r, opdb_err *err) {
     }
     scopes_free(&S);
     if (rc == 0) {
+        /* (the caller holds the folder lock since before the tables were read) */
         char *path = opdb_path_join(r->dir, OPDB_CALIBRATION_FILE);
-        int fd = opdb_dir_lock(r->dir, err);
-        if (fd < 0) rc = -1;
-        else {
-            rc = opdb_atomic_write(path, sb.p, sb.n, err);
-            opdb_dir_unlock(fd);
-        }
+        rc = opdb_atomic_write(path, sb.p, sb.n, err);
         free(path);
     }
     opdb_sb_free(&sb);

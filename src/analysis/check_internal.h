@@ -75,7 +75,7 @@ bool ck_interval_of(double *e, size_t n, ck_interval *iv);
 
 /* split-half coverage of the intervals (fills res->coverage*) */
 void ck_coverage(ck_run *r);
-/* writes OPDB_CALIBRATION_FILE into the folder */
+/* writes OPDB_CALIBRATION_FILE into the folder (the caller holds its lock since the tables were read) */
 int ck_write_calibration(ck_run *r, opdb_err *err);
 
 void ck_write_text(const ck_run *r, FILE *out);

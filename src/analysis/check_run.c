@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/check_internal.h"
+#include "opdb/fs.h"
 
 void opdb_check_options_init(opdb_check_options *o) {
     memset(o, 0, sizeof *o);
@@ -82,8 +83,16 @@ int opdb_check_run(const char *db_dir, const opdb_check_options *o, opdb_check_r
     opdb_qdb_opts_init(&qo);
     qo.warn = o->warn;
     qo.warn_ctx = o->warn_ctx;
+    /* a calibration is written for the tables it was computed from: the lock is taken
+     * before they are read, so that no other writer's commit lands in between (or half
+     * way through the reading) */
+    int lock = -1;
+    if (o->write_calibration && (lock = opdb_dir_lock(db_dir, err)) < 0) return -1;
     opdb_qdb *db = opdb_qdb_open(db_dir, &qo, err);
-    if (!db) return -1;
+    if (!db) {
+        if (lock >= 0) opdb_dir_unlock(lock);
+        return -1;
+    }
     ck_run r;
     memset(&r, 0, sizeof r);
     r.dir = db_dir;
@@ -119,5 +128,6 @@ int opdb_check_run(const char *db_dir, const opdb_check_options *o, opdb_check_r
     free(r.tabs);
     free(r.ans);
     opdb_qdb_close(db);
+    if (lock >= 0) opdb_dir_unlock(lock);
     return rc;
 }

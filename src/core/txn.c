@@ -256,6 +256,16 @@ static int commit_all(staged *head, const char *run_dir, opdb_err *err) {
     if (n > 1) { /* one file needs no journal: its rename is all or nothing */
         for (staged *s = head; s; s = s->next) make_backup(s);
         fj = journal_folders(head, &nf);
+        /* the locked folder's journal is written last and removed last: while it is
+         * missing, the journals of its own subfolders (reports/) belong to a run that
+         * was not committed, and recovery rolls them back instead of forward */
+        for (size_t i = 0; i + 1 < nf; i++)
+            if (g_dir && strcmp(fj[i].dir, g_dir) == 0) {
+                folder_journal t = fj[i];
+                memmove(&fj[i], &fj[i + 1], (nf - i - 1) * sizeof *fj);
+                fj[nf - 1] = t;
+                break;
+            }
         opdb_strbuf j;
         opdb_sb_init(&j);
         for (size_t i = 0; i < nf && rc == 0; i++) {

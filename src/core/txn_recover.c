@@ -258,12 +258,18 @@ static int finish(const char *dir, loaded *L) {
     return 0;
 }
 
-static int recover_journal(const char *dir, opdb_err *err) {
+/* uncommitted: the journal of a subfolder whose database folder has none (its
+ * journal is written last): when nothing was renamed yet, the run is rolled back */
+static int recover_journal(const char *dir, bool uncommitted, opdb_err *err) {
     loaded L;
     int r = load(dir, &L, err);
     if (r <= 0) return r;
     const char *fwd = NULL;
     size_t bad = 0;
+    bool none_renamed = true;
+    for (size_t i = 0; i < L.j.n; i++)
+        if (!L.p[i].outside && !L.p[i].tmp_there) none_renamed = false;
+    if (uncommitted && none_renamed && L.j.n) fwd = "the run was not committed (its database folder has no journal)";
     for (size_t i = 0; i < L.j.n && !fwd; i++)
         if ((fwd = forward_problem(&L.p[i]))) bad = i;
     size_t done = 0;
@@ -367,9 +373,15 @@ int opdb_txn_recover(const char *dir, int *removed, opdb_err *err) {
     size_t nsub = sizeof own_subfolders / sizeof own_subfolders[0];
     char *sub[sizeof own_subfolders / sizeof own_subfolders[0]];
     for (size_t i = 0; i < nsub; i++) sub[i] = opdb_path_join(dir, own_subfolders[i]);
-    int rc = recover_journal(dir, err);
+    char *jpath = opdb_path_join(dir, OPDB_JOURNAL_NAME);
+    struct stat st;
+    bool committed = lstat(jpath, &st) == 0;
+    free(jpath);
+    /* the subfolders first: the folder's own journal, removed last, still says the run was committed */
+    int rc = 0;
     for (size_t i = 0; i < nsub && rc == 0; i++)
-        if (real_subfolder(sub[i])) rc = recover_journal(sub[i], err);
+        if (real_subfolder(sub[i])) rc = recover_journal(sub[i], !committed, err);
+    if (rc == 0) rc = recover_journal(dir, false, err);
     int gone = 0;
     if (rc == 0) {
         gone = remove_leftovers(dir, false);

@@ -11,7 +11,8 @@
 # database; with the LD_PRELOAD shim failio.so the Nth write, rename or fsync
 # fails and the folder must be wholly old or wholly new after the next opdb; a table changed by another program during an update stops the
 # run with nothing changed; a symlinked table is written through its link.
-# Prints one count line per kind of trial.
+# Prints one count line per kind of trial. (Kill and concurrency trials of every other writer:
+# tests/trials/every_writer.sh.)
 set -u
 opdb=$1
 n=${2:-20}
