@@ -260,7 +260,7 @@ static int commit_all(staged *head, const char *run_dir, opdb_err *err) {
          * missing, the journals of its own subfolders (reports/) belong to a run that
          * was not committed, and recovery rolls them back instead of forward */
         for (size_t i = 0; i + 1 < nf; i++)
-            if (g_dir && strcmp(fj[i].dir, g_dir) == 0) {
+            if (run_dir && strcmp(fj[i].dir, run_dir) == 0) {
                 folder_journal t = fj[i];
                 memmove(&fj[i], &fj[i + 1], (nf - i - 1) * sizeof *fj);
                 fj[nf - 1] = t;
