@@ -42,8 +42,8 @@ int cmd_aie(int argc, char **argv) {
         {"--row", "R", "AIE array rows used", true, &sv[6], NULL},
         {"--col", "C", "AIE array columns used", true, &sv[7], NULL},
         {"--hwid", "ID", "hardware id (names the input folder)", true, &hwid, NULL},
-        {"--warmup", "W", "warm-up iterations", true, &sv[8], NULL},
-        {"--iterations", "I", "performance iterations after warm-up", true, &sv[9], NULL},
+        {"--warmup-iters", "W", "warm-up iterations", true, &sv[8], NULL, "--warmup"},
+        {"--iters", "I", "performance iterations after warm-up", true, &sv[9], NULL, "--iterations"},
         {"--trace", "FILE", "trace JSON, - for stdin (then --output-dir is needed) (default: outputs/<hwid>-gemm_<M>_<K>_<N>-<row>_row_<col>_col/traces/trace_mm_<M>_<K>_<N>.json)", false, &trace, NULL},
         {"--output-dir", "DIR", "output folder (default: the trace's folder)", false, &out_dir, NULL, "--out-dir"},
         {"--clock-ghz", "GHZ", "AIE clock (default 1.25)", false, &clock, NULL},
@@ -58,7 +58,7 @@ int cmd_aie(int argc, char **argv) {
     cli_spec spec = {"opdb aie",
                      "Post-process an AMD AIE hardware trace: per-core kernel timings per iteration and GMAC/s.", NULL,
                      opts, sizeof opts / sizeof opts[0]};
-    spec.example = "opdb aie --hwid npu1 --M 512 --K 512 --N 512 --m 64 --k 64 --n 64 --row 4 --col 4 --warmup 2 --iterations 10";
+    spec.example = "opdb aie --hwid npu1 --M 512 --K 512 --N 512 --m 64 --k 64 --n 64 --row 4 --col 4 --warmup-iters 2 --iters 10";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
