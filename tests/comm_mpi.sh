@@ -44,6 +44,12 @@ for np in 2 4; do
   [ $? -le 1 ] || fail "np $np: validate crashed"
   grep -q "^  all_reduce  (2 rows, tolerance=2.0x)$" "$work/out" || fail "np $np: validate did not read hcom_allReduce_.csv"
 done
+# --json alone, as on every command: the JSON on stdout and nothing else; the console lines on stderr
+timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --ops all_reduce --num-devices 2 --bytes-grid 1024 -w 1 -n 2 \
+    --dtype torch.float32 --output-dir "$work/js" --json >"$work/js.out" 2>"$work/out" || fail "--json alone: exit $?"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert len(j["results"]) == 1, j' "$work/js.out" ||
+  fail "--json alone: stdout is not the JSON"
+grep -q '^# opdb comm bench: nranks 2' "$work/out" || fail "--json alone: the console lines are not on stderr"
 # --time-budget instead of -n: every size gets its own iteration count (>= 1), reported per result
 timeout 120 mpirun --oversubscribe -np 2 "$opdb" comm bench --ops all_reduce broadcast --num-devices 2 --bytes-grid 1024 65536 \
     -w 1 --time-budget 0.002 --check --dtype torch.float32 --output-dir "$work/tb" --json "$work/tb.json" >"$work/out" 2>&1 ||

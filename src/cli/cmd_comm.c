@@ -110,7 +110,8 @@ static int comm_bench_help(void) {
         {"--database-path", "D", "folder of the per-op tables D/hcom_<op>_.csv", false, &v, NULL, "--output-dir"},
         {"--output-csv", "F", "one CSV for everything (only with a single --ops value)", false, &v, NULL},
         {"--overhead-table", "F", "dispatch overheads 'op,num_devices,overhead_us' (default: the reference's)", false, &v, NULL},
-        {"--json", "F", "per-size time_us (mean), min/median/p90/max and per-rank spread as JSON ('-': stdout)", false, &v, NULL},
+        {"--json", "[F]", "per-size time_us (mean), min/median/p90/max and per-rank spread as JSON: on stdout, or "
+                          "into the file F", false, &v, NULL},
         {"--warmup-iters", "N", "(also -w) warm-up iterations per size (default 5)", false, &v, NULL},
         {"--iters", "N", "(also -n) timed iterations per size (default 20)", false, &v, NULL},
         {"--time-budget", "S", "instead of -n: per size, as many timed iterations as fit in S seconds (from 3 "

@@ -115,7 +115,9 @@ int opdb_comm_bench_parse(int argc, char **argv, opdb_comm_bench_opts *o) {
         } else if (!strcmp(a, "--output-csv")) {
             if (!(o->output_csv = value(&i, argc, argv))) return usage("argument %s: expected one argument", a);
         } else if (!strcmp(a, "--json")) {
-            if (!(o->json_path = value(&i, argc, argv))) return usage("argument %s: expected one argument", a);
+            /* alone, as on every other command: the JSON on stdout; with a file (the reference's form): into it */
+            bool has_file = i + 1 < argc && !(argv[i + 1][0] == '-' && argv[i + 1][1]);
+            o->json_path = has_file ? argv[++i] : "-";
         } else if (!strcmp(a, "--overhead-table")) {
             if (!(o->overhead_path = value(&i, argc, argv))) return usage("argument %s: expected one argument", a);
         } else if (!strcmp(a, "--backend")) {

@@ -442,15 +442,17 @@ int main(int argc, char **argv) {
     opdb_json_key(&j, "time_budget_s");
     if (o.time_budget_s > 0) opdb_json_float(&j, o.time_budget_s);
     else opdb_json_null(&j);
+    /* JSON on stdout (--json alone or --json -): the console lines go to stderr, as on every command */
+    FILE *con = o.json_path && !strcmp(o.json_path, "-") ? stderr : stdout;
     opdb_json_key(&j, "results");
     opdb_json_begin_array(&j);
     if (rank == 0 && !o.reference_quirks) {
         char iters[64];
         if (o.time_budget_s > 0) snprintf(iters, sizeof iters, "time budget %g s per size", o.time_budget_s);
         else snprintf(iters, sizeof iters, "%ld", o.iters);
-        printf("# opdb comm bench: nranks %d  dtype %s  warmup iters: %ld iters: %s validation: %d\n", world,
+        fprintf(con, "# opdb comm bench: nranks %d  dtype %s  warmup iters: %ld iters: %s validation: %d\n", world,
                o.dtype->nccl_name, o.warmup, iters, o.check ? 1 : 0);
-        printf("# time: the median iteration (each the slowest rank's), us; the CSV's Duration(us) is the in-place\n"
+        fprintf(con, "# time: the median iteration (each the slowest rank's), us; the CSV's Duration(us) is the in-place\n"
                "# time for all_reduce, the out-of-place time for the others, plus the dispatch overhead shown per op\n#\n");
     }
     double bw_sum = 0;
@@ -459,7 +461,7 @@ int main(int argc, char **argv) {
     bool write_failed = false; /* a CSV or JSON write failed: nothing is "saved" */
     int passes = o.reference_quirks ? 2 : 1;
     if (rank == 0 && o.reference_quirks)
-        printf("Running global warmup to trigger HCCL JIT compilation (%zu configs)...\n", n);
+        fprintf(con, "Running global warmup to trigger HCCL JIT compilation (%zu configs)...\n", n);
     for (int pass = 0; pass < passes; pass++) {
         bool warm = pass == 0 && passes == 2;
         for (size_t i = 0; i < n; i++) {
@@ -475,11 +477,11 @@ int main(int argc, char **argv) {
             bool header = !warm && (i == 0 || all[i - 1].op != cf->op || all[i - 1].nd != cf->nd ||
                                     all[i - 1].tier != cf->tier);
             if (rank == 0 && header && !o.reference_quirks) {
-                printf("# op %s  devices %lld  tier %d  dispatch overhead %.2f us\n", opdb_comm_op_name(cf->op), cf->nd,
+                fprintf(con, "# op %s  devices %lld  tier %d  dispatch overhead %.2f us\n", opdb_comm_op_name(cf->op), cf->nd,
                        cf->tier, opdb_comm_overhead_of(&ovh, cf->op, cf->nd));
                 opdb_sb_clear(&out);
                 opdb_comm_nccl_header(&out);
-                fputs(out.p, stdout);
+                fputs(out.p, con);
             }
             if (gcomm[g] == MPI_COMM_NULL) continue;
             bufs b = {NULL, NULL, cf->bytes / o.dtype->size, 0, (int)cf->nd, 0, 0, 0, NULL, NULL};
@@ -512,7 +514,7 @@ int main(int argc, char **argv) {
                 char grp[4096];
                 group_repr(grp, sizeof grp, cf->base, cf->nd);
                 int tier = warm ? opdb_comm_tier_of_range(&o.grid, cf->base, cf->nd) : cf->tier;
-                printf("op=%s  bytes=%lld  devices=%lld  tier=%d  rank=0  group=%s  duration=%.2fus  bw=%.2fGB/s\n",
+                fprintf(con, "op=%s  bytes=%lld  devices=%lld  tier=%d  rank=0  group=%s  duration=%.2fus  bw=%.2fGB/s\n",
                        opdb_comm_op_name(cf->op), cf->bytes, cf->nd, tier, grp, value,
                        value > 0 ? (double)cf->bytes / (value * 1e-6) / 1e9 : 0.0);
             }
@@ -521,7 +523,7 @@ int main(int argc, char **argv) {
             /* the console shows the figure the CSV gets (the median), not nccl-tests' mean */
             opdb_comm_nccl_line(&out, cf->op, o.dtype, cf->bytes, (int)cf->nd, oop.st.median, oop.wrong, ip.st.median,
                                 ip.wrong);
-            if (!o.reference_quirks) fputs(out.p, stdout);
+            if (!o.reference_quirks) fputs(out.p, con);
             long long total = opdb_comm_count(cf->op, cf->bytes, o.dtype, cf->nd) * o.dtype->size;
             if (cf->op == OPDB_COMM_ALL_GATHER || cf->op == OPDB_COMM_REDUCE_SCATTER || cf->op == OPDB_COMM_ALL_TO_ALL)
                 total *= cf->nd;
@@ -557,13 +559,13 @@ int main(int argc, char **argv) {
                 free(path);
             }
         }
-        if (warm && rank == 0) printf("Global warmup done. Starting benchmarks...\n\n");
+        if (warm && rank == 0) fprintf(con, "Global warmup done. Starting benchmarks...\n\n");
     }
     opdb_json_end_array(&j);
     opdb_json_end_object(&j);
     if (rank == 0) {
         if (!o.reference_quirks && n > 0)
-            printf("# Out of bounds values : %lld %s\n# Avg bus bandwidth    : %g \n#\n", wrong_total,
+            fprintf(con, "# Out of bounds values : %lld %s\n# Avg bus bandwidth    : %g \n#\n", wrong_total,
                    wrong_total ? "FAILED" : "OK", bw_count ? bw_sum / (double)bw_count : 0.0);
         const char *where = o.output_csv ? o.output_csv : o.output_dir ? o.output_dir : "(no output)";
         if (o.json_path && strcmp(o.json_path, "-")) {
@@ -576,7 +578,7 @@ int main(int argc, char **argv) {
         }
         /* "saved" only when every write succeeded (a full disk used to get it next to the error) */
         if ((n > 0 || o.reference_quirks) && !write_failed)
-            printf("\nCompleted %zu benchmarks. Results saved to %s\n", n, where);
+            fprintf(con, "\nCompleted %zu benchmarks. Results saved to %s\n", n, where);
         if (write_failed)
             fprintf(stderr, "opdb comm bench: not every result was saved to %s (see the errors above)\n", where);
         if (o.json_path && !strcmp(o.json_path, "-")) {
