@@ -256,9 +256,10 @@ extern const uint8_t ip_attn_groups[14][4];
 size_t ip_attn_loo_groups(q_ctx *c, const ip_index *ix, uint32_t g, uint32_t **gi);
 bool ip_attn_loo(q_ctx *c, const ip_index *ix, uint32_t pi, const uint32_t *gi, size_t ngi, const uint8_t (*G)[4],
                  size_t ng, ip_status *last, bool *att, ip_out *o);
-/* moe_fused (tokens) and compute_scale (M, K) indexes */
+/* moe_fused (tokens), compute_scale (M, K) and scatter (tokens written) indexes */
 ip_index *ip_moe_index(q_ktable *t);
 ip_index *ip_scale_index(q_ktable *t);
+ip_index *ip_scatter_index(q_ktable *t);
 extern const char *const ip_mm_axes[3];
 
 #endif

@@ -58,7 +58,7 @@ static const char *path_of(const opdb_qdb *db, const char *kt, bool *covered) {
         const qv *m = qv_get(e, "query_mode");
         for (const char *const *o = other; *o; o++)
             if (qv_is_str(m, *o)) {
-                *covered = strcmp(*o, "attention_special") == 0 || strcmp(*o, "moe_fused") == 0;
+                *covered = strcmp(*o, "attention_lightning_indexer") != 0;
                 return *o;
             }
         elem |= qv_is_str(m, "elementwise");
@@ -73,7 +73,6 @@ static const char *path_of(const opdb_qdb *db, const char *kt, bool *covered) {
 static const char *why_not(const char *path) {
     if (strcmp(path, "attention_lightning_indexer") == 0)
         return "interpolated only inside a decomposed op, on runtime vectors no row holds";
-    if (strcmp(path, "scatter_nd_update_mla") == 0) return "the scatter path is not covered by check yet";
     if (strcmp(path, "communication") == 0) return "no message_bytes and num_devices columns: exact rows only";
     if (strcmp(path, "attention_special") == 0) return "no sequence-length column: the attention path cannot read it";
     return "not covered";
@@ -465,6 +464,7 @@ static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
     if (strcmp(T.path, "matmul") == 0) lp = (loo_path){ip_mm_groups, 7, 3, ip_mm_axes, true, 1};
     else if (strcmp(T.path, "elementwise") == 0) lp.axes = k_io;
     else if (strcmp(T.path, "moe_fused") == 0) lp.axes = k_tokens, lp.match = 2, one = ip_moe_index(t);
+    else if (strcmp(T.path, "scatter_nd_update_mla") == 0) lp.axes = k_tokens, lp.match = 2, one = ip_scatter_index(t);
     else if (strcmp(T.path, "compute_scale") == 0)
         lp = (loo_path){k_sc_groups, 3, 2, k_sc_axes, false, 2}, one = ip_scale_index(t);
     else if (strcmp(T.path, "attention_special") == 0) {

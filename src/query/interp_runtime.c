@@ -70,6 +70,8 @@ static void build_scatter(ip_index *ix, const void *arg) {
 static const uint8_t k_sc_groups[1][4] = {{1, 0}};
 static const char *const k_sc_axes[] = {"tokens"};
 
+ip_index *ip_scatter_index(q_ktable *t) { return ip_index_get(t, "scatter", build_scatter, NULL); }
+
 /* Interpolates over the kernels K for (cache, index, update) shapes with
  * profiler dtypes dts. true on success: the result set, or with lat given
  * *lat and *kernel; else *reason (NULL: an error result was set). */
@@ -93,7 +95,7 @@ static bool scatter_core(q_ctx *c, const char *const *K, size_t nk, q_shape cach
             return false;
         }
         if (st != QT_OK) continue;
-        ip_index *ix = ip_index_get(t, "scatter", build_scatter, NULL);
+        ip_index *ix = ip_scatter_index(t);
         if (ip_faults(c, ix) < 0) {
             *reason = NULL;
             return false;

@@ -43,7 +43,7 @@ def path_of(db, kt):
             return "communication", True
         qm = e.get("query_mode")
         if qm in OTHER_MODES:
-            return qm, qm in ("attention_special", "moe_fused")
+            return qm, qm != "attention_lightning_indexer"
         elem |= qm == "elementwise"
         scale |= e.get("compute_subcategory") == "compute_scale"
     if elem:
@@ -54,7 +54,6 @@ def path_of(db, kt):
 
 
 WHY = {"attention_lightning_indexer": "interpolated only inside a decomposed op, on runtime vectors no row holds",
-       "scatter_nd_update_mla": "the scatter path is not covered by check yet",
        "communication": "no message_bytes and num_devices columns: exact rows only",
        "attention_special": "no sequence-length column: the attention path cannot read it"}
 
@@ -216,6 +215,24 @@ def moe_index(db, kt, t):
     return qo_interp.build_index(db, t, ("check-moe",), row)
 
 
+def scatter_index(db, kt, t):
+    """The scatter points: tokens written (the update's leading dims merged when its rank is above 2)
+    within a regime of the three dtypes, the whole cache shape, the update's width and the formats."""
+    def row(r):
+        S = shapes(t, r, "Input Shapes")
+        D = slist(t.cell(r, "Input Data Types"))
+        F = slist(t.cell(r, "Input Formats"))
+        if len(S) < 3 or len(D) < 3 or len(F) < 3 or not S[0] or not S[2]:
+            return None
+        u = S[2]
+        if len(u) > 2:
+            u = (numel(u[:-1]), u[-1])
+        return {"tokens": u[0]}, [("kernel_type", kt), ("cache_dtype", D[0]), ("index_dtype", D[1]),
+                                  ("update_dtype", D[2]), ("full_cache_shape", tuple(S[0])),
+                                  ("update_tail", tuple(u[1:])), ("input_formats", tuple(F[:3]))]
+    return qo_interp.build_index(db, t, ("check-scatter",), row)
+
+
 def scale_index(db, kt, t):
     """The compute_scale points: (M, K) of the input within its dtypes, formats and scale modes."""
     def row(r):
@@ -367,7 +384,7 @@ def check(d):
             T["axes"], T["groups"] = ATTN_AXES, ATTN_AG
             ov = db.ov_int(kt)
             sq = (ov.get("axis_transform") or ov.get("shape_transform")) in ("sqrt", "sqrt_seq")
-        elif path == "moe_fused":
+        elif path in ("moe_fused", "scatter_nd_update_mla"):
             T["axes"], T["groups"] = ["tokens"], [("tokens",)]
         elif path == "compute_scale":
             T["axes"], T["groups"] = ["M", "K"], SC_GROUPS
@@ -375,8 +392,9 @@ def check(d):
             ax = qo_interp.generic_axis(db, kt, kt)
             T["axes"], T["groups"] = [ax], [(ax,)]
         own = {}
-        if path in ("attention_special", "moe_fused", "compute_scale"):
-            idx = attn if attn is not None else moe_index(db, kt, t) if path == "moe_fused" else scale_index(db, kt, t)
+        if path in ("attention_special", "moe_fused", "compute_scale", "scatter_nd_update_mla"):
+            idx = attn if attn is not None else moe_index(db, kt, t) if path == "moe_fused" else \
+                scatter_index(db, kt, t) if path == "scatter_nd_update_mla" else scale_index(db, kt, t)
             for p in idx:
                 own[p.row] = (p, idx)
         else:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gen_check_families.py OUT_DIR FAMILY [SEED]: a small database for `opdb check` on one table
-family beyond matmul/generic (FAMILY: attention, moe, scale, comm), latencies a smooth function
+family beyond matmul/generic (FAMILY: attention, moe, scale, comm, scatter), latencies a smooth function
 of the shape times 1 + e, e ~ Normal(0, 5%). Every table limits interpolation to 1-D (the oracle
 needs no scipy). attention also holds a LightningIndexer table and comm a table without
 message_bytes/num_devices: both listed as not checked, with the reason."""
@@ -86,5 +86,22 @@ elif fam == "comm":
     write("hcom_allReduce_.csv", "message_bytes,num_devices,topology_tier,Average Duration(us)", rows)
     write("hcom_broadcast_.csv", H, ['"""1024""",DT_BF16,ND,"""1024""",DT_BF16,ND,12.0'])
     mapping(["aten.all_reduce.default: {kernel_type: hcom_allReduce_, category: communication}"], [])
+elif fam == "scatter":
+    # paged-cache writes: two caches, a 3-D update (leading dims merged into tokens), and a row in
+    # FRACTAL_NZ alone in its regime (asked, never answered)
+    rows = []
+    toks = sorted({rng.randint(1, 4096) for _ in range(10)})
+    for blocks, width in ((4096, 512), (8192, 64)):
+        for t in toks:
+            rows.append('"""%d,128,1,%d;%d,1;%d,1,%d""",DT_BF16;INT32;DT_BF16,ND;ND;ND,"""%d,128,1,%d""",DT_BF16,ND,%s'
+                        % (blocks, width, t, t, width, blocks, width, lat(3 + t * width / 60000.0)))
+    for t in toks[:5]:
+        rows.append('"""4096,128,1,512;%d,1;%d,2,256""",DT_BF16;INT32;DT_BF16,ND;ND;ND,"""4096,128,1,512""",'
+                    'DT_BF16,ND,%s' % (t, t, lat(3 + t / 100.0)))
+    rows.append('"""4096,128,1,512;64,1;64,1,512""",DT_BF16;INT32;DT_BF16,ND;ND;FRACTAL_NZ,"""4096,128,1,512""",'
+                'DT_BF16,ND,%s' % lat(4.0))
+    write("ScatterNdUpdate.csv", H, rows)
+    mapping(["npu.scatter_nd_update_: {kernel_type: ScatterNdUpdate, category: compute,"
+             " query_mode: scatter_nd_update_mla}"], ["ScatterNdUpdate"])
 else:
     sys.exit("unknown family: " + fam)
