@@ -581,6 +581,13 @@ ip_index *ip_mm_index(q_ktable *t, int64_t n) {
     return ip_index_get(t, sig, build_mm, &pp);
 }
 
+ip_index *ip_mmq_index(q_ktable *t, int64_t n) {
+    mm_params pp = {true, n, true};
+    char sig[96];
+    snprintf(sig, sizeof sig, "mm|1|%lld|1", (long long)n);
+    return ip_index_get(t, sig, build_mm, &pp);
+}
+
 ip_index *ip_gen_index(q_ktable *t, int64_t n, bool numel) {
     gen_params gp = {true, n, numel};
     char sig[96];

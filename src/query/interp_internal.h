@@ -241,6 +241,8 @@ void ip_kernel_elementwise(q_ctx *c, const char *const *K, size_t nk, const q_ti
  * the order the query tries them, generic compute's (numel: output_numel
  * axis) and elementwise's; and whether kt's generic axis is output_numel. */
 ip_index *ip_mm_index(q_ktable *t, int64_t n);
+/* the quantized matmul points: the output count, dtypes and formats in the key */
+ip_index *ip_mmq_index(q_ktable *t, int64_t n);
 size_t ip_mm_matching(q_ctx *c, const ip_index *ix, const ip_kb *T, bool quantized, uint32_t **gi);
 ip_index *ip_gen_index(q_ktable *t, int64_t n, bool numel);
 bool ip_gen_numel(q_ctx *c, const char *kt);

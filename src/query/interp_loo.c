@@ -49,7 +49,7 @@ static const char *path_of(const opdb_qdb *db, const char *kt, bool *covered) {
                                         "scatter_nd_update_mla", NULL};
     *covered = true;
     if (strncmp(kt, "hcom_", 5) == 0) return "communication";
-    bool elem = false, scale = false;
+    bool elem = false, scale = false, quant = false;
     const qv *ops = db->map.ops;
     for (size_t i = 0; ops && ops->kind == QV_DICT && i < ops->n; i++) {
         const qv *e = ops->items[i];
@@ -63,9 +63,12 @@ static const char *path_of(const opdb_qdb *db, const char *kt, bool *covered) {
             }
         elem |= qv_is_str(m, "elementwise");
         scale |= qv_is_str(qv_get(e, "compute_subcategory"), "compute_scale");
+        quant |= qv_is_str(qv_get(e, "compute_subcategory"), "quantized_matmul");
     }
     if (elem) return "elementwise";
     if (scale) return "compute_scale";
+    /* the query asks quantized matmuls with their outputs in the regime key */
+    if (quant && ip_in_matmul_plus(kt)) return "quantized_matmul";
     return ip_in_matmul_plus(kt) ? "matmul" : "generic";
 }
 
@@ -115,7 +118,8 @@ typedef struct loo_path {
     int nax;
     const char *const *axes;
     bool mm;
-    int match; /* groups a row's key matches: 0 its own, 1 the matmul rule, 2 the plain rule, 3 attention's */
+    int match; /* groups a row's key matches: 0 its own, 1 the matmul rule, 2 the plain rule, 3 attention's,
+                  4 the quantized matmul rule */
 } loo_path;
 
 
@@ -297,7 +301,7 @@ static void ask(q_ctx *c, loo_lines *L, const q_loo_cb *cb, const q_loo_table *T
         size_t ng = 1;
         /* generic and elementwise keys all have the same fields and match exactly:
          * a group's key matches that group alone */
-        if (lp->match == 1) ng = ip_mm_matching(c, ix, &key, false, &gi);
+        if (lp->match == 1 || lp->match == 4) ng = ip_mm_matching(c, ix, &key, lp->match == 4, &gi);
         else if (lp->match == 2) ng = ip_groups_matching(c, ix, &key, &gi);
         else if (lp->match == 3) ng = ip_attn_loo_groups(c, ix, gidx, &gi);
         else gi = &own;
@@ -462,6 +466,7 @@ static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
     loo_path lp = {k_one, 1, 1, k_ax0, false, 0};
     ip_index *one = NULL; /* the paths with one index per table */
     if (strcmp(T.path, "matmul") == 0) lp = (loo_path){ip_mm_groups, 7, 3, ip_mm_axes, true, 1};
+    else if (strcmp(T.path, "quantized_matmul") == 0) lp = (loo_path){ip_mm_groups, 7, 3, ip_mm_axes, true, 4};
     else if (strcmp(T.path, "elementwise") == 0) lp.axes = k_io;
     else if (strcmp(T.path, "moe_fused") == 0) lp.axes = k_tokens, lp.match = 2, one = ip_moe_index(t);
     else if (strcmp(T.path, "scatter_nd_update_mla") == 0) lp.axes = k_tokens, lp.match = 2, one = ip_scatter_index(t);
@@ -506,7 +511,9 @@ static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
             for (size_t i = 0; i < nn; i++) {
                 if (i && ns[i] == ns[i - 1]) continue;
                 if (lp.mm && ns[i] < 2) continue;
-                ip_index *ix = lp.mm ? ip_mm_index(t, ns[i]) : ip_gen_index(t, ns[i], lp.axes == k_numel);
+                ip_index *ix = lp.match == 4 ? ip_mmq_index(t, ns[i])
+                               : lp.mm       ? ip_mm_index(t, ns[i])
+                                             : ip_gen_index(t, ns[i], lp.axes == k_numel);
                 run_index(ix, ns[i], pt_ix, pt_of, pt_g);
             }
             free(ns);

@@ -19,7 +19,7 @@
 /* One kernel table: which interpolation path its rows were checked on. */
 typedef struct q_loo_table {
     const char *kernel, *file; /* file relative to the database folder */
-    const char *path;          /* matmul, generic, elementwise, compute_scale, attention_special, moe_fused,
+    const char *path;          /* matmul, quantized_matmul, generic, elementwise, compute_scale, attention_special, moe_fused,
                                   scatter_nd_update_mla, communication; or a path check does not cover */
     bool covered;              /* false: the table is not checked (why says why) */
     const char *why;           /* not covered: one phrase */

@@ -31,7 +31,7 @@ def path_of(db, kt):
     """(path, covered): the query's path for kt's rows, and whether leave-one-out asks on it."""
     if kt.startswith("hcom_"):
         return "communication", True
-    elem = scale = False
+    elem = scale = quant = False
     ops = db.m.get("operator_mappings")
     for e in (ops.values() if isinstance(ops, dict) else []):
         if not isinstance(e, dict):
@@ -46,10 +46,13 @@ def path_of(db, kt):
             return qm, qm != "attention_lightning_indexer"
         elem |= qm == "elementwise"
         scale |= e.get("compute_subcategory") == "compute_scale"
+        quant |= e.get("compute_subcategory") == "quantized_matmul"
     if elem:
         return "elementwise", True
     if scale:
         return "compute_scale", True
+    if quant and (kt in MATMUL or kt == "BatchMatMulNd"):
+        return "quantized_matmul", True
     return ("matmul" if kt in MATMUL or kt == "BatchMatMulNd" else "generic"), True
 
 
@@ -374,12 +377,14 @@ def check(d):
             continue
         if path == "elementwise":
             raise SystemExit(99)  # the elementwise index has no builder in the query oracle
-        mm = path == "matmul"
+        mm = path in ("matmul", "quantized_matmul")
+        quant = path == "quantized_matmul"
         m = qo_interp.max_dim(db, kt)
         req, extra, sq = (), (), False
         if mm:
             T["axes"], T["groups"] = ["M", "K", "N"], MM_GROUPS
-            extra = EXTRA
+            # the quantized rule: the input formats are matched too (the outputs are in both keys)
+            extra = EXTRA[:3] if quant else EXTRA
         elif path == "attention_special":
             T["axes"], T["groups"] = ATTN_AXES, ATTN_AG
             ov = db.ov_int(kt)
@@ -407,7 +412,7 @@ def check(d):
             for n in sorted(counts):
                 if mm and n < 2:
                     continue
-                idx = qo_interp.matmul_index(db, kt, n, False) if mm else qo_interp.generic_index(db, kt, n, T["axes"][0])
+                idx = qo_interp.matmul_index(db, kt, n, quant) if mm else qo_interp.generic_index(db, kt, n, T["axes"][0])
                 for p in idx or []:
                     if len(shapes(t, p.row, "Input Shapes")) == n:
                         own[p.row] = (p, idx)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gen_check_families.py OUT_DIR FAMILY [SEED]: a small database for `opdb check` on one table
-family beyond matmul/generic (FAMILY: attention, moe, scale, comm, scatter), latencies a smooth function
+family beyond matmul/generic (FAMILY: attention, moe, scale, comm, scatter, quantmm), latencies a smooth function
 of the shape times 1 + e, e ~ Normal(0, 5%). Every table limits interpolation to 1-D (the oracle
 needs no scipy). attention also holds a LightningIndexer table and comm a table without
 message_bytes/num_devices: both listed as not checked, with the reason."""
@@ -103,5 +103,22 @@ elif fam == "scatter":
     write("ScatterNdUpdate.csv", H, rows)
     mapping(["npu.scatter_nd_update_: {kernel_type: ScatterNdUpdate, category: compute,"
              " query_mode: scatter_nd_update_mla}"], ["ScatterNdUpdate"])
+elif fam == "quantmm":
+    # a quantized matmul: bf16 and fp16 outputs of the same inputs differ in latency (the query's
+    # quantized rule keys the outputs but lets them differ: its groups are tried bf16 first), and a
+    # FRACTAL_NZ weight, whose own regime the quantized rule matches alone (the plain rule would
+    # answer it from the all-ND groups first)
+    rows = []
+    Ms = sorted({rng.randint(1, 8192) for _ in range(10)})
+    for od, f in (("DT_BF16", 1.0), ("FLOAT16", 1.6)):
+        for M in Ms:
+            rows.append('"""%d,7168;7168,2048;2048""",INT8;INT8;FLOAT,ND;ND;ND,"""%d,2048""",%s,ND,%s'
+                        % (M, M, od, lat(f * (4 + M * 7168 * 2048 / 4.0e8))))
+    for M in Ms[::2]:
+        rows.append('"""%d,7168;448,128,16,16;2048""",INT8;INT8;FLOAT,ND;FRACTAL_NZ;ND,"""%d,2048""",DT_BF16,ND,%s'
+                    % (M, M, lat(1.3 * (4 + M * 7168 * 2048 / 4.0e8))))
+    write("QuantBatchMatmulV3.csv", H, rows)
+    mapping(["vllm.quant_matmul: {kernel_type: QuantBatchMatmulV3, category: compute,"
+             " compute_subcategory: quantized_matmul}"], ["QuantBatchMatmulV3"])
 else:
     sys.exit("unknown family: " + fam)
