@@ -48,12 +48,8 @@ fi
 have=$(cat "$db"/*.csv | wc -l)
 have=$((have - $(ls "$db"/*.csv | wc -l)))
 bytes=$(cat "$db"/*.csv | wc -c)
-declare -A T
-timed() {
-    /usr/bin/time -f '%e %M %U %S' -o "$work/last" "$@" >/dev/null 2>"$work/err"
-    local rc=$?
-    [[ $rc -le 1 ]] || { echo "check.sh: failed ($rc): $*" >&2; cat "$work/err" >&2; }
-}
+name=check.sh
+. "$here/rounds.sh"
 cases=(floor validate check)
 run() {
     case $1 in
@@ -62,30 +58,10 @@ run() {
     check) timed "$opdb" check --db "$db" --json ;;
     esac
 }
-for c in "${cases[@]}"; do run "$c"; done # warm-up: the page cache
-for ((r = 0; r < reps; r++)); do
-    for c in "${cases[@]}"; do
-        run "$c"
-        read -r s kib us ss < <(tail -n 1 "$work/last")
-        T[$c]+="$s "
-        T[$c.cpu]+="$(echo "$us + $ss" | bc -l) "
-        T[$c.rss]=$kib
-    done
-done
-stats() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%s %s", v[1], m}'; }
+rounds_run
 printf 'opdb check bench: %d rows in %d tables, %.1f MB, %d rounds\n' "$have" "$(ls "$db"/*.csv | wc -l)" \
     "$(echo "$bytes / 1000000" | bc -l)" "$reps"
-printf '%-9s %9s %9s %12s %9s %9s\n' case best_s median_s rows/s cpu_best rss_MiB
-for c in "${cases[@]}"; do
-    read -r best med <<<"$(echo "${T[$c]}" | stats)"
-    rps=$(awk -v r="$have" -v b="$best" 'BEGIN {printf "%.0f", (b > 0 ? r / b : 0)}')
-    read -r cbest _ <<<"$(echo "${T[$c.cpu]}" | stats)"
-    printf '%-9s %9s %9s %12s %9s %9.1f\n' "$c" "$best" "$med" "$rps" "$cbest" "$(echo "${T[$c.rss]} / 1024" | bc -l)"
-done
-ratio() { paste -d' ' <(echo "${T[$1]}" | tr ' ' '\n' | sed '/^$/d') <(echo "${T[$2]}" | tr ' ' '\n' | sed '/^$/d') |
-    awk '{print ($2 > 0 ? $1 / $2 : 0)}' | stats | awk '{print $2}'; }
+rounds_table "$have"
 echo "check / floor (median of per-round ratios): $(ratio check floor)"
 echo "check / validate (median of per-round ratios): $(ratio check validate)"
-read -r best _ <<<"$(echo "${T[check]}" | stats)"
-read -r cbest _ <<<"$(echo "${T[check.cpu]}" | stats)"
-awk -v b="$best" -v c="$cbest" 'BEGIN {printf "target check < 2 s on one core: wall %s (%s), CPU %s (%s)\n", b, (b < 2.0 ? "met" : "missed"), c, (c < 2.0 ? "met" : "missed")}'
+rounds_target check 2

@@ -37,13 +37,8 @@ if [[ ! -f $db/.stamp || $(cat "$db/.stamp") != "$stamp" ]]; then
     echo "$stamp" >"$db/.stamp"
 fi
 bytes=$(cat "$db"/old/*.csv "$db"/new/*.csv | wc -c)
-declare -A T
-# one timed run: wall seconds and peak RSS (KiB) into $work/last
-timed() {
-    /usr/bin/time -f '%e %M %U %S' -o "$work/last" "$@" >/dev/null 2>"$work/err"
-    local rc=$?
-    [[ $rc -le 1 ]] || { echo "diff.sh: failed ($rc): $*" >&2; cat "$work/err" >&2; }
-}
+name=diff.sh
+. "$here/rounds.sh"
 cases=(floor validate diff)
 run() {
     case $1 in
@@ -52,30 +47,9 @@ run() {
     diff) timed "$opdb" diff "$db/old" "$db/new" --json ;;
     esac
 }
-for c in "${cases[@]}"; do run "$c"; done # warm-up: the page cache
-for ((r = 0; r < reps; r++)); do
-    for c in "${cases[@]}"; do
-        run "$c"
-        read -r s kib us ss < <(tail -n 1 "$work/last") # a failing command adds a first line
-        T[$c]+="$s "
-        T[$c.cpu]+="$(echo "$us + $ss" | bc -l) "
-        T[$c.rss]=$kib
-    done
-done
-stats() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%s %s", v[1], m}'; }
+rounds_run
 printf 'opdb diff bench: %d rows per side, %.1f MB in all, %d rounds\n' "$rows" "$(echo "$bytes / 1000000" | bc -l)" "$reps"
-printf '%-9s %9s %9s %12s %9s %9s\n' case best_s median_s rows/s cpu_best rss_MiB
-for c in "${cases[@]}"; do
-    read -r best med <<<"$(echo "${T[$c]}" | stats)"
-    rps=$(awk -v r="$rows" -v b="$best" 'BEGIN {printf "%.0f", (b > 0 ? 2 * r / b : 0)}')
-    read -r cbest _ <<<"$(echo "${T[$c.cpu]}" | stats)"
-    printf '%-9s %9s %9s %12s %9s %9.1f\n' "$c" "$best" "$med" "$rps" "$cbest" "$(echo "${T[$c.rss]} / 1024" | bc -l)"
-done
-ratio() { paste -d' ' <(echo "${T[$1]}" | tr ' ' '\n' | sed '/^$/d') <(echo "${T[$2]}" | tr ' ' '\n' | sed '/^$/d') |
-    awk '{print ($2 > 0 ? $1 / $2 : 0)}' | stats | awk '{print $2}'; }
+rounds_table "$((2 * rows))"
 echo "diff / floor (median of per-round ratios): $(ratio diff floor)"
 echo "diff / validate both sides (median of per-round ratios): $(ratio diff validate)"
-read -r best _ <<<"$(echo "${T[diff]}" | stats)"
-read -r cbest _ <<<"$(echo "${T[diff.cpu]}" | stats)"
-# wall time on a shared machine includes waiting for a core; CPU time is what one free core would take
-awk -v b="$best" -v c="$cbest" 'BEGIN {printf "target diff < 1 s on one core: wall %s (%s), CPU %s (%s)\n", b, (b < 1.0 ? "met" : "missed"), c, (c < 1.0 ? "met" : "missed")}'
+rounds_target diff 1
