@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/ab.sh - before/after comparison of two opdb builds on the inputs of
-# bench/parse.sh, bench/update.sh and bench/compare.sh.
+# bench/parse.sh, bench/update.sh, bench/compare.sh, bench/grid.sh and
+# bench/query.sh.
 #
 # usage: bench/ab.sh OLD_BUILD NEW_BUILD [ROUNDS]           (default 5 rounds)
 #
@@ -9,6 +10,8 @@
 #   opdb parse   --profiling-path KERNEL_DETAILS --database-path OUT
 #   opdb update  --prof-path PROF --database-path COPY   (fresh copy, not timed)
 #   opdb compare --tc-trace TRACE --prof-trace FWD_CSV --output OUT.json
+#   opdb grid    --database-path COPY --rows 0               (fresh copy, not timed)
+#   opdb query   --db QDB --tp-size 8 --grid 8,2 < QUERIES.jsonl
 # each with OLD_BUILD's opdb and then NEW_BUILD's, back to back, so a host
 # that is slower for a while weighs on both alike. Prints per case and build
 # the best and median wall time and CPU time (user + system, the steadier
@@ -23,6 +26,8 @@
 #   OPDB_BENCH_DB_ROWS    rows per database CSV for update (default 25000)
 #   OPDB_BENCH_PROF_ROWS  op_summary rows for update (default 1000000)
 #   OPDB_BENCH_EVENTS     trace events for compare (default 1000000)
+#   OPDB_BENCH_QUERIES    query lines for query (default 300000)
+#   OPDB_BENCH_CASES      the cases to run (default "parse update compare grid query")
 #
 # Exit status: 0, 1 when the builds' outputs differ or a run fails, 2 on
 # bad usage / missing binaries.
@@ -41,6 +46,8 @@ ROWS=${OPDB_BENCH_ROWS:-1000000}
 DB_ROWS=${OPDB_BENCH_DB_ROWS:-25000}
 PROF_ROWS=${OPDB_BENCH_PROF_ROWS:-1000000}
 EVENTS=${OPDB_BENCH_EVENTS:-1000000}
+NQ=${OPDB_BENCH_QUERIES:-300000}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 for b in "$OLD" "$NEW" "$GENDIR/gen_kernel_details" "$GENDIR/gen_update_inputs" "$GENDIR/gen_trace" /usr/bin/time; do
     [[ -x $b ]] || { echo "ab.sh: missing executable $b (build with -DOPDB_BUILD_BENCH=ON)" >&2; exit 2; }
 done
@@ -64,6 +71,9 @@ make_input "${KD##*/}" "$GENDIR/gen_kernel_details" "$ROWS" "$KD.tmp"
 make_input "${UPD##*/}" "$GENDIR/gen_update_inputs" "$UPD.tmp" "$DB_ROWS" "$PROF_ROWS"
 make_input "${TRACE##*/}" "$GENDIR/gen_trace" "$EVENTS" "$TRACE.tmp"
 make_input "${FWD##*/}" "$GENDIR/gen_kernel_details" 20000 "$FWD.tmp"
+GRIDDB=$WORK/in/grid_db QRY=$WORK/in/query_$NQ
+make_input "${GRIDDB##*/}" python3 "$here/../tests/oracle/grid/make_db.py" "$GRIDDB.tmp" 2
+make_input "${QRY##*/}" sh -c 'mkdir -p "$1" && python3 "$2" "$1" "$3" >/dev/null' sh "$QRY.tmp" "$here/gen_query_bench.py" "$NQ"
 cat "$KD" "$TRACE" "$FWD" >/dev/null
 find "$UPD" -type f -exec cat {} + >/dev/null
 
@@ -82,8 +92,15 @@ one() {
         cmd=("$bin" update --prof-path "$UPD/prof" --database-path "$out/db")
         ;;
     compare) cmd=("$bin" compare --tc-trace "$TRACE" --prof-trace "$FWD" --output "$out/op_comparison.json") ;;
+    grid)
+        cp -r "$GRIDDB" "$out/db" || exit 2
+        cmd=("$bin" grid --database-path "$out/db" --rows 0)
+        ;;
+    query) cmd=("$bin" query --db "$QRY/db" --tp-size 8 --grid 8,2) ;;
     esac
-    if ! /usr/bin/time -f '%e %U %S %M' -o "$WORK/logs/t" "${cmd[@]}" >"$out/stdout" 2>"$out/stderr"; then
+    local stdin=/dev/null
+    [[ $c == query ]] && stdin=$QRY/queries.jsonl
+    if ! /usr/bin/time -f '%e %U %S %M' -o "$WORK/logs/t" "${cmd[@]}" <"$stdin" >"$out/stdout" 2>"$out/stderr"; then
         echo "ab.sh: $c with $bin failed:" >&2
         tail -n 5 "$out/stderr" >&2
         FAILED=1
@@ -104,7 +121,7 @@ same_outputs() {
     diff <(cat "$a"/db/reports/* | sed -E "$ts") <(cat "$b"/db/reports/* | sed -E "$ts")
 }
 
-CASES=(parse update compare)
+read -r -a CASES <<<"${OPDB_BENCH_CASES:-parse update compare grid query}"
 FAILED=0
 for c in "${CASES[@]}"; do rm -f "$WORK/logs/$c.old" "$WORK/logs/$c.new"; done
 for ((r = 0; r <= ROUNDS; r++)); do
@@ -130,7 +147,8 @@ done
 # ------------------------------------------------------------ report
 echo "opdb A/B: old $OLD, new $NEW; $ROUNDS rounds after a warm-up, old and new back to back"
 echo "inputs: parse $ROWS rows ($(stat -c %s "$KD") B); update $DB_ROWS rows x 40 CSVs + $PROF_ROWS op_summary rows;" \
-    "compare $EVENTS events ($(stat -c %s "$TRACE") B)"
+    "compare $EVENTS events ($(stat -c %s "$TRACE") B); grid on tests/oracle/grid/make_db.py's database;" \
+    "query $NQ lines over bench/gen_query_bench.py's database"
 echo "machine: $(awk -F: '/model name/ { sub(/^ +/, "", $2); print $2; exit }' /proc/cpuinfo), $(nproc) cores;" \
     "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-8s %-4s %22s %22s %8s\n' case "" "wall s best / median" "CPU s best / median" "RSS MiB"
