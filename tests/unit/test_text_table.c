@@ -53,6 +53,13 @@ static void assert_span(opdb_span s, const char *want) {
     assert_int_equal(s.p[s.n], '\0');
 }
 
+/* Loads path, which must succeed. */
+static void load_ok(db_text_table *t, const char *path, const db_text_opts *o) {
+    opdb_err e;
+    opdb_err_clear(&e);
+    if (db_text_load(t, path, o, NULL, &e) != 0) fail_msg("%s", e.msg);
+}
+
 /* Loads path, expecting the opening check `kind` at `line` and an error
  * that starts with the file's name and contains `msg`. */
 static void expect_refused(const char *path, const db_text_opts *o, db_open_kind kind, unsigned line, const char *msg) {
@@ -77,6 +84,9 @@ static void test_opening_checks(void **state) {
     expect_refused(missing, &o, DB_OPEN_CANNOT_OPEN, 0, ": cannot open: No such file or directory");
     static const char gz[] = "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xff\xfe\x00\x01";
     expect_refused(put("gz.csv", gz, sizeof gz - 1), &o, DB_OPEN_NOT_TEXT, 1, "gzip");
+    expect_refused(puts_("latin1.csv", "Input Shapes,Dur\xe9" "e\n1,2\n"), &o, DB_OPEN_NOT_TEXT, 1, "UTF-8");
+    static const char utf16[] = "\xff\xfeI\0n\0,\0x\0\n\0";
+    expect_refused(put("utf16.csv", utf16, sizeof utf16 - 1), &o, DB_OPEN_NOT_TEXT, 1, "UTF-16");
     expect_refused(puts_("empty.csv", ""), &o, DB_OPEN_NO_HEADER, 0, ": CSV has no header");
     expect_refused(puts_("blank.csv", "\na,b\n1,2\n"), &o, DB_OPEN_NO_HEADER, 0, ": CSV has no header");
     const char *lfs = puts_("lfs.csv", "version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 12\n");
@@ -85,17 +95,15 @@ static void test_opening_checks(void **state) {
     /* each check only where asked: the same files load */
     db_text_opts lax = {0};
     db_text_table t;
-    opdb_err e;
-    opdb_err_clear(&e);
-    assert_int_equal(db_text_load(&t, lfs, &lax, NULL, &e), 0);
+    load_ok(&t, lfs, &lax);
     assert_span(t.names[0], "version https://git-lfs.github.com/spec/v1");
     db_text_free(&t);
-    assert_int_equal(db_text_load(&t, puts_("empty.csv", ""), &lax, NULL, &e), 0);
+    load_ok(&t, puts_("empty.csv", ""), &lax);
     assert_null(t.names);
     assert_int_equal(t.nrows, 0);
     db_text_free(&t);
     /* without need_header, blank lines before the header are skipped */
-    assert_int_equal(db_text_load(&t, puts_("blank.csv", "\n\na,b\n1,2\n"), &lax, NULL, &e), 0);
+    load_ok(&t, puts_("blank.csv", "\n\na,b\n1,2\n"), &lax);
     assert_int_equal(t.ncols, 2);
     assert_span(t.names[1], "b");
     assert_int_equal(t.nrows, 1);
@@ -130,14 +138,12 @@ static void test_bom(void **state) {
     const char *path = puts_("bom.csv", "\xef\xbb\xbf" "a,b\n1,2\n");
     db_text_opts o = {0};
     db_text_table t;
-    opdb_err e;
-    opdb_err_clear(&e);
-    assert_int_equal(db_text_load(&t, path, &o, NULL, &e), 0);
+    load_ok(&t, path, &o);
     assert_span(t.names[0], "a");
     assert_int_equal(db_text_col(&t, "a"), 0);
     db_text_free(&t);
     o.open.keep_bom = true; /* the reference's reading: the BOM is part of the first name */
-    assert_int_equal(db_text_load(&t, path, &o, NULL, &e), 0);
+    load_ok(&t, path, &o);
     assert_span(t.names[0], "\xef\xbb\xbf" "a");
     assert_int_equal(db_text_col(&t, "a"), -1);
     db_text_free(&t);
@@ -148,15 +154,13 @@ static void test_duplicate_names(void **state) {
     const char *path = puts_("dup.csv", "a,b,a,c,b\n1,2,3,4,5\n6\n");
     db_text_opts o = {0};
     db_text_table t;
-    opdb_err e;
-    opdb_err_clear(&e);
-    assert_int_equal(db_text_load(&t, path, &o, NULL, &e), 0);
+    load_ok(&t, path, &o);
     const char *as_written[] = {"1", "2", "3", "4", "5"};
     for (int i = 0; i < 5; i++) assert_span(t.rows[0][i], as_written[i]);
     assert_int_equal(db_text_col(&t, "a"), 0);
     db_text_free(&t);
     o.last_name_wins = true;
-    assert_int_equal(db_text_load(&t, path, &o, NULL, &e), 0);
+    load_ok(&t, path, &o);
     const char *last[] = {"3", "5", "3", "4", "5"};
     for (int i = 0; i < 5; i++) assert_span(t.rows[0][i], last[i]);
     /* "6" sits under the first a, but a row reads the last a, which the record lacks */
@@ -170,9 +174,7 @@ static void test_padding_and_ragged(void **state) {
     const char *path = puts_("pad.csv", "a,b,c\n1\n1,2,3,4\n,,\n");
     db_text_opts o = {0};
     db_text_table t;
-    opdb_err e;
-    opdb_err_clear(&e);
-    assert_int_equal(db_text_load(&t, path, &o, NULL, &e), 0);
+    load_ok(&t, path, &o);
     assert_null(t.ncells);
     assert_int_equal(t.nrows, 3);
     assert_span(t.rows[0][0], "1");
@@ -183,7 +185,7 @@ static void test_padding_and_ragged(void **state) {
     assert_span(db_text_cell(&t, 1, -1), "");
     db_text_free(&t);
     o.ragged = true;
-    assert_int_equal(db_text_load(&t, path, &o, NULL, &e), 0);
+    load_ok(&t, path, &o);
     assert_int_equal(t.ncells[0], 1);
     assert_int_equal(t.ncells[1], 4);
     assert_int_equal(t.ncells[2], 3);
@@ -201,7 +203,7 @@ static void test_lines_quotes_and_max_rows(void **state) {
     db_text_table t;
     opdb_err e;
     opdb_err_clear(&e);
-    assert_int_equal(db_text_load(&t, path, &o, NULL, &e), 0);
+    load_ok(&t, path, &o);
     assert_int_equal(t.nrows, 3);
     assert_int_equal(t.line[0], 3);
     assert_int_equal(t.line[1], 4);
@@ -209,14 +211,14 @@ static void test_lines_quotes_and_max_rows(void **state) {
     assert_span(t.rows[1][0], "x\ny");
     db_text_free(&t);
     o.max_rows = 2;
-    assert_int_equal(db_text_load(&t, path, &o, NULL, &e), 0);
+    load_ok(&t, path, &o);
     assert_int_equal(t.nrows, 2);
     db_text_free(&t);
 
     /* a quote that never closes: the rest of the file is one cell, or an error naming its line */
     const char *open = puts_("open.csv", "a,b\n1,2\n3,\"x\n4,5\n");
     o = (db_text_opts){0};
-    assert_int_equal(db_text_load(&t, open, &o, NULL, &e), 0);
+    load_ok(&t, open, &o);
     assert_int_equal(t.nrows, 2);
     assert_span(t.rows[1][1], "x\n4,5\n");
     db_text_free(&t);
