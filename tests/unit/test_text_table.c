@@ -34,10 +34,12 @@ static int teardown(void **state) {
     return system(cmd) == 0 ? 0 : -1;
 }
 
-/* Writes bytes to <dir>/name; returns the path (static buffer). */
+/* Writes bytes to <dir>/name; returns the path (valid for the next 7 calls). */
 static const char *put(const char *name, const char *bytes, size_t n) {
-    static char path[256];
-    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    static char paths[8][256];
+    static unsigned next;
+    char *path = paths[next++ % 8];
+    snprintf(path, sizeof paths[0], "%s/%s", g_dir, name);
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(bytes, 1, n, f), n);
@@ -91,6 +93,14 @@ static void test_opening_checks(void **state) {
     expect_refused(puts_("blank.csv", "\na,b\n1,2\n"), &o, DB_OPEN_NO_HEADER, 0, ": CSV has no header");
     const char *lfs = puts_("lfs.csv", "version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 12\n");
     expect_refused(lfs, &o, DB_OPEN_LFS_POINTER, 1, " is a Git LFS pointer, not CSV data (run git lfs pull)");
+
+    /* a header of one empty name is a header (a DictReader's fieldnames [""]) */
+    db_text_table h;
+    load_ok(&h, puts_("one_empty_name.csv", "\"\"\n1\n"), &o);
+    assert_int_equal(h.ncols, 1);
+    assert_span(h.names[0], "");
+    assert_int_equal(h.nrows, 1);
+    db_text_free(&h);
 
     /* each check only where asked: the same files load */
     db_text_opts lax = {0};
