@@ -17,6 +17,8 @@
 #include "opdb/pystr.h"
 #include "opdb/schema.h"
 #include "opdb/signature.h"
+#include "db/sig_cells.h"
+#include "db/text_table.h"
 
 
 typedef struct vctx {
@@ -152,41 +154,34 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
     opdb_err e;
     opdb_err_clear(&e);
     opdb_csv_file c;
-    char why[160];
-    if (opdb_csv_sniff(path, why, sizeof why)) { /* random bytes, UTF-16, gzip: one line, not one per garbage row */
-        problem(v, false, path, 1, "unreadable", "%s", why);
-        return;
-    }
-    if (opdb_csv_file_open(&c, path, 4096, &e)) {
-        problem(v, false, path, 0, "unreadable", "%s", e.msg);
+    /* random bytes, UTF-16, gzip: one line, not one per garbage row */
+    static const db_open_opts oo = {.sniff = true, .need_header = true, .lfs = true};
+    db_open_problem op;
+    if (db_csv_open(&c, path, &oo, &op, &e)) {
+        problem(v, false, path, op.line, "unreadable", "%s", op.kind == DB_OPEN_CANNOT_OPEN ? e.msg : op.why);
         return;
     }
     const opdb_field *f = c.f;
-    int r = opdb_csv_file_next(&c, true);
-    int base[OPDB_NBASE_COLS], dur[OPDB_NDUR_COLS], ep = -1, conv = -1;
+    int r;
+    int base[OPDB_NBASE_COLS], dur[OPDB_NDUR_COLS], conv = -1;
     int rt[64];
     size_t nrt = 0;
     char stem[256];
     const char *name = opdb_path_basename(path);
     snprintf(stem, sizeof stem, "%.*s", (int)(strlen(name) - 4), name);
     seen_set sg = {0};
-    if (r <= 0 || c.nf == 0) {
-        problem(v, false, path, 0, "unreadable", "no header");
-        goto done;
-    }
-    if (f[0].n >= 40 && strncmp(f[0].p, "version https://git-lfs.github.com/spec/", 40) == 0) {
-        problem(v, false, path, 1, "unreadable", "a Git LFS pointer, not CSV data (run git lfs pull)");
-        goto done;
-    }
+    opdb_span *cells = opdb_xmalloc((size_t)c.maxf * sizeof *cells);
+    for (int i = 0; i < c.nf; i++) cells[i] = opdb_span_make(f[i].p, f[i].n);
+    db_sig_cols sigc;
+    db_sig_cols_from_header(&sigc, cells, (size_t)c.nf);
     for (int i = 0; i < OPDB_NBASE_COLS; i++) base[i] = -1;
     for (size_t i = 0; i < OPDB_NDUR_COLS; i++) dur[i] = -1;
     for (int i = 0; i < c.nf; i++) {
-        opdb_span h = opdb_span_make(f[i].p, f[i].n);
+        opdb_span h = cells[i];
         for (int b = 0; b < OPDB_NBASE_COLS; b++)
             if (opdb_span_eq_cstr(h, opdb_base_cols[b])) base[b] = i;
         for (size_t d = 0; d < OPDB_NDUR_COLS; d++)
             if (opdb_span_eq_cstr(h, opdb_dur_cols[d])) dur[d] = i;
-        if (opdb_span_eq_cstr(h, OPDB_COL_EP_SIZE)) ep = i;
         if (opdb_span_eq_cstr(h, OPDB_MB_CONVERGED_COLUMN)) conv = i;
         if (opdb_is_runtime_column(h) && nrt < sizeof rt / sizeof rt[0]) rt[nrt++] = i;
     }
@@ -245,7 +240,8 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
         }
         if (!valid && invalid++ == 0) first_invalid = line;
 #define CELL(i) ((i) >= 0 && (i) < c.nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0))
-        opdb_sig_cells sc = {CELL(base[2]), CELL(base[3]), CELL(base[4]), CELL(base[5]), CELL(base[6]), CELL(ep)};
+        for (int i = 0; i < c.nf; i++) cells[i] = opdb_span_make(f[i].p, f[i].n);
+        opdb_sig_cells sc = db_sig_cells_from_row(&sigc, cells, (size_t)c.nf);
         for (size_t k = 0; k < nrt; k++) rtv[k] = runtime_cell(CELL(rt[k]), rtbuf[k], sizeof rtbuf[k]);
         if (conv >= 0 && opdb_span_eq_cstr(opdb_py_strip(CELL(conv)), "no")) {
             if (nunconv++ < 20) opdb_sb_addf(&unconv, "%s%llu", unconv.n ? ", " : "", line);
@@ -288,6 +284,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
     opdb_sb_free(&unconv);
     opdb_sb_free(&sig);
 done:
+    free(cells);
     for (size_t k = 0; k < sg.n; k++) {
         free(sg.v[k].sig);
         free(sg.v[k].more);

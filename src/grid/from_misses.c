@@ -8,6 +8,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "grid/grid_rows.h"
+#include "db/sig_cells.h"
 #include "grid/grid_table.h"
 #include "opdb/fs.h"
 #include "opdb/json_writer.h"
@@ -260,7 +261,7 @@ static char *shape_cell(const mtensor *t, size_t n, size_t slots) {
 typedef struct tctx {
     grid_table t;
     int c_in, c_out, c_idt, c_ifm, c_odt, c_ofm;
-    int sc[OPDB_NSIG_CELLS];
+    db_sig_cols sig;  /* the signature's columns (the first of equal names: the one build_row sets) */
     int xc[NX];       /* k_extra's columns in the table (-1: none) */
     size_t kin, kout;
     opdb_strvec keys; /* signatures: the table's rows, then the new rows */
@@ -270,9 +271,7 @@ typedef struct tctx {
 static opdb_span cell_or_empty(const opdb_span *row, int col) { return col >= 0 ? row[col] : opdb_span_make("", 0); }
 
 static void sign(const tctx *T, const char *kernel, opdb_span const *cells, opdb_strbuf *key) {
-    opdb_span c[OPDB_NSIG_CELLS];
-    for (int i = 0; i < OPDB_NSIG_CELLS; i++) c[i] = cell_or_empty(cells, T->sc[i]);
-    opdb_sig_cells sc = {c[0], c[1], c[2], c[3], c[4], c[5]};
+    opdb_sig_cells sc = db_sig_cells_from_row(&T->sig, cells, T->t.ncols);
     opdb_signature(&sc, kernel, key);
     /* attention and communication rows differ in their runtime and message cells too */
     for (size_t k = 0; k < NX; k++) {
@@ -395,7 +394,7 @@ static int do_table(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, con
     T.c_ifm = grid_table_col(t, OPDB_COL_INPUT_FORMATS);
     T.c_odt = grid_table_col(t, OPDB_COL_OUTPUT_DTYPES);
     T.c_ofm = grid_table_col(t, OPDB_COL_OUTPUT_FORMATS);
-    for (int i = 0; i < OPDB_NSIG_CELLS; i++) T.sc[i] = grid_table_col(t, opdb_sig_cell_cols[i]);
+    for (int i = 0; i < OPDB_NSIG_CELLS; i++) T.sig.col[i] = grid_table_col(t, opdb_sig_cell_cols[i]);
     for (size_t k = 0; k < NX; k++) T.xc[k] = grid_table_col(t, k_extra[k].col);
     T.kin = T.c_in >= 0 ? (size_t)grid_slot_count(t->rows[0][T.c_in]) : 0;
     T.kout = T.c_out >= 0 ? (size_t)grid_slot_count(t->rows[0][T.c_out]) : 0;

@@ -3,15 +3,16 @@
 #define OPDB_GRID_TABLE_H
 
 #include "opdb/csv.h"
+#include "db/text_table.h"
 #include "grid/grid_internal.h"
 
 #define GRID_TABLE_EXTRA_COLS 16 /* room for the FIA grid columns */
 
 typedef struct grid_table {
-    opdb_arena arena;
-    char **header;
+    db_text_table src; /* owns the memory */
+    char **header;     /* NULL: the file has no header */
     size_t ncols;
-    opdb_span **rows; /* nrows x ncols, by header position */
+    opdb_span **rows;  /* nrows x ncols, by header position */
     size_t nrows;
 } grid_table;
 

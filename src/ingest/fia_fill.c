@@ -13,6 +13,7 @@
 #include "opdb/limits.h"
 #include "opdb/pystr.h"
 #include "opdb/schema.h"
+#include "db/text_table.h"
 
 #define NPAY 11
 static const char *const k_payload_cols[NPAY] = {
@@ -334,6 +335,17 @@ static bool had_bom(const char *path) {
     return n == 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf;
 }
 
+/* The CSV opened at its first row; the header in c->f. */
+static int open_csv(opdb_csv_file *c, const char *path, const char *shown, opdb_err *err) {
+    static const db_open_opts o = {.need_header = true};
+    db_open_problem p;
+    opdb_err e;
+    opdb_err_clear(&e);
+    if (db_csv_open(c, path, &o, &p, &e) == 0) return 0;
+    if (p.kind == DB_OPEN_NO_HEADER) return opdb_fail(err, OPDB_ERR_RUNTIME, "CSV header is empty: %s", shown);
+    return opdb_fail(err, e.code, "%s", e.msg);
+}
+
 int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
     const char *tag = o->metadata_tag ? o->metadata_tag : "runtime_values_dumped";
     const char *outp = o->output_path ? o->output_path : o->csv_path;
@@ -356,85 +368,81 @@ int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
     opdb_csv_file c;
     memset(&c, 0, sizeof c);
     c.fd = -1;
-    if (rc == 0) rc = opdb_csv_file_open(&c, o->csv_path, 4096, err);
+    if (rc == 0) rc = open_csv(&c, o->csv_path, csvn, err);
     opdb_strbuf out, key;
     opdb_sb_init(&out);
     opdb_sb_init(&key);
     size_t n_in = 0, n_out = 0, matched = 0;
     if (rc == 0) {
         const opdb_field *f = c.f;
-        int r = opdb_csv_file_next(&c, true);
-        if (r <= 0 || c.nf == 0) {
-            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "CSV header is empty: %s", csvn);
-        } else {
-            /* header, then the payload columns it lacks */
-            int ncols = c.nf, in_col = -1, pay_col[NPAY], comp_col = -1;
-            char **cols = opdb_xmalloc(((size_t)c.nf + NPAY + 2) * sizeof *cols);
-            for (int i = 0; i < c.nf; i++) {
-                cols[i] = opdb_xmalloc(f[i].n + 1);
-                memcpy(cols[i], f[i].p, f[i].n);
-                cols[i][f[i].n] = '\0';
-                if (strcmp(cols[i], OPDB_COL_INPUT_SHAPES) == 0) in_col = i;
-            }
-            for (int c = 0; c <= NPAY; c++) {
-                const char *name = c < NPAY ? k_payload_cols[c] : COMPLETENESS;
-                int at = -1;
-                for (int i = 0; i < ncols; i++)
-                    if (strcmp(cols[i], name) == 0) at = i;
-                if (at < 0) {
-                    cols[ncols] = opdb_xstrdup(name);
-                    at = ncols++;
-                }
-                if (c < NPAY) pay_col[c] = at;
-                else comp_col = at;
-            }
-            /* like parse and update: a CSV that is not a database table (random
-             * bytes, another table) is refused, not passed through */
-            if (in_col < 0)
-                rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s:1: not a database table: the header has no Input Shapes column",
-                               csvn);
-            /* the input's encoding is kept: a byte-order mark only where it had
-             * one (the reference always writes one) */
-            if (o->quirks || had_bom(o->csv_path)) opdb_sb_adds(&out, "\xef\xbb\xbf");
-            opdb_span *cells = opdb_xmalloc((size_t)ncols * sizeof *cells);
-            for (int i = 0; i < ncols; i++) cells[i] = opdb_span_cstr(cols[i]);
-            opdb_csv_write_record(&out, cells, (size_t)ncols);
-            int hdr_n = c.nf;
-            while (rc == 0 && (r = opdb_csv_file_next(&c, false)) > 0) {
-                if (c.x.unterminated) {
-                    rc = opdb_fail(err, OPDB_ERR_RUNTIME,
-                                   "%s:%llu: unterminated quoted field (the quote never closes before the end of the file)",
-                                   csvn, (unsigned long long)c.x.rec_line);
-                    break;
-                }
-                n_in++;
-                for (int i = 0; i < ncols; i++)
-                    cells[i] = i < hdr_n && i < c.nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0);
-                opdb_span in = in_col >= 0 && in_col < c.nf ? opdb_span_make(f[in_col].p, f[in_col].n) : opdb_span_make("", 0);
-                char where[600];
-                snprintf(where, sizeof where, "%s:%llu", csvn, (unsigned long long)c.x.rec_line);
-                if (csv_key(in, &key, where, err)) {
-                    rc = -1;
-                    break;
-                }
-                keyed *e = ix_get(&ix, key.p, false);
-                if (!e || !e->n) {
-                    opdb_csv_write_record(&out, cells, (size_t)ncols);
-                    n_out++;
-                    continue;
-                }
-                matched++;
-                for (size_t j = 0; j < e->n; j++) {
-                    for (int c = 0; c < NPAY; c++) cells[pay_col[c]] = opdb_span_cstr(e->p[j].val[c]);
-                    cells[comp_col] = opdb_span_cstr(tag);
-                    opdb_csv_write_record(&out, cells, (size_t)ncols);
-                    n_out++;
-                }
-            }
-            for (int i = 0; i < ncols; i++) free(cols[i]);
-            free(cols);
-            free(cells);
+        int r;
+        /* header, then the payload columns it lacks */
+        int ncols = c.nf, in_col = -1, pay_col[NPAY], comp_col = -1;
+        char **cols = opdb_xmalloc(((size_t)c.nf + NPAY + 2) * sizeof *cols);
+        for (int i = 0; i < c.nf; i++) {
+            cols[i] = opdb_xmalloc(f[i].n + 1);
+            memcpy(cols[i], f[i].p, f[i].n);
+            cols[i][f[i].n] = '\0';
+            if (strcmp(cols[i], OPDB_COL_INPUT_SHAPES) == 0) in_col = i;
         }
+        for (int c = 0; c <= NPAY; c++) {
+            const char *name = c < NPAY ? k_payload_cols[c] : COMPLETENESS;
+            int at = -1;
+            for (int i = 0; i < ncols; i++)
+                if (strcmp(cols[i], name) == 0) at = i;
+            if (at < 0) {
+                cols[ncols] = opdb_xstrdup(name);
+                at = ncols++;
+            }
+            if (c < NPAY) pay_col[c] = at;
+            else comp_col = at;
+        }
+        /* like parse and update: a CSV that is not a database table (random
+         * bytes, another table) is refused, not passed through */
+        if (in_col < 0)
+            rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s:1: not a database table: the header has no Input Shapes column",
+                           csvn);
+        /* the input's encoding is kept: a byte-order mark only where it had
+         * one (the reference always writes one) */
+        if (o->quirks || had_bom(o->csv_path)) opdb_sb_adds(&out, "\xef\xbb\xbf");
+        opdb_span *cells = opdb_xmalloc((size_t)ncols * sizeof *cells);
+        for (int i = 0; i < ncols; i++) cells[i] = opdb_span_cstr(cols[i]);
+        opdb_csv_write_record(&out, cells, (size_t)ncols);
+        int hdr_n = c.nf;
+        while (rc == 0 && (r = opdb_csv_file_next(&c, false)) > 0) {
+            if (c.x.unterminated) {
+                rc = opdb_fail(err, OPDB_ERR_RUNTIME,
+                               "%s:%llu: unterminated quoted field (the quote never closes before the end of the file)",
+                               csvn, (unsigned long long)c.x.rec_line);
+                break;
+            }
+            n_in++;
+            for (int i = 0; i < ncols; i++)
+                cells[i] = i < hdr_n && i < c.nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0);
+            opdb_span in = in_col >= 0 && in_col < c.nf ? opdb_span_make(f[in_col].p, f[in_col].n) : opdb_span_make("", 0);
+            char where[600];
+            snprintf(where, sizeof where, "%s:%llu", csvn, (unsigned long long)c.x.rec_line);
+            if (csv_key(in, &key, where, err)) {
+                rc = -1;
+                break;
+            }
+            keyed *e = ix_get(&ix, key.p, false);
+            if (!e || !e->n) {
+                opdb_csv_write_record(&out, cells, (size_t)ncols);
+                n_out++;
+                continue;
+            }
+            matched++;
+            for (size_t j = 0; j < e->n; j++) {
+                for (int c = 0; c < NPAY; c++) cells[pay_col[c]] = opdb_span_cstr(e->p[j].val[c]);
+                cells[comp_col] = opdb_span_cstr(tag);
+                opdb_csv_write_record(&out, cells, (size_t)ncols);
+                n_out++;
+            }
+        }
+        for (int i = 0; i < ncols; i++) free(cols[i]);
+        free(cols);
+        free(cells);
     }
     opdb_csv_file_close(&c);
     if (rc == 0) {

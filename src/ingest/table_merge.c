@@ -1,7 +1,7 @@
 /* See table_merge.h.  Both sides are read as whole tables of strings (the
- * existing file with the exact tokenizer, parse's own rendering with the fast
- * one); cells are matched by column name, so columns other tools added (for
- * example `opdb update`'s MicroBench columns) are kept as they are. */
+ * existing file and parse's own rendering, db/text_table); cells are matched
+ * by column name, so columns other tools added (for example `opdb update`'s
+ * MicroBench columns) are kept as they are. */
 #include "ingest/table_merge.h"
 
 #include <inttypes.h>
@@ -15,10 +15,10 @@
 #include "opdb/pystr.h"
 #include "opdb/schema.h"
 #include "opdb/stats.h"
-
-#define MAX_COLS 4096
+#include "db/text_table.h"
 
 typedef struct tbl {
+    db_text_table src; /* a table read from a file or parse's rendering: the cells' memory */
     opdb_arena ar;
     char ***row;   /* row[0] = header */
     int *nf;
@@ -31,6 +31,7 @@ static void tbl_init(tbl *t) {
 }
 
 static void tbl_free(tbl *t) {
+    db_text_free(&t->src);
     free(t->row);
     free(t->nf);
     opdb_arena_free(&t->ar);
@@ -47,36 +48,24 @@ static char **tbl_add(tbl *t, int nf) {
     return t->row[t->n++];
 }
 
-static void tbl_add_fields(tbl *t, const opdb_field *f, int nf) {
-    char **r = tbl_add(t, nf);
-    for (int i = 0; i < nf; i++) r[i] = opdb_arena_strndup(&t->ar, f[i].p, f[i].n);
+/* Adds x's header and rows (each with its own cell count) to t. */
+static void tbl_add_text(tbl *t, const db_text_table *x) {
+    char **h = tbl_add(t, (int)x->ncols);
+    for (size_t i = 0; i < x->ncols; i++) h[i] = (char *)x->names[i].p;
+    for (size_t r = 0; r < x->nrows; r++) {
+        char **row = tbl_add(t, (int)x->ncells[r]);
+        for (uint32_t i = 0; i < x->ncells[r]; i++) row[i] = (char *)x->rows[r][i].p;
+    }
 }
 
-static int load_file(tbl *t, const char *path, opdb_err *err) {
-    opdb_csv_file c;
-    if (opdb_csv_file_open(&c, path, MAX_COLS, err)) return -1;
-    int rc;
-    while ((rc = opdb_csv_file_next(&c, false)) > 0) tbl_add_fields(t, c.f, c.nf);
-    opdb_csv_file_close(&c);
-    if (rc < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
-    if (t->n == 0) tbl_add(t, 0);
-    return 0;
-}
-
-static int load_text(tbl *t, const char *text, size_t n, opdb_err *err) {
-    char *copy = opdb_xmalloc(n + 1);
-    memcpy(copy, text, n);
-    copy[n] = '\0';
-    opdb_csv_fast tk;
-    opdb_csv_fast_init(&tk, copy, n);
-    opdb_field *f = opdb_xmalloc(MAX_COLS * sizeof *f);
-    int nf, rc;
-    size_t off;
-    while ((rc = opdb_csv_fast_next(&tk, f, MAX_COLS, &nf, &off)) > 0) tbl_add_fields(t, f, nf);
-    free(f);
-    free(copy);
-    if (rc < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "parse rendered a table its own reader cannot read back");
-    return 0;
+/* The existing file (exact tokenizer, a BOM skipped, blank lines skipped),
+ * or parse's own rendering of it (from memory, read the same way). */
+static int load(tbl *t, const char *path, const char *text, size_t n, opdb_err *err) {
+    static const db_text_opts o = {.ragged = true};
+    db_text_table *x = &t->src;
+    int rc = text ? db_text_load_mem(x, "parse's rendering", text, n, &o, NULL, err) : db_text_load(x, path, &o, NULL, err);
+    if (rc == 0) tbl_add_text(t, x);
+    return rc;
 }
 
 static int col_of(const tbl *t, const char *name) {
@@ -279,8 +268,7 @@ static int merge_into(const char *path, const tbl *E, const tbl *F, opdb_strbuf 
     for (size_t r = 1; r < E->n && rc == 0; r++) { /* existing rows, widened to the output header */
         char **o = tbl_add(&out, ncols);
         for (int c = 0; c < ncols; c++) o[c] = (char *)(c < E->nf[r] ? E->row[r][c] : "");
-        /* record r is line r + 1 (opdb writes no multi-line cells) */
-        rc = check_stats(path, r + 1, out.row[0], ncols, o, sc, err);
+        rc = check_stats(path, (size_t)E->src.line[r - 1], out.row[0], ncols, o, sc, err);
         key_of(&key, o, ncols, kc, nk);
         opdb_hindex_add(&ix, opdb_hash_bytes(key.p, key.n, 5), (uint32_t)(out.n - 1));
     }
@@ -404,13 +392,13 @@ static int would_lose(tbl_writer *w, const char *path, const char *fresh, size_t
     tbl E, F;
     tbl_init(&E);
     tbl_init(&F);
-    int rc = load_file(&E, path, err);
+    int rc = load(&E, path, NULL, 0, err);
     if (rc) {
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err->msg);
         opdb_fail(err, OPDB_ERR_RUNTIME, "%s; cannot tell what replacing it would lose (--replace overwrites it)", why);
     }
-    if (rc == 0) rc = load_text(&F, fresh, n, err);
+    if (rc == 0) rc = load(&F, NULL, fresh, n, err);
     if (rc == 0) rc = describe_loss(w, path, &E, &F);
     tbl_free(&E);
     tbl_free(&F);
@@ -432,8 +420,8 @@ int tbl_emit(tbl_writer *w, const char *path, const char *fresh, size_t n, opdb_
     tbl_init(&F);
     opdb_strbuf out;
     opdb_sb_init(&out);
-    int rc = load_file(&E, path, err);
-    if (rc == 0) rc = load_text(&F, fresh, n, err);
+    int rc = load(&E, path, NULL, 0, err);
+    if (rc == 0) rc = load(&F, NULL, fresh, n, err);
     if (rc == 0) rc = merge_into(path, &E, &F, &out, err);
     if (rc == 0) rc = opdb_atomic_write(path, out.p, out.n, err);
     if (rc == 0) w->merged++;

@@ -17,6 +17,7 @@
 #include "opdb/schema.h"
 #include "opdb/signature.h"
 #include "opdb/update.h"
+#include "db/text_table.h"
 #include "replay/bench_rows.h"
 #include "replay/bench_json.h"
 #include "replay/bench_writeback.h"
@@ -78,54 +79,37 @@ static bool row_complete(const bench_row *r) {
     return opdb_py_float_or_zero(a, strlen(a)) > 0 || opdb_py_float_or_zero(p, strlen(p)) > 0;
 }
 
+/* A database CSV as bench_row reads it: names and cells as C strings. */
 typedef struct loaded {
-    char **name;
+    db_text_table t;
+    const char **name; /* t's header names */
+    const char **val;  /* nrows x ncol cells, row-major */
     int ncol;
-    char ***rows;
     size_t nrows;
 } loaded;
 
 static void loaded_free(loaded *l) {
-    for (size_t r = 0; r < l->nrows; r++) {
-        for (int i = 0; i < l->ncol; i++) free(l->rows[r][i]);
-        free(l->rows[r]);
-    }
-    for (int i = 0; i < l->ncol; i++) free(l->name[i]);
-    free(l->rows);
     free(l->name);
-}
-
-static char *span_dup(const opdb_field *f) {
-    char *s = opdb_xmalloc(f->n + 1);
-    memcpy(s, f->p, f->n);
-    s[f->n] = '\0';
-    return s;
+    free(l->val);
+    db_text_free(&l->t);
 }
 
 static int load_csv(const char *path, loaded *l, opdb_err *err) {
     memset(l, 0, sizeof *l);
-    opdb_csv_file c;
-    if (opdb_csv_file_open(&c, path, 4096, err)) return -1;
-    int rc = opdb_csv_file_next(&c, true);
-    if (rc <= 0 || c.nf == 0 || (c.nf == 1 && c.f[0].n == 0)) {
-        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: CSV has no header", path);
-    } else if (c.f[0].n >= 40 && strncmp(c.f[0].p, "version https://git-lfs.github.com/spec/", 40) == 0) {
-        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s is a Git LFS pointer, not CSV data (run git lfs pull)", path);
-    } else {
-        l->ncol = c.nf;
-        l->name = opdb_xmalloc((size_t)c.nf * sizeof *l->name);
-        for (int i = 0; i < c.nf; i++) l->name[i] = span_dup(&c.f[i]);
-        while ((rc = opdb_csv_file_next(&c, false)) > 0) {
-            char **row = opdb_xmalloc((size_t)l->ncol * sizeof *row);
-            for (int i = 0; i < l->ncol; i++) row[i] = i < c.nf ? span_dup(&c.f[i]) : opdb_xstrdup("");
-            l->rows = opdb_xrealloc(l->rows, (l->nrows + 1) * sizeof *l->rows);
-            l->rows[l->nrows++] = row;
-        }
-        if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
-    }
-    opdb_csv_file_close(&c);
-    return rc < 0 ? -1 : 0;
+    db_text_opts o = {.open = {.need_header = true, .lfs = true}};
+    if (db_text_load(&l->t, path, &o, NULL, err)) return -1;
+    size_t nc = l->t.ncols;
+    l->ncol = (int)nc;
+    l->nrows = l->t.nrows;
+    l->name = opdb_xmalloc(nc * sizeof *l->name);
+    for (size_t i = 0; i < nc; i++) l->name[i] = l->t.names[i].p;
+    l->val = opdb_xmalloc((l->nrows * nc + 1) * sizeof *l->val);
+    for (size_t r = 0; r < l->nrows; r++)
+        for (size_t i = 0; i < nc; i++) l->val[r * nc + i] = l->t.rows[r][i].p;
+    return 0;
 }
+
+static const char *const *row_cells(const loaded *l, size_t r) { return l->val + r * (size_t)l->ncol; }
 
 /* Whether backend b can run operator stem; sets the skip reason if not. */
 static const opdb_op_def *runnable(bench_ctx *c, const char *stem, op_status *s) {
@@ -166,7 +150,7 @@ static int bench_csv(bench_ctx *c, const char *path, opdb_err *err) {
     }
     size_t todo = 0;
     for (size_t r = 0; r < l.nrows; r++) {
-        bench_row br = {file, (long)r + 2, (const char *const *)l.name, (const char *const *)l.rows[r], l.ncol};
+        bench_row br = {file, (long)r + 2, l.name, row_cells(&l, r), l.ncol};
         todo += !(c->o->missing_only && row_complete(&br));
     }
     int rc = 0;
@@ -176,7 +160,7 @@ static int bench_csv(bench_ctx *c, const char *path, opdb_err *err) {
             fprintf(c->o->out, "[SKIP] %s all %zu row(s) already have usable Average/Profiling durations.\n", path, l.nrows);
     } else if ((def = runnable(c, stem, s)) != NULL) {
         for (size_t r = 0; r < l.nrows && rc == 0 && !c->stop; r++) {
-            bench_row br = {file, (long)r + 2, (const char *const *)l.name, (const char *const *)l.rows[r], l.ncol};
+            bench_row br = {file, (long)r + 2, l.name, row_cells(&l, r), l.ncol};
             if (c->o->missing_only && row_complete(&br)) {
                 s->skipped += last;
                 continue;
@@ -201,7 +185,7 @@ static void complete_sigs(bench_ctx *c, const char *op, char ***sigs, size_t *n)
     opdb_err_clear(&e);
     if (opdb_is_file(path) && load_csv(path, &l, &e) == 0) {
         for (size_t r = 0; r < l.nrows; r++) {
-            bench_row br = {name, (long)r + 2, (const char *const *)l.name, (const char *const *)l.rows[r], l.ncol};
+            bench_row br = {name, (long)r + 2, l.name, row_cells(&l, r), l.ncol};
             if (!row_complete(&br)) continue;
             const char *cells[OPDB_NKEY_COLS];
             for (int i = 0; i < OPDB_NKEY_COLS; i++) cells[i] = bench_row_cell(&br, opdb_key_cols[i]);
