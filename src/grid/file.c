@@ -228,7 +228,7 @@ typedef struct prow {
 /* A kept row: its rendered shape cells (the output cell right after the
  * input cell) and overrides live in the scratch buffers (offsets: they grow
  * while rows are added).  The fast path sorts on the rendered input cell;
- * only the reference path keeps a sort key of integers (40 bytes in all:
+ * only the simple path keeps a sort key of integers (40 bytes in all:
  * the first touch of a page costs more here than the work on its rows). */
 typedef struct krow {
     size_t order;
@@ -236,7 +236,7 @@ typedef struct krow {
     union {
         size_t off;        /* into the scratch's keys while rows are added */
         const int64_t *p;  /* [nslots, (nd, dims...)...] of the inputs, set once rows are all in */
-    } sk;                  /* the reference path's sort key */
+    } sk;                  /* the simple path's sort key */
     uint32_t nin_b, nout_b;
     uint32_t ov_off, nov;  /* into the scratch's kov */
 } krow;
@@ -261,7 +261,7 @@ typedef struct kov {
 /* Buffers one run reuses for every file (cleared, never shrunk). */
 struct grid_scratch {
     hset seen;
-    sigset seen_ref; /* the reference path's set of signature strings */
+    sigset seen_simple; /* the simple path's set of signature strings */
     grid_cands cs;
     size_t *order, ordercap;
     krow *rows;
@@ -274,7 +274,7 @@ struct grid_scratch {
     } cells;             /* kept rows' shape cells and override values back to back */
     sortent *ents;       /* the sort's entries, its merge buffer, then the kept rows' pointers */
     size_t entcap;
-    int64_t *keys;       /* the reference path: kept rows' sort keys back to back */
+    int64_t *keys;       /* the simple path: kept rows' sort keys back to back */
     size_t nkeys, keycap;
     prow pr;
 };
@@ -464,14 +464,14 @@ static bool seen_has_h(fctx *F, const opdb_strbuf *key, uint64_t h) {
 /* Whether key (F->key or another buffer than F->key2) is in the set of
  * signatures seen: the file's rows and the candidates kept so far. */
 static bool seen_has(fctx *F, const opdb_strbuf *key) {
-    if (F->R->reference) return sigset_has(&F->S->seen_ref, key);
+    if (F->R->simple) return sigset_has(&F->S->seen_simple, key);
     return seen_has_h(F, key, opdb_hash_bytes(key->p, key->n, 0));
 }
 
 /* Adds F->key, the signature of ref (a row, or nrows + a kept row), unless
  * there; false when it was there. */
 static bool seen_add(fctx *F, uint32_t ref) {
-    if (F->R->reference) return sigset_add(&F->S->seen_ref, &F->key);
+    if (F->R->simple) return sigset_add(&F->S->seen_simple, &F->key);
     uint64_t h = opdb_hash_bytes(F->key.p, F->key.n, 0);
     if (seen_has_h(F, &F->key, h)) return false;
     hset_add(&F->S->seen, h, ref);
@@ -529,7 +529,7 @@ void grid_scratch_free(grid_run *R) {
     grid_scratch *S = R->scratch;
     if (!S) return;
     hset_free_slots(&S->seen);
-    sigset_free(&S->seen_ref);
+    sigset_free(&S->seen_simple);
     grid_cands_free(&S->cs);
     free(S->order);
     BIG_FREE(S->rows, S->rowcap);
@@ -544,11 +544,11 @@ void grid_scratch_free(grid_run *R) {
 static grid_scratch *scratch_of(grid_run *R) {
     if (!R->scratch) {
         R->scratch = opdb_xcalloc(1, sizeof *R->scratch);
-        sigset_init(&R->scratch->seen_ref);
+        sigset_init(&R->scratch->seen_simple);
     }
     grid_scratch *S = R->scratch;
     hset_clear(&S->seen);
-    sigset_clear(&S->seen_ref);
+    sigset_clear(&S->seen_simple);
     grid_cands_clear(&S->cs);
     S->cs.sink = NULL;
     S->cells.n = 0;
@@ -587,7 +587,7 @@ static void reserve_like(fctx *F, const prow *r) {
     if (n > ((size_t)1 << 22) || nb > 4096) return; /* a guess only: never a huge one */
     hset_reserve(&S->seen, n);
     BIG_GROW(S->rows, n, S->rowcap);
-    if (F->R->reference) BIG_GROW(S->keys, n * nk, S->keycap);
+    if (F->R->simple) BIG_GROW(S->keys, n * nk, S->keycap);
     BIG_GROW(S->kov, n * (size_t)r->nov, S->kovcap);
     BIG_GROW(S->cells.p, n * (nb + nb / 4 + 8), S->cells.cap);
 }
@@ -604,7 +604,7 @@ static void consider(fctx *F, const prow *r, size_t order) {
     grid_scratch *S = F->S;
     sign(F, r);
     uint32_t ref = (uint32_t)(F->t.nrows + S->nrows_k);
-    if (F->R->reference) {
+    if (F->R->simple) {
         if (!seen_add(F, ref)) return;
     } else {
         /* The set's slot is fetched while the row is kept on trust; a
@@ -634,7 +634,7 @@ static void keep(fctx *F, const prow *r, size_t order) {
     BIG_GROW(S->rows, S->nrows_k + 1, S->rowcap);
     krow *k = &S->rows[S->nrows_k++];
     k->order = order;
-    k->sk.off = F->R->reference ? sort_key(S, r) : 0;
+    k->sk.off = F->R->simple ? sort_key(S, r) : 0;
     k->in_off = S->cells.n;
     k->nin_b = (uint32_t)F->inb.n;
     cells_add(S, F->inb.p, F->inb.n);
@@ -730,12 +730,12 @@ static void sort_ents(sortent *e, sortent *tmp, size_t n) {
     if (src != e) memcpy(e, src, n * sizeof *e);
 }
 
-/* The stable sort of §7.5 (the reference path: qsort over the rows and
+/* The stable sort of §7.5 (the simple path: qsort over the rows and
  * their integer keys).  rows[] come in increasing order, so a row's place
  * among them is its tie-break; they often come sorted already.  The
  * entries and merge buffer take the scratch's ents[0 .. 2n), below rows[]. */
-static void sort_rows(grid_scratch *S, bool reference, krow **rows, size_t n) {
-    if (reference) {
+static void sort_rows(grid_scratch *S, bool simple, krow **rows, size_t n) {
+    if (simple) {
         if (n) qsort(rows, n, sizeof *rows, cmp_krow);
         return;
     }
@@ -885,8 +885,8 @@ static int write_file(fctx *F, krow **rows, size_t nnew, const char *zero, opdb_
     return opdb_atomic_commit(&af, err);
 }
 
-/* The reference path's writer: every new row cell by cell. */
-static int write_file_ref(fctx *F, krow **rows, size_t nnew, const char *zero, opdb_err *err) {
+/* The simple path's writer: every new row cell by cell. */
+static int write_file_simple(fctx *F, krow **rows, size_t nnew, const char *zero, opdb_err *err) {
     grid_table *t = &F->t;
     opdb_atomic_file af;
     if (opdb_atomic_open(&af, F->path, err)) return -1;
@@ -966,9 +966,9 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
     const grid_model *const *models = R->nmodels ? R->models : R->all;
     size_t nmodels = R->nmodels ? R->nmodels : R->nall;
     size_t cap = o->rows > 0 ? (size_t)o->rows : 0;
-    /* The reference samples among all candidates, so it needs them all
-     * first; otherwise each one goes straight through filter and dedup. */
-    bool pooled = R->reference || (o->quirks && cap);
+    /* The simple path and the reference's sampling (quirks with a row cap)
+     * take every candidate first; otherwise each one goes straight through filter and dedup. */
+    bool pooled = R->simple || (o->quirks && cap);
     size_t norder;
     if (pooled) {
         if ((rc = generate(F, p, models, nmodels, R->nmodels > 0, cs, err))) goto done;
@@ -1006,7 +1006,7 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
     krow **kept = (krow **)(void *)(S->ents + 2 * nnew); /* the buffers stay put from here on */
     for (size_t i = 0; i < nnew; i++) {
         krow *k = &S->rows[i];
-        if (R->reference) k->sk.p = S->keys + k->sk.off;
+        if (R->simple) k->sk.p = S->keys + k->sk.off;
         kept[i] = k;
     }
     res->after_memory = norder - dropped;
@@ -1029,7 +1029,7 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
         nnew = cap;
     }
     res->appended = nnew;
-    sort_rows(S, R->reference, kept, nnew);
+    sort_rows(S, R->simple, kept, nnew);
     if (!o->plan) {
         zero = opdb_xmalloc(t->ncols + 1);
         static const char *const copy_cols[] = {OPDB_COL_OP_STATE,      OPDB_COL_ACCEL_CORE,     OPDB_COL_INPUT_DTYPES,
@@ -1046,7 +1046,7 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
             zero[i] = stat ? GRID_CELL_EMPTY : !copy && (int)i != F->c_in && grid_zero_column(t->header[i]) ? GRID_CELL_ZERO
                                                                                                              : GRID_CELL_COPY;
         }
-        rc = R->reference ? write_file_ref(F, kept, nnew, zero, err) : write_file(F, kept, nnew, zero, err);
+        rc = R->simple ? write_file_simple(F, kept, nnew, zero, err) : write_file(F, kept, nnew, zero, err);
     }
 done:
     free(zero);
