@@ -59,7 +59,7 @@ typedef struct opdb_update_opts {
                                       MicroBench <metric> cells are left as they are (empty in new
                                       rows) instead of being set to 0.000000 */
     const opdb_update_status *status; /* report section; NULL = none */
-    bool eager;                    /* reference path: every row tokenized, held as a dict row and
+    bool eager;                    /* simple path: every row tokenized, held as a dict row and
                                       rendered (also OPDB_UPDATE_EAGER=1); same bytes, slower */
     const char *title;             /* the report's heading; NULL: "Profile Update Report" */
     const char *gaps_not_compared; /* non-NULL: the measured and profiled durations come from unlike

@@ -86,7 +86,7 @@ static const char *const k_settings[] = {
     "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE",
     /* test switches: the simple twins of the fast paths, forced spills and
      * pipelines, a bench grid cap, failures and pauses at chosen points */
-    "OPDB_KINETO_REFERENCE", "OPDB_GRID_REFERENCE", "OPDB_UPDATE_EAGER", "OPDB_TRACE_PIPELINE",
+    "OPDB_KINETO_SIMPLE", "OPDB_GRID_SIMPLE", "OPDB_UPDATE_EAGER", "OPDB_TRACE_PIPELINE",
     "OPDB_KINETO_SORT_BYTES", "OPDB_BENCH_GRID_LIMIT", "OPDB_TEST_FAIL_WRITE_AFTER",
     "OPDB_TEST_COMMIT_PAUSE_US",
 };

@@ -36,7 +36,7 @@ typedef struct grid_run {
     grid_cov *cov;
     size_t ncov, covcap;
     grid_scratch *scratch; /* file.c's buffers, reused from file to file */
-    bool reference;        /* the simple reference path (OPDB_GRID_REFERENCE=1): pool, string
+    bool simple;           /* the simple path (OPDB_GRID_SIMPLE=1): pool, string
                             * dedup set, full sort, cell-by-cell writer; tests compare the two */
 } grid_run;
 

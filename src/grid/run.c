@@ -280,8 +280,8 @@ int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     grid_run X;
     memset(&X, 0, sizeof X);
     X.o = o;
-    const char *ref = opdb_setting("OPDB_GRID_REFERENCE");
-    X.reference = ref && !strcmp(ref, "1");
+    const char *simple = opdb_setting("OPDB_GRID_SIMPLE");
+    X.simple = simple && !strcmp(simple, "1");
     opdb_strbuf names;
     opdb_sb_init(&names);
     char **files = NULL;

@@ -327,8 +327,8 @@ static int take_calls(kn_agg *a, xsort *attributed, opdb_err *err) {
 }
 
 int kn_read(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err) {
-    const char *ref = opdb_setting("OPDB_KINETO_REFERENCE"); /* tests: the same goldens through the reference */
-    if (ref && *ref == '1') return kn_read_reference(a, path, why, cap, err);
+    const char *simple = opdb_setting("OPDB_KINETO_SIMPLE"); /* tests: the same goldens through the simple path */
+    if (simple && *simple == '1') return kn_read_simple(a, path, why, cap, err);
     scan S;
     memset(&S, 0, sizeof S);
     S.a = a;

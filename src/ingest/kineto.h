@@ -12,7 +12,7 @@
  * open at one point of time on one thread, and one entry per distinct group,
  * kernel name and thread; never the trace's size.
  *
- * kn_read_reference (kineto_ref.c): the simple path kept to check it, two
+ * kn_read_simple (kineto_simple.c): the simple path kept to check it, two
  * passes over the JSON holding one record per device event in memory. Both
  * fill the same groups (the differential test compares them). */
 #ifndef OPDB_INGEST_KINETO_H
@@ -31,7 +31,7 @@ typedef struct kn_group {
     uint64_t first_call;              /* (file number << 40) | operator's event index: group order */
     uint64_t count;
     double sum, sumsq, min, max, median;
-    double *durs;                     /* per-call times: the reference path only */
+    double *durs;                     /* per-call times: the simple path only */
     size_t ndurs, capdurs;
     uint32_t *knames;                 /* distinct kernel names, first-seen order */
     size_t nknames, capknames;
@@ -49,7 +49,7 @@ typedef struct kn_agg {
     size_t sort_budget;               /* bytes per sort buffer (KN_SORT_BUDGET; OPDB_KINETO_SORT_BYTES) */
     void *medians;                    /* xsort of (group, call time): the exact medians */
     bool finished;                    /* medians computed */
-    bool reference;                   /* filled by kn_read_reference: medians from durs */
+    bool simple;                      /* filled by kn_read_simple: medians from durs */
     /* diagnostics over the run */
     unsigned long long device_events, no_launch, no_operator, calls, calls_without_dims;
     unsigned long long bad_durations;   /* device events skipped: duration negative, not finite or overflowing */
@@ -67,8 +67,8 @@ void kn_agg_free(kn_agg *a);
  * -1 on error (err names the file). */
 int kn_read(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err);
 
-/* The reference path (see above); same contract as kn_read. */
-int kn_read_reference(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err);
+/* The simple path (see above); same contract as kn_read. */
+int kn_read_simple(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err);
 
 /* Computes every group's median (called by kn_write_tables; idempotent). */
 int kn_finish(kn_agg *a, opdb_err *err);

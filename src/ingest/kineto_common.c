@@ -146,7 +146,7 @@ int kn_add_call(kn_agg *a, uint32_t gi, uint64_t op_seq, double dur, opdb_err *e
     g->sumsq += dur * dur;
     a->calls++;
     if (!g->dims[0]) a->calls_without_dims++;
-    if (a->reference) {
+    if (a->simple) {
         OPDB_ALLOC_GROW(g->durs, g->ndurs + 1, g->capdurs);
         g->durs[g->ndurs++] = dur;
         return 0;
@@ -162,11 +162,11 @@ int kn_add_call(kn_agg *a, uint32_t gi, uint64_t op_seq, double dur, opdb_err *e
     return xs_push(a->medians, &r, err);
 }
 
-/* Medians: from the kept times (reference) or one walk over the (group, time) sort. */
+/* Medians: from the kept times (simple path) or one walk over the (group, time) sort. */
 int kn_finish(kn_agg *a, opdb_err *err) {
     if (a->finished) return 0;
     a->finished = true;
-    if (a->reference) {
+    if (a->simple) {
         for (size_t i = 0; i < a->n; i++)
             if (a->g[i].ndurs) a->g[i].median = opdb_median(a->g[i].durs, a->g[i].ndurs);
         return 0;

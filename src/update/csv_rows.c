@@ -288,7 +288,7 @@ static int load_fast(const char *path, csvfile *f, size_t len, opdb_err *err) {
     return 0;
 }
 
-/* The reference path (opts.eager or OPDB_UPDATE_EAGER=1): every row read by
+/* The simple path (opts.eager or OPDB_UPDATE_EAGER=1): every row read by
  * the exact tokenizer into a dict row and rendered again on write; no lazy
  * rows, patches, splices or copies.  Tests run both paths and compare. */
 bool eager_rows(const opdb_update_opts *o) {

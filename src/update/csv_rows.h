@@ -1,7 +1,7 @@
 /* A database CSV held in memory for `opdb update` (docs/UPDATE.md
  * §2.2): its header as a key space and its rows as dict rows (dict_row.h),
  * read by the fast tokenizer as lazy rows (only the kept cells decoded, the
- * rest left in the mapped file) or, for anomalies and the reference path,
+ * rest left in the mapped file) or, for anomalies and the simple path,
  * by the exact tokenizer as full dict rows. */
 #ifndef OPDB_UPDATE_CSV_ROWS_H
 #define OPDB_UPDATE_CSV_ROWS_H
@@ -80,7 +80,7 @@ void put_measured(keyspace *ks, drow *t, const agg_row *nr, const int *ids);
 opdb_span cell(const csvfile *f, const drow *r, int id);
 /* The row with every cell (a lazy row is tokenized and its patches set again). */
 drow *row_mut(csvfile *f, size_t i);
-/* Whether this run takes the reference path (opts.eager or OPDB_UPDATE_EAGER=1). */
+/* Whether this run takes the simple path (opts.eager or OPDB_UPDATE_EAGER=1). */
 bool eager_rows(const opdb_update_opts *o);
 /* Reads path into f: lazy rows by the fast tokenizer, else (eager, or an
  * anomaly) full dict rows by the exact one. */

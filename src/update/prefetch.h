@@ -3,7 +3,7 @@
  * for at step i, and each stage at step i + distance reads what the stage
  * before asked for and asks for what the next one reads (a DRAM access takes
  * several rows' worth of work).  The distances change only speed, never
- * output: the reference path (OPDB_UPDATE_EAGER=1) and the differential test
+ * output: the simple path (OPDB_UPDATE_EAGER=1) and the differential test
  * hold the bytes equal. */
 #ifndef OPDB_UPDATE_PREFETCH_H
 #define OPDB_UPDATE_PREFETCH_H

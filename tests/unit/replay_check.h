@@ -1,6 +1,6 @@
 /* Output checks shared by the replay kernel tests (test_replay_ops_*.c):
  * per-dtype relative error bounds and a max-error comparison against a
- * double-precision reference. Include after <cmocka.h>. */
+ * double-precision naive computation. Include after <cmocka.h>. */
 #ifndef OPDB_TESTS_REPLAY_CHECK_H
 #define OPDB_TESTS_REPLAY_CHECK_H
 
@@ -14,7 +14,7 @@ static inline double replay_tol(opdb_dtype dt) {
 
 static inline double replay_val(const opdb_tensor *t, int64_t i) { return opdb_elem_get(t->data, t->dtype, (size_t)i); }
 
-/* max |got - want| / max |want| <= bound (NaN fails; an all-zero reference fails). */
+/* max |got - want| / max |want| <= bound (NaN fails; an all-zero expectation fails). */
 static inline void replay_near(const opdb_tensor *got, const double *want, int64_t n, double bound) {
     assert_int_equal(opdb_tensor_numel(got), n);
     double err = 0, scale = 0;

@@ -1,5 +1,5 @@
 /* The bounded-memory Kineto reader (src/ingest/kineto.c) against the simple
- * two-pass reference (kineto_ref.c) on random traces, with sort buffers small
+ * simple two-pass reader (kineto_simple.c) on random traces, with sort buffers small
  * enough that every record stream spills to temporary files; and the
  * external sort (ext_sort.c) against qsort. */
 #include <setjmp.h>
@@ -238,8 +238,8 @@ static void differential(bool shuffle, size_t budget) {
         /* two files into one aggregate: groups continue across files */
         assert_int_equal(kn_read(&fast, p1, why, sizeof why, &err), 0);
         assert_int_equal(kn_read(&fast, p2, why, sizeof why, &err), 0);
-        assert_int_equal(kn_read_reference(&ref, p1, why, sizeof why, &err), 0);
-        assert_int_equal(kn_read_reference(&ref, p2, why, sizeof why, &err), 0);
+        assert_int_equal(kn_read_simple(&ref, p1, why, sizeof why, &err), 0);
+        assert_int_equal(kn_read_simple(&ref, p2, why, sizeof why, &err), 0);
         assert_int_equal(kn_finish(&fast, &err), 0);
         assert_int_equal(kn_finish(&ref, &err), 0);
         assert_true(ref.calls > 50);
@@ -254,12 +254,12 @@ static void differential(bool shuffle, size_t budget) {
     }
 }
 
-static void test_stream_equals_reference_in_order(void **state) {
+static void test_stream_equals_simple_in_order(void **state) {
     (void)state;
     differential(false, KN_SORT_BUDGET);
 }
 
-static void test_stream_equals_reference_shuffled_spilling(void **state) {
+static void test_stream_equals_simple_shuffled_spilling(void **state) {
     (void)state;
     differential(true, 64); /* 16 records per buffer: every sort spills, most compact */
 }
@@ -319,8 +319,8 @@ int main(void) {
         cmocka_unit_test(test_ext_sort_in_memory),
         cmocka_unit_test(test_ext_sort_spills_and_merges),
         cmocka_unit_test(test_ext_sort_encoding_round_trip),
-        cmocka_unit_test(test_stream_equals_reference_in_order),
-        cmocka_unit_test(test_stream_equals_reference_shuffled_spilling),
+        cmocka_unit_test(test_stream_equals_simple_in_order),
+        cmocka_unit_test(test_stream_equals_simple_shuffled_spilling),
         cmocka_unit_test(test_number_fast_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

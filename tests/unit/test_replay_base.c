@@ -57,8 +57,8 @@ static float from_bits(uint32_t u) {
     return f;
 }
 
-/* Reference: the representable neighbours of x, nearest wins, ties to the even code. */
-static uint16_t ref_round(float x, float (*dec)(uint16_t), uint16_t lo_code) {
+/* The naive rounding: the representable neighbours of x, nearest wins, ties to the even code. */
+static uint16_t naive_round(float x, float (*dec)(uint16_t), uint16_t lo_code) {
     uint16_t best = lo_code;
     for (uint16_t c = lo_code; c != (uint16_t)(lo_code + 2); c++) {
         double d = fabs((double)dec(c) - x), db = fabs((double)dec(best) - x);
@@ -113,7 +113,7 @@ static void test_f16(void **state) {
         assert_int_equal(opdb_f32_to_f16(-f), c | 0x8000);
         if (c + 1 < 0x7c00) {
             float mid = (float)(((double)f + (double)opdb_f16_to_f32((uint16_t)(c + 1))) / 2);
-            assert_int_equal(opdb_f32_to_f16(mid), ref_round(mid, opdb_f16_to_f32, (uint16_t)c));
+            assert_int_equal(opdb_f32_to_f16(mid), naive_round(mid, opdb_f16_to_f32, (uint16_t)c));
             float above = from_bits(bits(mid) + 1);
             assert_int_equal(opdb_f32_to_f16(above), c + 1);
         }

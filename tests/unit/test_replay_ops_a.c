@@ -1,7 +1,7 @@
 /* CPU kernels of the matmul, attention and MoE-permute operators (opsA):
  * each row is built with real CSV spellings, planned, prepared and run on the
  * CPU backend, and its outputs are compared with a naive double-precision
- * reference computed from the inputs the backend filled. */
+ * computation from the inputs the backend filled. */
 #include <math.h>
 #include <stdio.h>
 #include <setjmp.h>
@@ -84,7 +84,7 @@ static void expect_close(const opdb_tensor *t, const double *ref, int64_t n, dou
 }
 
 /* C[b][m][n] = sum_k A[b][m][k] * W(b, n, k) with W read from (n,k) or (k,n) storage. */
-static double *ref_gemm(const opdb_tensor *a, const opdb_tensor *w, int64_t batch, int64_t m, int64_t n, int64_t k,
+static double *naive_gemm(const opdb_tensor *a, const opdb_tensor *w, int64_t batch, int64_t m, int64_t n, int64_t k,
                         bool w_nk, bool w_shared) {
     double *c = calloc((size_t)(batch * m * n), sizeof *c);
     for (int64_t b = 0; b < batch; b++)
@@ -109,7 +109,7 @@ static void check_matmul(const char *kernel, const char *shapes, const char *dty
     assert_int_equal(p->out[0].dtype, dt);
     assert_true(p->flops == 2.0 * (double)(m * n * k));
     assert_true(p->bytes > 0);
-    double *ref = ref_gemm(&p->in[0], &p->in[1], 1, m, n, k, true, true);
+    double *ref = naive_gemm(&p->in[0], &p->in[1], 1, m, n, k, true, true);
     expect_close(&p->out[0], ref, m * n, tol_for(dt));
     free(ref);
     g_be->release(g_be, inst);
@@ -129,7 +129,7 @@ static void test_matmul_v2(void **state) {
 }
 
 /* opdb's rule: the output shape decides which operand is stored transposed,
- * a third input is a bias. Reference: C = op(A) . op(B) (+ bias), in double. */
+ * a third input is a bias. Naive model: C = op(A) . op(B) (+ bias), in double. */
 static void check_inferred(const char *kernel, const char *shapes, const char *dtypes, const char *formats,
                            const char *out, bool ta, bool tb, int64_t m, int64_t n, int64_t k, bool bias) {
     kv cells[] = {{"Input Shapes", shapes}, {"Input Data Types", dtypes}, {"Input Formats", formats},
@@ -218,7 +218,7 @@ static void test_batch_matmul(void **state) {
                       {"Output Shapes", "\"3,5,7\""}, {"Output Data Types", "DT_BF16"}, {NULL, NULL}};
         opdb_op_problem *p;
         void *inst = run_row("BatchMatMulV2", cells, &p);
-        double *ref = ref_gemm(&p->in[0], &p->in[1], 3, 5, 7, 24, t == 1, false);
+        double *ref = naive_gemm(&p->in[0], &p->in[1], 3, 5, 7, 24, t == 1, false);
         expect_close(&p->out[0], ref, 3 * 5 * 7, tol_for(OPDB_DT_BF16));
         free(ref);
         g_be->release(g_be, inst);
@@ -238,7 +238,7 @@ static void test_transpose_batch_matmul(void **state) {
                   {NULL, NULL}};
     opdb_op_problem *p;
     void *inst = run_row("TransposeBatchMatMul", cells, &p);
-    double *bmn = ref_gemm(&p->in[0], &p->in[1], 2, 3, 128, 128, false, false);
+    double *bmn = naive_gemm(&p->in[0], &p->in[1], 2, 3, 128, 128, false, false);
     double *ref = malloc(2 * 3 * 128 * sizeof *ref); /* (B,M,N) -> (M,B,N) */
     for (int b = 0; b < 2; b++)
         for (int m = 0; m < 3; m++)

@@ -1,7 +1,7 @@
 /* CPU kernels of the elementwise, normalisation, rotary, quantisation and
  * data-movement operators (opsB): a row with real CSV spellings goes through
  * plan -> prepare (CPU backend, 1 thread) -> run, and every output is compared
- * with a naive double-precision reference computed from a snapshot of the
+ * with a naive double-precision computation made from a snapshot of the
  * inputs taken before the run (several operators write their inputs in
  * place). Each plan error path of docs/REPLAY-OPS.md §2 is exercised too. */
 #include <math.h>
@@ -101,7 +101,7 @@ static void dims_are(const opdb_tensor *t, int nd, const int64_t *d) {
     for (int i = 0; i < nd; i++) assert_int_equal(t->dims[i], d[i]);
 }
 
-static double *alloc_ref(int64_t n) { return calloc((size_t)(n ? n : 1), sizeof(double)); }
+static double *alloc_naive(int64_t n) { return calloc((size_t)(n ? n : 1), sizeof(double)); }
 
 /* ---- conversions ---- */
 
@@ -171,7 +171,7 @@ static void check_add(row6 r, int nd, const int64_t *odims, opdb_dtype odt) {
     dims_are(o, nd, odims);
     assert_int_equal(o->dtype, odt);
     int64_t n = opdb_tensor_numel(o);
-    double *want = alloc_ref(n);
+    double *want = alloc_naive(n);
     opdb_bcast ba, bb;
     assert_int_equal(opdb_bcast_init(&ba, o, &x.before[0]), 0);
     if (x.p->nin > 1) assert_int_equal(opdb_bcast_init(&bb, o, &x.before[1]), 0);
@@ -208,7 +208,7 @@ static void test_add(void **s) {
 /* ---- RmsNorm / AddRmsNormBias ---- */
 
 /* want_y[r*d+j] = x * rstd * gamma (+ beta); returns rstd per row. */
-static void ref_rmsnorm(const double *x, int64_t rows, int64_t d, const opdb_tensor *g, const opdb_tensor *beta,
+static void naive_rmsnorm(const double *x, int64_t rows, int64_t d, const opdb_tensor *g, const opdb_tensor *beta,
                         double eps, double *y, double *rstd) {
     for (int64_t r = 0; r < rows; r++) {
         double ss = 0;
@@ -222,9 +222,9 @@ static void ref_rmsnorm(const double *x, int64_t rows, int64_t d, const opdb_ten
 static void check_rms_norm(row6 r, int64_t rows, int64_t d, int nd, const int64_t *rstd_dims) {
     ran x;
     run_row("RmsNorm", r, &x);
-    double *xs = alloc_ref(rows * d), *y = alloc_ref(rows * d), *rs = alloc_ref(rows);
+    double *xs = alloc_naive(rows * d), *y = alloc_naive(rows * d), *rs = alloc_naive(rows);
     for (int64_t i = 0; i < rows * d; i++) xs[i] = replay_val(&x.before[0], i);
-    ref_rmsnorm(xs, rows, d, &x.before[1], NULL, 1e-6, y, rs);
+    naive_rmsnorm(xs, rows, d, &x.before[1], NULL, 1e-6, y, rs);
     replay_near(&x.p->out[0], y, rows * d, replay_tol(x.p->out[0].dtype));
     assert_int_equal(x.p->out[1].dtype, OPDB_DT_F32);
     dims_are(&x.p->out[1], nd, rstd_dims);
@@ -249,9 +249,9 @@ static void check_arnb(row6 r, int64_t rows, int64_t d, bool with_beta) {
     ran x;
     run_row("AddRmsNormBias", r, &x);
     assert_int_equal(x.p->nin, with_beta ? 4 : 3);
-    double *xs = alloc_ref(rows * d), *y = alloc_ref(rows * d), *rs = alloc_ref(rows);
+    double *xs = alloc_naive(rows * d), *y = alloc_naive(rows * d), *rs = alloc_naive(rows);
     for (int64_t i = 0; i < rows * d; i++) xs[i] = replay_val(&x.before[0], i) + replay_val(&x.before[1], i);
-    ref_rmsnorm(xs, rows, d, &x.before[2], with_beta ? &x.before[3] : NULL, 1e-6, y, rs);
+    naive_rmsnorm(xs, rows, d, &x.before[2], with_beta ? &x.before[3] : NULL, 1e-6, y, rs);
     opdb_dtype dt = x.p->out[0].dtype;
     replay_near(&x.p->out[0], y, rows * d, 2 * replay_tol(dt)); /* x rounded to its dtype before the norm */
     int64_t rd[2] = {rows, 1};
@@ -291,7 +291,7 @@ static void test_swiglu(void **s) {
     run_row("SwiGlu", (row6){"5,2100", "DT_FLOAT16", "ND", "5,1050", "DT_FLOAT16", "ND"}, &x);
     int64_t h = 1050, od[2] = {5, 1050};
     dims_are(&x.p->out[0], 2, od);
-    double *want = alloc_ref(5 * h);
+    double *want = alloc_naive(5 * h);
     for (int64_t r = 0; r < 5; r++)
         for (int64_t j = 0; j < h; j++) {
             double a = replay_val(&x.before[0], r * 2 * h + j), b = replay_val(&x.before[0], r * 2 * h + h + j);
@@ -308,7 +308,7 @@ static void test_swiglu(void **s) {
 static void check_softmax(row6 r, int64_t rows, int64_t d) {
     ran x;
     run_row("SoftmaxV2", r, &x);
-    double *want = alloc_ref(rows * d);
+    double *want = alloc_naive(rows * d);
     for (int64_t i = 0; i < rows; i++) {
         double mx = -INFINITY, sum = 0;
         for (int64_t j = 0; j < d; j++) mx = fmax(mx, replay_val(&x.before[0], i * d + j));
@@ -445,7 +445,7 @@ static void test_ascend_quant_v2(void **s) {
 /* ---- rotary ---- */
 
 /* y for one row of d values: q = evens then odds, y = q*cos + rotate_half(q)*sin. */
-static void ref_rope(const opdb_tensor *x, int64_t xo, const opdb_tensor *c, int64_t co, const opdb_tensor *s,
+static void naive_rope(const opdb_tensor *x, int64_t xo, const opdb_tensor *c, int64_t co, const opdb_tensor *s,
                      int64_t so, int64_t d, double *y) {
     int64_t h = d / 2;
     for (int64_t i = 0; i < d; i++) {
@@ -462,12 +462,12 @@ static void test_interleave_rope(void **s) {
             (row6){"2,4,3,64;2,1,3,64;2,1,3,64", "DT_BF16;DT_BF16;DT_BF16", "ND;ND;ND", "2,4,3,64", "DT_BF16", "ND"},
             &x);
     int64_t n = 2 * 4 * 3 * 64;
-    double *want = alloc_ref(n);
+    double *want = alloc_naive(n);
     for (int64_t b = 0; b < 2; b++)
         for (int64_t h = 0; h < 4; h++)
             for (int64_t t = 0; t < 3; t++) {
                 int64_t row = (b * 4 + h) * 3 + t, crow = b * 3 + t;
-                ref_rope(&x.before[0], row * 64, &x.before[1], crow * 64, &x.before[2], crow * 64, 64, want + row * 64);
+                naive_rope(&x.before[0], row * 64, &x.before[1], crow * 64, &x.before[2], crow * 64, 64, want + row * 64);
             }
     replay_near(&x.p->out[0], want, n, replay_tol(OPDB_DT_BF16));
     free(want);
@@ -506,11 +506,11 @@ static void test_kv_rms_norm_rope_cache(void **s) {
     const int64_t t = 6, dv = 32, dk = 16, d = 48;
     const int64_t *ix = x.before[4].data;
     for (int64_t i = 0; i < t; i++) assert_int_equal(ix[i], i);
-    double *ckv = alloc_ref(t * dv), *kr = alloc_ref(t * dk), *rs = alloc_ref(t), *xs = alloc_ref(t * dv);
+    double *ckv = alloc_naive(t * dv), *kr = alloc_naive(t * dk), *rs = alloc_naive(t), *xs = alloc_naive(t * dv);
     for (int64_t r = 0; r < t; r++)
         for (int64_t j = 0; j < dv; j++) xs[r * dv + j] = replay_val(&x.before[0], r * d + j);
-    ref_rmsnorm(xs, t, dv, &x.before[1], NULL, 1e-5, ckv, rs);
-    for (int64_t r = 0; r < t; r++) ref_rope(&x.before[0], r * d + dv, &x.before[2], r * dk, &x.before[3], r * dk, dk, kr + r * dk);
+    naive_rmsnorm(xs, t, dv, &x.before[1], NULL, 1e-5, ckv, rs);
+    for (int64_t r = 0; r < t; r++) naive_rope(&x.before[0], r * d + dv, &x.before[2], r * dk, &x.before[3], r * dk, dk, kr + r * dk);
     replay_near(&x.p->out[0], kr, t * dk, replay_tol(OPDB_DT_BF16));
     replay_near(&x.p->out[1], ckv, t * dv, replay_tol(OPDB_DT_BF16));
     /* cache slots 0..5 hold the outputs; slots 6, 7 keep their old contents */
@@ -746,7 +746,7 @@ static void test_scatter_nd_update(void **s) {
 
 /* q/k heads: rmsnorm * weight rounded to the output dtype, then rotate-half
  * rotary on the first rope values with the cache row's cos | sin halves. */
-static void ref_norm_rope(const ran *x, int64_t t, int64_t src, int64_t hidden, int64_t head, int64_t rope,
+static void naive_norm_rope(const ran *x, int64_t t, int64_t src, int64_t hidden, int64_t head, int64_t rope,
                           const opdb_tensor *w, opdb_dtype odt, double *want) {
     const opdb_tensor *in = &x->before[0], *cache = &x->before[1];
     int64_t pos = ((const int64_t *)x->before[2].data)[t], h = rope / 2;
@@ -777,10 +777,10 @@ static void check_split_qkv(row6 r, int64_t t, int64_t qh, int64_t kvh, int64_t 
     int64_t width = x.before[0].dims[1], rows = x.before[1].dims[0];
     const int64_t *pos = x.before[2].data;
     for (int64_t i = 0; i < t; i++) assert_true(pos[i] >= 0 && pos[i] < rows);
-    double *q = alloc_ref(t * qh), *k = alloc_ref(t * kvh), *v = alloc_ref(t * kvh);
+    double *q = alloc_naive(t * qh), *k = alloc_naive(t * kvh), *v = alloc_naive(t * kvh);
     for (int64_t i = 0; i < t; i++) {
-        ref_norm_rope(&x, i, i * width, qh, head, rope, &x.before[3], odt, q);
-        ref_norm_rope(&x, i, i * width + qh, kvh, head, rope, &x.before[4], odt, k);
+        naive_norm_rope(&x, i, i * width, qh, head, rope, &x.before[3], odt, q);
+        naive_norm_rope(&x, i, i * width + qh, kvh, head, rope, &x.before[4], odt, k);
         for (int64_t j = 0; j < kvh; j++) v[i * kvh + j] = replay_val(&x.before[0], i * width + qh + kvh + j);
     }
     replay_near(&x.p->out[0], q, t * qh, 2 * replay_tol(odt));
@@ -821,7 +821,7 @@ static void check_sfa(row6 r, int64_t t, int64_t n, int64_t l, int64_t rd, int64
     const int32_t *sidx = x.before[3].data, *bt = x.before[4].data, *ql = x.before[5].data, *kl = x.before[6].data;
     int64_t w = x.before[4].dims[1], batch = x.before[4].dims[0];
     assert_int_equal(ql[batch - 1], t);
-    double scale = 1.0 / sqrt((double)(l + rd)), *want = alloc_ref(t * n * l), sc[64];
+    double scale = 1.0 / sqrt((double)(l + rd)), *want = alloc_naive(t * n * l), sc[64];
     assert_true(topk <= 64);
     for (int64_t i = 0; i < t; i++) {
         int64_t b = 0;
@@ -930,7 +930,7 @@ static void check_ring(row6 r, int64_t tq, int64_t tk, int64_t h, int64_t dn, in
     run_row("RINGMLAPrefillBF16Kernel", r, &x);
     assert_int_equal(x.p->nin, prefix ? 7 : 5);
     const opdb_tensor *in = x.before;
-    double scale = 1.0 / sqrt((double)(dn + dr)), *o = alloc_ref(tq * h * dv), *lse = alloc_ref(h * tq), sc[512];
+    double scale = 1.0 / sqrt((double)(dn + dr)), *o = alloc_naive(tq * h * dv), *lse = alloc_naive(h * tq), sc[512];
     assert_true(tk <= 512);
     for (int64_t i = 0; i < tq; i++)
         for (int64_t hd = 0; hd < h; hd++) {

@@ -1,5 +1,5 @@
 /* opdb update's fast path (lazy rows, patches, spliced and copied rows)
- * against its reference path (opts.eager: every row tokenized exactly, held
+ * against its simple path (opts.eager: every row tokenized exactly, held
  * as a dict row and rendered): on generated databases and op_summary
  * profiles both must write the same bytes, report the same text and fail
  * the same way.  Seeded, small and deterministic. */
@@ -313,7 +313,7 @@ static void same_tree(const char *a, const char *b, uint64_t seed) {
             size_t xa, xb;
             char *da = slurp(pa, &xa), *db = slurp(pb, &xb);
             if (xa != xb || memcmp(da, db, xa))
-                fail_msg("seed %llu: %s and %s differ (fast path vs reference path)", (unsigned long long)seed, pa, pb);
+                fail_msg("seed %llu: %s and %s differ (fast path vs simple path)", (unsigned long long)seed, pa, pb);
             free(da);
             free(db);
         }
@@ -339,7 +339,7 @@ static void rm_tree(const char *dir) {
     rmdir(dir);
 }
 
-static void test_fast_and_reference_paths_agree(void **state) {
+static void test_fast_and_simple_paths_agree(void **state) {
     (void)state;
     char tmpl[] = "/tmp/opdb_update_paths_XXXXXX";
     char *top = mkdtemp(tmpl);
@@ -363,7 +363,7 @@ static void test_fast_and_reference_paths_agree(void **state) {
         run_update(fast, o, false, &a);
         run_update(ref, o, true, &b);
         if (a.rc != b.rc || strcmp(a.msg, b.msg))
-            fail_msg("seed %llu: fast rc %d (%s), reference rc %d (%s)", (unsigned long long)seed, a.rc, a.msg, b.rc,
+            fail_msg("seed %llu: fast rc %d (%s), simple rc %d (%s)", (unsigned long long)seed, a.rc, a.msg, b.rc,
                      b.msg);
         if (a.nreport != b.nreport || memcmp(a.report, b.report, a.nreport))
             fail_msg("seed %llu: the reports differ:\n%.*s\n----\n%.*s", (unsigned long long)seed, (int)a.nreport,
@@ -384,7 +384,7 @@ static void test_fast_and_reference_paths_agree(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fast_and_reference_paths_agree),
+        cmocka_unit_test(test_fast_and_simple_paths_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
-# grid_fast_ref.sh OPDB CONFIG_YAML: opdb grid's fast path (streamed
+# grid_fast_simple.sh OPDB CONFIG_YAML: opdb grid's fast path (streamed
 # candidates, hash-only dedup set, constant-row writer, prefix merge sort)
-# against its simple reference path (OPDB_GRID_REFERENCE=1: candidate pool,
+# against its simple path (OPDB_GRID_SIMPLE=1: candidate pool,
 # set of signature strings, qsort, cell-by-cell writer) on a generated
 # database: one CSV per kernel type the configuration assigns (its first
 # name), with templates of varying slot counts, an absent dtype slot, a row
@@ -42,19 +42,19 @@ done <"$w/kts"
 fail=0
 run() { # run NAME FLAGS...: both paths on fresh copies, then compare
   name=$1; shift
-  for path in dbFast dbRef; do
+  for path in dbFast dbSimple; do
     rm -rf "$w/$path"; cp -R "$w/db0" "$w/$path"
-    if [ $path = dbRef ]; then ref=1; else ref=0; fi
-    (cd "$w" && OPDB_GRID_REFERENCE=$ref "$opdb" grid --data-dir $path "$@" >"$path.out" 2>"$path.err"; echo "rc=$?" >>"$path.out")
+    if [ $path = dbSimple ]; then simple=1; else simple=0; fi
+    (cd "$w" && OPDB_GRID_SIMPLE=$simple "$opdb" grid --data-dir $path "$@" >"$path.out" 2>"$path.err"; echo "rc=$?" >>"$path.out")
     sed -i "s#$path#X#g" "$w/$path.out" "$w/$path.err"
   done
-  if diff -r "$w/dbFast" "$w/dbRef" >/dev/null && diff "$w/dbFast.out" "$w/dbRef.out" >/dev/null &&
-     diff "$w/dbFast.err" "$w/dbRef.err" >/dev/null; then
+  if diff -r "$w/dbFast" "$w/dbSimple" >/dev/null && diff "$w/dbFast.out" "$w/dbSimple.out" >/dev/null &&
+     diff "$w/dbFast.err" "$w/dbSimple.err" >/dev/null; then
     echo "same: $name ($(sed -n 's/^Appended \([0-9]*\) rows.*/\1 rows/p' "$w/dbFast.out"); $(tail -1 "$w/dbFast.out"))"
   else
-    echo "FAIL: $name: the fast path differs from the reference path"
-    diff -r "$w/dbFast" "$w/dbRef" | head -5; diff "$w/dbFast.out" "$w/dbRef.out" | head -5
-    diff "$w/dbFast.err" "$w/dbRef.err" | head -5
+    echo "FAIL: $name: the fast path differs from the simple path"
+    diff -r "$w/dbFast" "$w/dbSimple" | head -5; diff "$w/dbFast.out" "$w/dbSimple.out" | head -5
+    diff "$w/dbFast.err" "$w/dbSimple.err" | head -5
     fail=1
   fi
 }

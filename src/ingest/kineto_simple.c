@@ -1,4 +1,4 @@
-/* kn_read_reference (see kineto.h): the simple two-pass reader that
+/* kn_read_simple (see kineto.h): the simple two-pass reader that
  * kn_read is checked against. Pass 1 pairs each device event with its launch
  * (the first runtime event of the same args.correlation); pass 2 finds, for
  * every launch, the innermost CPU operator on its thread: latest ts, then
@@ -244,14 +244,14 @@ static void pass_free(pass *P) {
     opdb_sb_free(&P->key);
 }
 
-int kn_read_reference(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err) {
+int kn_read_simple(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err) {
     static const char *const fields1[] = {"ph", "cat", "name", "pid", "tid", "ts", "dur", NULL};
     static const char *const args1[] = {"correlation", NULL};
     static const char *const args2[] = {"Input Dims", "Input type", NULL};
     pass P;
     memset(&P, 0, sizeof P);
     P.a = a;
-    a->reference = true;
+    a->simple = true;
     opdb_sb_init(&P.key);
     unsigned long long before = a->device_events;
     int rc = opdb_trace_read_some(path, fields1, args1, pass1_event, &P, err);
