@@ -6,8 +6,8 @@
 #define OPDB_UPDATE_CSV_MERGE_H
 
 #include "opdb/schema.h"
-#include "update/csv_rows.h"
-#include "update/sig_index.h"
+#include "db/lazy_table.h"
+#include "db/row_index.h"
 #include "update/update_extra.h"
 
 typedef struct ids {

@@ -4,7 +4,7 @@
 #ifndef OPDB_UPDATE_CSV_WRITE_H
 #define OPDB_UPDATE_CSV_WRITE_H
 
-#include "update/csv_rows.h"
+#include "db/lazy_table.h"
 
 /* Renders the kept rows (keep[r]) under the columns cols into af. */
 void write_rows(opdb_atomic_file *af, const opdb_strvec *cols, csvfile *f, const bool *keep);

@@ -1,7 +1,7 @@
 /* See csv_rows.h: loading a database CSV, lazy rows and their patches.
  * Cells point into the file read once into memory (fast tokenizer, decoded
  * in place) and only changed values are copied. */
-#include "update/csv_rows.h"
+#include "db/lazy_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>

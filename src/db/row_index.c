@@ -1,5 +1,5 @@
 /* See sig_index.h. */
-#include "update/sig_index.h"
+#include "db/row_index.h"
 
 #include <stdlib.h>
 #include <string.h>

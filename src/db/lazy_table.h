@@ -11,7 +11,7 @@
 
 #include "opdb/csv.h"
 #include "opdb/fs.h"
-#include "update/dict_row.h"
+#include "db/dict_row.h"
 #include "update/op_summary.h"
 #include "update/update_result.h"
 

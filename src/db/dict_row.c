@@ -1,5 +1,5 @@
 /* See dict_row.h. Rows are sized to the key space's capacity, fixed per file. */
-#include "update/dict_row.h"
+#include "db/dict_row.h"
 
 #include <stdlib.h>
 #include <string.h>
