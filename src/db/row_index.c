@@ -1,32 +1,32 @@
-/* See sig_index.h. */
+/* See row_index.h. */
 #include "db/row_index.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-sig_entry *si_find_h(sig_index *si, const char *sig, size_t len, uint64_t h) {
+db_row_entry *db_row_index_find(db_row_index *ri, const char *sig, size_t len, uint64_t h) {
     uint32_t i;
-    for (opdb_hprobe p = opdb_hindex_probe(&si->ix, h); opdb_hprobe_next(&p, &i);) {
-        const sig_entry *e = &si->e[i];
-        if (e->hash == h && e->len == len && memcmp(e->sig, sig, len) == 0) return &si->e[i];
+    for (opdb_hprobe p = opdb_hindex_probe(&ri->ix, h); opdb_hprobe_next(&p, &i);) {
+        const db_row_entry *e = &ri->e[i];
+        if (e->hash == h && e->len == len && memcmp(e->sig, sig, len) == 0) return &ri->e[i];
     }
     return NULL;
 }
 
 /* Files row under its signature; sig_in_arena: sig is a copy the index
  * keeps (else it is copied when new). */
-static void si_insert(sig_index *si, const char *sig, size_t len, uint64_t h, size_t row, bool sig_in_arena) {
-    sig_entry *e = si_find_h(si, sig, len, h);
+static void insert(db_row_index *ri, const char *sig, size_t len, uint64_t h, size_t row, bool sig_in_arena) {
+    db_row_entry *e = db_row_index_find(ri, sig, len, h);
     if (!e) {
-        OPDB_ALLOC_GROW(si->e, si->n + 1, si->cap);
-        e = &si->e[si->n];
+        OPDB_ALLOC_GROW(ri->e, ri->n + 1, ri->cap);
+        e = &ri->e[ri->n];
         memset(e, 0, sizeof *e);
-        e->sig = sig_in_arena ? sig : opdb_arena_strndup(&si->arena, sig, len);
+        e->sig = sig_in_arena ? sig : opdb_arena_strndup(&ri->arena, sig, len);
         e->len = len;
         e->hash = h;
         e->row0 = row;
         e->n = 1;
-        opdb_hindex_add(&si->ix, h, (uint32_t)si->n++);
+        opdb_hindex_add(&ri->ix, h, (uint32_t)ri->n++);
         return;
     }
     OPDB_ALLOC_GROW(e->more, e->n, e->cap);
@@ -34,47 +34,47 @@ static void si_insert(sig_index *si, const char *sig, size_t len, uint64_t h, si
 }
 
 /* Files the oldest queued row. */
-static void si_file_oldest(sig_index *si) {
-    const si_pending *q = &si->pend[si->phead];
-    si_insert(si, q->sig, q->len, q->hash, q->row, true);
-    si->phead = (si->phead + 1) % SI_AHEAD;
-    si->npend--;
+static void file_oldest(db_row_index *ri) {
+    const db_row_pending *q = &ri->pend[ri->phead];
+    insert(ri, q->sig, q->len, q->hash, q->row, true);
+    ri->phead = (ri->phead + 1) % DB_ROW_INDEX_AHEAD;
+    ri->npend--;
 }
 
 /* Files the queued rows, oldest first (first-seen order is kept). */
-void si_flush(sig_index *si) {
-    while (si->npend > 0) si_file_oldest(si);
+void db_row_index_flush(db_row_index *ri) {
+    while (ri->npend > 0) file_oldest(ri);
 }
 
-void si_add(sig_index *si, const opdb_strbuf *sig, size_t row) {
-    if (!si->arena.chunk_size) opdb_arena_init(&si->arena, 1 << 20);
-    si_flush(si);
-    si_insert(si, sig->p, sig->n, si_hash(sig->p, sig->n), row, false);
+void db_row_index_add(db_row_index *ri, const opdb_strbuf *sig, size_t row) {
+    if (!ri->arena.chunk_size) opdb_arena_init(&ri->arena, 1 << 20);
+    db_row_index_flush(ri);
+    insert(ri, sig->p, sig->n, db_row_index_hash(sig->p, sig->n), row, false);
 }
 
-/* si_add a few rows later: the row's slot is asked for now (si_flush files
- * what is left). */
-void si_add_soon(sig_index *si, const opdb_strbuf *sig, size_t row) {
-    if (!si->arena.chunk_size) opdb_arena_init(&si->arena, 1 << 20);
-    uint64_t h = si_hash(sig->p, sig->n);
-    if (si->ix.nslots) __builtin_prefetch(&si->ix.slot[h & (si->ix.nslots - 1)]);
-    if (si->npend == SI_AHEAD) si_file_oldest(si);
-    si_pending *q = &si->pend[(si->phead + si->npend++) % SI_AHEAD];
-    *q = (si_pending){h, opdb_arena_strndup(&si->arena, sig->p, sig->n), sig->n, row};
+/* db_row_index_add a few rows later: the row's slot is asked for now
+ * (db_row_index_flush files what is left). */
+void db_row_index_add_soon(db_row_index *ri, const opdb_strbuf *sig, size_t row) {
+    if (!ri->arena.chunk_size) opdb_arena_init(&ri->arena, 1 << 20);
+    uint64_t h = db_row_index_hash(sig->p, sig->n);
+    if (ri->ix.nslots) __builtin_prefetch(&ri->ix.slot[h & (ri->ix.nslots - 1)]);
+    if (ri->npend == DB_ROW_INDEX_AHEAD) file_oldest(ri);
+    db_row_pending *q = &ri->pend[(ri->phead + ri->npend++) % DB_ROW_INDEX_AHEAD];
+    *q = (db_row_pending){h, opdb_arena_strndup(&ri->arena, sig->p, sig->n), sig->n, row};
 }
 
 /* Room for n signatures (a file's rows, estimated from its first): no
  * growing copies of the entries and the index as the file is read. */
-void si_reserve(sig_index *si, size_t n) {
-    if (n <= si->cap) return;
-    si->e = opdb_xrealloc(si->e, n * sizeof *si->e);
-    si->cap = n;
-    opdb_hindex_reserve(&si->ix, n);
+void db_row_index_reserve(db_row_index *ri, size_t n) {
+    if (n <= ri->cap) return;
+    ri->e = opdb_xrealloc(ri->e, n * sizeof *ri->e);
+    ri->cap = n;
+    opdb_hindex_reserve(&ri->ix, n);
 }
 
-void si_free(sig_index *si) {
-    for (size_t i = 0; i < si->n; i++) free(si->e[i].more);
-    free(si->e);
-    opdb_hindex_free(&si->ix);
-    if (si->arena.chunk_size) opdb_arena_free(&si->arena);
+void db_row_index_free(db_row_index *ri) {
+    for (size_t i = 0; i < ri->n; i++) free(ri->e[i].more);
+    free(ri->e);
+    opdb_hindex_free(&ri->ix);
+    if (ri->arena.chunk_size) opdb_arena_free(&ri->arena);
 }

@@ -1,0 +1,32 @@
+/* A row's signature cells picked by column name: a table's header (or any
+ * fixed column list) is resolved once into a column map, and each row's
+ * cells are read through it, so that no reader hard-codes where the
+ * signature cells sit in its rows. */
+#ifndef OPDB_DB_SIG_CELLS_H
+#define OPDB_DB_SIG_CELLS_H
+
+#include <stddef.h>
+
+#include "opdb/core.h"
+#include "opdb/schema.h"
+#include "opdb/signature.h"
+
+/* Per signature cell (opdb_sig_cell_cols order): its column, or -1. */
+typedef struct db_sig_cols {
+    int col[OPDB_NSIG_CELLS];
+} db_sig_cols;
+
+/* Resolves m from a header's n names (a name's first column).  0, or -1
+ * when a signature column is missing (its entry -1: its cell reads ""). */
+int db_sig_cols_from_header(db_sig_cols *m, const opdb_span *names, size_t n);
+/* The same from NUL-terminated names (a fixed column list). */
+int db_sig_cols_from_names(db_sig_cols *m, const char *const *names, size_t n);
+/* The map of rows laid out as opdb_key_cols (the base columns, then EP
+ * Size): bench's journal, aggregated op_summary rows. */
+const db_sig_cols *db_sig_cols_of_key_cols(void);
+
+/* A row's signature cells through m; the row has n cells.  A missing
+ * column, a cell past the row's end and an absent cell (p NULL) read "". */
+opdb_sig_cells db_sig_cells_from_row(const db_sig_cols *m, const opdb_span *cells, size_t n);
+
+#endif
