@@ -45,6 +45,26 @@ extern "C" {
 #define OPDB_COL_MB_CI_LOW "MicroBench CI Low(us)"
 #define OPDB_COL_MB_CI_HIGH "MicroBench CI High(us)"
 
+/* opdb bench's other measured values (default mode only), after the CI */
+#define OPDB_COL_MB_MEDIAN_DUR "MicroBench Median Duration(us)"
+#define OPDB_COL_MB_P20_DUR "MicroBench P20 Duration(us)"
+#define OPDB_COL_MB_P80_DUR "MicroBench P80 Duration(us)"
+#define OPDB_COL_MB_RSD "MicroBench RSD(%)"
+#define OPDB_COL_MB_SAMPLES "MicroBench Samples"
+#define OPDB_COL_MB_CACHE "MicroBench Cache"
+#define OPDB_COL_MB_GFLOPS "MicroBench GFLOP/s"
+#define OPDB_COL_MB_GBS "MicroBench GB/s"
+#define OPDB_COL_MB_BACKEND "MicroBench Backend"
+/* older MicroBench duration columns update drops on rewrite */
+#define OPDB_COL_LEGACY_MB_TASK_DUR "MicroBench Task Duration(us)"
+#define OPDB_COL_LEGACY_MB_KERNEL_DUR "MicroBench Kernel Duration(us)"
+
+/* msprof op_summary columns read besides the base ones and EP Size (update
+ * reads them; bench writes them for its write-back) */
+#define OPDB_OPSUM_COL_OP_TYPE "OP Type"
+#define OPDB_OPSUM_COL_TASK_TYPE "Task Type"
+#define OPDB_OPSUM_COL_TASK_DUR "Task Duration(us)"
+
 /* A metric m is stored as "MicroBench <m>" (measured by opdb bench) and
  * "Profiling Average <m>" (aggregated from profiles). */
 #define OPDB_METRIC_MB_PREFIX "MicroBench "

@@ -18,7 +18,13 @@ typedef struct opdb_sig_cells {
  * Writes into out (NUL-terminated, at most cap-1 bytes); returns its length. */
 OPDB_API size_t opdb_normalize_op_name(const char *name, size_t n, char *out, size_t cap);
 
-/* MatMulV2, MatMulV3 or MatMulCommon. */
+/* The MatMul family: one operator profiled under three names, whose rows
+ * share signature rules and which update treats as aliases of each other.
+ * OPDB_MATMUL_FAMILY_LIST(X) expands X(name) once per name, in this order. */
+#define OPDB_MATMUL_FAMILY_LIST(X) X("MatMulV2") X("MatMulV3") X("MatMulCommon")
+#define OPDB_NMATMUL_FAMILY 3
+
+/* A name of the MatMul family. */
 OPDB_API int opdb_is_matmul_family(const char *op);
 
 /* sig(row, op_name) as one comparable string (tuple elements joined by

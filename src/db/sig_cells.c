@@ -1,20 +1,49 @@
 /* See sig_cells.h. */
 #include "db/sig_cells.h"
 
-int db_sig_cols_from_header(db_sig_cols *m, const opdb_span *names, size_t n) {
-    int found = 0;
+#include <pthread.h>
+#include <string.h>
+
+_Static_assert(sizeof(opdb_sig_cells) == OPDB_NSIG_CELLS * sizeof(opdb_span),
+               "opdb_sig_cells: one span per signature cell, in opdb_sig_cell_cols order");
+
+int db_sig_cols_from_header(db_sig_cols *m, const opdb_span *names, size_t n, db_dup_name dup) {
+    int rc = 0;
     for (int k = 0; k < OPDB_NSIG_CELLS; k++) {
         m->col[k] = -1;
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n && (dup == DB_NAME_LAST || m->col[k] < 0); i++)
             if (opdb_span_eq_cstr(names[i], opdb_sig_cell_cols[k])) m->col[k] = (int)i;
-        found += m->col[k] >= 0;
+        if (m->col[k] < 0) rc = -1;
     }
-    return found;
+    return rc;
+}
+
+int db_sig_cols_from_names(db_sig_cols *m, const char *const *names, size_t n) {
+    int rc = 0;
+    for (int k = 0; k < OPDB_NSIG_CELLS; k++) {
+        m->col[k] = -1;
+        for (size_t i = 0; i < n && m->col[k] < 0; i++)
+            if (strcmp(names[i], opdb_sig_cell_cols[k]) == 0) m->col[k] = (int)i;
+        if (m->col[k] < 0) rc = -1;
+    }
+    return rc;
+}
+
+static db_sig_cols g_key_cols;
+static pthread_once_t g_key_cols_once = PTHREAD_ONCE_INIT;
+
+static void resolve_key_cols(void) { db_sig_cols_from_names(&g_key_cols, opdb_key_cols, OPDB_NKEY_COLS); }
+
+const db_sig_cols *db_sig_cols_of_key_cols(void) {
+    pthread_once(&g_key_cols_once, resolve_key_cols);
+    return &g_key_cols;
 }
 
 opdb_sig_cells db_sig_cells_from_row(const db_sig_cols *m, const opdb_span *cells, size_t n) {
-    opdb_span c[OPDB_NSIG_CELLS];
-    for (int k = 0; k < OPDB_NSIG_CELLS; k++)
-        c[k] = m->col[k] >= 0 && (size_t)m->col[k] < n ? cells[m->col[k]] : opdb_span_make("", 0);
-    return (opdb_sig_cells){c[0], c[1], c[2], c[3], c[4], c[5]};
+    opdb_span v[OPDB_NSIG_CELLS];
+    for (int k = 0; k < OPDB_NSIG_CELLS; k++) {
+        int c = m->col[k];
+        v[k] = c >= 0 && (size_t)c < n && cells[c].p ? cells[c] : opdb_span_make("", 0);
+    }
+    return (opdb_sig_cells){v[0], v[1], v[2], v[3], v[4], v[5]};
 }

@@ -335,7 +335,9 @@ size_t opdb_normalize_op_name(const char *name, size_t n, char *out, size_t cap)
 }
 
 int opdb_is_matmul_family(const char *op) {
-    return strcmp(op, "MatMulV2") == 0 || strcmp(op, "MatMulV3") == 0 || strcmp(op, "MatMulCommon") == 0;
+#define MATMUL_IS(name) strcmp(op, name) == 0 ||
+    return OPDB_MATMUL_FAMILY_LIST(MATMUL_IS) 0;
+#undef MATMUL_IS
 }
 
 /* A normalised 2-D shape "a,b" of integers. */

@@ -173,7 +173,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
     opdb_span *cells = opdb_xmalloc((size_t)c.maxf * sizeof *cells);
     for (int i = 0; i < c.nf; i++) cells[i] = opdb_span_make(f[i].p, f[i].n);
     db_sig_cols sigc;
-    db_sig_cols_from_header(&sigc, cells, (size_t)c.nf);
+    db_sig_cols_from_header(&sigc, cells, (size_t)c.nf, DB_NAME_LAST);
     for (int i = 0; i < OPDB_NBASE_COLS; i++) base[i] = -1;
     for (size_t i = 0; i < OPDB_NDUR_COLS; i++) dur[i] = -1;
     for (int i = 0; i < c.nf; i++) {

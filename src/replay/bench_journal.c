@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db/sig_cells.h"
 #include "opdb/csv.h"
 #include "opdb/fs.h"
 #include "opdb/pystr.h"
@@ -22,9 +23,9 @@ const char *const journal_cols[J_N] = {
 };
 
 void journal_sig(const char *stem, const char *const *cells, opdb_strbuf *out) {
-    /* cells: OP State, Accelerator Core, Input Shapes .. Output Formats, EP Size */
-    opdb_sig_cells c = {opdb_span_cstr(cells[2]), opdb_span_cstr(cells[3]), opdb_span_cstr(cells[4]),
-                        opdb_span_cstr(cells[5]), opdb_span_cstr(cells[6]), opdb_span_cstr(cells[8])};
+    opdb_span key[OPDB_NKEY_COLS]; /* in opdb_key_cols order */
+    for (int i = 0; i < OPDB_NKEY_COLS; i++) key[i] = opdb_span_cstr(cells[i] ? cells[i] : "");
+    opdb_sig_cells c = db_sig_cells_from_row(db_sig_cols_of_key_cols(), key, OPDB_NKEY_COLS);
     opdb_signature(&c, stem, out);
 }
 

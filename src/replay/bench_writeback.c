@@ -14,9 +14,9 @@
 #include "opdb/validate.h"
 
 const char *const opdb_bench_extra_cols[] = {
-    "MicroBench Median Duration(us)", "MicroBench P20 Duration(us)", "MicroBench P80 Duration(us)",
-    OPDB_COL_MB_CI_LOW, OPDB_COL_MB_CI_HIGH, "MicroBench RSD(%)", "MicroBench Samples", "MicroBench Cache", "MicroBench GFLOP/s", "MicroBench GB/s",
-    "MicroBench Backend", OPDB_MB_CONVERGED_COLUMN,
+    OPDB_COL_MB_MEDIAN_DUR, OPDB_COL_MB_P20_DUR, OPDB_COL_MB_P80_DUR, OPDB_COL_MB_CI_LOW, OPDB_COL_MB_CI_HIGH,
+    OPDB_COL_MB_RSD, OPDB_COL_MB_SAMPLES, OPDB_COL_MB_CACHE, OPDB_COL_MB_GFLOPS, OPDB_COL_MB_GBS,
+    OPDB_COL_MB_BACKEND, OPDB_MB_CONVERGED_COLUMN,
 };
 const size_t opdb_bench_nextra_cols = sizeof opdb_bench_extra_cols / sizeof opdb_bench_extra_cols[0];
 
@@ -27,8 +27,8 @@ static int write_op_summary(bench_ctx *c, const char *work, opdb_err *err) {
     char *path = opdb_path_join(prof, "op_summary_0.csv");
     opdb_strbuf sb;
     opdb_sb_init(&sb);
-    static const char *const hdr[11] = {"OP Type",          OPDB_COL_OP_STATE,      "Task Type",
-                                        "Task Duration(us)", OPDB_COL_INPUT_SHAPES,  OPDB_COL_INPUT_DTYPES,
+    static const char *const hdr[11] = {OPDB_OPSUM_COL_OP_TYPE,  OPDB_COL_OP_STATE,      OPDB_OPSUM_COL_TASK_TYPE,
+                                        OPDB_OPSUM_COL_TASK_DUR, OPDB_COL_INPUT_SHAPES,  OPDB_COL_INPUT_DTYPES,
                                         OPDB_COL_INPUT_FORMATS, OPDB_COL_OUTPUT_SHAPES, OPDB_COL_OUTPUT_DTYPES,
                                         OPDB_COL_OUTPUT_FORMATS, OPDB_COL_EP_SIZE};
     opdb_span cells[11];

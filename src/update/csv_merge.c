@@ -8,18 +8,15 @@
 #include "opdb/signature.h"
 #include "update/prefetch.h"
 
-void sig_of_drow(const csvfile *f, const drow *r, const ids *id, const char *op, opdb_strbuf *out, bool display) {
-    opdb_sig_cells c = {cell(f, r, id->sig[0]), cell(f, r, id->sig[1]), cell(f, r, id->sig[2]),
-                        cell(f, r, id->sig[3]), cell(f, r, id->sig[4]), cell(f, r, id->sig[5])};
+void sig_of_drow(const db_lazy_table *f, const db_drow *r, const ids *id, const char *op, opdb_strbuf *out,
+                 bool display) {
+    opdb_sig_cells c = db_lazy_sig_cells(f, r, &id->sig);
     if (display) opdb_signature_display(&c, out);
     else opdb_signature(&c, op, out);
 }
 
 void sig_of_agg(const agg_row *r, const char *op, opdb_strbuf *out, bool display) {
-    const char *sc[6];
-    agg_sig_cells(r, sc);
-    opdb_sig_cells c = {opdb_span_cstr(sc[0]), opdb_span_cstr(sc[1]), opdb_span_cstr(sc[2]),
-                        opdb_span_cstr(sc[3]), opdb_span_cstr(sc[4]), opdb_span_cstr(sc[5])};
+    opdb_sig_cells c = agg_sig_cells(r);
     if (display) opdb_signature_display(&c, out);
     else opdb_signature(&c, op, out);
 }
@@ -30,13 +27,13 @@ int cmp_dup(const void *a, const void *b) {
     return strcmp(x->sig, y->sig);
 }
 
-bool row_valid(const csvfile *f, const drow *r, const ids *id) {
-    opdb_span a = cell(f, r, id->mb_dur), p = cell(f, r, id->prof_avg);
+bool row_valid(const db_lazy_table *f, const db_drow *r, const ids *id) {
+    opdb_span a = db_lazy_cell(f, r, id->mb_dur), p = db_lazy_cell(f, r, id->prof_avg);
     return opdb_py_float_or_zero(a.p, a.n) > 0 || opdb_py_float_or_zero(p.p, p.n) > 0;
 }
 
-static void add_gap(merge_ctx *m, const drow *t) {
-    opdb_span mbs = cell(m->f, t, m->id.mb_dur), ps = cell(m->f, t, m->id.prof_avg);
+static void add_gap(merge_ctx *m, const db_drow *t) {
+    opdb_span mbs = db_lazy_cell(m->f, t, m->id.mb_dur), ps = db_lazy_cell(m->f, t, m->id.prof_avg);
     double mb = opdb_py_float_or_zero(mbs.p, mbs.n), prof = opdb_py_float_or_zero(ps.p, ps.n);
     if (!(mb > 0 && prof > 0)) return;
     /* only hotspots are reported (update_report.c): ratio outside [0.8, 1.2] */
@@ -60,10 +57,10 @@ static void add_gap(merge_ctx *m, const drow *t) {
 static const kset_ids *kset_ids_of(merge_ctx *m, const agg_keyset *kset) {
     for (int k = 0; k < m->nkset; k++)
         if (m->kset[k]->kset == kset) return m->kset[k];
-    keyspace *ks = &m->f->ks;
+    db_keyspace *ks = &m->f->ks;
     kset_ids *lk = opdb_arena_alloc(&ks->arena, sizeof *lk);
     lk->kset = kset;
-    for (int i = 0; i < kset->n; i++) lk->id[i] = ks_add(ks, kset->key[i]);
+    for (int i = 0; i < kset->n; i++) lk->id[i] = db_ks_add(ks, kset->key[i]);
     lk->measured = opdb_arena_alloc(&ks->arena, (size_t)ks->cap * sizeof *lk->measured);
     for (int k = 0; k < ks->cap; k++) lk->measured[k] = -1;
     for (int i = kset->n - 1; i >= 0; i--)
@@ -82,8 +79,8 @@ static const kset_ids *kset_ids_of(merge_ctx *m, const agg_keyset *kset) {
 
 /* Copies the measured values of nr into t; returns whether Average
  * Duration(us) changed (compared stripped, as the reference). */
-static bool apply(merge_ctx *m, drow *t, const agg_row *nr) {
-    opdb_span old = opdb_py_strip(drow_at(t, m->id.mb_dur));
+static bool apply(merge_ctx *m, db_drow *t, const agg_row *nr) {
+    opdb_span old = opdb_py_strip(db_drow_at(t, m->id.mb_dur));
     char buf[400];
     opdb_span nv = agg_span(nr, AGG_K_DUR, buf);
     bool changed = !opdb_span_eq(old, opdb_py_strip(nv));
@@ -94,8 +91,8 @@ static bool apply(merge_ctx *m, drow *t, const agg_row *nr) {
 /* apply() for a lazy row that has no patch yet and keeps MB_DUR: the new
  * duration goes into the kept cell, the rest is kept as a patch. */
 static bool apply_lazy(merge_ctx *m, size_t ri, const agg_row *nr) {
-    csvfile *f = m->f;
-    drow *t = &f->rows[ri];
+    db_lazy_table *f = m->f;
+    db_drow *t = &f->rows[ri];
     int slot = f->slot_of_key[m->id.mb_dur];
     char buf[400];
     opdb_span nv = agg_span(nr, AGG_K_DUR, buf);
@@ -114,7 +111,7 @@ static bool apply_lazy(merge_ctx *m, size_t ri, const agg_row *nr) {
 /* A lazy row can take nr as a patch: it keeps MB_DUR, and any earlier
  * patch has nr's key set (so both set the same keys). */
 static bool lazy_patchable(const merge_ctx *m, size_t ri, const agg_row *nr) {
-    const csvfile *f = m->f;
+    const db_lazy_table *f = m->f;
     return f->rows[ri].lazy && (!f->patch[ri].nr || f->patch[ri].nr->kset == nr->kset) &&
            m->id.mb_dur < f->header_keys && f->slot_of_key[m->id.mb_dur] >= 0;
 }
@@ -122,8 +119,8 @@ static bool lazy_patchable(const merge_ctx *m, size_t ri, const agg_row *nr) {
 /* Whether a lazy row's patches leave a written column other than it was read:
  * the reference compares the final row with its snapshot, so a later alias
  * that puts back the value read undoes an earlier change. */
-static bool patch_changes(csvfile *f, size_t ri) {
-    const drow *row = &f->rows[ri];
+static bool patch_changes(db_lazy_table *f, size_t ri) {
+    const db_drow *row = &f->rows[ri];
     opdb_csv_fast t;
     opdb_csv_fast_init(&t, f->buf + row->raw_off, row->raw_len);
     int nc = 0;
@@ -132,7 +129,7 @@ static bool patch_changes(csvfile *f, size_t ri) {
     if (opdb_csv_fast_skim(&t, f->scratch, f->nh, &nc, &off, &quote_after) <= 0) nc = 0;
     size_t np, k;
     const row_patch **order = patch_chain(&f->patch[ri], &np);
-    /* the value read and the current value of each key, as after each drow_set */
+    /* the value read and the current value of each key, as after each db_drow_set */
     opdb_span *orig = np > 1 ? opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *orig) : NULL;
     opdb_span *cur = opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *cur);
     bool *known = opdb_xcalloc((size_t)f->ks.cap + 1, sizeof *known);
@@ -175,47 +172,48 @@ static bool patch_changes(csvfile *f, size_t ri) {
  * whose patches leave one changed.  A dirty row measured twice or more may
  * have been put back (row_unsettled): the caller compares it with the file
  * (rows_differ_from_read).  Rows past norig are new (the caller counts them). */
-bool row_changed(csvfile *f, size_t r, size_t norig) {
+bool row_changed(db_lazy_table *f, size_t r, size_t norig) {
     if (f->rows[r].dirty) return !row_unsettled(f, r, norig);
     return f->patch && r < norig && f->patch[r].nr && patch_changes(f, r);
 }
 
-bool row_unsettled(const csvfile *f, size_t r, size_t norig) {
+bool row_unsettled(const db_lazy_table *f, size_t r, size_t norig) {
     return r < norig && f->rows[r].dirty && f->rows[r].nput > 1;
 }
 
 /* The value a written column had in the snapshot of row r, from the file
  * read again (g): the legacy duration stands in for Average Duration(us).
  * EP Size is left out: only the pre-snapshot fill sets it. */
-static bool snapshot_differs(const csvfile *f, const csvfile *g, size_t r) {
-    const drow *row = &f->rows[r], *was = &g->rows[r];
+static bool snapshot_differs(const db_lazy_table *f, const db_lazy_table *g, size_t r) {
+    const db_drow *row = &f->rows[r], *was = &g->rows[r];
     for (int id = 0; id < f->ks.n; id++) {
         if (!f->ks.is_col[id] || strcmp(f->ks.name[id], OPDB_COL_EP_SIZE) == 0) continue;
-        int gid = ks_find(&g->ks, f->ks.name[id]);
-        if (gid < 0 && strcmp(f->ks.name[id], OPDB_COL_MB_DUR) == 0) gid = ks_find(&g->ks, OPDB_COL_LEGACY_MB_DUR);
-        opdb_span before = gid >= 0 ? drow_at(was, gid) : opdb_span_make("", 0);
-        if (!opdb_span_eq(drow_at(row, id), before)) return true;
+        int gid = db_ks_find(&g->ks, f->ks.name[id]);
+        if (gid < 0 && strcmp(f->ks.name[id], OPDB_COL_MB_DUR) == 0) gid = db_ks_find(&g->ks, OPDB_COL_LEGACY_MB_DUR);
+        opdb_span before = gid >= 0 ? db_drow_at(was, gid) : opdb_span_make("", 0);
+        if (!opdb_span_eq(db_drow_at(row, id), before)) return true;
     }
     return false;
 }
 
-bool rows_differ_from_read(const char *path, csvfile *f, size_t norig) {
-    csvfile g;
+bool rows_differ_from_read(const char *path, db_lazy_table *f, size_t norig) {
+    db_lazy_table g;
     memset(&g, 0, sizeof g);
     opdb_err err = {0};
-    bool differs = load_csv(path, &g, true, &err) != 0 || g.n != norig;
+    bool differs = db_lazy_load(path, &g, true, &err) != 0 || g.n != norig;
     for (size_t r = 0; r < norig && !differs; r++)
         differs = row_unsettled(f, r, norig) && snapshot_differs(f, &g, r);
-    csvfile_free(&g);
+    db_lazy_free(&g);
     return differs;
 }
 
 /* The extra values measured for signature m->sig (opdb bench), if any. */
-static void set_extras(merge_ctx *m, drow *t) {
+static void set_extras(merge_ctx *m, db_drow *t) {
     const opdb_update_extra *x = extra_find(&m->xi, m->sig.p);
     if (!x || x->drop || !x->values) return;
     for (size_t c = 0; c < m->o->nextra_cols; c++)
-        if (x->values[c]) drow_set(t, &m->f->ks, ks_add(&m->f->ks, m->o->extra_cols[c]), opdb_span_cstr(x->values[c]));
+        if (x->values[c])
+            db_drow_set(t, &m->f->ks, db_ks_add(&m->f->ks, m->o->extra_cols[c]), opdb_span_cstr(x->values[c]));
 }
 
 static bool has_extras(merge_ctx *m) {
@@ -238,7 +236,7 @@ static bool sig_reusable(merge_ctx *m, const agg_row *nr) {
 static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uint64_t *pre) {
     const opdb_update_opts *o = m->o;
     update_result *res = m->res;
-    csvfile *f = m->f;
+    db_lazy_table *f = m->f;
     if (!o->quirks && nr->no_numeric_sample) {
         /* Nothing measured (every sample non-numeric): keep old values, report it. */
         sig_of_agg(nr, res->stem, &m->disp, true);
@@ -251,7 +249,7 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uin
     } else {
         sig_of_agg(nr, res->stem, &m->sig, false);
     }
-    sig_entry *e = si_find_h(&m->si, m->sig.p, m->sig.n, pre ? *pre : si_hash(m->sig.p, m->sig.n));
+    db_row_entry *e = db_row_index_find(&m->si, m->sig.p, m->sig.n, pre ? *pre : db_row_index_hash(m->sig.p, m->sig.n));
     if (!e) {
         if (!o->quirks && allow_add && agg_has_na_shape(nr)) {
             res->na_skipped++; /* parse skips such rows: never a new row here either */
@@ -263,13 +261,13 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uin
         if (allow_add) opdb_strvec_push(adding && !o->quirks ? &res->added_rows : &res->missing, m->disp.p);
         else opdb_sb_addf(m->log, "[WARN] match-only profiling row did not match %s: %s\n", res->name, m->disp.p);
         if (adding) {
-            drow r = drow_new(&f->ks);
+            db_drow r = db_drow_new(&f->ks);
             char buf[400];
             const int *ids = kset_ids_of(m, nr->kset)->id;
-            for (int i = 0; i < agg_nkeys(nr); i++) drow_set(&r, &f->ks, ids[i], agg_span(nr, i, buf));
+            for (int i = 0; i < agg_nkeys(nr); i++) db_drow_set(&r, &f->ks, ids[i], agg_span(nr, i, buf));
             set_extras(m, &r);
-            push_row(f, r);
-            si_add(&m->si, &m->sig, f->n - 1);
+            db_lazy_push_row(f, r);
+            db_row_index_add(&m->si, &m->sig, f->n - 1);
             res->added++;
         }
         return;
@@ -279,13 +277,13 @@ static void merge_row(merge_ctx *m, const agg_row *nr, bool allow_add, const uin
     res->matched++;
     size_t ntargets = o->quirks ? 1 : e->n;
     for (size_t k = 0; k < ntargets; k++) {
-        drow *t = &f->rows[entry_row(e, k)];
+        db_drow *t = &f->rows[db_row_entry_row(e, k)];
         bool can_update = !o->missing_only || !row_valid(f, t, &m->id);
         if (!can_update) {
             if (!allow_add) continue;
             res->unchanged++;
         } else {
-            size_t ri = entry_row(e, k);
+            size_t ri = db_row_entry_row(e, k);
             if (lazy_patchable(m, ri, nr) && !has_extras(m)) {
                 if (apply_lazy(m, ri, nr)) res->updated++;
             } else {
@@ -313,7 +311,7 @@ void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool allow_a
     uint64_t hash[RING];
     bool reuse[RING];
     size_t row_of[RING]; /* the matching database row, when the probe found one (a hint) */
-    const csvfile *f = m->f;
+    const db_lazy_table *f = m->f;
     for (size_t i = 0; i < n + TO_MERGE; i++) {
         size_t k;
         if (i < n) __builtin_prefetch(rows[i]);
@@ -322,7 +320,7 @@ void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool allow_a
             __builtin_prefetch(rows[k]->key_sig + 64);
         }
         if (i >= TO_SLOT && (k = i - TO_SLOT) < n && reuse[k % RING]) {
-            uint64_t h = hash[k % RING] = si_hash(rows[k]->key_sig, rows[k]->key_sig_len);
+            uint64_t h = hash[k % RING] = db_row_index_hash(rows[k]->key_sig, rows[k]->key_sig_len);
             if (m->si.ix.nslots) __builtin_prefetch(&m->si.ix.slot[h & (m->si.ix.nslots - 1)]);
         }
         if (i >= TO_ENTRY && (k = i - TO_ENTRY) < n) {
@@ -337,7 +335,7 @@ void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool allow_a
             }
         }
         if (i >= TO_ROW && (k = i - TO_ROW) < n && row_of[k % RING] != SIZE_MAX) {
-            const sig_entry *e = &m->si.e[row_of[k % RING]];
+            const db_row_entry *e = &m->si.e[row_of[k % RING]];
             __builtin_prefetch(e->sig);
             __builtin_prefetch(e->sig + 64); /* signatures take ~80 bytes */
             row_of[k % RING] = e->row0 < f->n ? e->row0 : SIZE_MAX;
@@ -347,7 +345,7 @@ void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool allow_a
             }
         }
         if (i >= TO_CELL && (k = i - TO_CELL) < n && row_of[k % RING] != SIZE_MAX) {
-            const drow *d = &f->rows[row_of[k % RING]];
+            const db_drow *d = &f->rows[row_of[k % RING]];
             if (d->lazy) {
                 __builtin_prefetch(d->v);
                 __builtin_prefetch(f->buf + d->raw_off); /* its first cells */
@@ -360,13 +358,13 @@ void merge_list(merge_ctx *m, const agg_row *const *rows, size_t n, bool allow_a
     }
 }
 
-/* A lazy row's signature as soon as it is read: its kept cells 0..5 are
- * the signature's cells (k_lazy_names), as sig_of_drow would read them. */
-void index_at_load(void *ctx, csvfile *f, size_t r) {
+/* A lazy row's signature as soon as it is read, from its kept cells (as
+ * sig_of_drow would read them). */
+void index_at_load(void *ctx, db_lazy_table *f, size_t r) {
     merge_ctx *m = ctx;
-    if (r == 1) si_reserve(&m->si, f->cap / 2 + 16); /* f->cap: twice the rows the first one suggests */
-    const drow *row = &f->rows[r];
-    opdb_sig_cells c = {row->v[0], row->v[1], row->v[2], row->v[3], row->v[4], row->v[5]};
+    if (r == 1) db_row_index_reserve(&m->si, f->cap / 2 + 16); /* f->cap: twice the rows the first one suggests */
+    const db_drow *row = &f->rows[r];
+    opdb_sig_cells c = db_sig_cells_from_row(&f->lazy_sig, row->v, DB_LAZY_NCELLS);
     opdb_signature(&c, m->res->stem, &m->sig);
-    si_add_soon(&m->si, &m->sig, r);
+    db_row_index_add_soon(&m->si, &m->sig, r);
 }

@@ -10,8 +10,8 @@
 /* A lazy row with a patch, as rendering it would write it: its bytes with
  * the measured cells replaced (every other cell is written as read, which
  * raw_ok says is how the writer renders it). */
-static void write_spliced(opdb_strbuf *out, csvfile *f, size_t ri) {
-    const drow *row = &f->rows[ri];
+static void write_spliced(opdb_strbuf *out, db_lazy_table *f, size_t ri) {
+    const db_drow *row = &f->rows[ri];
     const row_patch *p = &f->patch[ri];
     const kset_ids *lk = p->lk;
     const char *rec = f->buf + row->raw_off, *run = rec;
@@ -53,7 +53,7 @@ static void put_run(opdb_atomic_file *af, const char *p, size_t n) {
 
 /* Renders the kept rows into the file through its buffer, flushing every
  * MiB so no whole-file copy is held in memory. */
-void write_rows(opdb_atomic_file *af, const opdb_strvec *cols, csvfile *f, const bool *keep) {
+void write_rows(opdb_atomic_file *af, const opdb_strvec *cols, db_lazy_table *f, const bool *keep) {
     opdb_strbuf *out = &af->buf;
     opdb_sb_reserve(out, (1u << 20) + (64u << 10)); /* flushed past 1 MiB: never grown by copying */
     size_t nc = cols->n;
@@ -61,7 +61,7 @@ void write_rows(opdb_atomic_file *af, const opdb_strvec *cols, csvfile *f, const
     int *id = opdb_xmalloc((nc + 1) * sizeof *id);
     for (size_t i = 0; i < nc; i++) {
         cells[i] = opdb_span_cstr(cols->v[i]);
-        id[i] = ks_find(&f->ks, cols->v[i]);
+        id[i] = db_ks_find(&f->ks, cols->v[i]);
     }
     opdb_csv_write_record(out, cells, nc);
     /* rows copied as read only when the columns are the file's own */
@@ -83,7 +83,7 @@ void write_rows(opdb_atomic_file *af, const opdb_strvec *cols, csvfile *f, const
             }
         }
         if (!keep[r]) continue;
-        const drow *row = &f->rows[r];
+        const db_drow *row = &f->rows[r];
         bool patched = row->lazy && f->patch[r].nr;
         if (same_columns && row->raw_ok && !row->dirty && !patched) {
             /* rows copied as read, back to back in the file: one run */
@@ -105,7 +105,7 @@ void write_rows(opdb_atomic_file *af, const opdb_strvec *cols, csvfile *f, const
             continue;
         }
         row = row_mut(f, r);
-        for (size_t i = 0; i < nc; i++) cells[i] = drow_at(row, id[i]);
+        for (size_t i = 0; i < nc; i++) cells[i] = db_drow_at(row, id[i]);
         opdb_csv_write_record(out, cells, nc);
         if (out->n > (1u << 20)) opdb_atomic_flush(af);
     }

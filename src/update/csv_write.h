@@ -4,9 +4,9 @@
 #ifndef OPDB_UPDATE_CSV_WRITE_H
 #define OPDB_UPDATE_CSV_WRITE_H
 
-#include "update/csv_rows.h"
+#include "update/row_patch.h"
 
 /* Renders the kept rows (keep[r]) under the columns cols into af. */
-void write_rows(opdb_atomic_file *af, const opdb_strvec *cols, csvfile *f, const bool *keep);
+void write_rows(opdb_atomic_file *af, const opdb_strvec *cols, db_lazy_table *f, const bool *keep);
 
 #endif

@@ -26,7 +26,7 @@ void db_columns_new(opdb_strvec *cols) {
 
 void db_columns_of_file(const opdb_strvec *fields, opdb_strvec *cols) {
     for (size_t i = 0; i < fields->n; i++)
-        if (strcmp(fields->v[i], "MicroBench Task Duration(us)") && strcmp(fields->v[i], "MicroBench Kernel Duration(us)"))
+        if (strcmp(fields->v[i], OPDB_COL_LEGACY_MB_TASK_DUR) && strcmp(fields->v[i], OPDB_COL_LEGACY_MB_KERNEL_DUR))
             opdb_strvec_push(cols, fields->v[i]);
     long legacy = opdb_strvec_find(cols, LEGACY_MB_DUR);
     if (legacy >= 0 && opdb_strvec_find(cols, MB_DUR) < 0) {

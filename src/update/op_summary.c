@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "csv/batch.h"
+#include "db/sig_cells.h"
 #include "opdb/csv.h"
 #include "opdb/fs.h"
 #include "opdb/ingest.h"
@@ -201,16 +202,25 @@ const char *agg_str(const agg_row *r, int i) {
     return first_cell(r->first, i == 1 ? 8 : i); /* Accelerator Core := Task Type, in its position */
 }
 
-bool agg_has_na_shape(const agg_row *r) {
-    const char *c[6];
-    agg_sig_cells(r, c);
-    return opdb_shape_is_na(c[0], strlen(c[0])) || opdb_shape_is_na(c[3], strlen(c[3]));
+void agg_key_cells(const agg_row *r, opdb_span out[OPDB_NKEY_COLS]) {
+    const char *c = r->first;
+    for (int k = 0; k < OPDB_NBASE_COLS; k++) {
+        out[k] = opdb_span_cstr(c);
+        c += out[k].n + 1;
+    }
+    out[1] = opdb_span_cstr(c); /* Accelerator Core := Task Type (cell 8), as agg_str */
+    out[OPDB_NBASE_COLS] = opdb_span_cstr(r->ep ? r->ep : "");
 }
 
-void agg_sig_cells(const agg_row *r, const char *out[6]) {
-    const char *c = first_cell(r->first, 2);
-    for (int k = 0; k < 5; k++, c += strlen(c) + 1) out[k] = c; /* Input Shapes .. Output Data Types */
-    out[5] = r->ep ? r->ep : "";
+opdb_sig_cells agg_sig_cells(const agg_row *r) {
+    opdb_span k[OPDB_NKEY_COLS];
+    agg_key_cells(r, k);
+    return db_sig_cells_from_row(db_sig_cols_of_key_cols(), k, OPDB_NKEY_COLS);
+}
+
+bool agg_has_na_shape(const agg_row *r) {
+    opdb_sig_cells c = agg_sig_cells(r);
+    return opdb_shape_is_na(c.in_shapes.p, c.in_shapes.n) || opdb_shape_is_na(c.out_shapes.p, c.out_shapes.n);
 }
 
 opdb_span agg_span(const agg_row *r, int i, char buf[400]) {

@@ -6,6 +6,8 @@
 
 #include <stdbool.h>
 #include "opdb/core.h"
+#include "opdb/schema.h"
+#include "opdb/signature.h"
 #include "update/agg_metric.h"
 
 #define AGG_MAX_KEYS 40
@@ -76,8 +78,11 @@ void op_summary_free(op_summary_agg *a);
 const agg_op *op_summary_get(const op_summary_agg *a, const char *op);
 /* String key i of r's key set (num -1): a first-launch cell, or EP Size. */
 const char *agg_str(const agg_row *r, int i);
-/* Input Shapes .. Output Data Types and EP Size ("" when none) of r. */
-void agg_sig_cells(const agg_row *r, const char *out[6]);
+/* r's identity cells in opdb_key_cols order: the base columns as agg_str
+ * gives them, then EP Size ("" when none). */
+void agg_key_cells(const agg_row *r, opdb_span out[OPDB_NKEY_COLS]);
+/* The signature cells of r (through agg_key_cells). */
+opdb_sig_cells agg_sig_cells(const agg_row *r);
 /* Input or Output Shapes of r is N/A (opdb_shape_is_na). */
 bool agg_has_na_shape(const agg_row *r);
 /* The string value of key i ("%.6f" of numbers, rendered into buf). */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "csv/batch.h"
+#include "db/sig_cells.h"
 #include "opdb/csv.h"
 #include "opdb/ingest.h"
 #include "opdb/pystr.h"
@@ -126,7 +127,10 @@ static void sign_row(os_out *o, os_row *r) {
     char opbuf[512];
     memcpy(opbuf, r->op.p, r->op.n);
     opbuf[r->op.n] = '\0';
-    opdb_sig_cells sc = {r->cell[2], r->cell[3], r->cell[4], r->cell[5], r->cell[6], r->ep};
+    opdb_span key[OPDB_NKEY_COLS]; /* the base cells, then EP Size (opdb_key_cols order) */
+    memcpy(key, r->cell, OPDB_NBASE_COLS * sizeof *key);
+    key[OPDB_NBASE_COLS] = r->ep;
+    opdb_sig_cells sc = db_sig_cells_from_row(db_sig_cols_of_key_cols(), key, OPDB_NKEY_COLS);
     opdb_strbuf *sig = &o->scratch;
     opdb_signature(&sc, opbuf, sig);
     r->sig_off = o->sigs.n;
@@ -353,9 +357,9 @@ int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long 
     uint64_t start = opdb_csv_file_offset(&c);
     int maxcol = 0;
     if (rc > 0) {
-        col[C_OPTYPE] = opdb_csv_col(c.f, c.nf, "OP Type");
-        col[C_DUR] = opdb_csv_col(c.f, c.nf, "Task Duration(us)");
-        col[C_TASKTYPE] = opdb_csv_col(c.f, c.nf, "Task Type");
+        col[C_OPTYPE] = opdb_csv_col(c.f, c.nf, OPDB_OPSUM_COL_OP_TYPE);
+        col[C_DUR] = opdb_csv_col(c.f, c.nf, OPDB_OPSUM_COL_TASK_DUR);
+        col[C_TASKTYPE] = opdb_csv_col(c.f, c.nf, OPDB_OPSUM_COL_TASK_TYPE);
         col[C_EP] = opdb_csv_col(c.f, c.nf, OPDB_COL_EP_SIZE);
         for (int b = 0; b < 8; b++) col[C_BASE0 + b] = opdb_csv_col(c.f, c.nf, opdb_base_cols[b]);
         for (int m = 0; m < OPDB_NMETRICS; m++) col[C_METRIC0 + m] = opdb_csv_col(c.f, c.nf, opdb_metric_names[m]);
@@ -367,7 +371,7 @@ int aggregate_file(const char *path, gtable *t, bool quirks, unsigned long long 
     if (!quirks && rc > 0 && (col[C_OPTYPE] < 0 || col[C_DUR] < 0)) {
         opdb_csv_file_close(&c);
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:1: not an op_summary table: the header has no %s column", path,
-                         col[C_OPTYPE] < 0 ? "OP Type" : "Task Duration(us)");
+                         col[C_OPTYPE] < 0 ? OPDB_OPSUM_COL_OP_TYPE : OPDB_OPSUM_COL_TASK_DUR);
     }
     if (!quirks && rc == 0) opdb_warn("%s: empty file: no op_summary rows", path);
     uint64_t cut_line = 0;

@@ -1,8 +1,8 @@
-/* See update_csv.h.  One CSV's run: load (csv_rows.c), index and merge
- * (csv_merge.c, sig_index.c), decide which rows to keep and whether the file
- * changed, write (csv_write.c).  Rows keep the reference's dict semantics
- * (dict_row.h); a row is "dirty" when a written column changes, so change
- * detection needs no second rendering. */
+/* See update_csv.h.  One CSV's run: load (db/lazy_table.c, row_patch.c),
+ * index and merge (db/row_index.c, csv_merge.c), decide which rows to keep
+ * and whether the file changed, write (csv_write.c).  Rows keep the
+ * reference's dict semantics (db/dict_row.h); a row is "dirty" when a
+ * written column changes, so change detection needs no second rendering. */
 #include "update/update_csv.h"
 
 #include <stdio.h>
@@ -40,8 +40,8 @@ static void legacy_ep_size(merge_ctx *m, opdb_strvec *cols, const agg_row *const
     }
     if (eps.n == 1) {
         opdb_strvec_push(cols, OPDB_COL_EP_SIZE);
-        int id = ks_add(&m->f->ks, OPDB_COL_EP_SIZE);
-        for (size_t r = 0; r < m->f->n; r++) drow_set(row_mut(m->f, r), &m->f->ks, id, opdb_span_cstr(eps.v[0]));
+        int id = db_ks_add(&m->f->ks, OPDB_COL_EP_SIZE);
+        for (size_t r = 0; r < m->f->n; r++) db_drow_set(row_mut(m->f, r), &m->f->ks, id, opdb_span_cstr(eps.v[0]));
         opdb_sb_addf(m->log, "[WARN] %s has no EP Size column; using incoming EP Size=%s for legacy row matching.\n",
                      m->res->name, eps.v[0]);
     }
@@ -51,7 +51,7 @@ static void legacy_ep_size(merge_ctx *m, opdb_strvec *cols, const agg_row *const
 /* A table update would otherwise merge into and rewrite: refused when it is
  * not a database table (random bytes, another CSV) or ends inside a quote,
  * so that its garbage is never kept as rows.  An empty file is a new table. */
-static int check_table(const char *path, const csvfile *f, opdb_err *err) {
+static int check_table(const char *path, const db_lazy_table *f, opdb_err *err) {
     if (f->fields.n && opdb_strvec_find(&f->fields, OPDB_COL_INPUT_SHAPES) < 0)
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s:1: not a database table: the header has no %s column", path,
                          OPDB_COL_INPUT_SHAPES);
@@ -68,10 +68,18 @@ static int check_table(const char *path, const csvfile *f, opdb_err *err) {
     return 0;
 }
 
+/* The simple path (opts.eager or OPDB_UPDATE_EAGER=1): every row read by
+ * the exact tokenizer into a dict row and rendered again on write; no lazy
+ * rows, patches, splices or copies.  Tests run both paths and compare. */
+static bool eager_rows(const opdb_update_opts *o) {
+    const char *env = opdb_setting("OPDB_UPDATE_EAGER");
+    return o->eager || (env && strcmp(env, "1") == 0);
+}
+
 int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const *merge, size_t nmerge,
                const agg_row *const *match, size_t nmatch, update_result *res, opdb_strbuf *log, opdb_err *err) {
     result_names(res, path);
-    csvfile f;
+    db_lazy_table f;
     memset(&f, 0, sizeof f);
     opdb_strvec cols = {0};
     merge_ctx m;
@@ -96,28 +104,28 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     opdb_file_id_take(path, &read_id);
     bool exists = opdb_path_exists(path);
     if (exists) {
-        if (load_csv(path, &f, eager_rows(o), err)) {
+        if (update_load_table(path, &f, eager_rows(o), err)) {
             opdb_sb_free(&m.sig);
             opdb_sb_free(&m.disp);
-            si_free(&m.si);
-            csvfile_free(&f);
+            db_row_index_free(&m.si);
+            db_lazy_free(&f);
             return -1;
         }
         if (!o->quirks && check_table(path, &f, err)) {
             opdb_sb_free(&m.sig);
             opdb_sb_free(&m.disp);
-            si_free(&m.si);
-            csvfile_free(&f);
+            db_row_index_free(&m.si);
+            db_lazy_free(&f);
             return -1;
         }
         if (f.reread) { /* rows indexed before the anomaly are gone */
-            si_free(&m.si);
+            db_row_index_free(&m.si);
             memset(&m.si, 0, sizeof m.si);
         }
-        si_flush(&m.si); /* the last rows index_at_load queued */
+        db_row_index_flush(&m.si); /* the last rows index_at_load queued */
         db_columns_of_file(&f.fields, &cols);
     } else {
-        ks_init(&f.ks, 140);
+        db_ks_init(&f.ks, 140);
         db_columns_new(&cols);
         for (size_t i = 0; i < nmerge; i++)
             for (int k = 0; k < agg_nkeys(merge[i]); k++)
@@ -126,20 +134,20 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     if (!o->quirks)
         for (size_t i = 0; i < o->nextra_cols; i++)
             if (opdb_strvec_find(&cols, o->extra_cols[i]) < 0) opdb_strvec_push(&cols, o->extra_cols[i]);
-    for (size_t i = 0; i < cols.n; i++) ks_add(&f.ks, cols.v[i]);
+    for (size_t i = 0; i < cols.n; i++) db_ks_add(&f.ks, cols.v[i]);
 
     extra_index_build(&m.xi, o, res->stem);
     if (strcmp(stem_norm, "DispatchFFNCombine") == 0 && opdb_strvec_find(&cols, OPDB_COL_EP_SIZE) < 0)
         legacy_ep_size(&m, &cols, merge, nmerge, match, nmatch);
-    for (size_t i = 0; i < cols.n; i++) f.ks.is_col[ks_add(&f.ks, cols.v[i])] = true;
-    for (int i = 0; i < OPDB_NSIG_CELLS; i++) m.id.sig[i] = ks_find(&f.ks, opdb_sig_cell_cols[i]);
-    m.id.mb_dur = ks_add(&f.ks, MB_DUR);
-    m.id.prof_avg = ks_add(&f.ks, PROF_AVG_DUR);
-    m.id.legacy = ks_find(&f.ks, LEGACY_MB_DUR);
+    for (size_t i = 0; i < cols.n; i++) f.ks.is_col[db_ks_add(&f.ks, cols.v[i])] = true;
+    db_sig_cols_from_names(&m.id.sig, (const char *const *)f.ks.name, (size_t)f.ks.n);
+    m.id.mb_dur = db_ks_add(&f.ks, MB_DUR);
+    m.id.prof_avg = db_ks_add(&f.ks, PROF_AVG_DUR);
+    m.id.legacy = db_ks_find(&f.ks, LEGACY_MB_DUR);
 
     for (size_t r = f.seen_lazy; r < f.n; r++) {
         sig_of_drow(&f, &f.rows[r], &m.id, res->stem, &m.sig, false);
-        si_add(&m.si, &m.sig, r);
+        db_row_index_add(&m.si, &m.sig, r);
     }
     for (size_t i = 0; i < m.si.n; i++) {
         if (m.si.e[i].n < 2) continue;
@@ -150,10 +158,10 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     }
     if (res->ndups > 1) qsort(res->dups, res->ndups, sizeof *res->dups, cmp_dup);
     for (size_t r = 0; r < f.n; r++) {
-        drow *row = &f.rows[r];
+        db_drow *row = &f.rows[r];
         /* (a file with the legacy column and no MB_DUR has no lazy rows) */
-        if (!row->lazy && drow_has(row, m.id.legacy) && !drow_has(row, m.id.mb_dur))
-            drow_link(row, &f.ks, m.id.mb_dur, row->v[m.id.legacy]);
+        if (!row->lazy && db_drow_has(row, m.id.legacy) && !db_drow_has(row, m.id.mb_dur))
+            db_drow_link(row, &f.ks, m.id.mb_dur, row->v[m.id.legacy]);
         row->dirty = false; /* the snapshot for change detection is taken here */
     }
     size_t norig = f.n;
@@ -203,9 +211,9 @@ int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const
     free(keep);
     opdb_sb_free(&m.sig);
     opdb_sb_free(&m.disp);
-    si_free(&m.si);
+    db_row_index_free(&m.si);
     extra_index_free(&m.xi);
     opdb_strvec_free(&cols);
-    csvfile_free(&f);
+    db_lazy_free(&f);
     return rc;
 }

@@ -20,14 +20,29 @@
 
 /* ---- which CSVs, and the whole database */
 
+/* The other names of op's MatMul family in family order, NULL-terminated
+ * (none for an op outside it): the lists are built once from the family's
+ * one list, each leaving one name out. */
+#define MATMUL_ITEM(name) name,
+static const char *const k_matmul_family[OPDB_NMATMUL_FAMILY] = {OPDB_MATMUL_FAMILY_LIST(MATMUL_ITEM)};
+#undef MATMUL_ITEM
+static const char *k_matmul_aliases[OPDB_NMATMUL_FAMILY][OPDB_NMATMUL_FAMILY];
+static pthread_once_t k_matmul_aliases_once = PTHREAD_ONCE_INIT;
+
+static void build_matmul_aliases(void) {
+    for (int i = 0; i < OPDB_NMATMUL_FAMILY; i++) {
+        int n = 0;
+        for (int k = 0; k < OPDB_NMATMUL_FAMILY; k++)
+            if (k != i) k_matmul_aliases[i][n++] = k_matmul_family[k];
+        k_matmul_aliases[i][n] = NULL;
+    }
+}
+
 static const char *const *matmul_aliases(const char *op) {
-    static const char *const v2[] = {"MatMulV3", "MatMulCommon", NULL};
-    static const char *const v3[] = {"MatMulV2", "MatMulCommon", NULL};
-    static const char *const common[] = {"MatMulV2", "MatMulV3", NULL};
     static const char *const none[] = {NULL};
-    if (strcmp(op, "MatMulV2") == 0) return v2;
-    if (strcmp(op, "MatMulV3") == 0) return v3;
-    if (strcmp(op, "MatMulCommon") == 0) return common;
+    pthread_once(&k_matmul_aliases_once, build_matmul_aliases);
+    for (int i = 0; i < OPDB_NMATMUL_FAMILY; i++)
+        if (strcmp(op, k_matmul_family[i]) == 0) return k_matmul_aliases[i];
     return none;
 }
 

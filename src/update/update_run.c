@@ -9,7 +9,6 @@
 #include "update/op_summary.h"
 #include "update/update_db.h"
 #include "update/update_report.h"
-#include "update/dict_row.h"
 #include "opdb/csv.h"
 #include "opdb/pystr.h"
 #include "opdb/schema.h"

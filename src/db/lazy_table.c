@@ -1,7 +1,7 @@
-/* See csv_rows.h: loading a database CSV, lazy rows and their patches.
+/* See lazy_table.h: loading a database table, lazy rows read in full.
  * Cells point into the file read once into memory (fast tokenizer, decoded
  * in place) and only changed values are copied. */
-#include "update/csv_rows.h"
+#include "db/lazy_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,19 +9,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "update/db_columns.h"
+#include "opdb/schema.h"
 
-static const char *const k_lazy_names[] = {OPDB_COL_INPUT_SHAPES,  OPDB_COL_INPUT_DTYPES, OPDB_COL_INPUT_FORMATS,
-                                           OPDB_COL_OUTPUT_SHAPES, OPDB_COL_OUTPUT_DTYPES, OPDB_COL_EP_SIZE,
-                                           MB_DUR,                 PROF_AVG_DUR};
-_Static_assert(sizeof k_lazy_names / sizeof k_lazy_names[0] == NLAZY, "NLAZY: one per kept cell");
+static const char *const k_lazy_names[] = {
+#define LAZY_ITEM(name) name,
+    OPDB_SIG_CELL_LIST(LAZY_ITEM) OPDB_COL_MB_DUR, OPDB_COL_PROF_AVG_DUR};
+_Static_assert(sizeof k_lazy_names / sizeof k_lazy_names[0] == DB_LAZY_NCELLS, "DB_LAZY_NCELLS: one per kept cell");
 
-void push_row(csvfile *f, drow r) {
+void db_lazy_push_row(db_lazy_table *f, db_drow r) {
     OPDB_ALLOC_GROW(f->rows, f->n + 1, f->cap);
     f->rows[f->n++] = r;
 }
 
-void csvfile_free(csvfile *f) {
+void db_lazy_free(db_lazy_table *f) {
     free(f->rows);
     if (f->buf) opdb_file_view_close(&f->view);
     free(f->colkey);
@@ -30,48 +30,36 @@ void csvfile_free(csvfile *f) {
     free(f->scratch);
     free(f->patch);
     opdb_strvec_free(&f->fields);
-    ks_free(&f->ks);
-}
-
-const row_patch **patch_chain(const row_patch *last, size_t *n) {
-    size_t np = 0;
-    for (const row_patch *p = last; p; p = p->prev) np++;
-    const row_patch **order = opdb_xmalloc((np ? np : 1) * sizeof *order);
-    size_t k = np;
-    for (const row_patch *p = last; p; p = p->prev) order[--k] = p;
-    *n = np;
-    return order;
-}
-
-void put_measured(keyspace *ks, drow *t, const agg_row *nr, const int *ids) {
-    char buf[400];
-    drow_set(t, ks, ids[AGG_K_DUR], agg_span(nr, AGG_K_DUR, buf));
-    for (int i = 0; i < agg_nkeys(nr); i++)
-        if (nr->kset->num[i] > 0) /* the "MicroBench <metric>" means */
-            drow_set(t, ks, ids[i], agg_span(nr, i, buf));
+    db_ks_free(&f->ks);
 }
 
 /* ---- rows, lazy or not */
 
 /* row.get(key, "") of a row, lazy or not.  Of a lazy row only the kept
  * cells are read (every caller asks for those). */
-opdb_span cell(const csvfile *f, const drow *r, int id) {
-    if (!r->lazy) return drow_at(r, id);
+opdb_span db_lazy_cell(const db_lazy_table *f, const db_drow *r, int id) {
+    if (!r->lazy) return db_drow_at(r, id);
     int j = id >= 0 && id < f->header_keys ? f->slot_of_key[id] : -1;
     return j >= 0 ? r->v[j] : opdb_span_make("", 0);
 }
 
+opdb_sig_cells db_lazy_sig_cells(const db_lazy_table *f, const db_drow *r, const db_sig_cols *sig) {
+    return r->lazy ? db_sig_cells_from_row(&f->lazy_sig, r->v, DB_LAZY_NCELLS)
+                   : db_sig_cells_from_row(sig, r->v, (size_t)r->nv);
+}
+
 /* DictReader: every header key present ("" for a short row); last duplicate wins. */
-static drow dict_record(csvfile *f, const opdb_field *c, int nc) {
-    drow r = drow_new(&f->ks);
-    for (int i = 0; i < f->nh; i++) drow_ref(&r, f->colkey[i], i < nc ? c[i].p : "", i < nc ? c[i].n : 0);
+static db_drow dict_record(db_lazy_table *f, const opdb_field *c, int nc) {
+    db_drow r = db_drow_new(&f->ks);
+    for (int i = 0; i < f->nh; i++) db_drow_ref(&r, f->colkey[i], i < nc ? c[i].p : "", i < nc ? c[i].n : 0);
     return r;
 }
 
 /* The row with every cell: a lazy row's bytes are copied and tokenized
- * (the whole file passed the fast tokenizer, so its records do too). */
-drow *row_mut(csvfile *f, size_t i) {
-    drow *row = &f->rows[i];
+ * (the whole file passed the fast tokenizer, so its records do too); its
+ * patches are the caller's to set again. */
+db_drow *db_lazy_row_full(db_lazy_table *f, size_t i) {
+    db_drow *row = &f->rows[i];
     if (!row->lazy) return row;
     char *copy = opdb_arena_alloc(&f->ks.arena, (size_t)row->raw_len + 1);
     memcpy(copy, f->buf + row->raw_off, row->raw_len);
@@ -80,29 +68,21 @@ drow *row_mut(csvfile *f, size_t i) {
     opdb_csv_fast_init(&t, copy, row->raw_len);
     int nc = 0;
     size_t off;
-    if (opdb_csv_fast_next(&t, f->scratch, MAX_COLUMNS, &nc, &off) <= 0) nc = 0;
-    drow d = dict_record(f, f->scratch, nc);
+    if (opdb_csv_fast_next(&t, f->scratch, DB_MAX_COLUMNS, &nc, &off) <= 0) nc = 0;
+    db_drow d = dict_record(f, f->scratch, nc);
     d.raw_ok = row->raw_ok;
     d.raw_off = row->raw_off;
     d.raw_len = row->raw_len;
     d.dirty = row->dirty;
     d.nput = row->nput;
     *row = d;
-    if (f->patch && f->patch[i].nr) { /* the measurements again, oldest first */
-        size_t np;
-        const row_patch **order = patch_chain(&f->patch[i], &np);
-        for (size_t k = 0; k < np; k++) put_measured(&f->ks, row, order[k]->nr, order[k]->lk->id);
-        free(order);
-        f->patch[i].nr = NULL;
-        f->patch[i].prev = NULL;
-    }
     return row;
 }
 
 /* ---- loading */
 
-static void start_header(csvfile *f, const opdb_field *h, int nh) {
-    ks_init(&f->ks, nh + 140);
+static void start_header(db_lazy_table *f, const opdb_field *h, int nh) {
+    db_ks_init(&f->ks, nh + 140);
     f->nh = nh;
     f->colkey = opdb_xmalloc(((size_t)nh + 1) * sizeof *f->colkey);
     for (int i = 0; i < nh; i++) {
@@ -110,13 +90,13 @@ static void start_header(csvfile *f, const opdb_field *h, int nh) {
         memcpy(name, h[i].p, h[i].n);
         name[h[i].n] = '\0';
         opdb_strvec_push_owned(&f->fields, name);
-        f->colkey[i] = ks_add(&f->ks, name);
+        f->colkey[i] = db_ks_add(&f->ks, name);
     }
     f->header_keys = f->ks.n;
 }
 
 /* A header that DictWriter writes back as it was read: no name twice. */
-static bool header_unique(const csvfile *f) {
+static bool header_unique(const db_lazy_table *f) {
     for (int i = 0; i < f->nh; i++)
         for (int k = 0; k < i; k++)
             if (f->colkey[i] == f->colkey[k]) return false;
@@ -125,17 +105,17 @@ static bool header_unique(const csvfile *f) {
 
 /* Rows are kept lazy unless a rule reads other cells of every row: a header
  * with a name twice (last one wins), or a legacy duration column standing
- * in for a missing MB_DUR.  Returns the cells to skim (>= 1). */
-static int plan_lazy(csvfile *f, bool *lazy) {
-    int legacy = ks_find(&f->ks, LEGACY_MB_DUR), mb = ks_find(&f->ks, MB_DUR);
+ * in for a missing OPDB_COL_MB_DUR.  Returns the cells to skim (>= 1). */
+static int plan_lazy(db_lazy_table *f, bool *lazy) {
+    int legacy = db_ks_find(&f->ks, OPDB_COL_LEGACY_MB_DUR), mb = db_ks_find(&f->ks, OPDB_COL_MB_DUR);
     *lazy = header_unique(f) && !(legacy >= 0 && mb < 0);
     int keep = 1;
     f->slot_of_key = opdb_xmalloc((size_t)f->header_keys + 1);
     memset(f->slot_of_key, -1, (size_t)f->header_keys + 1);
     f->col_of_key = opdb_xmalloc(((size_t)f->header_keys + 1) * sizeof *f->col_of_key);
     for (int i = 0; i < f->nh; i++) f->col_of_key[f->colkey[i]] = i;
-    for (int j = 0; j < NLAZY; j++) {
-        int id = ks_find(&f->ks, k_lazy_names[j]);
+    for (int j = 0; j < DB_LAZY_NCELLS; j++) {
+        int id = db_ks_find(&f->ks, k_lazy_names[j]);
         if (id >= 0) f->slot_of_key[id] = (signed char)j;
         f->lazy_col[j] = -1;
         for (int i = 0; i < f->nh && id >= 0; i++)
@@ -151,7 +131,7 @@ static int plan_lazy(csvfile *f, bool *lazy) {
  * The fast tokenizer has already proved the quoting itself canonical.  The
  * cells are judged here (c: the first ones as written; quote_after: a quote
  * in the rest, judged by rendering) ... */
-static bool record_fields_ok(const csvfile *f, const opdb_field *c, int nkept, int nc, bool quote_after) {
+static bool record_fields_ok(const db_lazy_table *f, const opdb_field *c, int nkept, int nc, bool quote_after) {
     if (nc != f->nh || f->nh < 2 || quote_after) return false;
     for (int i = 0; i < nkept; i++) {
         if (c[i].n < 2 || c[i].p[0] != '"') continue;
@@ -165,8 +145,8 @@ static bool record_fields_ok(const csvfile *f, const opdb_field *c, int nkept, i
 
 /* ... and the last row's terminator once the next record's start (or the end
  * of the file) is known: exactly one "\r\n", no blank line after it. */
-static void close_record(csvfile *f, size_t off, size_t end) {
-    drow *row = &f->rows[f->n - 1];
+static void close_record(db_lazy_table *f, size_t off, size_t end) {
+    db_drow *row = &f->rows[f->n - 1];
     const char *r = f->buf;
     row->raw_off = off;
     row->raw_len = (uint32_t)(end - off);
@@ -176,29 +156,29 @@ static void close_record(csvfile *f, size_t off, size_t end) {
 
 static int too_wide(const char *path, opdb_err *err) {
     return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: the header has %d or more columns; opdb reads at most %d",
-                     path, MAX_COLUMNS, MAX_COLUMNS - 1);
+                     path, DB_MAX_COLUMNS, DB_MAX_COLUMNS - 1);
 }
 
-static int load_exact(const char *path, csvfile *f, opdb_err *err) {
+static int load_exact(const char *path, db_lazy_table *f, opdb_err *err) {
     opdb_csv_file c;
-    if (opdb_csv_file_open(&c, path, MAX_COLUMNS, err)) return -1;
+    if (opdb_csv_file_open(&c, path, DB_MAX_COLUMNS, err)) return -1;
     int rc = opdb_csv_file_next(&c, true);
-    if (rc > 0 && c.nf >= MAX_COLUMNS) {
-        ks_init(&f->ks, 140);
+    if (rc > 0 && c.nf >= DB_MAX_COLUMNS) {
+        db_ks_init(&f->ks, 140);
         opdb_csv_file_close(&c);
         return too_wide(path, err);
     }
     if (rc > 0) {
         start_header(f, c.f, c.nf);
         while ((rc = opdb_csv_file_next(&c, false)) > 0) {
-            drow r = dict_record(f, c.f, c.nf);
+            db_drow r = dict_record(f, c.f, c.nf);
             for (int i = 0; i < r.nv; i++)
                 if (r.v[i].p) r.v[i].p = opdb_arena_strndup(&f->ks.arena, r.v[i].p, r.v[i].n);
-            push_row(f, r);
+            db_lazy_push_row(f, r);
             if (c.x.unterminated) f->unterminated_line = c.x.rec_line;
         }
     } else {
-        ks_init(&f->ks, 140);
+        db_ks_init(&f->ks, 140);
     }
     if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
     opdb_csv_file_close(&c);
@@ -206,7 +186,7 @@ static int load_exact(const char *path, csvfile *f, opdb_err *err) {
 }
 
 /* The header with the fast tokenizer's cells decoded. */
-static void fast_header(csvfile *f, int nc) {
+static void fast_header(db_lazy_table *f, int nc) {
     size_t total = 0;
     for (int i = 0; i < nc; i++) total += f->scratch[i].n;
     char *names = opdb_xmalloc(total + 1);
@@ -222,9 +202,10 @@ static void fast_header(csvfile *f, int nc) {
 }
 
 /* A lazy row: its kept cells (decoded), the rest left in the buffer. */
-static void lazy_record(csvfile *f, const opdb_field *c, int nkept) {
-    drow r = {opdb_arena_alloc(&f->ks.arena, NLAZY * sizeof(opdb_span)), NLAZY, false, true, false, 0, 0, 0};
-    for (int j = 0; j < NLAZY; j++) {
+static void lazy_record(db_lazy_table *f, const opdb_field *c, int nkept) {
+    db_drow r = {opdb_arena_alloc(&f->ks.arena, DB_LAZY_NCELLS * sizeof(opdb_span)), DB_LAZY_NCELLS, false, true, false,
+                 0, 0, 0};
+    for (int j = 0; j < DB_LAZY_NCELLS; j++) {
         int col = f->lazy_col[j];
         if (col < 0 || col >= nkept) {
             r.v[j] = opdb_span_make("", 0);
@@ -242,19 +223,19 @@ static void lazy_record(csvfile *f, const opdb_field *c, int nkept) {
             r.v[j] = opdb_span_make(c[col].p, c[col].n);
         }
     }
-    push_row(f, r);
+    db_lazy_push_row(f, r);
 }
 
 /* Fast path: 0, or 1 when the file needs the exact rules (nothing kept). */
-static int load_fast(const char *path, csvfile *f, size_t len, opdb_err *err) {
+static int load_fast(const char *path, db_lazy_table *f, size_t len, opdb_err *err) {
     opdb_csv_fast t;
     opdb_csv_fast_init(&t, f->buf, len);
     int nc, rc;
     size_t off;
     bool quote_after;
-    rc = opdb_csv_fast_skim(&t, f->scratch, MAX_COLUMNS, &nc, &off, &quote_after);
-    if (rc > 0 && nc >= MAX_COLUMNS) {
-        ks_init(&f->ks, 140);
+    rc = opdb_csv_fast_skim(&t, f->scratch, DB_MAX_COLUMNS, &nc, &off, &quote_after);
+    if (rc > 0 && nc >= DB_MAX_COLUMNS) {
+        db_ks_init(&f->ks, 140);
         return too_wide(path, err);
     }
     if (rc <= 0) return rc < 0 ? 1 : 0;
@@ -282,27 +263,20 @@ static int load_fast(const char *path, csvfile *f, size_t len, opdb_err *err) {
     if (!header_unique(f))
         for (size_t i = 0; i < f->n; i++) f->rows[i].raw_ok = false;
     if (!lazy)
-        for (size_t i = 0; i < f->n; i++) row_mut(f, i);
+        for (size_t i = 0; i < f->n; i++) db_lazy_row_full(f, i);
     else
-        f->patch = opdb_xcalloc(f->n + 1, sizeof *f->patch), f->npatch = f->n;
+        f->lazy_rows = true;
     return 0;
 }
 
-/* The simple path (opts.eager or OPDB_UPDATE_EAGER=1): every row read by
- * the exact tokenizer into a dict row and rendered again on write; no lazy
- * rows, patches, splices or copies.  Tests run both paths and compare. */
-bool eager_rows(const opdb_update_opts *o) {
-    const char *env = opdb_setting("OPDB_UPDATE_EAGER");
-    return o->eager || (env && strcmp(env, "1") == 0);
-}
-
-int load_csv(const char *path, csvfile *f, bool eager, opdb_err *err) {
+int db_lazy_load(const char *path, db_lazy_table *f, bool eager, opdb_err *err) {
     uint64_t body;
     int fd = opdb_csv_open(path, &body, err);
     if (fd < 0) return -1;
     struct stat st;
     uint64_t size = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
-    f->scratch = opdb_xmalloc(MAX_COLUMNS * sizeof *f->scratch);
+    f->scratch = opdb_xmalloc(DB_MAX_COLUMNS * sizeof *f->scratch);
+    db_sig_cols_from_names(&f->lazy_sig, k_lazy_names, DB_LAZY_NCELLS);
     /* mapped: the rows are read, and unchanged ones written, from the page cache */
     int rc = opdb_file_view_open(&f->view, fd, path, body, size, true, err);
     close(fd);
@@ -327,7 +301,7 @@ int load_csv(const char *path, csvfile *f, bool eager, opdb_err *err) {
         free(f->col_of_key);
         f->col_of_key = NULL;
         opdb_strvec_free(&f->fields);
-        ks_free(&f->ks);
+        db_ks_free(&f->ks);
     }
     opdb_file_view_close(&f->view);
     f->buf = NULL;
