@@ -9,6 +9,7 @@
 #include "update/op_summary.h"
 #include "update/update_db.h"
 #include "update/update_report.h"
+#include "db/text_table.h"
 #include "opdb/csv.h"
 #include "opdb/pystr.h"
 #include "opdb/schema.h"
@@ -17,24 +18,20 @@
  * valid duration. LFS pointers and header-less files are errors. */
 static int csv_complete(const char *path, bool *complete, opdb_err *err) {
     opdb_csv_file c;
-    if (opdb_csv_file_open(&c, path, 4096, err)) return -1;
-    int rc = opdb_csv_file_next(&c, true);
+    db_open_opts oo = {.need_header = true, .lfs = true};
+    *complete = false;
+    if (db_csv_open(&c, path, &oo, NULL, err)) return -1;
+    int rc;
     size_t rows = 0;
     bool all = true;
-    if (rc <= 0 || c.nf == 0) {
-        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s: CSV has no header", path);
-    } else if (c.f[0].n >= 40 && strncmp(c.f[0].p, "version https://git-lfs.github.com/spec/", 40) == 0) {
-        rc = opdb_fail(err, OPDB_ERR_RUNTIME, "%s is a Git LFS pointer, not CSV data (run git lfs pull)", path);
-    } else {
-        int c_avg = opdb_csv_col(c.f, c.nf, OPDB_COL_MB_DUR);
-        int c_prof = opdb_csv_col(c.f, c.nf, OPDB_COL_PROF_AVG_DUR);
-        while ((rc = opdb_csv_file_next(&c, false)) > 0) {
-            rows++;
-            opdb_span a = opdb_csv_cell(c.f, c.nf, c_avg), p = opdb_csv_cell(c.f, c.nf, c_prof);
-            if (!(opdb_py_float_or_zero(a.p, a.n) > 0 || opdb_py_float_or_zero(p.p, p.n) > 0)) all = false;
-        }
-        if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
+    int c_avg = opdb_csv_col(c.f, c.nf, OPDB_COL_MB_DUR);
+    int c_prof = opdb_csv_col(c.f, c.nf, OPDB_COL_PROF_AVG_DUR);
+    while ((rc = opdb_csv_file_next(&c, false)) > 0) {
+        rows++;
+        opdb_span a = opdb_csv_cell(c.f, c.nf, c_avg), p = opdb_csv_cell(c.f, c.nf, c_prof);
+        if (!(opdb_py_float_or_zero(a.p, a.n) > 0 || opdb_py_float_or_zero(p.p, p.n) > 0)) all = false;
     }
+    if (rc < 0) opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed", path);
     *complete = rows > 0 && all;
     opdb_csv_file_close(&c);
     return rc < 0 ? -1 : 0;
