@@ -1,5 +1,5 @@
 # tests/bench_csv.sh - CSV helpers for shell scripts reading opdb databases
-# (sourced by tests/bench_cli.sh and bench/replay.sh; POSIX sh + awk).
+# (sourced by tests/bench_cli.sh and perf/replay.sh; POSIX sh + awk).
 #
 # csv_col FILE NAME: 1-based index of column NAME (headers hold no quoted commas)
 csv_col() { head -1 "$1" | tr -d '\r' | tr ',' '\n' | grep -nxF -- "$2" | cut -d: -f1; }

@@ -3,7 +3,7 @@
  * columns, the 25 hardware metric names, the column-name prefixes and the
  * signature cells. The lists are also X-macros (OPDB_*_LIST(X) expands X(name)
  * once per name, in file order) so that programs which do not link libopdb,
- * the input generators in bench/, build their headers from the same names.
+ * the input generators in perf/, build their headers from the same names.
  * The arrays are defined in src/db/schema.c. */
 #ifndef OPDB_SCHEMA_H
 #define OPDB_SCHEMA_H

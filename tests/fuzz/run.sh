@@ -4,7 +4,7 @@
 # mismatch (the reproducer is left in the artifact folder it prints).
 #   tests/fuzz/run.sh [BUILD_DIR] [SECONDS]
 # Build first:
-#   CC=clang cmake -S . -B build-fuzz -G Ninja -DOPDB_BUILD_FUZZ=ON -DOPDB_BUILD_BENCH=OFF
+#   CC=clang cmake -S . -B build-fuzz -G Ninja -DOPDB_BUILD_FUZZ=ON -DOPDB_BUILD_PERF=OFF
 #   ninja -C build-fuzz fuzz_csv fuzz_parse
 set -u
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make_db.py OUT_DIR [ROWS_PER_FILE]: a database with one CSV per shipped
 pattern (the first kernel type assigned to it), each with a plausible
-template row, for `opdb grid` differential tests and bench/grid.sh.
+template row, for `opdb grid` differential tests and perf/grid.sh.
 ROWS_PER_FILE (default 1) existing rows: the first is the template, the
 others are filler rows with distinct shapes."""
 import os, sys

@@ -1,4 +1,4 @@
-# bench/rounds.sh - interleaved timing rounds shared by bench/check.sh and bench/diff.sh (bash).
+# perf/rounds.sh - interleaved timing rounds shared by perf/check.sh and perf/diff.sh (bash).
 # The caller sets: work (scratch folder), name (for messages), reps, cases (array) and a
 # function `run CASE` that calls `timed COMMAND...`; results land in the array T
 # (T[case]: wall seconds, T[case.cpu]: user + system seconds, T[case.rss]: peak KiB).

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# bench/diff.sh - speed of `opdb diff` on two generated databases.
+# perf/diff.sh - speed of `opdb diff` on two generated databases.
 #
-# usage: bench/diff.sh [BUILD_DIR] [ROWS]      (defaults: build 100000)
+# usage: perf/diff.sh [BUILD_DIR] [ROWS]      (defaults: build 100000)
 #
-# Generates two database folders of ROWS rows each (bench/gen_diff_db.py: 10
+# Generates two database folders of ROWS rows each (perf/gen_diff_db.py: 10
 # kernel types, the canonical 62 columns + Profiling Count, realistic changes
 # between them), once (reused while the generator is unchanged), then runs,
 # interleaved round by round (so a busy shared machine slows every case of a
@@ -17,14 +17,14 @@
 # validate measured in the same round (median of the per-round ratios).
 # Target (reported, not enforced): diff of two 100k-row databases < 1 s on one core.
 #
-# Environment: OPDB_BENCH_DIR (default /tmp/opdb-bench-diff), OPDB_BENCH_REPS (rounds, default 5).
+# Environment: OPDB_PERF_DIR (default /tmp/opdb-perf-diff), OPDB_PERF_REPS (rounds, default 5).
 # Exit status: 0 (a report), 2 on bad usage or a missing binary.
 set -u -o pipefail
 export LC_ALL=C
 build=${1:-build}
 rows=${2:-100000}
-reps=${OPDB_BENCH_REPS:-5}
-work=${OPDB_BENCH_DIR:-/tmp/opdb-bench-diff}
+reps=${OPDB_PERF_REPS:-5}
+work=${OPDB_PERF_DIR:-/tmp/opdb-perf-diff}
 here=$(cd "$(dirname "$0")" && pwd)
 opdb=$build/opdb
 [[ -x $opdb ]] || { echo "diff.sh: $opdb not built (scripts/build.sh $build)" >&2; exit 2; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/update.sh - wall time / memory report for `opdb update`.
+# perf/update.sh - wall time / memory report for `opdb update`.
 #
-# usage: bench/update.sh [BUILD_DIR]                       (default: build)
+# usage: perf/update.sh [BUILD_DIR]                       (default: build)
 #
 # Generates (once; reused while complete and the generator has not been
 # rebuilt) a synthetic database of 40 per-operator CSVs and 4 msprof PROF_*
@@ -27,11 +27,11 @@
 # update catalogue: opdb update must leave them alone (checked).
 #
 # Environment:
-#   OPDB_BENCH_DIR        work dir (default /tmp/opdb-bench; this uses .../update)
-#   OPDB_BENCH_REPS       timed rounds (default 5; best of each case is reported)
-#   OPDB_BENCH_DB_ROWS    rows per database CSV (default 25000)
-#   OPDB_BENCH_PROF_ROWS  op_summary rows over all PROF folders (default 1000000)
-#   OPDB_BENCH_STRICT     if 1, exit 1 when opdb fails or misses the target
+#   OPDB_PERF_DIR        work dir (default /tmp/opdb-perf; this uses .../update)
+#   OPDB_PERF_REPS       timed rounds (default 5; best of each case is reported)
+#   OPDB_PERF_DB_ROWS    rows per database CSV (default 25000)
+#   OPDB_PERF_PROF_ROWS  op_summary rows over all PROF folders (default 1000000)
+#   OPDB_PERF_STRICT     if 1, exit 1 when opdb fails or misses the target
 #
 # Exit status: 0 (it is a report), 2 on bad usage / missing binaries.
 
@@ -43,11 +43,11 @@ export LC_ALL=C
 bench_init update.sh 22
 
 BUILD_DIR=${1:-build}
-REPS=${OPDB_BENCH_REPS:-5}
-DB_ROWS=${OPDB_BENCH_DB_ROWS:-25000}
-PROF_ROWS=${OPDB_BENCH_PROF_ROWS:-1000000}
-WORK=${OPDB_BENCH_DIR:-/tmp/opdb-bench}/update
-STRICT=${OPDB_BENCH_STRICT:-0}
+REPS=${OPDB_PERF_REPS:-5}
+DB_ROWS=${OPDB_PERF_DB_ROWS:-25000}
+PROF_ROWS=${OPDB_PERF_PROF_ROWS:-1000000}
+WORK=${OPDB_PERF_DIR:-/tmp/opdb-perf}/update
+STRICT=${OPDB_PERF_STRICT:-0}
 
 if [[ $# -gt 1 || ${1:-} == -h || ${1:-} == --help ]]; then
     bench_usage
@@ -60,7 +60,7 @@ for v in REPS DB_ROWS PROF_ROWS; do
 done
 
 OPDB=$BUILD_DIR/opdb
-GEN=$BUILD_DIR/bench/gen_update_inputs
+GEN=$BUILD_DIR/perf/gen_update_inputs
 
 bench_require_executables "$BUILD_DIR" "" "$OPDB" "$GEN"
 bench_start
@@ -115,7 +115,7 @@ DB_DATA_ROWS=$((DB_LINES - ${#DB_FILES[@]}))
 NONCAT=(Cast Mul TransData ZerosLike)
 
 # ------------------------------------------------------------ measuring
-# bench_case KEY LABEL PREPARE -- CMD...  (bench/lib.sh)
+# bench_case KEY LABEL PREPARE -- CMD...  (perf/lib.sh)
 prepare_update() { # fresh copy of the pristine database (not timed)
     rm -rf "$RUN" && cp -r "$DB" "$RUN"
 }

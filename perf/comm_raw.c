@@ -1,4 +1,4 @@
-/* The floor for bench/comm.sh: a bare MPI loop of one collective, timed as
+/* The floor for perf/comm.sh: a bare MPI loop of one collective, timed as
  * opdb-comm times it (warm-up, barrier, CLOCK_MONOTONIC around N iterations,
  * maximum over ranks) but with nothing else: no per-iteration clock reads,
  * no statistics, no output but one number.

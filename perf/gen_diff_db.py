@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gen_diff_db.py DIR ROWS: two database folders DIR/old and DIR/new for bench/diff.sh.
+"""gen_diff_db.py DIR ROWS: two database folders DIR/old and DIR/new for perf/diff.sh.
 
 ROWS rows per side over 10 kernel types, in the canonical 62-column layout plus
 Profiling Count (profiled statistics on every other row). NEW: every row

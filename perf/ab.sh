@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# bench/ab.sh - before/after comparison of two opdb builds on the inputs of
-# bench/parse.sh, bench/update.sh, bench/compare.sh, bench/grid.sh and
-# bench/query.sh.
+# perf/ab.sh - before/after comparison of two opdb builds on the inputs of
+# perf/parse.sh, perf/update.sh, perf/compare.sh, perf/grid.sh and
+# perf/query.sh.
 #
-# usage: bench/ab.sh OLD_BUILD NEW_BUILD [ROUNDS]           (default 5 rounds)
+# usage: perf/ab.sh OLD_BUILD NEW_BUILD [ROUNDS]           (default 5 rounds)
 #
 # Generates the three benches' inputs with NEW_BUILD's generators (once;
 # reused while intact), then runs, after one warm-up round, ROUNDS rounds of
@@ -21,13 +21,13 @@
 # and makes the exit status 1.
 #
 # Environment:
-#   OPDB_BENCH_DIR        work dir (default /tmp/opdb-bench; this uses .../ab)
-#   OPDB_BENCH_ROWS       kernel_details rows for parse (default 1000000)
-#   OPDB_BENCH_DB_ROWS    rows per database CSV for update (default 25000)
-#   OPDB_BENCH_PROF_ROWS  op_summary rows for update (default 1000000)
-#   OPDB_BENCH_EVENTS     trace events for compare (default 1000000)
-#   OPDB_BENCH_QUERIES    query lines for query (default 300000)
-#   OPDB_BENCH_CASES      the cases to run (default "parse update compare grid query")
+#   OPDB_PERF_DIR        work dir (default /tmp/opdb-perf; this uses .../ab)
+#   OPDB_PERF_ROWS       kernel_details rows for parse (default 1000000)
+#   OPDB_PERF_DB_ROWS    rows per database CSV for update (default 25000)
+#   OPDB_PERF_PROF_ROWS  op_summary rows for update (default 1000000)
+#   OPDB_PERF_EVENTS     trace events for compare (default 1000000)
+#   OPDB_PERF_QUERIES    query lines for query (default 300000)
+#   OPDB_PERF_CASES      the cases to run (default "parse update compare grid query")
 #
 # Exit status: 0, 1 when the builds' outputs differ or a run fails, 2 on
 # bad usage / missing binaries.
@@ -39,17 +39,17 @@ usage() {
     exit 2
 }
 [[ $# -ge 2 && $# -le 3 && $1 != -h && $1 != --help ]] || usage
-OLD=$1/opdb NEW=$2/opdb GENDIR=$2/bench
+OLD=$1/opdb NEW=$2/opdb GENDIR=$2/perf
 ROUNDS=${3:-5}
-WORK=${OPDB_BENCH_DIR:-/tmp/opdb-bench}/ab
-ROWS=${OPDB_BENCH_ROWS:-1000000}
-DB_ROWS=${OPDB_BENCH_DB_ROWS:-25000}
-PROF_ROWS=${OPDB_BENCH_PROF_ROWS:-1000000}
-EVENTS=${OPDB_BENCH_EVENTS:-1000000}
-NQ=${OPDB_BENCH_QUERIES:-300000}
+WORK=${OPDB_PERF_DIR:-/tmp/opdb-perf}/ab
+ROWS=${OPDB_PERF_ROWS:-1000000}
+DB_ROWS=${OPDB_PERF_DB_ROWS:-25000}
+PROF_ROWS=${OPDB_PERF_PROF_ROWS:-1000000}
+EVENTS=${OPDB_PERF_EVENTS:-1000000}
+NQ=${OPDB_PERF_QUERIES:-300000}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 for b in "$OLD" "$NEW" "$GENDIR/gen_kernel_details" "$GENDIR/gen_update_inputs" "$GENDIR/gen_trace" /usr/bin/time; do
-    [[ -x $b ]] || { echo "ab.sh: missing executable $b (build with -DOPDB_BUILD_BENCH=ON)" >&2; exit 2; }
+    [[ -x $b ]] || { echo "ab.sh: missing executable $b (build with -DOPDB_BUILD_PERF=ON)" >&2; exit 2; }
 done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || usage
 mkdir -p "$WORK/in" "$WORK/logs" || exit 2
@@ -121,7 +121,7 @@ same_outputs() {
     diff <(cat "$a"/db/reports/* | sed -E "$ts") <(cat "$b"/db/reports/* | sed -E "$ts")
 }
 
-read -r -a CASES <<<"${OPDB_BENCH_CASES:-parse update compare grid query}"
+read -r -a CASES <<<"${OPDB_PERF_CASES:-parse update compare grid query}"
 FAILED=0
 for c in "${CASES[@]}"; do rm -f "$WORK/logs/$c.old" "$WORK/logs/$c.new"; done
 for ((r = 0; r <= ROUNDS; r++)); do
@@ -148,7 +148,7 @@ done
 echo "opdb A/B: old $OLD, new $NEW; $ROUNDS rounds after a warm-up, old and new back to back"
 echo "inputs: parse $ROWS rows ($(stat -c %s "$KD") B); update $DB_ROWS rows x 40 CSVs + $PROF_ROWS op_summary rows;" \
     "compare $EVENTS events ($(stat -c %s "$TRACE") B); grid on tests/oracle/grid/make_db.py's database;" \
-    "query $NQ lines over bench/gen_query_bench.py's database"
+    "query $NQ lines over perf/gen_query_bench.py's database"
 echo "machine: $(awk -F: '/model name/ { sub(/^ +/, "", $2); print $2; exit }' /proc/cpuinfo), $(nproc) cores;" \
     "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-8s %-4s %22s %22s %8s\n' case "" "wall s best / median" "CPU s best / median" "RSS MiB"

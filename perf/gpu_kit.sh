@@ -1,11 +1,11 @@
 #!/bin/sh
-# Pack what bench/gpu_check.sh needs onto a GPU host that has the CUDA
+# Pack what perf/gpu_check.sh needs onto a GPU host that has the CUDA
 # toolkit and NCCL but not this project's Debian packages (a bare cloud image):
 # the built opdb binaries and plugins, and every non-glibc library they and
 # OpenMPI's runtime (mpirun, orted, MCA and PMIx components) load, laid out
 # under KIT/root/ at their Debian paths so `cp -an KIT/root/. /` installs them
 # without replacing anything the host already has.
-#   bench/gpu_kit.sh BUILD KIT
+#   perf/gpu_kit.sh BUILD KIT
 set -eu
 build=${1:?usage: gpu_kit.sh BUILD KIT}
 kit=${2:?usage: gpu_kit.sh BUILD KIT}

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# bench/query.sh - throughput / memory of `opdb query`.
+# perf/query.sh - throughput / memory of `opdb query`.
 #
-# usage: bench/query.sh [BUILD_DIR] [ROUNDS] [N_QUERIES]     (defaults: build 3 1000000)
+# usage: perf/query.sh [BUILD_DIR] [ROUNDS] [N_QUERIES]     (defaults: build 3 1000000)
 #
-# Generates (bench/gen_query_bench.py, seeded) a database of realistic size:
+# Generates (perf/gen_query_bench.py, seeded) a database of realistic size:
 # 250 tables in the layout parse/grid write, ~208k rows, communication tables
 # and an op_mapping.yaml, and N_QUERIES op-level lines mixing exact hits, 1-D
 # interpolated matmuls, elementwise ops, communication, zero-cost ops and
@@ -12,7 +12,7 @@
 #   floor: yajl_tokenize queries.jsonl       (reading and tokenizing the same file)
 # and prints best and median CPU seconds (user + system) of each, queries per
 # CPU second, the ratio opdb / floor, and opdb's peak RSS against the
-# database's bytes. The C API figures come from bench/query_api: open time
+# database's bytes. The C API figures come from perf/query_api: open time
 # (open only: tables load on first use; and every table loaded at open)
 # against reading the same files (cat), and lookups per second on one thread
 # per query class, with the result cache off (every lookup computed) and on
@@ -27,10 +27,10 @@ BUILD_DIR=${1:-build}
 ROUNDS=${2:-3}
 NQ=${3:-1000000}
 OPDB=$BUILD_DIR/opdb
-TOK=$BUILD_DIR/bench/yajl_tokenize
-API=$BUILD_DIR/bench/query_api
+TOK=$BUILD_DIR/perf/yajl_tokenize
+API=$BUILD_DIR/perf/query_api
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-for x in "$OPDB" "$TOK" "$API"; do [ -x "$x" ] || { echo "bench/query.sh: $x not built" >&2; exit 2; }; done
+for x in "$OPDB" "$TOK" "$API"; do [ -x "$x" ] || { echo "perf/query.sh: $x not built" >&2; exit 2; }; done
 W=$(mktemp -d "${TMPDIR:-/tmp}/opdb-query-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 echo "generating $NQ queries..." >&2

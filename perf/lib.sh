@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# bench/lib.sh - timing / report harness shared by bench/parse.sh and
-# bench/update.sh.  Sourced, not run.
+# perf/lib.sh - timing / report harness shared by perf/parse.sh and
+# perf/update.sh.  Sourced, not run.
 #
 # The sourcing script calls bench_init first, sets WORK (work dir; run logs
 # go to $WORK/logs/KEY.{out,err,time}) and REPS (timed runs per case, after
@@ -44,7 +44,7 @@ bench_require_executables() {
     {
         echo "$BENCH_NAME: missing executable(s): ${missing[*]}"
         echo "build them first, e.g.:"
-        echo "  cmake -S . -B $build_dir -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPDB_BUILD_BENCH=ON"
+        echo "  cmake -S . -B $build_dir -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPDB_BUILD_PERF=ON"
         echo "  cmake --build $build_dir"
         [[ -z $note ]] || echo "$note"
     } >&2

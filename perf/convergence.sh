@@ -1,12 +1,12 @@
 #!/bin/sh
-# bench/convergence.sh - does `opdb bench`'s stop rule finish, is `--plan` right, do runs agree?
+# perf/convergence.sh - does `opdb bench`'s stop rule finish, is `--plan` right, do runs agree?
 #
-# usage: bench/convergence.sh OPDB DB OUT LABEL [RUNS] -- [opdb bench flags...]
+# usage: perf/convergence.sh OPDB DB OUT LABEL [RUNS] -- [opdb bench flags...]
 #
 # On the database folder DB (left as it is): `opdb bench --plan` once, then
 # RUNS (3) runs of `opdb bench`, each on a fresh copy, with the same flags;
 # the measured tables of run i are kept as OUT/LABEL.run<i>/. Then
-# bench/convergence.py writes one summary line to OUT/summary.txt (appended):
+# perf/convergence.py writes one summary line to OUT/summary.txt (appended):
 # rows that met the stop rule (MicroBench Converged = yes), the plan's
 # estimate against each run's wall time, and the run-to-run agreement (per
 # row, max/min of MicroBench Median Duration(us) over the runs; the median

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# bench/compare.sh - throughput / memory report for the trace analysis
+# perf/compare.sh - throughput / memory report for the trace analysis
 # commands (`opdb compare`, `opdb m6`, `opdb shape-compare`).
 #
-# usage: bench/compare.sh [BUILD_DIR] [EVENTS]      (defaults: build 1000000)
+# usage: perf/compare.sh [BUILD_DIR] [EVENTS]      (defaults: build 1000000)
 #
 # Generates a synthetic performance-model Chrome trace with EVENTS complete
-# events (~270 bytes each, so ~270 MB for 1,000,000; bench/gen_trace.c) and a
-# 20,000-row forward-pass CSV (bench/gen_kernel_details.c), once (reused while
+# events (~270 bytes each, so ~270 MB for 1,000,000; perf/gen_trace.c) and a
+# 20,000-row forward-pass CSV (perf/gen_kernel_details.c), once (reused while
 # intact and the generators have not been rebuilt), then measures, after one
 # warm-up run each (so the inputs sit in the page cache), the best wall time
 # of N runs of:
@@ -28,9 +28,9 @@
 #   opdb peak RSS < 64 MiB
 #
 # Environment:
-#   OPDB_BENCH_DIR     work dir (default /tmp/opdb-bench)
-#   OPDB_BENCH_REPS    timed runs per case (default 3; best is reported)
-#   OPDB_BENCH_STRICT  if 1, exit 1 when opdb fails or misses a target
+#   OPDB_PERF_DIR     work dir (default /tmp/opdb-perf)
+#   OPDB_PERF_REPS    timed runs per case (default 3; best is reported)
+#   OPDB_PERF_STRICT  if 1, exit 1 when opdb fails or misses a target
 #
 # Exit status: 0 (it is a report), 2 on bad usage / missing binaries.
 
@@ -43,9 +43,9 @@ bench_init compare.sh 22
 
 BUILD_DIR=${1:-build}
 EVENTS=${2:-1000000}
-REPS=${OPDB_BENCH_REPS:-3}
-WORK=${OPDB_BENCH_DIR:-/tmp/opdb-bench}
-STRICT=${OPDB_BENCH_STRICT:-0}
+REPS=${OPDB_PERF_REPS:-3}
+WORK=${OPDB_PERF_DIR:-/tmp/opdb-perf}
+STRICT=${OPDB_PERF_STRICT:-0}
 PROF_ROWS=20000
 
 if [[ $# -gt 2 || ${1:-} == -h || ${1:-} == --help ]]; then
@@ -56,14 +56,14 @@ if ! bench_is_posint "$EVENTS"; then
     exit 2
 fi
 if ! bench_is_posint "$REPS"; then
-    echo "compare.sh: OPDB_BENCH_REPS must be a positive integer" >&2
+    echo "compare.sh: OPDB_PERF_REPS must be a positive integer" >&2
     exit 2
 fi
 
 OPDB=$BUILD_DIR/opdb
-GEN=$BUILD_DIR/bench/gen_trace
-GEN_PROF=$BUILD_DIR/bench/gen_kernel_details
-TOK=$BUILD_DIR/bench/yajl_tokenize
+GEN=$BUILD_DIR/perf/gen_trace
+GEN_PROF=$BUILD_DIR/perf/gen_kernel_details
+TOK=$BUILD_DIR/perf/yajl_tokenize
 
 bench_require_executables "$BUILD_DIR" "(yajl_tokenize needs libyajl-dev and zlib1g-dev)" \
     "$OPDB" "$GEN" "$GEN_PROF" "$TOK"

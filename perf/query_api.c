@@ -1,5 +1,5 @@
 /*
- * query_api.c - lookups per second through the C API (bench/query.sh).
+ * query_api.c - lookups per second through the C API (perf/query.sh).
  *
  * Usage: query_api [-c ENTRIES] [-l] DB_DIR SECONDS FILE...   (each FILE: JSONL queries of one class)
  *

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/grid.sh - throughput / memory of `opdb grid`.
+# perf/grid.sh - throughput / memory of `opdb grid`.
 #
-# usage: bench/grid.sh [BUILD_DIR] [ROUNDS]        (defaults: build 3)
+# usage: perf/grid.sh [BUILD_DIR] [ROUNDS]        (defaults: build 3)
 #
 # Builds a database with one CSV per shipped pattern (tests/oracle/grid/
 # make_db.py: the first kernel type of each pattern, 2 rows each; needs
@@ -23,7 +23,7 @@ BUILD_DIR=${1:-build}
 ROUNDS=${2:-3}
 OPDB=$BUILD_DIR/opdb
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-[ -x "$OPDB" ] || { echo "bench/grid.sh: $OPDB not built" >&2; exit 2; }
+[ -x "$OPDB" ] || { echo "perf/grid.sh: $OPDB not built" >&2; exit 2; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/opdb-grid-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 python3 "$here/../tests/oracle/grid/make_db.py" "$W/db0" 2 || exit 2

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# bench/check.sh - speed of `opdb check` (leave-one-out over every row) on a generated database.
+# perf/check.sh - speed of `opdb check` (leave-one-out over every row) on a generated database.
 #
-# usage: bench/check.sh [BUILD_DIR] [ROWS]      (defaults: build 100000)
+# usage: perf/check.sh [BUILD_DIR] [ROWS]      (defaults: build 100000)
 #
 # Generates, once (reused while the generator is unchanged), the realistic database of
-# bench/gen_query_bench.py (MatMulV2 on an (M, K, N) grid, 246 compute and elementwise tables
+# perf/gen_query_bench.py (MatMulV2 on an (M, K, N) grid, 246 compute and elementwise tables
 # of 820 rows, communication tables, the real mapping layout) and keeps its first tables by
 # name until they hold ROWS rows. Then runs, interleaved round by round (so a busy shared
 # machine slows every case of a round alike), after one warm-up each:
@@ -16,14 +16,14 @@
 # check to the floor and to validate measured in the same round (median of the per-round
 # ratios). Target (reported, not enforced): check of a 100k-row database < 2 s on one core.
 #
-# Environment: OPDB_BENCH_DIR (default /tmp/opdb-bench-check), OPDB_BENCH_REPS (rounds, default 5).
+# Environment: OPDB_PERF_DIR (default /tmp/opdb-perf-check), OPDB_PERF_REPS (rounds, default 5).
 # Exit status: 0 (a report), 2 on bad usage or a missing binary.
 set -u -o pipefail
 export LC_ALL=C
 build=${1:-build}
 rows=${2:-100000}
-reps=${OPDB_BENCH_REPS:-5}
-work=${OPDB_BENCH_DIR:-/tmp/opdb-bench-check}
+reps=${OPDB_PERF_REPS:-5}
+work=${OPDB_PERF_DIR:-/tmp/opdb-perf-check}
 here=$(cd "$(dirname "$0")" && pwd)
 opdb=$build/opdb
 [[ -x $opdb ]] || { echo "check.sh: $opdb not built (scripts/build.sh $build)" >&2; exit 2; }

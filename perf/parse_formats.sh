@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
-# bench/parse_formats.sh [BUILD_DIR] [MB]: `opdb parse` on a generated PyTorch
+# perf/parse_formats.sh [BUILD_DIR] [MB]: `opdb parse` on a generated PyTorch
 # profiler trace of MB megabytes (default 200; 1000 for the 1 GB case; the
-# trace is generated once under OPDB_BENCH_DIR, never committed) against the
+# trace is generated once under OPDB_PERF_DIR, never committed) against the
 # yajl tokenize-only floor on the same file; and `opdb parse` of the real
 # Ascend SQLite export against `sqlite3` reading the same tables.
-# OPDB_BENCH_REPS (default 3) interleaved rounds after one warm-up; for every
+# OPDB_PERF_REPS (default 3) interleaved rounds after one warm-up; for every
 # case the best and median of wall time and of CPU time (user + sys: the
 # honest figure on a shared, loaded host), throughput and peak RSS, and the
 # ratios to the floor. Targets: Kineto CPU <= 2x the floor, peak
-# RSS < 64 MiB whatever the trace size. OPDB_BENCH_BASELINE=<another build dir> adds
+# RSS < 64 MiB whatever the trace size. OPDB_PERF_BASELINE=<another build dir> adds
 # that build's opdb (1 thread and default) to the same interleaved rounds.
 set -u -o pipefail
 export LC_ALL=C
 BUILD=${1:-build}
 MB=${2:-200}
-REPS=${OPDB_BENCH_REPS:-3}
-WORK=${OPDB_BENCH_DIR:-/tmp/opdb-bench-formats}
-BASE=${OPDB_BENCH_BASELINE:-}
+REPS=${OPDB_PERF_REPS:-3}
+WORK=${OPDB_PERF_DIR:-/tmp/opdb-perf-formats}
+BASE=${OPDB_PERF_BASELINE:-}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$WORK"
 trace="$WORK/kineto_${MB}MB.json"
@@ -37,7 +37,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", (b > 0 ? a / b : 0)}'; }
 : >"$WORK/runs"
 "$BUILD/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >/dev/null 2>&1 # warm the page cache
 for _ in $(seq "$REPS"); do
-  timed floor "$BUILD/bench/yajl_tokenize" "$trace" >>"$WORK/runs"
+  timed floor "$BUILD/perf/yajl_tokenize" "$trace" >>"$WORK/runs"
   rm -rf "$WORK/db"; timed opdb1 env OPDB_TRACE_PIPELINE=0 "$BUILD/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >>"$WORK/runs"
   rm -rf "$WORK/db"; timed opdb "$BUILD/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >>"$WORK/runs"
   rm -rf "$WORK/db"; timed opdb2 env OPDB_TRACE_PIPELINE=1 "$BUILD/opdb" parse --no-progress --profiling-path "$trace" --database-path "$WORK/db" >>"$WORK/runs"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# bench/comm.sh - per-iteration overhead of `opdb comm bench` over a bare MPI
+# perf/comm.sh - per-iteration overhead of `opdb comm bench` over a bare MPI
 # loop of the same collective and size, measured in one run.
 #
-# usage: bench/comm.sh [BUILD_DIR]          (default: build)
+# usage: perf/comm.sh [BUILD_DIR]          (default: build)
 #
 # Each round runs, back to back (so a host that is slower for a while weighs
 # on both alike):
-#   floor:  mpirun -np NP comm_raw OP BYTES WARMUP ITERS  (bench/comm_raw.c:
+#   floor:  mpirun -np NP comm_raw OP BYTES WARMUP ITERS  (perf/comm_raw.c:
 #           the collective in a loop, one clock read before and after)
 #   opdb:   mpirun -np NP opdb comm bench --ops OP --num-devices NP
 #           --bytes-grid BYTES -w WARMUP -n ITERS --dtype torch.float32
@@ -20,21 +20,21 @@
 # own cost without the noise between processes. Target (reported, not
 # enforced): overhead < 1 µs per iteration.
 #
-# Environment: OPDB_BENCH_REPS (rounds, default 5), OPDB_COMM_NP (2),
+# Environment: OPDB_PERF_REPS (rounds, default 5), OPDB_COMM_NP (2),
 # OPDB_COMM_OP (all_reduce), OPDB_COMM_BYTES (1024), OPDB_COMM_ITERS (20000),
 # OPDB_COMM_WARMUP (1000).
 set -u -o pipefail
 export LC_ALL=C OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 build=${1:-build}
-reps=${OPDB_BENCH_REPS:-5}
+reps=${OPDB_PERF_REPS:-5}
 np=${OPDB_COMM_NP:-2}
 op=${OPDB_COMM_OP:-all_reduce}
 bytes=${OPDB_COMM_BYTES:-1024}
 iters=${OPDB_COMM_ITERS:-20000}
 warm=${OPDB_COMM_WARMUP:-1000}
 opdb=$build/opdb
-raw=$build/bench/comm_raw
-[ -x "$opdb" ] && [ -x "$raw" ] && [ -x "$build/opdb-comm" ] || { echo "bench/comm.sh: build $opdb, opdb-comm and $raw first" >&2; exit 2; }
+raw=$build/perf/comm_raw
+[ -x "$opdb" ] && [ -x "$raw" ] && [ -x "$build/opdb-comm" ] || { echo "perf/comm.sh: build $opdb, opdb-comm and $raw first" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpi=(mpirun --oversubscribe -np "$np")

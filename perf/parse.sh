@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/parse.sh - throughput / memory report for `opdb parse`.
+# perf/parse.sh - throughput / memory report for `opdb parse`.
 #
-# usage: bench/parse.sh [BUILD_DIR] [ROWS]        (defaults: build 1000000)
+# usage: perf/parse.sh [BUILD_DIR] [ROWS]        (defaults: build 1000000)
 #
 # Generates a synthetic kernel_details CSV with ROWS data rows (once; reused
 # while it is intact and the generator has not been rebuilt), then measures,
@@ -18,9 +18,9 @@
 #   opdb peak RSS <= 64 MiB + 16 bytes * ROWS
 #
 # Environment:
-#   OPDB_BENCH_DIR     work dir (default /tmp/opdb-bench)
-#   OPDB_BENCH_REPS    timed runs per case (default 3; best is reported)
-#   OPDB_BENCH_STRICT  if 1, exit 1 when opdb fails or misses a target
+#   OPDB_PERF_DIR     work dir (default /tmp/opdb-perf)
+#   OPDB_PERF_REPS    timed runs per case (default 3; best is reported)
+#   OPDB_PERF_STRICT  if 1, exit 1 when opdb fails or misses a target
 #
 # Exit status: 0 (it is a report), 2 on bad usage / missing binaries.
 
@@ -33,9 +33,9 @@ bench_init parse.sh 26
 
 BUILD_DIR=${1:-build}
 ROWS=${2:-1000000}
-REPS=${OPDB_BENCH_REPS:-3}
-WORK=${OPDB_BENCH_DIR:-/tmp/opdb-bench}
-STRICT=${OPDB_BENCH_STRICT:-0}
+REPS=${OPDB_PERF_REPS:-3}
+WORK=${OPDB_PERF_DIR:-/tmp/opdb-perf}
+STRICT=${OPDB_PERF_STRICT:-0}
 
 if [[ $# -gt 2 || ${1:-} == -h || ${1:-} == --help ]]; then
     bench_usage
@@ -45,13 +45,13 @@ if ! bench_is_posint "$ROWS"; then
     exit 2
 fi
 if ! bench_is_posint "$REPS"; then
-    echo "parse.sh: OPDB_BENCH_REPS must be a positive integer" >&2
+    echo "parse.sh: OPDB_PERF_REPS must be a positive integer" >&2
     exit 2
 fi
 
 OPDB=$BUILD_DIR/opdb
-GEN=$BUILD_DIR/bench/gen_kernel_details
-TOK=$BUILD_DIR/bench/libcsv_tokenize
+GEN=$BUILD_DIR/perf/gen_kernel_details
+TOK=$BUILD_DIR/perf/libcsv_tokenize
 
 bench_require_executables "$BUILD_DIR" "(libcsv_tokenize needs libcsv: apt-get install libcsv-dev)" \
     "$OPDB" "$GEN" "$TOK"
@@ -92,7 +92,7 @@ BYTES=$(stat -c %s "$FILE")
 cat "$FILE" >/dev/null
 
 # ------------------------------------------------------------ measuring
-# run_case KEY LABEL PREPARE -- CMD...  (bench/lib.sh); PREPARE removes the
+# run_case KEY LABEL PREPARE -- CMD...  (perf/lib.sh); PREPARE removes the
 # case's output dir before every run (not timed).
 OUT_DEF=$WORK/out_default
 OUT_T1=$WORK/out_threads1
@@ -180,10 +180,10 @@ for key in opdb opdb_t1; do
     printf '%-44s %s\n' "$label" "$res"
 done
 
-# The PyTorch-trace (Kineto) and SQLite cases, opt-in: OPDB_BENCH_KINETO_MB=<size of the
+# The PyTorch-trace (Kineto) and SQLite cases, opt-in: OPDB_PERF_KINETO_MB=<size of the
 # generated trace>; same interleaved rounds, best/median, ratio to the yajl floor, peak RSS, CPU seconds.
-if [[ -n ${OPDB_BENCH_KINETO_MB:-} ]]; then
-    bash "$(dirname "$0")/parse_formats.sh" "$BUILD_DIR" "$OPDB_BENCH_KINETO_MB" || any_fail=1
+if [[ -n ${OPDB_PERF_KINETO_MB:-} ]]; then
+    bash "$(dirname "$0")/parse_formats.sh" "$BUILD_DIR" "$OPDB_PERF_KINETO_MB" || any_fail=1
 fi
 
 bench_exit "$STRICT" $((any_fail || miss))

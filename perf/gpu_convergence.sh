@@ -1,16 +1,16 @@
 #!/bin/sh
-# bench/gpu_convergence.sh - the CUDA stop-rule figures of docs/PERFORMANCE.md
+# perf/gpu_convergence.sh - the CUDA stop-rule figures of docs/PERFORMANCE.md
 # ("bench convergence") on a GPU host that has the CUDA toolkit but not this
 # project's Debian packages.
 #
-#   bench/gpu_convergence.sh kit BUILD KIT [DB...]   here: pack opdb, the CUDA plugin,
+#   perf/gpu_convergence.sh kit BUILD KIT [DB...]   here: pack opdb, the CUDA plugin,
 #                    opdb_cuda_check, the libraries they load (not glibc, not CUDA),
 #                    these scripts and the databases DB (default examples/bench/db)
-#   bench/gpu_convergence.sh run KIT OUT             on the GPU host
+#   perf/gpu_convergence.sh run KIT OUT             on the GPU host
 #
 # `run`: opdb_cuda_check --no-sweep (every CUDA kernel against the host,
 # the batched timing path included), then for each database of the kit
-# bench/convergence.sh (plan, 3 runs, summary) with one launch per sample
+# perf/convergence.sh (plan, 3 runs, summary) with one launch per sample
 # (--launch-batch 1, the timing before batches) and with the default batches.
 # OUT gets summary.txt, cuda_check.txt and runs.tar.gz (every output and table).
 set -u

@@ -6,8 +6,8 @@
 #   2. opdb bench --backend cuda over the built-in grid 'default';
 #   3. opdb comm bench --backend nccl and --backend mpi, same sizes, then
 #      opdb comm validate on the NCCL rows.
-#   bench/gpu_check.sh BIN OUT     BIN: the folder with opdb, opdb-comm, the
-#                                  plugins and opdb_cuda_check (bench/gpu_kit.sh)
+#   perf/gpu_check.sh BIN OUT     BIN: the folder with opdb, opdb-comm, the
+#                                  plugins and opdb_cuda_check (perf/gpu_kit.sh)
 set -u
 bin=$(cd "${1:?usage: gpu_check.sh BIN OUT}" && pwd)
 out=${2:?usage: gpu_check.sh BIN OUT}

@@ -13,8 +13,8 @@
  * generators write byte-identical files on every platform for the same
  * arguments.
  */
-#ifndef OPDB_BENCH_GEN_COMMON_H
-#define OPDB_BENCH_GEN_COMMON_H
+#ifndef OPDB_PERF_GEN_COMMON_H
+#define OPDB_PERF_GEN_COMMON_H
 
 #ifndef GEN_NAME
 #error "define GEN_NAME (the program name) before including gen_common.h"
@@ -407,4 +407,4 @@ static inline int hset_insert(hset *s, uint64_t h)
     return 1;
 }
 
-#endif /* OPDB_BENCH_GEN_COMMON_H */
+#endif /* OPDB_PERF_GEN_COMMON_H */

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gen_query_bench.py OUT_DIR [N_QUERIES] [SEED]: a generated database of realistic size and a
-query file for bench/query.sh.
+query file for perf/query.sh.
 
 OUT_DIR/db: ~250 kernel tables in the layout `opdb parse`/`grid` write (8 columns of shapes,
 dtypes and formats, then the duration columns), >= 200k rows in all, plus hccl/ communication

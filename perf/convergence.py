@@ -1,4 +1,4 @@
-"""One summary line for bench/convergence.sh.
+"""One summary line for perf/convergence.sh.
 
 usage: convergence.py LABEL PLAN_TXT LOAD_BEFORE LOAD_AFTER "WALL1 WALL2 ..." RUN_DIR...
 Rows are the rows of every run whose MicroBench Converged cell is set (measured

@@ -1,5 +1,5 @@
 /* openblas_gemm N [REPS] [THREADS]: OpenBLAS's own best single-precision GEMM
- * on this machine, the reference `opdb bench` is compared with (bench/replay.sh).
+ * on this machine, the reference `opdb bench` is compared with (perf/replay.sh).
  * C(N,N) = A(N,N) . B(N,N)^T with B stored (N, K) like a database MatMulV2
  * weight; one warm-up call, then REPS timed calls (default 5), hot cache; prints
  * "N best_us GFLOP/s". THREADS defaults to the online CPUs, set explicitly:

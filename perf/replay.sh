@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# bench/replay.sh - quality of `opdb bench`'s measurements on this CPU.
+# perf/replay.sh - quality of `opdb bench`'s measurements on this CPU.
 #
-# usage: bench/replay.sh [BUILD_DIR]                       (default: build)
+# usage: perf/replay.sh [BUILD_DIR]                       (default: build)
 #
 # 1. GEMM efficiency: MatMulV2 fp32 rows 1024^3 and 4096^3 measured by
 #    `opdb bench` (default stop rule, cold and hot cache) against OpenBLAS's
-#    own best SGEMM on this machine (bench/openblas_gemm: best of REPS calls,
+#    own best SGEMM on this machine (perf/openblas_gemm: best of REPS calls,
 #    hot cache, same layout C = A . B^T). Ratio = opdb GFLOP/s (from the
 #    minimum, as written to Average Duration(us)) / OpenBLAS best GFLOP/s.
 #    Target >= 0.9.
@@ -22,11 +22,11 @@
 #    measurement method can show a smaller run-to-run spread than it.
 #
 # Environment:
-#   OPDB_BENCH_DIR    work dir (default /tmp/opdb-bench; this uses .../replay)
-#   OPDB_BENCH_REPS   OpenBLAS timed calls (default 10)
-#   OPDB_BENCH_RUNS   repeated grid runs (default 5)
-#   OPDB_BENCH_FLAGS  extra `opdb bench` flags for the grid runs (e.g. "--threads 1")
-#   OPDB_BENCH_WINDOWS  noise-floor windows (default 40)
+#   OPDB_PERF_DIR    work dir (default /tmp/opdb-perf; this uses .../replay)
+#   OPDB_PERF_REPS   OpenBLAS timed calls (default 10)
+#   OPDB_PERF_RUNS   repeated grid runs (default 5)
+#   OPDB_PERF_FLAGS  extra `opdb bench` flags for the grid runs (e.g. "--threads 1")
+#   OPDB_PERF_WINDOWS  noise-floor windows (default 40)
 #
 # Exit status: 0 (it is a report), 2 on bad usage / missing binaries.
 set -u -o pipefail
@@ -37,12 +37,12 @@ if [[ $# -gt 1 || ${1:-} == -h || ${1:-} == --help ]]; then
     exit 2
 fi
 OPDB=$BUILD_DIR/opdb
-GEMM=$BUILD_DIR/bench/openblas_gemm
-REPS=${OPDB_BENCH_REPS:-10}
-RUNS=${OPDB_BENCH_RUNS:-5}
-WINDOWS=${OPDB_BENCH_WINDOWS:-40}
-read -r -a FLAGS <<<"${OPDB_BENCH_FLAGS:-}"
-WORK=${OPDB_BENCH_DIR:-/tmp/opdb-bench}/replay
+GEMM=$BUILD_DIR/perf/openblas_gemm
+REPS=${OPDB_PERF_REPS:-10}
+RUNS=${OPDB_PERF_RUNS:-5}
+WINDOWS=${OPDB_PERF_WINDOWS:-40}
+read -r -a FLAGS <<<"${OPDB_PERF_FLAGS:-}"
+WORK=${OPDB_PERF_DIR:-/tmp/opdb-perf}/replay
 for b in "$OPDB" "$GEMM"; do
     [[ -x $b ]] || { echo "replay.sh: $b not built (cmake --build $BUILD_DIR)" >&2; exit 2; }
 done

@@ -1,6 +1,6 @@
 /*
  * yajl_tokenize.c - "yajl tokenize-only" floor for the trace benchmark
- * (bench/compare.sh).
+ * (perf/compare.sh).
  *
  * Reads FILE (plain or gzip, like opdb) in 128 KiB chunks and feeds it to
  * yajl with callbacks that do nothing but count values (and closed containers), so the time is what
