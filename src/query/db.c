@@ -215,11 +215,13 @@ static void row_latency(const opdb_qdb *db, q_ktable *kt, const qv *ov, size_t r
     (void)db;
 }
 
-/* A table repeats its dtype and format lists on every row, and keeps each
- * distinct text once: rows with the same text share one parsed list. */
+/* A table repeats its dtype and format lists on every row: rows with the
+ * same text share one parsed list. */
 typedef struct list_memo {
     struct {
         const char *key;
+        uint32_t keyn;
+        uint64_t h;
         const char **items;
         uint32_t *lens, n;
     } *e;
@@ -237,7 +239,7 @@ static void memo_list(list_memo *m, opdb_arena *a, const db_cell *cell, const ch
         list_memo g = {opdb_xcalloc(cap, sizeof *m->e), cap, 0};
         for (size_t i = 0; i < m->cap; i++) {
             if (!m->e[i].key) continue;
-            size_t j = opdb_hash_bytes(&m->e[i].key, sizeof m->e[i].key, 1) & (cap - 1);
+            size_t j = m->e[i].h & (cap - 1);
             while (g.e[j].key) j = (j + 1) & (cap - 1);
             g.e[j] = m->e[i];
             g.n++;
@@ -245,12 +247,15 @@ static void memo_list(list_memo *m, opdb_arena *a, const db_cell *cell, const ch
         free(m->e);
         *m = g;
     }
-    const char *key = cell->v.s;
-    size_t j = opdb_hash_bytes(&key, sizeof key, 1) & (m->cap - 1);
-    while (m->e[j].key && m->e[j].key != key) j = (j + 1) & (m->cap - 1);
+    uint64_t h = opdb_hash_bytes(cell->v.s, cell->n, 1);
+    size_t j = h & (m->cap - 1);
+    while (m->e[j].key && !(m->e[j].h == h && m->e[j].keyn == cell->n && memcmp(m->e[j].key, cell->v.s, cell->n) == 0))
+        j = (j + 1) & (m->cap - 1);
     if (!m->e[j].key) {
         parse_list(a, cell, &m->e[j].items, &m->e[j].lens, &m->e[j].n);
-        m->e[j].key = key;
+        m->e[j].key = cell->v.s;
+        m->e[j].keyn = cell->n;
+        m->e[j].h = h;
         m->n++;
     }
     *items = m->e[j].items;

@@ -22,7 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (size_t c = 0; c < t.ncols; c++) {
             const db_cell *x = db_table_cell(&t, r, (int)c);
             if (x->kind == DBC_TEXT && !x->v.s) abort();
-            if (x->kind != DBC_NA && x->kind != t.col_kind[c] && !(x->kind == DBC_UINT && t.col_kind[c] == DBC_INT))
+            if (x->kind != DBC_NA && x->kind != db_table_col_kind(&t, (int)c) &&
+                !(x->kind == DBC_UINT && db_table_col_kind(&t, (int)c) == DBC_INT))
                 abort();
             char buf[48];
             opdb_span s = db_cell_text(x, buf, sizeof buf);
