@@ -1,5 +1,6 @@
 /* Opening a database folder: the mapping at open, each kernel table on first
- * use (once, under its own guard), with every row's cells parsed once. */
+ * use (once, under its own guard), with every row's cells parsed once on the
+ * first lookup that needs the table (an eager open only reads the files). */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -51,6 +52,7 @@ static char *join3(const char *a, const char *b, const char *c) {
 }
 
 static void free_table(q_ktable *t);
+static q_ktable *table_get(const opdb_qdb *db, const char *kt, bool rows);
 static void snap_free(opdb_qdb *db);
 
 opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) {
@@ -106,7 +108,7 @@ opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) 
                 memcpy(kt, de->d_name, l - 4);
                 kt[l - 4] = 0;
                 /* the communication folder only holds tables for hcom_ kernels */
-                if (k == 0 || strncmp(kt, "hcom_", 5) == 0) q_table(db, kt);
+                if (k == 0 || strncmp(kt, "hcom_", 5) == 0) table_get(db, kt, false);
                 free(kt);
             }
             closedir(d);
@@ -394,6 +396,7 @@ static q_ktable *find_or_add(const opdb_qdb *cdb, const char *kt) {
     pthread_mutex_init(&t->mu, NULL);
     pthread_mutex_init(&t->ext_mu, NULL);
     atomic_init(&t->state, QT_UNLOADED);
+    atomic_init(&t->prepared, false);
     OPDB_ALLOC_GROW(db->tables, db->ntables + 1, db->captables);
     db->tables[db->ntables] = t;
     opdb_hindex_add(&db->tables_ix, h, (uint32_t)db->ntables++);
@@ -402,9 +405,13 @@ static q_ktable *find_or_add(const opdb_qdb *cdb, const char *kt) {
     return t;
 }
 
-q_ktable *q_table(const opdb_qdb *db, const char *kt) {
+/* The table of kt read (an eager open), and with rows its rows prepared:
+ * both once, under the table's guard. */
+static q_ktable *table_get(const opdb_qdb *db, const char *kt, bool rows) {
     q_ktable *t = find_or_add(db, kt);
-    if (atomic_load_explicit(&t->state, memory_order_acquire) != QT_UNLOADED) return t;
+    int st0 = atomic_load_explicit(&t->state, memory_order_acquire);
+    if (st0 != QT_UNLOADED && (st0 != QT_OK || !rows || atomic_load_explicit(&t->prepared, memory_order_acquire)))
+        return t;
     pthread_mutex_lock(&t->mu);
     if (atomic_load_explicit(&t->state, memory_order_relaxed) == QT_UNLOADED) {
         char *path = NULL;
@@ -442,14 +449,20 @@ q_ktable *q_table(const opdb_qdb *db, const char *kt) {
                 }
                 st = QT_FAILED;
             } else {
-                prepare(db, t);
                 st = QT_OK;
             }
         }
         atomic_store_explicit(&t->state, st, memory_order_release);
     }
+    if (rows && atomic_load_explicit(&t->state, memory_order_relaxed) == QT_OK &&
+        !atomic_load_explicit(&t->prepared, memory_order_relaxed)) {
+        prepare(db, t);
+        atomic_store_explicit(&t->prepared, true, memory_order_release);
+    }
     pthread_mutex_unlock(&t->mu);
     return t;
 }
+
+q_ktable *q_table(const opdb_qdb *db, const char *kt) { return table_get(db, kt, true); }
 
 bool q_table_rows(q_ktable *t) { return atomic_load_explicit(&t->state, memory_order_acquire) == QT_OK; }
