@@ -27,7 +27,8 @@ typedef struct opdb_qdb_opts {
     bool sequence_parallel;
     bool interpolation;                /* the interpolating wrapper (default on) */
     bool reference_quirks;             /* the reference's answers, quirks included */
-    bool eager_load;                   /* parse every CSV at open instead of on first use */
+    bool eager_load;                   /* read every CSV at open instead of on first use (its rows are
+                                          prepared by the first lookup that needs them) */
     /* Warnings, one line each without prefix or newline; NULL = stderr with
      * "opdb: warning: ". Called from whichever thread met the condition. */
     void (*warn)(void *ctx, const char *line);

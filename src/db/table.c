@@ -1,6 +1,10 @@
 /* Loading one database table with pandas.read_csv's default reading: the
  * performance model reads every table that way, so a cell's type (and hence
- * how `4096` or `nan` in a shape column reads) must be the same here. */
+ * how `4096` or `nan` in a shape column reads) must be the same here.
+ *
+ * Loading keeps the file and notes where each record and cell starts (one
+ * pass, nothing copied); a column's cells are decoded and typed the first
+ * time the column is read. */
 #include "db/table.h"
 
 #include <errno.h>
@@ -177,97 +181,141 @@ static int bool_literal(const char *s, size_t n) {
     return -1;
 }
 
-/* ---- tokenizer: RFC 4180 as pandas' C reader sees it (quotes only open a
- * cell at its start; a quote inside an unquoted cell is literal; text after
- * a closing quote is appended), \n, \r and \r\n end records, lines of
+/* ---- records and cells: RFC 4180 as pandas' C reader sees it (quotes only
+ * open a cell at its start; a quote inside an unquoted cell is literal; text
+ * after a closing quote is appended), \n, \r and \r\n end records, lines of
  * nothing but spaces/tabs are blank. */
-typedef struct tok {
+static bool is_end(char c) { return c == ',' || c == '\n' || c == '\r'; }
+
+typedef struct scan {
     const char *p;
     size_t n, i;
     uint32_t line;     /* line of p[i] */
-    opdb_strbuf cell;  /* decoded bytes of the current record */
-    size_t *ends;
-    size_t nends, cap;
-} tok;
+    size_t *st;        /* absolute start of each cell of the current record */
+    size_t nst, cap;
+} scan;
 
-/* 1: a record; 0: end of input. *line = the record's first line. */
-static int tok_next(tok *t, uint32_t *line) {
-    /* skip blank lines */
-    for (;;) {
-        if (t->i >= t->n) return 0;
-        size_t j = t->i;
-        while (j < t->n && is_sp(t->p[j])) j++;
-        if (j < t->n && (t->p[j] == '\n' || t->p[j] == '\r')) {
-            if (t->p[j] == '\r' && j + 1 < t->n && t->p[j + 1] == '\n') j++;
-            t->i = j + 1;
-            t->line++;
+/* 1: a record (its cells' starts in s->st); 0: end of input. *line = the
+ * record's first line. */
+static int scan_record(scan *s, uint32_t *line) {
+    const char *p = s->p;
+    size_t n = s->n;
+    for (;;) { /* skip blank lines */
+        if (s->i >= n) return 0;
+        size_t j = s->i;
+        while (j < n && is_sp(p[j])) j++;
+        if (j < n && (p[j] == '\n' || p[j] == '\r')) {
+            if (p[j] == '\r' && j + 1 < n && p[j + 1] == '\n') j++;
+            s->i = j + 1;
+            s->line++;
             continue;
         }
-        if (j >= t->n) {
-            t->i = j;
+        if (j >= n) {
+            s->i = j;
             return 0;
         }
         break;
     }
-    *line = t->line;
-    opdb_sb_clear(&t->cell);
-    t->nends = 0;
-    bool in_q = false, at_start = true;
+    *line = s->line;
+    s->nst = 0;
+    size_t i = s->i;
     for (;;) {
-        if (t->i >= t->n) break;
-        char c = t->p[t->i++];
-        if (in_q) {
-            if (c == '"') {
-                if (t->i < t->n && t->p[t->i] == '"') {
-                    opdb_sb_addc(&t->cell, '"');
-                    t->i++;
-                } else {
-                    in_q = false;
+        OPDB_ALLOC_GROW(s->st, s->nst + 1, s->cap);
+        s->st[s->nst++] = i;
+        if (i < n && p[i] == '"') {
+            /* a quoted run: to its closing quote ("" is a quote inside) */
+            i++;
+            for (;;) {
+                while (i < n && p[i] != '"' && p[i] != '\n' && p[i] != '\r') i++;
+                if (i >= n) break;
+                if (p[i] == '"') {
+                    if (i + 1 < n && p[i + 1] == '"') {
+                        i += 2;
+                        continue;
+                    }
+                    i++;
+                    break;
                 }
-            } else if (c == '\n' || c == '\r') {
-                if (c == '\n' || !(t->i < t->n && t->p[t->i] == '\n')) t->line++;
-                opdb_sb_addc(&t->cell, c);
-            } else {
-                /* the rest of a quoted run at once */
-                size_t j = t->i;
-                while (j < t->n && t->p[j] != '"' && t->p[j] != '\n' && t->p[j] != '\r') j++;
-                opdb_sb_add(&t->cell, t->p + t->i - 1, j - t->i + 1);
-                t->i = j;
+                if (p[i] == '\n' || !(i + 1 < n && p[i + 1] == '\n')) s->line++;
+                i++;
             }
+        }
+        while (i < n && !is_end(p[i])) i++;
+        if (i >= n) break;
+        if (p[i] == ',') {
+            i++;
             continue;
         }
-        if (c == '"' && at_start) {
-            in_q = true;
-            at_start = false;
-            continue;
-        }
-        if (c == ',') {
-            OPDB_ALLOC_GROW(t->ends, t->nends + 1, t->cap);
-            t->ends[t->nends++] = t->cell.n;
-            at_start = true;
-            continue;
-        }
-        if (c == '\n' || c == '\r') {
-            if (c == '\r' && t->i < t->n && t->p[t->i] == '\n') t->i++;
-            t->line++;
-            break;
-        }
-        at_start = false;
-        /* the rest of an unquoted run at once */
-        size_t j = t->i;
-        while (j < t->n && t->p[j] != ',' && t->p[j] != '\n' && t->p[j] != '\r') j++;
-        opdb_sb_add(&t->cell, t->p + t->i - 1, j - t->i + 1);
-        t->i = j;
+        if (p[i] == '\r' && i + 1 < n && p[i + 1] == '\n') i++;
+        i++;
+        s->line++;
+        break;
     }
-    OPDB_ALLOC_GROW(t->ends, t->nends + 1, t->cap);
-    t->ends[t->nends++] = t->cell.n;
+    s->i = i;
     return 1;
 }
 
-static void cell_span(const tok *t, size_t k, const char **p, size_t *n) {
-    size_t a = k ? t->ends[k - 1] : 0;
-    *p = t->cell.p ? t->cell.p + a : ""; /* a record of empty cells added no byte */
-    *n = t->ends[k] - a;
+/* Where the cell starting at a ends (its ',', line end or the end of input). */
+static size_t cell_end(const char *p, size_t n, size_t a) {
+    size_t i = a;
+    if (i < n && p[i] == '"') {
+        i++;
+        for (;;) {
+            while (i < n && p[i] != '"') i++;
+            if (i >= n) return n;
+            if (i + 1 < n && p[i + 1] == '"') {
+                i += 2;
+                continue;
+            }
+            i++;
+            break;
+        }
+    }
+    while (i < n && !is_end(p[i])) i++;
+    return i;
+}
+
+/* The text of the cell starting at a: a view of its bytes when that is its
+ * text, else decoded into sb (cleared first). */
+static opdb_span cell_text_at(const char *p, size_t n, size_t a, opdb_strbuf *sb) {
+    opdb_sb_clear(sb);
+    if (a >= n || p[a] != '"') {
+        size_t e = a;
+        while (e < n && !is_end(p[e])) e++;
+        return opdb_span_make(p + a, e - a);
+    }
+    const char *q = memchr(p + a + 1, '"', n - a - 1);
+    if (!q) return opdb_span_make(p + a + 1, n - a - 1); /* unclosed: the rest of the input */
+    size_t qi = (size_t)(q - p);
+    if (qi + 1 >= n || is_end(p[qi + 1])) return opdb_span_make(p + a + 1, qi - a - 1);
+    size_t i = a + 1;
+    bool in_q = true;
+    while (i < n) {
+        char c = p[i++];
+        if (in_q) {
+            if (c != '"') opdb_sb_addc(sb, c);
+            else if (i < n && p[i] == '"') opdb_sb_addc(sb, '"'), i++;
+            else in_q = false;
+        } else if (is_end(c)) {
+            break;
+        } else {
+            opdb_sb_addc(sb, c);
+        }
+    }
+    return opdb_span_make(sb->p ? sb->p : "", sb->n);
+}
+
+/* Absolute start of cell c of row r, or SIZE_MAX when the record is short. */
+static size_t cell_start(const db_table *t, size_t r, size_t c) {
+    uint16_t at = t->at[r * t->ncols + c];
+    if (at == DB_AT_ABSENT) return SIZE_MAX;
+    if (at != DB_AT_FAR) return t->rec[r] + at;
+    /* walk from the last cell whose offset was noted */
+    size_t k = c;
+    while (k > 0 && t->at[r * t->ncols + k] == DB_AT_FAR) k--;
+    size_t a = t->rec[r] + t->at[r * t->ncols + k];
+    for (; k < c; k++) a = cell_end(t->data, t->n, a) + 1;
+    return a;
 }
 
 static int fail_at(opdb_err *err, const char *name, uint32_t line, const char *what) {
@@ -296,23 +344,23 @@ static void nc_set(ncount *v, size_t *n, const char *name, unsigned count) {
     v[(*n)++].count = count;
 }
 
-static void name_columns(db_table *t, const tok *k) {
-    t->ncols = k->nends;
+static void name_columns(db_table *t, const scan *k) {
+    t->ncols = k->nst;
     t->cols = opdb_xcalloc(t->ncols, sizeof *t->cols);
     /* every column sets at most 1 + (renames) counts: 2 per column is enough room */
     ncount *counts = opdb_xcalloc(2 * t->ncols + 1, sizeof *counts);
     size_t ncounts = 0;
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
     for (size_t c = 0; c < t->ncols; c++) {
-        const char *p;
-        size_t n;
-        cell_span(k, c, &p, &n);
+        opdb_span s = cell_text_at(k->p, k->n, k->st[c], &sb);
         char *name;
-        if (n == 0) {
+        if (s.n == 0) {
             char buf[32];
             snprintf(buf, sizeof buf, "Unnamed: %zu", c);
             name = opdb_arena_strndup(&t->arena, buf, strlen(buf));
         } else {
-            name = opdb_arena_strndup(&t->arena, p, n);
+            name = opdb_arena_strndup(&t->arena, s.p, s.n);
         }
         /* pandas' renaming of duplicate names: X, X.1, X.2, ...; a generated
          * name that is already taken gets its own suffix in turn */
@@ -331,164 +379,79 @@ static void name_columns(db_table *t, const tok *k) {
         nc_set(counts, &ncounts, name, cur + 1);
         t->cols[c] = name;
     }
+    opdb_sb_free(&sb);
     free(counts);
 }
 
-/* Column typing over all non-NA cells, then each cell's value. A number is
- * parsed once: the typing pass keeps what it read (lit[r]: 1 int64, 2 uint64,
- * 3 float) and the value pass only re-reads an integer cell of a column that
- * turned out float. */
-static void type_columns(db_table *t, const char *const *txt) {
-    t->col_kind = opdb_xcalloc(t->ncols ? t->ncols : 1, 1);
-    uint8_t *lit = opdb_xmalloc(t->nrows ? t->nrows : 1);
-    for (size_t c = 0; c < t->ncols; c++) {
-        bool all_int = true, all_float = true, all_bool = true, any = false, any_na = false;
-        memset(lit, 0, t->nrows ? t->nrows : 1);
-        for (size_t r = 0; r < t->nrows; r++) {
-            db_cell *x = &t->cells[r * t->ncols + c];
-            if (x->kind == DBC_NA) {
-                any_na = true;
-                continue;
-            }
-            any = true;
-            const char *xs = txt[r * t->ncols + c];
-            if (all_int) {
-                int k = int_literal(xs, x->n, &x->v.i, &x->v.u);
-                if (k) lit[r] = (uint8_t)k;
-                else all_int = false;
-            }
-            if (!all_int && all_float) {
-                if (float_literal(xs, x->n, &x->v.f)) lit[r] = 3;
-                else all_float = false;
-            }
-            if (all_bool && bool_literal(xs, x->n) < 0) all_bool = false;
-            if (!all_int && !all_float && !all_bool) break;
-        }
-        uint8_t kind = !any ? DBC_NA : all_int ? (any_na ? DBC_FLOAT : DBC_INT) : all_float ? DBC_FLOAT
-                                                                      : all_bool ? DBC_BOOL : DBC_TEXT;
-        t->col_kind[c] = kind;
-        if (kind == DBC_TEXT || kind == DBC_NA) continue; /* their text is set by retain_text */
-        for (size_t r = 0; r < t->nrows; r++) {
-            db_cell *x = &t->cells[r * t->ncols + c];
-            if (x->kind == DBC_NA) continue;
-            if (kind == DBC_INT) {
-                x->kind = lit[r] == 2 ? DBC_UINT : DBC_INT;
-            } else if (kind == DBC_FLOAT) {
-                if (lit[r] != 3) float_literal(txt[r * t->ncols + c], x->n, &x->v.f);
-                x->kind = DBC_FLOAT;
-            } else {
-                x->v.b = bool_literal(txt[r * t->ncols + c], x->n) == 1;
-                x->kind = DBC_BOOL;
-            }
-        }
-    }
-    free(lit);
-}
-
-/* After typing, only text cells keep their text, and each distinct text of a
- * column once (a table repeats its dtypes, formats and states on every row):
- * the cells' text moves from the loading arena into the table's. */
-static void retain_text(db_table *t, const char *const *txt) {
-    typedef struct seen {
-        const char *s;
-        uint32_t n;
-    } seen;
-    seen *v = NULL;
-    size_t nv = 0, cap = 0;
-    opdb_hindex ix = {0};
-    for (size_t c = 0; c < t->ncols; c++) {
-        bool text = t->col_kind[c] == DBC_TEXT;
-        nv = 0;
-        opdb_hindex_free(&ix);
-        memset(&ix, 0, sizeof ix);
-        for (size_t r = 0; r < t->nrows; r++) {
-            db_cell *x = &t->cells[r * t->ncols + c];
-            if (!text || x->kind == DBC_NA) {
-                x->n = 0; /* a typed or NA cell is read through its value */
-                continue;
-            }
-            const char *xs = txt[r * t->ncols + c];
-            uint64_t h = opdb_hash_bytes(xs, x->n, 3);
-            const char *kept = NULL;
-            uint32_t idx;
-            for (opdb_hprobe p = opdb_hindex_probe(&ix, h); !kept && opdb_hprobe_next(&p, &idx);)
-                if (v[idx].n == x->n && memcmp(v[idx].s, xs, x->n) == 0) kept = v[idx].s;
-            if (!kept) {
-                kept = opdb_arena_strndup(&t->arena, xs, x->n);
-                OPDB_ALLOC_GROW(v, nv + 1, cap);
-                v[nv].s = kept;
-                v[nv].n = x->n;
-                opdb_hindex_add(&ix, h, (uint32_t)nv++);
-            }
-            x->v.s = kept;
-        }
-    }
-    opdb_hindex_free(&ix);
-    free(v);
-}
-
-int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n, opdb_err *err) {
-    memset(t, 0, sizeof *t);
-    t->path = opdb_xmalloc(strlen(name) + 1);
-    strcpy(t->path, name);
-    opdb_arena_init(&t->arena, 1 << 16);
+/* t->mem holds the n bytes at data (the table owns them from here on) */
+static int load_owned(db_table *t, const char *name, opdb_err *err) {
+    const char *data = t->mem;
+    size_t n = t->n;
     if (n >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) data += 3, n -= 3;
+    t->data = data;
+    t->n = n;
     if (!utf8_valid((const unsigned char *)data, n)) return fail_at(err, name, 0, "not UTF-8 text");
-    tok k = {data, n, 0, 1, {0}, NULL, 0, 0};
-    opdb_arena loading; /* every cell's text (txt, per cell) until the columns are typed */
-    const char **txt = NULL;
-    opdb_arena_init(&loading, 1 << 20);
-    opdb_sb_init(&k.cell);
+    scan k = {data, n, 0, 1, NULL, 0, 0};
     uint32_t line;
     int rc = -1;
-    if (!tok_next(&k, &line)) {
+    if (!scan_record(&k, &line)) {
         fail_at(err, name, 0, "empty file (no header)");
         goto out;
     }
     name_columns(t, &k);
-    size_t cap = 0, lcap = 0, tcap = 0;
-    while (tok_next(&k, &line)) {
-        if (k.nends > t->ncols) {
+    size_t cap = 0, lcap = 0;
+    while (scan_record(&k, &line)) {
+        if (k.nst > t->ncols) {
             char what[96];
-            snprintf(what, sizeof what, "%zu fields, the header has %zu", k.nends, t->ncols);
+            snprintf(what, sizeof what, "%zu fields, the header has %zu", k.nst, t->ncols);
             fail_at(err, name, line, what);
             goto out;
         }
-        OPDB_ALLOC_GROW(t->cells, (t->nrows + 1) * t->ncols, cap);
-        OPDB_ALLOC_GROW(t->line, t->nrows + 1, lcap);
-        OPDB_ALLOC_GROW(txt, (t->nrows + 1) * t->ncols, tcap);
-        db_cell *row = t->cells + t->nrows * t->ncols;
-        for (size_t c = 0; c < t->ncols; c++) {
-            db_cell *x = &row[c];
-            memset(x, 0, sizeof *x);
-            if (c >= k.nends) {
-                x->kind = DBC_NA;
-                txt[t->nrows * t->ncols + c] = "";
-                continue;
-            }
-            const char *p;
-            size_t len;
-            cell_span(&k, c, &p, &len);
-            txt[t->nrows * t->ncols + c] = opdb_arena_strndup(&loading, p, len);
-            x->n = (uint32_t)len;
-            x->kind = is_na(p, len) ? DBC_NA : DBC_TEXT;
+        if (t->nrows + 1 > lcap) {
+            size_t old = lcap;
+            OPDB_ALLOC_GROW(t->line, t->nrows + 1, lcap);
+            t->rec = opdb_xrealloc(t->rec, lcap * sizeof *t->rec);
+            (void)old;
         }
+        OPDB_ALLOC_GROW(t->at, (t->nrows + 1) * t->ncols, cap);
+        uint16_t *at = t->at + t->nrows * t->ncols;
+        size_t r0 = k.st[0];
+        for (size_t c = 0; c < t->ncols; c++) {
+            size_t off = c < k.nst ? k.st[c] - r0 : DB_AT_ABSENT;
+            at[c] = off < DB_AT_ABSENT ? (uint16_t)off : c < k.nst ? DB_AT_FAR : DB_AT_ABSENT;
+        }
+        t->rec[t->nrows] = r0;
         t->line[t->nrows++] = line;
     }
-    type_columns(t, txt);
-    retain_text(t, txt);
     /* the arrays grew by doubling: give the slack back */
     if (t->nrows) {
-        t->cells = opdb_xrealloc(t->cells, t->nrows * t->ncols * sizeof *t->cells);
+        t->at = opdb_xrealloc(t->at, t->nrows * t->ncols * sizeof *t->at);
         t->line = opdb_xrealloc(t->line, t->nrows * sizeof *t->line);
+        t->rec = opdb_xrealloc(t->rec, t->nrows * sizeof *t->rec);
     }
+    t->colv = opdb_xcalloc(t->ncols, sizeof *t->colv);
+    t->ready = opdb_xcalloc(t->ncols, sizeof *t->ready);
+    for (size_t c = 0; c < t->ncols; c++) atomic_init(&t->ready[c], 0);
     rc = 0;
 out:
-    free(txt);
-    opdb_arena_free(&loading);
-    opdb_sb_free(&k.cell);
-    free(k.ends);
+    free(k.st);
     return rc;
+}
+
+static void table_init(db_table *t, const char *name) {
+    memset(t, 0, sizeof *t);
+    t->path = opdb_xstrdup(name);
+    opdb_arena_init(&t->arena, 1 << 14);
+    pthread_mutex_init(&t->mu, NULL);
+    t->mu_init = true;
+}
+
+int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n, opdb_err *err) {
+    table_init(t, name);
+    t->mem = opdb_xmalloc(n + 1);
+    if (n) memcpy(t->mem, data, n);
+    t->n = n;
+    return load_owned(t, name, err);
 }
 
 int db_table_load(db_table *t, const char *path, opdb_err *err) {
@@ -518,16 +481,27 @@ int db_table_load(db_table *t, const char *path, opdb_err *err) {
         memset(t, 0, sizeof *t);
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read error: %s", path, strerror(e));
     }
-    int rc = db_table_load_mem(t, path, buf, n, err);
-    free(buf);
-    return rc;
+    table_init(t, path);
+    t->mem = buf;
+    t->n = n;
+    return load_owned(t, path, err);
 }
 
 void db_table_free(db_table *t) {
+    for (size_t c = 0; t->colv && c < t->ncols; c++) {
+        free(t->colv[c].v);
+        free(t->colv[c].uint_rows);
+        free(t->colv[c].dec);
+        free(t->colv[c].big);
+    }
+    free(t->colv);
+    free(t->ready);
+    if (t->mu_init) pthread_mutex_destroy(&t->mu);
     free(t->path);
     free(t->cols);
-    free(t->col_kind);
-    free(t->cells);
+    free(t->mem);
+    free(t->rec);
+    free(t->at);
     free(t->line);
     opdb_arena_free(&t->arena);
     memset(t, 0, sizeof *t);
@@ -537,6 +511,154 @@ int db_table_col(const db_table *t, const char *name) {
     for (size_t c = 0; c < t->ncols; c++)
         if (strcmp(t->cols[c], name) == 0) return (int)c;
     return -1;
+}
+/* ---- typing a column on first use */
+
+/* A text reference: offset (40 bits) and length (24 bits) in the table's
+ * bytes followed by the column's decoded texts; a longer text or a farther
+ * offset is kept in the column's big list (the length field all ones). */
+#define REF_LEN_MAX 0xffffffu
+
+static uint64_t text_ref(db_col *c, size_t *nbig, size_t *capbig, size_t off, size_t len) {
+    if (len < REF_LEN_MAX && off < ((uint64_t)1 << 40)) return (uint64_t)off << 24 | len;
+    OPDB_ALLOC_GROW(c->big, 2 * (*nbig + 1), *capbig);
+    c->big[2 * *nbig] = off;
+    c->big[2 * *nbig + 1] = len;
+    return (uint64_t)(*nbig)++ << 24 | REF_LEN_MAX;
+}
+
+/* Column typing over all non-NA cells (int / float / bool / text, an int
+ * column with an NA cell turns float), then each cell's value. A number is
+ * parsed once: the typing pass keeps what it read (lit[r]: 1 int64, 2
+ * uint64, 3 float) and the value pass only re-reads an integer cell of a
+ * column that turned out float. */
+static void type_column(const db_table *t, size_t ci, db_col *c) {
+    size_t nr = t->nrows;
+    memset(c, 0, sizeof *c);
+    if (!nr) return;
+    uint64_t *v = opdb_xmalloc(nr * sizeof *v);
+    uint8_t *lit = opdb_xcalloc(nr, 1);
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    bool all_int = true, all_float = true, all_bool = true, any = false, any_na = false;
+    for (size_t r = 0; r < nr; r++) {
+        size_t a = cell_start(t, r, ci);
+        opdb_span s = a == SIZE_MAX ? opdb_span_make("", 0) : cell_text_at(t->data, t->n, a, &sb);
+        if (is_na(s.p, s.n)) {
+            any_na = true;
+            lit[r] = 4;
+            continue;
+        }
+        any = true;
+        if (!all_int && !all_float && !all_bool) continue; /* text: only the NA cells remain to mark */
+        int64_t iv;
+        uint64_t uv;
+        double fv;
+        if (all_int) {
+            int k = int_literal(s.p, s.n, &iv, &uv);
+            if (k == 1) lit[r] = 1, memcpy(&v[r], &iv, 8);
+            else if (k == 2) lit[r] = 2, v[r] = uv;
+            else all_int = false;
+        }
+        if (!all_int && all_float) {
+            if (float_literal(s.p, s.n, &fv)) lit[r] = 3, memcpy(&v[r], &fv, 8);
+            else all_float = false;
+        }
+        if (all_bool && bool_literal(s.p, s.n) < 0) all_bool = false;
+    }
+    uint8_t kind = !any ? DBC_NA : all_int ? (any_na ? DBC_FLOAT : DBC_INT) : all_float ? DBC_FLOAT
+                                                                  : all_bool ? DBC_BOOL : DBC_TEXT;
+    c->kind = kind;
+    if (kind == DBC_NA) {
+        free(v);
+        v = NULL;
+    } else if (kind == DBC_INT) {
+        for (size_t r = 0; r < nr; r++)
+            if (lit[r] == 2) {
+                if (!c->uint_rows) c->uint_rows = opdb_xcalloc(nr, 1);
+                c->uint_rows[r] = 1;
+            }
+    } else {
+        opdb_strbuf dec;
+        opdb_sb_init(&dec);
+        size_t nbig = 0, capbig = 0;
+        for (size_t r = 0; r < nr; r++) {
+            if (lit[r] == 4) {
+                v[r] = kind == DBC_FLOAT ? 0x7ff8000000000000u : DB_V_NA;
+                continue;
+            }
+            if (kind == DBC_FLOAT && lit[r] == 3) continue;
+            opdb_span s = cell_text_at(t->data, t->n, cell_start(t, r, ci), &sb);
+            if (kind == DBC_FLOAT) {
+                double fv = 0;
+                float_literal(s.p, s.n, &fv);
+                memcpy(&v[r], &fv, 8);
+            } else if (kind == DBC_BOOL) {
+                v[r] = bool_literal(s.p, s.n) == 1;
+            } else if (!sb.n || s.p != sb.p) { /* a view of the file's bytes */
+                v[r] = text_ref(c, &nbig, &capbig, (size_t)(s.p - t->data), s.n);
+            } else {
+                v[r] = text_ref(c, &nbig, &capbig, t->n + dec.n, s.n);
+                opdb_sb_add(&dec, s.p, s.n);
+            }
+        }
+        if (dec.n) {
+            c->dec = dec.p;
+        } else {
+            opdb_sb_free(&dec);
+        }
+    }
+    c->v = v;
+    free(lit);
+    opdb_sb_free(&sb);
+}
+
+const db_col *db_table_column(const db_table *ct, int col) {
+    db_table *t = (db_table *)ct; /* typing is internally synchronised */
+    if (atomic_load_explicit(&t->ready[col], memory_order_acquire)) return &t->colv[col];
+    pthread_mutex_lock(&t->mu);
+    if (!atomic_load_explicit(&t->ready[col], memory_order_relaxed)) {
+        type_column(t, (size_t)col, &t->colv[col]);
+        atomic_store_explicit(&t->ready[col], 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return &t->colv[col];
+}
+
+const db_cell *db_table_cell_into(const db_table *t, size_t row, int col, db_cell *o) {
+    const db_col *c = atomic_load_explicit(&t->ready[col], memory_order_acquire) ? &t->colv[col]
+                                                                                   : db_table_column(t, col);
+    o->v.u = 0;
+    o->n = 0;
+    o->kind = DBC_NA;
+    if (c->kind == DBC_NA) return o;
+    uint64_t v = c->v[row];
+    switch (c->kind) {
+    case DBC_INT:
+        o->v.u = v;
+        o->kind = c->uint_rows && c->uint_rows[row] ? DBC_UINT : DBC_INT;
+        break;
+    case DBC_FLOAT:
+        memcpy(&o->v.f, &v, 8);
+        if (isnan(o->v.f)) o->v.u = 0;
+        else o->kind = DBC_FLOAT;
+        break;
+    case DBC_BOOL:
+        if (v != DB_V_NA) o->v.b = v != 0, o->kind = DBC_BOOL;
+        break;
+    default: {
+        if (v == DB_V_NA) break;
+        size_t off = (size_t)(v >> 24), len = (size_t)(v & REF_LEN_MAX);
+        if (len == REF_LEN_MAX) {
+            len = c->big[2 * off + 1];
+            off = c->big[2 * off];
+        }
+        o->v.s = off < t->n ? t->data + off : c->dec + (off - t->n);
+        o->n = (uint32_t)len;
+        o->kind = DBC_TEXT;
+    }
+    }
+    return o;
 }
 
 opdb_span db_cell_text(const db_cell *c, char *buf, size_t cap) {

@@ -2,10 +2,17 @@
  * the performance model's reader gives it (pandas read_csv defaults): NA
  * cells, whole-column int / float / bool / text typing, duplicate header
  * names renamed `X.1`, `X.2`, ... Rows keep the 1-based line where their
- * record starts, so every answer can name its source. */
+ * record starts, so every answer can name its source.
+ *
+ * The table keeps the file's bytes as one buffer. Loading only finds where
+ * each record and cell starts; a column is typed into one flat array (8 bytes
+ * a cell: the number, or where its text lies) the first time it is read, once,
+ * even when many threads share the table. */
 #ifndef OPDB_DB_TABLE_H
 #define OPDB_DB_TABLE_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,44 +21,75 @@
 
 typedef enum db_cell_kind { DBC_NA, DBC_INT, DBC_UINT, DBC_FLOAT, DBC_BOOL, DBC_TEXT } db_cell_kind;
 
-/* 16 bytes: a text cell's text shares the union with the typed values (a
- * table holds rows x columns of them) */
+/* A cell as read: a view made on demand (the table holds no db_cell). */
 typedef struct db_cell {
     union {
         int64_t i;
         uint64_t u;                /* DBC_UINT: an integer above INT64_MAX */
         double f;
         bool b;
-        const char *s;             /* DBC_TEXT: the decoded text (NUL-terminated) */
+        const char *s;             /* DBC_TEXT: the decoded text (not NUL-terminated) */
     } v;
     uint32_t n;                   /* DBC_TEXT: the text's length */
     uint8_t kind;                 /* db_cell_kind */
 } db_cell;
 
+/* A column typed on first use. v per row: DBC_INT / DBC_UINT the integer's
+ * bits, DBC_FLOAT the double (NaN only for NA: no float literal reads as NaN),
+ * DBC_BOOL 0 / 1 (DB_V_NA for NA), DBC_TEXT a text reference (DB_V_NA for NA). */
+typedef struct db_col {
+    uint8_t kind;                 /* db_cell_kind of the non-NA cells (DBC_NA: all NA) */
+    uint64_t *v;                  /* nrows values (NULL for an all-NA column) */
+    uint8_t *uint_rows;           /* DBC_INT only, when some cell needs uint64: 1 per such row */
+    char *dec;                    /* quoted cells whose text differs from their bytes, decoded */
+    size_t *big;                  /* (offset, length) pairs of texts too long for a reference */
+} db_col;
+
+#define DB_V_NA UINT64_MAX
+
 typedef struct db_table {
     char *path;                   /* as given to db_table_load */
     size_t ncols;
     char **cols;                  /* header names after renaming duplicates */
-    uint8_t *col_kind;            /* db_cell_kind of the column's non-NA cells (DBC_NA: all NA) */
     size_t nrows;
-    db_cell *cells;               /* nrows x ncols, row-major */
     uint32_t *line;               /* per row: 1-based line where its record starts */
-    opdb_arena arena;             /* the cells' text */
+    opdb_arena arena;             /* header names; free for the table's users (parsed rows) */
+    /* private: the file and where its cells start */
+    char *mem;                    /* the file's bytes (data points past a BOM) */
+    const char *data;
+    size_t n;
+    size_t *rec;                  /* per row: offset of its record */
+    uint16_t *at;                 /* nrows x ncols: a cell's offset in its record (DB_AT_*) */
+    db_col *colv;                 /* per column, valid once ready[c] */
+    _Atomic uint8_t *ready;
+    pthread_mutex_t mu;           /* typing a column */
+    bool mu_init;
 } db_table;
+
+#define DB_AT_ABSENT 0xfffe       /* a short record: the cell is NA */
+#define DB_AT_FAR 0xffff          /* the cell starts too far into its record: found by walking it */
 
 /* Loads path. -1 with err "<path>: <what>" (or "<path>:<line>: <what>") when the
  * file cannot be opened, is not UTF-8, is empty, or has a record longer than
  * its header. */
 int db_table_load(db_table *t, const char *path, opdb_err *err);
-/* Loads from memory (fuzzing, tests); name is used in messages. */
+/* Loads from memory (copied; fuzzing, tests); name is used in messages. */
 int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n, opdb_err *err);
 void db_table_free(db_table *t);
 
 /* The first column named name, or -1. */
 int db_table_col(const db_table *t, const char *name);
-static inline const db_cell *db_table_cell(const db_table *t, size_t row, int col) {
-    return &t->cells[row * t->ncols + (size_t)col];
+/* The column typed (on first use; thread-safe). */
+const db_col *db_table_column(const db_table *t, int col);
+/* The kind of the column's non-NA cells (DBC_NA: all NA). */
+static inline db_cell_kind db_table_col_kind(const db_table *t, int col) {
+    return (db_cell_kind)db_table_column(t, col)->kind;
 }
+
+/* The cell at (row, col), written into *out; returns out. */
+const db_cell *db_table_cell_into(const db_table *t, size_t row, int col, db_cell *out);
+/* A view of the cell that lives until the end of the enclosing block. */
+#define db_table_cell(t, row, col) db_table_cell_into((t), (row), (col), &(db_cell){.kind = DBC_NA})
 
 /* Python str() of a cell: "nan" for NA, repr for floats, True/False. Writes
  * into buf (at least 40 bytes) for non-text cells; returns a view. */

@@ -1,5 +1,6 @@
 /* Opening a database folder: the mapping at open, each kernel table on first
- * use (once, under its own guard), with every row's cells parsed once. */
+ * use (once, under its own guard), with every row's cells parsed once on the
+ * first lookup that needs the table (an eager open only reads the files). */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -51,6 +52,7 @@ static char *join3(const char *a, const char *b, const char *c) {
 }
 
 static void free_table(q_ktable *t);
+static q_ktable *table_get(const opdb_qdb *db, const char *kt, bool rows);
 static void snap_free(opdb_qdb *db);
 
 opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) {
@@ -106,7 +108,7 @@ opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) 
                 memcpy(kt, de->d_name, l - 4);
                 kt[l - 4] = 0;
                 /* the communication folder only holds tables for hcom_ kernels */
-                if (k == 0 || strncmp(kt, "hcom_", 5) == 0) q_table(db, kt);
+                if (k == 0 || strncmp(kt, "hcom_", 5) == 0) table_get(db, kt, false);
                 free(kt);
             }
             closedir(d);
@@ -215,11 +217,13 @@ static void row_latency(const opdb_qdb *db, q_ktable *kt, const qv *ov, size_t r
     (void)db;
 }
 
-/* A table repeats its dtype and format lists on every row, and keeps each
- * distinct text once: rows with the same text share one parsed list. */
+/* A table repeats its dtype and format lists on every row: rows with the
+ * same text share one parsed list. */
 typedef struct list_memo {
     struct {
         const char *key;
+        uint32_t keyn;
+        uint64_t h;
         const char **items;
         uint32_t *lens, n;
     } *e;
@@ -237,7 +241,7 @@ static void memo_list(list_memo *m, opdb_arena *a, const db_cell *cell, const ch
         list_memo g = {opdb_xcalloc(cap, sizeof *m->e), cap, 0};
         for (size_t i = 0; i < m->cap; i++) {
             if (!m->e[i].key) continue;
-            size_t j = opdb_hash_bytes(&m->e[i].key, sizeof m->e[i].key, 1) & (cap - 1);
+            size_t j = m->e[i].h & (cap - 1);
             while (g.e[j].key) j = (j + 1) & (cap - 1);
             g.e[j] = m->e[i];
             g.n++;
@@ -245,12 +249,15 @@ static void memo_list(list_memo *m, opdb_arena *a, const db_cell *cell, const ch
         free(m->e);
         *m = g;
     }
-    const char *key = cell->v.s;
-    size_t j = opdb_hash_bytes(&key, sizeof key, 1) & (m->cap - 1);
-    while (m->e[j].key && m->e[j].key != key) j = (j + 1) & (m->cap - 1);
+    uint64_t h = opdb_hash_bytes(cell->v.s, cell->n, 1);
+    size_t j = h & (m->cap - 1);
+    while (m->e[j].key && !(m->e[j].h == h && m->e[j].keyn == cell->n && memcmp(m->e[j].key, cell->v.s, cell->n) == 0))
+        j = (j + 1) & (m->cap - 1);
     if (!m->e[j].key) {
         parse_list(a, cell, &m->e[j].items, &m->e[j].lens, &m->e[j].n);
-        m->e[j].key = key;
+        m->e[j].key = cell->v.s;
+        m->e[j].keyn = cell->n;
+        m->e[j].h = h;
         m->n++;
     }
     *items = m->e[j].items;
@@ -389,6 +396,7 @@ static q_ktable *find_or_add(const opdb_qdb *cdb, const char *kt) {
     pthread_mutex_init(&t->mu, NULL);
     pthread_mutex_init(&t->ext_mu, NULL);
     atomic_init(&t->state, QT_UNLOADED);
+    atomic_init(&t->prepared, false);
     OPDB_ALLOC_GROW(db->tables, db->ntables + 1, db->captables);
     db->tables[db->ntables] = t;
     opdb_hindex_add(&db->tables_ix, h, (uint32_t)db->ntables++);
@@ -397,9 +405,13 @@ static q_ktable *find_or_add(const opdb_qdb *cdb, const char *kt) {
     return t;
 }
 
-q_ktable *q_table(const opdb_qdb *db, const char *kt) {
+/* The table of kt read (an eager open), and with rows its rows prepared:
+ * both once, under the table's guard. */
+static q_ktable *table_get(const opdb_qdb *db, const char *kt, bool rows) {
     q_ktable *t = find_or_add(db, kt);
-    if (atomic_load_explicit(&t->state, memory_order_acquire) != QT_UNLOADED) return t;
+    int st0 = atomic_load_explicit(&t->state, memory_order_acquire);
+    if (st0 != QT_UNLOADED && (st0 != QT_OK || !rows || atomic_load_explicit(&t->prepared, memory_order_acquire)))
+        return t;
     pthread_mutex_lock(&t->mu);
     if (atomic_load_explicit(&t->state, memory_order_relaxed) == QT_UNLOADED) {
         char *path = NULL;
@@ -437,14 +449,20 @@ q_ktable *q_table(const opdb_qdb *db, const char *kt) {
                 }
                 st = QT_FAILED;
             } else {
-                prepare(db, t);
                 st = QT_OK;
             }
         }
         atomic_store_explicit(&t->state, st, memory_order_release);
     }
+    if (rows && atomic_load_explicit(&t->state, memory_order_relaxed) == QT_OK &&
+        !atomic_load_explicit(&t->prepared, memory_order_relaxed)) {
+        prepare(db, t);
+        atomic_store_explicit(&t->prepared, true, memory_order_release);
+    }
     pthread_mutex_unlock(&t->mu);
     return t;
 }
+
+q_ktable *q_table(const opdb_qdb *db, const char *kt) { return table_get(db, kt, true); }
 
 bool q_table_rows(q_ktable *t) { return atomic_load_explicit(&t->state, memory_order_acquire) == QT_OK; }

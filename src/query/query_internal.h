@@ -146,6 +146,7 @@ typedef struct q_ktable {
     char *path;                  /* the file it was (or would be) read from */
     char *shown;                 /* path as named in explain (relative to the db folder when inside) */
     _Atomic int state;           /* q_tstate; QT_UNLOADED until the once-guard ran */
+    _Atomic bool prepared;       /* QT_OK: rows filled (the first lookup of the table) */
     pthread_mutex_t mu;
     char *error;                 /* QT_FAILED: one-line message */
     db_table t;

@@ -1,0 +1,248 @@
+/* The table typed column by column on first use against the eager twin that
+ * tokenizes and types every cell at load (tests/unit/table_eager.c): on
+ * generated tables (every cell kind, NA spellings, quoting, short records,
+ * line endings, blank lines, cells that start far into a long record) both
+ * give the same columns, kinds, values, texts, lines and errors, whatever
+ * order the columns are first read in and however many threads read them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/table.h"
+#include "table_eager.h"
+
+static uint64_t rng_s = 0x9e3779b97f4a7c15u;
+static uint64_t rnd(void) {
+    rng_s ^= rng_s << 13;
+    rng_s ^= rng_s >> 7;
+    rng_s ^= rng_s << 17;
+    return rng_s;
+}
+static unsigned pick(unsigned n) { return (unsigned)(rnd() % n); }
+
+static const char *const k_words[] = {"DT_BF16;DT_BF16", "FLOAT", "ND;FRACTAL_NZ", "\"24,128;256,128\"", "MIX_AIC",
+                                      "x", " ", "None", "a\"b", "é"};
+static const char *const k_na[] = {"", "NA", "nan", "NaN", "#N/A", "-nan", "<NA>", "NULL", "null", "n/a"};
+
+/* one cell of a column of the given flavour */
+static void cell(opdb_strbuf *b, unsigned flavour) {
+    char tmp[64];
+    if (flavour != 6 && pick(12) == 0) { /* an NA spelling, sometimes quoted */
+        const char *na = k_na[pick(10)];
+        if (pick(3) == 0) opdb_sb_addf(b, "\"%s\"", na);
+        else opdb_sb_adds(b, na);
+        return;
+    }
+    switch (flavour) {
+    case 0: snprintf(tmp, sizeof tmp, "%lld", (long long)(rnd() % 200000) - 1000); break;
+    case 1: snprintf(tmp, sizeof tmp, "%.*f", (int)pick(8), (double)(rnd() % 100000) / 7.0); break;
+    case 2: /* ints, floats with exponents, infinities */
+        switch (pick(5)) {
+        case 0: snprintf(tmp, sizeof tmp, "%d", (int)pick(100)); break;
+        case 1: snprintf(tmp, sizeof tmp, "%ge%d", (double)pick(1000) / 3, (int)pick(40) - 20); break;
+        case 2: snprintf(tmp, sizeof tmp, "%s", pick(2) ? "inf" : "-Infinity"); break;
+        case 3: snprintf(tmp, sizeof tmp, " %d.5 ", (int)pick(9)); break;
+        default: snprintf(tmp, sizeof tmp, "1.%019llu", (unsigned long long)rnd() % 10000000000000000000u); break;
+        }
+        break;
+    case 3: snprintf(tmp, sizeof tmp, "%s", (const char *[]){"True", "False", "TRUE", "false"}[pick(4)]); break;
+    case 4: /* integers past int64 */
+        snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)(rnd() | (pick(2) ? 0x8000000000000000u : 0)));
+        break;
+    case 5: /* text, quoted or not, with quotes, commas and line breaks inside */
+        switch (pick(6)) {
+        case 0: snprintf(tmp, sizeof tmp, "\"a,b\"\"c\""); break;
+        case 1: snprintf(tmp, sizeof tmp, "\"line\nbreak\r\nx\""); break;
+        case 2: snprintf(tmp, sizeof tmp, "\"q\"tail"); break;
+        case 3: snprintf(tmp, sizeof tmp, "\"%s\"", k_words[pick(3)]); break;
+        default: snprintf(tmp, sizeof tmp, "%s", k_words[pick(10)]); break;
+        }
+        break;
+    case 6: snprintf(tmp, sizeof tmp, "%s", k_na[pick(3)]); break; /* all NA */
+    default: /* mostly numbers, now and then a word */
+        if (pick(20) == 0) snprintf(tmp, sizeof tmp, "%s", k_words[pick(10)]);
+        else snprintf(tmp, sizeof tmp, "%u", pick(5000));
+        break;
+    }
+    if (flavour <= 4 && pick(10) == 0) opdb_sb_addf(b, "\"%s\"", tmp); /* quoting does not change a type */
+    else opdb_sb_adds(b, tmp);
+}
+
+static void gen(opdb_strbuf *b, bool allow_long_record) {
+    static const char *const names[] = {"a", "b", "a", "a.1", "", "\"Input Shapes\"", "x"};
+    static const char *const eol[] = {"\n", "\r\n", "\r"};
+    unsigned ncols = 1 + pick(8), nrows = pick(50), flav[8];
+    opdb_sb_clear(b);
+    if (pick(4) == 0) opdb_sb_adds(b, "\xef\xbb\xbf");
+    for (unsigned c = 0; c < ncols; c++) {
+        flav[c] = pick(8);
+        opdb_sb_adds(b, c ? "," : "");
+        opdb_sb_adds(b, names[pick(7)]);
+    }
+    const char *nl = eol[pick(3)];
+    opdb_sb_adds(b, nl);
+    for (unsigned r = 0; r < nrows; r++) {
+        if (pick(15) == 0) opdb_sb_adds(b, pick(2) ? "  \t" : ""), opdb_sb_adds(b, nl); /* a blank line */
+        unsigned n = pick(10) == 0 ? pick(ncols) + 1 : ncols;
+        if (allow_long_record && pick(40) == 0) n = ncols + 1;
+        for (unsigned c = 0; c < n; c++) {
+            if (c) opdb_sb_addc(b, ',');
+            if (c < ncols && c + 1 < n && pick(60) == 0) { /* a long cell: the next ones start far */
+                opdb_sb_adds(b, "\"");
+                for (int k = 0; k < 70000; k++) opdb_sb_addc(b, (char)('a' + k % 26));
+                opdb_sb_adds(b, "\"");
+                continue;
+            }
+            cell(b, c < ncols ? flav[c] : 0);
+        }
+        if (r + 1 < nrows || pick(2)) opdb_sb_adds(b, nl);
+    }
+}
+
+static void same_cell(const db_cell *e, const db_cell *l, size_t r, size_t c) {
+    if (e->kind != l->kind) fail_msg("row %zu col %zu: kind %d, eager %d", r, c, l->kind, e->kind);
+    switch (e->kind) {
+    case DBC_INT: assert_true(e->v.i == l->v.i); break;
+    case DBC_UINT: assert_true(e->v.u == l->v.u); break;
+    case DBC_FLOAT: assert_memory_equal(&e->v.f, &l->v.f, sizeof(double)); break;
+    case DBC_BOOL: assert_int_equal(e->v.b, l->v.b); break;
+    case DBC_TEXT:
+        assert_int_equal(e->n, l->n);
+        assert_memory_equal(e->v.s, l->v.s, e->n);
+        break;
+    default: break;
+    }
+    char b1[48], b2[48];
+    opdb_span s1 = db_cell_text(e, b1, sizeof b1), s2 = db_cell_text(l, b2, sizeof b2);
+    assert_int_equal(s1.n, s2.n);
+    assert_memory_equal(s1.p, s2.p, s1.n);
+}
+
+/* both loaders on text: the same outcome; cells read in a random column order */
+static void compare(const char *text, size_t n) {
+    eager_table e;
+    db_table t;
+    opdb_err e1, e2;
+    opdb_err_clear(&e1);
+    opdb_err_clear(&e2);
+    int r1 = eager_table_load_mem(&e, "G.csv", text, n, &e1), r2 = db_table_load_mem(&t, "G.csv", text, n, &e2);
+    assert_int_equal(r1, r2);
+    if (r1 != 0) {
+        assert_string_equal(e1.msg, e2.msg);
+    } else {
+        assert_int_equal(e.ncols, t.ncols);
+        assert_int_equal(e.nrows, t.nrows);
+        for (size_t c = 0; c < t.ncols; c++) assert_string_equal(e.cols[c], t.cols[c]);
+        for (size_t r = 0; r < t.nrows; r++) assert_int_equal(e.line[r], t.line[r]);
+        size_t start = t.ncols ? pick((unsigned)t.ncols) : 0;
+        for (size_t k = 0; k < t.ncols; k++) {
+            size_t c = (start + k * 5) % t.ncols; /* a different first column each time */
+            if (t.ncols % 5 == 0) c = (start + k) % t.ncols;
+            assert_int_equal(db_table_col_kind(&t, (int)c), e.col_kind[c]);
+            for (size_t r = 0; r < t.nrows; r++) same_cell(&e.cells[r * e.ncols + c], db_table_cell(&t, r, (int)c), r, c);
+        }
+    }
+    eager_table_free(&e);
+    db_table_free(&t);
+}
+
+static void test_generated_tables(void **state) {
+    (void)state;
+    opdb_strbuf b;
+    opdb_sb_init(&b);
+    for (int i = 0; i < 400; i++) {
+        gen(&b, i % 4 == 3);
+        compare(b.p, b.n);
+        /* every prefix cut at a record boundary or inside one loads the same too */
+        if (i % 20 == 0)
+            for (size_t cut = 0; cut < b.n && cut < 400; cut += 7) compare(b.p, cut);
+    }
+    opdb_sb_free(&b);
+}
+
+/* The typed columns are 8 bytes a cell; a column nobody read holds nothing. */
+static void test_columns_typed_on_first_use(void **state) {
+    (void)state;
+    db_table t;
+    opdb_err err;
+    opdb_err_clear(&err);
+    const char *text = "a,b,c\n1,x,2.5\n2,\"y\"\"z\",\n";
+    assert_int_equal(db_table_load_mem(&t, "T.csv", text, strlen(text), &err), 0);
+    for (size_t c = 0; c < 3; c++) assert_int_equal(atomic_load(&t.ready[c]), 0);
+    const db_cell *x = db_table_cell(&t, 1, 1);
+    assert_int_equal(x->kind, DBC_TEXT);
+    assert_int_equal(x->n, 3);
+    assert_memory_equal(x->v.s, "y\"z", 3);
+    assert_int_equal(atomic_load(&t.ready[1]), 1);
+    assert_int_equal(atomic_load(&t.ready[0]), 0);
+    assert_int_equal(db_table_col_kind(&t, 2), DBC_FLOAT);
+    assert_int_equal(db_table_cell(&t, 1, 2)->kind, DBC_NA);
+    db_table_free(&t);
+}
+
+typedef struct reader {
+    const db_table *t;
+    const eager_table *e;
+    unsigned first;
+    int bad;
+} reader;
+
+static void *read_all(void *p) {
+    reader *rd = p;
+    for (size_t k = 0; k < rd->t->ncols; k++) {
+        size_t c = (rd->first + k) % rd->t->ncols;
+        for (size_t r = 0; r < rd->t->nrows; r++) {
+            const db_cell *l = db_table_cell(rd->t, r, (int)c), *e = &rd->e->cells[r * rd->e->ncols + c];
+            char b1[48], b2[48];
+            opdb_span s1 = db_cell_text(e, b1, sizeof b1), s2 = db_cell_text(l, b2, sizeof b2);
+            if (l->kind != e->kind || s1.n != s2.n || memcmp(s1.p, s2.p, s1.n) != 0) rd->bad++;
+        }
+    }
+    return NULL;
+}
+
+/* One table shared by many threads that read its columns in different
+ * orders: each column is typed once and every thread sees it whole. */
+static void test_threads_share_one_table(void **state) {
+    (void)state;
+    opdb_strbuf b;
+    opdb_sb_init(&b);
+    for (int round = 0; round < 20; round++) {
+        do gen(&b, false);
+        while (b.n < 200);
+        eager_table e;
+        db_table t;
+        opdb_err err;
+        opdb_err_clear(&err);
+        assert_int_equal(eager_table_load_mem(&e, "G.csv", b.p, b.n, &err), 0);
+        assert_int_equal(db_table_load_mem(&t, "G.csv", b.p, b.n, &err), 0);
+        pthread_t th[8];
+        reader rd[8];
+        for (unsigned i = 0; i < 8; i++) {
+            rd[i] = (reader){&t, &e, i, 0};
+            assert_int_equal(pthread_create(&th[i], NULL, read_all, &rd[i]), 0);
+        }
+        for (unsigned i = 0; i < 8; i++) {
+            pthread_join(th[i], NULL);
+            assert_int_equal(rd[i].bad, 0);
+        }
+        eager_table_free(&e);
+        db_table_free(&t);
+    }
+    opdb_sb_free(&b);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_generated_tables),
+        cmocka_unit_test(test_columns_typed_on_first_use),
+        cmocka_unit_test(test_threads_share_one_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
