@@ -1170,6 +1170,10 @@ case("explain_comm_wrapper", XCOMM, [
 case("explain_composite", COMPFILES, COMPQ[:7] + COMPQ[7:13],
      "--tp-size 4 --grid 8 --no-interpolation --explain")
 case("explain_decomposer", MLAFILES, DEC[:5] + DEC[8:11], "--tp-size 2 --no-interpolation --explain")
+case("explain_elementwise", CASES["elementwise"][0],
+     [q for q in CASES["elementwise"][1] if q["id"] != "out-empty-list"], "--no-interpolation --explain")
+case("explain_mtp_projection", CASES["mtp_projection"][0], CASES["mtp_projection"][1],
+     "--no-interpolation --explain")
 
 # ---------------------------------------------------------------- §17 errors
 case("errors_no_db", {"op_mapping.yaml": "operator_mappings: {}\n"}, [], "",

@@ -491,6 +491,9 @@ class DB:
                     and {w[0], w[1]} == {a[1], y[1]} and isinstance(k, str) and k):
                 c, _ = self.compute_scan([k], [(a, o.dtype), (w, o.dtype)], 2)
                 if c is not None:
+                    xp.path("mtp_projection")
+                    xp.kernels([k])
+                    self.explain_row(c, self.last_input_rules)
                     return hit(c[0], "MEASURED", 1.0, c[4], k)
         return self.compute(e, q)
 
@@ -505,6 +508,7 @@ class DB:
             o = o[0]
         if not is_t(o) or len(o.shape) == 0:
             return self.compute(e, q)
+        xp.path("elementwise")
         kt = e["kernel_type"]
         if not truthy(kt):
             return miss("unmapped")
@@ -513,6 +517,9 @@ class DB:
     def ew_scan(self, K, y, p):
         if isinstance(K, str):
             K = [K]
+        xp.kernels(K)
+        # the distance only ranks in `nearest` mode; `first` mode's candidates have none (§4.2)
+        dist = (lambda d: 0) if self.q else (lambda d: d)
 
         def chk(kt, t, r, lat):
             S = shapes(t, r, "Output Shapes")
@@ -536,16 +543,17 @@ class DB:
                 return None
             qd = OD[0] if OD else None
             if p is not None and qd is not None and p == qd:
-                return (lat, 1.0, d, "elementwise")
+                return (lat, 1.0, dist(d), "elementwise")
             bp, bq = BYTES.get(p, 0), BYTES.get(qd, 0)
             if bp > 0 and bq > 0:
-                return (lat * bp / bq, 0.9, d, "elementwise")
+                return (lat * bp / bq, 0.9, dist(d), "elementwise")
             return None
         c, reason = self.scan(K, chk, "first" if self.q else "nearest")
         if c is None:
             if reason.startswith("ambiguous"):
                 return miss(reason)
             return miss("elementwise_output_shape_mismatch")
+        self.explain_row(c)
         return hit(c[0], "MEASURED", c[2], "elementwise", c[1])
 
     # ---- §7 ----

@@ -2,9 +2,9 @@
 the `explain` object it renders to.
 
 The paths record into the current Trace (None when --explain is off, so they cost nothing).
-Covered: unmapped, zero_cost, accepted_miss, compute, communication, static composites,
-decomposers (dense MLA, MLAPO, cache_postprocess sub-queries) and the wrapper's matmul and generic
-compute interpolation. Any other path raises NoOracle: the oracle does not guess an explain it
+Covered: unmapped, zero_cost, accepted_miss, compute, mtp_projection, elementwise,
+communication, static composites, decomposers (dense MLA, MLAPO, cache_postprocess sub-queries)
+and the wrapper's matmul and generic compute interpolation. Any other path raises NoOracle: the oracle does not guess an explain it
 was not written for."""
 import math
 
@@ -115,19 +115,6 @@ def interpolation(method, axes, target, transform, key, label, points):
         "points": [{"coords": [float(x) for x in co], "latency_us": float(y), "weight": float(w),
                     "rows": [{"file": t.name, "line": t.lines[r], "latency_us": float(ly)} for t, r, ly in rows]}
                    for co, y, w, rows in points]})
-
-
-class Sub:
-    """A sub-query with its own trace (decomposer sub-kernels); rows it uses also go to the parent."""
-
-    def __enter__(self):
-        self.parent = cur()
-        STACK.append(Trace() if self.parent is not None else None)
-        return cur()
-
-    def __exit__(self, *exc):
-        STACK.pop()
-        return False
 
 
 def render(mode, r):
