@@ -1172,6 +1172,7 @@ case("explain_composite", COMPFILES, COMPQ[:7] + COMPQ[7:13],
 case("explain_decomposer", MLAFILES, DEC[:5] + DEC[8:11], "--tp-size 2 --no-interpolation --explain")
 case("explain_elementwise", CASES["elementwise"][0],
      [q for q in CASES["elementwise"][1] if q["id"] != "out-empty-list"], "--no-interpolation --explain")
+case("explain_attention", CASES["attention"][0], CASES["attention"][1], "--no-interpolation --explain")
 case("explain_mtp_projection", CASES["mtp_projection"][0], CASES["mtp_projection"][1],
      "--no-interpolation --explain")
 

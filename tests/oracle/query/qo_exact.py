@@ -558,6 +558,7 @@ class DB:
 
     # ---- §7 ----
     def attention(self, e, q):
+        xp.path("attention")
         kt = e["kernel_type"]
         if not truthy(kt):
             return miss("unmapped")
@@ -588,9 +589,11 @@ class DB:
             sparse = 0 if len(qt.shape) == 4 else 3
             if is_t(k) and len(qt.shape) == 4 and len(k.shape) >= 4:
                 kv = k.shape[1]
+        xp.kernels(e.kernels())
         c, reason = self.attn_scan(e.kernels(), q3, avg, p, sparse, kv, layout)
         if c is None:
             return miss(reason)
+        self.explain_row(c)
         return hit(c[0], "MEASURED", 0.9, "attention", c[1])
 
     def attn_scan(self, K, q3, avg, p, sparse, kv, layout, rt=None):

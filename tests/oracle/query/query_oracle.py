@@ -40,7 +40,7 @@ def exact(db, e, q):
     if e["category"] == "communication":
         return db.comm_op(e, q)
     qm = e["query_mode"]
-    if qm in ("attention_special", "moe_fused"):
+    if qm == "moe_fused":
         xp.unsupported(qm)
     if qm == "attention_special":
         return db.attention(e, q)
