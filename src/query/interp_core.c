@@ -197,7 +197,8 @@ static void value_json(const char **p, const char *end, bool in_tuple, opdb_strb
             char *s = opdb_xmalloc((size_t)(q - v) + 1);
             memcpy(s, v, (size_t)(q - v));
             s[q - v] = 0;
-            opdb_json_quote(sb, s);
+            if (strcmp(s, IP_KB_NONE) == 0) opdb_sb_adds(sb, "null");
+            else opdb_json_quote(sb, s);
             free(s);
         }
     }

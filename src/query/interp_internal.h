@@ -28,6 +28,8 @@ void ip_kb_str(ip_kb *k, const char *s, size_t n);
 void ip_kb_open(ip_kb *k);   /* tuple ( */
 void ip_kb_close(ip_kb *k);  /* tuple ) */
 void ip_kb_shape(ip_kb *k, q_shape s);
+/* the string value that stands for Python's None in a key (a text no cell can hold) */
+#define IP_KB_NONE "\x01none"
 /* the field's value text of name in k (NULL when absent) */
 const char *ip_kb_get(const ip_kb *k, const char *name, size_t *n);
 

@@ -1121,22 +1121,14 @@ case("explain_compute", XFILES, [
     Q("unmapped", "t.nothing.default", [T((16, 128))]),
     Q("no-kernel-type", "t.nokt.default", [T((16, 128))]),
 ], "--no-interpolation --explain")
-case("explain_interp", INTFILES, [
-    Q("matmul-m-median", "aten.mm.default", [T((24, 128)), T((128, 256))]),
-    Q("matmul-alternate-subset", "aten.mm.default", [T((40, 128)), T((128, 512))]),
-    Q("matmul-n-axis", "aten.mm.default", [T((16, 128)), T((128, 1536))]),
-    Q("matmul-outside", "aten.mm.default", [T((128, 128)), T((128, 256))]),
-    Q("matmul-2d-disabled", "aten.mm.default", [T((24, 128)), T((128, 768))]),
-    Q("matmul-no-candidate-group", "aten.mm.default", [T((24, 128), "float16"), T((128, 256), "float16")]),
-    Q("bmm-m-axis", "aten.bmm.default", [T((4, 40, 64)), T((4, 64, 32))]),
-    Q("generic-axis0", "t.gelu.default", [T((12, 1024))]),
-    Q("generic-output-numel", "t.rms.default", [T((12, 1024)), T((1024,))], out=T((12, 1024))),
+case("explain_interp", INTFILES, CASES["interp_compute"][1] + [
+    Q("matmul-float16-same-dtype-group", "aten.mm.default", [T((24, 128), "float16"), T((128, 256), "float16")]),
     Q("generic-no-candidate-group", "t.gelu.default", [T((12, 2048))]),
     Q("generic-outside", "t.gelu.default", [T((48, 1024))]),
-    Q("tp-projected-target", "t.col.default", [T((16, 128)), T((128, 3072))]),
-    Q("kernel-type-missing", "t.nokt.default", [T((16, 1024))]),
-    Q("unmapped", "t.none.default", [T((16, 1024))]),
-    Q("zero-cost-exact", "t.zero.default", [T((16, 128))]),
+    Q("elementwise-float16-same-dtype-group", "t.add.default", [T((40, 128), "float16"), T((40, 128), "float16")],
+      out=T((40, 128), "float16")),
+    Q("compute-scale-no-candidate-group", "t.quant.default", [T((20, 512))],
+      out=[T((20, 512), "float16"), T((20,), "float32")]),
 ], "--tp-size 2 --explain")
 XCOMM = {
     "op_mapping.yaml": """operator_mappings:

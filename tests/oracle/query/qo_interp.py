@@ -558,8 +558,9 @@ def interp_compute_scale(db, e, q, K=None, X=None):
         gs = [(k, pt) for k, pt in groups_of(idx) if key_match(key, k)]
         mv = db.ov_int(kt).get("max_interpolation_dim", db.ov_int(primary).get("max_interpolation_dim"))
         res, st = try_groups(gs, {"M": ax[0], "K": ax[1]}, (("M",), ("K",), ("M", "K")),
-                             mv if is_int(mv) else None)
+                             mv if is_int(mv) else None, kernel=kt)
         if res:
+            explain_interp(db, kt, res)
             return hit(res[1], "INTERPOLATED", res[3], res[2], kt)
         last = st
     return miss(reason_of(last, "compute_scale_interpolation_failed"))
@@ -635,10 +636,12 @@ def interp_elementwise(db, e, q, K=None, target=None):
         key = ew_key(kt, y, ins, p)
         gs = [(k, pt) for k, pt in groups_of(idx) if key_match(key, k)]
         if not gs:
+            xp.attempt("kernel", kt, "no_candidate_group")
             reason = "insufficient_filtered_candidates"
             continue
         res, st = try_groups(gs, {"io_numel": io}, (("io_numel",),), max_dim(db, kt))
         if res:
+            explain_interp(db, kt, res)
             return hit(res[1], "INTERPOLATED", res[3], res[2], kt)
         reason = reason_of(st, "candidate_group_failed")
     if len(K) > 1:
@@ -992,7 +995,7 @@ def dispatch(db, e, q):
             return miss("insufficient_args")
         return miss("wrapper_communication_owned_by_base")
     qm = e["query_mode"]
-    if qm in ("moe_fused", "attention_special", "scatter_nd_update_mla", "elementwise"):
+    if qm in ("moe_fused", "attention_special", "scatter_nd_update_mla"):
         xp.unsupported("interpolated " + qm)
     if qm == "moe_fused":
         return interp_moe(db, e, q)
@@ -1036,7 +1039,6 @@ def dispatch(db, e, q):
             tpdiv = db.cfg.tp
         X = X2
     if scale:
-        xp.unsupported("interpolated compute_scale")
         return interp_compute_scale(db, e, q, K, X if not db.q else None)
     if quant or kt in MATMULP:
         return interp_matmul(db, e, q, quant, K, X, tpdiv)
