@@ -4,8 +4,9 @@ the `explain` object it renders to.
 The paths record into the current Trace (None when --explain is off, so they cost nothing).
 Covered: unmapped, zero_cost, accepted_miss, compute, mtp_projection, elementwise, attention
 (exact), communication, static composites, decomposers (dense MLA, MLAPO, cache_postprocess
-sub-queries) and the wrapper's matmul and generic compute 1-D interpolation. Any other path raises
-NoOracle: the oracle does not guess an explain it was not written for."""
+sub-queries) and the wrapper's 1-D interpolation of matmul, generic compute, compute_scale and
+elementwise. Any other path raises NoOracle: the oracle does not guess an explain it was not
+written for."""
 import math
 
 STACK = [None]
