@@ -1165,6 +1165,8 @@ case("explain_decomposer", MLAFILES, DEC[:5] + DEC[8:11], "--tp-size 2 --no-inte
 case("explain_elementwise", CASES["elementwise"][0],
      [q for q in CASES["elementwise"][1] if q["id"] != "out-empty-list"], "--no-interpolation --explain")
 case("explain_attention", CASES["attention"][0], CASES["attention"][1], "--no-interpolation --explain")
+case("explain_kernel", CASES["kernel"][0],
+     [q for q in CASES["kernel"][1] if not q["id"].startswith(("bad-", "attention-"))], "--explain")
 case("explain_mtp_projection", CASES["mtp_projection"][0], CASES["mtp_projection"][1],
      "--no-interpolation --explain")
 

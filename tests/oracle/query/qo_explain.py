@@ -5,8 +5,8 @@ The paths record into the current Trace (None when --explain is off, so they cos
 Covered: unmapped, zero_cost, accepted_miss, compute, mtp_projection, elementwise, attention
 (exact), communication, static composites, decomposers (dense MLA, MLAPO, cache_postprocess
 sub-queries) and the wrapper's 1-D interpolation of matmul, generic compute, compute_scale and
-elementwise. Any other path raises NoOracle: the oracle does not guess an explain it was not
-written for."""
+elementwise; kernel-level queries but for attention interpolation. Any other path raises
+NoOracle: the oracle does not guess an explain it was not written for."""
 import math
 
 STACK = [None]

@@ -125,7 +125,6 @@ def answer(db, line, explain=False):
         if has_op == has_k:
             raise QueryError("bad_query", "a query needs exactly one of op and kernel")
         if has_k:
-            xp.unsupported("kernel-level query")
             r = qo_kernel.kernel_query(db, obj)
             # default mode: a MISS names what to measure (attention and communication: with their object)
             if r.source == "MISS" and not db.cfg.quirks:
