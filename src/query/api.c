@@ -113,6 +113,7 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
         xj = k ? k + 13 : NULL;
     }
     opdb_sb_free(&p->r.extra);
+    opdb_sb_free(&p->r.attempts);
     q_result *r = &p->r;
     memset(res, 0, sizeof *res);
     res->priv = p;

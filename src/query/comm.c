@@ -234,7 +234,10 @@ static cindex *build(const q_ktable *t) {
 
 static const cindex *comm_index(q_ktable *t) {
     pthread_mutex_lock(&t->ext_mu);
-    if (!t->ext[1]) t->ext[1] = build(t);
+    if (!t->ext[1]) {
+        t->ext[1] = build(t);
+        t->ext_free[1] = q_comm_index_free;
+    }
     const cindex *ix = t->ext[1];
     pthread_mutex_unlock(&t->ext_mu);
     return ix;
@@ -251,7 +254,7 @@ static size_t lower_bound(const cgroup *g, double v) {
     return lo;
 }
 
-void q_comm_csv(q_ctx *c, const char *kt, int64_t B, int64_t n, int tier, bool alpha_beta, q_comm_res *o) {
+static void comm_csv(q_ctx *c, const char *kt, int64_t B, int64_t n, int tier, bool alpha_beta, q_comm_res *o) {
     memset(o, 0, sizeof *o);
     o->B = B;
     o->n = n;
@@ -341,6 +344,11 @@ void q_comm_csv(q_ctx *c, const char *kt, int64_t B, int64_t n, int tier, bool a
     o->found = true;
     o->interp = true;
     o->lat = cl;
+}
+
+void q_comm_csv(q_ctx *c, const char *kt, int64_t B, int64_t n, int tier, bool alpha_beta, q_comm_res *o) {
+    comm_csv(c, kt, B, n, tier, alpha_beta, o);
+    if (!o->failed) q_attempt(c, kt, o->found ? "matched" : o->reason);
 }
 
 /* ------------------------------------------------------------------ explain */

@@ -24,16 +24,6 @@ void opdb_qdb_opts_init(opdb_qdb_opts *o) {
     o->result_cache = OPDB_QCACHE_DEFAULT;
 }
 
-void q_warn(const opdb_qdb *db, const char *fmt, ...) {
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (db->warn) db->warn(db->warn_ctx, line);
-    else fprintf(stderr, "opdb: warning: %s\n", line);
-}
-
 static bool is_dir(const char *p) {
     struct stat st;
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
@@ -300,15 +290,15 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
     free(memo.e);
 }
 
-void q_comm_index_free(void *p);
-void ip_index_free_all(void *p);
-/* ext[0] compute index, ext[1] communication index, ext[2] interpolation point indexes, ext[3] elementwise index */
-void (*const q_ext_free[4])(void *) = {q_index_free, q_comm_index_free, ip_index_free_all, q_index_free};
-
 static void free_table(q_ktable *t) {
     if (!t) return;
-    for (int k = 0; k < 4; k++)
-        if (t->ext[k] && q_ext_free[k]) q_ext_free[k](t->ext[k]);
+    /* the row indexes (slots 0 and 3) sit below the loader; the other slots' code sits above
+     * it, so their builders leave their free function beside the slot */
+    for (int k = 0; k < 4; k++) {
+        if (!t->ext[k]) continue;
+        if (t->ext_free[k]) t->ext_free[k](t->ext[k]);
+        else if (k == 0 || k == 3) q_index_free(t->ext[k]);
+    }
     free(t->kernel);
     free(t->path);
     free(t->shown);

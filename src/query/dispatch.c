@@ -64,8 +64,9 @@ void q_dispatch(q_ctx *c) {
     q_interpolate(c, &e);
     if (c->r->src == QS_MISS && !c->r->miss[0]) c->r->miss = "wrapper_interpolation_failed";
     if (!c->cfg->quirks && saved.src == QS_PARTIAL && (c->r->src == QS_MISS || c->r->src == QS_PARTIAL)) {
-        opdb_strbuf extra = c->r->extra;
+        opdb_strbuf extra = c->r->extra, attempts = c->r->attempts;
         *c->r = saved;
         c->r->extra = extra;
+        c->r->attempts = attempts;
     }
 }

@@ -208,6 +208,7 @@ static bool attn_groups(q_ctx *c, ip_task *tk, const double *tax, double *gt, co
             } else {
                 last->n = 0;
                 last->s[last->n++] = "batch_axis_unconstrained";
+                ip_attempt_set(c, ix, gi[g], -1, last);
                 continue;
             }
         }
@@ -220,7 +221,11 @@ static bool attn_groups(q_ctx *c, ip_task *tk, const double *tax, double *gt, co
         ip_status stt = {.n = 0};
         bool okk = ip_interpolate(c, tk, pts, n, &stt, o);
         *last = stt;
-        if (okk) return true;
+        if (okk) {
+            ip_set_answer(o, ix, gi[g], -1);
+            return true;
+        }
+        ip_attempt_set(c, ix, gi[g], -1, &stt);
     }
     return false;
 }

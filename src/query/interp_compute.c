@@ -506,6 +506,7 @@ static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_
         uint32_t *gi;
         size_t ng = ip_groups_matching(c, ix, &T, &gi);
         if (!ng) {
+            q_attempt(c, kt, "no_candidate_group");
             reason = "regime_key_unmatched";
             continue;
         }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opdb/json_writer.h"
 #include "opdb/pystr.h"
 #include "query/interp_internal.h"
 
@@ -161,6 +162,70 @@ bool ip_key_match(const ip_kb *T, const char *G, size_t gn, const char *const *r
     return true;
 }
 
+/* one value of a key text at *p (up to end): a number, a string (up to the item's end: the next
+ * field inside a tuple's `\x1d`, else the field's end) or a tuple */
+static void value_json(const char **p, const char *end, bool in_tuple, opdb_strbuf *sb) {
+    const char *q = *p;
+    if (q >= end) {
+        opdb_sb_adds(sb, "null");
+        return;
+    }
+    if (*q == '(') {
+        q++;
+        opdb_sb_addc(sb, '[');
+        bool first = true;
+        while (q < end && *q != ')') {
+            if (!first) opdb_sb_adds(sb, ", ");
+            first = false;
+            value_json(&q, end, true, sb);
+        }
+        if (q < end) q++; /* ) */
+        opdb_sb_addc(sb, ']');
+    } else {
+        const char *v = q + 1;
+        q = v;
+        while (q < end && *q != '\x1e' && !(in_tuple && *q == '\x1d')) q++;
+        if (**p == '#') {
+            char buf[48];
+            size_t n = (size_t)(q - v) < sizeof buf - 1 ? (size_t)(q - v) : sizeof buf - 1;
+            memcpy(buf, v, n);
+            buf[n] = 0;
+            double x = strtod(buf, NULL);
+            if (x == floor(x) && fabs(x) < 9007199254740992.0) opdb_sb_addf(sb, "%lld", (long long)x);
+            else opdb_sb_add(sb, buf, opdb_py_fmt_repr(buf, sizeof buf, x));
+        } else {
+            char *s = opdb_xmalloc((size_t)(q - v) + 1);
+            memcpy(s, v, (size_t)(q - v));
+            s[q - v] = 0;
+            if (strcmp(s, IP_KB_NONE) == 0) opdb_sb_adds(sb, "null");
+            else opdb_json_quote(sb, s);
+            free(s);
+        }
+    }
+    if (in_tuple && q < end && *q == '\x1d') q++;
+    *p = q;
+}
+
+void ip_key_json(const char *key, size_t n, opdb_strbuf *sb) {
+    const char *p = key, *end = key + n;
+    opdb_span nm, v;
+    opdb_sb_addc(sb, '{');
+    bool first = true;
+    while (next_field(&p, end, &nm, &v)) {
+        if (!first) opdb_sb_adds(sb, ", ");
+        first = false;
+        char *name = opdb_xmalloc(nm.n + 1);
+        memcpy(name, nm.p, nm.n);
+        name[nm.n] = 0;
+        opdb_json_quote(sb, name);
+        free(name);
+        opdb_sb_adds(sb, ": ");
+        const char *vp = v.p;
+        value_json(&vp, v.p + v.n, false, sb);
+    }
+    opdb_sb_addc(sb, '}');
+}
+
 /* --------------------------------------------------------------- indexes */
 void ip_add(ip_index *ix, const ip_kb *k, const double *ax, double lat, bool alt, uint32_t row) {
     if (k->over) return;
@@ -250,6 +315,7 @@ ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void 
         ip_memo_labels(ix);
         ix->next = t->ext[2];
         t->ext[2] = ix;
+        t->ext_free[2] = ip_index_free_all;
     }
     pthread_mutex_unlock(&t->ext_mu);
     return ix;

@@ -118,6 +118,7 @@ static void elem_core(q_ctx *c, const char *const *K, size_t nk, const q_shape *
         for (size_t g = 0; p[0] && g < ix->ng; g++)
             if (ip_key_match(&T, ix->g[g].key, ix->g[g].keyn, NULL, NULL)) gi[ng++] = (uint32_t)g;
         if (!ng) {
+            q_attempt(c, kt, "no_candidate_group");
             reason = "insufficient_filtered_candidates";
             continue;
         }

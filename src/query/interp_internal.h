@@ -28,6 +28,8 @@ void ip_kb_str(ip_kb *k, const char *s, size_t n);
 void ip_kb_open(ip_kb *k);   /* tuple ( */
 void ip_kb_close(ip_kb *k);  /* tuple ) */
 void ip_kb_shape(ip_kb *k, q_shape s);
+/* the string value that stands for Python's None in a key (a text no cell can hold) */
+#define IP_KB_NONE "\x01none"
 /* the field's value text of name in k (NULL when absent) */
 const char *ip_kb_get(const ip_kb *k, const char *name, size_t *n);
 
@@ -153,6 +155,10 @@ typedef struct ip_out {
     uint32_t *rows[4];
     size_t nrows[4];
     int npts;
+    /* explain: the point set that answered (its group's regime key, its latency label) */
+    const char *key;
+    size_t keyn;
+    int lab;                     /* 0 preferred, 1 alternate, -1 the whole group */
 } ip_out;
 
 /* CandidateGroup.interpolate over the points pts (indexes into ix->p).
@@ -181,6 +187,13 @@ const char *ip_griddata(const double *P, const double *V, size_t n, int d, const
  * preferred then its alternate points (or whole when whole). true on success. */
 bool ip_run_groups(q_ctx *c, const ip_task *tk, const uint32_t *gidx, size_t ng, bool whole, ip_status *last,
                    bool *attempted, ip_out *out);
+
+/* explain: a regime key as a JSON object (tuples as lists, numbers as JSON numbers) */
+void ip_key_json(const char *key, size_t n, opdb_strbuf *sb);
+/* explain: the point set (group g of ix, label lab as in ip_out) failed with statuses st;
+ * (attempted) and answered (ip_set_answer, into o) */
+void ip_attempt_set(q_ctx *c, const ip_index *ix, size_t g, int lab, const ip_status *st);
+void ip_set_answer(ip_out *o, const ip_index *ix, size_t g, int lab);
 
 /* result and explain of a success */
 void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel, const char *const *axis_names);

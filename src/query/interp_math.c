@@ -180,6 +180,9 @@ static bool interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t
         out->lat = y;
         out->conf = conf;
         out->rule = rule;
+        out->key = NULL; /* the caller names the point set (ip_set_answer) */
+        out->keyn = 0;
+        out->lab = -1;
         out->dim = cnt;
         out->axes = A;
         out->npts = nused;
@@ -219,7 +222,11 @@ bool ip_run_groups(q_ctx *c, const ip_task *tk, const uint32_t *gidx, size_t ng,
             ip_set set = {ix, gidx[gi], -1};
             bool ok = ip_interpolate_set(c, tk, &set, &st, out);
             *last = st;
-            if (ok) return true;
+            if (ok) {
+                ip_set_answer(out, ix, gidx[gi], -1);
+                return true;
+            }
+            ip_attempt_set(c, ix, gidx[gi], -1, &st);
             continue;
         }
         for (int lab = 0; lab < 2; lab++) {
@@ -229,10 +236,34 @@ bool ip_run_groups(q_ctx *c, const ip_task *tk, const uint32_t *gidx, size_t ng,
             ip_set set = {ix, gidx[gi], lab};
             bool ok = ip_interpolate_set(c, tk, &set, &st, out);
             *last = st;
-            if (ok) return true;
+            if (ok) {
+                ip_set_answer(out, ix, gidx[gi], lab);
+                return true;
+            }
+            ip_attempt_set(c, ix, gidx[gi], lab, &st);
         }
     }
+    /* a table none of whose groups has the target's regime */
+    if (ng == 0 && c->explain) q_attempt(c, ix->tab->kernel, "no_candidate_group");
     return false;
+}
+
+static const char *const k_lab[3] = {"all", "preferred", "alternate"};
+
+void ip_set_answer(ip_out *o, const ip_index *ix, size_t g, int lab) {
+    o->key = ix->g[g].key;
+    o->keyn = ix->g[g].keyn;
+    o->lab = lab;
+}
+
+void ip_attempt_set(q_ctx *c, const ip_index *ix, size_t g, int lab, const ip_status *st) {
+    if (!c->explain) return;
+    opdb_strbuf *sb = q_attempt_open(c);
+    opdb_sb_adds(sb, "\"group\": ");
+    ip_key_json(ix->g[g].key, ix->g[g].keyn, sb);
+    opdb_sb_addf(sb, ", \"latency_column_group\": \"%s\", \"status\": ", k_lab[lab + 1]);
+    opdb_json_quote(sb, ip_reason(st, "candidate_group_failed"));
+    opdb_sb_addc(sb, '}');
 }
 
 static void fl(opdb_strbuf *sb, double x) {
@@ -259,7 +290,10 @@ void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel
         if (d) opdb_sb_adds(sb, ", ");
         fl(sb, tk->t[o->axes[d]]);
     }
-    opdb_sb_addf(sb, "], \"transform\": %s, \"points\": [", tk->sqrt_axis >= 0 ? "\"sqrt(seq)\"" : "null");
+    opdb_sb_addf(sb, "], \"transform\": %s, \"regime\": ", tk->sqrt_axis >= 0 ? "\"sqrt(seq)\"" : "null");
+    if (o->key) ip_key_json(o->key, o->keyn, sb);
+    else opdb_sb_adds(sb, "null");
+    opdb_sb_addf(sb, ", \"latency_column_group\": \"%s\", \"points\": [", k_lab[o->lab + 1]);
     const q_ktable *t = tk->ix->tab;
     for (int k = 0; k < o->npts; k++) {
         opdb_sb_adds(sb, k ? ", {\"coords\": [" : "{\"coords\": [");

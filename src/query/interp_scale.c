@@ -53,13 +53,13 @@ static bool kb_modes(ip_kb *k, const char *kt, q_shape s, const q_shape *outs, s
         if (!mode_of(s, outs[i], kt, &nm[i - 1], &bl[i - 1])) return false;
     ip_kb_field(k, "scale_mode");
     ip_kb_str(k, nm[0], strlen(nm[0]));
-    ip_kb_field(k, "auxiliary_modes");
+    ip_kb_field(k, "auxiliary_modes"); /* every mode, the first one included */
     ip_kb_open(k);
-    for (size_t i = 1; i + 1 < n; i++) {
+    for (size_t i = 0; i + 1 < n; i++) {
         ip_kb_open(k);
         ip_kb_str(k, nm[i], strlen(nm[i]));
         if (bl[i] >= 0) ip_kb_num(k, (double)bl[i]);
-        else ip_kb_str(k, "\x01none", 5);
+        else ip_kb_str(k, IP_KB_NONE, strlen(IP_KB_NONE));
         ip_kb_close(k);
     }
     ip_kb_close(k);

@@ -159,7 +159,9 @@ typedef struct q_ktable {
     bool lat_ov_bad;              /* its latency_policy override is not a mapping (bad_mapping) */
     void *ext[4];                /* per-path indexes built on demand under ext_mu: [0] the compute
                                     row index (index.c); [1]-[3] free for other paths (comm,
-                                    interpolation), each freed by q_ext_free[k] at close */
+                                    interpolation); slots 0 and 3 are freed with q_index_free at
+                                    close, the others with the function their builder left in ext_free */
+    void (*ext_free[4])(void *);
     pthread_mutex_t ext_mu;
 } q_ktable;
 
@@ -256,6 +258,7 @@ typedef struct q_result {
     q_xrow *rows;
     size_t n_rows, cap_rows;
     opdb_strbuf extra;           /* further explain members, each `, "key": value` (paths add their own) */
+    opdb_strbuf attempts;        /* explain of a MISS: the attempts' JSON objects, comma separated */
     /* a calibrated interval of an interpolated answer (calib.c), shown while lat is still iv_at */
     bool has_iv;
     double iv_at, iv90[2], iv80[2], iv_med;
@@ -282,6 +285,12 @@ void q_add_sub(q_ctx *c, const char *kernel, double us);
 char *q_strdup(q_ctx *c, const char *s);
 char *q_sprintf(q_ctx *c, const char *fmt, ...) OPDB_PRINTF(2, 3);
 void q_set_kernels(q_ctx *c, const char *const *k, size_t n);
+/* explain: one attempt of a lookup, in the order tried (listed under miss.attempts on a MISS):
+ * {"kernel": name, "status": status}. Only with explain on. */
+void q_attempt(q_ctx *c, const char *name, const char *status);
+/* starts an attempt object of another form: the buffer after its opening `{`; the caller writes
+ * the members and the closing `}` */
+opdb_strbuf *q_attempt_open(q_ctx *c);
 
 /* -------------------------------------------------------- mapping entries */
 /* The fields of operator_mappings[name] a path reads; NULL = absent/null. */
@@ -341,8 +350,6 @@ void q_index_free(void *p);
 /* the elementwise index: a superset of the rows of t whose first output
  * shape can match y (stripped), in file order; *usable as above */
 const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bool *usable);
-/* frees of the ext[] slots (NULL = nothing to free) */
-extern void (*const q_ext_free[4])(void *);
 void q_scan_run(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg, q_scan *s);
 /* A row's cell fault: quirks mode sets error bad_cell and returns -1 (stop);
  * default mode counts/warns and returns 0 (skip the row). */

@@ -133,7 +133,9 @@ static void explain(const q_ctx *c, opdb_strbuf *sb) {
         key(sb, "miss", false);
         opdb_sb_adds(sb, "{\"reason\": ");
         opdb_json_quote(sb, r->miss ? r->miss : "");
-        opdb_sb_adds(sb, "}");
+        opdb_sb_adds(sb, ", \"attempts\": [");
+        opdb_sb_add(sb, r->attempts.p, r->attempts.n);
+        opdb_sb_adds(sb, "]}");
     }
     opdb_sb_adds(sb, "}");
 }

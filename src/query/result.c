@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "opdb/json_writer.h"
 #include "query/query_internal.h"
 
 char *q_strdup(q_ctx *c, const char *s) { return opdb_arena_strndup(c->a, s, strlen(s)); }
@@ -86,4 +87,20 @@ void q_set_kernels(q_ctx *c, const char *const *k, size_t n) {
     for (size_t i = 0; i < n; i++) v[i] = k[i];
     c->r->kernels = v;
     c->r->n_kernels = n;
+}
+
+opdb_strbuf *q_attempt_open(q_ctx *c) {
+    opdb_strbuf *sb = &c->r->attempts;
+    opdb_sb_adds(sb, sb->n ? ", {" : "{");
+    return sb;
+}
+
+void q_attempt(q_ctx *c, const char *name, const char *status) {
+    if (!c->explain) return;
+    opdb_strbuf *sb = q_attempt_open(c);
+    opdb_sb_adds(sb, "\"kernel\": ");
+    opdb_json_quote(sb, name);
+    opdb_sb_adds(sb, ", \"status\": ");
+    opdb_json_quote(sb, status);
+    opdb_sb_addc(sb, '}');
 }

@@ -8,24 +8,6 @@
 
 #include "query/query_internal.h"
 
-int q_cell_fault(q_ctx *c, q_ktable *t, size_t row, const char *col, const char *what) {
-    unsigned line = t->t.line[row];
-    if (c->cfg->quirks) {
-        q_error(c, "bad_cell", "%s:%u: %s: %s", t->shown, line, col, what);
-        return -1;
-    }
-    opdb_qdb *db = (opdb_qdb *)c->db; /* counters are atomic */
-    if (atomic_exchange(&t->rows[row].skipped, 1) == 0) {
-        atomic_fetch_add(&db->skipped_rows, 1);
-        if (!atomic_exchange(&t->counted, true)) atomic_fetch_add(&db->skipped_files, 1);
-    }
-    int ci = db_table_col(&t->t, col);
-    uint64_t bit = (uint64_t)1 << (ci < 0 ? 63 : ci > 63 ? 63 : ci);
-    if (!(atomic_fetch_or(&t->warned_cols, bit) & bit))
-        q_warn(c->db, "%s:%u: %s: %s; rows like it are skipped", t->shown, line, col, what);
-    return 0;
-}
-
 static int cmp_score(double d1, size_t k1, int p1, double d2, size_t k2, int p2) {
     if (d1 != d2) return d1 < d2 ? -1 : 1;
     if (k1 != k2) return k1 < k2 ? -1 : 1;
@@ -48,7 +30,10 @@ void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode,
     for (size_t i = 0; i < nk; i++) {
         q_ktable *t = q_table(c->db, k[i]);
         int st = atomic_load_explicit(&t->state, memory_order_acquire);
-        if (st == QT_ABSENT) continue;
+        if (st == QT_ABSENT) {
+            q_attempt(c, k[i], "csv_not_found");
+            continue;
+        }
         if (st == QT_FAILED) {
             q_error(c, "bad_csv", "%s", t->error);
             s->failed = true;
@@ -59,6 +44,7 @@ void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode,
         bool usable = false;
         const uint32_t *sub = sel ? sel->rows(c, arg, t, &nsub, &usable) : NULL;
         size_t nvisit = usable ? nsub : t->t.nrows;
+        bool matched = false; /* a candidate came from this kernel */
         for (size_t vi = 0; vi < nvisit; vi++) {
             size_t r = usable ? sub[vi] : vi;
             const q_row *row = &t->rows[r];
@@ -78,7 +64,9 @@ void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode,
                 return;
             }
             if (rc == 0) continue;
+            matched = true;
             if (mode == QSCAN_FIRST) {
+                q_attempt(c, k[i], "matched");
                 s->found = true;
                 s->kidx = i;
                 s->row = r;
@@ -102,6 +90,7 @@ void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode,
                 if (cd.lat > tie_hi) tie_hi = cd.lat;
             }
         }
+        q_attempt(c, k[i], matched ? "matched" : "no_match");
     }
     if (s->found && mode == QSCAN_NEAREST) {
         bool bad = false;

@@ -1082,6 +1082,94 @@ case("kernel", KFILES, [
     {"id": "bad-inputs", "kernel": "MatMulV2", "inputs": "16,128"},
 ], "", "opdb query --db in/db --kernel MatMulV2 --inputs '24,128;128,256' --dtypes 'DT_BF16;DT_BF16'{q}")
 
+# ---------------------------------------------------------------- §13.5 --explain
+# opdb's own output: the oracle's qo_explain.py covers these paths (rows, interpolation points,
+# communication, sub-kernels, miss attempts); its other paths exit 99.
+XMAP = """operator_mappings:
+  aten.mm.default: {kernel_type: MatMulV2, alternate_kernel_types: [MatMulV3]}
+  t.absent.default: {kernel_type: Absent, alternate_kernel_types: [AlsoAbsent]}
+  t.alt.default: {kernel_type: Absent, alternate_kernel_types: [MatMulV2]}
+  t.col.default:
+    kernel_type: MatMulV2
+    tp_linear_projection: {shard_axis: output, logical_global_dims: [3072]}
+  t.zero.default: {kernel_type: X, zero_cost: true}
+  t.accepted.default: {kernel_type: Y, accepted_miss: yes}
+  t.nokt.default: {category: compute}
+"""
+XFILES = {
+    "op_mapping.yaml": XMAP,
+    "MatMulV2.csv": csv(MMH, r("16,128;128,256", BF, ND2, "16,256", "DT_BF16", "ND", "10.5"),
+                        r("16,128;1024,128", BF, ND2, "16,1024", "DT_BF16", "ND", "11.0"),
+                        r("1,128;128,512", BF, ND2, "1,512", "DT_BF16", "ND", "3.25"),
+                        r("16,128;128,2048", BF, ND2, "16,2048", "DT_BF16", "ND", "5.0"),
+                        r("16,128;128,2048", BF, ND2, "16,2048", "DT_BF16", "ND", "5.0"),
+                        r("4,16,128;128,64", BF, ND2, "4,16,64", "DT_BF16", "ND", "2.0")),
+    "MatMulV3.csv": csv(MMH, r("32,128;128,256", BF, ND2, "32,256", "DT_BF16", "ND", "12.0")),
+}
+case("explain_compute", XFILES, [
+    Q("identity", "aten.mm.default", [T((16, 128)), T((128, 256))]),
+    Q("transpose", "aten.mm.default", [T((16, 128)), T((128, 1024))]),
+    Q("padding", "aten.mm.default", [T((16, 128)), T((128, 512))]),
+    Q("ties", "aten.mm.default", [T((16, 128)), T((128, 2048))]),
+    Q("batch-strip", "aten.mm.default", [T((1, 4, 16, 128)), T((128, 64))]),
+    Q("second-kernel", "aten.mm.default", [T((32, 128)), T((128, 256))]),
+    Q("alternate-after-absent", "t.alt.default", [T((16, 128)), T((128, 256))]),
+    Q("miss-shape", "aten.mm.default", [T((7, 7)), T((7, 7))]),
+    Q("miss-no-table", "t.absent.default", [T((16, 128)), T((128, 256))]),
+    Q("miss-tp-projection", "t.col.default", [T((16, 128)), T((128, 3072))]),
+    Q("zero-cost", "t.zero.default"), Q("accepted-miss", "t.accepted.default"),
+    Q("unmapped", "t.nothing.default", [T((16, 128))]),
+    Q("no-kernel-type", "t.nokt.default", [T((16, 128))]),
+], "--no-interpolation --explain")
+case("explain_interp", INTFILES, CASES["interp_compute"][1] + [
+    Q("matmul-float16-same-dtype-group", "aten.mm.default", [T((24, 128), "float16"), T((128, 256), "float16")]),
+    Q("generic-no-candidate-group", "t.gelu.default", [T((12, 2048))]),
+    Q("generic-outside", "t.gelu.default", [T((48, 1024))]),
+    Q("elementwise-float16-same-dtype-group", "t.add.default", [T((40, 128), "float16"), T((40, 128), "float16")],
+      out=T((40, 128), "float16")),
+    Q("compute-scale-no-candidate-group", "t.quant.default", [T((20, 512))],
+      out=[T((20, 512), "float16"), T((20,), "float32")]),
+], "--tp-size 2 --explain")
+XCOMM = {
+    "op_mapping.yaml": """operator_mappings:
+  t.all_reduce.default: {kernel_type: hcom_allReduce_, category: communication}
+  t.all_gather.default: {kernel_type: hcom_allGather_, category: communication}
+  tensor_cast.reduce_scatter.default: {kernel_type: hcom_reduceScatter_, category: communication}
+  t.all_to_all.default: {kernel_type: hcom_alltoall_, category: communication}
+  t.absent.default: {kernel_type: hcom_absent_, category: communication}
+""",
+    "hcom_allReduce_.csv": COMMDATA["hcom_allReduce_.csv"],
+    "hcom_allGather_.csv": COMMDATA["hcom_allGather_.csv"],
+    "hcom_reduceScatter_.csv": COMMDATA["hcom_reduceScatter_.csv"],
+    "hcom_alltoall_.csv": COMMDATA["hcom_alltoall_.csv"],
+}
+case("explain_comm", XCOMM, [
+    Q("exact", AR, [T((512,)), [0, 1]]),
+    Q("alpha-beta", AR, [T((768,)), [0, 1]]),
+    Q("alpha-beta-clamped", AR, [T((768,)), list(range(16))]),
+    Q("tier-0", AR, [T((1024,)), [0, 2]]),
+    Q("out-of-range", AR, [T((4096,)), [0, 1]]),
+    Q("no-rows-for-devices", AR, [T((512,)), [0, 1, 2]]),
+    Q("no-tier-column", "t.all_gather.default", [T((1024,)), [0, 1]]),
+    Q("reduce-scatter-divides", "tensor_cast.reduce_scatter.default", [T((1024,)), [0, 1]]),
+    Q("raw-layout", "t.all_to_all.default", [T((512,)), [0, 1]]),
+    Q("csv-not-found", "t.absent.default", [T((128,)), [0, 1]]),
+], "--grid 4,2 --no-interpolation --explain")
+case("explain_comm_wrapper", XCOMM, [
+    Q("out-of-range", AR, [T((4096,)), [0, 1]]),
+    Q("exact", AR, [T((512,)), [0, 1]]),
+], "--explain")
+case("explain_composite", COMPFILES, COMPQ[:7] + COMPQ[7:13],
+     "--tp-size 4 --grid 8 --no-interpolation --explain")
+case("explain_decomposer", MLAFILES, DEC[:5] + DEC[8:11], "--tp-size 2 --no-interpolation --explain")
+case("explain_elementwise", CASES["elementwise"][0],
+     [q for q in CASES["elementwise"][1] if q["id"] != "out-empty-list"], "--no-interpolation --explain")
+case("explain_attention", CASES["attention"][0], CASES["attention"][1], "--no-interpolation --explain")
+case("explain_kernel", CASES["kernel"][0],
+     [q for q in CASES["kernel"][1] if not q["id"].startswith(("bad-", "attention-"))], "--explain")
+case("explain_mtp_projection", CASES["mtp_projection"][0], CASES["mtp_projection"][1],
+     "--no-interpolation --explain")
+
 # ---------------------------------------------------------------- §17 errors
 case("errors_no_db", {"op_mapping.yaml": "operator_mappings: {}\n"}, [], "",
      "!opdb query --db in/nothing-here{q} < in/queries.jsonl")

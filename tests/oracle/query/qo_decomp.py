@@ -1,4 +1,5 @@
 """Decomposers (§10): dense MLA, MLAPO (visible regime), and their sub-kernel queries."""
+import qo_explain as xp
 import qo_tier2
 from qo_base import (NA, CellFault, QueryError, Result, Unsupported, avgseq, hit, is_int, is_t,
                      miss, prof, REVERSE, shapes, slist, truthy)
@@ -232,6 +233,7 @@ def exact_spec(db, s):
 
 
 def run_decomposer(db, kind, first, e, q):
+    xp.path("decomposer")
     specs = decompose(db, kind, first, e, q)
     if not specs:
         O = e["decomposer_options"]
@@ -243,8 +245,20 @@ def run_decomposer(db, kind, first, e, q):
     total = 0.0
     subs, kernels, missed = [], [], []
     interp = False
+    xp.kernels([s["kernel"] for s in specs])
+    xsub = []
     for s in specs:
         c, reason = exact_spec(db, s)
+        if xp.on():
+            o = {"kernel": c[1] if c else s["kernel"], "latency_us": float(c[0]) if c else None,
+                 "source": "MEASURED" if c else "MISS"}
+            if c is None:
+                o["explain"] = {"miss": {"reason": reason or ""}}
+            else:
+                db.explain_row(c, db.last_input_rules if s["mode"] == "compute" else None)
+            xsub.append(o)
+            if c is None and (s["mode"] == "attention" or s["is_attention"]):
+                xp.add("sub_kernels", xsub)
         if c is None:
             if s["mode"] == "attention":
                 return miss(f"attention_sub_kernel_miss:{s['kernel']}:{reason or 'semantic_key_mismatch'};"
@@ -258,6 +272,8 @@ def run_decomposer(db, kind, first, e, q):
         subs.append([c[1], round(c[0], 2)])
         kernels.append(c[1])
         interp = interp or (len(c) > 6 and c[6] is True)
+    if xsub:
+        xp.add("sub_kernels", xsub)
     if not missed:
         return Result(True, total, "INTERPOLATED" if interp else "MEASURED", 0.75 if interp else 0.8, None,
                       ",".join(kernels), None, subs)

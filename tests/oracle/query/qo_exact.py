@@ -6,6 +6,7 @@ import sys
 
 import yaml
 
+import qo_explain as xp
 from qo_base import (BYTES, MISSING, NA, RELAXED, REVERSE, DT_SIZE, CellFault, ConvFail,
                      QueryError, Result, Table, Tensor, avgseq, first_tensor, fia_q, hit, intcell,
                      is_int, is_t, miss, norm3, num, numel, nz, padded, padmatch, prof, pyint,
@@ -111,6 +112,8 @@ class DB:
         ref = m.get("communication_data_ref")
         self.comm = os.path.realpath(os.path.join(d, str(ref))) if truthy(ref) else d
         self.tables = {}
+        self.last_scan = None  # --explain: (candidate, ties, latency column, table) of the last scan
+        self.last_comm = None  # --explain: the comm object of the last communication CSV query
         self.warned = set()
         self.skipped = set()
 
@@ -260,11 +263,14 @@ class DB:
         loaded = False
         best = None
         ties = []
+        cols = None
         for i, k in enumerate(K):
             t = self.table(k)
             if t is None:
+                xp.attempt("kernel", k, "csv_not_found")
                 continue
             loaded = True
+            matched = False
             lats = self.lat_rows(k, t)
             for r, li in enumerate(lats):
                 if li is None:
@@ -276,22 +282,37 @@ class DB:
                     continue
                 if c is None:
                     continue
+                matched = True
                 cand = (c[0], k, c[1], c[2], c[3], r)
                 if mode == "first":
+                    xp.attempt("kernel", k, "matched")
+                    self.last_scan = (cand, 1, li[1], t)
                     return cand, ""
                 score = (c[2], i, li[2])
                 if best is None or score < best[0]:
                     best = (score, cand)
                     ties = [cand]
+                    cols = (li[1], t)
                 elif score == best[0]:
                     ties.append(cand)
+            xp.attempt("kernel", k, "matched" if matched else "no_match")
         if best is not None:
+            self.last_scan = (best[1], len(ties), cols[0], cols[1])
             kb = best[1][1]
             if truthy(self.ov_sel(kb).get("require_semantic_unique")):
                 if len({"%.12f" % c[0] for c in ties}) > 1:
                     return None, f"ambiguous_semantic_match:{kb}"
             return best[1], ""
         return None, ("" if loaded else "csv_not_found")
+
+    def explain_row(self, cand, input_rules=None):
+        """--explain: the row of a candidate the last scan returned."""
+        if not xp.on():
+            return
+        if self.last_scan is None or self.last_scan[0] is not cand:
+            raise xp.NoOracle("a row not from the last scan")
+        _, ties, col, t = self.last_scan
+        xp.row(t, cand[5], cand[1], cand[0], col, cand[4], input_rules, cand[3], ties)
 
     # ---- §5.3 ----
     def match(self, X, t, r, kt, N, normalise=True):
@@ -304,6 +325,7 @@ class DB:
             return None
         rule = "identity"
         padflag = False
+        irs = self.last_irs = []
         for i, (tsh, dt) in enumerate(X):
             p = prof(dt)
             if p is None or i >= len(D):
@@ -318,6 +340,7 @@ class DB:
             if res is None:
                 return None
             test, eff = res
+            irs.append(xp.INPUT_RULE[test])
             if test in (6, 9, 11) or test == 7:
                 padflag = True
             if test == 6:
@@ -336,12 +359,17 @@ class DB:
         return 1 if padflag else 0
 
     def compute_scan(self, K, X, N, mode="nearest"):
+        irs = {}
+
         def chk(kt, t, r, lat):
             m = self.match(X, t, r, kt, N)
             if m is None:
                 return None
+            irs[(kt, r)] = self.last_irs
             return (lat, 1.0, self.dist(*m), m[0])
-        return self.scan(K, chk, mode)
+        c, reason = self.scan(K, chk, mode)
+        self.last_input_rules = irs.get((c[1], c[5])) if c is not None else None
+        return c, reason
 
     # ---- §5 ----
     def compute_kernels_rank_only(self, e, X):
@@ -402,6 +430,7 @@ class DB:
         return None, bad
 
     def compute(self, e, q):
+        xp.path("compute")
         kt = e["kernel_type"]
         if not truthy(kt):
             return miss("")
@@ -410,9 +439,11 @@ class DB:
         X, why = self.tp_project(e, X)
         if why:
             return miss(why)
+        xp.kernels(K)
         c, reason = self.compute_scan(K, X, e["tc_input_count"])
         if c is None:
             return miss(reason or "shape_mismatch")
+        self.explain_row(c, self.last_input_rules)
         return hit(c[0], "MEASURED", 1.0, c[4], c[1])
 
     def find_compute(self, K, X, N, auto):
@@ -460,6 +491,9 @@ class DB:
                     and {w[0], w[1]} == {a[1], y[1]} and isinstance(k, str) and k):
                 c, _ = self.compute_scan([k], [(a, o.dtype), (w, o.dtype)], 2)
                 if c is not None:
+                    xp.path("mtp_projection")
+                    xp.kernels([k])
+                    self.explain_row(c, self.last_input_rules)
                     return hit(c[0], "MEASURED", 1.0, c[4], k)
         return self.compute(e, q)
 
@@ -474,6 +508,7 @@ class DB:
             o = o[0]
         if not is_t(o) or len(o.shape) == 0:
             return self.compute(e, q)
+        xp.path("elementwise")
         kt = e["kernel_type"]
         if not truthy(kt):
             return miss("unmapped")
@@ -482,6 +517,9 @@ class DB:
     def ew_scan(self, K, y, p):
         if isinstance(K, str):
             K = [K]
+        xp.kernels(K)
+        # the distance only ranks in `nearest` mode; `first` mode's candidates have none (§4.2)
+        dist = (lambda d: 0) if self.q else (lambda d: d)
 
         def chk(kt, t, r, lat):
             S = shapes(t, r, "Output Shapes")
@@ -505,20 +543,22 @@ class DB:
                 return None
             qd = OD[0] if OD else None
             if p is not None and qd is not None and p == qd:
-                return (lat, 1.0, d, "elementwise")
+                return (lat, 1.0, dist(d), "elementwise")
             bp, bq = BYTES.get(p, 0), BYTES.get(qd, 0)
             if bp > 0 and bq > 0:
-                return (lat * bp / bq, 0.9, d, "elementwise")
+                return (lat * bp / bq, 0.9, dist(d), "elementwise")
             return None
         c, reason = self.scan(K, chk, "first" if self.q else "nearest")
         if c is None:
             if reason.startswith("ambiguous"):
                 return miss(reason)
             return miss("elementwise_output_shape_mismatch")
+        self.explain_row(c)
         return hit(c[0], "MEASURED", c[2], "elementwise", c[1])
 
     # ---- §7 ----
     def attention(self, e, q):
+        xp.path("attention")
         kt = e["kernel_type"]
         if not truthy(kt):
             return miss("unmapped")
@@ -549,9 +589,11 @@ class DB:
             sparse = 0 if len(qt.shape) == 4 else 3
             if is_t(k) and len(qt.shape) == 4 and len(k.shape) >= 4:
                 kv = k.shape[1]
+        xp.kernels(e.kernels())
         c, reason = self.attn_scan(e.kernels(), q3, avg, p, sparse, kv, layout)
         if c is None:
             return miss(reason)
+        self.explain_row(c)
         return hit(c[0], "MEASURED", 0.9, "attention", c[1])
 
     def attn_scan(self, K, q3, avg, p, sparse, kv, layout, rt=None):
@@ -653,6 +695,7 @@ class DB:
         return m - 1
 
     def comm_op(self, e, q):
+        xp.path("communication")
         kt = e["kernel_type"]
         if not truthy(kt):
             return miss("unmapped")
@@ -673,19 +716,42 @@ class DB:
         n = len(g)
         if q.op == "tensor_cast.reduce_scatter.default" and n > 1:
             B = B // n
-        r = self.comm_csv(kt, B, n, self.tier(g), "alpha_beta")
+        tier = self.tier(g)
+        xp.kernels([kt])
+        r = self.comm_csv(kt, B, n, tier, "alpha_beta")
+        if self.last_comm is not None:
+            xp.add("comm", self.last_comm)
         if isinstance(r, str):
             return miss(r)
         lat, interp = r
         return hit(lat, "INTERPOLATED" if interp else "MEASURED", 0.8 if interp else 0.9, "comm", kt)
 
     def comm_csv(self, kt, B, n, tier, method):
+        """The answer (latency, interpolated) or a miss reason; self.last_comm its explain object
+        (None without a table) and one attempt."""
+        r = self._comm_csv(kt, B, n, tier, method)
+        xp.attempt("kernel", kt, r if isinstance(r, str) else "matched")
+        return r
+
+    def _comm_csv(self, kt, B, n, tier, method):
+        self.last_comm = None
         t = self.table(kt)
         if t is None:
             return "csv_not_found"
+        xo = self.last_comm = {"message_bytes": B, "num_devices": n, "topology_tier": tier, "method": method,
+                              "exact": False, "bracket": None, "alpha": None, "beta": None, "clamped": False,
+                              "rows": []}
         if not t.has("message_bytes") or not t.has("num_devices"):
             return "csv_format_raw"
         filt = tier is not None and t.has("topology_tier")
+        if not filt:
+            xo["topology_tier"] = None
+
+        def xrow(r):
+            return {"file": t.name, "line": t.lines[r], "latency_us": float(lat(r))}
+
+        def bnum(v):
+            return int(v) if v == int(v) else v
 
         def numeq(c, v):
             if c is NA or isinstance(c, str) or c is MISSING:
@@ -710,6 +776,8 @@ class DB:
                     (not filt or numeq(t.cell(r, "topology_tier"), tier)):
                 y = lat(r)
                 if y is not None:
+                    xo["exact"] = True
+                    xo["rows"] = [xrow(r)]
                     return (y, False)
         cands = [r for r in rows if numeq(t.cell(r, "num_devices"), n)
                  and (not filt or numeq(t.cell(r, "topology_tier"), tier)) and lat(r) is not None]
@@ -725,10 +793,15 @@ class DB:
         hi = min((x for x in xs if x >= B), default=None)
         if lo is None or hi is None:
             return "shape_mismatch"
-        y_lo = next(lat(r) for r, x in zip(cands, xs) if x == lo)
+        r_lo = next(r for r, v in zip(cands, xs) if v == lo)
+        y_lo = lat(r_lo)
+        xo["bracket"] = [bnum(lo), bnum(hi)]
+        xo["rows"] = [xrow(r_lo)]
         if lo == hi:
             return (y_lo, False)
-        y_hi = next(lat(r) for r, x in zip(cands, xs) if x == hi)
+        r_hi = next(r for r, v in zip(cands, xs) if v == hi)
+        y_hi = lat(r_hi)
+        xo["rows"].append(xrow(r_hi))
         if method == "bracket_linear":
             y = y_lo + (B - lo) / (hi - lo) * (y_hi - y_lo)
         else:
@@ -741,12 +814,15 @@ class DB:
             sxx = sum((x - xm) ** 2 for x in xs)
             sxy = sum((x - xm) * (y - ym) for x, y in zip(xs, ys))
             beta = sxy / sxx
+            xo["alpha"], xo["beta"] = ym - beta * xm, beta
             y = ym + beta * (B - xm)
-        y = max(min(y_lo, y_hi), min(y, max(y_lo, y_hi)))
-        return (y, True)
+        yc = max(min(y_lo, y_hi), min(y, max(y_lo, y_hi)))
+        xo["clamped"] = yc != y
+        return (yc, True)
 
     # ---- §9 ----
     def static_composite(self, e, q):
+        xp.path("composite")
         S = e["sub_kernels"]
         if not truthy(S):
             return miss("no_sub_kernels")
@@ -754,13 +830,16 @@ class DB:
             raise QueryError("bad_mapping", f"operator_mappings[{e.name}]: sub_kernels is not a list")
         X = trunc(tensor_inputs(q.args), e["tc_input_count"])
         Kc = [k for k in S if not k.startswith("hcom_")]
+        xp.kernels(Kc)
         if not Kc:
             return miss("csv_not_found")
         c, reason = self.find_compute(Kc, X, e["tc_input_count"], False)
         if c is None:
             return miss(reason)
+        self.explain_row(c, self.last_input_rules)
         specs = [[k, "full_output", None, "alpha_beta"] for k in S if k.startswith("hcom_")]
         if self.cfg.sp:
+            xp.unsupported("sequence-parallel composite")
             rv = e["runtime_comm_variants"]
             V = rv.get("sequence_parallel") if isinstance(rv, dict) else None
             if truthy(V):
@@ -784,13 +863,23 @@ class DB:
         comm_total = 0.0
         interp = False
         subs = [[c[1], round(c[0], 2)]]
+        xsub = []
         for k, mode, grp, meth in specs:
+            self.last_comm = None
             r = self.comm_for_composite(q, k, mode, grp, meth)
+            o = {"kernel": k, "latency_us": float(r[0]) if r else None,
+                 "source": ("INTERPOLATED" if r[1] else "MEASURED") if r else "MISS"}
+            if self.last_comm is not None:
+                o["explain"] = {"comm": self.last_comm}
+            xsub.append(o)
             if r is None:
+                xp.add("sub_kernels", xsub)
                 return miss("comm_sub_kernel_miss")
             comm_total += r[0]
             interp = interp or r[1]
             subs.append([k, round(r[0], 2)])
+        if xsub:
+            xp.add("sub_kernels", xsub)
         return Result(True, c[0] + comm_total, "INTERPOLATED" if interp else "MEASURED",
                       0.9 if specs else 0.8, None, c[1], None, subs)
 

@@ -3,6 +3,8 @@
 import itertools
 import math
 
+import qo_explain as xp
+
 from qo_base import (CellFault, ConvFail, QueryError, Result, Unsupported, DT_PROF, avgseq, dkey,
                      first_tensor, hit, intcell, is_int, is_t, miss, norm3, num, numel, nz, padded,
                      prof, shapes, slist, strcell, strip_batch, tensor_inputs, text, truthy)
@@ -142,18 +144,25 @@ def interpolate(points, t, AG, m, matchers=None):
             st.append("outside_axis_boundary")
             continue
         merged = {}
+        mpts = {}
         for p in F:
             merged.setdefault(tuple(p.axes[a] for a in A), []).append(p.lat)
+            mpts.setdefault(tuple(p.axes[a] for a in A), []).append(p)
         if len(A) == 1:
             a = A[0]
             ylo = median(merged[(lo[a],)])
             yhi = median(merged[(hi[a],)])
             if lo[a] == hi[a]:
                 y = ylo
+                used = [((lo[a],), ylo, 1.0)]
             else:
-                y = ylo + ((t[a] - lo[a]) / (hi[a] - lo[a])) * (yhi - ylo)
+                u = (t[a] - lo[a]) / (hi[a] - lo[a])
+                y = ylo + u * (yhi - ylo)
+                used = [((lo[a],), ylo, 1 - u), ((hi[a],), yhi, u)]
             if math.isfinite(y) and y > 0:
-                return ("ok", y, "interpolated_1d_linear", 0.7)
+                # --explain: the merged points used, their weights and rows
+                pts = [(co, yy, w, [(p.row, p.lat) for p in mpts[co]]) for co, yy, w in used]
+                return ("ok", y, "interpolated_1d_linear", 0.7, (A, [t[a]], pts))
             st.append("latency_guard_rejected")
             continue
         distinct_ok = all(len({p.axes[a] for p in F}) >= 2 for a in A)
@@ -162,6 +171,7 @@ def interpolate(points, t, AG, m, matchers=None):
             continue
         res = griddata(merged, t, A)
         if res[0] == "ok":
+            xp.unsupported("griddata points")
             return res
         st.append(res[1])
     return ("fail", st)
@@ -199,20 +209,37 @@ def reason_of(st, default):
     return "missing_target_axis"
 
 
-def try_groups(groups, t, AG, m, matchers=None, split=True):
-    """Each group as preferred then alternate points: (result tuple or None, last statuses)."""
+def try_groups(groups, t, AG, m, matchers=None, split=True, kernel=None):
+    """Each group as preferred then alternate points: (result tuple or None, last statuses).
+    A success is ("ok", y, rule, conf, explain points, group key, latency label)."""
     last = None
-    for _, pts in groups:
-        subsets = [[p for p in pts if p.label == "preferred"], [p for p in pts if p.label == "alternate"]] \
-            if split else [pts]
-        for sub in subsets:
+    for key, pts in groups:
+        subsets = [("preferred", [p for p in pts if p.label == "preferred"]),
+                   ("alternate", [p for p in pts if p.label == "alternate"])] if split else [("all", pts)]
+        for label, sub in subsets:
             if not sub:
                 continue
             res = interpolate(sub, t, AG, m, matchers)
             if res[0] == "ok":
-                return res, None
+                return res + (key, label), None
             last = res[1]
+            xp.attempt("group", xp.regime(key), reason_of(last, "candidate_group_failed"),
+                       latency_column_group=label)
+    if not groups and kernel is not None:
+        xp.attempt("kernel", kernel, "no_candidate_group")
     return None, last
+
+
+def explain_interp(db, kt, res):
+    """--explain of a wrapper success res (try_groups) from kt's table."""
+    if not xp.on():
+        return
+    if len(res) < 7 or len(res[4]) != 3:
+        raise xp.NoOracle("interpolation without its points")
+    A, target, pts = res[4]
+    t = db.table(kt)
+    xp.interpolation("linear_1d", A, target, None, res[5], res[6],
+                     [(co, y, w, [(t, r, lat) for r, lat in rows]) for co, y, w, rows in pts])
 
 
 def max_dim(db, kt):
@@ -325,7 +352,7 @@ def matmul_points_run(db, kt, axes, key, N, quant, m_kernel=None):
     allow = {"output_count", "output_dtypes", "output_formats"} | (set() if quant else {"input_formats"})
     gs = [(k, p) for k, p in groups_of(idx) if key_match(key, k, (), allow)]
     gs.sort(key=lambda g: (0 if all(f == "ND" for f in dict(g[0]).get("input_formats", ())) else 1, -len(g[1])))
-    res, _ = try_groups(gs, axes, MM_AG, max_dim(db, m_kernel or kt))
+    res, _ = try_groups(gs, axes, MM_AG, max_dim(db, m_kernel or kt), kernel=kt)
     return res
 
 
@@ -339,6 +366,7 @@ def interp_matmul(db, e, q, quant, K, X, tpdiv):
             continue
         res = matmul_points_run(db, kt, axes, key, e["tc_input_count"], quant)
         if res:
+            explain_interp(db, kt, res)
             return hit(res[1], "INTERPOLATED", res[3], res[2], kt)
     return miss("compute_multidim_interpolation_failed")
 
@@ -404,6 +432,7 @@ def generic_run(db, kt, axes, key, N, axis, mkernel):
         return None, "compute_csv_not_found"
     gs = [(k, p) for k, p in groups_of(idx) if key_match(key, k)]
     if not gs:
+        xp.attempt("kernel", kt, "no_candidate_group")
         return None, "regime_key_unmatched"
     res, st = try_groups(gs, axes, ((axis,),), max_dim(db, mkernel))
     if res:
@@ -432,6 +461,7 @@ def interp_generic(db, e, q, K, X):
         key = [("kernel_type", kt), ("input_count", len(s)), ("input_dtypes", tuple(dkey(kt, p) for p in ps)), ax[1]]
         res, reason = generic_run(db, kt, ax[0], key, e["tc_input_count"], axis, kt)
         if res:
+            explain_interp(db, kt, res)
             return hit(res[1], "INTERPOLATED", res[3], res[2], kt)
     return miss(reason)
 
@@ -528,8 +558,9 @@ def interp_compute_scale(db, e, q, K=None, X=None):
         gs = [(k, pt) for k, pt in groups_of(idx) if key_match(key, k)]
         mv = db.ov_int(kt).get("max_interpolation_dim", db.ov_int(primary).get("max_interpolation_dim"))
         res, st = try_groups(gs, {"M": ax[0], "K": ax[1]}, (("M",), ("K",), ("M", "K")),
-                             mv if is_int(mv) else None)
+                             mv if is_int(mv) else None, kernel=kt)
         if res:
+            explain_interp(db, kt, res)
             return hit(res[1], "INTERPOLATED", res[3], res[2], kt)
         last = st
     return miss(reason_of(last, "compute_scale_interpolation_failed"))
@@ -605,10 +636,12 @@ def interp_elementwise(db, e, q, K=None, target=None):
         key = ew_key(kt, y, ins, p)
         gs = [(k, pt) for k, pt in groups_of(idx) if key_match(key, k)]
         if not gs:
+            xp.attempt("kernel", kt, "no_candidate_group")
             reason = "insufficient_filtered_candidates"
             continue
         res, st = try_groups(gs, {"io_numel": io}, (("io_numel",),), max_dim(db, kt))
         if res:
+            explain_interp(db, kt, res)
             return hit(res[1], "INTERPOLATED", res[3], res[2], kt)
         reason = reason_of(st, "candidate_group_failed")
     if len(K) > 1:
@@ -955,12 +988,15 @@ def dispatch(db, e, q):
     if truthy(e["zero_cost"]) or truthy(e["accepted_miss"]):
         return miss("wrapper_not_applicable")
     if truthy(e["composite"]):
+        xp.unsupported("interpolated composite")
         return interp_composite(db, e, q)
     if e["category"] == "communication":
         if not db.q and len(q.args) < 2:
             return miss("insufficient_args")
         return miss("wrapper_communication_owned_by_base")
     qm = e["query_mode"]
+    if qm in ("moe_fused", "attention_special", "scatter_nd_update_mla"):
+        xp.unsupported("interpolated " + qm)
     if qm == "moe_fused":
         return interp_moe(db, e, q)
     if qm == "attention_special":

@@ -2,6 +2,7 @@
 from qo_base import (ConvFail, QueryError, canon_dtype, hit, is_int, miss, norm3, nz, prof,
                      shapes_text, strip_batch)
 from qo_exact import DB
+import qo_explain as xp
 import qo_interp
 
 COMM_FIELDS = ("message_bytes", "num_devices", "topology_tier", "method")
@@ -34,6 +35,7 @@ def tensors(v, what):
 
 
 def kernel_query(db: DB, obj):
+    xp.path("kernel")
     kt = obj.get("kernel")
     if not isinstance(kt, str) or not kt or "/" in kt or "\0" in kt or kt.startswith("."):
         raise QueryError("bad_query", "bad kernel name")
@@ -56,7 +58,10 @@ def kernel_query(db: DB, obj):
         meth = comm.get("method", "alpha_beta")
         if meth not in ("alpha_beta", "bracket_linear"):
             raise QueryError("bad_query", "comm method")
+        xp.kernels([kt])
         r = db.comm_csv(kt, comm["message_bytes"], comm["num_devices"], comm.get("topology_tier"), meth)
+        if db.last_comm is not None:
+            xp.add("comm", db.last_comm)
         if isinstance(r, str):
             return miss(r)
         lat, ip = r
@@ -70,12 +75,15 @@ def kernel_query(db: DB, obj):
             return miss("q_shape_normalize_failed")
         if p is None:
             return miss("dtype_unmapped")
+        xp.kernels(K)
         c, reason = db.attn_scan(K, q3, attn["avg_seq_len"], p, attn.get("sparse_mode"),
                                  attn.get("num_kv_heads"), attn.get("input_layout"))
         if c is not None:
+            db.explain_row(c)
             return hit(c[0], "MEASURED", 0.9, "attention", c[1])
         if not interp:
             return miss(reason)
+        xp.unsupported("kernel-level attention interpolation")
         params = {"q_shape_3d": q3, "avg_seq_len": attn["avg_seq_len"], "sparse_mode": attn.get("sparse_mode"),
                   "num_kv_heads": attn.get("num_kv_heads"), "input_layout": attn.get("input_layout"),
                   "batch_size": attn.get("batch_size")}
@@ -87,21 +95,30 @@ def kernel_query(db: DB, obj):
         if not O:
             raise QueryError("bad_query", "match elementwise needs outputs")
         y, p = strip_batch(O[0][0]), prof(O[0][1])
+        if db.q and len(K) > 1:
+            xp.unsupported("kernel-level elementwise alternates in quirks mode")
         r = db.ew_scan(kt if db.q else K, y, p)
         if r.hit or not interp:
             return r
+        xp.stage("interpolation")
         return qo_interp.interp_elementwise(db, None, None, K, (y, p or "", [strip_batch(s) for s, _ in X]))
+
+    irs = {}
 
     def chk(k, t, r, lat):
         m = db.match(X, t, r, k, len(X), normalise=False)
         if m is None:
             return None
+        irs[(k, r)] = db.last_irs
         return (lat, 1.0, db.dist(*m), m[0])
+    xp.kernels(K)
     c, reason = db.scan(K, chk, "nearest")
     if c is not None:
+        db.explain_row(c, irs.get((c[1], c[5])))
         return hit(c[0], "MEASURED", 1.0, c[4], c[1])
     if not interp:
         return miss(reason or "shape_mismatch")
+    xp.stage("interpolation")
     return kernel_interp(db, K, X, O)
 
 
@@ -142,6 +159,7 @@ def kernel_interp(db, K, X, O):
                    ("batch_dims", x[3])]
             res = qo_interp.matmul_points_run(db, kt, {"M": x[0], "K": x[1], "N": x[2]}, key, n, False)
             if res:
+                qo_interp.explain_interp(db, kt, res)
                 return hit(res[1], "INTERPOLATED", res[3], res[2], kt)
             reason = "compute_multidim_interpolation_failed"
         else:
@@ -155,6 +173,7 @@ def kernel_interp(db, K, X, O):
             key = [("kernel_type", kt), ("input_count", n), ("input_dtypes", tuple(dkey_(kt, p) for p in ps)), ax[1]]
             res, reason = qo_interp.generic_run(db, kt, ax[0], key, n, axis, kt)
             if res:
+                qo_interp.explain_interp(db, kt, res)
                 return hit(res[1], "INTERPOLATED", res[3], res[2], kt)
     return miss(reason)
 

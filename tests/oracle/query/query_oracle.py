@@ -9,8 +9,8 @@
                   [--output-dtypes ..] [--match elementwise] [--param NAME=VALUE]...
 
 Standard library plus PyYAML (Debian python3-yaml: the mapping is defined by
-PyYAML's safe_load). Tier 2 features answer `unsupported:<feature>` MISSes; `--explain`
-is opdb's own output and has no oracle here (exit 99). See README.md."""
+PyYAML's safe_load). Tier 2 features answer `unsupported:<feature>` MISSes. `--explain`
+(qo_explain.py) covers the paths listed there; any other exits 99 (no oracle). See README.md."""
 import copy
 import json
 import os
@@ -22,6 +22,7 @@ sys.path.insert(0, HERE)
 from qo_base import (QueryError, Result, Unsupported, convert_value, miss, truthy)  # noqa: E402
 from qo_exact import DB, DECOMPOSERS, Config, OpenError, Query  # noqa: E402
 from qo_decomp import run_decomposer  # noqa: E402
+import qo_explain as xp  # noqa: E402
 import qo_interp  # noqa: E402
 import qo_kernel  # noqa: E402
 
@@ -29,6 +30,7 @@ import qo_kernel  # noqa: E402
 def exact(db, e, q):
     """§4.1 dispatch of the exact (base) lookup."""
     if e is None:
+        xp.path("unmapped")
         return miss("unmapped")
     if truthy(e["composite"]):
         if q.op in DECOMPOSERS:
@@ -38,6 +40,8 @@ def exact(db, e, q):
     if e["category"] == "communication":
         return db.comm_op(e, q)
     qm = e["query_mode"]
+    if qm == "moe_fused":
+        xp.unsupported(qm)
     if qm == "attention_special":
         return db.attention(e, q)
     if qm == "elementwise":
@@ -47,9 +51,11 @@ def exact(db, e, q):
     if qm == "mtp_projection":
         return db.mtp(e, q)
     if truthy(e["zero_cost"]):
+        xp.path("zero_cost")
         return Result(True, 0.0, "MEASURED", 1.0, "zero_cost",
                       e["kernel_type"] if e.has("kernel_type") else "", None)
     if truthy(e["accepted_miss"]):
+        xp.path("accepted_miss")
         return Result(True, 0.0, "MEASURED", 1.0, "accepted_miss", "accepted_miss", None)
     return db.compute(e, q)
 
@@ -61,6 +67,13 @@ def lookup(db, q):
         return r
     if r.hit and r.source != "PARTIAL":
         return r
+    # --explain: the stage stays exact where the wrapper's answer is the exact one (the default
+    # mode's communication op without its rank group)
+    if r.source == "PARTIAL":
+        xp.unsupported("an exact PARTIAL given to the wrapper")
+    if not (not db.q and not r.hit and r.reason == "insufficient_args" and e is not None
+            and e["category"] == "communication"):
+        xp.stage("interpolation")
     w = qo_interp.wrapper(db, e, q, r)
     if w.hit and w.source != "PARTIAL":
         return w
@@ -82,7 +95,7 @@ def parse_line(line):
     return obj
 
 
-def render(qid, r, error=None):
+def render(qid, r, error=None, mode=None):
     o = {"id": qid, "hit": r.hit,
          "latency_us": float(r.latency) if r.hit else None,
          "source": r.source,
@@ -95,12 +108,16 @@ def render(qid, r, error=None):
         o["request"] = r.request
     if error is not None:
         o["error"] = error
+    if mode is not None:
+        o["explain"] = xp.render(mode, r)
     return json.dumps(o)
 
 
-def answer(db, line):
+def answer(db, line, explain=False):
     """One result line for one query line; also returns the result for --stats."""
     qid = None
+    xp.start(explain)
+    mode = ("reference-quirks" if db.cfg.quirks else "default") if explain else None
     try:
         obj = parse_line(line)
         qid = obj.get("id")
@@ -131,11 +148,13 @@ def answer(db, line):
                 raise QueryError("bad_query", "kwargs is not an object")
             q = Query(op, convert_value(args), convert_value(obj.get("out")), convert_value(kw))
             r = lookup(db, q)
-        return render(qid, r), r, None
+        return render(qid, r, mode=mode), r, None
     except Unsupported as u:
+        xp.unsupported("a Tier 2 gap")
         r = miss("unsupported:" + u.feature)
         return render(qid, r), r, "unsupported"
     except QueryError as ex:
+        xp.unsupported("an error result")
         r = Result(False, None, "ERROR", None, None, None, "error:" + ex.code)
         return render(qid, r, str(ex)), r, "error"
 
@@ -156,6 +175,7 @@ def main(argv):
     cfg = Config()
     dbdir = None
     stats = False
+    explain = False
     collect_dir, collect_plan = None, False
     one = {}
     i = 0
@@ -191,8 +211,7 @@ def main(argv):
         elif a == "--plan":
             collect_plan = True
         elif a == "--explain":
-            print("oracle: no oracle for: query --explain", file=sys.stderr)
-            return 99
+            explain = True
         elif a in ("--kernel", "--inputs", "--dtypes", "--formats", "--outputs", "--output-dtypes", "--match"):
             if val is None:
                 print(f"opdb query: {a} needs a value", file=sys.stderr)
@@ -227,7 +246,7 @@ def main(argv):
         except QueryError:
             print(f"opdb query: --kernel needs --inputs and --dtypes\n{USAGE}", file=sys.stderr)
             return 2
-        line, _, _ = answer(db, json.dumps(obj))
+        line, _, _ = answer(db, json.dumps(obj), explain)
         sys.stdout.write(line + "\n")
         return collected([line], collect_dir, collect_plan)
     n = errors = unsupported = 0
@@ -237,7 +256,11 @@ def main(argv):
         line = raw.decode("utf-8", errors="replace").strip()
         if not line:
             continue
-        text, r, kind = answer(db, line)
+        try:
+            text, r, kind = answer(db, line, explain)
+        except xp.NoOracle as no:
+            print(f"oracle: no oracle for: query --explain ({no})", file=sys.stderr)
+            return 99
         out.write(text + "\n")
         written.append(text)
         n += 1
