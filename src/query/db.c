@@ -30,7 +30,7 @@ void q_warn(const opdb_qdb *db, const char *fmt, ...) {
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     if (db->warn) db->warn(db->warn_ctx, line);
-    else fprintf(stderr, "opdb: warning: %s\n", line);
+    else opdb_warn("%s", line); /* the program's warning handler, as every other call */
 }
 
 static bool is_dir(const char *p) {

@@ -288,13 +288,11 @@ static int load_fast(const char *path, csvfile *f, size_t len, opdb_err *err) {
     return 0;
 }
 
-/* The reference path (opts.eager or OPDB_UPDATE_EAGER=1): every row read by
- * the exact tokenizer into a dict row and rendered again on write; no lazy
- * rows, patches, splices or copies.  Tests run both paths and compare. */
-bool eager_rows(const opdb_update_opts *o) {
-    const char *env = opdb_setting("OPDB_UPDATE_EAGER");
-    return o->eager || (env && strcmp(env, "1") == 0);
-}
+/* The reference path (opts.eager; opdb sets it for OPDB_UPDATE_EAGER=1):
+ * every row read by the exact tokenizer into a dict row and rendered again on
+ * write; no lazy rows, patches, splices or copies.  Tests run both paths and
+ * compare. */
+bool eager_rows(const opdb_update_opts *o) { return o->eager; }
 
 int load_csv(const char *path, csvfile *f, bool eager, opdb_err *err) {
     uint64_t body;
