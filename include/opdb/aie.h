@@ -13,6 +13,8 @@ extern "C" {
 #endif
 
 typedef struct opdb_aie_opts {
+    size_t size; /* sizeof(opdb_aie_opts), set by opdb_aie_opts_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
     long long M, K, N, m, k, n, rows, cols;
     const char *hwid;
     long long warmup, iterations;  /* clamped to >= 0 by the run */
@@ -26,6 +28,8 @@ typedef struct opdb_aie_opts {
     size_t *cores;                 /* non-NULL: set to the cores found on success */
     opdb_strbuf *summary;          /* non-NULL: the run's summary as one JSON object (keys in docs/GUIDE.md) */
 } opdb_aie_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_aie_opts_init(opdb_aie_opts *o);
 
 OPDB_API int opdb_aie_run(const opdb_aie_opts *o, opdb_err *err);
 

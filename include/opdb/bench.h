@@ -24,6 +24,8 @@ OPDB_API extern const char *const opdb_bench_extra_cols[];
 OPDB_API extern const size_t opdb_bench_nextra_cols;
 
 typedef struct opdb_bench_opts {
+    size_t size; /* sizeof(opdb_bench_opts), set by opdb_bench_opts_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
     const char *db_dir;              /* database folder */
     const char *const *ops;          /* normalised selection; NULL/0 = all */
     size_t nops;
@@ -34,7 +36,7 @@ typedef struct opdb_bench_opts {
     bool drop_failed;                /* delete rows that failed to replay */
     bool quirks;                     /* --reference-quirks: no extra columns, failed rows deleted */
     const char *grid;                /* NULL, or "default": benchmark the built-in grid */
-    const char *timestamp;           /* report stamp (NULL: the OPDB_REPORT_TIMESTAMP setting or now) */
+    const char *timestamp;           /* report stamp (NULL or "": now; opdb: $OPDB_REPORT_TIMESTAMP) */
     FILE *out;                       /* progress, status and report (stdout) */
     int rounds;                      /* > 1: interleaved passes over the rows (stop-rule mode only) */
     bool plan_only;                  /* --plan: list the rows that would run and their estimated time from a short
@@ -54,7 +56,11 @@ typedef struct opdb_bench_opts {
     struct opdb_bench_totals *totals;/* non-NULL: filled at the end of a run or plan */
     size_t plan_pilot_memory;        /* --plan: a row whose buffers need more is estimated by the model, not
                                         piloted; 0 = OPDB_BENCH_PILOT_MEMORY */
+    FILE *err_out;                   /* the run's setup and per-row lines ([BENCH], [OK], [FAIL], [SKIP],
+                                        [PRESERVE] ...) (opdb: stderr); NULL: none */
 } opdb_bench_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_bench_opts_init(opdb_bench_opts *o);
 
 /* --plan's default pilot budget: a pilot allocates and fills the row's
  * buffers, so a row of gigabytes would make the plan as slow and as large as

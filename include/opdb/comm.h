@@ -114,6 +114,8 @@ typedef struct opdb_comm_config {
 } opdb_comm_config;
 
 typedef struct opdb_comm_bench_opts {
+    size_t size; /* sizeof(opdb_comm_bench_opts), set by opdb_comm_bench_opts_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
     opdb_comm_op ops[OPDB_COMM_NOPS];
     size_t nops;
     long long *num_devices;
@@ -134,6 +136,8 @@ typedef struct opdb_comm_bench_opts {
     bool check, reference_quirks;
     bool num_devices_auto;    /* no --num-devices: num_devices[0] is to be the MPI world size */
 } opdb_comm_bench_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_comm_bench_opts_init(opdb_comm_bench_opts *o);
 
 /* --time-budget: at most this many timed iterations per size. */
 #define OPDB_COMM_BUDGET_MAX_ITERS 100000
@@ -142,13 +146,13 @@ typedef struct opdb_comm_bench_opts {
  * OPDB_COMM_BUDGET_MAX_ITERS (also when an iteration took no measurable time). */
 OPDB_API long opdb_comm_budget_iters(double budget_s, double iter_us);
 
-/* Parses `opdb comm bench` flags (argv[0] is the command name). Returns 0,
- * 1 for -h/--help (the caller prints the help) or 2 for a usage error (printed). */
-OPDB_API int opdb_comm_bench_parse(int argc, char **argv, opdb_comm_bench_opts *o);
+/* The flags are parsed by the programs (src/cli/comm_bench_args.c). Frees
+ * what the parser allocated (num_devices, tiers, bytes) and re-inits o. */
 OPDB_API void opdb_comm_bench_opts_free(opdb_comm_bench_opts *o);
 /* Configuration list in the reference's order; skipped (op, nd, tier) print
- * "opdb comm bench: warning: skipping ..." to warn (may be NULL). */
-OPDB_API opdb_comm_config *opdb_comm_configs(const opdb_comm_bench_opts *o, size_t *n, FILE *warn);
+ * "opdb comm bench: warning: skipping ..." to warn (may be NULL). NULL with
+ * err set (and *n 0) for options not made by opdb_comm_bench_opts_init. */
+OPDB_API opdb_comm_config *opdb_comm_configs(const opdb_comm_bench_opts *o, size_t *n, FILE *warn, opdb_err *err);
 /* A hash of what every MPI rank must agree on before the first collective:
  * the configurations (op, bytes, group), dtype, iterations, warm-up, time
  * budget, --check, backend. Ranks compare it at start so that a rank given
@@ -182,11 +186,15 @@ typedef struct opdb_comm_validate_totals {
     int pass, warn, fail;
 } opdb_comm_validate_totals;
 typedef struct opdb_comm_validate_opts {
+    size_t size; /* sizeof(opdb_comm_validate_opts), set by opdb_comm_validate_opts_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
     const char *csv_dir;
     double tolerance;
     bool verbose, reference_quirks, json, strict;
     opdb_comm_validate_totals *totals; /* non-NULL: the counts, set when the tables were read */
 } opdb_comm_validate_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_comm_validate_opts_init(opdb_comm_validate_opts *o);
 /* Prints the report (or JSON) to out; bad rows to err_out. Returns the exit
  * code: 0 all OK, 1 any FAIL (or bad row), -1 with err set on a fatal error. */
 OPDB_API int opdb_comm_validate(const opdb_comm_validate_opts *o, FILE *out, FILE *err_out, opdb_err *err);
@@ -229,6 +237,8 @@ OPDB_API int opdb_comm_log_parse(const char *text, size_t len, opdb_comm_log *lo
 OPDB_API void opdb_comm_log_free(opdb_comm_log *log);
 
 typedef struct opdb_comm_import_opts {
+    size_t size; /* sizeof(opdb_comm_import_opts), set by opdb_comm_import_opts_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
     const char *output_dir;
     int op;                   /* -1: from the log or its file name */
     long long num_devices;    /* 0: from the log */
@@ -237,6 +247,8 @@ typedef struct opdb_comm_import_opts {
     int time_half;            /* 0 as bench (all_reduce in place, others out of place), 1 oop, 2 ip */
     const opdb_comm_overheads *overheads; /* NULL: none added */
 } opdb_comm_import_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_comm_import_opts_init(opdb_comm_import_opts *o);
 typedef struct opdb_comm_import_result {
     size_t rows, skipped, wrong_rows;
     char summary[512];

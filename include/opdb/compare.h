@@ -58,11 +58,15 @@ OPDB_API char *opdb_cmp_short_name(const char *op, size_t *len);
 /* ---- Inputs ------------------------------------------------------------------ */
 
 typedef struct opdb_cmp_opts {
+    size_t size; /* sizeof(opdb_cmp_opts), set by opdb_cmp_opts_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
     bool quirks;          /* --reference-quirks */
     size_t top;           /* default console: rows shown per scenario (0: all) */
     const char *pid;      /* --pid N: the process to use (NULL: find it) */
     bool pid_is_text;     /* pid names a string pid ("Spans"), not a number */
 } opdb_cmp_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_cmp_opts_init(opdb_cmp_opts *o);
 
 /* TC statistics (§2.4) of one Chrome trace (.json / .json.gz, object or bare
  * array form). Warnings (sole-PID fallback) go to stderr. */
@@ -145,13 +149,20 @@ OPDB_API void opdb_cmp_html(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_
 /* ---- The whole command ---------------------------------------------------------- */
 
 typedef struct opdb_compare_args {
+    size_t size; /* sizeof(opdb_compare_args), set by opdb_compare_args_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
     const char *trace_dir, *data_dir, *output, *html;
     /* single-scenario form (tc_trace set): */
     const char *tc_trace, *prof_trace, *m6, *name;
     const char *shapes; /* per-shape CSV for the HTML drill-down, or NULL */
     opdb_cmp_opts o;
     struct opdb_compare_totals *totals; /* non-NULL: set on success */
+    FILE *dash;   /* the stream an output or html of "-" is written to (opdb: stdout); NULL: "-" is an error */
+    FILE *aside;  /* the console report when "-" takes the output, and the "HTML report written" line
+                     (opdb: stderr); NULL: none */
 } opdb_compare_args;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_compare_args_init(opdb_compare_args *o);
 
 /* What a run compared: scenarios, kernel types seen in either trace, and
  * those in both (the ones with a ratio). */

@@ -35,16 +35,33 @@ typedef struct opdb_err {
 OPDB_API int opdb_fail(opdb_err *err, int code, const char *fmt, ...) OPDB_PRINTF(3, 4);
 OPDB_API void opdb_err_clear(opdb_err *err);
 
-/* Warnings are one line each, handed to the handler the program installed
- * (the opdb command prints "opdb <command>: warning: <line>"); without one
- * they go to stderr prefixed "opdb: warning: ". */
+/* Warnings are one line each, handed to the call's logger (opdb_log below)
+ * or, for a call that gives none and for functions called outside any
+ * command entry point, to the handler the program installed here (the opdb
+ * command prints "opdb <command>: warning: <line>"); without one they go to
+ * stderr prefixed "opdb: warning: ". */
 typedef void (*opdb_warn_fn)(void *ctx, const char *line);
 OPDB_API void opdb_set_warn_handler(opdb_warn_fn fn, void *ctx);
 /* Notes on what a call did beside its result (it waited for another
  * writer's folder lock, completed or rolled back a killed run, removed its
- * temp files): one line each, handed to the program's handler; without
- * one they are dropped (opdb prints them on stderr after "opdb: "). */
+ * temp files): one line each, handed to the call's logger or, as warnings
+ * are, to the program's handler; without one they are dropped (opdb prints
+ * them on stderr after "opdb: "). */
 OPDB_API void opdb_set_note_handler(opdb_warn_fn fn, void *ctx);
+/* Where one call's warnings, notes and progress line go: the `log` field of
+ * every command's options (the process-wide handlers above are the default
+ * for a call that gives none). A NULL function takes the enclosing call's
+ * (bench writing back through update), at the outermost call the process
+ * default. The functions are called on the calling thread or on a worker
+ * thread of the same call, so two calls running at once on two threads
+ * each get only their own lines. */
+typedef struct opdb_log {
+    opdb_warn_fn warn;      /* a warning, one line without prefix */
+    opdb_warn_fn note;      /* a note, one line */
+    opdb_warn_fn progress;  /* the progress line to draw, "" to erase it; NULL: drawn on stderr when it
+                               is a terminal */
+    void *ctx;              /* handed to each */
+} opdb_log;
 /* Out of memory anywhere in the library calls the program's handler, set
  * once before any other call (opdb's CLI prints one line and exits 1);
  * with none, or one that returns, the library aborts: it cannot go on

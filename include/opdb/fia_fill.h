@@ -11,6 +11,8 @@ extern "C" {
 #endif
 
 typedef struct opdb_fia_fill_opts {
+    size_t size; /* sizeof(opdb_fia_fill_opts), set by opdb_fia_fill_opts_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
     const char *csv_path;
     const char *jsonl_path;
     const char *output_path;   /* NULL: overwrite csv_path */
@@ -19,6 +21,8 @@ typedef struct opdb_fia_fill_opts {
     bool quirks;               /* the reference's output: always a UTF-8 byte-order mark */
     struct opdb_fia_fill_totals *totals; /* non-NULL: filled on success */
 } opdb_fia_fill_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_fia_fill_opts_init(opdb_fia_fill_opts *o);
 
 /* What a run did, for the caller's summary. */
 typedef struct opdb_fia_fill_totals {

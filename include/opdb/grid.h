@@ -64,6 +64,8 @@ OPDB_API void opdb_grid_config_free(opdb_grid_config *c);
 /* ---- A run over a database folder. */
 #define OPDB_GRID_MAX_CANDIDATES 50000000ull
 typedef struct opdb_grid_opts {
+    size_t size; /* sizeof(opdb_grid_opts), set by opdb_grid_opts_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
     const char *root;            /* resolved CSV root */
     const char *target_models;   /* comma list or NULL */
     const char *config_path;     /* NULL: built-in */
@@ -76,7 +78,12 @@ typedef struct opdb_grid_opts {
     bool plan, json;             /* --plan: report, write nothing; --json: the counts as JSON on out */
     FILE *out;                   /* stdout lines */
     struct opdb_grid_totals *totals; /* non-NULL: filled by a run that returns 0 */
+    bool simple;                 /* the simple path (candidate pool, signature strings, qsort,
+                                    cell-by-cell writer): the same bytes, for tests (opdb: OPDB_GRID_SIMPLE=1) */
+    FILE *err_out;               /* the memory filter's "[MEMORY]" lines (opdb: stderr); NULL: none */
 } opdb_grid_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_grid_opts_init(opdb_grid_opts *o);
 
 /* What a run appended (with --plan: would append). */
 typedef struct opdb_grid_totals {
@@ -103,10 +110,14 @@ OPDB_API int opdb_grid_misses_add(opdb_grid_misses *m, const char *line, size_t 
 OPDB_API int opdb_grid_misses_read(opdb_grid_misses *m, const char *path, opdb_err *err);
 
 typedef struct opdb_grid_miss_opts {
+    size_t size; /* sizeof(opdb_grid_miss_opts), set by opdb_grid_miss_opts_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
     const char *root; /* the database folder whose tables get the rows */
     bool plan, json;  /* --plan [--json]: what would be added, nothing written */
     FILE *out;        /* the summary or the plan */
 } opdb_grid_miss_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_grid_miss_opts_init(opdb_grid_miss_opts *o);
 /* Under the folder lock, all tables or none. 0, or -1 with err set. */
 OPDB_API int opdb_grid_from_misses(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, opdb_err *err);
 

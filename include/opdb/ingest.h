@@ -13,6 +13,8 @@ extern "C" {
 #endif
 
 typedef struct opdb_parse_opts {
+    size_t size; /* sizeof(opdb_parse_opts), set by opdb_parse_opts_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
     const char *profiling_path;  /* a kernel_details/op_summary CSV or a folder */
     const char *output_dir;      /* database folder (created if needed) */
     bool reference_quirks;       /* reproduce the reference exactly, quirks included */
@@ -24,6 +26,8 @@ typedef struct opdb_parse_opts {
     bool replace;                /* replace existing tables even when that loses rows, columns or cells
                                     (without merge or replace such a table makes the run fail, nothing written) */
 } opdb_parse_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_parse_opts_init(opdb_parse_opts *o);
 
 typedef struct opdb_table_summary {
     char *file;                  /* file name written, e.g. "MatMulV2.csv" */

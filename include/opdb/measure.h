@@ -26,6 +26,7 @@ extern "C" {
 #define OPDB_REPEAT_ENV_REFERENCE "MSMODELING_OP_REPLAY_REPEAT_COUNT"
 
 typedef struct opdb_measure_opts {
+    size_t size; /* sizeof(opdb_measure_opts), set by opdb_measure_opts_init */
     long repeat_count;     /* > 0: exactly this many samples, no stop rule */
     long min_samples;      /* default 10 */
     double min_time_s;     /* default 0.5: accumulated sample time, or time spent sampling (evictions included) */
@@ -35,8 +36,8 @@ typedef struct opdb_measure_opts {
     bool hot_cache;        /* no eviction between samples */
     bool keep_samples;     /* hand the samples over in opdb_measure_result.samples */
 } opdb_measure_opts;
-
-OPDB_API void opdb_measure_defaults(opdb_measure_opts *o);
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_measure_opts_init(opdb_measure_opts *o);
 
 /* Order statistics and spread of n >= 1 samples (v is reordered). */
 typedef struct opdb_sample_stats {

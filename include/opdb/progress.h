@@ -19,11 +19,14 @@ typedef struct opdb_progress {
     int last_permille;
     bool bytes;     /* the stage counts bytes: shown as MB and MB/s */
     double start;   /* monotonic seconds at the stage's start */
+    void (*sink)(void *ctx, const char *line); /* the call's progress callback (opdb_log), or NULL: stderr */
+    void *sink_ctx;
 } opdb_progress;
 
 /* The width of stderr's terminal; 80 when stderr is not one. */
 OPDB_API int opdb_progress_width(void);
-/* enabled = isatty(stderr) unless force_off. */
+/* enabled = isatty(stderr), or the calling call's opdb_log has a progress
+ * callback (lines then go there), unless force_off. */
 OPDB_API void opdb_progress_init(opdb_progress *p, bool force_off);
 OPDB_API void opdb_progress_stage(opdb_progress *p, const char *stage, uint64_t total);
 /* A stage counting bytes (shown in MB with a MB/s rate). */

@@ -29,8 +29,9 @@ typedef struct opdb_qdb_opts {
     bool reference_quirks;             /* the reference's answers, quirks included */
     bool eager_load;                   /* read every CSV at open instead of on first use (its rows are
                                           prepared by the first lookup that needs them) */
-    /* Warnings, one line each without prefix or newline; NULL = stderr with
-     * "opdb: warning: ". Called from whichever thread met the condition. */
+    /* Warnings, one line each without prefix or newline; NULL = the
+     * program's warning handler (opdb_set_warn_handler; without one stderr
+     * with "opdb: warning: "). Called from whichever thread met the condition. */
     void (*warn)(void *ctx, const char *line);
     void *warn_ctx;
     /* Result cache: at most this many answers kept, keyed by the query

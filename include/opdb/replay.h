@@ -181,6 +181,7 @@ struct opdb_backend {
 };
 
 typedef struct opdb_backend_opts {
+    size_t size; /* sizeof(opdb_backend_opts), set by opdb_backend_opts_init */
     int threads;                    /* CPU threads to use and pin (0 = all online CPUs) */
     bool hot_cache;                 /* no cache eviction between samples */
     int device_index;               /* CUDA device */
@@ -190,6 +191,8 @@ typedef struct opdb_backend_opts {
     bool estimate_only;             /* --plan: the backend only pilots rows; CPU: a pilot-sized eviction
                                        buffer (flush_scale says how much larger the real one is) */
 } opdb_backend_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_backend_opts_init(opdb_backend_opts *o);
 
 #define OPDB_LAUNCH_BATCH_TARGET_US 100.0
 #define OPDB_LAUNCH_BATCH_MAX 128

@@ -16,11 +16,15 @@ extern "C" {
 #endif
 
 typedef struct opdb_shapecmp_opts {
+    size_t size; /* sizeof(opdb_shapecmp_opts), set by opdb_shapecmp_opts_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
     const char *tc_trace;    /* Chrome trace (.json / .json.gz, object or bare array) */
     const char *prof_trace;  /* forward-pass kernel_details CSV */
     const char *output;      /* CSV path; NULL or "": CSV on stdout */
     bool quirks;             /* --reference-quirks */
 } opdb_shapecmp_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_shapecmp_opts_init(opdb_shapecmp_opts *o);
 
 /* Shape key normalisation (§3.1) of s[0..n) into out (cleared first):
  * `[[1, 4096], [4096, 4096]]` -> `1,4096;4096,4096`, `"4096,4096"` -> `4096,4096`.

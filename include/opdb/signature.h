@@ -31,10 +31,11 @@ OPDB_API int opdb_is_matmul_family(const char *op);
  * 0x1f). op is resolved like the reference: stripped of whitespace and `"`,
  * normalised. Appends to *out (cleared first). */
 OPDB_API void opdb_signature(const opdb_sig_cells *c, const char *op, opdb_strbuf *out);
-/* on: the reference's signature exactly (--reference-quirks); off (the
- * default): a MatMul-family row's inputs past the first two (a bias) are one
- * more element of its signature (docs/ROW-IDENTITY.md). Call before threads. */
-OPDB_API void opdb_signature_reference_rules(bool on);
+/* The rules are a mode of the call in force on the thread: the reference's
+ * signature exactly where the call asks for it (opdb_update_opts
+ * .reference_signatures, bench's --reference-quirks); else (the default) a
+ * MatMul-family row's inputs past the first two (a bias) are one more element
+ * of its signature (docs/ROW-IDENTITY.md). */
 /* Which rules opdb_signature applies for op: operators of one class (the
  * MatMul family; Index; Slice and Transpose; DispatchFFNCombine; any other)
  * give equal cells equal signatures (the name itself is not part of one). */

@@ -34,6 +34,8 @@ typedef struct opdb_update_status {
 } opdb_update_status;
 
 typedef struct opdb_update_opts {
+    size_t size; /* sizeof(opdb_update_opts), set by opdb_update_opts_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
     const char *db_dir;            /* target database folder */
     const char *const *prof_paths; /* PROF_* folders or folders holding them */
     size_t nprof;
@@ -45,7 +47,7 @@ typedef struct opdb_update_opts {
     bool add_new_ops;              /* create CSVs for profiled operators without one */
     bool json;                     /* print a JSON summary instead of the Markdown report */
     long ep_size;                  /* --dispatch-ffn-combine-ep-size (0 = none) */
-    const char *timestamp;         /* report file stamp; NULL: the OPDB_REPORT_TIMESTAMP setting or now */
+    const char *timestamp;         /* report file stamp; NULL or "": now (opdb: $OPDB_REPORT_TIMESTAMP) */
     FILE *out;                     /* where the report goes (stdout) */
     /* opdb bench additions (all zero for `opdb update`): */
     const char *const *extra_cols; /* appended after the existing columns where absent */
@@ -60,12 +62,17 @@ typedef struct opdb_update_opts {
                                       rows) instead of being set to 0.000000 */
     const opdb_update_status *status; /* report section; NULL = none */
     bool eager;                    /* simple path: every row tokenized, held as a dict row and
-                                      rendered (also OPDB_UPDATE_EAGER=1); same bytes, slower */
+                                      rendered (opdb: OPDB_UPDATE_EAGER=1); same bytes, slower */
     const char *title;             /* the report's heading; NULL: "Profile Update Report" */
     const char *gaps_not_compared; /* non-NULL: the measured and profiled durations come from unlike
                                       devices, so no hotspot is reported; this says why */
     struct opdb_update_totals *totals; /* non-NULL: filled by a run that returns 0 */
+    bool reference_signatures;     /* match rows by the reference's signature (a MatMul row with a bias
+                                      matches one without): _init sets it, as `opdb update` does in both
+                                      modes; bench's write-back sets its --reference-quirks */
 } opdb_update_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_update_opts_init(opdb_update_opts *o);
 
 /* What a write-back did, for the caller's one-line summary. */
 typedef struct opdb_update_totals {

@@ -22,7 +22,15 @@ typedef struct opdb_validate_result {
 /* Prints one line per problem (`<file>:<line>: <kind>: <detail>`, warnings
  * as `<file>:<line>: warning: <kind>: <detail>`) and a summary to out, or a
  * JSON document with json. */
-OPDB_API int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_result *res, opdb_err *err);
+typedef struct opdb_validate_opts {
+    size_t size; /* sizeof(opdb_validate_opts), set by opdb_validate_opts_init */
+    opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    bool json;   /* the JSON document instead of the lines and summary */
+    FILE *out;   /* the report; NULL writes none */
+} opdb_validate_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_validate_opts_init(opdb_validate_opts *o);
+OPDB_API int opdb_validate_run(const char *db_dir, const opdb_validate_opts *o, opdb_validate_result *res, opdb_err *err);
 
 /* Completes a run killed while replacing its files (the folder's journal;
  * rolled back when it cannot be completed) and removes temp files of killed

@@ -4,6 +4,7 @@
  * always a float, the aggregate over the cores that have data, safe unique
  * file names, efficiency against peak. */
 #include "opdb/aie.h"
+#include "core/call.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -871,7 +872,7 @@ static void summary_json(const opdb_aie_opts *o, const char *input, const char *
     opdb_json_end_object(&j);
 }
 
-int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
+static int aie_run(const opdb_aie_opts *o0, opdb_err *err) {
     opdb_aie_opts o = *o0;
     if (o.warmup < 0) o.warmup = 0;
     if (o.iterations < 0) o.iterations = 0;
@@ -1006,5 +1007,21 @@ int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
     trace_free(&t);
     free(input);
     free(dir);
+    return rc;
+}
+
+void opdb_aie_opts_init(opdb_aie_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->clock_ghz = 1.25;
+    o->peak_macs_per_cycle = 64.0;
+    o->lock_stall_factor = 20.0;
+}
+
+int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
+    if (opdb_opts_check(o0, o0 ? o0->size : 0, sizeof *o0, "opdb_aie_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o0->log);
+    int rc = aie_run(o0, err);
+    opdb_call_leave(&saved);
     return rc;
 }

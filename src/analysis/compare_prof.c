@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "opdb/compare.h"
+#include "core/call.h"
 #include "opdb/ingest.h"
 #include "opdb/csv.h"
 #include "opdb/pystr.h"
@@ -114,7 +115,7 @@ static int row_values(prof_reader *r, opdb_span *kt, double *dur, double *start,
     return 1;
 }
 
-int opdb_cmp_read_prof(const char *path, const opdb_cmp_opts *o, opdb_cmp_stats *out, opdb_err *err) {
+static int cmp_read_prof(const char *path, const opdb_cmp_opts *o, opdb_cmp_stats *out, opdb_err *err) {
     prof_reader r;
     memset(&r, 0, sizeof r);
     r.path = path;
@@ -176,4 +177,12 @@ int opdb_cmp_read_prof(const char *path, const opdb_cmp_opts *o, opdb_cmp_stats 
     hcom_free(&hs);
     opdb_csv_file_close(&r.csv);
     return rc < 0 ? -1 : 0;
+}
+
+int opdb_cmp_read_prof(const char *path, const opdb_cmp_opts *o, opdb_cmp_stats *out, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_cmp_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    int rc = cmp_read_prof(path, o, out, err);
+    opdb_call_leave(&saved);
+    return rc;
 }

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "opdb/compare.h"
+#include "core/call.h"
 #include "opdb/fs.h"
 #include "opdb/pyliteral.h"
 
@@ -47,8 +48,8 @@ static int check_input(const char *path, const scenario_spec *s, const opdb_cmp_
 }
 
 static void flush_console(opdb_strbuf *con, FILE *out) {
-    if (con->n) fwrite(con->p, 1, con->n, out);
-    fflush(out);
+    if (out && con->n) fwrite(con->p, 1, con->n, out);
+    if (out) fflush(out);
     opdb_sb_clear(con);
 }
 
@@ -84,10 +85,11 @@ static int run_scenario(const scenario_spec *s, const opdb_cmp_mapping *map, con
     return rc;
 }
 
-static int write_file(const char *path, const opdb_strbuf *text, opdb_err *err) {
-    if (strcmp(path, "-") == 0) { /* stdout (the console report then goes to stderr) */
+static int write_file(const char *path, FILE *dash, const opdb_strbuf *text, opdb_err *err) {
+    if (strcmp(path, "-") == 0) { /* the caller's stream (opdb: stdout; the console report then goes aside) */
         bool eol = text->n && text->p[text->n - 1] == '\n'; /* the HTML page ends its line, the JSON does not */
-        if (fwrite(text->p, 1, text->n, stdout) != text->n || (!eol && fputc('\n', stdout) == EOF) || fflush(stdout))
+        if (!dash) return opdb_fail(err, OPDB_ERR_USAGE, "'-' as an output needs opdb_compare_args.dash");
+        if (fwrite(text->p, 1, text->n, dash) != text->n || (!eol && fputc('\n', dash) == EOF) || fflush(dash))
             return opdb_fail(err, OPDB_ERR_RUNTIME, "<stdout>: write failed");
         return 0;
     }
@@ -124,13 +126,13 @@ static void scenarios_from_args(const opdb_compare_args *a, scenario_spec **out,
     *n = k;
 }
 
-int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
+static int compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
     /* the reference's default paths only with --reference-quirks; opdb's
      * default writes JSON only when asked and reads no mapping unless given */
     const char *output = a->output ? a->output : a->o.quirks ? DEFAULT_OUTPUT : NULL;
     const char *data_dir = a->data_dir ? a->data_dir : a->o.quirks ? DEFAULT_DATA_DIR : NULL;
-    /* JSON or HTML on stdout: the console report goes to stderr */
-    if ((output && strcmp(output, "-") == 0) || (a->html && strcmp(a->html, "-") == 0)) out = stderr;
+    /* JSON or HTML on the "-" stream: the console report goes aside */
+    if ((output && strcmp(output, "-") == 0) || (a->html && strcmp(a->html, "-") == 0)) out = a->aside;
     opdb_cmp_mapping *map = NULL;
     if (opdb_cmp_mapping_load(&map, data_dir, !a->o.quirks, err)) {
         opdb_cmp_mapping_free(map);
@@ -165,16 +167,17 @@ int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
         opdb_strbuf text;
         opdb_sb_init(&text);
         opdb_cmp_json(&text, done, ndone, a->o.quirks);
-        rc = output ? write_file(output, &text, err) : 0;
+        rc = output ? write_file(output, a->dash, &text, err) : 0;
         if (rc == 0 && a->html) {
             opdb_sb_clear(&text);
             opdb_cmp_html(&text, done, ndone);
-            rc = write_file(a->html, &text, err);
+            rc = write_file(a->html, a->dash, &text, err);
         }
         opdb_sb_free(&text);
         if (rc == 0) {
-            if (output && strcmp(output, "-") != 0) fprintf(out, "\nSaved to %s\n", output);
-            if (a->html && strcmp(a->html, "-") != 0) fprintf(stderr, "opdb compare: HTML report written to %s\n", a->html);
+            if (out && output && strcmp(output, "-") != 0) fprintf(out, "\nSaved to %s\n", output);
+            if (a->aside && a->html && strcmp(a->html, "-") != 0)
+                fprintf(a->aside, "opdb compare: HTML report written to %s\n", a->html);
         }
     }
     for (size_t i = 0; i < ndone; i++) opdb_cmp_scenario_free(&done[i]);
@@ -188,5 +191,19 @@ int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
     }
     free(specs);
     opdb_cmp_mapping_free(map);
+    return rc;
+}
+
+void opdb_compare_args_init(opdb_compare_args *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    opdb_cmp_opts_init(&o->o);
+}
+
+int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
+    if (opdb_opts_check(a, a ? a->size : 0, sizeof *a, "opdb_compare_args", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&a->log);
+    int rc = compare_run(a, out, err);
+    opdb_call_leave(&saved);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "opdb/compare.h"
+#include "core/call.h"
 #include "opdb/pystr.h"
 #include "opdb/shape_compare.h"
 #include "opdb/trace_reader.h"
@@ -342,8 +343,7 @@ static int choose_pid(tc_ctx *c, pid_acc **pick, opdb_err *err) {
     return -1;
 }
 
-int opdb_cmp_read_tc(const char *path, const opdb_cmp_mapping *map, const opdb_cmp_opts *o, opdb_cmp_stats *out,
-                     opdb_err *err) {
+static int cmp_read_tc(const char *path, const opdb_cmp_mapping *map, const opdb_cmp_opts *o, opdb_cmp_stats *out, opdb_err *err) {
     tc_ctx c;
     memset(&c, 0, sizeof c);
     c.path = path;
@@ -393,5 +393,18 @@ int opdb_cmp_read_tc(const char *path, const opdb_cmp_mapping *map, const opdb_c
     free(c.named_pid);
     free(c.fatal);
     opdb_skd_free(&c.skd);
+    return rc;
+}
+
+void opdb_cmp_opts_init(opdb_cmp_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+int opdb_cmp_read_tc(const char *path, const opdb_cmp_mapping *map, const opdb_cmp_opts *o, opdb_cmp_stats *out, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_cmp_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    int rc = cmp_read_tc(path, map, o, out, err);
+    opdb_call_leave(&saved);
     return rc;
 }

@@ -2,6 +2,7 @@
  * from the TC trace (§3.2) and the forward-pass CSV (§3.3), then sorted and
  * written (§3.4). */
 #include "opdb/shape_compare.h"
+#include "core/call.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -311,7 +312,7 @@ static void table_free(table *t) {
     opdb_sb_free(&t->shape);
 }
 
-int opdb_shapecmp_run(const opdb_shapecmp_opts *o, FILE *out, size_t *rows, opdb_err *err) {
+static int shapecmp_run(const opdb_shapecmp_opts *o, FILE *out, size_t *rows, opdb_err *err) {
     *rows = 0;
     if (m6_check_inputs(o->tc_trace, o->prof_trace, err)) return -1;
     table t;
@@ -347,5 +348,18 @@ int opdb_shapecmp_run(const opdb_shapecmp_opts *o, FILE *out, size_t *rows, opdb
         opdb_sb_free(&csv);
     }
     table_free(&t);
+    return rc;
+}
+
+void opdb_shapecmp_opts_init(opdb_shapecmp_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+int opdb_shapecmp_run(const opdb_shapecmp_opts *o, FILE *out, size_t *rows, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_shapecmp_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    int rc = shapecmp_run(o, out, rows, err);
+    opdb_call_leave(&saved);
     return rc;
 }

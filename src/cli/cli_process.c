@@ -80,13 +80,12 @@ static const char *const k_settings[] = {
     "OPDB_JSON_MAX_BYTES", "OPDB_JSON_MAX_STRING", "OPDB_JSON_MAX_EVENTS", /* JSON input limits */
     "OPDB_REPLAY_REPEAT_COUNT", "MSMODELING_OP_REPLAY_REPEAT_COUNT",      /* samples per replayed row */
     "OPDB_CUDA_PLUGIN",        /* the CUDA backend module to load */
-    "OPDB_REPORT_TIMESTAMP",   /* the update report's time (reproducible reports) */
     /* set by MPI launchers: whether bench was started by one */
     "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
     "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE",
     /* test switches: the simple twins of the fast paths, forced spills and
      * pipelines, a bench grid cap, failures and pauses at chosen points */
-    "OPDB_KINETO_SIMPLE", "OPDB_GRID_SIMPLE", "OPDB_UPDATE_EAGER", "OPDB_TRACE_PIPELINE",
+    "OPDB_KINETO_SIMPLE", "OPDB_TRACE_PIPELINE",
     "OPDB_KINETO_SORT_BYTES", "OPDB_BENCH_GRID_LIMIT", "OPDB_TEST_FAIL_WRITE_AFTER",
     "OPDB_TEST_COMMIT_PAUSE_US",
 };

@@ -19,6 +19,16 @@ void cli_warn_begin(const char *prog) {
     opdb_set_warn_handler(cli_warn_line, NULL);
 }
 
+static void note_line(void *ctx, const char *line) {
+    (void)ctx;
+    fprintf(stderr, "opdb: %s\n", line);
+}
+
+opdb_log cli_log(void) {
+    opdb_log l = {cli_warn_line, note_line, NULL, NULL};
+    return l;
+}
+
 const char *cli_prog(void) { return g_prog; }
 
 void cli_warn(const char *fmt, ...) {

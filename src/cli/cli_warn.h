@@ -4,6 +4,8 @@
 #ifndef OPDB_CLI_WARN_H
 #define OPDB_CLI_WARN_H
 
+#include "opdb/error.h"
+
 /* Names the running command ("opdb parse", "opdb comm import") and installs
  * the library's warning handler. */
 void cli_warn_begin(const char *prog);
@@ -12,5 +14,9 @@ const char *cli_prog(void);
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A warn callback for options that take one (ctx unused). */
 void cli_warn_line(void *ctx, const char *line);
+/* The logger every command puts in its call's options: warnings as above,
+ * notes as "opdb: <line>" on stderr, the progress line drawn on stderr when
+ * it is a terminal (the library's default). */
+opdb_log cli_log(void);
 
 #endif

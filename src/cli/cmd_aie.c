@@ -6,6 +6,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/aie.h"
 
@@ -65,8 +66,17 @@ int cmd_aie(int argc, char **argv) {
     long long v[10];
     for (int i = 0; i < 10; i++)
         if (!parse_ll(sv[i], &v[i])) return cli_usage_error(&spec, "argument %s: invalid int value: '%s'", names[i], sv[i]);
-    opdb_aie_opts o = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], hwid, v[8], v[9], trace, out_dir,
-                       1.25, 64.0, 20.0, quirks, json ? stderr : stdout, NULL, NULL};
+    opdb_aie_opts o;
+    opdb_aie_opts_init(&o);
+    o.log = cli_log();
+    o.M = v[0], o.K = v[1], o.N = v[2], o.m = v[3], o.k = v[4], o.n = v[5], o.rows = v[6], o.cols = v[7];
+    o.hwid = hwid;
+    o.warmup = v[8];
+    o.iterations = v[9];
+    o.trace = trace;
+    o.out_dir = out_dir;
+    o.quirks = quirks;
+    o.out = json ? stderr : stdout;
     opdb_strbuf summary;
     opdb_sb_init(&summary);
     if (json) o.summary = &summary;

@@ -9,6 +9,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_process.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/bench.h"
 #include "opdb/comm.h"
@@ -56,7 +57,7 @@ typedef struct flags {
 
 /* Stop-rule flags into m (after defaults). */
 static int measure_flags(const cli_spec *spec, const flags *f, opdb_measure_opts *m) {
-    opdb_measure_defaults(m);
+    opdb_measure_opts_init(m);
     if (f->grid) {
         m->min_time_s = GRID_MIN_TIME_S;
         m->timeout_s = GRID_TIMEOUT_S;
@@ -158,7 +159,13 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
     if (f->cache_mib) cli_parse_uint(f->cache_mib, &cache_mib);
     unsigned long batch = 0;
     if (f->launch_batch) cli_parse_uint(f->launch_batch, &batch);
-    opdb_backend_opts bo = {(int)threads, f->hot, 0, (size_t)cache_mib << 20, (int)batch, f->plan};
+    opdb_backend_opts bo;
+    opdb_backend_opts_init(&bo);
+    bo.threads = (int)threads;
+    bo.hot_cache = f->hot;
+    bo.cache_bytes = (size_t)cache_mib << 20;
+    bo.launch_batch = (int)batch;
+    bo.estimate_only = f->plan;
     const char *shard = getenv(SHARD_ENV);
     /* the merge measures nothing: no eviction buffer (twice the last-level cache, touched page by page);
      * --plan pilots with a smaller one (estimate_only) */
@@ -175,10 +182,28 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
     } else {
         /* --json: stdout holds the JSON object alone; the status lines and report go to stderr */
         opdb_bench_totals totals;
-        opdb_bench_opts o = {dir, (const char *const *)ops, nops, f->mode && strcmp(f->mode, "missing-only") == 0,
-                             *m, f->fail_fast, f->resume, f->drop_failed, f->quirks, f->grid, NULL,
-                             f->json ? stderr : stdout, 1, f->plan, f->strict, 0, 0, NULL, 0, f->no_progress,
-                             f->json ? stdout : NULL, &totals, 0};
+        opdb_bench_opts o;
+        opdb_bench_opts_init(&o);
+        o.log = cli_log();
+        o.db_dir = dir;
+        o.ops = (const char *const *)ops;
+        o.nops = nops;
+        o.missing_only = f->mode && strcmp(f->mode, "missing-only") == 0;
+        o.measure = *m;
+        o.fail_fast = f->fail_fast;
+        o.resume = f->resume;
+        o.drop_failed = f->drop_failed;
+        o.quirks = f->quirks;
+        o.grid = f->grid;
+        o.out = f->json ? stderr : stdout;
+        o.rounds = 1;
+        o.plan_only = f->plan;
+        o.strict = f->strict;
+        o.no_progress = f->no_progress;
+        o.json = f->json ? stdout : NULL;
+        o.totals = &totals;
+        o.timestamp = getenv("OPDB_REPORT_TIMESTAMP");
+        o.err_out = stderr;
         memset(&totals, 0, sizeof totals);
         parse_size(f->max_memory, &o.max_memory);
         parse_size(f->pilot_memory, &o.plan_pilot_memory);
@@ -325,7 +350,6 @@ int cmd_bench(int argc, char **argv) {
     if (rc == 0) rc = measure_flags(&spec, &f, &m);
     if (rc == 0) rc = backend_name(&spec, &f, &bname);
     if (rc == 0 && nops) rc = cli_normalize_ops("opdb bench", f.quirks, ops, nops, &norm);
-    opdb_signature_reference_rules(f.quirks); /* journal and write-back match rows as the reference does */
     if (rc == 0) {
         int mrc = hand_to_mpi_helper(&f, argc, argv);
         rc = mrc >= 0 ? mrc : run(&f, &m, norm, nops, bname);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli_opts.h"
+#include "cli/comm_bench_args.h"
 #include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "cli/cli_stdio.h"
@@ -95,7 +96,7 @@ int cmd_comm_helper(char *out, size_t cap) {
 }
 
 /* comm bench's options, for --help, the man page and completion; the values
- * are parsed by opdb_comm_bench_parse, here and again in the helper. */
+ * are parsed by cli_comm_bench_parse, here and again in the helper. */
 static int comm_bench_help(void) {
     const char *v = NULL;
     bool f = false;
@@ -140,7 +141,7 @@ static int comm_bench(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return comm_bench_help();
     opdb_comm_bench_opts o;
-    int rc = opdb_comm_bench_parse(argc, argv, &o);
+    int rc = cli_comm_bench_parse(argc, argv, &o);
     opdb_comm_bench_opts_free(&o);
     if (rc) return rc == 1 ? 0 : rc;
     char helper[PATH_MAX + 16];
@@ -183,7 +184,15 @@ static int comm_validate(int argc, char **argv) {
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
     opdb_comm_validate_totals t = {0};
-    opdb_comm_validate_opts o = {dir, 2.0, verbose, quirks, json, strict, &t};
+    opdb_comm_validate_opts o;
+    opdb_comm_validate_opts_init(&o);
+    o.log = cli_log();
+    o.csv_dir = dir;
+    o.verbose = verbose;
+    o.reference_quirks = quirks;
+    o.json = json;
+    o.strict = strict;
+    o.totals = &t;
     if (!opdb_py_float(tol, strlen(tol), &o.tolerance) || !(o.tolerance > 0))
         return cli_usage_error(&spec, "argument --tolerance: invalid float value: '%s'", tol), 2;
     opdb_err err;
@@ -255,7 +264,10 @@ static int comm_import(int argc, char **argv) {
         logs = opdb_xrealloc((void *)logs, (nlogs + 1) * sizeof *logs);
         logs[nlogs++] = one_log;
     }
-    opdb_comm_import_opts o = {out, -1, 0, NULL, -1, 0, NULL};
+    opdb_comm_import_opts o;
+    opdb_comm_import_opts_init(&o);
+    o.log = cli_log();
+    o.output_dir = out;
     long long v;
     if (!nlogs) rc = cli_usage_error(&spec, "argument --logs: at least one log is required");
     else if (op && (o.op = opdb_comm_op_parse(op)) < 0) rc = unknown_collective(&spec, op);

@@ -7,11 +7,16 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_summary.h"
 #include "cli/cli_stdio.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/compare.h"
 
 int cmd_compare(int argc, char **argv) {
-    opdb_compare_args a = {0};
+    opdb_compare_args a;
+    opdb_compare_args_init(&a);
+    a.log = cli_log();
+    a.dash = stdout;
+    a.aside = stderr;
     opdb_compare_totals t = {0, 0, 0};
     a.totals = &t;
     const char *pid = NULL, *top = NULL;

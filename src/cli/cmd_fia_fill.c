@@ -5,6 +5,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/fia_fill.h"
 #include "opdb/json_writer.h"
@@ -41,7 +42,16 @@ int cmd_fia_fill(int argc, char **argv) {
     opdb_fia_fill_totals t = {0, 0, 0};
     const char *shown = out ? out : csv;
     FILE *sink = json ? fopen("/dev/null", "w") : NULL; /* --json: the Backfilled line is replaced */
-    opdb_fia_fill_opts o = {csv, jsonl, out, tag, sink ? sink : summary, quirks, &t};
+    opdb_fia_fill_opts o;
+    opdb_fia_fill_opts_init(&o);
+    o.log = cli_log();
+    o.csv_path = csv;
+    o.jsonl_path = jsonl;
+    o.output_path = out;
+    o.metadata_tag = tag;
+    o.out = sink ? sink : summary;
+    o.quirks = quirks;
+    o.totals = &t;
     opdb_err err;
     opdb_err_clear(&err);
     int frc = opdb_fia_fill_run(&o, &err);

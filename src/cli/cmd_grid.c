@@ -5,6 +5,7 @@
 
 #include "cli/cli_opts.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "cli/suggest.h"
 #include "opdb/db.h"
@@ -77,7 +78,12 @@ int cmd_grid(int argc, char **argv) {
     if (!rows) rows = "1000";
     if (!hbm) hbm = "32";
     if (models && check_models(&spec, models) != CLI_OK) return 2;
-    opdb_grid_opts o = {0};
+    opdb_grid_opts o;
+    opdb_grid_opts_init(&o);
+    o.log = cli_log();
+    const char *simple = getenv("OPDB_GRID_SIMPLE");
+    o.simple = simple && !strcmp(simple, "1");
+    o.err_out = stderr;
     long long v;
     if (!opdb_py_int(rows, strlen(rows), &v)) return cli_usage_error(&spec, "argument --rows: invalid int value: '%s'", rows);
     o.rows = v;
@@ -109,7 +115,13 @@ int cmd_grid(int argc, char **argv) {
     }
     if (misses) {
         opdb_grid_misses *m = opdb_grid_misses_new();
-        opdb_grid_miss_opts mo = {root, plan, json, stdout};
+        opdb_grid_miss_opts mo;
+        opdb_grid_miss_opts_init(&mo);
+        mo.log = cli_log();
+        mo.root = root;
+        mo.plan = plan;
+        mo.json = json;
+        mo.out = stdout;
         rc = opdb_grid_misses_read(m, misses, &err);
         if (!rc) rc = opdb_grid_from_misses(&mo, m, &err);
         opdb_grid_misses_free(m);

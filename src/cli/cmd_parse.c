@@ -7,6 +7,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/db.h"
 #include "opdb/ingest.h"
@@ -72,7 +73,18 @@ int cmd_parse(int argc, char **argv) {
         return cli_stdio_finish(&io, "opdb parse", 1);
     }
     /* --json: stdout holds the JSON alone, the reference's own lines go to stderr */
-    opdb_parse_opts po = {input, outdir, quirks, strict, (int)nthreads, no_progress, json ? stderr : stdout, merge, replace};
+    opdb_parse_opts po;
+    opdb_parse_opts_init(&po);
+    po.log = cli_log();
+    po.profiling_path = input;
+    po.output_dir = outdir;
+    po.reference_quirks = quirks;
+    po.strict = strict;
+    po.threads = (int)nthreads;
+    po.no_progress = no_progress;
+    po.reference_stdout = json ? stderr : stdout;
+    po.merge = merge;
+    po.replace = replace;
     opdb_parse_result res;
     if (opdb_parse_run(&po, &res, &err)) {
         fflush(stdout);

@@ -256,7 +256,12 @@ int cmd_query(int argc, char **argv) {
     ret = 0;
     if (collect) {
         /* the results are on stdout: what was collected goes to stderr */
-        opdb_grid_miss_opts mo = {collect, plan, false, stderr};
+        opdb_grid_miss_opts mo;
+        opdb_grid_miss_opts_init(&mo);
+        mo.log = cli_log();
+        mo.root = collect;
+        mo.plan = plan;
+        mo.out = stderr;
         if (opdb_grid_from_misses(&mo, collected, &err)) {
             fprintf(stderr, "opdb query: --collect: %s\n", err.msg);
             ret = err.code == OPDB_ERR_USAGE ? 2 : 1;

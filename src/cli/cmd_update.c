@@ -6,6 +6,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_process.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/db.h"
 #include "opdb/signature.h"
@@ -66,9 +67,6 @@ int cmd_update(int argc, char **argv) {
     }
     char **normops = NULL;
     char *outdir = NULL;
-    /* update matches rows as the reference does (a MatMul row with a bias to
-     * one without) in both modes: its golden cases come from that oracle */
-    opdb_signature_reference_rules(true);
     if (rc == 0 && quirks && add_new)
         rc = cli_usage_error(&spec, "--add-new-ops is an opdb addition and cannot be combined with --reference-quirks");
     if (rc == 0 && mode && strcmp(mode, "all") && strcmp(mode, "missing-only"))
@@ -92,9 +90,24 @@ int cmd_update(int argc, char **argv) {
         }
     }
     if (rc == 0) {
-        opdb_update_opts o = {outdir, prof, nprof, (const char *const *)normops, nops,
-                              mode && strcmp(mode, "missing-only") == 0, prune, quirks, add_new, json, ep_size,
-                              NULL, stdout, NULL, 0, NULL, 0, false, false, false, NULL, false, NULL, NULL, NULL};
+        opdb_update_opts o;
+        opdb_update_opts_init(&o);
+        o.log = cli_log();
+        o.db_dir = outdir;
+        o.prof_paths = prof;
+        o.nprof = nprof;
+        o.ops = (const char *const *)normops;
+        o.nops = nops;
+        o.missing_only = mode && strcmp(mode, "missing-only") == 0;
+        o.prune = prune;
+        o.quirks = quirks;
+        o.add_new_ops = add_new;
+        o.json = json;
+        o.ep_size = ep_size;
+        o.out = stdout;
+        const char *eager = getenv("OPDB_UPDATE_EAGER");
+        o.eager = eager && !strcmp(eager, "1");
+        o.timestamp = getenv("OPDB_REPORT_TIMESTAMP");
         opdb_update_totals totals = {0, 0, 0, 0};
         o.totals = &totals;
         cli_tune_heap_for_tables();

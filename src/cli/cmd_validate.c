@@ -40,7 +40,12 @@ int cmd_validate(int argc, char **argv) {
     opdb_db_target target = {database, device ? device : OPDB_DEFAULT_DEVICE, vllm, torch, cann, NULL};
     char *dir = opdb_db_resolve(&target, &err);
     opdb_validate_result res;
-    if (!dir || (repair && opdb_db_repair(dir, discard, &err)) || opdb_validate_run(dir, json, stdout, &res, &err)) {
+    opdb_validate_opts vo;
+    opdb_validate_opts_init(&vo);
+    vo.log = cli_log();
+    vo.json = json;
+    vo.out = stdout;
+    if (!dir || (repair && opdb_db_repair(dir, discard, &err)) || opdb_validate_run(dir, &vo, &res, &err)) {
         fprintf(stderr, "opdb validate: %s\n", err.msg);
         free(dir);
         return err.code ? err.code : 1;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "opdb/comm.h"
+#include "core/call.h"
 #include "opdb/fs.h"
 #include "opdb/json_writer.h"
 #include "opdb/pystr.h"
@@ -303,7 +304,7 @@ static void print_json(const opdb_comm_validate_opts *o, vfile *vf, size_t nf, c
     opdb_sb_free(&sb);
 }
 
-int opdb_comm_validate(const opdb_comm_validate_opts *o, FILE *out, FILE *err_out, opdb_err *err) {
+static int comm_validate(const opdb_comm_validate_opts *o, FILE *out, FILE *err_out, opdb_err *err) {
     if (!opdb_is_dir(o->csv_dir)) {
         fprintf(err_out, "ERROR: %s is not a directory\n", o->csv_dir);
         return 1;
@@ -351,5 +352,19 @@ int opdb_comm_validate(const opdb_comm_validate_opts *o, FILE *out, FILE *err_ou
         rc = ok ? 0 : 1;
     }
     for (size_t i = 0; i < nf; i++) free(vf[i].rows);
+    return rc;
+}
+
+void opdb_comm_validate_opts_init(opdb_comm_validate_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->tolerance = 2.0;
+}
+
+int opdb_comm_validate(const opdb_comm_validate_opts *o, FILE *out, FILE *err_out, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_comm_validate_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    int rc = comm_validate(o, out, err_out, err);
+    opdb_call_leave(&saved);
     return rc;
 }

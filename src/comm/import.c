@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "opdb/comm.h"
+#include "core/call.h"
 #include "opdb/db.h"
 #include "opdb/fs.h"
 
-int opdb_comm_import_file(const opdb_comm_import_opts *o, const char *path, opdb_comm_import_result *res,
-                          opdb_err *err) {
+static int comm_import_file(const opdb_comm_import_opts *o, const char *path, opdb_comm_import_result *res, opdb_err *err) {
     memset(res, 0, sizeof *res);
     opdb_strbuf sb;
     opdb_sb_init(&sb);
@@ -99,5 +99,20 @@ int opdb_comm_import_file(const opdb_comm_import_opts *o, const char *path, opdb
     free(out);
     free(rows);
     opdb_comm_log_free(&log);
+    return rc;
+}
+
+void opdb_comm_import_opts_init(opdb_comm_import_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->op = -1;
+    o->tier = -1;
+}
+
+int opdb_comm_import_file(const opdb_comm_import_opts *o, const char *path, opdb_comm_import_result *res, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_comm_import_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    int rc = comm_import_file(o, path, res, err);
+    opdb_call_leave(&saved);
     return rc;
 }

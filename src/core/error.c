@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/call.h"
 #include "opdb/core.h"
 
 /* One printable line of at most cap-1 bytes: control bytes as \xNN,
@@ -78,6 +79,14 @@ int opdb_fail(opdb_err *err, int code, const char *fmt, ...) {
     return -1;
 }
 
+int opdb_opts_check(const void *o, size_t size, size_t known, const char *type, opdb_err *err) {
+    if (o && size == known) return 0;
+    if (!o) return opdb_fail(err, OPDB_ERR_USAGE, "%s: no options given", type);
+    if (size == 0) return opdb_fail(err, OPDB_ERR_USAGE, "%s: not initialised by %s_init", type, type);
+    return opdb_fail(err, OPDB_ERR_USAGE, "%s: size %zu is not one this library knows (%zu): call %s_init", type, size,
+                     known, type);
+}
+
 void opdb_err_clear(opdb_err *err) {
     err->code = OPDB_OK;
     err->msg[0] = '\0';
@@ -94,7 +103,9 @@ void opdb_set_warn_handler(opdb_warn_fn fn, void *ctx) {
 static void vwarn(const char *fmt, va_list ap) {
     char line[2048];
     one_line(line, sizeof line, fmt, ap);
-    if (g_warn_fn) g_warn_fn(g_warn_ctx, line);
+    opdb_log_sink call = opdb_call_current().warn;
+    if (call.fn) call.fn(call.ctx, line);
+    else if (g_warn_fn) g_warn_fn(g_warn_ctx, line);
     else fprintf(stderr, "opdb: warning: %s\n", line);
 }
 
@@ -114,7 +125,9 @@ void opdb_set_note_handler(opdb_warn_fn fn, void *ctx) {
 }
 
 void opdb_note(const char *fmt, ...) {
-    opdb_warn_fn fn = atomic_load(&g_note_fn);
+    opdb_log_sink call = opdb_call_current().note;
+    opdb_warn_fn fn = call.fn ? call.fn : atomic_load(&g_note_fn);
+    void *ctx = call.fn ? call.ctx : atomic_load(&g_note_ctx);
     if (!fn) return;
     va_list ap, ap2;
     va_start(ap, fmt);
@@ -124,7 +137,7 @@ void opdb_note(const char *fmt, ...) {
     if (n >= 0) {
         char *line = opdb_xmalloc((size_t)n + 1);
         vsnprintf(line, (size_t)n + 1, fmt, ap2);
-        fn(atomic_load(&g_note_ctx), line);
+        fn(ctx, line);
         free(line);
     }
     va_end(ap2);

@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/call.h"
 #include "opdb/core.h"
 #include "opdb/progress.h"
 
@@ -29,7 +30,11 @@ int opdb_progress_width(void) { return isatty(STDERR_FILENO) ? term_width() : 80
 
 void opdb_progress_init(opdb_progress *p, bool force_off) {
     memset(p, 0, sizeof *p);
-    p->enabled = !force_off && isatty(STDERR_FILENO);
+    /* the call's progress callback, when it gave one, instead of the terminal */
+    opdb_log_sink sink = opdb_call_current().progress;
+    p->sink = sink.fn;
+    p->sink_ctx = sink.ctx;
+    p->enabled = !force_off && (p->sink || isatty(STDERR_FILENO));
     p->last_permille = -1;
 }
 
@@ -117,12 +122,20 @@ void opdb_progress_update(opdb_progress *p, uint64_t current, const char *detail
     p->last_permille = permille;
     char line[512];
     opdb_progress_format(p, current, detail, now_s() - p->start, term_width(), line, sizeof line);
+    if (p->sink) {
+        p->sink(p->sink_ctx, line);
+        return;
+    }
     fprintf(stderr, "\r%s\033[K", line);
     fflush(stderr);
 }
 
 void opdb_progress_clear(opdb_progress *p) {
     if (!p->enabled) return;
+    if (p->sink) {
+        p->sink(p->sink_ctx, "");
+        return;
+    }
     fputs("\r\033[K", stderr);
     fflush(stderr);
 }

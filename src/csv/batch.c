@@ -1,6 +1,7 @@
 /* See batch.h.  One mutex guards the slot states; slots are filled and
  * consumed in the same cyclic order, so file order is preserved. */
 #include "csv/batch.h"
+#include "core/call.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -235,7 +236,7 @@ int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_
     pthread_t th[8];
     int nth = 0;
     for (int i = 0; i < nthreads; i++)
-        if (pthread_create(&th[nth], NULL, worker_main, p) == 0) nth++;
+        if (opdb_thread_create(&th[nth], worker_main, p) == 0) nth++;
     if (nth == 0) { /* no threads to be had: run on this one */
         for (int i = 0; i < p->nslots; i++) ops->free_out(p->slot[i].out, ops->ctx);
         free(p);

@@ -2,6 +2,7 @@
  * normalisation, MatMul canonicalisation (B stored either way round gives
  * one key), Index / Slice / Transpose input rewrites, DFC EP size. */
 #include "opdb/signature.h"
+#include "core/call.h"
 
 #include <stdio.h>
 #include <stdbool.h>
@@ -522,9 +523,9 @@ static void signature_rules(const opdb_sig_cells *c, const char *op, const cell_
     slots_free(&odt);
 }
 
-/* The reference's rules (a MatMul signature keeps two inputs) or opdb's. Set
- * once by a command before any thread starts. */
-static bool g_reference_rules;
+/* The reference's rules (a MatMul signature keeps two inputs) or opdb's: a
+ * mode of the call in force (opdb_update_opts.reference_signatures, bench's
+ * quirks), carried into its worker threads. */
 static void append_matmul_extras(const opdb_sig_cells *c, opdb_strbuf *out);
 
 void opdb_signature_general(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
@@ -532,7 +533,7 @@ void opdb_signature_general(const opdb_sig_cells *c, const char *op_raw, opdb_st
     opdb_span o = strip_ws_quotes(opdb_span_cstr(op_raw));
     opdb_normalize_op_name(o.p, o.n, op, sizeof op);
     signature_rules(c, op, NULL, out);
-    if (!g_reference_rules && opdb_is_matmul_family(op)) append_matmul_extras(c, out);
+    if (!opdb_call_reference_signatures() && opdb_is_matmul_family(op)) append_matmul_extras(c, out);
 }
 
 /* The first k ';'-separated slots of an attribute cell. */
@@ -763,7 +764,6 @@ int opdb_signature_class(const char *op_raw) {
     return 0;
 }
 
-void opdb_signature_reference_rules(bool on) { g_reference_rules = on; }
 
 /* opdb's rule: a MatMul-family row's inputs past the first two (a bias) are
  * part of its identity -- the consumer compares every input
@@ -814,7 +814,7 @@ static void signature_dispatch(const opdb_sig_cells *c, const char *op_raw, opdb
 
 void opdb_signature(const opdb_sig_cells *c, const char *op_raw, opdb_strbuf *out) {
     signature_dispatch(c, op_raw, out);
-    if (!g_reference_rules && opdb_is_matmul_family(rules_for(op_raw)->op)) append_matmul_extras(c, out);
+    if (!opdb_call_reference_signatures() && opdb_is_matmul_family(rules_for(op_raw)->op)) append_matmul_extras(c, out);
 }
 
 void opdb_signature_display(const opdb_sig_cells *c, opdb_strbuf *out) {

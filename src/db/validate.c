@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/call.h"
 #include "opdb/csv.h"
 #include "opdb/fs.h"
 #include "opdb/json_writer.h"
@@ -94,6 +95,7 @@ static void problem(vctx *v, bool warning, const char *file, unsigned long long 
         opdb_sb_adds(&v->js, ", \"message\": ");
         json_esc(&v->js, msg);
         opdb_sb_adds(&v->js, "}");
+    } else if (!v->out) {
     } else if (line) {
         fprintf(v->out, "%s:%llu: %s%s: %s\n", file, line, warning ? "warning: " : "", kind, msg);
     } else {
@@ -323,8 +325,12 @@ static void check_journals(vctx *v, const char *dir) {
     free(sub);
 }
 
-int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_result *res, opdb_err *err) {
-    memset(res, 0, sizeof *res);
+void opdb_validate_opts_init(opdb_validate_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+static int validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_result *res, opdb_err *err) {
     if (!opdb_is_dir(db_dir)) return opdb_fail(err, OPDB_ERR_RUNTIME, "database folder not found: %s", db_dir);
     char *dir = opdb_path_normalize(db_dir);
     DIR *d = opendir(dir);
@@ -359,7 +365,8 @@ int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_re
     res->files = n;
     res->problems = v.problems;
     res->warnings = v.warnings;
-    if (json) {
+    if (!out) {
+    } else if (json) {
         fprintf(out, "{\n  \"database\": ");
         opdb_strbuf t;
         opdb_sb_init(&t);
@@ -375,4 +382,13 @@ int opdb_validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_re
     opdb_free_paths(files, n);
     free(dir);
     return 0;
+}
+
+int opdb_validate_run(const char *db_dir, const opdb_validate_opts *o, opdb_validate_result *res, opdb_err *err) {
+    memset(res, 0, sizeof *res);
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_validate_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    int rc = validate_run(db_dir, o->json, o->out, res, err);
+    opdb_call_leave(&saved);
+    return rc;
 }

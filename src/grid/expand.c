@@ -34,7 +34,7 @@ static void pool_push(grid_cands *cs, int64_t v) {
 void grid_cands_add(grid_cands *cs, const grid_shape *in, int nin, const grid_shape *out, int nout,
                     const grid_over *over, int nover) {
     if (nover > GRID_MAX_OVER) { /* a generator's bug: each passes a fixed, smaller count */
-        fprintf(stderr, "opdb grid: internal error: %d overrides in one candidate\n", nover);
+        opdb_warn("internal error: %d overrides in one candidate", nover);
         abort();
     }
     if (cs->sink) {

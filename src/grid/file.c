@@ -329,8 +329,9 @@ int grid_file_process(grid_run *R, const char *path, grid_file_result *res, opdb
         char b[64];
         grid_fmt_budget(R->budget, b, sizeof b);
         fflush(o->out);
-        fprintf(stderr, "\n[MEMORY] %s: filtered %zu/%zu rows exceeding %s HBM budget\n", opdb_path_basename(path),
-                dropped, norder, b);
+        if (o->err_out)
+            fprintf(o->err_out, "\n[MEMORY] %s: filtered %zu/%zu rows exceeding %s HBM budget\n",
+                    opdb_path_basename(path), dropped, norder, b);
     }
     if (!o->quirks && cap && nnew > cap) { /* opdb: sample among rows that will really be appended */
         size_t *pick = opdb_xmalloc(cap * sizeof *pick);

@@ -9,6 +9,7 @@
 
 #include "grid/grid_rows.h"
 #include "db/sig_cells.h"
+#include "core/call.h"
 #include "grid/grid_table.h"
 #include "opdb/fs.h"
 #include "opdb/json_writer.h"
@@ -529,7 +530,7 @@ static void print_summary(const opdb_grid_miss_opts *o, const mtab *tabs, size_t
     }
 }
 
-int opdb_grid_from_misses(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, opdb_err *err) {
+static int grid_from_misses(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, opdb_err *err) {
     if (!o || !m || !o->root || !o->out) return opdb_fail(err, OPDB_ERR_USAGE, "opdb_grid_from_misses: missing options");
     if (!opdb_is_dir(o->root)) return opdb_fail(err, OPDB_ERR_RUNTIME, "Data directory does not exist: %s", o->root);
     rplace *pl = opdb_xmalloc((m->n + 1) * sizeof *pl);
@@ -583,5 +584,18 @@ done:
     if (lock >= 0) opdb_dir_unlock(lock);
     free(tabs);
     free(order);
+    return rc;
+}
+
+void opdb_grid_miss_opts_init(opdb_grid_miss_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+int opdb_grid_from_misses(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_grid_miss_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    int rc = grid_from_misses(o, m, err);
+    opdb_call_leave(&saved);
     return rc;
 }

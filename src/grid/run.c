@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "grid/grid_file.h"
+#include "core/call.h"
 #include "opdb/fs.h"
 #include "opdb/json_writer.h"
 #include "opdb/pystr.h"
@@ -276,12 +277,11 @@ static int relist(const folder_locks *L, const char *root, char ***files, size_t
     return 0;
 }
 
-int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
+static int grid_run_call(const opdb_grid_opts *o, opdb_err *err) {
     grid_run X;
     memset(&X, 0, sizeof X);
     X.o = o;
-    const char *simple = opdb_setting("OPDB_GRID_SIMPLE");
-    X.simple = simple && !strcmp(simple, "1");
+    X.simple = o->simple;
     opdb_strbuf names;
     opdb_sb_init(&names);
     char **files = NULL;
@@ -391,5 +391,18 @@ done:
     opdb_grid_config_free(X.cfg);
     opdb_sb_free(&names);
     free(root);
+    return rc;
+}
+
+void opdb_grid_opts_init(opdb_grid_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_grid_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    int rc = grid_run_call(o, err);
+    opdb_call_leave(&saved);
     return rc;
 }

@@ -2,6 +2,7 @@
  * shape, block-table shape) from CSV Input Shapes slots 0,1,2,6,4,14 and from
  * the JSONL record; one output row per distinct runtime payload (1:N). */
 #include "opdb/fia_fill.h"
+#include "core/call.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -346,7 +347,7 @@ static int open_csv(opdb_csv_file *c, const char *path, const char *shown, opdb_
     return opdb_fail(err, e.code, "%s", e.msg);
 }
 
-int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
+static int fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
     const char *tag = o->metadata_tag ? o->metadata_tag : "runtime_values_dumped";
     const char *outp = o->output_path ? o->output_path : o->csv_path;
     char *csvn = opdb_path_normalize(o->csv_path), *jsn = opdb_path_normalize(o->jsonl_path),
@@ -470,5 +471,18 @@ int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
     opdb_sb_free(&key);
     ix_free(&ix);
     free(csvn), free(jsn), free(outn);
+    return rc;
+}
+
+void opdb_fia_fill_opts_init(opdb_fia_fill_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_fia_fill_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    int rc = fia_fill_run(o, err);
+    opdb_call_leave(&saved);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "csv/batch.h"
+#include "core/call.h"
 #include "ingest/ascend_db.h"
 #include "ingest/detect.h"
 #include "ingest/device_mix.h"
@@ -438,7 +439,7 @@ static bool writes_gpu(const kn_agg *a) {
     return false;
 }
 
-int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *err) {
+static int parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *err) {
     memset(res, 0, sizeof *res);
     kd_inputs in;
     if (kd_discover(o->profiling_path, o->reference_quirks, &in, err)) return -1;
@@ -512,4 +513,17 @@ void opdb_parse_result_free(opdb_parse_result *res) {
     free(res->tables);
     res->tables = NULL;
     res->ntables = 0;
+}
+
+void opdb_parse_opts_init(opdb_parse_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_parse_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    int rc = parse_run(o, res, err);
+    opdb_call_leave(&saved);
+    return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "query/query_internal.h"
+#include "core/call.h"
 
 struct opdb_qresult_priv {
     opdb_arena a;
@@ -260,7 +261,7 @@ static int batch_window(const opdb_qdb *db, const char *text, const size_t (*spa
     pthread_t *tid = opdb_xcalloc(threads, sizeof *tid);
     bool *up = opdb_xcalloc(threads, sizeof *up);
     /* a thread that cannot start leaves its share to the others (this one always works) */
-    for (unsigned t = 1; t < threads; t++) up[t] = pthread_create(&tid[t], NULL, batch_worker, &j) == 0;
+    for (unsigned t = 1; t < threads; t++) up[t] = opdb_thread_create(&tid[t], batch_worker, &j) == 0;
     batch_worker(&j);
     for (unsigned t = 1; t < threads; t++)
         if (up[t]) pthread_join(tid[t], NULL);

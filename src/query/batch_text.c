@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "opdb/core.h"
+#include "core/call.h"
 #include "opdb/query.h"
 
 void q_stats_add(opdb_qstats *s, const opdb_qresult *r);
@@ -91,7 +92,7 @@ int opdb_query_batch_text(const opdb_qdb *db, const char *jsonl, size_t n, unsig
         opdb_sb_init(&r->out);
     }
     for (unsigned k = 1; k < parts; k++)
-        started[k] = pthread_create(&tids[k], NULL, run_lines, &runs[k]) == 0;
+        started[k] = opdb_thread_create(&tids[k], run_lines, &runs[k]) == 0;
     run_lines(&runs[0]);
     for (unsigned k = 1; k < parts; k++) {
         if (started[k]) pthread_join(tids[k], NULL);

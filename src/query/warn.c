@@ -1,8 +1,10 @@
-/* Warnings of a handle: through the sink its options gave, else one line on
- * stderr. Its own object so that every part of the query core can warn
+/* Warnings of a handle: through the sink its options gave, else the
+ * program's warning handler, as every other call. Its own object so that every part of the query core can warn
  * without reaching the loader. */
 #include <stdarg.h>
 #include <stdio.h>
+
+#include "opdb/error.h"
 
 #include "query/query_internal.h"
 
@@ -13,5 +15,5 @@ void q_warn(const opdb_qdb *db, const char *fmt, ...) {
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     if (db->warn) db->warn(db->warn_ctx, line);
-    else fprintf(stderr, "opdb: warning: %s\n", line);
+    else opdb_warn("%s", line);
 }

@@ -1,9 +1,10 @@
-/* See bench_rows.h. Per-row lines go to stderr (progress, timings); the
- * status summary and the report go to the output stream. */
+/* See bench_rows.h. Per-row lines go to the options' err_out (progress,
+ * timings); the status summary and the report go to the output stream. */
 #include "replay/bench_rows.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,14 @@ static void first_failure(op_status *s, const bench_row *r, const char *msg) {
     size_t n = strlen(r->csv) + strlen(msg) + 32;
     s->reason = opdb_xmalloc(n);
     snprintf(s->reason, n, "%s:%ld %s", r->csv, r->line, msg);
+}
+
+void bench_say(const bench_ctx *c, const char *fmt, ...) {
+    if (!c->o->err_out) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(c->o->err_out, fmt, ap);
+    va_end(ap);
 }
 
 static void fmt_num(char *buf, size_t n, double v, int digits) { snprintf(buf, n, "%.*f", digits, v); }
@@ -123,9 +132,9 @@ static void ok_line(bench_ctx *c, const bench_row *r, const char *shapes, const 
              fixed || res->stop_rule_met ? "" : " TIMEOUT");
     size_t width = c->width > 0 ? (size_t)c->width : 80, hl = strlen(head), tl = strlen(tail), sl = strlen(shapes);
     size_t room = width > hl + tl ? width - hl - tl : 0;
-    if (sl <= room) fprintf(stderr, "%s%s%s\n", head, shapes, tail);
-    else if (room > 3) fprintf(stderr, "%s%.*s...%s\n", head, (int)(room - 3), shapes, tail);
-    else fprintf(stderr, "%.*s%s\n", (int)(hl - 1), head, tail); /* no room for the shapes */
+    if (sl <= room) bench_say(c, "%s%s%s\n", head, shapes, tail);
+    else if (room > 3) bench_say(c, "%s%.*s...%s\n", head, (int)(room - 3), shapes, tail);
+    else bench_say(c, "%.*s%s\n", (int)(hl - 1), head, tail); /* no room for the shapes */
 }
 
 /* The progress line (a terminal only) while row r is measured: rows done of
@@ -150,7 +159,7 @@ static void outcome(bench_ctx *c, op_status *s, const char *stem, const bench_ro
     s->consecutive++;
     first_failure(s, r, msg);
     if (s->consecutive == OPDB_BENCH_BREAKER && !(sharded(c) && c->o->shard_rank >= 0))
-        fprintf(stderr, "[BREAKER] %s: %d consecutive failures; skipping its remaining rows\n", stem, OPDB_BENCH_BREAKER);
+        bench_say(c, "[BREAKER] %s: %d consecutive failures; skipping its remaining rows\n", stem, OPDB_BENCH_BREAKER);
     if (c->o->fail_fast) c->stop = true;
 }
 
@@ -194,7 +203,7 @@ int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const 
     if (done) {
         bool ok = strcmp(done->f[J_STATUS], "ok") == 0;
         bool earlier = (size_t)(done - c->j.r) < c->nloaded;
-        fprintf(stderr, "[%s] %s:%ld %s (%s)\n", earlier ? "RESUME" : "SAME", r->csv, r->line,
+        bench_say(c, "[%s] %s:%ld %s (%s)\n", earlier ? "RESUME" : "SAME", r->csv, r->line,
                 earlier ? "already in the journal" : "same signature as an earlier row", ok ? "ok" : "failed");
         s->reused++;
         if (ok) {
@@ -215,13 +224,13 @@ int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const 
         int mrc = measure_row(c, def, stem, r, num, &res, &rerr);
         opdb_progress_clear(&c->prog);
         if (mrc == 0)
-            fprintf(stderr, "[PASS %d/%d] %s:%ld shapes=%s min=%sus n=%s\n", c->round, c->nrounds, r->csv, r->line,
+            bench_say(c, "[PASS %d/%d] %s:%ld shapes=%s min=%sus n=%s\n", c->round, c->nrounds, r->csv, r->line,
                     cells[2], num[0], num[5]);
         return 0; /* a failure is measured again, and reported, in the last pass */
     }
     /* an MPI rank cannot see the other ranks' failures: the merge applies the breaker, in row order */
     if (s->consecutive >= OPDB_BENCH_BREAKER && !(sharded(c) && c->o->shard_rank >= 0)) {
-        fprintf(stderr, "[SKIP] %s:%ld circuit breaker open for %s\n", r->csv, r->line, stem);
+        bench_say(c, "[SKIP] %s:%ld circuit breaker open for %s\n", r->csv, r->line, stem);
         s->skipped++;
         return 0;
     }
@@ -253,7 +262,7 @@ int bench_one_row(bench_ctx *c, const char *stem, const opdb_op_def *def, const 
     } else {
         f[J_STATUS] = "failed";
         f[J_ERROR] = rerr.msg;
-        fprintf(stderr, "[FAIL] %s:%ld %s %s -> %s error=%s\n", r->csv, r->line, cells[3], cells[2], cells[5], rerr.msg);
+        bench_say(c, "[FAIL] %s:%ld %s %s -> %s error=%s\n", r->csv, r->line, cells[3], cells[2], cells[5], rerr.msg);
         outcome(c, s, stem, r, false, rerr.msg);
     }
     return journal_append(&c->j, f, err);

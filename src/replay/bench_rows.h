@@ -56,6 +56,9 @@ typedef struct bench_ctx {
     char *writeback_json;     /* --json: the write-back report as JSON (malloc'd), NULL before it */
 } bench_ctx;
 
+/* A line of the run's own on err_out (opdb: stderr): setup, per-row outcomes. */
+void bench_say(const bench_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* A row as named cells. */
 typedef struct bench_row {
     const char *csv;          /* file name for messages ("Add.csv") */

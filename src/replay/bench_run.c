@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "opdb/bench.h"
+#include "core/call.h"
 #include "opdb/csv.h"
 #include "opdb/db.h"
 #include "opdb/fs.h"
@@ -143,7 +144,7 @@ static int bench_csv(bench_ctx *c, const char *path, opdb_err *err) {
         s->kind = ST_FAILED;
         free(s->reason);
         s->reason = opdb_xstrdup(lerr.msg);
-        fprintf(stderr, "[FAIL] %s\n", lerr.msg);
+        bench_say(c, "[FAIL] %s\n", lerr.msg);
         loaded_free(&l);
         if (c->o->fail_fast) c->stop = true;
         return 0;
@@ -289,7 +290,7 @@ static int bench_plan(bench_ctx *c, opdb_err *err) {
     return 0;
 }
 
-/* The stop rule of one pass and the backend cell; the run's setup on stderr. */
+/* The stop rule of one pass and the backend cell; the run's setup on err_out. */
 static void setup_measure(bench_ctx *c) {
     const opdb_bench_opts *o = c->o;
     /* --rounds: interleaved passes, each with its share of the time budget,
@@ -309,19 +310,19 @@ static void setup_measure(bench_ctx *c) {
 
 static void print_setup(const bench_ctx *c) {
     const opdb_measure_opts *m = &c->o->measure;
-    fprintf(stderr, "[BENCH] backend: %s\n", c->backend_cell);
+    bench_say(c, "[BENCH] backend: %s\n", c->backend_cell);
     if (m->repeat_count > 0)
-        fprintf(stderr, "[BENCH] fixed count: %ld sample(s) per row, %s cache\n", m->repeat_count,
+        bench_say(c, "[BENCH] fixed count: %ld sample(s) per row, %s cache\n", m->repeat_count,
                 m->hot_cache ? "hot" : "cold");
     else
-        fprintf(stderr, "[BENCH] stop rule: >= %ld samples, >= %g s, 95%% CI of the median within +-%g%%, or %g s "
+        bench_say(c, "[BENCH] stop rule: >= %ld samples, >= %g s, 95%% CI of the median within +-%g%%, or %g s "
                         "timeout; %s cache\n",
                 m->min_samples, m->min_time_s, m->target_precision_pct, m->timeout_s, m->hot_cache ? "hot" : "cold");
     if (c->nrounds > 1)
-        fprintf(stderr, "[BENCH] %d interleaved passes over the rows, each with 1/%d of the time budget; statistics "
+        bench_say(c, "[BENCH] %d interleaved passes over the rows, each with 1/%d of the time budget; statistics "
                         "over the samples of all passes\n",
                 c->nrounds, c->nrounds);
-    if (c->nloaded) fprintf(stderr, "[BENCH] resuming: %zu row(s) already in the journal\n", c->nloaded);
+    if (c->nloaded) bench_say(c, "[BENCH] resuming: %zu row(s) already in the journal\n", c->nloaded);
 }
 
 /* Every pass over the selected rows (--rounds), the last one journaling. */
@@ -374,8 +375,8 @@ static void status_free(bench_ctx *c) {
 /* One warning for the records a journal dropped on load (bench_journal.h). */
 static void warn_dropped(const bench_journal *j, const char *then) {
     if (j->nbad)
-        fprintf(stderr, "opdb bench: warning: %zu record(s) of %s ignored: a status, time or sample count that is not a "
-                        "finite number >= 0 (first at line %llu); %s\n", j->nbad, j->path, j->first_bad_line, then);
+        opdb_warn("%zu record(s) of %s ignored: a status, time or sample count that is not a "
+                  "finite number >= 0 (first at line %llu); %s\n", j->nbad, j->path, j->first_bad_line, then);
 }
 
 /* One MPI rank's share (see opdb_bench_opts.shard_rank): measured into its
@@ -394,7 +395,7 @@ static int bench_shard(bench_ctx *c, opdb_err *err) {
         skipped += c->st[i].skipped;
     }
     if (rc == 0)
-        fprintf(stderr, "[RANK %d/%d] %ld row(s) measured, %ld failed, %ld skipped\n", o->shard_rank, o->shard_count,
+        bench_say(c, "[RANK %d/%d] %ld row(s) measured, %ld failed, %ld skipped\n", o->shard_rank, o->shard_count,
                 measured, failed, skipped);
     status_free(c);
     journal_close(&c->j);
@@ -437,7 +438,7 @@ static void bench_finish_json(bench_ctx *c) {
     opdb_sb_free(&sb);
 }
 
-int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
+static int bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     bool merge = o->shard_count > 1 && o->shard_rank == OPDB_BENCH_SHARD_MERGE;
     if (!opdb_is_dir(o->db_dir)) {
         if (!o->grid) return opdb_fail(err, OPDB_ERR_RUNTIME, "database folder not found: %s (use --grid default to create one)", o->db_dir);
@@ -469,7 +470,7 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     int rc = opdb_mkdirs(work, err);
     bool resume = o->resume && !merge; /* the merge starts from the ranks' journals */
     if (rc == 0 && !resume && !merge && opdb_path_exists(journal))
-        fprintf(stderr, "[BENCH] discarding the journal of an unfinished run (--resume continues it): %s\n", journal);
+        bench_say(&c, "[BENCH] discarding the journal of an unfinished run (--resume continues it): %s\n", journal);
     if (rc == 0) rc = journal_open(&c.j, journal, resume, err);
     if (rc == 0) warn_dropped(&c.j, "their rows are measured again");
     c.nloaded = c.j.n;
@@ -490,13 +491,13 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     journal_close(&c.j);
     close_shards(&c);
     if (rc == 0 && unmeasured)
-        fprintf(stderr, "opdb bench: %ld row(s) not measured: the rank that had them did not report them (see above); "
+        bench_say(&c, "opdb bench: %ld row(s) not measured: the rank that had them did not report them (see above); "
                         "they keep their previous values\n", unmeasured);
     if (rc == 0) {
         bench_remove_work(work, journal);
         fprintf(o->out, "[CLEAN] removed %s\n", work);
     } else {
-        fprintf(stderr, "[PRESERVE] journal kept for --resume: %s\n", journal);
+        bench_say(&c, "[PRESERVE] journal kept for --resume: %s\n", journal);
     }
     opdb_sb_free(&c.sig);
     bench_samples_free(&c);
@@ -515,6 +516,21 @@ int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
         opdb_warn("no row was measured");
         warned = true;
     }
-    if (warned && o->strict) fprintf(stderr, "opdb bench: --strict: exit 1 because of the warning(s) above\n");
+    if (warned && o->strict) bench_say(&c, "opdb bench: --strict: exit 1 because of the warning(s) above\n");
     return any_failed || c.stop || (warned && o->strict) ? 1 : 0;
+}
+
+void opdb_bench_opts_init(opdb_bench_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    opdb_measure_opts_init(&o->measure);
+}
+
+int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_bench_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    opdb_call_set_reference_signatures(o->quirks); /* journal and write-back match rows as the reference does */
+    int rc = bench_run(o, b, err);
+    opdb_call_leave(&saved);
+    return rc;
 }

@@ -185,7 +185,7 @@ int bench_write_back(bench_ctx *c, const char *work, opdb_err *err) {
     fflush(o->out);
     const char *paths[1] = {work};
     opdb_update_opts u;
-    memset(&u, 0, sizeof u);
+    opdb_update_opts_init(&u);
     u.db_dir = o->db_dir;
     u.prof_paths = paths;
     u.nprof = 1;
@@ -194,6 +194,7 @@ int bench_write_back(bench_ctx *c, const char *work, opdb_err *err) {
     /* grid rows were already filtered against the database: missing ones are added */
     u.missing_only = o->missing_only && !o->grid;
     u.quirks = o->quirks;
+    u.reference_signatures = o->quirks;
     u.add_new_ops = !o->quirks;
     u.timestamp = o->timestamp;
     u.out = o->out;

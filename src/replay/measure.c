@@ -1,5 +1,6 @@
 /* See measure.h. */
 #include "opdb/measure.h"
+#include "core/call.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,8 +12,9 @@
  * sub-microsecond kernels with a hot cache get there). */
 #define MAX_SAMPLES (1u << 20)
 
-void opdb_measure_defaults(opdb_measure_opts *o) {
+void opdb_measure_opts_init(opdb_measure_opts *o) {
     memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
     o->min_samples = 10;
     o->min_time_s = 0.5;
     o->target_precision_pct = 1.0;
@@ -141,6 +143,7 @@ static bool check_now(const opdb_measure_opts *o, const double *v, size_t n, dou
 
 int opdb_measure(opdb_backend *b, void *inst, const opdb_measure_opts *o, opdb_measure_result *res, opdb_err *err) {
     memset(res, 0, sizeof *res);
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_measure_opts", err)) return -1;
     double t0 = opdb_now_s();
     double us;
     /* Warm-up: page faults, thread pools, clocks; at least one run. */

@@ -4,6 +4,7 @@
  * Token encoding: one type byte; KEY/STRING/NUMBER add a size_t length and
  * the bytes; END_MAP/END_ARRAY add the byte offset. */
 #include "trace/trace_pipe.h"
+#include "core/call.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -284,7 +285,7 @@ int opdb_trace_pipe_replay(const char *path, const yajl_callbacks *cbs, void *ct
     pthread_cond_init(&p->has_room, NULL);
     pthread_t th;
     int rc = -2;
-    if (pthread_create(&th, NULL, parser_main, p) == 0) {
+    if (opdb_thread_create(&th, parser_main, p) == 0) {
         bool stopped = false;
         for (;;) {
             pthread_mutex_lock(&p->mu);

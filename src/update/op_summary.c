@@ -1,5 +1,6 @@
 /* See op_summary.h. */
 #include "update/op_summary.h"
+#include "core/call.h"
 #include "update/op_summary_table.h"
 
 #include <dirent.h>
@@ -160,7 +161,7 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
         fill_job jobs[2] = {{&t, out->rows, plain, with_ep, ep_text, ep_of_op, with_metrics, 0, t.n / 2, quirks},
                             {&t, out->rows, plain, with_ep, ep_text, ep_of_op, with_metrics, t.n / 2, t.n, quirks}};
         pthread_t th;
-        bool two = t.n > 100000 && pthread_create(&th, NULL, fill_rows, &jobs[1]) == 0;
+        bool two = t.n > 100000 && opdb_thread_create(&th, fill_rows, &jobs[1]) == 0;
         if (!two) jobs[0].to = t.n;
         fill_rows(&jobs[0]);
         if (two) pthread_join(th, NULL);

@@ -68,12 +68,11 @@ static int check_table(const char *path, const db_lazy_table *f, opdb_err *err) 
     return 0;
 }
 
-/* The simple path (opts.eager or OPDB_UPDATE_EAGER=1): every row read by
+/* The simple path (opts.eager; opdb sets it for OPDB_UPDATE_EAGER=1): every row read by
  * the exact tokenizer into a dict row and rendered again on write; no lazy
  * rows, patches, splices or copies.  Tests run both paths and compare. */
 static bool eager_rows(const opdb_update_opts *o) {
-    const char *env = opdb_setting("OPDB_UPDATE_EAGER");
-    return o->eager || (env && strcmp(env, "1") == 0);
+    return o->eager;
 }
 
 int update_csv(const opdb_update_opts *o, const char *path, const agg_row *const *merge, size_t nmerge,

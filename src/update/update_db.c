@@ -2,6 +2,7 @@
  * independent once the aggregation is done, so they are processed by a
  * small thread pool; messages and results are kept in target order. */
 #include "update/update_db.h"
+#include "core/call.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -353,7 +354,7 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
     pthread_t th[8];
     int started = 0;
     for (int i = 1; i < nth; i++)
-        if (pthread_create(&th[started], NULL, worker, &J) == 0) started++;
+        if (opdb_thread_create(&th[started], worker, &J) == 0) started++;
     worker(&J);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     for (size_t k = 0; k < nt; k++) {

@@ -317,11 +317,8 @@ static char *unique_name(const char *dir, const char *stem, const char *ts, cons
 int update_report_files(const opdb_update_opts *o, const update_run *run, const char *text, char **md_path,
                         char **csv_path, opdb_err *err) {
     char ts[32];
-    const char *env = opdb_setting("OPDB_REPORT_TIMESTAMP");
-    if (o->timestamp) {
+    if (o->timestamp && *o->timestamp) {
         snprintf(ts, sizeof ts, "%s", o->timestamp);
-    } else if (env && *env) {
-        snprintf(ts, sizeof ts, "%s", env);
     } else {
         time_t now = time(NULL);
         struct tm tmv;

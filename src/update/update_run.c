@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "opdb/fs.h"
+#include "core/call.h"
 #include "opdb/update.h"
 #include "update/op_summary.h"
 #include "update/update_db.h"
@@ -57,7 +58,7 @@ static int short_circuit(const opdb_update_opts *o, bool *done, opdb_err *err) {
     return rc;
 }
 
-int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
+static int run_update(const opdb_update_opts *o, opdb_err *err) {
     /* update adds to a database: a folder that does not exist is most likely
      * a mistyped path, so it is refused (the reference creates it). */
     if (!opdb_is_dir(o->db_dir)) {
@@ -132,5 +133,20 @@ int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
     op_summary_free(&agg);
     opdb_free_paths(files, nfiles);
     opdb_dir_unlock(lock);
+    return rc;
+}
+
+void opdb_update_opts_init(opdb_update_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+    o->reference_signatures = true;
+}
+
+int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_update_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    opdb_call_set_reference_signatures(o->reference_signatures);
+    int rc = run_update(o, err);
+    opdb_call_leave(&saved);
     return rc;
 }

@@ -82,8 +82,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         snprintf(path, sizeof path, "%s/MatMulV2.csv", g_db);
         fuzz_write_file(path, k_table, sizeof k_table - 1);
         const char *paths[] = {g_in};
-        opdb_update_opts o = {.db_dir = g_db, .prof_paths = paths, .nprof = 1, .quirks = g_mode == 1,
-                              .add_new_ops = true, .timestamp = "20260101_000000", .out = devnull};
+        opdb_update_opts o;
+        opdb_update_opts_init(&o);
+        o.db_dir = g_db, o.prof_paths = paths, o.nprof = 1, o.quirks = g_mode == 1;
+        o.add_new_ops = true, o.timestamp = "20260101_000000", o.out = devnull;
         opdb_err err;
         opdb_err_clear(&err);
         if (opdb_update_run(&o, &err) != 0 && err.msg[0] == '\0') abort();

@@ -21,7 +21,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fclose(f);
     FILE *devnull = fopen("/dev/null", "w");
     for (int quirks = 0; quirks < 2; quirks++) {
-        opdb_aie_opts o = {64, 64, 64, 32, 32, 32, 1, 2, "fuzz", 1, 2, trace, out, 1.25, 64.0, 20.0, quirks == 1, devnull, NULL, NULL};
+        opdb_aie_opts o;
+        opdb_aie_opts_init(&o);
+        o.M = o.K = o.N = 64, o.m = o.k = o.n = 32, o.rows = 1, o.cols = 2, o.hwid = "fuzz", o.warmup = 1, o.iterations = 2;
+        o.trace = trace, o.out_dir = out, o.quirks = quirks == 1, o.out = devnull;
         opdb_err err;
         opdb_err_clear(&err);
         if (opdb_aie_run(&o, &err) != 0 && err.msg[0] == '\0') abort();

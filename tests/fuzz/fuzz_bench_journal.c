@@ -26,7 +26,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     snprintf(g_shards, sizeof g_shards, "%s/shards", g_root);
     snprintf(g_resume, sizeof g_resume, "%s/journal.csv", g_root);
     snprintf(g_table, sizeof g_table, "%s/Add.csv", g_db);
-    opdb_backend_opts bo = {1, true, 0, 1 << 20, 0, false};
+    opdb_backend_opts bo;
+    opdb_backend_opts_init(&bo);
+    bo.threads = 1;
+    bo.hot_cache = true;
+    bo.cache_bytes = 1 << 20;
     opdb_err err;
     opdb_err_clear(&err);
     if (!(g_cpu = opdb_backend_cpu_create(&bo, &err))) abort();
@@ -85,9 +89,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FILE *out = fopen("/dev/null", "w");
     if (!out) abort();
     opdb_bench_opts o;
-    memset(&o, 0, sizeof o);
+    opdb_bench_opts_init(&o);
     o.db_dir = g_db;
-    opdb_measure_defaults(&o.measure);
+    opdb_measure_opts_init(&o.measure);
     o.out = out;
     o.no_progress = true;
     o.shard_rank = OPDB_BENCH_SHARD_MERGE;

@@ -17,7 +17,11 @@ static const char *const k_tables[] = {"Add.csv", "MatMulV2.csv", "RmsNorm.csv",
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
     snprintf(g_db, sizeof g_db, "%s/db", fuzz_root_make("bench_rows"));
-    opdb_backend_opts bo = {1, true, 0, 1 << 20, 0, false};
+    opdb_backend_opts bo;
+    opdb_backend_opts_init(&bo);
+    bo.threads = 1;
+    bo.hot_cache = true;
+    bo.cache_bytes = 1 << 20;
     opdb_err err;
     opdb_err_clear(&err);
     if (!(g_cpu = opdb_backend_cpu_create(&bo, &err))) abort();
@@ -34,9 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FILE *out = fopen("/dev/null", "w");
     if (!out) abort();
     opdb_bench_opts o;
-    memset(&o, 0, sizeof o);
+    opdb_bench_opts_init(&o);
     o.db_dir = g_db;
-    opdb_measure_defaults(&o.measure);
+    opdb_measure_opts_init(&o.measure);
     o.plan_only = true;
     o.out = out;
     o.no_progress = true;

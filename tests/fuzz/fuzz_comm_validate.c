@@ -25,7 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     snprintf(path, sizeof path, "%s/%s", g_dir, k_files[data[0] % 4]);
     fuzz_write_file(path, data + 1, size - 1);
     for (int mode = 0; mode < 4; mode++) {
-        opdb_comm_validate_opts o = {g_dir, 1.5 + (data[0] >> 2) % 4, mode & 1, mode >= 2, (mode & 1) == 0, false, NULL};
+        opdb_comm_validate_opts o;
+        opdb_comm_validate_opts_init(&o);
+        o.csv_dir = g_dir, o.tolerance = 1.5 + (data[0] >> 2) % 4, o.verbose = mode & 1, o.reference_quirks = mode >= 2;
+        o.json = (mode & 1) == 0;
         char *buf = NULL, *ebuf = NULL;
         size_t n = 0, en = 0;
         FILE *out = open_memstream(&buf, &n), *eout = open_memstream(&ebuf, &en);

@@ -29,7 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     unlink(g_outp);
     FILE *devnull = fopen("/dev/null", "w");
     if (!devnull) abort();
-    opdb_fia_fill_opts o = {.csv_path = g_csv, .jsonl_path = g_jsonl, .output_path = g_outp, .out = devnull};
+    opdb_fia_fill_opts o;
+    opdb_fia_fill_opts_init(&o);
+    o.csv_path = g_csv, o.jsonl_path = g_jsonl, o.output_path = g_outp, o.out = devnull;
     opdb_err err;
     opdb_err_clear(&err);
     int rc = opdb_fia_fill_run(&o, &err);

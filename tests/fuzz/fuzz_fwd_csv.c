@@ -55,12 +55,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         opdb_m6_result_free(&r);
 
         opdb_err_clear(&err);
-        opdb_shapecmp_opts so = {.tc_trace = g_tc, .prof_trace = g_prof, .output = NULL, .quirks = quirks == 1};
+        opdb_shapecmp_opts so;
+        opdb_shapecmp_opts_init(&so);
+        so.tc_trace = g_tc, so.prof_trace = g_prof, so.quirks = quirks == 1;
         size_t rows;
         check(opdb_shapecmp_run(&so, devnull, &rows, &err), &err);
 
         opdb_err_clear(&err);
-        opdb_cmp_opts co = {.quirks = quirks == 1};
+        opdb_cmp_opts co;
+        opdb_cmp_opts_init(&co);
+        co.quirks = quirks == 1;
         opdb_cmp_stats st;
         memset(&st, 0, sizeof st);
         check(opdb_cmp_read_prof(g_prof, &co, &st, &err), &err);

@@ -33,7 +33,7 @@ static void grid_run(const uint8_t *data, size_t size) {
     FILE *out = fopen("/dev/null", "w");
     if (!out) abort();
     opdb_grid_opts o;
-    memset(&o, 0, sizeof o);
+    opdb_grid_opts_init(&o);
     o.root = g_db;
     o.target_models = "qwen3-32b";
     o.rows = 4;

@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (mkdir(g_db, 0700) != 0) abort();
     fuzz_write_file(g_table, data, size);
     opdb_parse_opts o;
-    memset(&o, 0, sizeof o);
+    opdb_parse_opts_init(&o);
     o.profiling_path = g_in;
     o.output_dir = g_db;
     o.threads = 1;

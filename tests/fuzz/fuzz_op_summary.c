@@ -47,8 +47,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         snprintf(path, sizeof path, "%s/op_summary_1.csv", mso);
         write_file(path, data, size);
         const char *paths[] = {root};
-        opdb_update_opts o = {db, paths, 1, NULL, 0, false, mode == 0, mode == 1, false, false, 16, "20260101_000000", devnull,
-                              NULL, 0, NULL, 0, false, false, false, NULL, false, NULL, NULL, NULL};
+        opdb_update_opts o;
+        opdb_update_opts_init(&o);
+        o.db_dir = db, o.prof_paths = paths, o.nprof = 1, o.prune = mode == 0, o.quirks = mode == 1;
+        o.ep_size = 16, o.timestamp = "20260101_000000", o.out = devnull;
         opdb_err err;
         opdb_err_clear(&err);
         if (opdb_update_run(&o, &err) != 0 && err.msg[0] == '\0') abort();

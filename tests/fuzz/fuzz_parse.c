@@ -50,7 +50,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 
 static void run_once(bool quirks, bool strict) {
     opdb_parse_opts o;
-    memset(&o, 0, sizeof o);
+    opdb_parse_opts_init(&o);
     o.profiling_path = g_file;
     o.output_dir = g_out;
     o.reference_quirks = quirks;

@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size && fwrite(data, 1, size, f) != size) abort();
     fclose(f);
     opdb_parse_opts o;
-    memset(&o, 0, sizeof o);
+    opdb_parse_opts_init(&o);
     o.profiling_path = g_file;
     o.output_dir = g_out;
     o.threads = 1;

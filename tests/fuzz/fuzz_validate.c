@@ -33,7 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         opdb_validate_result res;
         opdb_err err;
         opdb_err_clear(&err);
-        int rc = opdb_validate_run(g_db, json == 1, out, &res, &err);
+        opdb_validate_opts vo;
+        opdb_validate_opts_init(&vo);
+        vo.json = json == 1, vo.out = out;
+        int rc = opdb_validate_run(g_db, &vo, &res, &err);
         fclose(out);
         if (rc != 0 && err.msg[0] == '\0') abort();
         if (rc == 0 && res.files != 1) abort();

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/comm_bench_args.h"
 #include "opdb/comm.h"
 
 /* nccl-tests: allreduce 2(n-1)/n, allgather/reducescatter/alltoall (n-1)/n, broadcast 1; checked
@@ -127,11 +128,11 @@ static void test_config_order_and_skips(void **s) {
     char *argv[] = {"bench", "--ops", "all_gather", "all_reduce", "--num-devices", "2", "4", "--topology-tier", "2", "1",
                     "--bytes-grid", "1024", "2048"};
     opdb_comm_bench_opts o;
-    assert_int_equal(opdb_comm_bench_parse(13, argv, &o), 0);
+    assert_int_equal(cli_comm_bench_parse(13, argv, &o), 0);
     char *buf = NULL;
     size_t len = 0, n = 0;
     FILE *w = open_memstream(&buf, &len);
-    opdb_comm_config *c = opdb_comm_configs(&o, &n, w);
+    opdb_comm_config *c = opdb_comm_configs(&o, &n, w, NULL);
     fclose(w);
     /* nd 4 at tier 2 exceeds the die span 2: skipped per op */
     assert_int_equal(n, 2 * (2 + 2 + 2));
@@ -145,7 +146,7 @@ static void test_config_order_and_skips(void **s) {
     /* the same stderr line under --reference-quirks: the reference's is no byte-compared output */
     o.reference_quirks = true;
     w = open_memstream(&buf, &len);
-    c = opdb_comm_configs(&o, &n, w);
+    c = opdb_comm_configs(&o, &n, w, NULL);
     fclose(w);
     assert_non_null(strstr(buf, "opdb comm bench: warning: skipping tier=2"));
     assert_null(strstr(buf, "WARNING"));
@@ -164,16 +165,16 @@ static void test_bytes_grid_whole_elements(void **state) {
     char *ok[] = {"bench", "--bytes-grid", "1", "3", "--dtype", "torch.int8"};
     char *quirks[] = {"bench", "--bytes-grid", "1", "--reference-quirks"};
     opdb_comm_bench_opts o;
-    assert_int_equal(opdb_comm_bench_parse(4, one, &o), 2);
+    assert_int_equal(cli_comm_bench_parse(4, one, &o), 2);
     opdb_comm_bench_opts_free(&o);
-    assert_int_equal(opdb_comm_bench_parse(6, odd, &o), 2);
+    assert_int_equal(cli_comm_bench_parse(6, odd, &o), 2);
     opdb_comm_bench_opts_free(&o);
-    assert_int_equal(opdb_comm_bench_parse(3, zero, &o), 2);
+    assert_int_equal(cli_comm_bench_parse(3, zero, &o), 2);
     opdb_comm_bench_opts_free(&o);
-    assert_int_equal(opdb_comm_bench_parse(6, ok, &o), 0);
+    assert_int_equal(cli_comm_bench_parse(6, ok, &o), 0);
     assert_true(o.nbytes == 2 && o.bytes[0] == 1 && o.bytes[1] == 3);
     opdb_comm_bench_opts_free(&o);
-    assert_int_equal(opdb_comm_bench_parse(4, quirks, &o), 0);
+    assert_int_equal(cli_comm_bench_parse(4, quirks, &o), 0);
     assert_true(o.nbytes == 1 && o.bytes[0] == 1);
     opdb_comm_bench_opts_free(&o);
 }

@@ -104,7 +104,9 @@ static void test_plan_counts_and_writes_nothing(void **state) {
     char *text = NULL;
     size_t n = 0;
     FILE *out = open_memstream(&text, &n);
-    opdb_grid_miss_opts o = {db, true, true, out};
+    opdb_grid_miss_opts o;
+    opdb_grid_miss_opts_init(&o);
+    o.root = db, o.plan = true, o.json = true, o.out = out;
     assert_int_equal(opdb_grid_from_misses(&o, m, &err), 0);
     fclose(out);
     assert_non_null(strstr(text, "\"requests\": 3"));
@@ -133,7 +135,9 @@ static void test_row_written(void **state) {
     char *text = NULL;
     size_t n = 0;
     FILE *out = open_memstream(&text, &n);
-    opdb_grid_miss_opts o = {db, false, false, out};
+    opdb_grid_miss_opts o;
+    opdb_grid_miss_opts_init(&o);
+    o.root = db, o.out = out;
     assert_int_equal(opdb_grid_from_misses(&o, m, &err), 0);
     fclose(out);
     assert_non_null(strstr(text, "Appended 2 rows across 1 CSV files under"));
@@ -164,7 +168,9 @@ static void test_not_a_folder(void **state) {
     opdb_grid_misses *m = opdb_grid_misses_new();
     opdb_err err;
     opdb_err_clear(&err);
-    opdb_grid_miss_opts o = {"/nonexistent/opdb/db", true, false, stdout};
+    opdb_grid_miss_opts o;
+    opdb_grid_miss_opts_init(&o);
+    o.root = "/nonexistent/opdb/db", o.plan = true, o.out = stdout;
     assert_int_equal(opdb_grid_from_misses(&o, m, &err), -1);
     assert_non_null(strstr(err.msg, "Data directory does not exist"));
     opdb_grid_misses_free(m);

@@ -50,7 +50,7 @@ static int measure_fake(fake *f, const opdb_measure_opts *o, opdb_measure_result
 /* Deterministic options: one warm-up run, no timeout unless a test sets one. */
 static opdb_measure_opts opts(void) {
     opdb_measure_opts o;
-    opdb_measure_defaults(&o);
+    opdb_measure_opts_init(&o);
     o.warmup_s = 0;
     o.timeout_s = 1e9;
     return o;
@@ -59,7 +59,7 @@ static opdb_measure_opts opts(void) {
 static void test_defaults(void **state) {
     (void)state;
     opdb_measure_opts o;
-    opdb_measure_defaults(&o);
+    opdb_measure_opts_init(&o);
     assert_int_equal(o.min_samples, 10);
     assert_true(o.min_time_s == 0.5);
     assert_true(o.target_precision_pct == 1.0);
@@ -321,7 +321,7 @@ static void test_repeat_count(void **state) {
 static void test_estimate(void **state) {
     (void)state;
     opdb_measure_opts o;
-    opdb_measure_defaults(&o);
+    opdb_measure_opts_init(&o);
     /* quiet: 10 samples would do, min_time (0.5 s) decides: warm-up + 0.5 + setup */
     opdb_pilot quiet = {0.01, 1e-5, 1e-3, 0.001};
     assert_true(fabs(opdb_measure_estimate_s(&o, &quiet, 1) - 0.56) < 1e-9);

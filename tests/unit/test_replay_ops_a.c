@@ -22,7 +22,9 @@ static bool g_quirks; /* rows planned with the reference's rules (--reference-qu
 static int setup(void **state) {
     (void)state;
     opdb_err err = {0, ""};
-    opdb_backend_opts o = {1, false, 0, 0, 0, false}; /* one thread keeps sanitizer runs quiet */
+    opdb_backend_opts o;
+    opdb_backend_opts_init(&o);
+    o.threads = 1; /* one thread keeps sanitizer runs quiet */
     g_be = opdb_backend_create("cpu", &o, &err);
     return g_be ? 0 : -1;
 }
@@ -710,7 +712,8 @@ static void test_fia_plan_outcomes(void **state) {
 static void test_parallel_paths(void **state) {
     (void)state;
     opdb_err err = {0, ""};
-    opdb_backend_opts o = {0, false, 0, 0, 0, false};
+    opdb_backend_opts o;
+    opdb_backend_opts_init(&o);
     opdb_backend *one = g_be, *all = opdb_backend_create("cpu", &o, &err);
     assert_non_null(all);
     assert_non_null(strstr(all->description, "pinned thread"));

@@ -41,7 +41,9 @@ static opdb_backend *g_cpu;
 static int setup_cpu(void **state) {
     (void)state;
     opdb_err err = {0, ""};
-    opdb_backend_opts o = {1, false, 0, 0, 0, false};
+    opdb_backend_opts o;
+    opdb_backend_opts_init(&o);
+    o.threads = 1;
     g_cpu = opdb_backend_cpu_create(&o, &err);
     return g_cpu ? 0 : -1;
 }

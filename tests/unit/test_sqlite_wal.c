@@ -60,7 +60,7 @@ static void test_rows_only_in_the_wal_are_read(void **state) {
     assert_int_equal(stat(wal, &st), 0);
     assert_true(st.st_size > 0);
     opdb_parse_opts o;
-    memset(&o, 0, sizeof o);
+    opdb_parse_opts_init(&o);
     o.profiling_path = path;
     o.output_dir = out;
     o.threads = 1;

@@ -353,7 +353,7 @@ static void test_fast_and_simple_paths_agree(void **state) {
         gen_inputs(ref, seed * 7919);
         rng_state = seed ^ 0xabcdef;
         opdb_update_opts o;
-        memset(&o, 0, sizeof o);
+        opdb_update_opts_init(&o);
         o.quirks = chance(35);
         o.missing_only = chance(25);
         o.prune = chance(35);

@@ -12,6 +12,7 @@ elseif(OPDB_MPI)
   if(MPI_C_FOUND)
     set(OPDB_HAVE_MPI ON)
     add_executable(opdb-comm ${CMAKE_CURRENT_LIST_DIR}/opdb_comm_main.c ${CMAKE_CURRENT_LIST_DIR}/bench_ranks.c
+      ${CMAKE_SOURCE_DIR}/src/cli/comm_bench_args.c
       ${CMAKE_CURRENT_LIST_DIR}/nccl_loader.c)
     target_compile_definitions(opdb-comm PRIVATE _GNU_SOURCE)
     target_include_directories(opdb-comm PRIVATE ${CMAKE_SOURCE_DIR}/src)

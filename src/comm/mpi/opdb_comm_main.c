@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli/comm_bench_args.h"
 #include "comm/mpi/bench_ranks.h"
 #include "comm/mpi/nccl_api.h"
 #include "opdb/comm.h"
@@ -348,10 +349,17 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     opdb_comm_bench_opts o;
-    int prc = opdb_comm_bench_parse(argc, argv, &o);
+    int prc = cli_comm_bench_parse(argc, argv, &o);
     if (!prc && o.num_devices_auto) o.num_devices[0] = world; /* one group of every rank */
     size_t ncfg = 0;
-    opdb_comm_config *all = prc ? NULL : opdb_comm_configs(&o, &ncfg, rank == 0 ? stderr : NULL);
+    opdb_err cerr;
+    opdb_err_clear(&cerr);
+    opdb_comm_config *all = prc ? NULL : opdb_comm_configs(&o, &ncfg, rank == 0 ? stderr : NULL, &cerr);
+    if (cerr.code) {
+        if (rank == 0) fprintf(stderr, "opdb comm bench: %s\n", cerr.msg);
+        opdb_comm_bench_opts_free(&o);
+        prc = 2;
+    }
     agreement mine = {prc, (long long)ncfg, prc ? 0 : opdb_comm_bench_fingerprint(&o, all, ncfg)};
     bool disagree = ranks_disagree(rank, world, &mine); /* always: every rank joins it */
     if (prc || disagree) {

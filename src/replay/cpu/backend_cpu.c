@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "replay/cpu/blas.h"
+#include "core/call.h"
 #include "replay/cpu/kernels.h"
 
 /* Process-wide state read by the kernels (one CPU backend at a time). */
@@ -234,6 +235,7 @@ static int setup_threads(cpu_impl *im, int *threads, opdb_err *err) {
 }
 
 opdb_backend *opdb_backend_cpu_create(const opdb_backend_opts *o, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_backend_opts", err)) return NULL;
     opdb_backend *b = calloc(1, sizeof *b);
     cpu_impl *im = calloc(1, sizeof *im);
     if (!b || !im) {

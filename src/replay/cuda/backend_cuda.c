@@ -237,7 +237,7 @@ const char *const opdb_cuda_plugin_abi = OPDB_CUDA_PLUGIN_ABI;
 __attribute__((visibility("default"))) opdb_backend *opdb_cuda_plugin_create(const opdb_backend_opts *o,
                                                                               opdb_err *err);
 opdb_backend *opdb_cuda_plugin_create(const opdb_backend_opts *o, opdb_err *err) {
-    opdb_backend_opts defaults = {0, false, 0, 0, 0, false};
+    opdb_backend_opts defaults = {.size = sizeof defaults};
     if (!o) o = &defaults;
     opdb_cu *cu = NULL;
     if (opdb_cu_open(o->device_index, &cu, err)) return NULL;   /* "no CUDA device (...)" */

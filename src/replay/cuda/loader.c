@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/call.h"
 #include "opdb/replay.h"
 
 #ifndef OPDB_CUDA_ABSENT_REASON
@@ -76,6 +77,7 @@ static int load_plugin(opdb_err *err) {
 }
 
 opdb_backend *opdb_backend_cuda_create(const opdb_backend_opts *o, opdb_err *err) {
+    if (o && opdb_opts_check(o, o->size, sizeof *o, "opdb_backend_opts", err)) return NULL;
     if (load_plugin(err)) return NULL;
     plugin_create_fn create;
     /* POSIX: a data pointer from dlsym is converted through memcpy. */

@@ -1,0 +1,56 @@
+/* See call.h. The sinks live in thread-local storage, so two calls running
+ * at once on different threads each report to their own logger. */
+#include "core/call.h"
+
+#include <stdlib.h>
+
+#include "opdb/core.h"
+
+static _Thread_local opdb_call_scope t_scope;
+
+static void take(opdb_log_sink *s, opdb_warn_fn fn, void *ctx) {
+    if (!fn) return;
+    s->fn = fn;
+    s->ctx = ctx;
+}
+
+opdb_call_scope opdb_call_enter(const opdb_log *log) {
+    opdb_call_scope saved = t_scope;
+    if (log) {
+        take(&t_scope.warn, log->warn, log->ctx);
+        take(&t_scope.note, log->note, log->ctx);
+        take(&t_scope.progress, log->progress, log->ctx);
+    }
+    return saved;
+}
+
+void opdb_call_leave(const opdb_call_scope *saved) { t_scope = *saved; }
+
+opdb_call_scope opdb_call_current(void) { return t_scope; }
+
+void opdb_call_set_reference_signatures(bool on) { t_scope.reference_signatures = on; }
+
+bool opdb_call_reference_signatures(void) { return t_scope.reference_signatures; }
+
+typedef struct start {
+    void *(*fn)(void *);
+    void *arg;
+    opdb_call_scope scope;
+} start;
+
+static void *thread_main(void *p) {
+    start s = *(start *)p;
+    free(p);
+    t_scope = s.scope;
+    return s.fn(s.arg);
+}
+
+int opdb_thread_create(pthread_t *th, void *(*fn)(void *), void *arg) {
+    start *s = opdb_xmalloc(sizeof *s);
+    s->fn = fn;
+    s->arg = arg;
+    s->scope = t_scope;
+    int rc = pthread_create(th, NULL, thread_main, s);
+    if (rc) free(s);
+    return rc;
+}

@@ -1,0 +1,50 @@
+/* What every command entry point does on entry: check the caller's options
+ * struct, and make the call's logger (opdb_log, error.h) and modes the ones
+ * that opdb_warn, opdb_note, the progress line and the signature use on this
+ * thread and on the worker threads the call starts (thread-local: two calls
+ * on two threads never see each other's). */
+#ifndef OPDB_CORE_CALL_H
+#define OPDB_CORE_CALL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "opdb/error.h"
+
+typedef struct opdb_log_sink {
+    opdb_warn_fn fn;
+    void *ctx;
+} opdb_log_sink;
+
+/* What is in force on a thread: the sinks (a NULL fn: the process-wide
+ * default) and the call's modes. */
+typedef struct opdb_call_scope {
+    opdb_log_sink warn, note, progress;
+    bool reference_signatures; /* opdb_signature: the reference's rules (a MatMul row's bias is no part of it) */
+} opdb_call_scope;
+
+/* 0 when `size` (the struct's size field; o NULL counts as 0) is the size
+ * of the options struct this library was built with, else -1 with err:
+ * "<type>: not initialised by <type>_init" (a zeroed struct) or the size it
+ * does not know. */
+int opdb_opts_check(const void *o, size_t size, size_t known, const char *type, opdb_err *err);
+
+/* Installs log's non-NULL functions for this thread (the others stay as the
+ * enclosing call left them) and returns what was in force, modes included,
+ * for opdb_call_leave when the call returns. log may be NULL. */
+opdb_call_scope opdb_call_enter(const opdb_log *log);
+void opdb_call_leave(const opdb_call_scope *saved);
+/* The sinks and modes in force on this thread. */
+opdb_call_scope opdb_call_current(void);
+/* Sets the signature rules of the call in force on this thread (until its
+ * opdb_call_leave), and reads them. */
+void opdb_call_set_reference_signatures(bool on);
+bool opdb_call_reference_signatures(void);
+
+/* pthread_create whose thread starts with the creating thread's sinks: a
+ * call's workers report to the call's logger. The thread must end before
+ * the call returns (the sinks point into the caller's options). */
+int opdb_thread_create(pthread_t *th, void *(*fn)(void *), void *arg);
+
+#endif
