@@ -23,7 +23,7 @@ typedef struct hentry {
     q_ktable *tab;
     double lat, conf, dist;
     const char *rule;            /* a matcher's rule name (static text) */
-    char *reason;                /* owned copy; "" when none */
+    const char *reason;          /* after the key, in the same block; "" when none */
     uint8_t key[];
 } hentry;
 
@@ -49,10 +49,7 @@ void q_hitmap_free(q_hitmap *m) {
     if (!m) return;
     for (size_t i = 0; i <= m->mask; i++) {
         hentry *e = atomic_load_explicit(&m->slot[i], memory_order_relaxed);
-        if (e) {
-            free(e->reason);
-            free(e);
-        }
+        free(e);
     }
     free(m->slot);
     free(m);
@@ -84,7 +81,8 @@ bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q
 
 void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q_scan *s) {
     if (atomic_load_explicit(&m->n, memory_order_relaxed) >= m->max) return;
-    hentry *e = opdb_xmalloc(sizeof *e + (n ? n : 1));
+    size_t rl = s->reason ? strlen(s->reason) : 0;
+    hentry *e = opdb_xmalloc(sizeof *e + n + rl + 1); /* one block: entry, key, reason */
     e->h = h;
     e->klen = n;
     e->found = s->found;
@@ -96,11 +94,11 @@ void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q
     e->conf = s->best.conf;
     e->dist = s->best.dist;
     e->rule = s->best.rule;
-    size_t rl = s->reason ? strlen(s->reason) : 0;
-    e->reason = opdb_xmalloc(rl + 1);
-    if (rl) memcpy(e->reason, s->reason, rl);
-    e->reason[rl] = 0;
     memcpy(e->key, key, n);
+    char *r = (char *)e->key + n;
+    if (rl) memcpy(r, s->reason, rl);
+    r[rl] = 0;
+    e->reason = r;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
         hentry *cur = atomic_load_explicit(&m->slot[i], memory_order_acquire);
         if (!cur) {
@@ -114,7 +112,6 @@ void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q
         }
         if (cur->h == h && cur->klen == n && memcmp(cur->key, key, n) == 0) break; /* already there */
     }
-    free(e->reason);
     free(e);
 }
 
