@@ -58,6 +58,8 @@ OPDB_API void opdb_arena_init(opdb_arena *a, size_t chunk_size);
 OPDB_API void *opdb_arena_alloc(opdb_arena *a, size_t n);          /* 8-byte aligned, aborts on OOM */
 OPDB_API char *opdb_arena_strndup(opdb_arena *a, const char *p, size_t n); /* NUL-terminated copy */
 OPDB_API void opdb_arena_free(opdb_arena *a);
+/* Empties the arena for reuse, keeping its first chunk (no allocation while a use fits in it). */
+OPDB_API void opdb_arena_reset(opdb_arena *a);
 
 /* Allocation helpers (src/core/alloc.c).  Out of memory anywhere in the
  * library calls the program's handler (opdb_set_oom_handler, error.h). */

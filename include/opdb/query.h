@@ -88,6 +88,19 @@ typedef struct opdb_qresult {
  * result with opdb_qresult_free. */
 OPDB_API int opdb_query_json(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult *res);
 
+/* Result storage the caller owns and reuses, one per thread: a query
+ * answered into it allocates nothing once the storage has grown to the
+ * size of the queries asked. */
+typedef struct opdb_qresult_buf opdb_qresult_buf;
+OPDB_API opdb_qresult_buf *opdb_qresult_buf_new(void);
+OPDB_API void opdb_qresult_buf_free(opdb_qresult_buf *buf);
+/* opdb_query_json with the result's storage in buf: the result (its strings
+ * and its line) stays valid until the next query into buf or
+ * opdb_qresult_buf_free; opdb_qresult_free on it may be called and frees
+ * nothing. One buf serves one query at a time. */
+OPDB_API int opdb_query_json_buf(const opdb_qdb *db, const char *line, size_t n, bool explain,
+                                 opdb_qresult_buf *buf, opdb_qresult *res);
+
 /* A built query value: null, bool, int, float, string, tensor, dtype, list
  * or dict. Values are created under a builder that owns them all. */
 typedef struct opdb_qvalue opdb_qvalue;

@@ -53,3 +53,22 @@ void opdb_arena_free(opdb_arena *a) {
     }
     a->head = NULL;
 }
+
+void opdb_arena_reset(opdb_arena *a) {
+    /* the oldest chunk stays (allocated at the arena's chunk size): a reused arena allocates nothing
+     * while its contents fit in it */
+    opdb_arena_chunk *c = a->head, *keep = NULL;
+    while (c) {
+        opdb_arena_chunk *next = c->next;
+        if (!next) {
+            keep = c;
+        } else if (c->big) {
+            opdb_big_free(c, sizeof *c + c->cap);
+        } else {
+            free(c);
+        }
+        c = next;
+    }
+    if (keep) keep->used = 0;
+    a->head = keep;
+}

@@ -19,6 +19,12 @@ struct opdb_qresult_priv {
     bool quirks;
     char *line;                  /* the result line, rendered on first request (at once with explain) */
     size_t line_n;
+    bool borrowed;               /* lives in a caller's opdb_qresult_buf: freed with it */
+};
+
+/* Caller-owned result storage: one state and one arena, emptied for each query. */
+struct opdb_qresult_buf {
+    opdb_qresult_priv p;
 };
 
 static void render_line(opdb_qresult_priv *p, bool explain) {
@@ -159,9 +165,8 @@ static opdb_qresult_priv *new_priv(void) {
     return p;
 }
 
-int opdb_query_json(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult *res) {
-    if (!db || !res) return -1;
-    opdb_qresult_priv *p = new_priv();
+static int query_json(const opdb_qdb *db, opdb_qresult_priv *p, const char *line, size_t n, bool explain,
+                      opdb_qresult *res) {
     q_query q;
     const char *code = NULL;
     char msg[512] = "";
@@ -170,6 +175,36 @@ int opdb_query_json(const opdb_qdb *db, const char *line, size_t n, bool explain
         return finish(db, p, &bad, code, msg, explain, res);
     }
     return finish(db, p, &q, NULL, NULL, explain, res);
+}
+
+int opdb_query_json(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult *res) {
+    if (!db || !res) return -1;
+    return query_json(db, new_priv(), line, n, explain, res);
+}
+
+opdb_qresult_buf *opdb_qresult_buf_new(void) {
+    opdb_qresult_buf *b = opdb_xcalloc(1, sizeof *b);
+    opdb_arena_init(&b->p.a, 1 << 14);
+    b->p.borrowed = true;
+    return b;
+}
+
+void opdb_qresult_buf_free(opdb_qresult_buf *b) {
+    if (!b) return;
+    opdb_arena_free(&b->p.a);
+    free(b);
+}
+
+int opdb_query_json_buf(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
+                        opdb_qresult *res) {
+    if (!db || !res || !buf) return -1;
+    opdb_qresult_priv *p = &buf->p;
+    opdb_arena a = p->a;
+    opdb_arena_reset(&a);
+    memset(p, 0, sizeof *p);
+    p->a = a;
+    p->borrowed = true;
+    return query_json(db, p, line, n, explain, res);
 }
 
 int opdb_query(const opdb_qdb *db, const char *op, const opdb_qvalue *args, const opdb_qvalue *out,
@@ -192,6 +227,10 @@ int opdb_query(const opdb_qdb *db, const char *op, const opdb_qvalue *args, cons
 
 void opdb_qresult_free(opdb_qresult *r) {
     if (!r || !r->priv) return;
+    if (r->priv->borrowed) { /* the buffer's: emptied by its next query, freed with it */
+        memset(r, 0, sizeof *r);
+        return;
+    }
     opdb_arena a = r->priv->a; /* the arena holds priv itself */
     opdb_arena_free(&a);
     memset(r, 0, sizeof *r);

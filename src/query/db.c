@@ -78,6 +78,7 @@ opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) 
     /* options added later are read only when the caller's struct has them */
     if (o->size >= offsetof(opdb_qdb_opts, result_cache) + sizeof o->result_cache)
         db->cache = q_cache_new(o->result_cache);
+    db->hitmap = q_hitmap_new(Q_HITMAP_ENTRIES);
     opdb_arena_init(&db->arena, 1 << 16);
     pthread_mutex_init(&db->tables_mu, NULL);
     if (q_mapping_load(db, err) < 0) {
@@ -114,10 +115,12 @@ void opdb_qdb_close(opdb_qdb *db) {
     free(db->tables);
     snap_free(db);
     q_cache_free(db->cache);
+    q_hitmap_free(db->hitmap);
     opdb_hindex_free(&db->tables_ix);
     pthread_mutex_destroy(&db->tables_mu);
     opdb_arena_free(&db->arena);
     free(db->map.comm_dir);
+    opdb_hindex_free(&db->map.ops_ix);
     free(db->cfg.grid);
     free(db->dir);
     free(db);

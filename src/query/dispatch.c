@@ -41,7 +41,7 @@ void q_dispatch(q_ctx *c) {
         q_error(c, "bad_mapping", "operator_mappings is not a mapping");
         return;
     }
-    e.v = qv_get(db->map.ops, e.name);
+    e.v = q_op_entry(db, e.name);
     if (!e.v || e.v->kind == QV_NULL) {
         c->r->path = "unmapped";
         q_miss(c, "unmapped");

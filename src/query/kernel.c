@@ -124,7 +124,11 @@ static const uint32_t *sel_kernel(q_ctx *c, void *arg, q_ktable *t, size_t *n, b
     kmctx *m = arg;
     return q_index_rows(c, t, m->X, (int64_t)m->X->n, true, false, n, usable);
 }
-static const q_rowsel k_sel = {sel_kernel};
+static size_t key_kernel(void *arg, uint8_t *buf, size_t cap) {
+    const kmctx *m = arg;
+    return q_key_tins(m->X, (int64_t)m->X->n, true, false, buf, cap);
+}
+static const q_rowsel k_sel = {sel_kernel, key_kernel, 'K'};
 
 static bool opt_int(q_ctx *c, const qv *d, const char *key, bool *has, int64_t *v) {
     const qv *x = qv_get(d, key);

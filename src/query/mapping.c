@@ -380,6 +380,20 @@ int q_mapping_load(opdb_qdb *db, opdb_err *err) {
         if (ops->kind == QV_DICT) db->map.ops = ops;
         else db->map.ops_bad = true;
     }
+    /* entries by name: every query looks its op up (the first of duplicate keys, as a dict scan finds) */
+    if (db->map.ops) {
+        opdb_hindex_reserve(&db->map.ops_ix, ops->n);
+        for (size_t i = 0; i < ops->n; i++) {
+            const qv *k = ops->keys[i];
+            if (k->kind != QV_STR) continue;
+            uint64_t h = opdb_hash_bytes(k->s, k->n, 0);
+            bool seen = false;
+            uint32_t j;
+            for (opdb_hprobe pr = opdb_hindex_probe(&db->map.ops_ix, h); !seen && opdb_hprobe_next(&pr, &j);)
+                seen = ops->keys[j]->n == k->n && memcmp(ops->keys[j]->s, k->s, k->n) == 0;
+            if (!seen) opdb_hindex_add(&db->map.ops_ix, h, (uint32_t)i);
+        }
+    }
     const qv *ref = qv_get(root, "communication_data_ref");
     if (qv_truthy(ref)) {
         if (ref->kind == QV_STR) {
@@ -408,4 +422,14 @@ const qv *q_override(const qv *ov, const char *kt, bool *bad) {
         return NULL;
     }
     return e;
+}
+
+const qv *q_op_entry(const opdb_qdb *db, const char *name) {
+    const qv *ops = db->map.ops;
+    if (!ops) return NULL;
+    size_t n = strlen(name);
+    uint32_t j;
+    for (opdb_hprobe pr = opdb_hindex_probe(&db->map.ops_ix, opdb_hash_bytes(name, n, 0)); opdb_hprobe_next(&pr, &j);)
+        if (ops->keys[j]->n == n && memcmp(ops->keys[j]->s, name, n) == 0) return ops->items[j];
+    return NULL;
 }

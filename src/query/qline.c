@@ -124,8 +124,21 @@ static int cb_end(void *ctx) {
     ((jb *)ctx)->depth--;
     return 1;
 }
+/* The keys every query line repeats, shared by all trees: key values are never changed. */
+static qv k_keys[] = {
+    {.kind = QV_STR, .s = "op", .n = 2, .dtype = -1},       {.kind = QV_STR, .s = "id", .n = 2, .dtype = -1},
+    {.kind = QV_STR, .s = "args", .n = 4, .dtype = -1},     {.kind = QV_STR, .s = "out", .n = 3, .dtype = -1},
+    {.kind = QV_STR, .s = "shape", .n = 5, .dtype = -1},    {.kind = QV_STR, .s = "dtype", .n = 5, .dtype = -1},
+    {.kind = QV_STR, .s = "kwargs", .n = 6, .dtype = -1},
+};
+
 static int cb_key(void *ctx, const unsigned char *s, size_t n) {
     jb *b = ctx;
+    for (size_t i = 0; i < sizeof k_keys / sizeof k_keys[0]; i++)
+        if (k_keys[i].n == n && memcmp(k_keys[i].s, s, n) == 0) {
+            b->pending_key = &k_keys[i];
+            return 1;
+        }
     qv *k = nv(b, QV_STR);
     k->s = opdb_arena_strndup(b->a, (const char *)s, n);
     k->n = n;

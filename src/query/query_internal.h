@@ -169,6 +169,7 @@ typedef struct q_ktable {
 typedef struct q_mapping {
     qv *root;                    /* NULL when the file is absent */
     const qv *ops;               /* operator_mappings (NULL when absent) */
+    opdb_hindex ops_ix;          /* its string keys by hash (the first of duplicates) */
     bool ops_bad;                /* operator_mappings present but not a mapping */
     const qv *ov_lat, *ov_sel, *ov_int; /* the kernel_overrides mappings (NULL when absent) */
     char *comm_dir;              /* resolved communication_data_ref folder (NULL = the db folder) */
@@ -193,6 +194,7 @@ struct opdb_qdb {
     _Atomic size_t skipped_rows, skipped_files;
     bool no_index;               /* tests: every scan visits every row, every interpolation filter scans its points (the references of the indexes) */
     struct q_cache *cache;       /* the result cache (NULL = off) */
+    struct q_hitmap *hitmap;     /* scan outcomes by scan key (NULL = off; no_index bypasses it) */
     /* intervals written by opdb check, read by calib.c on the first interpolated
      * answer (NULL: not yet); calib_free (set with it) frees them at close */
     _Atomic(struct q_calib *) calib;
@@ -208,6 +210,8 @@ void q_calib_apply(struct q_ctx *c, const char *kernel, int dim, double spread);
  * state says QT_ABSENT / QT_FAILED / QT_OK. */
 q_ktable *q_table(const opdb_qdb *db, const char *kt);
 void q_warn(const opdb_qdb *db, const char *fmt, ...) OPDB_PRINTF(2, 3);
+/* operator_mappings[name] (NULL when absent), as qv_get finds it, by hash */
+const qv *q_op_entry(const opdb_qdb *db, const char *name);
 /* The policy entry OV[kt] (NULL when absent); *bad when present but not a mapping. */
 const qv *q_override(const qv *ov, const char *kt, bool *bad);
 
@@ -337,6 +341,12 @@ typedef enum q_scan_mode { QSCAN_FIRST, QSCAN_NEAREST } q_scan_mode;
  * *usable, *n), so a scan skips rows that cannot match. */
 typedef struct q_rowsel {
     const uint32_t *(*rows)(q_ctx *c, void *arg, q_ktable *t, size_t *n, bool *usable);
+    /* Optional: the checker's key, every input of its verdict besides the
+     * handle's fixed state, written into buf (0 when it does not fit). With
+     * it, a scan without explain is answered from the exact-hit map. tag
+     * tells the checkers apart. */
+    size_t (*key)(void *arg, uint8_t *buf, size_t cap);
+    char tag;
 } q_rowsel;
 /* q_scan_run with a row subset provider (NULL = every row) */
 void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,
@@ -423,6 +433,22 @@ void q_kernel_comm(q_ctx *c, const char *kernel, const qv *comm);
 /* op-level dispatch (dispatch.c) and kernel level (kernel.c) */
 void q_dispatch(q_ctx *c);
 void q_kernel_query(q_ctx *c);
+
+/* --------------------------------------------------------- exact-hit map */
+/* Scan outcomes by scan key (hitmap.c), at most `entries` of them (NULL when 0). */
+typedef struct q_hitmap q_hitmap;
+#define Q_HITMAP_ENTRIES ((size_t)1 << 16)
+q_hitmap *q_hitmap_new(size_t entries);
+void q_hitmap_free(q_hitmap *m);
+/* the stored outcome of key (hash h) into s, its reason copied into c's arena; false when absent */
+bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q_ctx *c, q_scan *s);
+/* stores s (a scan that did not fail) under key; a full map takes nothing */
+void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q_scan *s);
+/* scans answered from the map so far */
+size_t q_hitmap_hits(const q_hitmap *m);
+/* checker keys: tensor inputs as the compute matcher reads them, an output as the elementwise one does */
+size_t q_key_tins(const q_tins *X, int64_t N, bool has_n, bool normalise, uint8_t *buf, size_t cap);
+size_t q_key_out(q_shape y, const char *prof, uint8_t *buf, size_t cap);
 
 /* ------------------------------------------------------------ result cache */
 typedef struct q_cache q_cache;

@@ -19,8 +19,54 @@ void q_scan_run(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_c
     q_scan_run_sel(c, k, nk, mode, chk, arg, NULL, s);
 }
 
+static void scan(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,
+                 const q_rowsel *sel, q_scan *s);
+
+/* The scan's key for the exact-hit map: checker tag, mode, kernel list, then
+ * the checker's own key; 0 when it does not fit. */
+static size_t scan_key(const q_rowsel *sel, q_scan_mode mode, const char *const *k, size_t nk, void *arg,
+                       uint8_t *buf, size_t cap) {
+    size_t n = 0;
+    if (cap < 2 + 4) return 0;
+    buf[n++] = (uint8_t)sel->tag;
+    buf[n++] = (uint8_t)mode;
+    uint32_t cnt = (uint32_t)nk;
+    memcpy(buf + n, &cnt, 4);
+    n += 4;
+    for (size_t i = 0; i < nk; i++) {
+        uint32_t l = (uint32_t)strlen(k[i]);
+        if (cap - n < 4 + (size_t)l) return 0;
+        memcpy(buf + n, &l, 4);
+        memcpy(buf + n + 4, k[i], l);
+        n += 4 + l;
+    }
+    size_t m = sel->key(arg, buf + n, cap - n);
+    return m ? n + m : 0;
+}
+
 void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,
                     const q_rowsel *sel, q_scan *s) {
+    /* explain names every row and rule it weighed: always scanned; no_index is the plain reference */
+    q_hitmap *hm = c->db->hitmap;
+    if (!hm || !sel || !sel->key || c->explain || c->db->no_index) {
+        scan(c, k, nk, mode, chk, arg, sel, s);
+        return;
+    }
+    uint8_t key[768];
+    size_t kn = scan_key(sel, mode, k, nk, arg, key, sizeof key);
+    if (!kn) {
+        scan(c, k, nk, mode, chk, arg, sel, s);
+        return;
+    }
+    uint64_t h = opdb_hash_bytes(key, kn, 0x68697473);
+    if (q_hitmap_get(hm, key, kn, h, c, s)) return;
+    scan(c, k, nk, mode, chk, arg, sel, s);
+    /* an error result belongs to this query's state (a bad table, a bad cell in quirks mode): never stored */
+    if (!s->failed) q_hitmap_put(hm, key, kn, h, s);
+}
+
+static void scan(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,
+                 const q_rowsel *sel, q_scan *s) {
     memset(s, 0, sizeof *s);
     s->reason = "";
     bool loaded = false;

@@ -5,7 +5,9 @@
  * byte-identical result lines, explain included (rows used and tie counts),
  * in both modes, with and without interpolation (its kept filter maps against
  * scanning the points). A handle with the result cache, asked each query
- * twice, must answer as the plain scan does. */
+ * twice, must answer as the plain scan does; so must a handle with the
+ * exact-hit map alone, and its scans (row, candidate, tie count, reason),
+ * first computed then answered from the map, must be the plain scan's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -99,6 +101,71 @@ static void query(opdb_strbuf *q, int n_ops) {
     opdb_sb_addc(q, 0);
 }
 
+typedef struct scan_tally {
+    size_t scans, found, tied, ambiguous;
+} scan_tally;
+
+/* One compute scan of the query's tensor inputs over kernel list K on db, without explain. */
+static q_scan one_scan(const opdb_qdb *db, const q_tins *X, const char *const *K, size_t nk, int64_t N, bool has_n,
+                       opdb_arena *a) {
+    q_result r;
+    memset(&r, 0, sizeof r);
+    q_ctx c = {.db = db, .cfg = &db->cfg, .a = a, .r = &r};
+    q_scan s;
+    const char *reason;
+    q_find_compute(&c, K, nk, X, N, has_n, false, &s, &reason);
+    assert_false(s.failed);
+    return s;
+}
+
+/* The compute scans of an op-level query line's inputs over a few kernel lists:
+ * on `mapped` (asked twice: computed, then from the map) as on `lin` (every row). */
+static void compare_scans(const opdb_qdb *mapped, const opdb_qdb *lin, const char *line, scan_tally *t) {
+    opdb_arena a;
+    opdb_arena_init(&a, 1 << 12);
+    q_query q;
+    const char *code;
+    char msg[256];
+    if (q_parse_line(&a, line, strlen(line), &q, &code, msg, sizeof msg) != 0 || q.kernel) {
+        opdb_arena_free(&a);
+        return;
+    }
+    q_result r;
+    memset(&r, 0, sizeof r);
+    q_ctx c = {.db = lin, .cfg = &lin->cfg, .q = &q, .a = &a, .r = &r};
+    q_tins X = q_tensor_inputs(&c, q.args);
+    static const char *const k0[] = {"MatMulV2", "BatchMatMulV2"}, *const k1[] = {"BatchMatMulV2", "MatMulV2"},
+                             *const k2[] = {"RmsNorm", "Add", "MatMulV2"}, *const k3[] = {"Absent", "Add"};
+    static const struct {
+        const char *const *k;
+        size_t n;
+    } lists[] = {{k0, 2}, {k1, 2}, {k2, 3}, {k3, 2}};
+    for (size_t li = 0; li < 4; li++)
+        for (int hn = 0; hn < 2; hn++) {
+            int64_t N = hn ? 2 : 0;
+            q_scan want = one_scan(lin, &X, lists[li].k, lists[li].n, N, hn, &a);
+            for (int ask = 0; ask < 2; ask++) {
+                q_scan got = one_scan(mapped, &X, lists[li].k, lists[li].n, N, hn, &a);
+                bool same = got.found == want.found && strcmp(got.reason, want.reason) == 0;
+                if (same && want.found)
+                    same = got.kidx == want.kidx && got.row == want.row && got.ties == want.ties &&
+                           strcmp(got.tab->kernel, want.tab->kernel) == 0 && got.best.lat == want.best.lat &&
+                           got.best.conf == want.best.conf && got.best.dist == want.best.dist &&
+                           strcmp(got.best.rule, want.best.rule) == 0;
+                if (!same)
+                    fail_msg("query %s, list %zu, N %d, ask %d\n  map:  found %d row %zu ties %zu reason %s\n"
+                             "  scan: found %d row %zu ties %zu reason %s",
+                             line, li, hn, ask + 1, got.found, got.row, got.ties, got.reason, want.found, want.row,
+                             want.ties, want.reason);
+            }
+            t->scans++;
+            t->found += want.found;
+            t->tied += want.found && want.ties > 1;
+            t->ambiguous += strncmp(want.reason, "ambiguous_semantic_match:", 25) == 0;
+        }
+    opdb_arena_free(&a);
+}
+
 static void test_index_equals_scan(void **state) {
     (void)state;
     static const char k_map[] = "operator_mappings:\n"
@@ -107,8 +174,10 @@ static void test_index_equals_scan(void **state) {
                                 "  op2: {kernel_type: RmsNorm, alternate_kernel_types: [Add, MatMulV2]}\n"
                                 "  op3: {kernel_type: Add, tc_input_count: -1}\n"
                                 "  op4: {kernel_type: MatMulV2, kernel_types_by_input_rank: {3: [BatchMatMulV2]}}\n"
-                                "  op5: {kernel_type: Add, query_mode: elementwise, alternate_kernel_types: [RmsNorm]}\n";
-    size_t compared = 0, hits = 0, interpolated = 0, elementwise = 0;
+                                "  op5: {kernel_type: Add, query_mode: elementwise, alternate_kernel_types: [RmsNorm]}\n"
+                                "query_selection_policy: {kernel_overrides: {BatchMatMulV2: {require_semantic_unique: true}}}\n";
+    size_t compared = 0, hits = 0, interpolated = 0, elementwise = 0, map_answers = 0;
+    scan_tally tally = {0};
     for (int round = 0; round < 6; round++) {
         char *dir = qf_mkdir();
         qf_write(dir, "op_mapping.yaml", k_map);
@@ -119,7 +188,11 @@ static void test_index_equals_scan(void **state) {
         bool interp = round % 2;
         for (int quirks = 0; quirks < 2; quirks++) {
             opdb_qdb *ix = qf_open(dir, quirks, interp, 0), *lin = qf_open(dir, quirks, interp, 0);
-            opdb_qdb *cached = qf_open(dir, quirks, interp, 0);
+            opdb_qdb *cached = qf_open(dir, quirks, interp, 0), *mapped = qf_open(dir, quirks, interp, 0);
+            assert_non_null(mapped);
+            assert_non_null(mapped->hitmap);
+            q_cache_free(mapped->cache);
+            mapped->cache = NULL;
             assert_non_null(ix);
             assert_non_null(lin);
             assert_non_null(cached);
@@ -147,13 +220,20 @@ static void test_index_equals_scan(void **state) {
                     char *x = qf_line(cached, q.p, false);
                     if (strcmp(x, l) != 0) fail_msg("query %s\n  cached: %s\n  scan:   %s", q.p, x, l);
                     free(x);
+                    /* the exact-hit map: the first ask fills it, the second is answered from it */
+                    char *y = qf_line(mapped, q.p, false);
+                    if (strcmp(y, l) != 0) fail_msg("query %s (ask %d)\n  map:  %s\n  scan: %s", q.p, k + 1, y, l);
+                    free(y);
                 }
                 free(l);
+                compare_scans(mapped, lin, q.p, &tally);
             }
             opdb_sb_free(&q);
             opdb_qdb_close(ix);
             opdb_qdb_close(lin);
             opdb_qdb_close(cached);
+            map_answers += q_hitmap_hits(mapped->hitmap);
+            opdb_qdb_close(mapped);
         }
         qf_rmdir(dir);
     }
@@ -161,8 +241,15 @@ static void test_index_equals_scan(void **state) {
     assert_true(hits > compared / 50);
     assert_true(interpolated > 0);
     assert_true(elementwise > 0);
-    print_message("%zu queries compared, %zu hits, %zu interpolated, %zu elementwise\n", compared, hits, interpolated,
-                  elementwise);
+    /* the map must have answered, and its answers must reach rows, ties and ambiguous misses */
+    assert_true(map_answers > compared);
+    assert_true(tally.found > tally.scans / 100);
+    assert_true(tally.tied > 0);
+    assert_true(tally.ambiguous > 0);
+    print_message("%zu queries compared, %zu hits, %zu interpolated, %zu elementwise, %zu map answers; scans: %zu, "
+                  "%zu found, %zu tied, %zu ambiguous\n",
+                  compared, hits, interpolated, elementwise, map_answers, tally.scans, tally.found, tally.tied,
+                  tally.ambiguous);
 }
 
 int main(void) {

@@ -2,7 +2,8 @@
  * on first use and row indexes build on demand, yet every thread gets the
  * answers a single thread gets, and a threaded batch keeps input order. Also
  * with interpolation (its filter maps and group matches built on first use)
- * and without explain (answers through the result cache).
+ * and without explain (answers through the result cache, or with the cache
+ * off through the exact-hit map alone).
  * (Run under the TSan build for the data-race check.) */
 #include <pthread.h>
 #include <setjmp.h>
@@ -77,8 +78,8 @@ static void test_many_threads_one_handle(void **state) {
     qf_write(dir, "Add.csv", k_add);
     qf_write(dir, "Bad.csv", k_bad);
     make_queries();
-    for (int mode = 0; mode < 4; mode++) {
-        bool quirks = mode & 1, interp = mode >= 2;
+    for (int mode = 0; mode < 6; mode++) {
+        bool quirks = mode & 1, interp = mode >= 2, nocache = mode >= 4;
         g_explain = !interp;
         opdb_qdb *ref = qf_open(dir, quirks, interp, 0);
         q_cache_free(ref->cache);
@@ -86,6 +87,10 @@ static void test_many_threads_one_handle(void **state) {
         for (int i = 0; i < NQ; i++) g_want[i] = qf_line(ref, g_q[i], g_explain);
         /* a fresh handle: the threads race on the first loads */
         g_db = qf_open(dir, quirks, interp, 0);
+        if (nocache) {
+            q_cache_free(g_db->cache);
+            g_db->cache = NULL;
+        }
         pthread_t t[NT];
         for (size_t k = 0; k < NT; k++) assert_int_equal(pthread_create(&t[k], NULL, worker, (void *)(uintptr_t)k), 0);
         for (size_t k = 0; k < NT; k++) pthread_join(t[k], NULL);
@@ -103,6 +108,7 @@ static void test_many_threads_one_handle(void **state) {
         assert_int_equal(s2.measured, s1.measured);
         opdb_sb_free(&in), opdb_sb_free(&a), opdb_sb_free(&b);
         for (int i = 0; i < NQ; i++) free(g_want[i]);
+        if (nocache) assert_true(q_hitmap_hits(g_db->hitmap) > 0); /* the threads shared the map's answers */
         opdb_qdb_close(g_db);
         opdb_qdb_close(ref);
     }

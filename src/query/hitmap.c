@@ -1,0 +1,168 @@
+/* The exact-hit map: the outcome of a row scan (the row it picked, its
+ * candidate and tie count, or why nothing matched), keyed by everything the
+ * scan reads from the query: the checker, the scan mode, the kernel list and
+ * the checker's own key (shapes, dtypes and formats as given). Everything
+ * else a scan reads is fixed for the handle's lifetime (configuration,
+ * tables, mapping), so a stored outcome is the one the scan would compute:
+ * a repeated key costs one probe, and the matcher runs only on a map miss.
+ *
+ * Readers take no lock: slots hold published pointers to entries that never
+ * change; a writer claims an empty slot with a compare-and-swap. The map
+ * stops taking entries when it holds its maximum (no eviction), so a probe
+ * always ends at an empty slot or a match. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/query_internal.h"
+
+typedef struct hentry {
+    uint64_t h;
+    size_t klen;
+    bool found;
+    size_t kidx, row, ties;
+    q_ktable *tab;
+    double lat, conf, dist;
+    const char *rule;            /* a matcher's rule name (static text) */
+    const char *reason;          /* after the key, in the same block; "" when none */
+    uint8_t key[];
+} hentry;
+
+struct q_hitmap {
+    _Atomic(hentry *) *slot;
+    size_t mask, max;
+    _Atomic size_t n;
+    _Atomic size_t hits;         /* answered from the map (tests read it) */
+};
+
+q_hitmap *q_hitmap_new(size_t entries) {
+    if (!entries) return NULL;
+    q_hitmap *m = opdb_xcalloc(1, sizeof *m);
+    size_t cap = 16;
+    while (cap < entries * 2) cap <<= 1; /* at most half full: probes stay short */
+    m->slot = opdb_xcalloc(cap, sizeof *m->slot);
+    m->mask = cap - 1;
+    m->max = entries;
+    return m;
+}
+
+void q_hitmap_free(q_hitmap *m) {
+    if (!m) return;
+    for (size_t i = 0; i <= m->mask; i++) {
+        hentry *e = atomic_load_explicit(&m->slot[i], memory_order_relaxed);
+        free(e);
+    }
+    free(m->slot);
+    free(m);
+}
+
+size_t q_hitmap_hits(const q_hitmap *m) { return m ? atomic_load(&((q_hitmap *)m)->hits) : 0; }
+
+bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q_ctx *c, q_scan *s) {
+    for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
+        const hentry *e = atomic_load_explicit(&m->slot[i], memory_order_acquire);
+        if (!e) return false;
+        if (e->h != h || e->klen != n || memcmp(e->key, key, n) != 0) continue;
+        memset(s, 0, sizeof *s);
+        s->found = e->found;
+        s->kidx = e->kidx;
+        s->row = e->row;
+        s->tab = e->tab;
+        s->ties = e->ties;
+        s->best.lat = e->lat;
+        s->best.conf = e->conf;
+        s->best.dist = e->dist;
+        s->best.rule = e->rule;
+        /* a result may outlive the handle: its reason lives in the query's arena */
+        s->reason = e->reason[0] ? q_strdup(c, e->reason) : "";
+        atomic_fetch_add_explicit(&((q_hitmap *)m)->hits, 1, memory_order_relaxed);
+        return true;
+    }
+}
+
+void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q_scan *s) {
+    if (atomic_load_explicit(&m->n, memory_order_relaxed) >= m->max) return;
+    size_t rl = s->reason ? strlen(s->reason) : 0;
+    hentry *e = opdb_xmalloc(sizeof *e + n + rl + 1); /* one block: entry, key, reason */
+    e->h = h;
+    e->klen = n;
+    e->found = s->found;
+    e->kidx = s->kidx;
+    e->row = s->row;
+    e->tab = s->tab;
+    e->ties = s->ties;
+    e->lat = s->best.lat;
+    e->conf = s->best.conf;
+    e->dist = s->best.dist;
+    e->rule = s->best.rule;
+    memcpy(e->key, key, n);
+    char *r = (char *)e->key + n;
+    if (rl) memcpy(r, s->reason, rl);
+    r[rl] = 0;
+    e->reason = r;
+    for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
+        hentry *cur = atomic_load_explicit(&m->slot[i], memory_order_acquire);
+        if (!cur) {
+            if (atomic_fetch_add_explicit(&m->n, 1, memory_order_relaxed) >= m->max) break; /* full: not taken */
+            hentry *expect = NULL;
+            if (atomic_compare_exchange_strong_explicit(&m->slot[i], &expect, e, memory_order_release,
+                                                        memory_order_acquire))
+                return;
+            atomic_fetch_sub_explicit(&m->n, 1, memory_order_relaxed);
+            cur = expect; /* another writer took the slot first: compare with its entry */
+        }
+        if (cur->h == h && cur->klen == n && memcmp(cur->key, key, n) == 0) break; /* already there */
+    }
+    free(e);
+}
+
+/* ---- keys of the row matchers' arguments */
+typedef struct kbuf {
+    uint8_t *p;
+    size_t n, cap;
+    bool over;
+} kbuf;
+
+static void kput(kbuf *k, const void *p, size_t n) {
+    if (k->over || k->cap - k->n < n) {
+        k->over = true;
+        return;
+    }
+    memcpy(k->p + k->n, p, n);
+    k->n += n;
+}
+
+static void kput_shape(kbuf *k, q_shape s) {
+    kput(k, &s.rank, sizeof s.rank);
+    kput(k, s.d, s.rank * sizeof *s.d);
+}
+
+/* a profiler spelling, or its absence (NULL) */
+static void kput_str(kbuf *k, const char *s) {
+    uint32_t l = s ? (uint32_t)strlen(s) : UINT32_MAX;
+    kput(k, &l, sizeof l);
+    if (s) kput(k, s, l);
+}
+
+size_t q_key_tins(const q_tins *X, int64_t N, bool has_n, bool normalise, uint8_t *buf, size_t cap) {
+    kbuf k = {buf, 0, cap, false};
+    uint8_t flags = (uint8_t)((has_n ? 1 : 0) | (normalise ? 2 : 0));
+    kput(&k, &flags, 1);
+    if (has_n) kput(&k, &N, sizeof N);
+    uint32_t n = (uint32_t)X->n;
+    kput(&k, &n, sizeof n);
+    for (size_t i = 0; i < X->n; i++) {
+        const q_tin *x = &X->v[i];
+        kput_shape(&k, x->s);
+        int32_t dt = x->dtype;
+        kput(&k, &dt, sizeof dt);
+        kput_str(&k, x->prof);
+    }
+    return k.over ? 0 : k.n;
+}
+
+size_t q_key_out(q_shape y, const char *prof, uint8_t *buf, size_t cap) {
+    kbuf k = {buf, 0, cap, false};
+    kput_shape(&k, y);
+    kput_str(&k, prof);
+    return k.over ? 0 : k.n;
+}
