@@ -27,7 +27,7 @@ for c in $(writers_unclassified); do bad "command '$c' is not classified: add it
 # library sources that replace files: database writers (their entry points take the lock and the
 # transaction, tried below) or output files the user names
 db_sources="src/update/update_csv.c src/update/update_report.c src/ingest/table_merge.c src/ingest/fia_fill.c
-  src/replay/bench_writeback.c src/grid/file.c src/grid/from_misses.c src/comm/comm_rows.c src/analysis/check_calib.c"
+  src/replay/bench_writeback.c src/grid/file_write.c src/grid/from_misses.c src/comm/comm_rows.c src/analysis/check_calib.c"
 out_sources="src/trace/trace2csv.c src/aie/aie.c src/analysis/compare_run.c src/analysis/m6.c
   src/analysis/shape_compare.c src/analysis/diff_html.c src/comm/mpi/bench_ranks.c src/comm/mpi/opdb_comm_main.c src/analysis/check_html.c"
 for f in $(cd "$src" && grep -rl -e 'opdb_atomic_write(' -e 'opdb_atomic_open(' src --include='*.c' | grep -v '^src/core/' | LC_ALL=C sort); do
