@@ -9,12 +9,15 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "opdb/core.h"
+#include "opdb/error.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct opdb_m6_opts {
+    size_t size;                /* sizeof(opdb_m6_opts), set by opdb_m6_opts_init */
+    opdb_log log;               /* where this call's warnings, notes and progress go (error.h) */
     const char *tc_trace;       /* Chrome trace (.json / .json.gz, object or bare array) */
     const char *prof_trace;     /* forward-pass kernel_details CSV */
     const char *source_filter;  /* comma list; NULL or "" = MEASURED,INTERPOLATED */
@@ -23,6 +26,8 @@ typedef struct opdb_m6_opts {
     const char *tc_name, *prof_name; /* shown in the report and JSON ("-" for stdin); NULL: the paths */
     double *ratio;              /* non-NULL: set to M6 by opdb_m6_run on success */
 } opdb_m6_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_m6_opts_init(opdb_m6_opts *o);
 
 typedef struct opdb_m6_result {
     double tc_sum;     /* empirical ops, summed (a float from 0.0) */

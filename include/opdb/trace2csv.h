@@ -3,6 +3,7 @@
 #ifndef OPDB_TRACE2CSV_H
 #define OPDB_TRACE2CSV_H
 
+#include <stddef.h>
 #include <stdio.h>
 #include "opdb/error.h"
 
@@ -10,9 +11,18 @@
 extern "C" {
 #endif
 
-/* Writes to output_path atomically, or to out when output_path is NULL. */
-OPDB_API int opdb_trace2csv_run(const char *trace_path, const char *output_path, FILE *out, unsigned long long *rows,
-                       opdb_err *err);
+typedef struct opdb_trace2csv_opts {
+    size_t size;             /* sizeof(opdb_trace2csv_opts), set by opdb_trace2csv_opts_init */
+    opdb_log log;            /* where this call's warnings, notes and progress go (error.h) */
+    const char *trace_path;  /* Chrome trace (.json / .json.gz, object or bare array) */
+    const char *output_path; /* CSV written atomically; NULL: written to out */
+    FILE *out;
+} opdb_trace2csv_opts;
+/* Zeroes o, sets its size and the defaults; call it before setting fields. */
+OPDB_API void opdb_trace2csv_opts_init(opdb_trace2csv_opts *o);
+
+/* Flattens the trace; *rows is the number of rows written. */
+OPDB_API int opdb_trace2csv_run(const opdb_trace2csv_opts *o, unsigned long long *rows, opdb_err *err);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/m6_input.h"
+#include "core/call.h"
 
 #define TC_NAME(o) ((o)->tc_name ? (o)->tc_name : (o)->tc_trace)
 #define PROF_NAME(o) ((o)->prof_name ? (o)->prof_name : (o)->prof_trace)
@@ -114,7 +115,7 @@ static int prof_sum(const opdb_m6_opts *o, opdb_m6_result *r, opdb_err *err) {
     return rc < 0 ? -1 : 0;
 }
 
-int opdb_m6_compute(const opdb_m6_opts *o, opdb_m6_result *r, opdb_err *err) {
+static int m6_compute(const opdb_m6_opts *o, opdb_m6_result *r, opdb_err *err) {
     memset(r, 0, sizeof *r);
     parse_filter(o->source_filter, r);
     if (m6_check_inputs(o->tc_trace, o->prof_trace, err)) return -1;
@@ -229,9 +230,9 @@ static int write_json(const char *path, const opdb_strbuf *doc, opdb_err *err) {
     return rc ? rc : opdb_atomic_write(path, doc->p, doc->n, err);
 }
 
-int opdb_m6_run(const opdb_m6_opts *o, FILE *out, opdb_err *err) {
+static int m6_run(const opdb_m6_opts *o, FILE *out, opdb_err *err) {
     opdb_m6_result r;
-    int rc = opdb_m6_compute(o, &r, err);
+    int rc = m6_compute(o, &r, err);
     opdb_strbuf sb;
     opdb_sb_init(&sb);
     if (rc == 0 && o->json_output && *o->json_output) {
@@ -251,5 +252,26 @@ int opdb_m6_run(const opdb_m6_opts *o, FILE *out, opdb_err *err) {
     }
     opdb_sb_free(&sb);
     opdb_m6_result_free(&r);
+    return rc;
+}
+
+void opdb_m6_opts_init(opdb_m6_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+int opdb_m6_compute(const opdb_m6_opts *o, opdb_m6_result *r, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_m6_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    int rc = m6_compute(o, r, err);
+    opdb_call_leave(&saved);
+    return rc;
+}
+
+int opdb_m6_run(const opdb_m6_opts *o, FILE *out, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_m6_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    int rc = m6_run(o, out, err);
+    opdb_call_leave(&saved);
     return rc;
 }

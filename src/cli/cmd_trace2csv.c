@@ -6,6 +6,7 @@
 #include "cli/cli_stdio.h"
 #include "cli/cli_summary.h"
 #include "cli/commands.h"
+#include "cli/cli_warn.h"
 #include "opdb/trace2csv.h"
 
 int cmd_trace2csv(int argc, char **argv) {
@@ -32,7 +33,11 @@ int cmd_trace2csv(int argc, char **argv) {
     if (cli_stdio_input(&io, "opdb trace2csv", &trace, "stdin.json")) return cli_stdio_finish(&io, "opdb trace2csv", 1);
     if (output && strcmp(output, "-") == 0) output = NULL; /* stdout, the default */
     unsigned long long rows;
-    if (opdb_trace2csv_run(trace, output, stdout, &rows, &err)) {
+    opdb_trace2csv_opts o;
+    opdb_trace2csv_opts_init(&o);
+    o.log = cli_log();
+    o.trace_path = trace, o.output_path = output, o.out = stdout;
+    if (opdb_trace2csv_run(&o, &rows, &err)) {
         fflush(stdout);
         fprintf(stderr, "opdb trace2csv: %s\n", err.msg);
         return cli_stdio_finish(&io, "opdb trace2csv", err.code ? err.code : 1);

@@ -6,6 +6,7 @@
 #include "opdb/csv.h"
 #include "opdb/fs.h"
 #include "opdb/trace_reader.h"
+#include "core/call.h"
 
 static const char *const k_cols[] = {"op_name", "kernel_type", "simulation_shapes", "dur_us", "source", "confidence",
                                      "composite", "sub_kernel_durations", "kernel_shapes", "shape_match_rule",
@@ -47,8 +48,8 @@ static int on_event(const opdb_trace_event *ev, void *ctx) {
     return 0;
 }
 
-int opdb_trace2csv_run(const char *trace_path, const char *output_path, FILE *out, unsigned long long *rows,
-                       opdb_err *err) {
+static int trace2csv_run(const char *trace_path, const char *output_path, FILE *out, unsigned long long *rows,
+                         opdb_err *err) {
     opdb_atomic_file af;
     opdb_strbuf local;
     opdb_sb_init(&local);
@@ -70,5 +71,18 @@ int opdb_trace2csv_run(const char *trace_path, const char *output_path, FILE *ou
     }
     opdb_sb_free(&local);
     *rows = s.rows;
+    return rc;
+}
+
+void opdb_trace2csv_opts_init(opdb_trace2csv_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+int opdb_trace2csv_run(const opdb_trace2csv_opts *o, unsigned long long *rows, opdb_err *err) {
+    if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_trace2csv_opts", err)) return -1;
+    opdb_call_scope saved = opdb_call_enter(&o->log);
+    int rc = trace2csv_run(o->trace_path, o->output_path, o->out, rows, err);
+    opdb_call_leave(&saved);
     return rc;
 }

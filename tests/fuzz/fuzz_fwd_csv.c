@@ -40,7 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int quirks = 0; quirks < 2; quirks++) {
         opdb_err err;
         opdb_err_clear(&err);
-        opdb_m6_opts mo = {.tc_trace = g_tc, .prof_trace = g_prof, .quirks = quirks == 1};
+        opdb_m6_opts mo;
+        opdb_m6_opts_init(&mo);
+        mo.tc_trace = g_tc, mo.prof_trace = g_prof, mo.quirks = quirks == 1;
         opdb_m6_result r;
         memset(&r, 0, sizeof r);
         int rc = opdb_m6_compute(&mo, &r, &err);

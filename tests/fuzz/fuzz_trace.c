@@ -30,7 +30,10 @@ static void run(const char *path, const char *mode, outcome *o) {
     if (!mem) abort();
     opdb_err_clear(&o->err);
     o->rows = 0;
-    o->rc = opdb_trace2csv_run(path, NULL, mem, &o->rows, &o->err);
+    opdb_trace2csv_opts to;
+    opdb_trace2csv_opts_init(&to);
+    to.trace_path = path, to.out = mem;
+    o->rc = opdb_trace2csv_run(&to, &o->rows, &o->err);
     fclose(mem);
     if (o->rc != 0 && o->err.msg[0] == '\0') abort();
 }

@@ -21,9 +21,11 @@
 #include "opdb/fia_fill.h"
 #include "opdb/grid.h"
 #include "opdb/ingest.h"
+#include "opdb/m6.h"
 #include "opdb/measure.h"
 #include "opdb/replay.h"
 #include "opdb/shape_compare.h"
+#include "opdb/trace2csv.h"
 #include "opdb/update.h"
 #include "opdb/validate.h"
 
@@ -156,6 +158,25 @@ static void test_compare_shapecmp(void **state) {
     s.tc_trace = MISSING "/tc.json", s.prof_trace = MISSING "/k.csv";
     assert_int_equal(opdb_shapecmp_run(&s, stdout, &rows, FRESH(err)), -1);
     assert_accepted(&err, "opdb_shapecmp_opts");
+
+    ZERO(opdb_m6_opts, zm);
+    opdb_m6_result mr;
+    assert_refused(opdb_m6_run(&zm, stdout, FRESH(err)), &err, "opdb_m6_opts");
+    assert_refused(opdb_m6_compute(&zm, &mr, FRESH(err)), &err, "opdb_m6_opts");
+    opdb_m6_opts m;
+    opdb_m6_opts_init(&m);
+    m.tc_trace = MISSING "/tc.json", m.prof_trace = MISSING "/k.csv";
+    assert_int_equal(opdb_m6_run(&m, stdout, FRESH(err)), -1);
+    assert_accepted(&err, "opdb_m6_opts");
+
+    ZERO(opdb_trace2csv_opts, zt);
+    unsigned long long trows;
+    assert_refused(opdb_trace2csv_run(&zt, &trows, FRESH(err)), &err, "opdb_trace2csv_opts");
+    opdb_trace2csv_opts t;
+    opdb_trace2csv_opts_init(&t);
+    t.trace_path = MISSING "/tc.json", t.out = stdout;
+    assert_int_equal(opdb_trace2csv_run(&t, &trows, FRESH(err)), -1);
+    assert_accepted(&err, "opdb_trace2csv_opts");
 }
 
 static void test_fia_parse_update(void **state) {
