@@ -16,170 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db/pandas_cells.h"
 #include "opdb/pystr.h"
-
-/* pandas' default NA spellings (1.5) */
-static const char *const k_na[] = {"",     "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-                                   "1.#QNAN", "<NA>", "N/A",     "NA",  "NULL",    "NaN",      "n/a",  "nan",  "null"};
-
-static bool is_na(const char *s, size_t n) {
-    if (n == 0) return true;
-    /* every NA spelling starts with one of these: most cells are rejected here */
-    if (n > 8 || !memchr("#-1<Nn", s[0], 6)) return false;
-    for (size_t i = 0; i < sizeof k_na / sizeof k_na[0]; i++)
-        if (k_na[i][0] == s[0] && strlen(k_na[i]) == n && memcmp(k_na[i], s, n) == 0) return true;
-    return false;
-}
-
-static bool utf8_valid(const unsigned char *p, size_t n) {
-    size_t i = 0;
-    while (i < n) {
-        /* ASCII eight bytes at a time (tables are almost all ASCII) */
-        uint64_t w;
-        if (i + 8 <= n && (memcpy(&w, p + i, 8), !(w & 0x8080808080808080u))) {
-            i += 8;
-            continue;
-        }
-        unsigned c = p[i];
-        if (c < 0x80) { i++; continue; }
-        size_t len;
-        unsigned min;
-        if ((c & 0xe0) == 0xc0) len = 2, min = 0x80, c &= 0x1f;
-        else if ((c & 0xf0) == 0xe0) len = 3, min = 0x800, c &= 0x0f;
-        else if ((c & 0xf8) == 0xf0) len = 4, min = 0x10000, c &= 0x07;
-        else return false;
-        if (i + len > n) return false;
-        for (size_t k = 1; k < len; k++) {
-            if ((p[i + k] & 0xc0) != 0x80) return false;
-            c = (c << 6) | (p[i + k] & 0x3f);
-        }
-        if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return false;
-        i += len;
-    }
-    return true;
-}
-
-/* ---- literal classes of the column typing */
-static bool is_sp(char c) { return c == ' ' || c == '\t'; }
-
-/* An integer literal: optional spaces/tabs, sign, digits. 1 = int64, 2 = uint64 only, 0 = not. */
-static int int_literal(const char *s, size_t n, int64_t *iv, uint64_t *uv) {
-    size_t a = 0, b = n;
-    while (a < b && is_sp(s[a])) a++;
-    while (b > a && is_sp(s[b - 1])) b--;
-    bool neg = false;
-    if (a < b && (s[a] == '+' || s[a] == '-')) neg = s[a++] == '-';
-    if (a == b) return 0;
-    uint64_t v = 0;
-    for (size_t i = a; i < b; i++) {
-        if (s[i] < '0' || s[i] > '9') return 0;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10) return 0;
-        v = v * 10 + d;
-    }
-    if (neg) {
-        if (v > (uint64_t)INT64_MAX + 1) return 0;
-        *iv = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
-        return 1;
-    }
-    if (v <= (uint64_t)INT64_MAX) {
-        *iv = (int64_t)v;
-        return 1;
-    }
-    *uv = v;
-    return 2;
-}
-
-static bool ci_eq(const char *s, size_t n, const char *w) {
-    size_t m = strlen(w);
-    if (m != n) return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
-        if (c != w[i]) return false;
-    }
-    return true;
-}
-
-/* The common cell "123.456" (at most 19 digits, no exponent) without strtod:
- * when the digits fit in 2^53 and the power of ten is exact, one IEEE
- * multiply or divide rounds correctly, so the value is strtod's. */
-static bool exact_decimal(const char *s, size_t n, double *out) {
-    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    size_t i = 0;
-    bool neg = false;
-    if (i < n && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
-    uint64_t m = 0;
-    int digits = 0, frac = 0;
-    bool dot = false;
-    for (; i < n; i++) {
-        char c = s[i];
-        if (c == '.' && !dot) {
-            dot = true;
-            continue;
-        }
-        if (c < '0' || c > '9' || ++digits > 19) return false;
-        m = m * 10 + (uint64_t)(c - '0');
-        frac += dot;
-    }
-    if (!digits || m > ((uint64_t)1 << 53) || frac > 22) return false;
-    double v = (double)m / p10[frac];
-    *out = neg ? -v : v;
-    return true;
-}
-
-/* A float literal: decimal with optional fraction/exponent, or inf/infinity. */
-static bool float_literal(const char *s, size_t n, double *out) {
-    size_t a = 0, b = n;
-    while (a < b && is_sp(s[a])) a++;
-    while (b > a && is_sp(s[b - 1])) b--;
-    size_t i = a;
-    bool neg = false;
-    if (i < b && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
-    if (ci_eq(s + i, b - i, "inf") || ci_eq(s + i, b - i, "infinity")) {
-        *out = neg ? -INFINITY : INFINITY;
-        return true;
-    }
-    size_t digits = 0;
-    while (i < b && s[i] >= '0' && s[i] <= '9') i++, digits++;
-    if (i < b && s[i] == '.') {
-        i++;
-        while (i < b && s[i] >= '0' && s[i] <= '9') i++, digits++;
-    }
-    if (!digits) return false;
-    if (i < b && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < b && (s[i] == '+' || s[i] == '-')) i++;
-        size_t ed = 0;
-        while (i < b && s[i] >= '0' && s[i] <= '9') i++, ed++;
-        if (!ed) return false;
-    }
-    if (i != b) return false;
-    if (exact_decimal(s + a, b - a, out)) return true;
-    char tmp[128], *buf = tmp;
-    size_t len = b - a;
-    if (len >= sizeof tmp) buf = opdb_xmalloc(len + 1);
-    memcpy(buf, s + a, len);
-    buf[len] = 0;
-    errno = 0;
-    double v = strtod(buf, NULL);
-    bool ok = !(errno == ERANGE && isinf(v));
-    if (buf != tmp) free(buf);
-    if (!ok) return false;
-    *out = v;
-    return true;
-}
-
-static int bool_literal(const char *s, size_t n) {
-    if (n != 4 && n != 5) return -1;
-    static const char *const t[] = {"True", "TRUE", "true"}, *const f[] = {"False", "FALSE", "false"};
-    for (int k = 0; k < 3; k++) {
-        if (strlen(t[k]) == n && memcmp(t[k], s, n) == 0) return 1;
-        if (strlen(f[k]) == n && memcmp(f[k], s, n) == 0) return 0;
-    }
-    return -1;
-}
 
 /* ---- records and cells: RFC 4180 as pandas' C reader sees it (quotes only
  * open a cell at its start; a quote inside an unquoted cell is literal; text
@@ -203,7 +41,7 @@ static int scan_record(scan *s, uint32_t *line) {
     for (;;) { /* skip blank lines */
         if (s->i >= n) return 0;
         size_t j = s->i;
-        while (j < n && is_sp(p[j])) j++;
+        while (j < n && db_is_sp(p[j])) j++;
         if (j < n && (p[j] == '\n' || p[j] == '\r')) {
             if (p[j] == '\r' && j + 1 < n && p[j + 1] == '\n') j++;
             s->i = j + 1;
@@ -323,64 +161,19 @@ static int fail_at(opdb_err *err, const char *name, uint32_t line, const char *w
     return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", name, what);
 }
 
-typedef struct ncount {
-    const char *name;
-    unsigned count;
-} ncount;
-
-static unsigned nc_get(const ncount *v, size_t n, const char *name) {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(v[i].name, name) == 0) return v[i].count;
-    return 0;
-}
-
-static void nc_set(ncount *v, size_t *n, const char *name, unsigned count) {
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp(v[i].name, name) == 0) {
-            v[i].count = count;
-            return;
-        }
-    v[*n].name = name;
-    v[(*n)++].count = count;
-}
-
 static void name_columns(db_table *t, const scan *k) {
     t->ncols = k->nst;
     t->cols = opdb_xcalloc(t->ncols, sizeof *t->cols);
-    /* every column sets at most 1 + (renames) counts: 2 per column is enough room */
-    ncount *counts = opdb_xcalloc(2 * t->ncols + 1, sizeof *counts);
-    size_t ncounts = 0;
+    db_col_namer nm;
+    db_col_namer_init(&nm, t->ncols);
     opdb_strbuf sb;
     opdb_sb_init(&sb);
     for (size_t c = 0; c < t->ncols; c++) {
         opdb_span s = cell_text_at(k->p, k->n, k->st[c], &sb);
-        char *name;
-        if (s.n == 0) {
-            char buf[32];
-            snprintf(buf, sizeof buf, "Unnamed: %zu", c);
-            name = opdb_arena_strndup(&t->arena, buf, strlen(buf));
-        } else {
-            name = opdb_arena_strndup(&t->arena, s.p, s.n);
-        }
-        /* pandas' renaming of duplicate names: X, X.1, X.2, ...; a generated
-         * name that is already taken gets its own suffix in turn */
-        unsigned cur = nc_get(counts, ncounts, name);
-        while (cur > 0) {
-            nc_set(counts, &ncounts, name, cur + 1);
-            char suf[24];
-            snprintf(suf, sizeof suf, ".%u", cur);
-            size_t bl = strlen(name), sl = strlen(suf);
-            char *nn = opdb_arena_alloc(&t->arena, bl + sl + 1);
-            memcpy(nn, name, bl);
-            memcpy(nn + bl, suf, sl + 1);
-            name = nn;
-            cur = nc_get(counts, ncounts, name);
-        }
-        nc_set(counts, &ncounts, name, cur + 1);
-        t->cols[c] = name;
+        t->cols[c] = db_col_namer_add(&nm, &t->arena, c, s.p, s.n);
     }
     opdb_sb_free(&sb);
-    free(counts);
+    db_col_namer_free(&nm);
 }
 
 /* t->mem holds the n bytes at data (the table owns them from here on) */
@@ -390,7 +183,7 @@ static int load_owned(db_table *t, const char *name, opdb_err *err) {
     if (n >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) data += 3, n -= 3;
     t->data = data;
     t->n = n;
-    if (!utf8_valid((const unsigned char *)data, n)) return fail_at(err, name, 0, "not UTF-8 text");
+    if (!db_utf8_valid((const unsigned char *)data, n)) return fail_at(err, name, 0, "not UTF-8 text");
     scan k = {data, n, 0, 1, NULL, 0, 0};
     uint32_t line;
     int rc = -1;
@@ -544,7 +337,7 @@ static void type_column(const db_table *t, size_t ci, db_col *c) {
     for (size_t r = 0; r < nr; r++) {
         size_t a = cell_start(t, r, ci);
         opdb_span s = a == SIZE_MAX ? opdb_span_make("", 0) : cell_text_at(t->data, t->n, a, &sb);
-        if (is_na(s.p, s.n)) {
+        if (db_is_na(s.p, s.n)) {
             any_na = true;
             lit[r] = 4;
             continue;
@@ -555,16 +348,16 @@ static void type_column(const db_table *t, size_t ci, db_col *c) {
         uint64_t uv;
         double fv;
         if (all_int) {
-            int k = int_literal(s.p, s.n, &iv, &uv);
+            int k = db_int_literal(s.p, s.n, &iv, &uv);
             if (k == 1) lit[r] = 1, memcpy(&v[r], &iv, 8);
             else if (k == 2) lit[r] = 2, v[r] = uv;
             else all_int = false;
         }
         if (!all_int && all_float) {
-            if (float_literal(s.p, s.n, &fv)) lit[r] = 3, memcpy(&v[r], &fv, 8);
+            if (db_float_literal(s.p, s.n, &fv)) lit[r] = 3, memcpy(&v[r], &fv, 8);
             else all_float = false;
         }
-        if (all_bool && bool_literal(s.p, s.n) < 0) all_bool = false;
+        if (all_bool && db_bool_literal(s.p, s.n) < 0) all_bool = false;
     }
     uint8_t kind = !any ? DBC_NA : all_int ? (any_na ? DBC_FLOAT : DBC_INT) : all_float ? DBC_FLOAT
                                                                   : all_bool ? DBC_BOOL : DBC_TEXT;
@@ -591,10 +384,10 @@ static void type_column(const db_table *t, size_t ci, db_col *c) {
             opdb_span s = cell_text_at(t->data, t->n, cell_start(t, r, ci), &sb);
             if (kind == DBC_FLOAT) {
                 double fv = 0;
-                float_literal(s.p, s.n, &fv);
+                db_float_literal(s.p, s.n, &fv);
                 memcpy(&v[r], &fv, 8);
             } else if (kind == DBC_BOOL) {
-                v[r] = bool_literal(s.p, s.n) == 1;
+                v[r] = db_bool_literal(s.p, s.n) == 1;
             } else if (!sb.n || s.p != sb.p) { /* a view of the file's bytes */
                 v[r] = text_ref(c, &nbig, &capbig, (size_t)(s.p - t->data), s.n);
             } else {
