@@ -8,7 +8,7 @@ db_row_entry *db_row_index_find(db_row_index *ri, const char *sig, size_t len, u
     uint32_t i;
     for (opdb_hprobe p = opdb_hindex_probe(&ri->ix, h); opdb_hprobe_next(&p, &i);) {
         const db_row_entry *e = &ri->e[i];
-        if (e->hash == h && e->len == len && memcmp(e->sig, sig, len) == 0) return &ri->e[i];
+        if (e->hash == h && e->len == len && (len == 0 || memcmp(e->sig, sig, len) == 0)) return &ri->e[i];
     }
     return NULL;
 }
