@@ -15,6 +15,7 @@ extern "C" {
 typedef struct opdb_aie_opts {
     size_t size; /* sizeof(opdb_aie_opts), set by opdb_aie_opts_init */
     opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;  /* this call's test and measurement modes (error.h) */
     long long M, K, N, m, k, n, rows, cols;
     const char *hwid;
     long long warmup, iterations;  /* clamped to >= 0 by the run */

@@ -26,6 +26,7 @@ OPDB_API extern const size_t opdb_bench_nextra_cols;
 typedef struct opdb_bench_opts {
     size_t size; /* sizeof(opdb_bench_opts), set by opdb_bench_opts_init */
     opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;  /* this call's test and measurement modes (error.h) */
     const char *db_dir;              /* database folder */
     const char *const *ops;          /* normalised selection; NULL/0 = all */
     size_t nops;
@@ -58,6 +59,8 @@ typedef struct opdb_bench_opts {
                                         piloted; 0 = OPDB_BENCH_PILOT_MEMORY */
     FILE *err_out;                   /* the run's setup and per-row lines ([BENCH], [OK], [FAIL], [SKIP],
                                         [PRESERVE] ...) (opdb: stderr); NULL: none */
+    long grid_limit;                 /* > 0: the built-in grid keeps at most this many rows per operator (tests;
+                                        opdb: OPDB_BENCH_GRID_LIMIT) */
 } opdb_bench_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
 OPDB_API void opdb_bench_opts_init(opdb_bench_opts *o);
@@ -98,9 +101,9 @@ typedef struct opdb_grid_row {
     const char *cell[OPDB_NBASE_COLS]; /* OP State .. Output Formats (opdb_base_cols order) */
 } opdb_grid_row;
 
-/* Rows of grid `name` ("default"; the setting OPDB_BENCH_GRID_LIMIT=N keeps the first N
- * rows of each operator, for tests). Caller frees with opdb_grid_free. */
-OPDB_API int opdb_grid_rows(const char *name, opdb_grid_row **rows, size_t *n, opdb_err *err);
+/* Rows of grid `name` ("default"; limit > 0 keeps the first `limit` rows of
+ * each operator, for tests). Caller frees with opdb_grid_free. */
+OPDB_API int opdb_grid_rows(const char *name, long limit, opdb_grid_row **rows, size_t *n, opdb_err *err);
 OPDB_API void opdb_grid_free(opdb_grid_row *rows, size_t n);
 
 #ifdef __cplusplus

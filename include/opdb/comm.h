@@ -188,6 +188,7 @@ typedef struct opdb_comm_validate_totals {
 typedef struct opdb_comm_validate_opts {
     size_t size; /* sizeof(opdb_comm_validate_opts), set by opdb_comm_validate_opts_init */
     opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;  /* this call's test and measurement modes (error.h) */
     const char *csv_dir;
     double tolerance;
     bool verbose, reference_quirks, json, strict;
@@ -239,6 +240,7 @@ OPDB_API void opdb_comm_log_free(opdb_comm_log *log);
 typedef struct opdb_comm_import_opts {
     size_t size; /* sizeof(opdb_comm_import_opts), set by opdb_comm_import_opts_init */
     opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;  /* this call's test and measurement modes (error.h) */
     const char *output_dir;
     int op;                   /* -1: from the log or its file name */
     long long num_devices;    /* 0: from the log */

@@ -60,6 +60,7 @@ OPDB_API char *opdb_cmp_short_name(const char *op, size_t *len);
 typedef struct opdb_cmp_opts {
     size_t size; /* sizeof(opdb_cmp_opts), set by opdb_cmp_opts_init */
     opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;  /* this call's test and measurement modes (error.h) */
     bool quirks;          /* --reference-quirks */
     size_t top;           /* default console: rows shown per scenario (0: all) */
     const char *pid;      /* --pid N: the process to use (NULL: find it) */
@@ -151,6 +152,7 @@ OPDB_API void opdb_cmp_html(opdb_strbuf *out, const opdb_cmp_scenario *sc, size_
 typedef struct opdb_compare_args {
     size_t size; /* sizeof(opdb_compare_args), set by opdb_compare_args_init */
     opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;  /* this call's test and measurement modes (error.h) */
     const char *trace_dir, *data_dir, *output, *html;
     /* single-scenario form (tc_trace set): */
     const char *tc_trace, *prof_trace, *m6, *name;

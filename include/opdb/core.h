@@ -20,10 +20,10 @@ OPDB_API void opdb_warn(const char *fmt, ...) OPDB_PRINTF(1, 2);
 /* A note to the program's note handler (error.h), the text as formatted. */
 OPDB_API void opdb_note(const char *fmt, ...) OPDB_PRINTF(1, 2);
 /* A warning that the run produced nothing meaningful (no rows, no matches,
- * less than asked): printed like opdb_warn and counted, so that a command's
- * --strict can turn it into exit status 1. */
+ * less than asked): handed to the call's `nothing` sink (opdb_log), which
+ * counts it (opdb's --strict turns any into exit status 1); without one, a
+ * warning like opdb_warn's. */
 OPDB_API void opdb_warn_nothing(const char *fmt, ...) OPDB_PRINTF(1, 2);
-OPDB_API unsigned opdb_nothing_count(void);
 /* A path shown under another name in every error and warning (opdb_fail,
  * opdb_warn): the temporary file that holds stdin for '-' is "<stdin>",
  * not its /tmp name. At most 4 aliases; set them before any work starts. */

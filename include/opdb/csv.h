@@ -38,11 +38,9 @@ typedef struct opdb_csv_fast {
     int pending_close;   /* a closing quote ended the previous block */
     size_t field_start;
     bool anomaly;
-    bool avx2;           /* the CPU has AVX2 and PCLMUL: 32-byte compares */
+    bool avx2;           /* the CPU has AVX2 and PCLMUL: 32-byte compares (tests clear it after
+                            opdb_csv_fast_init to compare the portable block scan) */
 } opdb_csv_fast;
-
-/* Tests: when true, opdb_csv_fast_init picks the portable block scan. */
-OPDB_API extern bool opdb_csv_fast_portable_only;
 
 OPDB_API void opdb_csv_fast_init(opdb_csv_fast *t, char *buf, size_t len);
 /* 1: a record in fields[0..*nfields) (cells beyond max_fields are dropped),

@@ -61,7 +61,23 @@ typedef struct opdb_log {
     opdb_warn_fn progress;  /* the progress line to draw, "" to erase it; NULL: drawn on stderr when it
                                is a terminal */
     void *ctx;              /* handed to each */
+    opdb_warn_fn nothing;   /* a warning that the run produced nothing meaningful (no rows, no matches, less
+                               than asked), one line: the caller counts them (opdb's --strict exits 1 on
+                               any); NULL: handed to warn like any warning */
 } opdb_log;
+/* Modes of one call that tests and measurements choose: the `modes` field
+ * of a command's options. A zero field is the default or, in a call made
+ * inside another (bench writing back through update), the enclosing
+ * call's. opdb's CLI fills them from OPDB_TRACE_PIPELINE,
+ * OPDB_TEST_FAIL_WRITE_AFTER and OPDB_TEST_COMMIT_PAUSE_US. */
+typedef struct opdb_modes {
+    int trace_pipeline;            /* reading a trace: 1 tokenizes on a second thread, -1 on the reading thread,
+                                      0 as the reader decides (by the file's size) */
+    long fail_commit;              /* > 0: the call's fail_commit-th file commit fails as if the disk were full
+                                      (the all-or-nothing tests) */
+    unsigned long commit_pause_us; /* > 0: a pause between a transaction's renames, so that a kill lands in
+                                      the commit (the kill trials) */
+} opdb_modes;
 /* Out of memory anywhere in the library calls the program's handler, set
  * once before any other call (opdb's CLI prints one line and exits 1);
  * with none, or one that returns, the library aborts: it cannot go on
@@ -73,7 +89,8 @@ OPDB_API void opdb_set_oom_handler(opdb_oom_fn fn);
  * the value of a setting, or NULL when unset; without fn every setting is
  * unset (the defaults).  opdb's CLI answers from its environment for the
  * names it lists in src/cli/cli_process.c (data root, temp folder, input
- * limits, repeat counts, test switches).  Set once before any other call. */
+ * limits, repeat counts: the program's environment; a call's modes are in
+ * its options, opdb_modes above).  Set once before any other call. */
 typedef const char *(*opdb_setting_fn)(const char *name);
 OPDB_API void opdb_set_settings(opdb_setting_fn fn);
 

@@ -13,6 +13,7 @@ extern "C" {
 typedef struct opdb_fia_fill_opts {
     size_t size; /* sizeof(opdb_fia_fill_opts), set by opdb_fia_fill_opts_init */
     opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;  /* this call's test and measurement modes (error.h) */
     const char *csv_path;
     const char *jsonl_path;
     const char *output_path;   /* NULL: overwrite csv_path */

@@ -161,8 +161,6 @@ OPDB_API int opdb_file_view_open(opdb_file_view *v, int fd, const char *path, ui
 /* The mapping only: false (v empty) where the file cannot be mapped or has
  * no bytes from `from` on. */
 OPDB_API bool opdb_file_view_map(opdb_file_view *v, int fd, const char *path, uint64_t from, uint64_t size);
-/* Tests: true makes every view a read one (compares both paths). */
-OPDB_API extern bool opdb_file_view_map_disabled;
 OPDB_API void opdb_file_view_close(opdb_file_view *v);
 /* The file this thread maps now, else the last one any thread mapped, or
  * NULL (async-signal-safe: for a SIGBUS handler). */

@@ -66,6 +66,7 @@ OPDB_API void opdb_grid_config_free(opdb_grid_config *c);
 typedef struct opdb_grid_opts {
     size_t size; /* sizeof(opdb_grid_opts), set by opdb_grid_opts_init */
     opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;  /* this call's test and measurement modes (error.h) */
     const char *root;            /* resolved CSV root */
     const char *target_models;   /* comma list or NULL */
     const char *config_path;     /* NULL: built-in */
@@ -112,6 +113,7 @@ OPDB_API int opdb_grid_misses_read(opdb_grid_misses *m, const char *path, opdb_e
 typedef struct opdb_grid_miss_opts {
     size_t size; /* sizeof(opdb_grid_miss_opts), set by opdb_grid_miss_opts_init */
     opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;  /* this call's test and measurement modes (error.h) */
     const char *root; /* the database folder whose tables get the rows */
     bool plan, json;  /* --plan [--json]: what would be added, nothing written */
     FILE *out;        /* the summary or the plan */

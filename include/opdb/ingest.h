@@ -15,6 +15,7 @@ extern "C" {
 typedef struct opdb_parse_opts {
     size_t size; /* sizeof(opdb_parse_opts), set by opdb_parse_opts_init */
     opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;  /* this call's test and measurement modes (error.h) */
     const char *profiling_path;  /* a kernel_details/op_summary CSV or a folder */
     const char *output_dir;      /* database folder (created if needed) */
     bool reference_quirks;       /* reproduce the reference exactly, quirks included */
@@ -25,6 +26,10 @@ typedef struct opdb_parse_opts {
     bool merge;                  /* combine rows with existing tables instead of replacing them */
     bool replace;                /* replace existing tables even when that loses rows, columns or cells
                                     (without merge or replace such a table makes the run fail, nothing written) */
+    bool kineto_simple;          /* PyTorch traces through the simple two-pass reader the streaming one is
+                                    tested against (opdb: OPDB_KINETO_SIMPLE=1) */
+    size_t kineto_sort_bytes;    /* > 0: bytes each record sort of a PyTorch trace holds before it spills to a
+                                    temp file (tests force spills; opdb: OPDB_KINETO_SORT_BYTES) */
 } opdb_parse_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
 OPDB_API void opdb_parse_opts_init(opdb_parse_opts *o);

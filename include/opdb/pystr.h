@@ -33,8 +33,9 @@ OPDB_API bool opdb_py_float(const char *p, size_t n, double *out);
 /* opdb_py_float for text followed by at least 16 readable bytes (p[0..n+16)
  * may be read; the bytes past n never change the result). */
 OPDB_API bool opdb_py_float_padded(const char *p, size_t n, double *out);
-/* Tests: when true, opdb_py_float skips its vector path for short decimals. */
-OPDB_API extern bool opdb_py_float_portable_only;
+/* opdb_py_float without its vector path for short decimals: the portable
+ * twin the tests compare it with. */
+OPDB_API bool opdb_py_float_portable(const char *p, size_t n, double *out);
 
 /* The reference's parse_float: float() or 0.0 on failure. */
 static inline double opdb_py_float_or_zero(const char *p, size_t n) {

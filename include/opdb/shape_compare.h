@@ -18,6 +18,7 @@ extern "C" {
 typedef struct opdb_shapecmp_opts {
     size_t size; /* sizeof(opdb_shapecmp_opts), set by opdb_shapecmp_opts_init */
     opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;  /* this call's test and measurement modes (error.h) */
     const char *tc_trace;    /* Chrome trace (.json / .json.gz, object or bare array) */
     const char *prof_trace;  /* forward-pass kernel_details CSV */
     const char *output;      /* CSV path; NULL or "": CSV on stdout */

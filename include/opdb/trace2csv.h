@@ -14,6 +14,7 @@ extern "C" {
 typedef struct opdb_trace2csv_opts {
     size_t size;             /* sizeof(opdb_trace2csv_opts), set by opdb_trace2csv_opts_init */
     opdb_log log;            /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;          /* this call's test and measurement modes (error.h) */
     const char *trace_path;  /* Chrome trace (.json / .json.gz, object or bare array) */
     const char *output_path; /* CSV written atomically; NULL: written to out */
     FILE *out;

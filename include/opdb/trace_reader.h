@@ -50,8 +50,8 @@ OPDB_API int opdb_trace_read(const char *path, opdb_trace_cb cb, void *ctx, opdb
  * few keys skips copying the rest. */
 OPDB_API int opdb_trace_read_some(const char *path, const char *const *fields, const char *const *args, opdb_trace_cb cb,
                          void *ctx, opdb_err *err);
-/* The same on one thread unless OPDB_TRACE_PIPELINE=1 (opdb_trace_read_some tokenizes big
- * files on a second thread): for a consumer whose work per event is cheap next to the
+/* The same on one thread unless the call's modes.trace_pipeline is 1 (opdb_trace_read_some
+ * tokenizes big files on a second thread): for a consumer whose work per event is cheap next to the
  * tokenizing, handing the tokens between threads costs more CPU than it saves time. */
 OPDB_API int opdb_trace_read_serial(const char *path, const char *const *fields, const char *const *args,
                                     opdb_trace_cb cb, void *ctx, opdb_err *err);

@@ -36,6 +36,7 @@ typedef struct opdb_update_status {
 typedef struct opdb_update_opts {
     size_t size; /* sizeof(opdb_update_opts), set by opdb_update_opts_init */
     opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;  /* this call's test and measurement modes (error.h) */
     const char *db_dir;            /* target database folder */
     const char *const *prof_paths; /* PROF_* folders or folders holding them */
     size_t nprof;

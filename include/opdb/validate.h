@@ -25,6 +25,7 @@ typedef struct opdb_validate_result {
 typedef struct opdb_validate_opts {
     size_t size; /* sizeof(opdb_validate_opts), set by opdb_validate_opts_init */
     opdb_log log;  /* where this call's warnings, notes and progress go (error.h) */
+    opdb_modes modes;  /* this call's test and measurement modes (error.h) */
     bool json;   /* the JSON document instead of the lines and summary */
     FILE *out;   /* the report; NULL writes none */
 } opdb_validate_opts;

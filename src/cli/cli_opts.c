@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "cli/cli_warn.h"
 #include "cli/suggest.h"
 #include "opdb/db.h"
 #include "opdb/replay.h"
@@ -390,7 +391,7 @@ void cli_free_ops(char **norm, size_t n) {
 }
 
 int cli_strict_rc(const char *prog, bool strict, int rc) {
-    unsigned n = opdb_nothing_count();
+    unsigned n = cli_nothing_count();
     if (rc != 0 || !strict || n == 0) return rc;
     fprintf(stderr, "%s: --strict: %u warning(s) that the run produced nothing meaningful: exit 1\n", prog, n);
     return 1;

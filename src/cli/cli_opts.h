@@ -61,7 +61,8 @@ int cli_normalize_ops(const char *prog, bool quirks, const char *const *ops, siz
 void cli_free_ops(char **norm, size_t n);
 /* The end of a command with --strict: rc unchanged unless the run was ok,
  * strict is set and something warned that nothing meaningful came out
- * (opdb_warn_nothing); then one line on stderr and 1. */
+ * (the nothing sink of cli_log, or cli_warn_nothing); then one line on
+ * stderr and 1. */
 int cli_strict_rc(const char *prog, bool strict, int rc);
 #define CLI_STRICT_HELP "exit 1 when the run produced nothing meaningful (no rows, no matches, less than asked)"
 /* Parses a non-negative integer option value. */

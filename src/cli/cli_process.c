@@ -83,11 +83,6 @@ static const char *const k_settings[] = {
     /* set by MPI launchers: whether bench was started by one */
     "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
     "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE",
-    /* test switches: the simple twins of the fast paths, forced spills and
-     * pipelines, a bench grid cap, failures and pauses at chosen points */
-    "OPDB_KINETO_SIMPLE", "OPDB_TRACE_PIPELINE",
-    "OPDB_KINETO_SORT_BYTES", "OPDB_BENCH_GRID_LIMIT", "OPDB_TEST_FAIL_WRITE_AFTER",
-    "OPDB_TEST_COMMIT_PAUSE_US",
 };
 
 static const char *from_env(const char *name) {
@@ -104,3 +99,16 @@ static void print_note(void *ctx, const char *line) {
 }
 
 void cli_install_note_printer(void) { opdb_set_note_handler(print_note, NULL); }
+
+opdb_modes cli_modes(void) {
+    opdb_modes m = {0};
+    const char *pipe = getenv("OPDB_TRACE_PIPELINE");
+    if (pipe && strcmp(pipe, "1") == 0) m.trace_pipeline = 1;
+    else if (pipe && strcmp(pipe, "0") == 0) m.trace_pipeline = -1;
+    const char *fail = getenv("OPDB_TEST_FAIL_WRITE_AFTER");
+    long after = fail && *fail ? strtol(fail, NULL, 10) : -1;
+    if (after >= 0) m.fail_commit = after + 1;
+    const char *pause = getenv("OPDB_TEST_COMMIT_PAUSE_US");
+    if (pause) m.commit_pause_us = strtoul(pause, NULL, 10);
+    return m;
+}

@@ -5,6 +5,8 @@
 #ifndef OPDB_CLI_PROCESS_H
 #define OPDB_CLI_PROCESS_H
 
+#include "opdb/error.h"
+
 /* SIGINT, SIGTERM, SIGHUP: remove the unfinished files, say so, die of the
  * signal.  SIGBUS (a mapped file shrunk while read): the same, naming the
  * file, and exit status 1. */
@@ -21,5 +23,11 @@ void cli_tune_heap_for_tables(void);
 void cli_install_settings(void);
 /* The library's notes on stderr, each line after "opdb: ". */
 void cli_install_note_printer(void);
+/* The modes every command puts in its call's options, from the environment:
+ * OPDB_TRACE_PIPELINE (1: a tokenizing thread, 0: none), and the test seams
+ * OPDB_TEST_FAIL_WRITE_AFTER=N (the commit after N fails as if the disk
+ * were full) and OPDB_TEST_COMMIT_PAUSE_US (a pause between a commit's
+ * renames). */
+opdb_modes cli_modes(void);
 
 #endif

@@ -2,6 +2,7 @@
 #include "cli/cli_warn.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "opdb/core.h"
@@ -24,10 +25,29 @@ static void note_line(void *ctx, const char *line) {
     fprintf(stderr, "opdb: %s\n", line);
 }
 
+/* Counted on whichever thread of the command's calls warns. */
+static atomic_uint g_nothing;
+
+static void nothing_line(void *ctx, const char *line) {
+    g_nothing++;
+    cli_warn_line(ctx, line);
+}
+
 opdb_log cli_log(void) {
-    opdb_log l = {cli_warn_line, note_line, NULL, NULL};
+    opdb_log l = {cli_warn_line, note_line, NULL, NULL, nothing_line};
     return l;
 }
+
+void cli_warn_nothing(const char *fmt, ...) {
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    nothing_line(NULL, line);
+}
+
+unsigned cli_nothing_count(void) { return g_nothing; }
 
 const char *cli_prog(void) { return g_prog; }
 

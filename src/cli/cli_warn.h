@@ -16,7 +16,12 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn_line(void *ctx, const char *line);
 /* The logger every command puts in its call's options: warnings as above,
  * notes as "opdb: <line>" on stderr, the progress line drawn on stderr when
- * it is a terminal (the library's default). */
+ * it is a terminal (the library's default), and warnings that the run
+ * produced nothing meaningful printed as warnings and counted for --strict. */
 opdb_log cli_log(void);
+/* Such a warning of the CLI's own (printed and counted as cli_log's). */
+void cli_warn_nothing(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* How many such warnings the command's calls gave so far. */
+unsigned cli_nothing_count(void);
 
 #endif

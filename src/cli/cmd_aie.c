@@ -6,6 +6,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_process.h"
 #include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/aie.h"
@@ -69,6 +70,7 @@ int cmd_aie(int argc, char **argv) {
     opdb_aie_opts o;
     opdb_aie_opts_init(&o);
     o.log = cli_log();
+    o.modes = cli_modes();
     o.M = v[0], o.K = v[1], o.N = v[2], o.m = v[3], o.k = v[4], o.n = v[5], o.rows = v[6], o.cols = v[7];
     o.hwid = hwid;
     o.warmup = v[8];

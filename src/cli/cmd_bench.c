@@ -185,6 +185,7 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
         opdb_bench_opts o;
         opdb_bench_opts_init(&o);
         o.log = cli_log();
+        o.modes = cli_modes();
         o.db_dir = dir;
         o.ops = (const char *const *)ops;
         o.nops = nops;
@@ -195,6 +196,8 @@ static int run(const flags *f, const opdb_measure_opts *m, char **ops, size_t no
         o.drop_failed = f->drop_failed;
         o.quirks = f->quirks;
         o.grid = f->grid;
+        const char *grid_limit = getenv("OPDB_BENCH_GRID_LIMIT"); /* tests: a few rows per operator */
+        if (grid_limit && *grid_limit) o.grid_limit = strtol(grid_limit, NULL, 10);
         o.out = f->json ? stderr : stdout;
         o.rounds = 1;
         o.plan_only = f->plan;

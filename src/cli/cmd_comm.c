@@ -11,6 +11,7 @@
 #include "cli/cli_summary.h"
 #include "cli/commands.h"
 #include "cli/cli_stdio.h"
+#include "cli/cli_process.h"
 #include "cli/cli_warn.h"
 #include "cli/suggest.h"
 #include "opdb/comm.h"
@@ -187,6 +188,7 @@ static int comm_validate(int argc, char **argv) {
     opdb_comm_validate_opts o;
     opdb_comm_validate_opts_init(&o);
     o.log = cli_log();
+    o.modes = cli_modes();
     o.csv_dir = dir;
     o.verbose = verbose;
     o.reference_quirks = quirks;
@@ -267,6 +269,7 @@ static int comm_import(int argc, char **argv) {
     opdb_comm_import_opts o;
     opdb_comm_import_opts_init(&o);
     o.log = cli_log();
+    o.modes = cli_modes();
     o.output_dir = out;
     long long v;
     if (!nlogs) rc = cli_usage_error(&spec, "argument --logs: at least one log is required");

@@ -7,6 +7,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_summary.h"
 #include "cli/cli_stdio.h"
+#include "cli/cli_process.h"
 #include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/compare.h"
@@ -15,6 +16,7 @@ int cmd_compare(int argc, char **argv) {
     opdb_compare_args a;
     opdb_compare_args_init(&a);
     a.log = cli_log();
+    a.modes = cli_modes();
     a.dash = stdout;
     a.aside = stderr;
     opdb_compare_totals t = {0, 0, 0};

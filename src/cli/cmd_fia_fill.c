@@ -5,6 +5,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_process.h"
 #include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/fia_fill.h"
@@ -45,6 +46,7 @@ int cmd_fia_fill(int argc, char **argv) {
     opdb_fia_fill_opts o;
     opdb_fia_fill_opts_init(&o);
     o.log = cli_log();
+    o.modes = cli_modes();
     o.csv_path = csv;
     o.jsonl_path = jsonl;
     o.output_path = out;

@@ -5,6 +5,7 @@
 
 #include "cli/cli_opts.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_process.h"
 #include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "cli/suggest.h"
@@ -81,6 +82,7 @@ int cmd_grid(int argc, char **argv) {
     opdb_grid_opts o;
     opdb_grid_opts_init(&o);
     o.log = cli_log();
+    o.modes = cli_modes();
     const char *simple = getenv("OPDB_GRID_SIMPLE");
     o.simple = simple && !strcmp(simple, "1");
     o.err_out = stderr;
@@ -118,6 +120,7 @@ int cmd_grid(int argc, char **argv) {
         opdb_grid_miss_opts mo;
         opdb_grid_miss_opts_init(&mo);
         mo.log = cli_log();
+        mo.modes = cli_modes();
         mo.root = root;
         mo.plan = plan;
         mo.json = json;

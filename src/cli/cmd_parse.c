@@ -7,6 +7,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_stdio.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_process.h"
 #include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/db.h"
@@ -76,6 +77,7 @@ int cmd_parse(int argc, char **argv) {
     opdb_parse_opts po;
     opdb_parse_opts_init(&po);
     po.log = cli_log();
+    po.modes = cli_modes();
     po.profiling_path = input;
     po.output_dir = outdir;
     po.reference_quirks = quirks;
@@ -85,6 +87,10 @@ int cmd_parse(int argc, char **argv) {
     po.reference_stdout = json ? stderr : stdout;
     po.merge = merge;
     po.replace = replace;
+    const char *simple = getenv("OPDB_KINETO_SIMPLE"); /* tests: the same goldens through the simple path */
+    po.kineto_simple = simple && *simple == '1';
+    const char *sort_bytes = getenv("OPDB_KINETO_SORT_BYTES"); /* tests: force the sorts to spill */
+    if (sort_bytes && atol(sort_bytes) > 0) po.kineto_sort_bytes = (size_t)atol(sort_bytes);
     opdb_parse_result res;
     if (opdb_parse_run(&po, &res, &err)) {
         fflush(stdout);
@@ -103,8 +109,8 @@ int cmd_parse(int argc, char **argv) {
         printf("Generated %zu csv file(s) under %s from %s\n", res.files_written, outdir, profiling);
     }
     if (!quirks && res.files_written == 0)
-        opdb_warn_nothing("no table written: %llu row(s) read, none kept (rows with N/A shapes or an empty Type are skipped)",
-                          res.rows_read);
+        cli_warn_nothing("no table written: %llu row(s) read, none kept (rows with N/A shapes or an empty Type are skipped)",
+                         res.rows_read);
     if (summary && !json) {
         printf("%-40s %8s %10s %16s\n", "table", "shapes", "launches", "total(us)");
         for (size_t i = 0; i < res.ntables; i++)

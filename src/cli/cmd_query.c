@@ -8,6 +8,7 @@
 
 #include "cli/cli_opts.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_process.h"
 #include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/grid.h"
@@ -259,6 +260,7 @@ int cmd_query(int argc, char **argv) {
         opdb_grid_miss_opts mo;
         opdb_grid_miss_opts_init(&mo);
         mo.log = cli_log();
+        mo.modes = cli_modes();
         mo.root = collect;
         mo.plan = plan;
         mo.out = stderr;

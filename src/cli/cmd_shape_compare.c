@@ -5,6 +5,7 @@
 #include "cli/cli_opts.h"
 #include "cli/cli_summary.h"
 #include "cli/cli_stdio.h"
+#include "cli/cli_process.h"
 #include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/shape_compare.h"
@@ -13,6 +14,7 @@ int cmd_shape_compare(int argc, char **argv) {
     opdb_shapecmp_opts o;
     opdb_shapecmp_opts_init(&o);
     o.log = cli_log();
+    o.modes = cli_modes();
     bool strict = false, json = false;
     cli_opt opts[] = {
         {"--tc-trace", "T", "performance-model Chrome trace (.json or .json.gz; {\"traceEvents\": [...]} or a bare array; - for stdin)",

@@ -6,6 +6,7 @@
 #include "cli/cli_stdio.h"
 #include "cli/cli_summary.h"
 #include "cli/commands.h"
+#include "cli/cli_process.h"
 #include "cli/cli_warn.h"
 #include "opdb/trace2csv.h"
 
@@ -36,6 +37,7 @@ int cmd_trace2csv(int argc, char **argv) {
     opdb_trace2csv_opts o;
     opdb_trace2csv_opts_init(&o);
     o.log = cli_log();
+    o.modes = cli_modes();
     o.trace_path = trace, o.output_path = output, o.out = stdout;
     if (opdb_trace2csv_run(&o, &rows, &err)) {
         fflush(stdout);

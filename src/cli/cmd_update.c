@@ -93,6 +93,7 @@ int cmd_update(int argc, char **argv) {
         opdb_update_opts o;
         opdb_update_opts_init(&o);
         o.log = cli_log();
+        o.modes = cli_modes();
         o.db_dir = outdir;
         o.prof_paths = prof;
         o.nprof = nprof;

@@ -4,6 +4,7 @@
 
 #include "cli/cli_opts.h"
 #include "cli/cli_summary.h"
+#include "cli/cli_process.h"
 #include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/db.h"
@@ -43,6 +44,7 @@ int cmd_validate(int argc, char **argv) {
     opdb_validate_opts vo;
     opdb_validate_opts_init(&vo);
     vo.log = cli_log();
+    vo.modes = cli_modes();
     vo.json = json;
     vo.out = stdout;
     if (!dir || (repair && opdb_db_repair(dir, discard, &err)) || opdb_validate_run(dir, &vo, &res, &err)) {

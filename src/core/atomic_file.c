@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/call.h"
 #include "opdb/fs.h"
 
 #define SLOTS 16
@@ -158,26 +159,9 @@ int opdb_atomic_append_direct(opdb_atomic_file *f, const void *p, size_t n) {
 
 void opdb_atomic_expect(opdb_atomic_file *f, const opdb_file_id *id) { f->expect = *id; }
 
-/* Test seam (OPDB_TEST_FAIL_WRITE_AFTER=N): the (N+1)th commit fails as if
- * the disk were full, for the all-or-nothing tests. */
-static bool injected_failure(void) {
-    static atomic_long left = -2;
-    long v = atomic_load(&left);
-    if (v == -2) {
-        const char *e = opdb_setting("OPDB_TEST_FAIL_WRITE_AFTER");
-        long init = e && *e ? strtol(e, NULL, 10) : -1;
-        atomic_compare_exchange_strong(&left, &v, init);
-    }
-    for (;;) {
-        v = atomic_load(&left);
-        if (v < 0) return false;
-        if (atomic_compare_exchange_weak(&left, &v, v - 1)) return v == 0;
-    }
-}
-
 static int finish(opdb_atomic_file *f, bool commit, opdb_err *err) {
     int e = commit ? opdb_atomic_flush(f) : ECANCELED;
-    if (!e && commit && injected_failure()) e = ENOSPC;
+    if (!e && commit && opdb_call_commit_fails()) e = ENOSPC; /* test seam: the call's modes.fail_commit */
     if (!e && fchmod(f->fd, 0666 & ~g_umask) != 0) e = errno;
     if (!e && fsync(f->fd) != 0) e = errno;
     if (close(f->fd) != 0 && !e) e = errno;

@@ -7,6 +7,7 @@
 #define OPDB_CORE_CALL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -22,6 +23,10 @@ typedef struct opdb_log_sink {
 typedef struct opdb_call_scope {
     opdb_log_sink warn, note, progress;
     bool reference_signatures; /* opdb_signature: the reference's rules (a MatMul row's bias is no part of it) */
+    opdb_log_sink nothing;     /* opdb_warn_nothing's lines (a NULL fn: the warn sink) */
+    opdb_modes modes;          /* the call's modes (opdb_call_set_modes) */
+    atomic_long *commits_left; /* modes.fail_commit's countdown, shared by the call's threads and inner calls */
+    bool no_map;               /* tests: opdb_file_view_map maps nothing, so every view is a read one */
 } opdb_call_scope;
 
 /* 0 when `size` (the struct's size field; o NULL counts as 0) is the size
@@ -46,5 +51,20 @@ bool opdb_call_reference_signatures(void);
  * call's workers report to the call's logger. The thread must end before
  * the call returns (the sinks point into the caller's options). */
 int opdb_thread_create(pthread_t *th, void *(*fn)(void *), void *arg);
+
+/* Installs m's non-zero modes in the call in force on this thread (once per
+ * call, right after opdb_call_enter; opdb_call_leave restores the enclosing
+ * call's). m may be NULL. */
+void opdb_call_set_modes(const opdb_modes *m);
+/* The call in force on this thread, read in place (valid on this thread
+ * until its next opdb_call_enter, opdb_call_leave or setter). */
+const opdb_call_scope *opdb_call_now(void);
+/* Whether this call's next file commit is the one modes.fail_commit names
+ * (counted across the call's threads and the calls it makes). */
+bool opdb_call_commit_fails(void);
+/* Tests: file views of the call in force on this thread are never mapped
+ * (the read path of opdb_file_view_map's callers, compared with the mapped
+ * one). */
+void opdb_call_set_no_map(bool on);
 
 #endif

@@ -143,14 +143,16 @@ void opdb_note(const char *fmt, ...) {
     va_end(ap2);
 }
 
-static _Atomic unsigned g_nothing;
-
 void opdb_warn_nothing(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vwarn(fmt, ap);
+    opdb_log_sink call = opdb_call_now()->nothing;
+    if (call.fn) {
+        char line[2048];
+        one_line(line, sizeof line, fmt, ap);
+        call.fn(call.ctx, line);
+    } else {
+        vwarn(fmt, ap);
+    }
     va_end(ap);
-    g_nothing++;
 }
-
-unsigned opdb_nothing_count(void) { return g_nothing; }

@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/call.h"
 #include "opdb/fs.h"
 
 /* The file this thread maps now, for the SIGBUS handler. Not initial-exec
@@ -55,11 +56,9 @@ static int read_whole(opdb_file_view *v, int fd, const char *path, uint64_t from
     return 0;
 }
 
-bool opdb_file_view_map_disabled = false;
-
 bool opdb_file_view_map(opdb_file_view *v, int fd, const char *path, uint64_t from, uint64_t size) {
     memset(v, 0, sizeof *v);
-    if (opdb_file_view_map_disabled) return false;
+    if (opdb_call_now()->no_map) return false; /* tests: the read path */
     size_t ps = opdb_page_size();
     if (size <= from || size > SIZE_MAX - 2 * ps - OPDB_VIEW_PAD) return false;
     /* the file's pages, then anonymous pages up to OPDB_VIEW_PAD bytes past

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/call.h"
 #include "core/journal.h"
 #include "core/txn_stage.h"
 #include "opdb/fs.h"
@@ -287,8 +288,7 @@ static int commit_all(staged *head, const char *run_dir, opdb_err *err) {
         }
     }
     /* test seam: microseconds between renames, so kill trials land in the commit */
-    const char *slow = opdb_setting("OPDB_TEST_COMMIT_PAUSE_US");
-    useconds_t pause = slow ? (useconds_t)strtoul(slow, NULL, 10) : 0;
+    useconds_t pause = (useconds_t)opdb_call_now()->modes.commit_pause_us;
     for (staged *s = head; s && rc == 0; s = s->next) {
         if (pause && s != head) usleep(pause);
         /* checked again right before its rename: another program that wrote the

@@ -76,7 +76,7 @@ static inline block_masks scan_block(const char *p) {
 void opdb_csv_fast_init(opdb_csv_fast *t, char *buf, size_t len) {
     memset(t, 0, sizeof *t);
 #if OPDB_FAST_AVX2
-    t->avx2 = !opdb_csv_fast_portable_only && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
+    t->avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
               __builtin_cpu_supports("popcnt");
 #endif
     t->buf = buf;
@@ -150,8 +150,6 @@ __attribute__((target("avx2,pclmul"))) static void load_block_avx2(opdb_csv_fast
     take_block(t, m, pxor, end_bit);
 }
 #endif
-
-bool opdb_csv_fast_portable_only = false;
 
 static void load_block(opdb_csv_fast *t) {
 #if OPDB_FAST_AVX2

@@ -327,8 +327,7 @@ static int take_calls(kn_agg *a, xsort *attributed, opdb_err *err) {
 }
 
 int kn_read(kn_agg *a, const char *path, char *why, size_t cap, opdb_err *err) {
-    const char *simple = opdb_setting("OPDB_KINETO_SIMPLE"); /* tests: the same goldens through the simple path */
-    if (simple && *simple == '1') return kn_read_simple(a, path, why, cap, err);
+    if (a->read_simple) return kn_read_simple(a, path, why, cap, err);
     scan S;
     memset(&S, 0, sizeof S);
     S.a = a;
@@ -420,8 +419,6 @@ void kn_agg_init(kn_agg *a) {
     memset(a, 0, sizeof *a);
     opdb_arena_init(&a->arena, 64 * 1024);
     a->sort_budget = KN_SORT_BUDGET;
-    const char *env = opdb_setting("OPDB_KINETO_SORT_BYTES"); /* tests: force the sorts to spill */
-    if (env && atol(env) > 0) a->sort_budget = (size_t)atol(env);
 }
 
 void kn_agg_free(kn_agg *a) {

@@ -3,8 +3,8 @@
  *
  * kn_read (kineto.c): one streaming pass over the JSON through the yajl trace
  * reader turns every operator, launch and device event into a 32-byte record
- * pushed into an external sort (ext_sort.h), on one thread unless
- * OPDB_TRACE_PIPELINE=1 (opdb_trace_read_serial); the joins (device -> launch by
+ * pushed into an external sort (ext_sort.h), on one thread unless the call
+ * asks for the pipeline (opdb_trace_read_serial); the joins (device -> launch by
  * correlation, launch -> innermost operator by thread and time, device
  * events -> calls) are then merges of sorted record streams. Memory: the
  * sorts' buffers (KN_SORT_BUDGET each, at most five at once, plus 8 KiB per run
@@ -46,10 +46,11 @@ typedef struct kn_agg {
     opdb_hindex nix;
     opdb_arena arena;
     unsigned files;
-    size_t sort_budget;               /* bytes per sort buffer (KN_SORT_BUDGET; OPDB_KINETO_SORT_BYTES) */
+    size_t sort_budget;               /* bytes per sort buffer (KN_SORT_BUDGET; opdb_parse_opts.kineto_sort_bytes) */
     void *medians;                    /* xsort of (group, call time): the exact medians */
     bool finished;                    /* medians computed */
     bool simple;                      /* filled by kn_read_simple: medians from durs */
+    bool read_simple;                 /* kn_read takes the simple path (opdb_parse_opts.kineto_simple) */
     /* diagnostics over the run */
     unsigned long long device_events, no_launch, no_operator, calls, calls_without_dims;
     unsigned long long bad_durations;   /* device events skipped: duration negative, not finite or overflowing */

@@ -449,6 +449,8 @@ static int parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err 
     J.fd = -1;
     J.folder = !in.single;
     kn_agg_init(&J.kineto);
+    J.kineto.read_simple = o->kineto_simple;
+    if (o->kineto_sort_bytes) J.kineto.sort_budget = o->kineto_sort_bytes;
     kd_agg_init(&J.agg);
     fia_index_init(&J.fia);
     opdb_sb_init(&J.deferred);
@@ -523,6 +525,7 @@ void opdb_parse_opts_init(opdb_parse_opts *o) {
 int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_parse_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    opdb_call_set_modes(&o->modes);
     int rc = parse_run(o, res, err);
     opdb_call_leave(&saved);
     return rc;

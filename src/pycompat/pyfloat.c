@@ -186,8 +186,6 @@ bool opdb_py_int(const char *p0, size_t n0, long long *out) {
     return true;
 }
 
-bool opdb_py_float_portable_only = false;
-
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #include "core/load_tail.h"
@@ -236,7 +234,7 @@ __attribute__((target("ssse3,sse4.1,popcnt"))) static bool short_decimal(const c
     return decimal_lanes(_mm_sub_epi8(opdb_load_tail16(p, n), _mm_set1_epi8('0')), n, mant, frac);
 }
 
-static inline bool have_short_decimal(void) { return k_cpu_short_decimal && !opdb_py_float_portable_only; }
+static inline bool have_short_decimal(void) { return k_cpu_short_decimal; }
 
 /* The value of p[0..n) (n < 16) with 16 readable bytes from p: one load, no
  * branches on the length. */
@@ -260,15 +258,16 @@ bool opdb_py_float_padded(const char *p, size_t n, double *out) {
 
 /* Single pass over the common shape `[-]digits[.digits]` (at most 19 digits
  * in all, so the integer cannot overflow); anything else, surrounding
- * whitespace included, takes the general path. */
-bool opdb_py_float(const char *p, size_t n, double *out) {
+ * whitespace included, takes the general path.  vec: short decimals may
+ * take the vector path. */
+static inline __attribute__((always_inline)) bool py_float_at(const char *p, size_t n, double *out, bool vec) {
     const char *q = p, *end = p + n;
     bool neg = q < end && *q == '-';
     q += neg;
 #if defined(__x86_64__) && defined(__GNUC__)
     uint64_t m;
     size_t fr;
-    if (q < end && end - q <= 16 && have_short_decimal() && short_decimal(q, (size_t)(end - q), &m, &fr)) {
+    if (q < end && end - q <= 16 && vec && short_decimal(q, (size_t)(end - q), &m, &fr)) {
         double v = fr ? (double)m / k_pow10[fr] : (double)m;
         *out = neg ? -v : v;
         return true;
@@ -289,3 +288,13 @@ bool opdb_py_float(const char *p, size_t n, double *out) {
     *out = neg ? -v : v;
     return true;
 }
+
+bool opdb_py_float(const char *p, size_t n, double *out) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return py_float_at(p, n, out, have_short_decimal());
+#else
+    return py_float_at(p, n, out, false);
+#endif
+}
+
+bool opdb_py_float_portable(const char *p, size_t n, double *out) { return py_float_at(p, n, out, false); }

@@ -97,15 +97,14 @@ static void patterns(gbuild *g) {
     }
 }
 
-int opdb_grid_rows(const char *name, opdb_grid_row **rows, size_t *n, opdb_err *err) {
+int opdb_grid_rows(const char *name, long limit, opdb_grid_row **rows, size_t *n, opdb_err *err) {
     *rows = NULL;
     *n = 0;
     if (!name || strcmp(name, "default") != 0)
         return opdb_fail(err, OPDB_ERR_USAGE, "argument --grid: invalid choice: '%s' (choose from 'default')",
                          name ? name : "");
     gbuild g = {0};
-    const char *lim = opdb_setting("OPDB_BENCH_GRID_LIMIT");
-    if (lim && *lim) g.limit = strtol(lim, NULL, 10);
+    g.limit = limit;
     matmuls(&g);
     patterns(&g);
     *rows = g.v;

@@ -212,7 +212,7 @@ static bool grid_row_done(bench_ctx *c, const char *op, const bench_row *br, cha
 static int bench_grid(bench_ctx *c, opdb_err *err) {
     opdb_grid_row *g;
     size_t n;
-    if (opdb_grid_rows(c->o->grid, &g, &n, err)) return -1;
+    if (opdb_grid_rows(c->o->grid, c->o->grid_limit, &g, &n, err)) return -1;
     int rc = 0;
     long line = 2;
     const char *prev = NULL;
@@ -529,6 +529,7 @@ void opdb_bench_opts_init(opdb_bench_opts *o) {
 int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_bench_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    opdb_call_set_modes(&o->modes);
     opdb_call_set_reference_signatures(o->quirks); /* journal and write-back match rows as the reference does */
     int rc = bench_run(o, b, err);
     opdb_call_leave(&saved);

@@ -160,9 +160,9 @@ int opdb_trace_yajl_file(const char *path, const yajl_callbacks *cbs, void *ctx,
 }
 
 bool opdb_trace_pipe_wanted(const char *path, bool by_default) {
-    const char *env = opdb_setting("OPDB_TRACE_PIPELINE");
-    if (env && strcmp(env, "1") == 0) return true;
-    if ((env && strcmp(env, "0") == 0) || !by_default) return false;
+    int mode = opdb_call_now()->modes.trace_pipeline; /* the call's choice, else by size */
+    if (mode > 0) return true;
+    if (mode < 0 || !by_default) return false;
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2) return false;
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (unsigned long long)st.st_size >= PIPE_MIN_FILE;

@@ -27,8 +27,9 @@ typedef struct trace_yajl_run {
 int opdb_trace_yajl_file(const char *path, const yajl_callbacks *cbs, void *ctx, bool (*stopped)(void *),
                          trace_yajl_run *y, opdb_err *err);
 
-/* Whether path is worth a second thread: OPDB_TRACE_PIPELINE=1 always, =0
- * never; otherwise (by_default) files of 4 MiB or more on a machine with several CPUs. */
+/* Whether path is worth a second thread: the call's modes.trace_pipeline 1
+ * always, -1 never; otherwise (by_default) files of 4 MiB or more on a
+ * machine with several CPUs. */
 bool opdb_trace_pipe_wanted(const char *path, bool by_default);
 
 /* Replays path's tokens into cbs/ctx (set_offset(ctx, off) is called before

@@ -139,7 +139,7 @@ static size_t len_deleted(const update_result *r) { return r->deleted.n; }
 static size_t len_dups(const update_result *r) { return r->ndups; }
 static size_t len_nosample(const update_result *r) { return r->no_sample.n; }
 static size_t len_added(const update_result *r) { return r->added_rows.n; }
-static list_len_fn g_len;
+static _Thread_local list_len_fn g_len; /* qsort's key, per thread: two calls may sort at once */
 static int cmp_by_len(const void *a, const void *b) {
     const update_result *x = *(const update_result *const *)a, *y = *(const update_result *const *)b;
     size_t lx = g_len(x), ly = g_len(y);

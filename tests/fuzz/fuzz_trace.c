@@ -19,13 +19,8 @@ typedef struct outcome {
     size_t n;
 } outcome;
 
-/* The library reads no environment variable: the pipeline mode is given
- * as opdb's CLI gives its settings. */
-static const char *env_setting(const char *name) { return getenv(name); }
-
-static void run(const char *path, const char *mode, outcome *o) {
-    opdb_set_settings(env_setting);
-    setenv("OPDB_TRACE_PIPELINE", mode, 1);
+/* mode: the call's trace_pipeline (-1: one thread, 1: a tokenizing thread). */
+static void run(const char *path, int mode, outcome *o) {
     FILE *mem = open_memstream(&o->out, &o->n);
     if (!mem) abort();
     opdb_err_clear(&o->err);
@@ -33,6 +28,7 @@ static void run(const char *path, const char *mode, outcome *o) {
     opdb_trace2csv_opts to;
     opdb_trace2csv_opts_init(&to);
     to.trace_path = path, to.out = mem;
+    to.modes.trace_pipeline = mode;
     o->rc = opdb_trace2csv_run(&to, &o->rows, &o->err);
     fclose(mem);
     if (o->rc != 0 && o->err.msg[0] == '\0') abort();
@@ -45,8 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size && write(fd, data, size) != (ssize_t)size) abort();
     close(fd);
     outcome a, b;
-    run(path, "0", &a);
-    run(path, "1", &b);
+    run(path, -1, &a);
+    run(path, 1, &b);
     if (a.rc != b.rc || a.rows != b.rows || strcmp(a.err.msg, b.err.msg) != 0 || a.n != b.n ||
         memcmp(a.out, b.out, a.n) != 0)
         abort(); /* the two reading paths disagree */

@@ -57,7 +57,7 @@ typedef struct job {
  * from this thread and from a worker. */
 static void *caller(void *arg) {
     job *j = arg;
-    opdb_log log = {on_warn, on_note, NULL, &j->s};
+    opdb_log log = {on_warn, on_note, NULL, &j->s, NULL};
     FILE *out = fopen("/dev/null", "w");
     for (int i = 0; i < ROUNDS; i++) {
         opdb_grid_misses *m = opdb_grid_misses_new();
@@ -127,9 +127,9 @@ static void test_nested_scopes(void **state) {
     (void)state;
     sink outer = {0}, inner = {0};
     outer.tag = inner.tag = "";
-    opdb_log lo = {on_warn, on_note, NULL, &outer};
-    opdb_log li = {on_warn, NULL, NULL, &inner};
-    opdb_log none = {NULL, NULL, NULL, NULL};
+    opdb_log lo = {on_warn, on_note, NULL, &outer, NULL};
+    opdb_log li = {on_warn, NULL, NULL, &inner, NULL};
+    opdb_log none = {NULL, NULL, NULL, NULL, NULL};
     opdb_call_scope s1 = opdb_call_enter(&lo);
     opdb_call_scope s2 = opdb_call_enter(&none);
     opdb_warn("kept");
@@ -157,7 +157,7 @@ static void on_progress(void *ctx, const char *line) {
  * only when it is a terminal otherwise). */
 static void test_progress_to_callback(void **state) {
     (void)state;
-    opdb_log l = {NULL, NULL, on_progress, NULL};
+    opdb_log l = {NULL, NULL, on_progress, NULL, NULL};
     opdb_call_scope s = opdb_call_enter(&l);
     opdb_progress p;
     opdb_progress_init(&p, false);

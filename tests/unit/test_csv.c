@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/call.h"
 #include "csv/batch.h"
 #include "opdb/csv.h"
 #include "opdb/fs.h"
@@ -52,8 +53,9 @@ typedef struct {
 static void parsed_free(parsed *p) { free(p->text); }
 
 /* Runs the fast tokenizer over a private exact-size copy of data (so that
- * ASan sees any overread). */
-static parsed run_fast(const char *data, size_t n, int max_fields) {
+ * ASan sees any overread); portable: with the portable block scan whatever
+ * the CPU has. */
+static parsed run_fast_scan(const char *data, size_t n, int max_fields, bool portable) {
     parsed r;
     memset(&r, 0, sizeof r);
     char *buf = malloc(n ? n : 1);
@@ -61,6 +63,7 @@ static parsed run_fast(const char *data, size_t n, int max_fields) {
     if (n) memcpy(buf, data, n);
     opdb_csv_fast t;
     opdb_csv_fast_init(&t, buf, n);
+    if (portable) t.avx2 = false;
     opdb_field f[MAXF];
     opdb_strbuf sb;
     opdb_sb_init(&sb);
@@ -83,6 +86,8 @@ static parsed run_fast(const char *data, size_t n, int max_fields) {
     free(buf);
     return r;
 }
+
+static parsed run_fast(const char *data, size_t n, int max_fields) { return run_fast_scan(data, n, max_fields, false); }
 
 static int memfd_with(const char *data, size_t n) {
     int fd = memfd_create("opdb_test_csv", 0);
@@ -491,10 +496,8 @@ static void test_block_scans_agree(void **s) {
         const char *alpha = alphabets[it % 3];
         size_t na = strlen(alpha), n = rng() % 500;
         for (size_t i = 0; i < n; i++) buf[i] = alpha[rng() % na];
-        opdb_csv_fast_portable_only = true;
-        parsed a = run_fast(buf, n, MAXF);
-        opdb_csv_fast_portable_only = false;
-        parsed b = run_fast(buf, n, MAXF);
+        parsed a = run_fast_scan(buf, n, MAXF, true);
+        parsed b = run_fast_scan(buf, n, MAXF, false);
         assert_int_equal(a.rc, b.rc);
         assert_int_equal(a.nrec, b.nrec);
         assert_string_equal(a.text, b.text);
@@ -517,7 +520,6 @@ static void test_skim_matches_next(void **s) {
     int skipped_quotes = 0;
     /* both block scans: the CPU's (with its search past the kept cells) and the portable one */
     for (int it = 0; it < 6000; it++) {
-        opdb_csv_fast_portable_only = it % 2;
         opdb_strbuf sb;
         opdb_sb_init(&sb);
         opdb_sb_add(&sb, "", 0);
@@ -549,6 +551,7 @@ static void test_skim_matches_next(void **s) {
         opdb_csv_fast_init(&tn, dec, sb.n);
         opdb_csv_fast ta;
         opdb_csv_fast_init(&ta, raw, sb.n);
+        if (it % 2) ts.avx2 = tn.avx2 = ta.avx2 = false; /* odd rounds: the portable scan */
         opdb_field fs[MAXF], fn[MAXF], fa[MAXF];
         for (;;) {
             int ns = -1, nn = -1;
@@ -587,7 +590,6 @@ static void test_skim_matches_next(void **s) {
         free(tmp);
         opdb_sb_free(&sb);
     }
-    opdb_csv_fast_portable_only = false;
     print_message("records with quotes past the kept cells: %d\n", skipped_quotes);
     assert_true(skipped_quotes > 100);
 }
@@ -688,9 +690,15 @@ static void test_batch_run_mapped_and_read(void **s) {
     for (int threads = 1; threads <= 2; threads++)
         for (int mapped = 0; mapped < 2; mapped++) {
             batch_log l = {0};
-            opdb_file_view_map_disabled = !mapped;
+            opdb_call_scope call = opdb_call_enter(NULL); /* a call of its own: its no_map ends with it */
+            opdb_call_set_no_map(!mapped);
+            opdb_file_view v;
+            bool did_map = opdb_file_view_map(&v, fd, "t.csv", 0, text.n);
+            assert_int_equal(did_map, mapped);
+            if (did_map) opdb_file_view_close(&v);
             run_batches(fd, threads, &l);
-            opdb_file_view_map_disabled = false;
+            opdb_call_leave(&call);
+            assert_false(opdb_call_now()->no_map);
             assert_false(l.misaligned);
             assert_int_equal(l.all.n, text.n - 7);
             assert_memory_equal(l.all.p, text.p + 7, text.n - 7);

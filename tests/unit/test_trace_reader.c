@@ -12,6 +12,7 @@
 #include <zlib.h>
 #include <cmocka.h>
 
+#include "core/call.h"
 #include "opdb/trace_reader.h"
 
 static const char *const k_fields[] = {"ph", "name", "pid", "dur", "args", NULL};
@@ -87,16 +88,20 @@ static char *write_trace(int n, bool gz, size_t cut) {
     return path;
 }
 
-/* Reads path in mode ("0" or "1"); returns rc, the log and the error text. */
-static int read_in_mode(const char *path, const char *mode, bool some, unsigned long long stop_at, opdb_strbuf *log,
+/* Reads path in a call of its own with trace_pipeline = mode (-1: on this
+ * thread, 1: tokenized on a second one); returns rc, the log and the error
+ * text. */
+static int read_in_mode(const char *path, int mode, bool some, unsigned long long stop_at, opdb_strbuf *log,
                         char *errmsg, unsigned long long *seen) {
-    setenv("OPDB_TRACE_PIPELINE", mode, 1);
+    opdb_call_scope call = opdb_call_enter(NULL);
+    opdb_modes m = {.trace_pipeline = mode};
+    opdb_call_set_modes(&m);
     sink s = {.stop_at = stop_at, .some = some};
     opdb_sb_init(&s.log);
     opdb_err err;
     memset(&err, 0, sizeof err);
     int rc = some ? opdb_trace_read_some(path, k_fields, k_args, record, &s, &err) : opdb_trace_read(path, record, &s, &err);
-    unsetenv("OPDB_TRACE_PIPELINE");
+    opdb_call_leave(&call);
     *log = s.log;
     *seen = s.seen;
     strcpy(errmsg, err.msg);
@@ -108,8 +113,8 @@ static void same_both_ways(const char *path, bool some, unsigned long long stop_
     opdb_strbuf a, b;
     char ea[1024], eb[1024];
     unsigned long long na, nb;
-    int ra = read_in_mode(path, "0", some, stop_at, &a, ea, &na);
-    int rb = read_in_mode(path, "1", some, stop_at, &b, eb, &nb);
+    int ra = read_in_mode(path, -1, some, stop_at, &a, ea, &na);
+    int rb = read_in_mode(path, 1, some, stop_at, &b, eb, &nb);
     assert_int_equal(ra, want_rc);
     assert_int_equal(rb, want_rc);
     assert_string_equal(ea, eb);
@@ -154,7 +159,7 @@ static void test_truncated(void **state) {
     opdb_strbuf log;
     char msg[1024];
     unsigned long long events;
-    assert_int_equal(read_in_mode(p, "1", true, 0, &log, msg, &events), -1);
+    assert_int_equal(read_in_mode(p, 1, true, 0, &log, msg, &events), -1);
     assert_non_null(strstr(msg, "truncated or invalid JSON at byte"));
     opdb_sb_free(&log);
     assert_true(events > 10000);
@@ -183,18 +188,13 @@ static void test_too_deep(void **state) {
     opdb_strbuf log;
     char msg[1024];
     unsigned long long n;
-    read_in_mode(path, "1", false, 0, &log, msg, &n);
+    read_in_mode(path, 1, false, 0, &log, msg, &n);
     assert_non_null(strstr(msg, "invalid JSON at byte"));
     opdb_sb_free(&log);
     unlink(path);
 }
 
-/* The library reads no environment variable: this test gives it its own,
- * as opdb's CLI does for the variables it lists. */
-static const char *env_setting(const char *name) { return getenv(name); }
-
 int main(void) {
-    opdb_set_settings(env_setting);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_whole_trace),
         cmocka_unit_test(test_stop_midway),

@@ -54,10 +54,9 @@ static void test_warnings_go_to_the_installed_handler(void **state) {
     assert_string_equal(s.line, "a.csv: 3 row(s) skipped"); /* one line, no prefix: the handler words it */
     opdb_warn("two\nlines");
     assert_string_equal(s.line, "two\\x0alines");
-    unsigned before = opdb_nothing_count();
-    opdb_warn_nothing("nothing written");
+    opdb_warn_nothing("nothing written"); /* outside a call with a nothing sink: a warning */
     assert_int_equal(s.calls, 3);
-    assert_int_equal(opdb_nothing_count(), before + 1);
+    assert_string_equal(s.line, "nothing written");
     opdb_set_warn_handler(NULL, NULL);
 }
 
