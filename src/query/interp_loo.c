@@ -146,8 +146,9 @@ typedef struct loo_lines {
     uint32_t *sub, *near; /* scratch, np each */
 } loo_lines;
 
-static const ip_index *g_sort_ix;
-static int g_sort_axis, g_sort_nax;
+/* qsort's key, per thread: two queries may sort at once */
+static _Thread_local const ip_index *g_sort_ix;
+static _Thread_local int g_sort_axis, g_sort_nax;
 
 /* the order of points: off-axis coordinates in axis order, then the axis */
 static int cmp_line(int a, int nax, const double *x, const double *y) {

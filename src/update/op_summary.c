@@ -45,9 +45,11 @@ static void put(agg_keyset *l, const char *key, int num) {
 
 /* The reference's row dict: the 8 descriptive cells, the duration, EP Size
  * (DispatchFFNCombine with --dispatch-ffn-combine-ep-size), the metric means. */
+#define MB_NAME(name) OPDB_METRIC_MB_PREFIX name,
+static const char *const mb_names[OPDB_NMETRICS] = {OPDB_METRIC_LIST(MB_NAME)}; /* constant: calls may run at once */
+#undef MB_NAME
+
 static agg_keyset *make_keyset(opdb_arena *a, bool with_ep, bool with_metrics) {
-    static char mb_names[OPDB_NMETRICS][64];
-    for (int m = 0; m < OPDB_NMETRICS; m++) snprintf(mb_names[m], sizeof mb_names[m], OPDB_METRIC_MB_PREFIX "%s", opdb_metric_names[m]);
     agg_keyset *l = opdb_arena_alloc(a, sizeof *l);
     memset(l, 0, sizeof *l);
     for (int b = 0; b < 8; b++) put(l, opdb_base_cols[b], -1);
