@@ -62,9 +62,11 @@ void q_dispatch(q_ctx *c) {
         return;
     /* The result cache keeps what follows the exact attempt: the wrapper's
      * answer. An exact answer costs less to recompute (the exact-hit map) than
-     * to fetch, so only queries that reach the wrapper look in the cache. */
+     * to fetch, so only queries that reach the wrapper look in the cache, and
+     * not communication ops either: the wrapper leaves them at once. */
     uint8_t key[1024];
-    size_t klen = !c->explain && c->db->cache ? q_cache_key(c->q, key, sizeof key) : 0;
+    bool comm = e.v && qv_is_str(qv_get(e.v, "category"), "communication");
+    size_t klen = !c->explain && c->db->cache && !comm ? q_cache_key(c->q, key, sizeof key) : 0;
     if (klen) {
         opdb_strbuf extra = c->r->extra, attempts = c->r->attempts;
         if (q_cache_get(c->db->cache, key, klen, c->a, c->r)) {
