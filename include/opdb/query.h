@@ -35,7 +35,9 @@ typedef struct opdb_qdb_opts {
     void (*warn)(void *ctx, const char *line);
     void *warn_ctx;
     /* Result cache: at most this many answers kept, keyed by the query
-     * without its id (explain queries are always computed); 0 = off.
+     * without its id (explain queries are always computed); 0 = off. It
+     * holds kernel-level answers and the interpolation wrapper's: exact
+     * answers come from the handle's exact-hit map for less.
      * opdb_qdb_opts_init sets OPDB_QCACHE_DEFAULT. */
     size_t result_cache;
 } opdb_qdb_opts;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "query/qline_fast.h"
 #include "query/query_internal.h"
 #include "core/call.h"
 
@@ -71,12 +72,14 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
     c.a = &p->a;
     c.explain = explain;
     c.r = &p->r;
+    c.probe_hash = q ? q->line_hash : 0;
     memset(&p->r, 0, sizeof p->r);
     p->r.src = QS_MISS;
     p->r.miss = "";
-    /* the result cache answers repeated queries (explain always computes: it names rows) */
+    /* the result cache answers repeated kernel-level queries here, op-level ones
+     * in the dispatch (explain always computes: it names rows) */
     uint8_t key[1024];
-    size_t klen = !code && !explain && db->cache ? q_cache_key(q, key, sizeof key) : 0;
+    size_t klen = !code && !explain && db->cache && q->kernel ? q_cache_key(q, key, sizeof key) : 0;
     if (code) {
         q_error(&c, code, "%s", msg);
         if (explain) p->r.path = NULL;
@@ -169,11 +172,16 @@ static int query_json(const opdb_qdb *db, opdb_qresult_priv *p, const char *line
                       opdb_qresult *res) {
     q_query q;
     const char *code = NULL;
-    char msg[512] = "";
+    char msg[512];
+    msg[0] = 0; /* (not zero-filled: the common line never writes it) */
+    /* the slot the query's first exact-hit map probe starts at, fetched while the line is read */
+    uint64_t lh = q_line_hash(line, n);
+    if (!explain) q_hitmap_prefetch(db->hitmap, lh);
     if (q_parse_line(&p->a, line, n, &q, &code, msg, sizeof msg) != 0) {
         q_query bad = q;
         return finish(db, p, &bad, code, msg, explain, res);
     }
+    q.line_hash = lh;
     return finish(db, p, &q, NULL, NULL, explain, res);
 }
 

@@ -204,6 +204,8 @@ int q_compute_target(q_ctx *c, const q_entry *e, const char ***K, size_t *nk, q_
 
 void q_path_compute(q_ctx *c, const q_entry *e) {
     c->r->path = "compute";
+    /* the scan's map entry, fetched while its kernels and inputs are worked out */
+    if (c->probe_hash) q_hitmap_prefetch_entry(c->db->hitmap, c->probe_hash);
     if (!qv_truthy(qv_get(e->v, "kernel_type"))) {
         q_miss(c, "");
         return;

@@ -1,5 +1,6 @@
 /* Op-level dispatch: the op's mapping entry picks the lookup path; with
- * interpolation on, an exact MISS or PARTIAL goes to the wrapper. */
+ * interpolation on, an exact MISS or PARTIAL goes to the wrapper, whose
+ * answers the result cache keeps. */
 #include <string.h>
 
 #include "query/query_internal.h"
@@ -59,6 +60,21 @@ void q_dispatch(q_ctx *c) {
     if (!c->cfg->quirks && c->r->src == QS_MISS && strcmp(c->r->miss, "insufficient_args") == 0 && e.v &&
         qv_is_str(qv_get(e.v, "category"), "communication"))
         return;
+    /* The result cache keeps what follows the exact attempt: the wrapper's
+     * answer. An exact answer costs less to recompute (the exact-hit map) than
+     * to fetch, so only queries that reach the wrapper look in the cache, and
+     * not communication ops either: the wrapper leaves them at once. */
+    uint8_t key[1024];
+    bool comm = e.v && qv_is_str(qv_get(e.v, "category"), "communication");
+    size_t klen = !c->explain && c->db->cache && !comm ? q_cache_key(c->q, key, sizeof key) : 0;
+    if (klen) {
+        opdb_strbuf extra = c->r->extra, attempts = c->r->attempts;
+        if (q_cache_get(c->db->cache, key, klen, c->a, c->r)) {
+            c->r->extra = extra;
+            c->r->attempts = attempts;
+            return;
+        }
+    }
     /* the wrapper: its answer, or a MISS; the default mode keeps an exact PARTIAL it cannot better */
     q_result saved = *c->r;
     q_interpolate(c, &e);
@@ -69,4 +85,5 @@ void q_dispatch(q_ctx *c) {
         c->r->extra = extra;
         c->r->attempts = attempts;
     }
+    if (klen) q_cache_put(c->db->cache, key, klen, c->r);
 }

@@ -76,6 +76,8 @@ void q_elementwise_scan(q_ctx *c, const char *const *K, size_t nk, q_shape y, co
 }
 
 void q_path_elementwise(q_ctx *c, const q_entry *e) {
+    /* the scan's map entry, fetched while its target is worked out */
+    if (c->probe_hash) q_hitmap_prefetch_entry(c->db->hitmap, c->probe_hash);
     const qv *o = c->q->out;
     if (o && o->kind == QV_LIST) {
         if (o->n == 0) {

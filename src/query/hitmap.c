@@ -6,6 +6,11 @@
  * tables, mapping), so a stored outcome is the one the scan would compute:
  * a repeated key costs one probe, and the matcher runs only on a map miss.
  *
+ * A probe starts at its key's hash, or for a query's first scan at the hash
+ * of the query line without its id: that slot is fetched while the line is
+ * dispatched, and equal lines meet at it. Either way the key is compared in
+ * full, so the answer is exact; a key reached from two starts is kept twice.
+ *
  * Readers take no lock: slots hold published pointers to entries that never
  * change; a writer claims an empty slot with a compare-and-swap. The map
  * stops taking entries when it holds its maximum (no eviction), so a probe
@@ -53,6 +58,19 @@ void q_hitmap_free(q_hitmap *m) {
     }
     free(m->slot);
     free(m);
+}
+
+void q_hitmap_prefetch(const q_hitmap *m, uint64_t h) {
+    if (m) __builtin_prefetch(&m->slot[h & m->mask]);
+}
+
+void q_hitmap_prefetch_entry(const q_hitmap *m, uint64_t h) {
+    if (!m) return;
+    const hentry *e = atomic_load_explicit(&m->slot[h & m->mask], memory_order_relaxed);
+    if (!e) return;
+    /* its header and a usual key (reading its length would wait for it); prefetches past its end are harmless */
+    const char *p = (const char *)e;
+    for (size_t off = 0; off < 256; off += 64) __builtin_prefetch(p + off);
 }
 
 size_t q_hitmap_hits(const q_hitmap *m) { return m ? atomic_load(&((q_hitmap *)m)->hits) : 0; }

@@ -75,31 +75,35 @@ static int cb_bool(void *ctx, int x) {
     v->b = x != 0;
     return put(ctx, v);
 }
-static int cb_number(void *ctx, const char *s, size_t n) {
-    jb *b = ctx;
+qv *q_json_number(opdb_arena *a, const char *s, size_t n) {
     bool is_int = true;
     for (size_t i = 0; i < n; i++)
         if (s[i] == '.' || s[i] == 'e' || s[i] == 'E') is_int = false;
-    qv *v;
+    qv *v = opdb_arena_alloc(a, sizeof *v);
+    memset(v, 0, sizeof *v);
+    v->dtype = -1;
     long long iv;
     if (is_int && n <= 18 && (s[0] != '-' || n > 1)) {
         /* a JSON integer of at most 18 characters fits in int64: its digits, read directly */
         size_t i = s[0] == '-';
         long long x = 0;
         for (; i < n; i++) x = x * 10 + (s[i] - '0');
-        v = nv(b, QV_INT);
+        v->kind = QV_INT;
         v->i = s[0] == '-' ? -x : x;
-        return put(b, v);
-    }
-    if (is_int && opdb_py_int(s, n, &iv)) {
-        v = nv(b, QV_INT);
+    } else if (is_int && opdb_py_int(s, n, &iv)) {
+        v->kind = QV_INT;
         v->i = iv;
     } else {
         /* Python floats; an integer beyond int64 is kept as the nearest float */
-        v = nv(b, QV_FLOAT);
+        v->kind = QV_FLOAT;
         if (!opdb_py_float(s, n, &v->f)) v->f = NAN;
     }
-    return put(b, v);
+    return v;
+}
+
+static int cb_number(void *ctx, const char *s, size_t n) {
+    jb *b = ctx;
+    return put(b, q_json_number(b->a, s, n));
 }
 static int cb_string(void *ctx, const unsigned char *s, size_t n) {
     jb *b = ctx;
@@ -258,8 +262,18 @@ static bool kernel_name_ok(const qv *k) {
 }
 
 int q_parse_line(opdb_arena *a, const char *line, size_t n, q_query *q, const char **code, char *msg, size_t cap) {
+    return q_parse_line_mode(a, line, n, Q_JSON_AUTO, q, code, msg, cap);
+}
+
+int q_parse_line_mode(opdb_arena *a, const char *line, size_t n, int mode, q_query *q, const char **code, char *msg,
+                      size_t cap) {
+    /* the common form read straight into the query; the rest through the value tree */
+    if (mode == Q_JSON_AUTO || mode == Q_JSON_DIRECT) {
+        if (q_line_direct(a, line, n, q)) return 0;
+        if (mode == Q_JSON_DIRECT) return 1;
+    }
     memset(q, 0, sizeof *q);
-    qv *root = q_parse_json(a, line, n, Q_JSON_AUTO, msg, cap);
+    qv *root = q_parse_json(a, line, n, mode, msg, cap);
     if (!root) {
         *code = k_bad_json;
         return -1;

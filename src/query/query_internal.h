@@ -223,6 +223,7 @@ typedef struct q_query {
     /* kernel level */
     const char *kernel;
     const qv *kq;                /* the whole kernel-level object */
+    uint64_t line_hash;          /* the line's bytes without its id, hashed (0 = not known) */
 } q_query;
 
 /* ------------------------------------------------------------------ result */
@@ -277,6 +278,7 @@ typedef struct q_ctx {
     opdb_arena *a;               /* everything of this query lives here */
     bool explain;
     q_result *r;
+    uint64_t probe_hash;         /* where the query's first exact-hit map probe starts (0 = at its key's hash) */
 } q_ctx;
 
 /* result helpers */
@@ -444,6 +446,10 @@ void q_hitmap_free(q_hitmap *m);
 bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q_ctx *c, q_scan *s);
 /* stores s (a scan that did not fail) under key; a full map takes nothing */
 void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q_scan *s);
+/* starts fetching the slot a probe from h begins at; then (once that slot has
+ * likely arrived) the entry it holds */
+void q_hitmap_prefetch(const q_hitmap *m, uint64_t h);
+void q_hitmap_prefetch_entry(const q_hitmap *m, uint64_t h);
 /* scans answered from the map so far */
 size_t q_hitmap_hits(const q_hitmap *m);
 /* checker keys: tensor inputs as the compute matcher reads them, an output as the elementwise one does */
@@ -469,6 +475,13 @@ enum { Q_JSON_AUTO, Q_JSON_YAJL, Q_JSON_FAST };
 /* JSON text -> value tree (qline.c); NULL with msg on bad JSON. */
 qv *q_parse_json(opdb_arena *a, const char *text, size_t n, int mode, char *msg, size_t cap);
 int q_parse_line(opdb_arena *a, const char *line, size_t n, q_query *q, const char **code, char *msg, size_t cap);
+/* The same with a reader: Q_JSON_AUTO (the direct form first, as
+ * q_parse_line), Q_JSON_YAJL or Q_JSON_FAST (the value tree through that
+ * reader only), Q_JSON_DIRECT (the direct form only: 1 when it does not take
+ * the line). */
+enum { Q_JSON_DIRECT = Q_JSON_FAST + 1 };
+int q_parse_line_mode(opdb_arena *a, const char *line, size_t n, int mode, q_query *q, const char **code, char *msg,
+                      size_t cap);
 /* Loads op_mapping.yaml of dir: 0, 1 (absent), -1 (unreadable; err set). */
 int q_mapping_load(opdb_qdb *db, opdb_err *err);
 /* Parses a CSV-cell shape list ("24,128;256,128"); -1 on a bad piece. */

@@ -58,7 +58,9 @@ void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode,
         scan(c, k, nk, mode, chk, arg, sel, s);
         return;
     }
-    uint64_t h = opdb_hash_bytes(key, kn, 0x68697473);
+    /* the query's first probe starts where its line hashes (fetched since the line was read) */
+    uint64_t h = c->probe_hash ? c->probe_hash : opdb_hash_bytes(key, kn, 0x68697473);
+    c->probe_hash = 0;
     if (q_hitmap_get(hm, key, kn, h, c, s)) return;
     scan(c, k, nk, mode, chk, arg, sel, s);
     /* an error result belongs to this query's state (a bad table, a bad cell in quirks mode): never stored */

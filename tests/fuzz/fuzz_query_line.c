@@ -2,7 +2,8 @@
  * answered against a small database in both modes, with and without explain.
  * Must never crash or leak; every line gets exactly one result line, a JSON
  * object that starts with its "id"; the fast line reader builds what yajl
- * alone builds (or the same error message). */
+ * alone builds (or the same error message), and the query read in the direct
+ * form is the one read through yajl's tree. */
 #include "fuzz_tmp.h"
 #include "opdb/query.h"
 #include "query/query_internal.h"
@@ -67,6 +68,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
+/* a parsed query as bytes: its error, or its id, op and canonical values */
+static void query_print(opdb_arena *a, const uint8_t *data, size_t size, int mode, opdb_strbuf *o) {
+    q_query q;
+    const char *code = NULL;
+    char msg[512];
+    msg[0] = 0;
+    if (q_parse_line_mode(a, (const char *)data, size, mode, &q, &code, msg, sizeof msg)) {
+        opdb_sb_addf(o, "error %s: %s", code, msg);
+        return;
+    }
+    q_render_value(q.id, o);
+    opdb_sb_addf(o, " %s %s %d ", q.op ? q.op : "-", q.kernel ? q.kernel : "-", q.out != NULL);
+    static uint8_t key[1 << 16];
+    size_t kn = q_cache_key(&q, key, sizeof key);
+    opdb_sb_add(o, (const char *)key, kn);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int m = 0; m < 2; m++) {
         opdb_qresult r;
@@ -95,6 +113,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         opdb_sb_free(&s1);
         opdb_sb_free(&s2);
     }
+    opdb_strbuf p1, p2;
+    opdb_sb_init(&p1);
+    opdb_sb_init(&p2);
+    query_print(&a, data, size, Q_JSON_AUTO, &p1);
+    query_print(&a, data, size, Q_JSON_YAJL, &p2);
+    if (p1.n != p2.n || memcmp(p1.p, p2.p, p1.n) != 0) abort();
+    opdb_sb_free(&p1);
+    opdb_sb_free(&p2);
     opdb_arena_free(&a);
     return 0;
 }

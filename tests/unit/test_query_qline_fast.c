@@ -4,7 +4,9 @@
  * characters), whenever the fast reader accepts a line, yajl accepts it too
  * and delivers the same events with the same bytes; and the value tree the
  * query reader builds (fast path first) renders as the yajl-only tree does,
- * with the same error message when the line is bad. */
+ * with the same error message when the line is bad. The query read from the
+ * line (the direct form first) is the one read through yajl's value tree:
+ * same id, op and canonical values, or the same error. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,7 +43,50 @@ static int t_oa(void *c) { return ev(c, "[", "", 0), 1; }
 static int t_ea(void *c) { return ev(c, "]", "", 0), 1; }
 static const yajl_callbacks k_rec = {t_null, t_bool, NULL, NULL, t_num, t_str, t_om, t_key, t_em, t_oa, t_ea};
 
-static size_t n_checked, n_fast;
+static size_t n_checked, n_fast, n_direct;
+
+/* what a parsed query is: its error, or its id, op and canonical values */
+static void query_print(opdb_arena *a, const char *line, size_t n, int mode, opdb_strbuf *o) {
+    q_query q;
+    const char *code = NULL;
+    char msg[512];
+    msg[0] = 0;
+    int rc = q_parse_line_mode(a, line, n, mode, &q, &code, msg, sizeof msg);
+    if (rc) {
+        opdb_sb_addf(o, "error %s: %s", code, msg);
+        return;
+    }
+    opdb_sb_adds(o, "id=");
+    if (q.id) q_render_value(q.id, o);
+    else opdb_sb_adds(o, "absent");
+    opdb_sb_addf(o, " op=%s kernel=%s out=%d key=", q.op ? q.op : "-", q.kernel ? q.kernel : "-", q.out != NULL);
+    static uint8_t key[1 << 16];
+    size_t kn = q_cache_key(&q, key, sizeof key);
+    for (size_t i = 0; i < kn; i++) opdb_sb_addf(o, "%02x", key[i]);
+    if (!q.kernel) {
+        opdb_sb_adds(o, " args=");
+        q_render_value(q.args, o);
+        opdb_sb_adds(o, " out=");
+        q_render_value(q.out, o);
+    }
+}
+
+/* the query the line gives: as the direct form reads it, as yajl's tree does */
+static void check_query(const char *line, size_t n) {
+    opdb_arena a;
+    opdb_arena_init(&a, 4096);
+    opdb_strbuf p1, p2;
+    opdb_sb_init(&p1);
+    opdb_sb_init(&p2);
+    query_print(&a, line, n, Q_JSON_AUTO, &p1);
+    query_print(&a, line, n, Q_JSON_YAJL, &p2);
+    opdb_sb_addc(&p1, 0);
+    opdb_sb_addc(&p2, 0);
+    if (strcmp(p1.p, p2.p) != 0) fail_msg("the query read differs on: %.*s\nauto: %s\nyajl: %s", (int)n, line, p1.p, p2.p);
+    opdb_sb_free(&p1);
+    opdb_sb_free(&p2);
+    opdb_arena_free(&a);
+}
 
 /* One line through both readers. */
 static void check_line(const char *line, size_t n) {
@@ -83,6 +128,7 @@ static void check_line(const char *line, size_t n) {
     opdb_arena_free(&a);
     opdb_sb_free(&ty.sb);
     opdb_sb_free(&tf.sb);
+    check_query(line, n);
 }
 
 /* The line, every prefix of it, and copies with one byte replaced. */
@@ -124,6 +170,13 @@ static size_t check_file(const char *path, size_t variants) {
         const char *nl = memchr(text + i, '\n', n - i);
         size_t e = nl ? (size_t)(nl - text) : n;
         if (e > i) {
+            opdb_arena a;
+            opdb_arena_init(&a, 4096);
+            q_query q;
+            const char *code;
+            char msg[64];
+            if (q_parse_line_mode(&a, text + i, e - i, Q_JSON_DIRECT, &q, &code, msg, sizeof msg) == 0) n_direct++;
+            opdb_arena_free(&a);
             if (lines < variants) check_variants(text + i, e - i);
             else check_line(text + i, e - i);
             lines++;
@@ -145,7 +198,7 @@ static void test_golden_and_corpus_lines(void **state) {
     char *root = tests_dir();
     char path[4096];
     size_t lines = 0;
-    n_checked = n_fast = 0;
+    n_checked = n_fast = n_direct = 0;
     snprintf(path, sizeof path, "%s/cli", root);
     DIR *d = opendir(path);
     assert_non_null(d);
@@ -168,7 +221,9 @@ static void test_golden_and_corpus_lines(void **state) {
     /* the inputs were found, and the fast reader took part of them (not only handed over) */
     assert_true(lines > 100);
     assert_true(n_fast > lines / 2);
-    print_message("%zu lines, %zu checks, %zu read by the fast reader\n", lines, n_checked, n_fast);
+    assert_true(n_direct > lines / 2);
+    print_message("%zu lines, %zu checks, %zu read by the fast reader, %zu in the direct form\n", lines, n_checked,
+                  n_fast, n_direct);
 }
 
 /* Lines the fast reader must hand over to yajl, and lines it must take. */
@@ -211,10 +266,62 @@ static void test_hand_over(void **state) {
     check_line(deep, n);
 }
 
+/* Lines the direct form must hand over to the general reader, and lines it must take. */
+static void test_direct_form(void **state) {
+    (void)state;
+    static const char *const over[] = {
+        "{\"op\": \"a\", \"args\": [{\"shape\": [2], \"dtype\": \"bfloat16\", \"values\": [1, 2]}]}",
+        "{\"op\": \"a\", \"args\": [{\"shape\": [-0]}]}", "{\"op\": \"a\", \"args\": [{\"shape\": [1.0]}]}",
+        "{\"op\": \"a\", \"args\": [{\"shape\": [123456789012345678]}]}",
+        "{\"op\": \"a\", \"args\": [{\"shape\": [01]}]}",
+        "{\"op\": \"a\", \"args\": [{\"shape\": [2], \"dtype\": \"float99\"}]}",
+        "{\"op\": \"a\", \"args\": [{\"shape\": [2], \"shape\": [3]}]}",
+        "{\"op\": \"a\", \"args\": [{\"shape\": [2], \"dtype\": 5}]}",
+        "{\"op\": \"a\", \"args\": [{\"shape\": 2}]}", "{\"op\": \"a\", \"args\": [{\"dtype_value\": \"float32\"}]}",
+        "{\"op\": \"a\", \"args\": [{}]}", "{\"op\": \"a\", \"kwargs\": {\"dim\": 1}}",
+        "{\"op\": \"a\", \"args\": null}", "{\"op\": \"a\", \"args\": {}}", "{\"op\": 5}", "{\"id\": 1}", "{}",
+        "{\"op\": \"a\", \"op\": \"b\"}", "{\"op\": \"a\", \"note\": 1}", "{\"kernel\": \"MatMulV2\", \"inputs\": []}",
+        "{\"op\": \"a\", \"id\": {\"shape\": [1]}}", "{\"op\": \"a\\u0062\"}", "{\"op\": \"a\"} x",
+        "{\"op\": \"a\", \"args\": [1,]}", "{\"op\": \"a\",}", "[{\"op\": \"a\"}]",
+    };
+    static const char *const take[] = {
+        "{\"op\":\"aten.mm.default\",\"args\":[{\"shape\":[512,4096],\"dtype\":\"bfloat16\"},{\"shape\":[4096,18432],"
+        "\"dtype\":\"bfloat16\"}],\"out\":{\"shape\":[512,18432],\"dtype\":\"bfloat16\"},\"id\":0}",
+        " { \"id\" : \"x\" , \"op\" : \"torch.ops.aten.view.default\" , \"args\" : [ { \"dtype\" : null , \"shape\" : [ ] } ,"
+        " [ 16 , -32 , 1.5e3 , true , false , null , \"s\" , [ ] ] ] , \"out\" : null , \"kwargs\" : { } }\r\n",
+        "{\"op\": \"a\", \"args\": [{\"shape\": [0, 12345678901234567]}], \"out\": [{\"shape\": [1]}], \"id\": -7}",
+        "{\"op\": \"a\", \"id\": [1, [2.5, \"z\"]], \"args\": [99999999999999999999, -0, 0.0]}",
+        "{\"op\": \"a\", \"args\": [{\"shape\": [2], \"dtype\": \"torch.float32\"}], \"out\": {\"dtype\": \"int64\", \"shape\": [3]}}",
+    };
+    for (size_t i = 0; i < sizeof over / sizeof over[0]; i++) {
+        opdb_arena a;
+        opdb_arena_init(&a, 4096);
+        q_query q;
+        const char *code;
+        char msg[64];
+        if (q_parse_line_mode(&a, over[i], strlen(over[i]), Q_JSON_DIRECT, &q, &code, msg, sizeof msg) == 0)
+            fail_msg("the direct form took: %s", over[i]);
+        opdb_arena_free(&a);
+        check_line(over[i], strlen(over[i]));
+    }
+    for (size_t i = 0; i < sizeof take / sizeof take[0]; i++) {
+        opdb_arena a;
+        opdb_arena_init(&a, 4096);
+        q_query q;
+        const char *code;
+        char msg[64];
+        if (q_parse_line_mode(&a, take[i], strlen(take[i]), Q_JSON_DIRECT, &q, &code, msg, sizeof msg) != 0)
+            fail_msg("the direct form handed over: %s", take[i]);
+        opdb_arena_free(&a);
+        check_variants(take[i], strlen(take[i]));
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_and_corpus_lines),
         cmocka_unit_test(test_hand_over),
+        cmocka_unit_test(test_direct_form),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
