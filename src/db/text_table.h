@@ -21,7 +21,8 @@
  * header, allowed by o), for the caller to read the rows with
  * opdb_csv_file_next and close with opdb_csv_file_close.  -1 with err set to
  * one line naming the file, and *p (when not NULL) telling what and where;
- * c is then closed. */
+ * c is then closed.  The file is streamed, so o->utf8 does not apply (o->sniff
+ * judges its start). */
 int db_csv_open(opdb_csv_file *c, const char *path, const db_open_opts *o, db_open_problem *p, opdb_err *err);
 
 typedef struct db_text_opts {
