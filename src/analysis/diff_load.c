@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "analysis/diff_internal.h"
+#include "db/sig_cells.h"
+#include "db/text_table.h"
 #include "opdb/csv.h"
 #include "opdb/fs.h"
 #include "opdb/pystr.h"
@@ -73,29 +75,32 @@ static int load_table(const char *path, dtable *t, const opdb_diff_options *o) {
     opdb_err e;
     opdb_err_clear(&e);
     opdb_csv_file c;
-    if (opdb_csv_file_open(&c, path, 4096, &e)) {
+    /* no check refuses: a file that is no table is skipped below, by its columns */
+    static const db_open_opts oo = {0};
+    if (db_csv_open(&c, path, &oo, NULL, &e)) {
         diff_warn(o, "%s: skipped: %s", path, e.msg);
         return -1;
     }
     const opdb_field *f = c.f;
-    int r = opdb_csv_file_next(&c, false);
-    int base[OPDB_NBASE_COLS], lat[NLAT], ep = -1, cnt = -1, avg = -1, sd = -1, rt[64];
+    int r = c.nf > 0;
+    int lat[NLAT], cnt = -1, avg = -1, sd = -1, rt[64];
     size_t nrt = 0;
-    for (int i = 0; i < OPDB_NBASE_COLS; i++) base[i] = -1;
+    db_sig_cols sigc;
+    opdb_span *names = opdb_xmalloc(((size_t)c.nf + 1) * sizeof *names);
+    for (int i = 0; i < c.nf; i++) names[i] = opdb_span_make(f[i].p, f[i].n);
+    db_sig_cols_from_header(&sigc, names, (size_t)c.nf, DB_NAME_FIRST);
+    free(names);
     for (int i = 0; i < NLAT; i++) lat[i] = -1;
     for (int i = 0; r > 0 && i < c.nf; i++) {
         opdb_span h = opdb_span_make(f[i].p, f[i].n);
-        for (int b = 0; b < OPDB_NBASE_COLS; b++)
-            if (base[b] < 0 && opdb_span_eq_cstr(h, opdb_base_cols[b])) base[b] = i;
         for (int d = 0; d < NLAT; d++)
             if (lat[d] < 0 && opdb_span_eq_cstr(h, k_lat_cols[d])) lat[d] = i;
-        if (ep < 0 && opdb_span_eq_cstr(h, OPDB_COL_EP_SIZE)) ep = i;
         if (cnt < 0 && opdb_span_eq_cstr(h, OPDB_COL_PROF_COUNT)) cnt = i;
         if (avg < 0 && opdb_span_eq_cstr(h, OPDB_COL_PROF_AVG_DUR)) avg = i;
         if (sd < 0 && opdb_span_eq_cstr(h, OPDB_COL_PROF_STD_DUR)) sd = i;
         if (opdb_is_runtime_column(h) && nrt < sizeof rt / sizeof rt[0]) rt[nrt++] = (int)i;
     }
-    if (r <= 0 || base[2] < 0 || (lat[0] < 0 && lat[1] < 0 && lat[2] < 0)) {
+    if (r <= 0 || sigc.col[0] < 0 || (lat[0] < 0 && lat[1] < 0 && lat[2] < 0)) {
         diff_warn(o, "%s: skipped: not a database table (no %s or no duration column)", path, OPDB_COL_INPUT_SHAPES);
         opdb_csv_file_close(&c);
         return -1;
@@ -124,7 +129,7 @@ static int load_table(const char *path, dtable *t, const opdb_diff_options *o) {
         bool has = cell_float(CELL(cnt), &st[0]) && isfinite(st[0]) && st[0] >= 2 && st[0] == floor(st[0]) &&
                    cell_float(CELL(avg), &st[1]) && isfinite(st[1]) && st[1] > 0 && cell_float(CELL(sd), &st[2]) &&
                    isfinite(st[2]) && st[2] >= 0;
-        opdb_sig_cells sc = {CELL(base[2]), CELL(base[3]), CELL(base[4]), CELL(base[5]), CELL(base[6]), CELL(ep)};
+        opdb_sig_cells sc = db_sig_cells_from_fields(&sigc, f, c.nf);
         for (size_t k = 0; k < nrt; k++) rtv[k] = runtime_cell(CELL(rt[k]), rtbuf[k], sizeof rtbuf[k]);
 #undef CELL
         opdb_row_identity(&sc, stem, rtv, nrt, &sig);

@@ -269,9 +269,14 @@ static int load_fast(const char *path, db_lazy_table *f, size_t len, opdb_err *e
     return 0;
 }
 
-int db_lazy_load(const char *path, db_lazy_table *f, bool eager, opdb_err *err) {
+/* An empty table reads as one without rows (DictReader's way); an LFS
+ * pointer or random bytes reach update's own "not a database table" check. */
+const db_open_opts db_lazy_update_rules = {0};
+
+static int load(const char *path, db_lazy_table *f, bool eager, const db_open_opts *o, db_open_problem *p,
+                opdb_err *err) {
     uint64_t body;
-    int fd = opdb_csv_open(path, &body, err);
+    int fd = db_open_file(path, o, &body, p, err);
     if (fd < 0) return -1;
     struct stat st;
     uint64_t size = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
@@ -283,6 +288,7 @@ int db_lazy_load(const char *path, db_lazy_table *f, bool eager, opdb_err *err) 
     if (rc) return rc;
     f->buf = f->view.data;
     size_t len = f->view.len;
+    if (db_open_check_bytes(path, f->buf, len, o, p, err)) return -1;
     /* A leading blank line is a header of its own for DictReader: exact
      * rules; so are files too big for 32-bit record lengths. */
     if (!eager && len && len <= UINT32_MAX && f->buf[0] != '\n' && f->buf[0] != '\r') {
@@ -306,4 +312,11 @@ int db_lazy_load(const char *path, db_lazy_table *f, bool eager, opdb_err *err) 
     opdb_file_view_close(&f->view);
     f->buf = NULL;
     return load_exact(path, f, err);
+}
+
+int db_lazy_load(const char *path, db_lazy_table *f, bool eager, const db_open_opts *o, db_open_problem *p,
+                 opdb_err *err) {
+    if (load(path, f, eager, o, p, err)) return -1;
+    const char *first = f->fields.n ? f->fields.v[0] : "";
+    return db_open_check_header(path, f->fields.n, first, strlen(first), o, p, err);
 }

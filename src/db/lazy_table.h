@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "db/dict_row.h"
+#include "db/open_check.h"
 #include "db/sig_cells.h"
 #include "opdb/csv.h"
 #include "opdb/fs.h"
@@ -68,8 +69,12 @@ opdb_sig_cells db_lazy_sig_cells(const db_lazy_table *f, const db_drow *r, const
 /* The row with every cell: a lazy row is tokenized (the caller sets its
  * patches again). */
 db_drow *db_lazy_row_full(db_lazy_table *f, size_t i);
+/* The opening checks update reads its tables with (open_check.h). */
+extern const db_open_opts db_lazy_update_rules;
 /* Reads path into f: lazy rows by the fast tokenizer, else (eager, or an
- * anomaly) full dict rows by the exact one. */
-int db_lazy_load(const char *path, db_lazy_table *f, bool eager, opdb_err *err);
+ * anomaly) full dict rows by the exact one; refused by the checks o asks for
+ * (p, when not NULL, telling which). */
+int db_lazy_load(const char *path, db_lazy_table *f, bool eager, const db_open_opts *o, db_open_problem *p,
+                 opdb_err *err);
 
 #endif

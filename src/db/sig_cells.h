@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "opdb/core.h"
+#include "opdb/csv.h"
 #include "opdb/schema.h"
 #include "opdb/signature.h"
 
@@ -32,5 +33,10 @@ const db_sig_cols *db_sig_cols_of_key_cols(void);
 /* A row's signature cells through m; the row has n cells.  A missing
  * column, a cell past the row's end and an absent cell (p NULL) read "". */
 opdb_sig_cells db_sig_cells_from_row(const db_sig_cols *m, const opdb_span *cells, size_t n);
+/* The same over a tokenizer's record of n cells. */
+opdb_sig_cells db_sig_cells_from_fields(const db_sig_cols *m, const opdb_field *cells, int n);
+/* Puts v in every signature cell of c that m reads from column col (a
+ * row's cell replaced before it is signed). */
+void db_sig_cells_put(const db_sig_cols *m, opdb_sig_cells *c, int col, opdb_span v);
 
 #endif

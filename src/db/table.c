@@ -8,7 +8,6 @@
 #include "db/table.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db/open_check.h"
 #include "db/pandas_cells.h"
 #include "opdb/pystr.h"
 
@@ -177,20 +177,25 @@ static void name_columns(db_table *t, const scan *k) {
 }
 
 /* t->mem holds the n bytes at data (the table owns them from here on) */
-static int load_owned(db_table *t, const char *name, opdb_err *err) {
+static int load_owned(db_table *t, const char *name, const db_open_opts *o, db_open_problem *p, opdb_err *err) {
     const char *data = t->mem;
     size_t n = t->n;
-    if (n >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) data += 3, n -= 3;
+    size_t bom = o->keep_bom ? 0 : db_open_bom_len(data, n);
+    data += bom, n -= bom;
     t->data = data;
     t->n = n;
-    if (!db_utf8_valid((const unsigned char *)data, n)) return fail_at(err, name, 0, "not UTF-8 text");
+    if (db_open_check_bytes(name, data, n, o, p, err)) return -1;
     scan k = {data, n, 0, 1, NULL, 0, 0};
     uint32_t line;
     int rc = -1;
-    if (!scan_record(&k, &line)) {
-        fail_at(err, name, 0, "empty file (no header)");
-        goto out;
-    }
+    bool any = scan_record(&k, &line);
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    opdb_span first = any ? cell_text_at(data, n, k.st[0], &sb) : opdb_span_make("", 0);
+    rc = db_open_check_header(name, any ? k.nst : 0, first.p, first.n, o, p, err);
+    opdb_sb_free(&sb);
+    if (rc || !any) goto out;
+    rc = -1;
     name_columns(t, &k);
     size_t cap = 0, lcap = 0;
     while (scan_record(&k, &line)) {
@@ -239,27 +244,31 @@ static void table_init(db_table *t, const char *name) {
     t->mu_init = true;
 }
 
-int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n, opdb_err *err) {
+/* pandas raises on bytes that are not UTF-8 and on a file without a
+ * header; an LFS pointer is a one-column table to it. */
+const db_open_opts db_table_query_rules = {
+    .utf8 = true, .need_header = true, .regular = true, .no_header_msg = "empty file (no header)"};
+
+int db_table_load_mem_checked(db_table *t, const char *name, const char *data, size_t n, const db_open_opts *o,
+                              db_open_problem *p, opdb_err *err) {
     table_init(t, name);
     t->mem = opdb_xmalloc(n + 1);
     if (n) memcpy(t->mem, data, n);
     t->n = n;
-    return load_owned(t, name, err);
+    return load_owned(t, name, o, p, err);
 }
 
-int db_table_load(db_table *t, const char *path, opdb_err *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        memset(t, 0, sizeof *t);
-        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open: %s", path, strerror(errno));
-    }
+int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n, opdb_err *err) {
+    return db_table_load_mem_checked(t, name, data, n, &db_table_query_rules, NULL, err);
+}
+
+int db_table_load_checked(db_table *t, const char *path, const db_open_opts *o, db_open_problem *p, opdb_err *err) {
+    memset(t, 0, sizeof *t);
+    uint64_t body;
+    int fd = db_open_file(path, o, &body, p, err);
+    if (fd < 0) return -1;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        memset(t, 0, sizeof *t);
-        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: not a regular file", path);
-    }
-    size_t n = (size_t)st.st_size, got = 0;
+    size_t n = fstat(fd, &st) == 0 ? (size_t)st.st_size : 0, got = 0;
     char *buf = opdb_xmalloc(n + 1);
     while (got < n) {
         ssize_t r = read(fd, buf + got, n - got);
@@ -277,7 +286,11 @@ int db_table_load(db_table *t, const char *path, opdb_err *err) {
     table_init(t, path);
     t->mem = buf;
     t->n = n;
-    return load_owned(t, path, err);
+    return load_owned(t, path, o, p, err);
+}
+
+int db_table_load(db_table *t, const char *path, opdb_err *err) {
+    return db_table_load_checked(t, path, &db_table_query_rules, NULL, err);
 }
 
 void db_table_free(db_table *t) {

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "db/open_check.h"
 #include "opdb/core.h"
 
 typedef enum db_cell_kind { DBC_NA, DBC_INT, DBC_UINT, DBC_FLOAT, DBC_BOOL, DBC_TEXT } db_cell_kind;
@@ -71,10 +72,19 @@ typedef struct db_table {
 
 /* Loads path. -1 with err "<path>: <what>" (or "<path>:<line>: <what>") when the
  * file cannot be opened, is not UTF-8, is empty, or has a record longer than
- * its header. */
+ * its header (the opening checks: db_table_query_rules). */
 int db_table_load(db_table *t, const char *path, opdb_err *err);
 /* Loads from memory (copied; fuzzing, tests); name is used in messages. */
 int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n, opdb_err *err);
+
+/* The opening checks (open_check.h) the query reads its tables with. */
+extern const db_open_opts db_table_query_rules;
+/* The same with the opening checks o asks for (p, when not NULL, telling
+ * which refused the file). */
+int db_table_load_checked(db_table *t, const char *path, const db_open_opts *o, db_open_problem *p,
+                          opdb_err *err);
+int db_table_load_mem_checked(db_table *t, const char *name, const char *data, size_t n,
+                              const db_open_opts *o, db_open_problem *p, opdb_err *err);
 void db_table_free(db_table *t);
 
 /* The first column named name, or -1. */

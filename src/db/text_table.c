@@ -3,28 +3,11 @@
  * the same table. */
 #include "db/text_table.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#define LFS_PREFIX "version https://git-lfs.github.com/spec/"
 #define READ_BUFFER (1 << 18)
-
-static int problem(db_open_problem *p, db_open_kind kind, unsigned line, const char *why) {
-    if (p) {
-        p->kind = kind;
-        p->line = line;
-        snprintf(p->why, sizeof p->why, "%s", why);
-    }
-    return -1;
-}
-
-static bool has_bom(const unsigned char *b, size_t n) {
-    return n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf;
-}
 
 static void csv_init(opdb_csv_file *c, int fd, uint64_t start) {
     memset(c, 0, sizeof *c);
@@ -42,7 +25,7 @@ static void csv_init_mem(opdb_csv_file *c, const char *data, size_t n, bool keep
     c->fd = -1;
     c->maxf = DB_TEXT_MAX_FIELDS;
     c->f = opdb_xmalloc((size_t)c->maxf * sizeof *c->f);
-    size_t skip = !keep_bom && has_bom((const unsigned char *)data, n) ? 3 : 0;
+    size_t skip = keep_bom ? 0 : db_open_bom_len(data, n);
     c->br.fd = -1;
     c->br.buf = (char *)data + skip; /* only read: the tokenizer copies cells out */
     c->br.cap = c->br.len = n - skip;
@@ -60,41 +43,20 @@ static int read_header(opdb_csv_file *c, const char *name, const db_open_opts *o
                        opdb_err *err) {
     int r = opdb_csv_file_next(c, o->need_header);
     if (r < 0) {
-        problem(p, DB_OPEN_CANNOT_OPEN, 0, "read failed");
+        if (p) *p = (db_open_problem){DB_OPEN_CANNOT_OPEN, 0, "read failed"};
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: read failed: %s", name, strerror(c->br.err));
     }
     if (r == 0) c->nf = 0;
-    if (c->nf == 0 && o->need_header) {
-        problem(p, DB_OPEN_NO_HEADER, 0, "no header");
-        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: CSV has no header", name);
-    }
-    if (o->lfs && c->nf > 0 && c->f[0].n >= strlen(LFS_PREFIX) && !memcmp(c->f[0].p, LFS_PREFIX, strlen(LFS_PREFIX))) {
-        problem(p, DB_OPEN_LFS_POINTER, 1, "a Git LFS pointer, not CSV data (run git lfs pull)");
-        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s is a Git LFS pointer, not CSV data (run git lfs pull)", name);
-    }
-    return 0;
+    return db_open_check_header(name, (size_t)c->nf, c->nf ? c->f[0].p : "", c->nf ? c->f[0].n : 0, o, p, err);
 }
 
 int db_csv_open(opdb_csv_file *c, const char *path, const db_open_opts *o, db_open_problem *p, opdb_err *err) {
     memset(c, 0, sizeof *c);
     c->fd = -1;
-    if (p) *p = (db_open_problem){DB_OPEN_OK, 0, ""};
-    char why[160];
-    if (o->sniff && opdb_csv_sniff(path, why, sizeof why)) {
-        problem(p, DB_OPEN_NOT_TEXT, 1, why);
-        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", path, why);
-    }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    unsigned char bom[3];
-    ssize_t k = fd < 0 ? -1 : pread(fd, bom, 3, 0);
-    if (k < 0) {
-        int e = errno;
-        snprintf(why, sizeof why, "%s: %s", fd < 0 ? "cannot open" : "cannot read", strerror(e));
-        if (fd >= 0) close(fd);
-        problem(p, DB_OPEN_CANNOT_OPEN, 0, why);
-        return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: %s", path, why);
-    }
-    csv_init(c, fd, !o->keep_bom && has_bom(bom, (size_t)k) ? 3 : 0);
+    uint64_t body;
+    int fd = db_open_file(path, o, &body, p, err);
+    if (fd < 0) return -1;
+    csv_init(c, fd, body);
     if (read_header(c, path, o, p, err)) {
         opdb_csv_file_close(c);
         return -1;

@@ -2,7 +2,8 @@
  * exactly as written (no typing), kept in one arena with the line each
  * record starts on.  The rooms that copy, join or merge tables (grid, bench,
  * parse --merge, fia-fill, validate) open every table through db_csv_open,
- * so a table that cannot be one is refused the same way everywhere. */
+ * so a table that cannot be one is refused the same way everywhere (the
+ * checks themselves are open_check.h's, shared with the other readers). */
 #ifndef OPDB_DB_TEXT_TABLE_H
 #define OPDB_DB_TEXT_TABLE_H
 
@@ -10,40 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "db/open_check.h"
 #include "opdb/csv.h"
 
 /* Cells past this many in one record are dropped. */
 #define DB_TEXT_MAX_FIELDS 4096
 
-/* Why a file cannot be read as a table. */
-typedef enum db_open_kind {
-    DB_OPEN_OK,
-    DB_OPEN_CANNOT_OPEN, /* missing, a folder, no permission */
-    DB_OPEN_NOT_TEXT,    /* binary data, UTF-16, gzip (opdb_csv_sniff) */
-    DB_OPEN_NO_HEADER,   /* empty, or a blank first line */
-    DB_OPEN_LFS_POINTER, /* a Git LFS pointer file, not the table it stands for */
-} db_open_kind;
-
-typedef struct db_open_problem {
-    db_open_kind kind;
-    unsigned line;  /* 1 where the file's start is at fault, 0 where the whole file is */
-    char why[200];  /* the reason without the file name, e.g. "no header" */
-} db_open_problem;
-
-typedef struct db_open_opts {
-    bool sniff;       /* refuse a start that cannot be UTF-8 CSV text */
-    bool keep_bom;    /* read from byte 0, so a BOM stays in the first name (the reference's
-                       * way); else a leading UTF-8 BOM is skipped */
-    bool need_header; /* an empty file or a blank first line is DB_OPEN_NO_HEADER; else blank
-                       * lines before the header are skipped and no header reads as an empty table */
-    bool lfs;         /* refuse a Git LFS pointer */
-} db_open_opts;
-
 /* Opens path and reads its header record into c->f / c->nf (c->nf == 0: no
  * header, allowed by o), for the caller to read the rows with
  * opdb_csv_file_next and close with opdb_csv_file_close.  -1 with err set to
  * one line naming the file, and *p (when not NULL) telling what and where;
- * c is then closed. */
+ * c is then closed.  The file is streamed, so o->utf8 does not apply (o->sniff
+ * judges its start). */
 int db_csv_open(opdb_csv_file *c, const char *path, const db_open_opts *o, db_open_problem *p, opdb_err *err);
 
 typedef struct db_text_opts {

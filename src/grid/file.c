@@ -64,7 +64,7 @@ static void file_roles(fctx *F) {
     F->tmpl = t->rows[0];
     F->c_in = grid_table_col(t, OPDB_COL_INPUT_SHAPES);
     F->c_out = grid_table_col(t, OPDB_COL_OUTPUT_SHAPES);
-    for (int i = 0; i < OPDB_NSIG_CELLS; i++) F->sc[i] = grid_table_col(t, opdb_sig_cell_cols[i]);
+    db_sig_cols_from_names(&F->sig, (const char *const *)t->header, t->ncols);
     for (int a = 0; a < 4; a++) {
         F->attr_col[a] = grid_table_col(t, grid_override_cols[a]);
         grid_shape probe[64];
@@ -76,8 +76,8 @@ static void file_roles(fctx *F) {
     }
     F->kin = grid_slot_count(F->tmpl[F->c_in]);
     F->kout = F->c_out >= 0 ? grid_slot_count(F->tmpl[F->c_out]) : 0;
-    F->nisz = F->sc[1] >= 0 ? grid_dtype_sizes(F->tmpl[F->sc[1]], F->isz, GRID_MAX_SLOTS * 2) : 0;
-    F->nosz = F->sc[4] >= 0 ? grid_dtype_sizes(F->tmpl[F->sc[4]], F->osz, GRID_MAX_SLOTS * 2) : 0;
+    F->nisz = F->sig.col[1] >= 0 ? grid_dtype_sizes(F->tmpl[F->sig.col[1]], F->isz, GRID_MAX_SLOTS * 2) : 0;
+    F->nosz = F->sig.col[4] >= 0 ? grid_dtype_sizes(F->tmpl[F->sig.col[4]], F->osz, GRID_MAX_SLOTS * 2) : 0;
 }
 
 void grid_scratch_free(grid_run *R) {

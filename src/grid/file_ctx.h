@@ -8,6 +8,7 @@
 #ifndef OPDB_GRID_FILE_CTX_H
 #define OPDB_GRID_FILE_CTX_H
 
+#include "db/sig_cells.h"
 #include "grid/dedup_sets.h"
 #include "grid/grid_file.h"
 #include "grid/grid_table.h"
@@ -96,7 +97,7 @@ struct fctx {
     grid_table t;
     const opdb_span *tmpl;
     int c_in, c_out;
-    int sc[OPDB_NSIG_CELLS];     /* the signature's columns (-1: absent) */
+    db_sig_cols sig;              /* the signature's columns, by name */
     int attr_col[4];              /* dtypes/formats columns */
     uint64_t tmpl_absent[4];      /* slots whose template dtype/format entry is absent */
     int kin, kout;                /* the template's slot counts */

@@ -9,14 +9,10 @@
  * given shape cells and overrides. */
 static void sign_cells(const fctx *F, opdb_span in, opdb_span out, const int *ovcol, const opdb_span *ovval, int nov,
                        opdb_strbuf *key) {
-    opdb_span cell[OPDB_NSIG_CELLS];
-    for (int i = 0; i < OPDB_NSIG_CELLS; i++) cell[i] = F->sc[i] >= 0 ? F->tmpl[F->sc[i]] : opdb_span_make("", 0);
-    cell[0] = in;
-    if (F->c_out >= 0) cell[3] = out;
-    for (int k = 0; k < nov; k++)
-        for (int i = 1; i < OPDB_NSIG_CELLS; i++)
-            if (i != 3 && F->sc[i] >= 0 && ovcol[k] == F->sc[i]) cell[i] = ovval[k];
-    opdb_sig_cells c = {cell[0], cell[1], cell[2], cell[3], cell[4], cell[5]};
+    opdb_sig_cells c = db_sig_cells_from_row(&F->sig, F->tmpl, F->t.ncols);
+    for (int k = 0; k < nov; k++) db_sig_cells_put(&F->sig, &c, ovcol[k], ovval[k]);
+    c.in_shapes = in; /* the shapes are the candidate's own, whatever the overrides say */
+    if (F->c_out >= 0) c.out_shapes = out;
     opdb_signature(&c, F->kt, key);
 }
 
@@ -34,9 +30,7 @@ void grid_fctx_sign(fctx *F, const prow *r) {
 
 /* *key = the signature of an existing row. */
 void grid_fctx_sign_row(const fctx *F, const opdb_span *row, opdb_strbuf *key) {
-    opdb_span e = opdb_span_make("", 0), c[OPDB_NSIG_CELLS];
-    for (int i = 0; i < OPDB_NSIG_CELLS; i++) c[i] = F->sc[i] >= 0 ? row[F->sc[i]] : e;
-    opdb_sig_cells sc = {c[0], c[1], c[2], c[3], c[4], c[5]};
+    opdb_sig_cells sc = db_sig_cells_from_row(&F->sig, row, F->t.ncols);
     opdb_signature(&sc, F->kt, key);
 }
 

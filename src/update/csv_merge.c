@@ -200,7 +200,7 @@ bool rows_differ_from_read(const char *path, db_lazy_table *f, size_t norig) {
     db_lazy_table g;
     memset(&g, 0, sizeof g);
     opdb_err err = {0};
-    bool differs = db_lazy_load(path, &g, true, &err) != 0 || g.n != norig;
+    bool differs = db_lazy_load(path, &g, true, &db_lazy_update_rules, NULL, &err) != 0 || g.n != norig;
     for (size_t r = 0; r < norig && !differs; r++)
         differs = row_unsettled(f, r, norig) && snapshot_differs(f, &g, r);
     db_lazy_free(&g);

@@ -36,7 +36,7 @@ db_drow *row_mut(db_lazy_table *f, size_t i) {
 }
 
 int update_load_table(const char *path, db_lazy_table *f, bool eager, opdb_err *err) {
-    int rc = db_lazy_load(path, f, eager, err);
+    int rc = db_lazy_load(path, f, eager, &db_lazy_update_rules, NULL, err);
     if (rc == 0 && f->lazy_rows) {
         f->patch = opdb_xcalloc(f->n + 1, sizeof *f->patch);
         f->npatch = f->n;

@@ -164,8 +164,8 @@ static void test_lazy_and_full_sig_cells(void **state) {
     memset(&lazy, 0, sizeof lazy);
     memset(&full, 0, sizeof full);
     opdb_err err = {0};
-    assert_int_equal(db_lazy_load(path, &lazy, false, &err), 0);
-    assert_int_equal(db_lazy_load(path, &full, true, &err), 0);
+    assert_int_equal(db_lazy_load(path, &lazy, false, &db_lazy_update_rules, NULL, &err), 0);
+    assert_int_equal(db_lazy_load(path, &full, true, &db_lazy_update_rules, NULL, &err), 0);
     assert_true(lazy.lazy_rows);
     assert_false(full.lazy_rows);
     assert_int_equal(lazy.n, 3);

@@ -324,6 +324,26 @@ static void test_sig_cells_by_name(void **state) {
     assert_span(c.in_shapes, "");
     assert_span(c.in_dtypes, "");
     assert_span(c.out_shapes, "2,2");
+
+    /* a tokenizer's record reads the same as the spans */
+    opdb_field fields[6];
+    for (int i = 0; i < 6; i++) fields[i] = (opdb_field){(char *)row[i].p, (uint32_t)row[i].n};
+    for (int n = 0; n <= 6; n++) {
+        opdb_sig_cells a = db_sig_cells_from_row(&m, row, (size_t)n), b = db_sig_cells_from_fields(&m, fields, n);
+        assert_memory_equal(&a, &b, sizeof a);
+    }
+    /* a replaced cell: every signature cell read from that column, no other */
+    c = db_sig_cells_from_row(&m, row, 6);
+    db_sig_cells_put(&m, &c, 5, opdb_span_cstr("NZ"));
+    db_sig_cells_put(&m, &c, 0, opdb_span_cstr("16"));
+    db_sig_cells_put(&m, &c, 1, opdb_span_cstr("shadowed")); /* the first Input Shapes: not the one read */
+    db_sig_cells_put(&m, &c, -1, opdb_span_cstr("absent")); /* no column: Output Data Types stays "" */
+    assert_span(c.in_formats, "NZ");
+    assert_span(c.ep_size, "16");
+    assert_span(c.in_shapes, "1,4");
+    assert_span(c.out_dtypes, "");
+    assert_span(c.in_dtypes, "FLOAT16");
+    assert_span(c.out_shapes, "2,2");
 }
 
 /* parse --merge names the line of a bad existing row as the file has it,
