@@ -2,9 +2,12 @@
  * performance model reads every table that way, so a cell's type (and hence
  * how `4096` or `nan` in a shape column reads) must be the same here.
  *
- * Loading keeps the file and notes where each record and cell starts (one
- * pass, nothing copied); a column's cells are decoded and typed the first
- * time the column is read. */
+ * Loading keeps the file (mapped where it can be) and notes where each
+ * record starts: a block scan (table_scan.c) where the records mean the same
+ * under the exact rules, else the exact scan, which also notes where each
+ * cell starts. The block scan leaves the cells' starts to the table's first
+ * use. A column's cells are decoded and typed the first time the column is
+ * read. */
 #include "db/table.h"
 
 #include <errno.h>
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include "db/pandas_cells.h"
+#include "db/table_scan.h"
 #include "opdb/pystr.h"
 
 /* ---- records and cells: RFC 4180 as pandas' C reader sees it (quotes only
@@ -176,6 +180,57 @@ static void name_columns(db_table *t, const scan *k) {
     db_col_namer_free(&nm);
 }
 
+/* Where the cells of row r start, from the scan k of its record. */
+static void note_cells(db_table *t, size_t r, const scan *k) {
+    uint16_t *at = t->at + r * t->ncols;
+    size_t r0 = k->st[0];
+    for (size_t c = 0; c < t->ncols; c++) {
+        size_t off = c < k->nst ? k->st[c] - r0 : DB_AT_ABSENT;
+        at[c] = off < DB_AT_ABSENT ? (uint16_t)off : c < k->nst ? DB_AT_FAR : DB_AT_ABSENT;
+    }
+}
+
+/* Where every cell starts, after the block scan found the records (the
+ * first column typed; under the table's guard). */
+static void find_cells(db_table *t) {
+    t->at = opdb_xmalloc(t->nrows * t->ncols * sizeof *t->at);
+    scan k = {t->data, t->n, 0, 1, NULL, 0, 0};
+    uint32_t line;
+    for (size_t r = 0; r < t->nrows; r++) {
+        k.i = t->rec[r];
+        scan_record(&k, &line);
+        note_cells(t, r, &k);
+    }
+    free(k.st);
+}
+
+static bool ascii(const char *p, size_t n) {
+    unsigned char any = 0;
+    for (size_t i = 0; i < n; i++) any |= (unsigned char)p[i];
+    return any < 0x80;
+}
+
+bool db_table_exact_only = false;
+
+/* The records after the header by the block scan: false (nothing kept) when
+ * the exact rules are needed. */
+static bool find_records(db_table *t, const scan *k, bool *utf8) {
+    if (db_table_exact_only) return false;
+    db_recs rs = {NULL, NULL, 0, 0};
+    bool asc = false;
+    if (!db_scan_records(t->data, t->n, k->i, k->line, t->ncols, &rs, &asc)) {
+        free(rs.rec);
+        free(rs.line);
+        return false;
+    }
+    *utf8 = (asc && ascii(t->data, k->i)) || db_utf8_valid((const unsigned char *)t->data, t->n);
+    t->nrows = rs.n;
+    t->rec = rs.rec;
+    t->line = rs.line;
+    t->fast = true;
+    return true;
+}
+
 /* t->mem holds the n bytes at data (the table owns them from here on) */
 static int load_owned(db_table *t, const char *name, opdb_err *err) {
     const char *data = t->mem;
@@ -183,15 +238,28 @@ static int load_owned(db_table *t, const char *name, opdb_err *err) {
     if (n >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0) data += 3, n -= 3;
     t->data = data;
     t->n = n;
-    if (!db_utf8_valid((const unsigned char *)data, n)) return fail_at(err, name, 0, "not UTF-8 text");
     scan k = {data, n, 0, 1, NULL, 0, 0};
     uint32_t line;
     int rc = -1;
+    bool utf8 = true;
+    /* the header by the exact scan (a blank-only file is ASCII: the UTF-8
+     * check, which an error about the file's text comes before, is not needed) */
     if (!scan_record(&k, &line)) {
         fail_at(err, name, 0, "empty file (no header)");
         goto out;
     }
     name_columns(t, &k);
+    if (find_records(t, &k, &utf8)) {
+        if (!utf8) {
+            fail_at(err, name, 0, "not UTF-8 text");
+            goto out;
+        }
+        goto done;
+    }
+    if (!db_utf8_valid((const unsigned char *)data, n)) {
+        fail_at(err, name, 0, "not UTF-8 text");
+        goto out;
+    }
     size_t cap = 0, lcap = 0;
     while (scan_record(&k, &line)) {
         if (k.nst > t->ncols) {
@@ -207,18 +275,14 @@ static int load_owned(db_table *t, const char *name, opdb_err *err) {
             (void)old;
         }
         OPDB_ALLOC_GROW(t->at, (t->nrows + 1) * t->ncols, cap);
-        uint16_t *at = t->at + t->nrows * t->ncols;
-        size_t r0 = k.st[0];
-        for (size_t c = 0; c < t->ncols; c++) {
-            size_t off = c < k.nst ? k.st[c] - r0 : DB_AT_ABSENT;
-            at[c] = off < DB_AT_ABSENT ? (uint16_t)off : c < k.nst ? DB_AT_FAR : DB_AT_ABSENT;
-        }
-        t->rec[t->nrows] = r0;
+        note_cells(t, t->nrows, &k);
+        t->rec[t->nrows] = k.st[0];
         t->line[t->nrows++] = line;
     }
+    if (t->nrows) t->at = opdb_xrealloc(t->at, t->nrows * t->ncols * sizeof *t->at);
+done:
     /* the arrays grew by doubling: give the slack back */
     if (t->nrows) {
-        t->at = opdb_xrealloc(t->at, t->nrows * t->ncols * sizeof *t->at);
         t->line = opdb_xrealloc(t->line, t->nrows * sizeof *t->line);
         t->rec = opdb_xrealloc(t->rec, t->nrows * sizeof *t->rec);
     }
@@ -260,6 +324,16 @@ int db_table_load(db_table *t, const char *path, opdb_err *err) {
         return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: not a regular file", path);
     }
     size_t n = (size_t)st.st_size, got = 0;
+    opdb_file_view v;
+    if (opdb_file_view_map(&v, fd, path, 0, n)) {
+        /* mapped: the page cache is read where it lies, not copied */
+        close(fd);
+        table_init(t, path);
+        t->view = v;
+        t->mem = v.data;
+        t->n = v.len;
+        return load_owned(t, path, err);
+    }
     char *buf = opdb_xmalloc(n + 1);
     while (got < n) {
         ssize_t r = read(fd, buf + got, n - got);
@@ -292,7 +366,8 @@ void db_table_free(db_table *t) {
     if (t->mu_init) pthread_mutex_destroy(&t->mu);
     free(t->path);
     free(t->cols);
-    free(t->mem);
+    if (t->view.map) opdb_file_view_close(&t->view);
+    else free(t->mem);
     free(t->rec);
     free(t->at);
     free(t->line);
@@ -411,6 +486,7 @@ const db_col *db_table_column(const db_table *ct, int col) {
     if (atomic_load_explicit(&t->ready[col], memory_order_acquire)) return &t->colv[col];
     pthread_mutex_lock(&t->mu);
     if (!atomic_load_explicit(&t->ready[col], memory_order_relaxed)) {
+        if (!t->at && t->nrows) find_cells(t);
         type_column(t, (size_t)col, &t->colv[col]);
         atomic_store_explicit(&t->ready[col], 1, memory_order_release);
     }
