@@ -190,18 +190,13 @@ static void note_cells(db_table *t, size_t r, const scan *k) {
     }
 }
 
+_Static_assert(DB_AT_ABSENT == DB_SCAN_AT_ABSENT && DB_AT_FAR == DB_SCAN_AT_FAR, "one meaning of a cell's start");
+
 /* Where every cell starts, after the block scan found the records (the
  * first column typed; under the table's guard). */
 static void find_cells(db_table *t) {
     t->at = opdb_xmalloc(t->nrows * t->ncols * sizeof *t->at);
-    scan k = {t->data, t->n, 0, 1, NULL, 0, 0};
-    uint32_t line;
-    for (size_t r = 0; r < t->nrows; r++) {
-        k.i = t->rec[r];
-        scan_record(&k, &line);
-        note_cells(t, r, &k);
-    }
-    free(k.st);
+    db_scan_cells(t->data, t->n, t->rec, t->nrows, t->ncols, t->at);
 }
 
 static bool ascii(const char *p, size_t n) {

@@ -27,6 +27,14 @@ typedef struct db_recs {
  * p[from..n) is below 0x80 (set on 1 only). */
 int db_scan_records(const char *p, size_t n, size_t from, uint32_t line, size_t ncols, db_recs *out, bool *ascii);
 
+/* Where each cell of the nrows records at rec starts, for records
+ * db_scan_records found in p[0..n): per record ncols offsets from its start
+ * (at, nrows x ncols), DB_SCAN_AT_ABSENT past a short record's last cell,
+ * DB_SCAN_AT_FAR for a cell too far into its record. */
+#define DB_SCAN_AT_ABSENT 0xfffe
+#define DB_SCAN_AT_FAR 0xffff
+void db_scan_cells(const char *p, size_t n, const size_t *rec, size_t nrows, size_t ncols, uint16_t *at);
+
 /* The masks of one 64-byte block, per bit: '"', ',', '\n', '\r'; and
  * whether any byte is 0x80 or above. */
 typedef struct db_block_masks {
