@@ -3,7 +3,8 @@
  * Reading an eager open's tables, this scan replaces the exact one (a
  * byte-by-byte state machine that also noted every cell's start): the
  * records and their field counts are all an open needs; where each cell
- * starts is found on the table's first use (table.c). */
+ * starts is found from the same masks by the table's first typed column
+ * (db_scan_cells). */
 #include "db/table_scan.h"
 
 #include <stdlib.h>
