@@ -2,9 +2,12 @@
  * performance model reads every table that way, so a cell's type (and hence
  * how `4096` or `nan` in a shape column reads) must be the same here.
  *
- * Loading keeps the file and notes where each record and cell starts (one
- * pass, nothing copied); a column's cells are decoded and typed the first
- * time the column is read. */
+ * Loading keeps the file (mapped where it can be) and notes where each
+ * record starts: a block scan (table_scan.c) where the records mean the same
+ * under the exact rules, else the exact scan, which also notes where each
+ * cell starts. The block scan leaves the cells' starts to the table's first
+ * use. A column's cells are decoded and typed the first time the column is
+ * read. */
 #include "db/table.h"
 
 #include <errno.h>
@@ -17,6 +20,7 @@
 
 #include "db/open_check.h"
 #include "db/pandas_cells.h"
+#include "db/table_scan.h"
 #include "opdb/pystr.h"
 
 /* ---- records and cells: RFC 4180 as pandas' C reader sees it (quotes only
@@ -176,6 +180,50 @@ static void name_columns(db_table *t, const scan *k) {
     db_col_namer_free(&nm);
 }
 
+/* Where the cells of row r start, from the scan k of its record. */
+static void note_cells(db_table *t, size_t r, const scan *k) {
+    uint16_t *at = t->at + r * t->ncols;
+    size_t r0 = k->st[0];
+    for (size_t c = 0; c < t->ncols; c++) {
+        size_t off = c < k->nst ? k->st[c] - r0 : DB_AT_ABSENT;
+        at[c] = off < DB_AT_ABSENT ? (uint16_t)off : c < k->nst ? DB_AT_FAR : DB_AT_ABSENT;
+    }
+}
+
+_Static_assert(DB_AT_ABSENT == DB_SCAN_AT_ABSENT && DB_AT_FAR == DB_SCAN_AT_FAR, "one meaning of a cell's start");
+
+/* Where every cell starts, after the block scan found the records (the
+ * first column typed; under the table's guard). */
+static void find_cells(db_table *t) {
+    t->at = opdb_xmalloc(t->nrows * t->ncols * sizeof *t->at);
+    db_scan_cells(t->data, t->n, t->rec, t->nrows, t->ncols, t->way == DB_SCAN_PORTABLE, t->at);
+}
+
+static bool ascii(const char *p, size_t n) {
+    unsigned char any = 0;
+    for (size_t i = 0; i < n; i++) any |= (unsigned char)p[i];
+    return any < 0x80;
+}
+
+/* The records after the header by the block scan: false (nothing kept) when
+ * the exact rules are needed. */
+static bool find_records(db_table *t, const scan *k, bool *utf8) {
+    if (t->way == DB_SCAN_EXACT) return false;
+    db_recs rs = {NULL, NULL, 0, 0};
+    bool asc = false;
+    if (!db_scan_records(t->data, t->n, k->i, k->line, t->ncols, t->way == DB_SCAN_PORTABLE, &rs, &asc)) {
+        free(rs.rec);
+        free(rs.line);
+        return false;
+    }
+    *utf8 = (asc && ascii(t->data, k->i)) || db_utf8_valid((const unsigned char *)t->data, t->n);
+    t->nrows = rs.n;
+    t->rec = rs.rec;
+    t->line = rs.line;
+    t->fast = true;
+    return true;
+}
+
 /* t->mem holds the n bytes at data (the table owns them from here on) */
 static int load_owned(db_table *t, const char *name, const db_open_opts *o, db_open_problem *p, opdb_err *err) {
     const char *data = t->mem;
@@ -184,10 +232,12 @@ static int load_owned(db_table *t, const char *name, const db_open_opts *o, db_o
     data += bom, n -= bom;
     t->data = data;
     t->n = n;
-    if (db_open_check_bytes(name, data, n, o, p, err)) return -1;
     scan k = {data, n, 0, 1, NULL, 0, 0};
     uint32_t line;
     int rc = -1;
+    bool utf8 = true;
+    /* the header by the exact scan (a blank-only file is ASCII: the UTF-8
+     * check, which an error about the file's text comes before, is not needed) */
     bool any = scan_record(&k, &line);
     opdb_strbuf sb;
     opdb_sb_init(&sb);
@@ -197,6 +247,13 @@ static int load_owned(db_table *t, const char *name, const db_open_opts *o, db_o
     if (rc || !any) goto out;
     rc = -1;
     name_columns(t, &k);
+    /* the block scan tells whether every byte is ASCII: the whole-file
+     * check then runs only where a byte is not */
+    if (find_records(t, &k, &utf8)) {
+        if (!utf8 && db_open_check_bytes(name, data, n, o, p, err)) goto out;
+        goto done;
+    }
+    if (db_open_check_bytes(name, data, n, o, p, err)) goto out;
     size_t cap = 0, lcap = 0;
     while (scan_record(&k, &line)) {
         if (k.nst > t->ncols) {
@@ -212,18 +269,14 @@ static int load_owned(db_table *t, const char *name, const db_open_opts *o, db_o
             (void)old;
         }
         OPDB_ALLOC_GROW(t->at, (t->nrows + 1) * t->ncols, cap);
-        uint16_t *at = t->at + t->nrows * t->ncols;
-        size_t r0 = k.st[0];
-        for (size_t c = 0; c < t->ncols; c++) {
-            size_t off = c < k.nst ? k.st[c] - r0 : DB_AT_ABSENT;
-            at[c] = off < DB_AT_ABSENT ? (uint16_t)off : c < k.nst ? DB_AT_FAR : DB_AT_ABSENT;
-        }
-        t->rec[t->nrows] = r0;
+        note_cells(t, t->nrows, &k);
+        t->rec[t->nrows] = k.st[0];
         t->line[t->nrows++] = line;
     }
+    if (t->nrows) t->at = opdb_xrealloc(t->at, t->nrows * t->ncols * sizeof *t->at);
+done:
     /* the arrays grew by doubling: give the slack back */
     if (t->nrows) {
-        t->at = opdb_xrealloc(t->at, t->nrows * t->ncols * sizeof *t->at);
         t->line = opdb_xrealloc(t->line, t->nrows * sizeof *t->line);
         t->rec = opdb_xrealloc(t->rec, t->nrows * sizeof *t->rec);
     }
@@ -262,6 +315,16 @@ int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n,
     return db_table_load_mem_checked(t, name, data, n, &db_table_query_rules, NULL, err);
 }
 
+int db_table_load_mem_way(db_table *t, const char *name, const char *data, size_t n, db_scan_way way,
+                          opdb_err *err) {
+    table_init(t, name);
+    t->way = (uint8_t)way;
+    t->mem = opdb_xmalloc(n + 1);
+    if (n) memcpy(t->mem, data, n);
+    t->n = n;
+    return load_owned(t, name, &db_table_query_rules, NULL, err);
+}
+
 int db_table_load_checked(db_table *t, const char *path, const db_open_opts *o, db_open_problem *p, opdb_err *err) {
     memset(t, 0, sizeof *t);
     uint64_t body;
@@ -269,6 +332,16 @@ int db_table_load_checked(db_table *t, const char *path, const db_open_opts *o, 
     if (fd < 0) return -1;
     struct stat st;
     size_t n = fstat(fd, &st) == 0 ? (size_t)st.st_size : 0, got = 0;
+    opdb_file_view v;
+    if (opdb_file_view_map(&v, fd, path, 0, n)) {
+        /* mapped: the page cache is read where it lies, not copied */
+        close(fd);
+        table_init(t, path);
+        t->view = v;
+        t->mem = v.data;
+        t->n = v.len;
+        return load_owned(t, path, o, p, err);
+    }
     char *buf = opdb_xmalloc(n + 1);
     while (got < n) {
         ssize_t r = read(fd, buf + got, n - got);
@@ -305,7 +378,8 @@ void db_table_free(db_table *t) {
     if (t->mu_init) pthread_mutex_destroy(&t->mu);
     free(t->path);
     free(t->cols);
-    free(t->mem);
+    if (t->view.map) opdb_file_view_close(&t->view);
+    else free(t->mem);
     free(t->rec);
     free(t->at);
     free(t->line);
@@ -424,6 +498,7 @@ const db_col *db_table_column(const db_table *ct, int col) {
     if (atomic_load_explicit(&t->ready[col], memory_order_acquire)) return &t->colv[col];
     pthread_mutex_lock(&t->mu);
     if (!atomic_load_explicit(&t->ready[col], memory_order_relaxed)) {
+        if (!t->at && t->nrows) find_cells(t);
         type_column(t, (size_t)col, &t->colv[col]);
         atomic_store_explicit(&t->ready[col], 1, memory_order_release);
     }

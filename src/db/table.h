@@ -4,10 +4,16 @@
  * names renamed `X.1`, `X.2`, ... Rows keep the 1-based line where their
  * record starts, so every answer can name its source.
  *
- * The table keeps the file's bytes as one buffer. Loading only finds where
- * each record and cell starts; a column is typed into one flat array (8 bytes
- * a cell: the number, or where its text lies) the first time it is read, once,
- * even when many threads share the table. */
+ * The table keeps the file's bytes as one buffer (mapped where the file
+ * system allows). Loading only finds where each record starts; where each
+ * cell starts is found on the table's first use, and a column is typed into
+ * one flat array (8 bytes a cell: the number, or where its text lies) the
+ * first time it is read, once, even when many threads share the table.
+ *
+ * A mapped file that another program shrinks while the table lives raises
+ * SIGBUS on the next read past its new end (see opdb_file_view in
+ * opdb/fs.h); opdb's own writers replace files by renaming, which leaves a
+ * mapped file whole. */
 #ifndef OPDB_DB_TABLE_H
 #define OPDB_DB_TABLE_H
 
@@ -19,6 +25,7 @@
 
 #include "db/open_check.h"
 #include "opdb/core.h"
+#include "opdb/fs.h"
 
 typedef enum db_cell_kind { DBC_NA, DBC_INT, DBC_UINT, DBC_FLOAT, DBC_BOOL, DBC_TEXT } db_cell_kind;
 
@@ -57,10 +64,14 @@ typedef struct db_table {
     opdb_arena arena;             /* header names; free for the table's users (parsed rows) */
     /* private: the file and where its cells start */
     char *mem;                    /* the file's bytes (data points past a BOM) */
+    opdb_file_view view;          /* when mem is a mapping of the file */
     const char *data;
     size_t n;
     size_t *rec;                  /* per row: offset of its record */
-    uint16_t *at;                 /* nrows x ncols: a cell's offset in its record (DB_AT_*) */
+    uint16_t *at;                 /* nrows x ncols: a cell's offset in its record (DB_AT_*); NULL
+                                     until the first column is typed, unless the exact scan found them */
+    bool fast;                    /* the records were found by the block scan (table_scan.h) */
+    uint8_t way;                  /* db_scan_way the table is read with */
     db_col *colv;                 /* per column, valid once ready[c] */
     _Atomic uint8_t *ready;
     pthread_mutex_t mu;           /* typing a column */
@@ -69,6 +80,11 @@ typedef struct db_table {
 
 #define DB_AT_ABSENT 0xfffe       /* a short record: the cell is NA */
 #define DB_AT_FAR 0xffff          /* the cell starts too far into its record: found by walking it */
+
+/* How records and cells are found: the block scan where the file allows it
+ * (the default), or, for the tests that compare them, only the exact scan or
+ * the block scan with its portable masks. */
+typedef enum db_scan_way { DB_SCAN_BEST, DB_SCAN_EXACT, DB_SCAN_PORTABLE } db_scan_way;
 
 /* Loads path. -1 with err "<path>: <what>" (or "<path>:<line>: <what>") when the
  * file cannot be opened, is not UTF-8, is empty, or has a record longer than
@@ -85,6 +101,9 @@ int db_table_load_checked(db_table *t, const char *path, const db_open_opts *o, 
                           opdb_err *err);
 int db_table_load_mem_checked(db_table *t, const char *name, const char *data, size_t n,
                               const db_open_opts *o, db_open_problem *p, opdb_err *err);
+/* db_table_load_mem, the records and cells found the way asked (tests). */
+int db_table_load_mem_way(db_table *t, const char *name, const char *data, size_t n, db_scan_way way,
+                          opdb_err *err);
 void db_table_free(db_table *t);
 
 /* The first column named name, or -1. */

@@ -3,7 +3,10 @@
  * generated tables (every cell kind, NA spellings, quoting, short records,
  * line endings, blank lines, cells that start far into a long record) both
  * give the same columns, kinds, values, texts, lines and errors, whatever
- * order the columns are first read in and however many threads read them. */
+ * order the columns are first read in and however many threads read them.
+ * Tables whose quoting the block scan takes (canonical quotes, no line break
+ * inside quotes) are also loaded by the exact scan and with the portable
+ * block masks: the same records, lines and cell starts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,8 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "db/table.h"
+#include "db/table_scan.h"
+#include "opdb/fs.h"
 #include "table_eager.h"
 
 static uint64_t rng_s = 0x9e3779b97f4a7c15u;
@@ -25,6 +31,10 @@ static uint64_t rnd(void) {
     return rng_s;
 }
 static unsigned pick(unsigned n) { return (unsigned)(rnd() % n); }
+
+/* cells the block scan takes: no quote inside an unquoted cell, none after a
+ * closing one, no line break inside quotes */
+static bool g_canon;
 
 static const char *const k_words[] = {"DT_BF16;DT_BF16", "FLOAT", "ND;FRACTAL_NZ", "\"24,128;256,128\"", "MIX_AIC",
                                       "x", " ", "None", "a\"b", "é"};
@@ -56,17 +66,17 @@ static void cell(opdb_strbuf *b, unsigned flavour) {
         snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)(rnd() | (pick(2) ? 0x8000000000000000u : 0)));
         break;
     case 5: /* text, quoted or not, with quotes, commas and line breaks inside */
-        switch (pick(6)) {
+        switch (g_canon ? 3 + pick(3) : pick(6)) {
         case 0: snprintf(tmp, sizeof tmp, "\"a,b\"\"c\""); break;
         case 1: snprintf(tmp, sizeof tmp, "\"line\nbreak\r\nx\""); break;
         case 2: snprintf(tmp, sizeof tmp, "\"q\"tail"); break;
         case 3: snprintf(tmp, sizeof tmp, "\"%s\"", k_words[pick(3)]); break;
-        default: snprintf(tmp, sizeof tmp, "%s", k_words[pick(10)]); break;
+        default: snprintf(tmp, sizeof tmp, "%s", k_words[g_canon ? pick(8) : pick(10)]); break;
         }
         break;
     case 6: snprintf(tmp, sizeof tmp, "%s", k_na[pick(3)]); break; /* all NA */
     default: /* mostly numbers, now and then a word */
-        if (pick(20) == 0) snprintf(tmp, sizeof tmp, "%s", k_words[pick(10)]);
+        if (pick(20) == 0) snprintf(tmp, sizeof tmp, "%s", k_words[g_canon ? pick(8) : pick(10)]);
         else snprintf(tmp, sizeof tmp, "%u", pick(5000));
         break;
     }
@@ -124,7 +134,39 @@ static void same_cell(const db_cell *e, const db_cell *l, size_t r, size_t c) {
     assert_memory_equal(s1.p, s2.p, s1.n);
 }
 
+/* The table loaded again by the exact scan, and by the block scan with its
+ * portable masks: the same records, lines and cell starts (typing a column
+ * finds the block scan's). Returns whether t's records came from the block
+ * scan. */
+static bool same_scans(db_table *t, const char *text, size_t n) {
+    /* the block scan leaves the cells' starts to the first column typed */
+    assert_true(!t->fast || t->at == NULL);
+    for (int k = 0; k < 2; k++) {
+        db_table x;
+        opdb_err err;
+        opdb_err_clear(&err);
+        int rc = db_table_load_mem_way(&x, "G.csv", text, n, k == 0 ? DB_SCAN_EXACT : DB_SCAN_PORTABLE, &err);
+        assert_int_equal(rc, 0);
+        assert_false(k == 0 && x.fast);
+        assert_int_equal(x.fast, k == 0 ? false : t->fast);
+        assert_int_equal(x.nrows, t->nrows);
+        assert_int_equal(x.ncols, t->ncols);
+        if (t->nrows) {
+            assert_memory_equal(x.rec, t->rec, t->nrows * sizeof *t->rec);
+            assert_memory_equal(x.line, t->line, t->nrows * sizeof *t->line);
+            int c0 = (int)pick((unsigned)t->ncols); /* any column first */
+            (void)db_table_column(t, c0);
+            (void)db_table_column(&x, c0);
+            assert_non_null(t->at);
+            assert_memory_equal(x.at, t->at, t->nrows * t->ncols * sizeof *t->at);
+        }
+        db_table_free(&x);
+    }
+    return t->fast;
+}
+
 /* both loaders on text: the same outcome; cells read in a random column order */
+static size_t g_fast_tables, g_fast_errors;
 static void compare(const char *text, size_t n) {
     eager_table e;
     db_table t;
@@ -135,7 +177,10 @@ static void compare(const char *text, size_t n) {
     assert_int_equal(r1, r2);
     if (r1 != 0) {
         assert_string_equal(e1.msg, e2.msg);
+        /* an error is worded by the exact scan, whatever found it */
+        if (g_canon) g_fast_errors++;
     } else {
+        if (same_scans(&t, text, n)) g_fast_tables++;
         assert_int_equal(e.ncols, t.ncols);
         assert_int_equal(e.nrows, t.nrows);
         for (size_t c = 0; c < t.ncols; c++) assert_string_equal(e.cols[c], t.cols[c]);
@@ -157,12 +202,62 @@ static void test_generated_tables(void **state) {
     opdb_strbuf b;
     opdb_sb_init(&b);
     for (int i = 0; i < 400; i++) {
+        g_canon = i % 2 == 1;
         gen(&b, i % 4 == 3);
         compare(b.p, b.n);
         /* every prefix cut at a record boundary or inside one loads the same too */
-        if (i % 20 == 0)
+        if (i % 20 == 0 || i % 20 == 1)
             for (size_t cut = 0; cut < b.n && cut < 400; cut += 7) compare(b.p, cut);
     }
+    g_canon = false;
+    /* both scans were exercised: most canonical tables by the block scan,
+     * their records longer than the header as errors */
+    assert_true(g_fast_tables >= 150);
+    assert_true(g_fast_errors >= 10);
+    opdb_sb_free(&b);
+}
+
+/* The block masks: every vector form as the portable one, on blocks of the
+ * bytes they look for, ASCII and not. */
+static void test_block_masks(void **state) {
+    (void)state;
+    static const char alphabet[] = {'"', ',', '\n', '\r', 'a', ' ', '\t', (char)0x80, (char)0xc3, (char)0xff, 0};
+    char blk[64];
+    for (int i = 0; i < 20000; i++) {
+        unsigned mix = 1 + pick(11);
+        for (int k = 0; k < 64; k++) blk[k] = pick(8) == 0 ? (char)pick(256) : alphabet[pick(mix)];
+        if (i % 3 == 0)
+            for (int k = 0; k < 64; k++) blk[k] &= 0x7f;
+        db_block_masks p = db_block_masks_portable(blk);
+        for (int avx2 = 0; avx2 < 2; avx2++) {
+            db_block_masks v = db_block_masks_vec(blk, avx2);
+            assert_true(v.quote == p.quote && v.comma == p.comma && v.lf == p.lf && v.cr == p.cr);
+            assert_int_equal(v.high, p.high);
+        }
+    }
+}
+
+/* Hand-made cases at the block scan's edges: quotes and "\r\n" split across
+ * blocks, quotes it leaves to the exact scan, blank lines, a last record
+ * without a line end, records shorter and longer than the header. */
+static void test_block_scan_edges(void **state) {
+    (void)state;
+    opdb_strbuf b;
+    opdb_sb_init(&b);
+    const char *tails[] = {"\"x\",y\r\n", "\"\"\"q\"\"\",2\n", "ab\"c,1\n", "\"q\"t,1\n", "\"a\nb\",1\n", " \t\r\n",
+                           "1\r", "1,2,3\n", "\"\",\n", "x", "\"unclosed", "1,\"2\"", "\n\n"};
+    size_t nt = sizeof tails / sizeof *tails;
+    for (size_t pad = 0; pad < 140; pad++)
+        for (size_t a = 0; a < nt; a++)
+            for (size_t z = 0; z < nt; z += 3) {
+                opdb_sb_clear(&b);
+                opdb_sb_adds(&b, "h1,h2\n");
+                for (size_t k = 0; k < pad; k++) opdb_sb_addc(&b, k % 9 == 8 ? '\n' : 'v');
+                opdb_sb_adds(&b, ",\n");
+                opdb_sb_adds(&b, tails[a]);
+                opdb_sb_adds(&b, tails[z]);
+                compare(b.p, b.n);
+            }
     opdb_sb_free(&b);
 }
 
@@ -214,6 +309,7 @@ static void test_threads_share_one_table(void **state) {
     opdb_strbuf b;
     opdb_sb_init(&b);
     for (int round = 0; round < 20; round++) {
+        g_canon = round % 2 == 1;
         do gen(&b, false);
         while (b.n < 200);
         eager_table e;
@@ -235,6 +331,66 @@ static void test_threads_share_one_table(void **state) {
         eager_table_free(&e);
         db_table_free(&t);
     }
+    g_canon = false;
+    opdb_sb_free(&b);
+}
+
+/* A table read from its file, mapped and read into memory, as from memory:
+ * the same records, lines, cells and errors. */
+static void test_file_mapped_and_read(void **state) {
+    (void)state;
+    char dir[] = "/tmp/opdb_table_flat_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/T.csv", dir);
+    opdb_strbuf b;
+    opdb_sb_init(&b);
+    for (int i = 0; i < 60; i++) {
+        g_canon = i % 2 == 0;
+        gen(&b, i % 6 == 5);
+        if (i == 58) opdb_sb_clear(&b); /* an empty file */
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(b.p ? b.p : "", 1, b.n, f), b.n);
+        fclose(f);
+        db_table m;
+        opdb_err em, er, ex;
+        opdb_err_clear(&em);
+        opdb_err_clear(&er);
+        opdb_err_clear(&ex);
+        int rm = db_table_load(&m, path, &em);
+        assert_true(rm != 0 || b.n == 0 || m.view.map != NULL); /* this file system maps */
+        opdb_file_view_map_disabled = true;
+        db_table r;
+        int rr = db_table_load(&r, path, &er);
+        opdb_file_view_map_disabled = false;
+        assert_true(rr != 0 || r.view.map == NULL);
+        db_table x;
+        int rx = db_table_load_mem(&x, path, b.p ? b.p : "", b.n, &ex);
+        assert_int_equal(rm, rr);
+        assert_int_equal(rm, rx);
+        if (rm) {
+            assert_string_equal(em.msg, er.msg);
+            assert_string_equal(em.msg, ex.msg);
+        } else {
+            const db_table *o[2] = {&r, &x};
+            for (int k = 0; k < 2; k++) {
+                assert_int_equal(o[k]->nrows, m.nrows);
+                assert_int_equal(o[k]->ncols, m.ncols);
+                for (size_t row = 0; row < m.nrows; row++) {
+                    assert_int_equal(o[k]->line[row], m.line[row]);
+                    for (size_t c = 0; c < m.ncols; c++)
+                        same_cell(db_table_cell(o[k], row, (int)c), db_table_cell(&m, row, (int)c), row, c);
+                }
+            }
+        }
+        db_table_free(&m);
+        db_table_free(&r);
+        db_table_free(&x);
+    }
+    g_canon = false;
+    unlink(path);
+    rmdir(dir);
     opdb_sb_free(&b);
 }
 
@@ -243,6 +399,9 @@ int main(void) {
         cmocka_unit_test(test_generated_tables),
         cmocka_unit_test(test_columns_typed_on_first_use),
         cmocka_unit_test(test_threads_share_one_table),
+        cmocka_unit_test(test_block_masks),
+        cmocka_unit_test(test_block_scan_edges),
+        cmocka_unit_test(test_file_mapped_and_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
