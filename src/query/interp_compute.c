@@ -97,7 +97,7 @@ static void build_mm(ip_index *ix, const void *arg) {
         if (!mnk(kt, L0, L1, &m)) continue;
         double lat;
         bool alt;
-        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         size_t n = pp->has_n && pp->N ? (size_t)(pp->N < 0 ? 0 : pp->N) : nC;
         ip_kb k;
         ip_kb_init(&k);
@@ -321,6 +321,20 @@ static int wrapper_inputs(q_ctx *c, const q_entry *e, const char ***K, size_t *n
 static bool mm_core(q_ctx *c, const q_entry *e, const char *const *K, size_t nk, const q_tins *Xp, int64_t N,
                     bool has_n, bool quantized, int64_t ndiv, const char *policy) {
     q_tins X = *Xp;
+    /* the outcome map: the quantized target also reads the query's outputs and the entry's formats */
+    ip_okey okey;
+    bool keyed = !quantized && ip_okey_init(c, &okey, 'm');
+    if (keyed) {
+        ip_okey_str(&okey, policy);
+        ip_okey_kernels(&okey, K, nk);
+        ip_okey_tins(&okey, &X, N, has_n);
+        ip_outcome oc;
+        if (ip_omap_get(c, &okey, &oc)) {
+            if (!oc.hit) return false;
+            ip_outcome_replay(c, &oc, oc.kernel);
+            return true;
+        }
+    }
     size_t n = has_n && N ? (size_t)(N < 0 ? 0 : N) : X.n;
     mm_params pp = {has_n, N, quantized};
     char sig[96];
@@ -343,9 +357,16 @@ static bool mm_core(q_ctx *c, const q_entry *e, const char *const *K, size_t nk,
         ip_task tk;
         if (mm_groups(c, ix, &T, quantized, tax, ip_maxdim(c, policy ? policy : K[i], NULL), &o, &tk)) {
             ip_success(c, &tk, &o, t->kernel, ip_mm_axes);
+            if (keyed) {
+                ip_outcome oc;
+                ip_outcome_hit(&oc, i, &o);
+                oc.kernel = t->kernel; /* the handle's, as ip_success named it */
+                ip_omap_put(c, &okey, &oc);
+            }
             return true;
         }
     }
+    if (keyed) ip_omap_put(c, &okey, &(ip_outcome){.hit = false});
     return false;
 }
 
@@ -436,7 +457,7 @@ static void build_gen(ip_index *ix, const void *arg) {
         if (!gen_axis(&k, pp->numel, L, nC, rw->out, rw->n_out, &ax[0])) continue;
         double lat;
         bool alt;
-        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         ip_add(ix, &k, ax, lat, alt, (uint32_t)r);
     }
 }
@@ -461,6 +482,23 @@ static const char *const k_gen_axes1[] = {"output_numel"};
 /* generic compute over K with inputs X and output shapes O (nO of them) */
 static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_t N, bool has_n,
                      const char *primary, const q_shape *O, size_t nO, const char *policy) {
+    ip_okey okey;
+    bool keyed = ip_okey_init(c, &okey, 'g');
+    if (keyed) {
+        ip_okey_str(&okey, primary);
+        ip_okey_str(&okey, policy);
+        ip_okey_kernels(&okey, K, nk);
+        ip_okey_tins(&okey, &X, N, has_n);
+        /* the output count and the first output (the element count axis) */
+        uint32_t no = (uint32_t)nO;
+        ip_okey_add(&okey, &no, sizeof no);
+        if (nO) ip_okey_shape(&okey, O[0]);
+        ip_outcome oc;
+        if (ip_omap_get(c, &okey, &oc)) {
+            ip_outcome_replay(c, &oc, oc.hit ? K[oc.kidx] : NULL);
+            return;
+        }
+    }
     const char *reason = "candidate_group_failed";
     for (size_t i = 0; i < nk; i++) {
         const char *kt = K[i];
@@ -517,11 +555,17 @@ static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_
         ip_out o;
         if (ip_run_groups(c, &tk, gi, ng, false, &last, &att, &o)) {
             ip_success(c, &tk, &o, kt, numel ? k_gen_axes1 : k_gen_axes0);
+            if (keyed) {
+                ip_outcome oc;
+                ip_outcome_hit(&oc, i, &o);
+                ip_omap_put(c, &okey, &oc);
+            }
             return;
         }
         reason = ip_reason(att ? &last : NULL, "candidate_group_failed");
     }
     q_miss(c, reason);
+    if (keyed) ip_omap_put(c, &okey, &(ip_outcome){.hit = false, .reason = reason});
 }
 
 void ip_generic(q_ctx *c, const q_entry *e) {

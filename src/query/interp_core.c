@@ -252,8 +252,31 @@ void ip_add(ip_index *ix, const ip_kb *k, const double *ax, double lat, bool alt
         g->keyn = k->n;
         g->first_row = row;
     }
-    OPDB_ALLOC_GROW(g->pts, g->n + 1, g->cap);
-    g->pts[g->n++] = (uint32_t)ix->np++;
+    /* the group of each point: the groups' point lists are laid out in one block after the build */
+    OPDB_ALLOC_GROW(ix->pgrp, ix->np + 1, ix->cappg);
+    ix->pgrp[ix->np] = (uint32_t)(g - ix->g);
+    g->n++;
+    ix->np++;
+}
+
+/* Every group's points in file order, the groups one after another in one
+ * block: a table often has a group per row, and a list of its own for each
+ * cost a growing allocation per row. */
+static void lay_out_groups(ip_index *ix) {
+    ix->gpts = opdb_xmalloc((ix->np ? ix->np : 1) * sizeof *ix->gpts);
+    size_t off = 0;
+    for (size_t i = 0; i < ix->ng; i++) {
+        ix->g[i].pts = ix->gpts + off;
+        off += ix->g[i].n;
+        ix->g[i].n = 0;
+    }
+    for (size_t p = 0; p < ix->np; p++) {
+        ip_group *g = &ix->g[ix->pgrp[p]];
+        g->pts[g->n++] = (uint32_t)p;
+    }
+    free(ix->pgrp);
+    ix->pgrp = NULL;
+    opdb_hindex_free(&ix->gix); /* only the build looks groups up by key */
 }
 
 void ip_add_fault(ip_index *ix, uint32_t row, const char *col, const char *what) {
@@ -275,10 +298,9 @@ int ip_faults(q_ctx *c, ip_index *ix) {
 static void gmemo_free(struct ip_gmemo *m);
 
 static void index_free(ip_index *ix) {
-    for (size_t i = 0; i < ix->ng; i++) {
-        free(ix->g[i].pts);
-        ip_memo_free(&ix->g[i]);
-    }
+    for (size_t i = 0; i < ix->ng; i++) ip_memo_free(&ix->g[i]);
+    free(ix->gpts);
+    free(ix->pgrp);
     gmemo_free(ix->gmemo);
     opdb_hindex_free(&ix->gix);
     pthread_mutex_destroy(&ix->memo_mu);
@@ -311,7 +333,14 @@ ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void 
         opdb_arena_init(&ix->arena, 4096);
         atomic_init(&ix->reported, false);
         pthread_mutex_init(&ix->memo_mu, NULL);
+        /* about a point per row: one allocation instead of growing */
+        ix->capp = t->t.nrows ? t->t.nrows : 1;
+        ix->p = opdb_xmalloc(ix->capp * sizeof *ix->p);
+        ix->cappg = ix->capp;
+        ix->pgrp = opdb_xmalloc(ix->cappg * sizeof *ix->pgrp);
+        ip_latcols_of(t, &ix->latcols);
         fn(ix, params);
+        lay_out_groups(ix);
         ip_memo_labels(ix);
         ix->next = t->ext[2];
         t->ext[2] = ix;
@@ -325,25 +354,38 @@ ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void 
 static const char *const k_lat_order[5] = {"Profiling Average Duration(us)", "Profiling Median Duration(us)",
                                            "Average Duration(us)", "Median Duration(us)", "Duration(us)"};
 
-bool ip_row_latency(const q_ktable *t, size_t row, double *lat, bool *alt) {
+void ip_latcols_of(const q_ktable *t, ip_latcols *lc) {
     int pref = t->c_pref >= 0 ? t->c_pref : db_table_col(&t->t, "Duration(us)");
     int cols[6] = {pref, -1, -1, -1, -1, -1};
     for (int k = 0; k < 5; k++) cols[k + 1] = db_table_col(&t->t, k_lat_order[k]);
+    lc->pref = pref;
+    lc->n = 0;
     for (int k = 0; k < 6; k++) {
         int col = cols[k];
         if (col < 0) continue;
         bool dup = false;
         for (int j = 0; j < k; j++) dup |= cols[j] == col;
-        if (dup) continue;
+        if (!dup) lc->c[lc->n++] = col;
+    }
+}
+
+bool ip_row_latency_at(const q_ktable *t, const ip_latcols *lc, size_t row, double *lat, bool *alt) {
+    for (int k = 0; k < lc->n; k++) {
         double v;
-        if (!db_cell_num(db_table_cell(&t->t, row, col), &v)) continue;
+        if (!db_cell_num(db_table_cell(&t->t, row, lc->c[k]), &v)) continue;
         if (isfinite(v) && v > 0) {
             *lat = v;
-            *alt = col != pref;
+            *alt = lc->c[k] != lc->pref;
             return true;
         }
     }
     return false;
+}
+
+bool ip_row_latency(const q_ktable *t, size_t row, double *lat, bool *alt) {
+    ip_latcols lc;
+    ip_latcols_of(t, &lc);
+    return ip_row_latency_at(t, &lc, row, lat, alt);
 }
 
 void ip_list(opdb_arena *a, const q_ktable *t, size_t row, int col, opdb_span **items, uint32_t *n) {
