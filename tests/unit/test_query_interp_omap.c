@@ -91,6 +91,9 @@ static const char k_mapping[] = "interpolation_policy:\n"
                                 "    kernel_type: MatMulV2\n"
                                 "  mm.b:\n"
                                 "    kernel_type: BatchMatMulV2\n"
+                                "  mm.cut:\n"
+                                "    kernel_type: MatMulV2\n"
+                                "    tc_input_count: 2\n"
                                 "  mm.ab:\n"
                                 "    kernel_type: MatMulV2\n"
                                 "    alternate_kernel_types: [BatchMatMulV2]\n"
@@ -122,8 +125,8 @@ static void query(opdb_strbuf *q) {
         break;
     case 1:
     case 2: { /* op level over one of three kernel lists, the same inputs */
-        static const char *const ops[] = {"mm.a", "mm.b", "mm.ab"};
-        opdb_sb_addf(q, "{\"id\": 2, \"op\": \"%s\", \"args\": [", ops[rnd(3)]);
+        static const char *const ops[] = {"mm.a", "mm.b", "mm.ab", "mm.cut"};
+        opdb_sb_addf(q, "{\"id\": 2, \"op\": \"%s\", \"args\": [", ops[rnd(4)]);
         tensor(q, m, k, dt);
         opdb_sb_adds(q, ", ");
         tensor(q, k, n, dt);
