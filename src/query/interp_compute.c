@@ -19,9 +19,9 @@ static bool in_list(const char *s, const char *const *l) {
 
 static bool span_is(opdb_span s, const char *c) { return s.n == strlen(c) && memcmp(s.p, c, s.n) == 0; }
 
-/* dkey: relaxed kernels see DT_BF16 and FLOAT as one class */
-static void kb_dkey(ip_kb *k, const char *kt, const char *s, size_t n) {
-    if (q_relaxed_kernel(kt) && ((n == 7 && memcmp(s, "DT_BF16", 7) == 0) || (n == 5 && memcmp(s, "FLOAT", 5) == 0)))
+/* dkey: relaxed kernels (q_relaxed_kernel, asked once per key) see DT_BF16 and FLOAT as one class */
+static void kb_dkey(ip_kb *k, bool relaxed, const char *s, size_t n) {
+    if (relaxed && ((n == 7 && memcmp(s, "DT_BF16", 7) == 0) || (n == 5 && memcmp(s, "FLOAT", 5) == 0)))
         ip_kb_str(k, "FLOAT_GROUP", 11);
     else ip_kb_str(k, s, n);
 }
@@ -80,6 +80,7 @@ static void build_mm(ip_index *ix, const void *arg) {
     const mm_params *pp = arg;
     q_ktable *t = ix->tab;
     const char *kt = t->kernel;
+    bool relaxed = q_relaxed_kernel(kt);
     int c_ofmt = db_table_col(&t->t, "Output Formats");
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
@@ -107,7 +108,7 @@ static void build_mm(ip_index *ix, const void *arg) {
         ip_kb_num(&k, (double)n);
         ip_kb_field(&k, "input_dtypes");
         ip_kb_open(&k);
-        for (size_t i = 0; i < n && i < nD; i++) kb_dkey(&k, kt, rw->in_dt[i], rw->in_dt_n[i]);
+        for (size_t i = 0; i < n && i < nD; i++) kb_dkey(&k, relaxed, rw->in_dt[i], rw->in_dt_n[i]);
         ip_kb_close(&k);
         kb_batch(&k, &m);
         ip_kb_field(&k, "input_formats");
@@ -202,6 +203,7 @@ static bool mm_groups(q_ctx *c, ip_index *ix, const ip_kb *T, bool quantized, co
 static bool mm_target(q_ctx *c, const q_entry *e, const char *kt, const q_tins *X, size_t n, bool quantized,
                       int64_t ndiv, ip_kb *T, double *tax) {
     if (X->n < 2) return false;
+    bool relaxed = q_relaxed_kernel(kt);
     mnk_t m;
     if (quantized) {
         const qv *o = c->q->out;
@@ -238,7 +240,7 @@ static bool mm_target(q_ctx *c, const q_entry *e, const char *kt, const q_tins *
         for (size_t i = 0; i < n && i < X->n; i++) {
             const char *p = X->v[i].prof ? X->v[i].prof : q_dtype_prof(X->v[i].dtype);
             if (!p) return false;
-            kb_dkey(T, kt, p, strlen(p));
+            kb_dkey(T, relaxed, p, strlen(p));
         }
         ip_kb_close(T);
         kb_batch(T, &m);
@@ -277,7 +279,7 @@ static bool mm_target(q_ctx *c, const q_entry *e, const char *kt, const q_tins *
         for (size_t i = 0; i < X->n; i++) {
             const char *p = X->v[i].prof ? X->v[i].prof : q_dtype_prof(X->v[i].dtype);
             if (!p) return false;
-            if (i < n) kb_dkey(T, kt, p, strlen(p));
+            if (i < n) kb_dkey(T, relaxed, p, strlen(p));
         }
         ip_kb_close(T);
         kb_batch(T, &m);
@@ -316,6 +318,23 @@ static int wrapper_inputs(q_ctx *c, const q_entry *e, const char ***K, size_t *n
     return 0;
 }
 
+/* an index's signature: "tag|a|N|b" (a, b are 0 or 1), written without printf */
+static void sig_of(char *b, const char *tag, int a, int64_t N, int f) {
+    char t[24];
+    size_t n = strlen(tag), m = 0;
+    memcpy(b, tag, n);
+    b[n++] = '|';
+    b[n++] = (char)('0' + a);
+    b[n++] = '|';
+    uint64_t u = N < 0 ? 0 - (uint64_t)N : (uint64_t)N;
+    do t[m++] = (char)('0' + u % 10); while ((u /= 10));
+    if (N < 0) b[n++] = '-';
+    while (m) b[n++] = t[--m];
+    b[n++] = '|';
+    b[n++] = (char)('0' + f);
+    b[n] = 0;
+}
+
 /* the matmul kernels of K in order; false when none answered (nothing set).
  * policy: the kernel whose max_interpolation_dim applies (NULL: each its own) */
 static bool mm_core(q_ctx *c, const q_entry *e, const char *const *K, size_t nk, const q_tins *Xp, int64_t N,
@@ -338,7 +357,7 @@ static bool mm_core(q_ctx *c, const q_entry *e, const char *const *K, size_t nk,
     size_t n = has_n && N ? (size_t)(N < 0 ? 0 : N) : X.n;
     mm_params pp = {has_n, N, quantized};
     char sig[96];
-    snprintf(sig, sizeof sig, "mm|%d|%lld|%d", has_n, (long long)N, quantized);
+    sig_of(sig, "mm", has_n, N, quantized);
     for (size_t i = 0; i < nk; i++) {
         if (!ip_in_matmul_plus(K[i])) continue;
         ip_kb T;
@@ -424,6 +443,7 @@ static void build_gen(ip_index *ix, const void *arg) {
     const gen_params *pp = arg;
     q_ktable *t = ix->tab;
     const char *kt = t->kernel;
+    bool relaxed = q_relaxed_kernel(kt);
     mm_params cp = {pp->has_n, pp->N, false};
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
@@ -451,7 +471,7 @@ static void build_gen(ip_index *ix, const void *arg) {
         gen_key_head(&k, kt, nC);
         ip_kb_field(&k, "input_dtypes");
         ip_kb_open(&k);
-        for (size_t i = 0; i < nC; i++) kb_dkey(&k, kt, rw->in_dt[i], rw->in_dt_n[i]);
+        for (size_t i = 0; i < nC; i++) kb_dkey(&k, relaxed, rw->in_dt[i], rw->in_dt_n[i]);
         ip_kb_close(&k);
         double ax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
         if (!gen_axis(&k, pp->numel, L, nC, rw->out, rw->n_out, &ax[0])) continue;
@@ -502,7 +522,7 @@ static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_
     const char *reason = "candidate_group_failed";
     for (size_t i = 0; i < nk; i++) {
         const char *kt = K[i];
-        bool numel = gen_numel(c, kt, primary);
+        bool numel = gen_numel(c, kt, primary), relaxed = q_relaxed_kernel(kt);
         /* target */
         ip_kb T;
         double tax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
@@ -515,7 +535,7 @@ static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_
             for (size_t j = 0; ok && j < X.n; j++) {
                 const char *p = X.v[j].prof ? X.v[j].prof : q_dtype_prof(X.v[j].dtype);
                 if (!p) ok = false;
-                else kb_dkey(&T, kt, p, strlen(p));
+                else kb_dkey(&T, relaxed, p, strlen(p));
                 S[j] = q_strip(X.v[j].s);
             }
             ip_kb_close(&T);
@@ -538,7 +558,7 @@ static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_
         }
         gen_params gp = {has_n, N, numel};
         char sig[96];
-        snprintf(sig, sizeof sig, "gen|%d|%lld|%d", has_n, (long long)N, numel);
+        sig_of(sig, "gen", has_n, N, numel);
         ip_index *ix = ip_index_get(t, sig, build_gen, &gp);
         if (ip_faults(c, ix) < 0) return;
         uint32_t *gi;
@@ -622,21 +642,21 @@ int ip_spec_compute(q_ctx *c, const char *const *K, size_t nk, const q_tins *X, 
 ip_index *ip_mm_index(q_ktable *t, int64_t n) {
     mm_params pp = {true, n, false};
     char sig[96];
-    snprintf(sig, sizeof sig, "mm|1|%lld|0", (long long)n);
+    sig_of(sig, "mm", 1, n, 0);
     return ip_index_get(t, sig, build_mm, &pp);
 }
 
 ip_index *ip_mmq_index(q_ktable *t, int64_t n) {
     mm_params pp = {true, n, true};
     char sig[96];
-    snprintf(sig, sizeof sig, "mm|1|%lld|1", (long long)n);
+    sig_of(sig, "mm", 1, n, 1);
     return ip_index_get(t, sig, build_mm, &pp);
 }
 
 ip_index *ip_gen_index(q_ktable *t, int64_t n, bool numel) {
     gen_params gp = {true, n, numel};
     char sig[96];
-    snprintf(sig, sizeof sig, "gen|1|%lld|%d", (long long)n, numel);
+    sig_of(sig, "gen", 1, n, numel);
     return ip_index_get(t, sig, build_gen, &gp);
 }
 

@@ -17,6 +17,7 @@ void ip_kb_init(ip_kb *k) {
     k->n = 0;
     k->over = false;
     k->nf = 0;
+    k->depth = 0;
     k->s[0] = 0;
 }
 
@@ -28,14 +29,12 @@ static void put(ip_kb *k, const char *p, size_t n) {
     memcpy(k->s + k->n, p, n);
     k->n += n;
     k->s[k->n] = 0;
+    /* every parenthesis of the current field's text counts, a string value's too */
+    for (size_t i = 0; i < n; i++) k->depth += p[i] == '(' ? 1 : p[i] == ')' ? -1 : 0;
 }
 
-static bool in_tuple(const ip_kb *k) {
-    int depth = 0;
-    size_t start = k->nf ? k->fo[k->nf - 1] : 0;
-    for (size_t i = start; i < k->n; i++) depth += k->s[i] == '(' ? 1 : k->s[i] == ')' ? -1 : 0;
-    return depth > 0;
-}
+/* inside a tuple: more `(` than `)` in the current field's text (the whole key before the first field) */
+static bool in_tuple(const ip_kb *k) { return k->depth > 0; }
 
 void ip_kb_field(ip_kb *k, const char *name) {
     if (k->nf >= 32) {
@@ -43,6 +42,7 @@ void ip_kb_field(ip_kb *k, const char *name) {
         return;
     }
     k->fo[k->nf++] = (uint16_t)k->n;
+    k->depth = 0;
     put(k, "\x1e", 1);
     put(k, name, strlen(name));
     put(k, "\x1f", 1);

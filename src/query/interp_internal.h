@@ -18,6 +18,7 @@ typedef struct ip_kb {
     bool over;           /* did not fit: the row (or target) is unusable */
     uint8_t nf;          /* fields so far */
     uint16_t fo[32];     /* field start offsets */
+    int depth;           /* open tuples in the current field's text */
 } ip_kb;
 
 void ip_kb_init(ip_kb *k);
