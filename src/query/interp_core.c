@@ -276,7 +276,39 @@ static void lay_out_groups(ip_index *ix) {
     }
     free(ix->pgrp);
     ix->pgrp = NULL;
-    opdb_hindex_free(&ix->gix); /* only the build looks groups up by key */
+}
+
+/* The field names of key text s in order into buf, each closed by \x1f: the length, or 0 when
+ * a field has no value marker or the names do not fit (then the text is not simply its fields'
+ * names and values side by side). */
+static size_t key_names(const char *s, size_t n, char *buf, size_t cap) {
+    const char *p = s, *end = s + n;
+    opdb_span nm, v;
+    size_t m = 0;
+    while (next_field(&p, end, &nm, &v)) {
+        if (nm.p + nm.n >= end || nm.p[nm.n] != '\x1f' || cap - m < nm.n + 1) return 0;
+        memcpy(buf + m, nm.p, nm.n);
+        m += nm.n;
+        buf[m++] = '\x1f';
+    }
+    return p == end ? m : 0;
+}
+
+/* When every group's key has the same field names in the same order, a target with those names
+ * matches a group exactly when their texts are equal (no required or extra fields): then the
+ * match is a probe of the groups by key text. */
+static void uniform_names(ip_index *ix) {
+    ix->names = NULL;
+    if (!ix->ng) return;
+    char a[IP_KEYCAP], b[IP_KEYCAP];
+    size_t na = key_names(ix->g[0].key, ix->g[0].keyn, a, sizeof a);
+    if (!na) return;
+    for (size_t i = 1; i < ix->ng; i++) {
+        size_t nb = key_names(ix->g[i].key, ix->g[i].keyn, b, sizeof b);
+        if (nb != na || memcmp(a, b, na) != 0) return;
+    }
+    ix->names = opdb_arena_strndup(&ix->arena, a, na);
+    ix->namesn = na;
 }
 
 void ip_add_fault(ip_index *ix, uint32_t row, const char *col, const char *what) {
@@ -341,6 +373,7 @@ ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void 
         ip_latcols_of(t, &ix->latcols);
         fn(ix, params);
         lay_out_groups(ix);
+        uniform_names(ix);
         ip_memo_labels(ix);
         ix->next = t->ext[2];
         t->ext[2] = ix;
@@ -486,6 +519,21 @@ static const gm_entry *gmemo_find(const struct ip_gmemo *m, uint64_t h, const ip
 size_t ip_groups_matching(q_ctx *c, const ip_index *cix, const ip_kb *T, uint32_t **gi) {
     ip_index *ix = (ip_index *)cix; /* the kept matches are guarded by memo_mu */
     *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof **gi);
+    /* the plain reference (no_index) matches every group */
+    if (ix->names && !T->over && !c->db->no_index) {
+        char nb[IP_KEYCAP];
+        size_t nn = key_names(T->s, T->n, nb, sizeof nb);
+        if (nn == ix->namesn && memcmp(nb, ix->names, nn) == 0) {
+            uint32_t idx;
+            uint64_t h = opdb_hash_bytes(T->s, T->n, 9); /* as ip_add filed the groups */
+            for (opdb_hprobe pr = opdb_hindex_probe(&ix->gix, h); opdb_hprobe_next(&pr, &idx);)
+                if (ix->g[idx].keyn == T->n && memcmp(ix->g[idx].key, T->s, T->n) == 0) {
+                    (*gi)[0] = idx;
+                    return 1;
+                }
+            return 0;
+        }
+    }
     uint64_t h = opdb_hash_bytes(T->s, T->n, 5);
     bool keep = !T->over && !c->db->no_index;
     if (keep) {

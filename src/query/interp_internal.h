@@ -97,7 +97,9 @@ typedef struct ip_index {
     int flags;
     pthread_mutex_t memo_mu; /* builds of the groups' filter maps; the kept group matches */
     struct ip_gmemo *gmemo;  /* target key -> the groups it matches (ip_groups_matching) */
-    opdb_hindex gix;         /* group key -> group, while building */
+    opdb_hindex gix;         /* group key -> group */
+    const char *names;       /* the field names every group's key has, in order (NULL: they differ) */
+    size_t namesn;
     uint32_t *pgrp;          /* while building: the group of each point */
     size_t cappg;
     uint32_t *gpts;          /* the groups' point lists, one after another */
