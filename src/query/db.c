@@ -79,6 +79,7 @@ opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) 
     if (o->size >= offsetof(opdb_qdb_opts, result_cache) + sizeof o->result_cache)
         db->cache = q_cache_new(o->result_cache);
     db->hitmap = q_hitmap_new(Q_HITMAP_ENTRIES);
+    db->ipmap = ip_omap_new(IP_OMAP_ENTRIES);
     opdb_arena_init(&db->arena, 1 << 16);
     pthread_mutex_init(&db->tables_mu, NULL);
     if (q_mapping_load(db, err) < 0) {
@@ -116,6 +117,7 @@ void opdb_qdb_close(opdb_qdb *db) {
     snap_free(db);
     q_cache_free(db->cache);
     q_hitmap_free(db->hitmap);
+    ip_omap_free(db->ipmap);
     opdb_hindex_free(&db->tables_ix);
     pthread_mutex_destroy(&db->tables_mu);
     opdb_arena_free(&db->arena);

@@ -56,7 +56,7 @@ static void build_attn(ip_index *ix, const void *arg) {
         if (!rw->n_in_dt) continue;
         double lat;
         bool alt;
-        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         double ax[IP_MAXAX] = {(double)c3[0], (double)a, (double)c3[1], (double)c3[2], NAN};
         int64_t b;
         if (c_b >= 0) {

@@ -19,9 +19,9 @@ static bool in_list(const char *s, const char *const *l) {
 
 static bool span_is(opdb_span s, const char *c) { return s.n == strlen(c) && memcmp(s.p, c, s.n) == 0; }
 
-/* dkey: relaxed kernels see DT_BF16 and FLOAT as one class */
-static void kb_dkey(ip_kb *k, const char *kt, const char *s, size_t n) {
-    if (q_relaxed_kernel(kt) && ((n == 7 && memcmp(s, "DT_BF16", 7) == 0) || (n == 5 && memcmp(s, "FLOAT", 5) == 0)))
+/* dkey: relaxed kernels (q_relaxed_kernel, asked once per key) see DT_BF16 and FLOAT as one class */
+static void kb_dkey(ip_kb *k, bool relaxed, const char *s, size_t n) {
+    if (relaxed && ((n == 7 && memcmp(s, "DT_BF16", 7) == 0) || (n == 5 && memcmp(s, "FLOAT", 5) == 0)))
         ip_kb_str(k, "FLOAT_GROUP", 11);
     else ip_kb_str(k, s, n);
 }
@@ -80,6 +80,7 @@ static void build_mm(ip_index *ix, const void *arg) {
     const mm_params *pp = arg;
     q_ktable *t = ix->tab;
     const char *kt = t->kernel;
+    bool relaxed = q_relaxed_kernel(kt);
     int c_ofmt = db_table_col(&t->t, "Output Formats");
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
@@ -97,7 +98,7 @@ static void build_mm(ip_index *ix, const void *arg) {
         if (!mnk(kt, L0, L1, &m)) continue;
         double lat;
         bool alt;
-        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         size_t n = pp->has_n && pp->N ? (size_t)(pp->N < 0 ? 0 : pp->N) : nC;
         ip_kb k;
         ip_kb_init(&k);
@@ -107,7 +108,7 @@ static void build_mm(ip_index *ix, const void *arg) {
         ip_kb_num(&k, (double)n);
         ip_kb_field(&k, "input_dtypes");
         ip_kb_open(&k);
-        for (size_t i = 0; i < n && i < nD; i++) kb_dkey(&k, kt, rw->in_dt[i], rw->in_dt_n[i]);
+        for (size_t i = 0; i < n && i < nD; i++) kb_dkey(&k, relaxed, rw->in_dt[i], rw->in_dt_n[i]);
         ip_kb_close(&k);
         kb_batch(&k, &m);
         ip_kb_field(&k, "input_formats");
@@ -202,6 +203,7 @@ static bool mm_groups(q_ctx *c, ip_index *ix, const ip_kb *T, bool quantized, co
 static bool mm_target(q_ctx *c, const q_entry *e, const char *kt, const q_tins *X, size_t n, bool quantized,
                       int64_t ndiv, ip_kb *T, double *tax) {
     if (X->n < 2) return false;
+    bool relaxed = q_relaxed_kernel(kt);
     mnk_t m;
     if (quantized) {
         const qv *o = c->q->out;
@@ -238,7 +240,7 @@ static bool mm_target(q_ctx *c, const q_entry *e, const char *kt, const q_tins *
         for (size_t i = 0; i < n && i < X->n; i++) {
             const char *p = X->v[i].prof ? X->v[i].prof : q_dtype_prof(X->v[i].dtype);
             if (!p) return false;
-            kb_dkey(T, kt, p, strlen(p));
+            kb_dkey(T, relaxed, p, strlen(p));
         }
         ip_kb_close(T);
         kb_batch(T, &m);
@@ -277,7 +279,7 @@ static bool mm_target(q_ctx *c, const q_entry *e, const char *kt, const q_tins *
         for (size_t i = 0; i < X->n; i++) {
             const char *p = X->v[i].prof ? X->v[i].prof : q_dtype_prof(X->v[i].dtype);
             if (!p) return false;
-            if (i < n) kb_dkey(T, kt, p, strlen(p));
+            if (i < n) kb_dkey(T, relaxed, p, strlen(p));
         }
         ip_kb_close(T);
         kb_batch(T, &m);
@@ -316,15 +318,46 @@ static int wrapper_inputs(q_ctx *c, const q_entry *e, const char ***K, size_t *n
     return 0;
 }
 
+/* an index's signature: "tag|a|N|b" (a, b are 0 or 1), written without printf */
+static void sig_of(char *b, const char *tag, int a, int64_t N, int f) {
+    char t[24];
+    size_t n = strlen(tag), m = 0;
+    memcpy(b, tag, n);
+    b[n++] = '|';
+    b[n++] = (char)('0' + a);
+    b[n++] = '|';
+    uint64_t u = N < 0 ? 0 - (uint64_t)N : (uint64_t)N;
+    do t[m++] = (char)('0' + u % 10); while ((u /= 10));
+    if (N < 0) b[n++] = '-';
+    while (m) b[n++] = t[--m];
+    b[n++] = '|';
+    b[n++] = (char)('0' + f);
+    b[n] = 0;
+}
+
 /* the matmul kernels of K in order; false when none answered (nothing set).
  * policy: the kernel whose max_interpolation_dim applies (NULL: each its own) */
 static bool mm_core(q_ctx *c, const q_entry *e, const char *const *K, size_t nk, const q_tins *Xp, int64_t N,
                     bool has_n, bool quantized, int64_t ndiv, const char *policy) {
     q_tins X = *Xp;
+    /* the outcome map: the quantized target also reads the query's outputs and the entry's formats */
+    ip_okey okey;
+    bool keyed = !quantized && ip_okey_init(c, &okey, 'm');
+    if (keyed) {
+        ip_okey_str(&okey, policy);
+        ip_okey_kernels(&okey, K, nk);
+        ip_okey_tins(&okey, &X, N, has_n);
+        ip_outcome oc;
+        if (ip_omap_get(c, &okey, &oc)) {
+            if (!oc.hit) return false;
+            ip_outcome_replay(c, &oc, oc.kernel);
+            return true;
+        }
+    }
     size_t n = has_n && N ? (size_t)(N < 0 ? 0 : N) : X.n;
     mm_params pp = {has_n, N, quantized};
     char sig[96];
-    snprintf(sig, sizeof sig, "mm|%d|%lld|%d", has_n, (long long)N, quantized);
+    sig_of(sig, "mm", has_n, N, quantized);
     for (size_t i = 0; i < nk; i++) {
         if (!ip_in_matmul_plus(K[i])) continue;
         ip_kb T;
@@ -343,9 +376,16 @@ static bool mm_core(q_ctx *c, const q_entry *e, const char *const *K, size_t nk,
         ip_task tk;
         if (mm_groups(c, ix, &T, quantized, tax, ip_maxdim(c, policy ? policy : K[i], NULL), &o, &tk)) {
             ip_success(c, &tk, &o, t->kernel, ip_mm_axes);
+            if (keyed) {
+                ip_outcome oc;
+                ip_outcome_hit(&oc, i, &o);
+                oc.kernel = t->kernel; /* the handle's, as ip_success named it */
+                ip_omap_put(c, &okey, &oc);
+            }
             return true;
         }
     }
+    if (keyed) ip_omap_put(c, &okey, &(ip_outcome){.hit = false});
     return false;
 }
 
@@ -403,6 +443,7 @@ static void build_gen(ip_index *ix, const void *arg) {
     const gen_params *pp = arg;
     q_ktable *t = ix->tab;
     const char *kt = t->kernel;
+    bool relaxed = q_relaxed_kernel(kt);
     mm_params cp = {pp->has_n, pp->N, false};
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
@@ -430,13 +471,13 @@ static void build_gen(ip_index *ix, const void *arg) {
         gen_key_head(&k, kt, nC);
         ip_kb_field(&k, "input_dtypes");
         ip_kb_open(&k);
-        for (size_t i = 0; i < nC; i++) kb_dkey(&k, kt, rw->in_dt[i], rw->in_dt_n[i]);
+        for (size_t i = 0; i < nC; i++) kb_dkey(&k, relaxed, rw->in_dt[i], rw->in_dt_n[i]);
         ip_kb_close(&k);
         double ax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
         if (!gen_axis(&k, pp->numel, L, nC, rw->out, rw->n_out, &ax[0])) continue;
         double lat;
         bool alt;
-        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         ip_add(ix, &k, ax, lat, alt, (uint32_t)r);
     }
 }
@@ -461,10 +502,27 @@ static const char *const k_gen_axes1[] = {"output_numel"};
 /* generic compute over K with inputs X and output shapes O (nO of them) */
 static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_t N, bool has_n,
                      const char *primary, const q_shape *O, size_t nO, const char *policy) {
+    ip_okey okey;
+    bool keyed = ip_okey_init(c, &okey, 'g');
+    if (keyed) {
+        ip_okey_str(&okey, primary);
+        ip_okey_str(&okey, policy);
+        ip_okey_kernels(&okey, K, nk);
+        ip_okey_tins(&okey, &X, N, has_n);
+        /* the output count and the first output (the element count axis) */
+        uint32_t no = (uint32_t)nO;
+        ip_okey_add(&okey, &no, sizeof no);
+        if (nO) ip_okey_shape(&okey, O[0]);
+        ip_outcome oc;
+        if (ip_omap_get(c, &okey, &oc)) {
+            ip_outcome_replay(c, &oc, oc.hit ? K[oc.kidx] : NULL);
+            return;
+        }
+    }
     const char *reason = "candidate_group_failed";
     for (size_t i = 0; i < nk; i++) {
         const char *kt = K[i];
-        bool numel = gen_numel(c, kt, primary);
+        bool numel = gen_numel(c, kt, primary), relaxed = q_relaxed_kernel(kt);
         /* target */
         ip_kb T;
         double tax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
@@ -477,7 +535,7 @@ static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_
             for (size_t j = 0; ok && j < X.n; j++) {
                 const char *p = X.v[j].prof ? X.v[j].prof : q_dtype_prof(X.v[j].dtype);
                 if (!p) ok = false;
-                else kb_dkey(&T, kt, p, strlen(p));
+                else kb_dkey(&T, relaxed, p, strlen(p));
                 S[j] = q_strip(X.v[j].s);
             }
             ip_kb_close(&T);
@@ -500,7 +558,7 @@ static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_
         }
         gen_params gp = {has_n, N, numel};
         char sig[96];
-        snprintf(sig, sizeof sig, "gen|%d|%lld|%d", has_n, (long long)N, numel);
+        sig_of(sig, "gen", has_n, N, numel);
         ip_index *ix = ip_index_get(t, sig, build_gen, &gp);
         if (ip_faults(c, ix) < 0) return;
         uint32_t *gi;
@@ -517,11 +575,17 @@ static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_
         ip_out o;
         if (ip_run_groups(c, &tk, gi, ng, false, &last, &att, &o)) {
             ip_success(c, &tk, &o, kt, numel ? k_gen_axes1 : k_gen_axes0);
+            if (keyed) {
+                ip_outcome oc;
+                ip_outcome_hit(&oc, i, &o);
+                ip_omap_put(c, &okey, &oc);
+            }
             return;
         }
         reason = ip_reason(att ? &last : NULL, "candidate_group_failed");
     }
     q_miss(c, reason);
+    if (keyed) ip_omap_put(c, &okey, &(ip_outcome){.hit = false, .reason = reason});
 }
 
 void ip_generic(q_ctx *c, const q_entry *e) {
@@ -578,21 +642,21 @@ int ip_spec_compute(q_ctx *c, const char *const *K, size_t nk, const q_tins *X, 
 ip_index *ip_mm_index(q_ktable *t, int64_t n) {
     mm_params pp = {true, n, false};
     char sig[96];
-    snprintf(sig, sizeof sig, "mm|1|%lld|0", (long long)n);
+    sig_of(sig, "mm", 1, n, 0);
     return ip_index_get(t, sig, build_mm, &pp);
 }
 
 ip_index *ip_mmq_index(q_ktable *t, int64_t n) {
     mm_params pp = {true, n, true};
     char sig[96];
-    snprintf(sig, sizeof sig, "mm|1|%lld|1", (long long)n);
+    sig_of(sig, "mm", 1, n, 1);
     return ip_index_get(t, sig, build_mm, &pp);
 }
 
 ip_index *ip_gen_index(q_ktable *t, int64_t n, bool numel) {
     gen_params gp = {true, n, numel};
     char sig[96];
-    snprintf(sig, sizeof sig, "gen|1|%lld|%d", (long long)n, numel);
+    sig_of(sig, "gen", 1, n, numel);
     return ip_index_get(t, sig, build_gen, &gp);
 }
 

@@ -17,6 +17,7 @@ void ip_kb_init(ip_kb *k) {
     k->n = 0;
     k->over = false;
     k->nf = 0;
+    k->depth = 0;
     k->s[0] = 0;
 }
 
@@ -28,14 +29,12 @@ static void put(ip_kb *k, const char *p, size_t n) {
     memcpy(k->s + k->n, p, n);
     k->n += n;
     k->s[k->n] = 0;
+    /* every parenthesis of the current field's text counts, a string value's too */
+    for (size_t i = 0; i < n; i++) k->depth += p[i] == '(' ? 1 : p[i] == ')' ? -1 : 0;
 }
 
-static bool in_tuple(const ip_kb *k) {
-    int depth = 0;
-    size_t start = k->nf ? k->fo[k->nf - 1] : 0;
-    for (size_t i = start; i < k->n; i++) depth += k->s[i] == '(' ? 1 : k->s[i] == ')' ? -1 : 0;
-    return depth > 0;
-}
+/* inside a tuple: more `(` than `)` in the current field's text (the whole key before the first field) */
+static bool in_tuple(const ip_kb *k) { return k->depth > 0; }
 
 void ip_kb_field(ip_kb *k, const char *name) {
     if (k->nf >= 32) {
@@ -43,6 +42,7 @@ void ip_kb_field(ip_kb *k, const char *name) {
         return;
     }
     k->fo[k->nf++] = (uint16_t)k->n;
+    k->depth = 0;
     put(k, "\x1e", 1);
     put(k, name, strlen(name));
     put(k, "\x1f", 1);
@@ -252,8 +252,63 @@ void ip_add(ip_index *ix, const ip_kb *k, const double *ax, double lat, bool alt
         g->keyn = k->n;
         g->first_row = row;
     }
-    OPDB_ALLOC_GROW(g->pts, g->n + 1, g->cap);
-    g->pts[g->n++] = (uint32_t)ix->np++;
+    /* the group of each point: the groups' point lists are laid out in one block after the build */
+    OPDB_ALLOC_GROW(ix->pgrp, ix->np + 1, ix->cappg);
+    ix->pgrp[ix->np] = (uint32_t)(g - ix->g);
+    g->n++;
+    ix->np++;
+}
+
+/* Every group's points in file order, the groups one after another in one
+ * block: a table often has a group per row, and a list of its own for each
+ * cost a growing allocation per row. */
+static void lay_out_groups(ip_index *ix) {
+    ix->gpts = opdb_xmalloc((ix->np ? ix->np : 1) * sizeof *ix->gpts);
+    size_t off = 0;
+    for (size_t i = 0; i < ix->ng; i++) {
+        ix->g[i].pts = ix->gpts + off;
+        off += ix->g[i].n;
+        ix->g[i].n = 0;
+    }
+    for (size_t p = 0; p < ix->np; p++) {
+        ip_group *g = &ix->g[ix->pgrp[p]];
+        g->pts[g->n++] = (uint32_t)p;
+    }
+    free(ix->pgrp);
+    ix->pgrp = NULL;
+}
+
+/* The field names of key text s in order into buf, each closed by \x1f: the length, or 0 when
+ * a field has no value marker or the names do not fit (then the text is not simply its fields'
+ * names and values side by side). */
+static size_t key_names(const char *s, size_t n, char *buf, size_t cap) {
+    const char *p = s, *end = s + n;
+    opdb_span nm, v;
+    size_t m = 0;
+    while (next_field(&p, end, &nm, &v)) {
+        if (nm.p + nm.n >= end || nm.p[nm.n] != '\x1f' || cap - m < nm.n + 1) return 0;
+        memcpy(buf + m, nm.p, nm.n);
+        m += nm.n;
+        buf[m++] = '\x1f';
+    }
+    return p == end ? m : 0;
+}
+
+/* When every group's key has the same field names in the same order, a target with those names
+ * matches a group exactly when their texts are equal (no required or extra fields): then the
+ * match is a probe of the groups by key text. */
+static void uniform_names(ip_index *ix) {
+    ix->names = NULL;
+    if (!ix->ng) return;
+    char a[IP_KEYCAP], b[IP_KEYCAP];
+    size_t na = key_names(ix->g[0].key, ix->g[0].keyn, a, sizeof a);
+    if (!na) return;
+    for (size_t i = 1; i < ix->ng; i++) {
+        size_t nb = key_names(ix->g[i].key, ix->g[i].keyn, b, sizeof b);
+        if (nb != na || memcmp(a, b, na) != 0) return;
+    }
+    ix->names = opdb_arena_strndup(&ix->arena, a, na);
+    ix->namesn = na;
 }
 
 void ip_add_fault(ip_index *ix, uint32_t row, const char *col, const char *what) {
@@ -275,10 +330,9 @@ int ip_faults(q_ctx *c, ip_index *ix) {
 static void gmemo_free(struct ip_gmemo *m);
 
 static void index_free(ip_index *ix) {
-    for (size_t i = 0; i < ix->ng; i++) {
-        free(ix->g[i].pts);
-        ip_memo_free(&ix->g[i]);
-    }
+    for (size_t i = 0; i < ix->ng; i++) ip_memo_free(&ix->g[i]);
+    free(ix->gpts);
+    free(ix->pgrp);
     gmemo_free(ix->gmemo);
     opdb_hindex_free(&ix->gix);
     pthread_mutex_destroy(&ix->memo_mu);
@@ -311,7 +365,15 @@ ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void 
         opdb_arena_init(&ix->arena, 4096);
         atomic_init(&ix->reported, false);
         pthread_mutex_init(&ix->memo_mu, NULL);
+        /* about a point per row: one allocation instead of growing */
+        ix->capp = t->t.nrows ? t->t.nrows : 1;
+        ix->p = opdb_xmalloc(ix->capp * sizeof *ix->p);
+        ix->cappg = ix->capp;
+        ix->pgrp = opdb_xmalloc(ix->cappg * sizeof *ix->pgrp);
+        ip_latcols_of(t, &ix->latcols);
         fn(ix, params);
+        lay_out_groups(ix);
+        uniform_names(ix);
         ip_memo_labels(ix);
         ix->next = t->ext[2];
         t->ext[2] = ix;
@@ -325,25 +387,38 @@ ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void 
 static const char *const k_lat_order[5] = {"Profiling Average Duration(us)", "Profiling Median Duration(us)",
                                            "Average Duration(us)", "Median Duration(us)", "Duration(us)"};
 
-bool ip_row_latency(const q_ktable *t, size_t row, double *lat, bool *alt) {
+void ip_latcols_of(const q_ktable *t, ip_latcols *lc) {
     int pref = t->c_pref >= 0 ? t->c_pref : db_table_col(&t->t, "Duration(us)");
     int cols[6] = {pref, -1, -1, -1, -1, -1};
     for (int k = 0; k < 5; k++) cols[k + 1] = db_table_col(&t->t, k_lat_order[k]);
+    lc->pref = pref;
+    lc->n = 0;
     for (int k = 0; k < 6; k++) {
         int col = cols[k];
         if (col < 0) continue;
         bool dup = false;
         for (int j = 0; j < k; j++) dup |= cols[j] == col;
-        if (dup) continue;
+        if (!dup) lc->c[lc->n++] = col;
+    }
+}
+
+bool ip_row_latency_at(const q_ktable *t, const ip_latcols *lc, size_t row, double *lat, bool *alt) {
+    for (int k = 0; k < lc->n; k++) {
         double v;
-        if (!db_cell_num(db_table_cell(&t->t, row, col), &v)) continue;
+        if (!db_cell_num(db_table_cell(&t->t, row, lc->c[k]), &v)) continue;
         if (isfinite(v) && v > 0) {
             *lat = v;
-            *alt = col != pref;
+            *alt = lc->c[k] != lc->pref;
             return true;
         }
     }
     return false;
+}
+
+bool ip_row_latency(const q_ktable *t, size_t row, double *lat, bool *alt) {
+    ip_latcols lc;
+    ip_latcols_of(t, &lc);
+    return ip_row_latency_at(t, &lc, row, lat, alt);
 }
 
 void ip_list(opdb_arena *a, const q_ktable *t, size_t row, int col, opdb_span **items, uint32_t *n) {
@@ -444,6 +519,21 @@ static const gm_entry *gmemo_find(const struct ip_gmemo *m, uint64_t h, const ip
 size_t ip_groups_matching(q_ctx *c, const ip_index *cix, const ip_kb *T, uint32_t **gi) {
     ip_index *ix = (ip_index *)cix; /* the kept matches are guarded by memo_mu */
     *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof **gi);
+    /* the plain reference (no_index) matches every group */
+    if (ix->names && !T->over && !c->db->no_index) {
+        char nb[IP_KEYCAP];
+        size_t nn = key_names(T->s, T->n, nb, sizeof nb);
+        if (nn == ix->namesn && memcmp(nb, ix->names, nn) == 0) {
+            uint32_t idx;
+            uint64_t h = opdb_hash_bytes(T->s, T->n, 9); /* as ip_add filed the groups */
+            for (opdb_hprobe pr = opdb_hindex_probe(&ix->gix, h); opdb_hprobe_next(&pr, &idx);)
+                if (ix->g[idx].keyn == T->n && memcmp(ix->g[idx].key, T->s, T->n) == 0) {
+                    (*gi)[0] = idx;
+                    return 1;
+                }
+            return 0;
+        }
+    }
     uint64_t h = opdb_hash_bytes(T->s, T->n, 5);
     bool keep = !T->over && !c->db->no_index;
     if (keep) {

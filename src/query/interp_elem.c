@@ -70,7 +70,7 @@ static void build_elem(ip_index *ix, const void *arg) {
         if (!y.rank) continue;
         double lat;
         bool alt;
-        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         if (!rw->n_out_dt || !rw->out_dt_n[0]) continue;
         q_shape *ins = opdb_arena_alloc(&ix->arena, (rw->n_in ? rw->n_in : 1) * sizeof *ins);
         for (uint32_t i = 0; i < rw->n_in; i++) ins[i] = q_strip(rw->in[i]);

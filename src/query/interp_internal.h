@@ -18,6 +18,7 @@ typedef struct ip_kb {
     bool over;           /* did not fit: the row (or target) is unusable */
     uint8_t nf;          /* fields so far */
     uint16_t fo[32];     /* field start offsets */
+    int depth;           /* open tuples in the current field's text */
 } ip_kb;
 
 void ip_kb_init(ip_kb *k);
@@ -49,7 +50,7 @@ typedef struct ip_fmap ip_fmap;
 typedef struct ip_group {
     const char *key;     /* the key text (fields separated as in ip_kb) */
     size_t keyn;
-    uint32_t *pts;       /* indexes into the index's points, file order */
+    uint32_t *pts;       /* indexes into the index's points, file order (in the index's gpts) */
     uint32_t n, cap;
     uint32_t first_row;
     bool all_nd;         /* matmul: every `input_formats` entry is ND */
@@ -73,6 +74,11 @@ typedef struct ip_fault {
     const char *col, *what;
 } ip_fault;
 
+/* The latency columns of a table in the wrapper's order (without repeats), and its preferred one. */
+typedef struct ip_latcols {
+    int c[6], n, pref;
+} ip_latcols;
+
 /* The candidate points of one kernel table for one path and its parameters. */
 typedef struct ip_index {
     char *sig;           /* path and parameters it was built for */
@@ -91,7 +97,13 @@ typedef struct ip_index {
     int flags;
     pthread_mutex_t memo_mu; /* builds of the groups' filter maps; the kept group matches */
     struct ip_gmemo *gmemo;  /* target key -> the groups it matches (ip_groups_matching) */
-    opdb_hindex gix;         /* group key -> group, while building */
+    opdb_hindex gix;         /* group key -> group */
+    const char *names;       /* the field names every group's key has, in order (NULL: they differ) */
+    size_t namesn;
+    uint32_t *pgrp;          /* while building: the group of each point */
+    size_t cappg;
+    uint32_t *gpts;          /* the groups' point lists, one after another */
+    ip_latcols latcols;      /* the table's, for the builder */
 } ip_index;
 
 /* The builder of one path: fills points through ip_add for each row. */
@@ -110,6 +122,9 @@ void ip_index_free_all(void *p);
 /* The interpolation latency of a row (the wrapper's column order); false
  * when the row has none. *alt: not from the preferred column. */
 bool ip_row_latency(const q_ktable *t, size_t row, double *lat, bool *alt);
+/* the same with the table's latency columns found once (ip_latcols_of) */
+void ip_latcols_of(const q_ktable *t, ip_latcols *lc);
+bool ip_row_latency_at(const q_ktable *t, const ip_latcols *lc, size_t row, double *lat, bool *alt);
 
 /* cell helpers */
 /* list(cell) of a column by name; a missing column gives the empty list */
@@ -197,6 +212,44 @@ void ip_set_answer(ip_out *o, const ip_index *ix, size_t g, int lab);
 
 /* result and explain of a success */
 void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel, const char *const *axis_names);
+
+/* the answer of a success without explain: the hit and its calibrated interval (looked up by
+ * kernel, dimension and the points' spread) */
+void ip_hit(q_ctx *c, double lat, double conf, const char *rule, const char *kernel, int dim, double spread);
+/* the spread of a success's points (what its interval is looked up by) */
+double ip_out_spread(const ip_out *o);
+
+/* The outcome map (interp_omap.c): a path's answer for a key that holds everything it reads
+ * from the query. A key is built with the helpers below; ip_okey_init is false when the map
+ * is not used for this query (off, explain, the plain reference). */
+typedef struct ip_okey {
+    uint8_t b[1024];
+    size_t n;
+    bool over;                   /* did not fit: neither looked up nor stored */
+} ip_okey;
+bool ip_okey_init(const q_ctx *c, ip_okey *k, char tag);
+void ip_okey_add(ip_okey *k, const void *p, size_t n);
+void ip_okey_str(ip_okey *k, const char *s);       /* NULL is a value of its own */
+void ip_okey_kernels(ip_okey *k, const char *const *K, size_t nk);
+void ip_okey_tins(ip_okey *k, const q_tins *X, int64_t N, bool has_n);
+void ip_okey_shape(ip_okey *k, q_shape s);
+typedef struct ip_outcome {
+    bool hit;
+    uint32_t kidx;               /* the kernel list's index of the kernel that answered */
+    double lat, conf, spread;
+    int dim;
+    const char *rule;            /* static text */
+    const char *kernel;          /* a hit, when the path named the handle's kernel text (else NULL) */
+    const char *reason;          /* a miss: why */
+} ip_outcome;
+/* the stored outcome of k (its reason copied into c's arena); false when absent */
+bool ip_omap_get(const q_ctx *c, const ip_okey *k, ip_outcome *o);
+/* stores o under k (a full map takes nothing) */
+void ip_omap_put(const q_ctx *c, const ip_okey *k, const ip_outcome *o);
+/* the outcome of a success o by kernel kidx */
+void ip_outcome_hit(ip_outcome *oc, size_t kidx, const ip_out *o);
+/* sets c's result as the path did: the hit by kernel, or the miss */
+void ip_outcome_replay(q_ctx *c, const ip_outcome *oc, const char *kernel);
 
 /* shared by paths */
 bool ip_in_matmul_plus(const char *kt);

@@ -27,6 +27,69 @@ static int cmp_d(const void *a, const void *b) {
 static const char *const k_grid_rule[4] = {NULL, NULL, "interpolated_2d_griddata_linear",
                                            "interpolated_3d_griddata_linear"};
 
+/* the median latency of the points of f at coordinate x on axis a: their rows into *rows (arena) */
+static double bound_median(q_ctx *c, const ip_task *tk, const uint32_t *f, size_t nf, int a, double x, size_t m,
+                           uint32_t **rows) {
+    const ip_point *P = tk->ix->p;
+    double *tmp = opdb_arena_alloc(c->a, m * sizeof *tmp);
+    *rows = opdb_arena_alloc(c->a, m * sizeof **rows);
+    size_t k = 0;
+    for (size_t i = 0; i < nf && k < m; i++)
+        if (coord(tk, P[f[i]].ax[a], a) == x) {
+            tmp[k] = P[f[i]].lat;
+            (*rows)[k++] = f[i];
+        }
+    if (m > 2) qsort(tmp, m, sizeof *tmp, cmp_d); /* one or two: the median needs no order */
+    return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
+}
+
+/* 1-D linear interpolation between the bounds lo and hi around target tv (coordinates on axis
+ * A[0]): the answer into out, or false when the latency guard refuses it */
+static bool linear_1d(q_ctx *c, const ip_task *tk, const uint32_t *f, size_t nf, const uint8_t *A, double lo,
+                      double hi, double tv, ip_out *out) {
+    const ip_point *P = tk->ix->p;
+    int a = A[0];
+    size_t ml = 0, mh = 0, il = 0, ih = 0;
+    for (size_t i = nf; i-- > 0;) {
+        double x = coord(tk, P[f[i]].ax[a], a);
+        if (x == lo) ml++, il = i;
+        if (x == hi) mh++, ih = i;
+    }
+    uint32_t *rl, *rh = NULL;
+    double yl = bound_median(c, tk, f, nf, a, lo, ml, &rl), yh = yl;
+    double y, u = 0;
+    if (lo == hi) {
+        y = yl;
+    } else {
+        yh = bound_median(c, tk, f, nf, a, hi, mh, &rh);
+        u = (tv - lo) / (hi - lo);
+        y = yl + u * (yh - yl);
+    }
+    if (!(isfinite(y) && y > 0)) return false;
+    out->lat = y;
+    out->conf = 0.70;
+    out->rule = "interpolated_1d_linear";
+    out->key = NULL; /* the caller names the point set (ip_set_answer) */
+    out->keyn = 0;
+    out->lab = -1;
+    out->dim = 1;
+    out->axes = A;
+    out->npts = lo == hi ? 1 : 2;
+    out->coord[0][0] = P[f[il]].ax[a];
+    out->w[0] = lo == hi ? 1.0 : 1 - u;
+    out->plat[0] = yl;
+    out->rows[0] = rl;
+    out->nrows[0] = ml;
+    if (lo != hi) {
+        out->coord[1][0] = P[f[ih]].ax[a];
+        out->w[1] = u;
+        out->plat[1] = yh;
+        out->rows[1] = rh;
+        out->nrows[1] = mh;
+    }
+    return true;
+}
+
 static bool interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t n, const ip_set *set, ip_status *st,
                         ip_out *out) {
     const ip_point *P = tk->ix->p;
@@ -85,6 +148,13 @@ static bool interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t
         }
         if (!inside) {
             push(st, "outside_axis_boundary");
+            continue;
+        }
+        if (cnt == 1 && !c->db->no_index) {
+            /* only the merged points at the two bounds take part: gathered in one pass (the
+             * plain reference, no_index, merges every coordinate below) */
+            if (linear_1d(c, tk, f, nf, A, lo[0], hi[0], tv[0], out)) return true;
+            push(st, "latency_guard_rejected");
             continue;
         }
         /* merge equal coordinates, first-seen order: coordinates, the point indexes in each */
@@ -271,16 +341,23 @@ static void fl(opdb_strbuf *sb, double x) {
     opdb_sb_add(sb, buf, opdb_py_fmt_repr(buf, sizeof buf, x));
 }
 
+double ip_out_spread(const ip_out *o) {
+    double co[12];
+    for (int k = 0; k < o->npts; k++)
+        for (int d = 0; d < o->dim; d++) co[k * o->dim + d] = o->coord[k][d];
+    return q_loo_spread(co, o->npts, o->dim);
+}
+
+void ip_hit(q_ctx *c, double lat, double conf, const char *rule, const char *kernel, int dim, double spread) {
+    q_hit(c, QS_INTERPOLATED, lat, conf, rule, kernel);
+    if (c->db && !c->cfg->quirks) q_calib_apply(c, kernel, dim, spread);
+}
+
 void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel, const char *const *axis_names) {
     const char *rule = o->rule;
     if (tk->sqrt_axis >= 0) rule = q_sprintf(c, "%s_sqrt", o->rule);
-    q_hit(c, QS_INTERPOLATED, o->lat, o->conf, rule, kernel);
-    if (c->db && !c->cfg->quirks) {
-        double co[12];
-        for (int k = 0; k < o->npts; k++)
-            for (int d = 0; d < o->dim; d++) co[k * o->dim + d] = o->coord[k][d];
-        q_calib_apply(c, kernel, o->dim, q_loo_spread(co, o->npts, o->dim));
-    }
+    if (c->db && !c->cfg->quirks) ip_hit(c, o->lat, o->conf, rule, kernel, o->dim, ip_out_spread(o));
+    else q_hit(c, QS_INTERPOLATED, o->lat, o->conf, rule, kernel);
     if (!c->explain) return;
     opdb_strbuf *sb = &c->r->extra;
     opdb_sb_addf(sb, ", \"interpolation\": {\"method\": \"%s\", \"axes\": [", o->dim == 1 ? "linear_1d" : "griddata_linear");

@@ -58,7 +58,7 @@ static void build_moe(ip_index *ix, const void *arg) {
         int64_t H = x.d[x.rank - 1];
         double lat;
         bool alt;
-        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         int64_t ep, topk;
         if (!ip_intcell(db_table_cell(&t->t, r, c_ep), &ep) || ep <= 0) continue;
         if (!topk_of(rw->in[3], rw->in_dt[3], rw->in_dt_n[3], tokens, &topk)) continue;

@@ -54,7 +54,7 @@ static void build_scatter(ip_index *ix, const void *arg) {
         if (!cache.rank || !u.rank) continue;
         double lat;
         bool alt;
-        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         opdb_span dt[3], fmt[3];
         for (int i = 0; i < 3; i++) {
             dt[i] = opdb_span_make(rw->in_dt[i], rw->in_dt_n[i]);
@@ -309,7 +309,7 @@ static void build_rt(ip_index *ix, const void *arg) {
         if (!ok) continue;
         double lat;
         bool alt;
-        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         ip_kb k;
         rt_key(&k, t->kernel, &v, sparse);
         double ax[IP_MAXAX] = {(double)q.d[0], eff, NAN, NAN, NAN};

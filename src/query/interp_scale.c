@@ -126,7 +126,7 @@ static void build_scale(ip_index *ix, const void *arg) {
         if (!kb_modes(&k, kt, s, rw->out, rw->n_out)) continue;
         double lat;
         bool alt;
-        if (!ip_row_latency(t, r, &lat, &alt)) continue;
+        if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         ip_add(ix, &k, ax, lat, alt, (uint32_t)r);
     }
 }

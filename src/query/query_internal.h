@@ -199,6 +199,7 @@ struct opdb_qdb {
      * answer (NULL: not yet); calib_free (set with it) frees them at close */
     _Atomic(struct q_calib *) calib;
     void (*calib_free)(opdb_qdb *db);
+    struct ip_omap *ipmap;       /* interpolation outcomes by target (NULL = off; explain and no_index bypass it) */
 };
 /* calib.c: sets the interval of an interpolated answer from kernel on dim
  * axes whose points spread by `spread` (loo.h), reading the folder's
@@ -455,6 +456,15 @@ size_t q_hitmap_hits(const q_hitmap *m);
 /* checker keys: tensor inputs as the compute matcher reads them, an output as the elementwise one does */
 size_t q_key_tins(const q_tins *X, int64_t N, bool has_n, bool normalise, uint8_t *buf, size_t cap);
 size_t q_key_out(q_shape y, const char *prof, uint8_t *buf, size_t cap);
+
+/* ------------------------------------------------ interpolation outcome map */
+/* The wrapper's compute outcomes by target (interp_omap.c), at most `entries` of them (NULL when 0). */
+typedef struct ip_omap ip_omap;
+#define IP_OMAP_ENTRIES ((size_t)1 << 16)
+ip_omap *ip_omap_new(size_t entries);
+void ip_omap_free(ip_omap *m);
+/* targets answered from the map so far */
+size_t ip_omap_hits(const ip_omap *m);
 
 /* ------------------------------------------------------------ result cache */
 typedef struct q_cache q_cache;

@@ -3,7 +3,7 @@
  * answers a single thread gets, and a threaded batch keeps input order. Also
  * with interpolation (its filter maps and group matches built on first use)
  * and without explain (answers through the result cache, or with the cache
- * off through the exact-hit map alone).
+ * off through the exact-hit map and the interpolation outcome map alone).
  * (Run under the TSan build for the data-race check.) */
 #include <pthread.h>
 #include <setjmp.h>
@@ -109,6 +109,7 @@ static void test_many_threads_one_handle(void **state) {
         opdb_sb_free(&in), opdb_sb_free(&a), opdb_sb_free(&b);
         for (int i = 0; i < NQ; i++) free(g_want[i]);
         if (nocache) assert_true(q_hitmap_hits(g_db->hitmap) > 0); /* the threads shared the map's answers */
+        if (nocache) assert_true(ip_omap_hits(g_db->ipmap) > 0);   /* and the interpolation outcomes */
         opdb_qdb_close(g_db);
         opdb_qdb_close(ref);
     }

@@ -1,0 +1,215 @@
+/* The interpolation outcome map and the 1-D bounds path against the plain
+ * reference (no_index: every interpolation recomputed, every coordinate
+ * merged). Random matmul and generic-compute tables (duplicate coordinates
+ * with different latencies, rows with only the alternate latency column,
+ * rows with a third input, mixed dtypes and formats) and random queries at
+ * op and kernel level that interpolate, miss a regime or fall outside the
+ * points: a handle with the map (result cache off) must answer every query,
+ * asked twice, as the reference does, in both modes. Queries that differ
+ * only in a part of the key (the kernel list, the input count cut, the
+ * output shape of the element-count axis, the dtypes) keep giving different
+ * answers, so a key missing one of them is caught. With explain (which
+ * bypasses the map) the 1-D path must name the same points, weights and
+ * rows as the full merge. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "query/interp_internal.h"
+#include "query_fixture.h"
+
+static uint64_t g_rng = 0x243f6a8885a308d3ull;
+static unsigned rnd(unsigned n) {
+    g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)((g_rng >> 33) % n);
+}
+
+static const int k_m[] = {1, 2, 4, 8, 16, 32, 64, 96, 128};
+static const int k_kn[] = {64, 128, 256};
+static const char *const k_rdt[] = {"DT_BF16", "FLOAT", "INT8"};
+static const char *const k_qdt[] = {"bfloat16", "float32", "int8"};
+#define NM (sizeof k_m / sizeof *k_m)
+
+static const char *lat_cells(void) {
+    /* Average Duration (preferred) or only the profiler's column (alternate); few values: medians of ties */
+    static char b[64];
+    static const char *const v[] = {"1.5", "2.5", "4.0", "7.25", "11.0"};
+    if (rnd(5) == 0) snprintf(b, sizeof b, ",%s", v[rnd(5)]);
+    else snprintf(b, sizeof b, "%s,", v[rnd(5)]);
+    return b;
+}
+
+static void matmul_table(const char *dir, const char *kt) {
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    opdb_sb_adds(&sb, "Input Shapes,Input Data Types,Input Formats,Average Duration(us),Profiling Average Duration(us),"
+                      "Output Shapes,Output Data Types\n");
+    for (int r = 0; r < 160; r++) {
+        int m = k_m[rnd(NM)], k = k_kn[rnd(3)], n = k_kn[rnd(3)];
+        const char *dt = k_rdt[rnd(8) == 0 ? 1 + rnd(2) : 0];
+        bool bias = rnd(6) == 0;
+        const char *fmt = rnd(10) == 0 ? "ND;FRACTAL_NZ" : "ND;ND";
+        opdb_sb_addf(&sb, "\"%d,%d;%d,%d%s\",%s;%s%s,%s%s,%s,\"%d,%d\",DT_BF16\n", m, k, n, k, bias ? ";1,1" : "", dt,
+                     dt, bias ? ";DT_BF16" : "", fmt, bias ? ";ND" : "", lat_cells(), m, n);
+    }
+    opdb_sb_addc(&sb, 0);
+    char name[64];
+    snprintf(name, sizeof name, "%s.csv", kt);
+    qf_write(dir, name, sb.p);
+    opdb_sb_free(&sb);
+}
+
+/* generic compute: the first input's leading dim (or the output's element count) as the axis */
+static void generic_table(const char *dir, const char *kt) {
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    opdb_sb_adds(&sb, "Input Shapes,Input Data Types,Input Formats,Average Duration(us),Profiling Average Duration(us),"
+                      "Output Shapes,Output Data Types\n");
+    for (int r = 0; r < 120; r++) {
+        int t = k_m[rnd(NM)], h = k_kn[rnd(2)];
+        const char *dt = k_rdt[rnd(6) == 0 ? 1 : 0];
+        opdb_sb_addf(&sb, "\"%d,%d;%d\",%s;%s,ND;ND,%s,\"%d,%d\",DT_BF16\n", t, h, h, dt, dt, lat_cells(), t, h);
+    }
+    opdb_sb_addc(&sb, 0);
+    char name[64];
+    snprintf(name, sizeof name, "%s.csv", kt);
+    qf_write(dir, name, sb.p);
+    opdb_sb_free(&sb);
+}
+
+static const char k_mapping[] = "interpolation_policy:\n"
+                                "  kernel_overrides:\n"
+                                "    MatMulV2:\n"
+                                "      max_interpolation_dim: 1\n"
+                                "    GenB:\n"
+                                "      generic_compute:\n"
+                                "        axis: output_numel\n"
+                                "operator_mappings:\n"
+                                "  mm.a:\n"
+                                "    kernel_type: MatMulV2\n"
+                                "  mm.b:\n"
+                                "    kernel_type: BatchMatMulV2\n"
+                                "  mm.cut:\n"
+                                "    kernel_type: MatMulV2\n"
+                                "    tc_input_count: 2\n"
+                                "  mm.ab:\n"
+                                "    kernel_type: MatMulV2\n"
+                                "    alternate_kernel_types: [BatchMatMulV2]\n"
+                                "  gen.a:\n"
+                                "    kernel_type: GenA\n"
+                                "  gen.b:\n"
+                                "    kernel_type: GenB\n";
+
+/* a value a little off the measured ones now and then (interpolated between them) */
+static int near_m(void) {
+    unsigned i = rnd(NM - 1);
+    int lo = k_m[i], hi = k_m[i + 1];
+    return rnd(4) == 0 ? lo : lo + (int)rnd((unsigned)(hi - lo + 1));
+}
+
+static void tensor(opdb_strbuf *q, int a, int b, const char *dt) {
+    opdb_sb_addf(q, "{\"shape\": [%d, %d], \"dtype\": \"%s\"}", a, b, dt);
+}
+
+static void query(opdb_strbuf *q) {
+    opdb_sb_clear(q);
+    int m = rnd(12) == 0 ? 200 : near_m(), k = k_kn[rnd(3)], n = k_kn[rnd(3)];
+    const char *dt = k_qdt[rnd(10) == 0 ? 1 + rnd(2) : 0];
+    switch (rnd(5)) {
+    case 0: /* kernel level: the table cut to the given inputs (bias rows count), its own kernel list */
+        opdb_sb_addf(q, "{\"id\": 1, \"kernel\": \"%s\", \"inputs\": [", rnd(2) ? "MatMulV2" : "BatchMatMulV2");
+        opdb_sb_addf(q, "{\"shape\": [%d, %d], \"dtype\": \"DT_BF16\"}, {\"shape\": [%d, %d], \"dtype\": \"DT_BF16\"}]}",
+                     m, k, n, k);
+        break;
+    case 1:
+    case 2: { /* op level over one of three kernel lists, the same inputs */
+        static const char *const ops[] = {"mm.a", "mm.b", "mm.ab", "mm.cut"};
+        opdb_sb_addf(q, "{\"id\": 2, \"op\": \"%s\", \"args\": [", ops[rnd(4)]);
+        tensor(q, m, k, dt);
+        opdb_sb_adds(q, ", ");
+        tensor(q, k, n, dt);
+        opdb_sb_adds(q, "]}");
+        break;
+    }
+    default: { /* generic compute: axis_0 (gen.a) or the output's element count (gen.b) */
+        int h = k_kn[rnd(2)];
+        opdb_sb_addf(q, "{\"id\": 3, \"op\": \"%s\", \"args\": [", rnd(2) ? "gen.a" : "gen.b");
+        tensor(q, m, h, dt);
+        opdb_sb_addf(q, ", {\"shape\": [%d], \"dtype\": \"%s\"}]", h, dt);
+        if (rnd(4)) {
+            opdb_sb_adds(q, ", \"out\": ");
+            tensor(q, near_m(), h, dt);
+        }
+        opdb_sb_adds(q, "}");
+        break;
+    }
+    }
+    opdb_sb_addc(q, 0);
+}
+
+static void test_outcome_map_equals_plain(void **s) {
+    (void)s;
+    size_t compared = 0, interpolated = 0, missed = 0, map_answers = 0, one_d = 0;
+    for (int round = 0; round < 3; round++) {
+        char *dir = qf_mkdir();
+        qf_write(dir, "op_mapping.yaml", k_mapping);
+        matmul_table(dir, "MatMulV2");
+        matmul_table(dir, "BatchMatMulV2");
+        generic_table(dir, "GenA");
+        generic_table(dir, "GenB");
+        for (int quirks = 0; quirks < 2; quirks++) {
+            opdb_qdb *plain = qf_open(dir, quirks, true, 0), *mapped = qf_open(dir, quirks, true, 0);
+            assert_non_null(plain);
+            assert_non_null(mapped);
+            assert_non_null(mapped->ipmap);
+            plain->no_index = true;
+            q_cache_free(plain->cache);
+            plain->cache = NULL;
+            q_cache_free(mapped->cache);
+            mapped->cache = NULL;
+            opdb_strbuf q;
+            opdb_sb_init(&q);
+            for (int i = 0; i < 1500; i++) {
+                query(&q);
+                char *ref = qf_line(plain, q.p, false);
+                for (int k = 0; k < 2; k++) {
+                    char *x = qf_line(mapped, q.p, false);
+                    if (strcmp(x, ref) != 0) fail_msg("query %s (ask %d)\n  map:   %s\n  plain: %s", q.p, k + 1, x, ref);
+                    free(x);
+                }
+                interpolated += strstr(ref, "INTERPOLATED") != NULL;
+                missed += strstr(ref, "\"MISS\"") != NULL;
+                free(ref);
+                /* explain: the 1-D bounds path names what the full merge names */
+                if (i % 3 == 0) {
+                    char *a = qf_line(mapped, q.p, true), *b = qf_line(plain, q.p, true);
+                    if (strcmp(a, b) != 0) fail_msg("query %s (explain)\n  1-D:   %s\n  merge: %s", q.p, a, b);
+                    one_d += strstr(a, "\"linear_1d\"") != NULL;
+                    free(a);
+                    free(b);
+                }
+                compared++;
+            }
+            opdb_sb_free(&q);
+            map_answers += ip_omap_hits(mapped->ipmap);
+            assert_int_equal(ip_omap_hits(plain->ipmap), 0);
+            opdb_qdb_close(plain);
+            opdb_qdb_close(mapped);
+        }
+        qf_rmdir(dir);
+    }
+    /* the comparison must reach interpolated answers, interpolation misses and the map's answers */
+    assert_true(interpolated > compared / 5);
+    assert_true(missed > compared / 20);
+    assert_true(map_answers > compared / 2);
+    assert_true(one_d > compared / 20);
+    print_message("%zu queries compared, %zu interpolated, %zu misses, %zu map answers, %zu 1-D explained\n", compared,
+                  interpolated, missed, map_answers, one_d);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_outcome_map_equals_plain)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
