@@ -86,6 +86,10 @@ static void put(kw *k, const void *p, size_t n) {
 }
 
 static void put_var(kw *k, uint64_t v) {
+    if (v < 0x80 && k->n < k->cap) { /* most counts, dims and dtypes: one byte */
+        k->p[k->n++] = (uint8_t)v;
+        return;
+    }
     uint8_t b[10];
     size_t n = 0;
     while (v >= 0x80) {

@@ -274,11 +274,31 @@ int ip_faults(q_ctx *c, ip_index *ix) {
 
 static void gmemo_free(struct ip_gmemo *m);
 
+/* Once built: the groups' point lists move into one block (most groups hold a
+ * point or two, each a small allocation of its own while building), and the
+ * key lookup only the builder uses goes. */
+static void index_pack(ip_index *ix) {
+    opdb_hindex_free(&ix->gix);
+    size_t total = 0;
+    for (size_t i = 0; i < ix->ng; i++) total += ix->g[i].n;
+    uint32_t *pool = opdb_xmalloc((total ? total : 1) * sizeof *pool), *at = pool;
+    for (size_t i = 0; i < ix->ng; i++) {
+        ip_group *g = &ix->g[i];
+        if (g->n) memcpy(at, g->pts, g->n * sizeof *at);
+        free(g->pts);
+        g->pts = at;
+        g->cap = g->n;
+        at += g->n;
+    }
+    ix->pts_pool = pool;
+}
+
 static void index_free(ip_index *ix) {
     for (size_t i = 0; i < ix->ng; i++) {
-        free(ix->g[i].pts);
+        if (!ix->pts_pool) free(ix->g[i].pts);
         ip_memo_free(&ix->g[i]);
     }
+    free(ix->pts_pool);
     gmemo_free(ix->gmemo);
     opdb_hindex_free(&ix->gix);
     pthread_mutex_destroy(&ix->memo_mu);
@@ -312,6 +332,7 @@ ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void 
         atomic_init(&ix->reported, false);
         pthread_mutex_init(&ix->memo_mu, NULL);
         fn(ix, params);
+        index_pack(ix);
         ip_memo_labels(ix);
         ix->next = t->ext[2];
         t->ext[2] = ix;

@@ -91,7 +91,8 @@ typedef struct ip_index {
     int flags;
     pthread_mutex_t memo_mu; /* builds of the groups' filter maps; the kept group matches */
     struct ip_gmemo *gmemo;  /* target key -> the groups it matches (ip_groups_matching) */
-    opdb_hindex gix;         /* group key -> group, while building */
+    opdb_hindex gix;         /* group key -> group, while building (freed once built) */
+    uint32_t *pts_pool;      /* once built: every group's pts, one group after another */
 } ip_index;
 
 /* The builder of one path: fills points through ip_add for each row. */
