@@ -29,9 +29,14 @@ typedef struct centry {
     uint8_t key[];
 } centry;
 
+typedef struct cslot {
+    uint64_t h;                  /* the entry's hash: a probe reads no entry of another hash */
+    centry *e;                   /* NULL = empty */
+} cslot;
+
 typedef struct cshard {
     pthread_mutex_t mu;
-    centry **slot;               /* open addressing, at most half full; NULL = empty */
+    cslot *slot;                 /* open addressing, at most half full */
     size_t nslots, n, max;
     size_t bytes, max_bytes;     /* arena bytes taken by entries and strings */
     const char **str;            /* kept strings: open addressing, at most half full */
@@ -86,8 +91,14 @@ static void put(kw *k, const void *p, size_t n) {
 }
 
 static void put_var(kw *k, uint64_t v) {
-    if (v < 0x80 && k->n < k->cap) { /* most counts, dims and dtypes: one byte */
-        k->p[k->n++] = (uint8_t)v;
+    if (k->cap - k->n >= 10) { /* room for the longest: written in place */
+        uint8_t *o = k->p + k->n;
+        while (v >= 0x80) {
+            *o++ = (uint8_t)(v | 0x80);
+            v >>= 7;
+        }
+        *o++ = (uint8_t)v;
+        k->n = (size_t)(o - k->p);
         return;
     }
     uint8_t b[10];
@@ -198,11 +209,11 @@ static const char *keep(cshard *s, const char *str) {
 static cshard *shard(q_cache *c, uint64_t h) { return &c->s[(h >> 60) % SHARDS]; }
 
 /* the slot of key: its entry, or the empty slot where it would go */
-static centry **find(cshard *s, uint64_t h, const uint8_t *key, size_t n) {
+static cslot *find(cshard *s, uint64_t h, const uint8_t *key, size_t n) {
     if (!s->nslots) return NULL;
     for (size_t j = h & (s->nslots - 1);; j = (j + 1) & (s->nslots - 1)) {
-        centry *e = s->slot[j];
-        if (!e || (e->h == h && e->klen == n && memcmp(e->key, key, n) == 0)) return &s->slot[j];
+        cslot *sl = &s->slot[j];
+        if (!sl->e || (sl->h == h && sl->e->klen == n && memcmp(sl->e->key, key, n) == 0)) return sl;
     }
 }
 
@@ -210,8 +221,8 @@ bool q_cache_get(q_cache *c, const uint8_t *key, size_t n, opdb_arena *a, q_resu
     uint64_t h = opdb_hash_bytes(key, n, 11);
     cshard *s = shard(c, h);
     pthread_mutex_lock(&s->mu);
-    centry **sl = find(s, h, key, n);
-    const centry *e = sl ? *sl : NULL;
+    cslot *sl = find(s, h, key, n);
+    const centry *e = sl ? sl->e : NULL;
     if (e) { /* the answer fields with every string in a */
         memset(out, 0, sizeof *out);
         out->src = (q_src)e->src;
@@ -250,19 +261,19 @@ void q_cache_put(q_cache *c, const uint8_t *key, size_t n, const q_result *r) {
     if (s->n >= s->max || s->bytes >= s->max_bytes || n > UINT32_MAX || r->n_sub > UINT32_MAX) goto out;
     if (2 * (s->n + 1) > s->nslots) { /* grow: every entry placed again */
         size_t ns = s->nslots ? s->nslots * 2 : 64;
-        centry **v = opdb_xcalloc(ns, sizeof *v);
+        cslot *v = opdb_xcalloc(ns, sizeof *v);
         for (size_t i = 0; i < s->nslots; i++) {
-            if (!s->slot[i]) continue;
-            size_t j = s->slot[i]->h & (ns - 1);
-            while (v[j]) j = (j + 1) & (ns - 1);
+            if (!s->slot[i].e) continue;
+            size_t j = s->slot[i].h & (ns - 1);
+            while (v[j].e) j = (j + 1) & (ns - 1);
             v[j] = s->slot[i];
         }
         free(s->slot);
         s->slot = v;
         s->nslots = ns;
     }
-    centry **sl = find(s, h, key, n);
-    if (*sl) goto out; /* already there */
+    cslot *sl = find(s, h, key, n);
+    if (sl->e) goto out; /* already there */
     centry *e = shard_alloc(s, sizeof *e + n);
     e->h = h;
     e->klen = (uint32_t)n;
@@ -294,7 +305,8 @@ void q_cache_put(q_cache *c, const uint8_t *key, size_t n, const q_result *r) {
             e->sub[i].us = r->sub[i].us;
         }
     }
-    *sl = e;
+    sl->h = h;
+    sl->e = e;
     s->n++;
 out:
     pthread_mutex_unlock(&s->mu);
