@@ -156,13 +156,14 @@ static q_list *parse_list(opdb_arena *a, opdb_span t) {
     return l;
 }
 
-static bool parse_shapes_cell(opdb_arena *a, const db_table *t, size_t row, int col, q_shape **out, uint32_t *n) {
+static bool parse_shapes_cell(opdb_arena *a, q_dims_memo *m, const db_table *t, size_t row, int col, q_shape **out,
+                              uint32_t *n) {
     *out = NULL;
     *n = 0;
     if (col < 0) return true; /* a missing column reads as "" */
     char buf[48];
     opdb_span s = db_cell_text(db_table_cell(t, row, col), buf, sizeof buf);
-    return q_parse_shapes(a, s.p, s.n, out, n) == 0;
+    return q_parse_shapes_memo(a, m, s.p, s.n, out, n) == 0;
 }
 
 static void row_latency(const opdb_qdb *db, q_ktable *kt, const qv *ov, size_t r, q_row *row) {
@@ -275,16 +276,18 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
     kt->lat_ov_bad = bad;
     kt->rows = opdb_xcalloc(t->nrows ? t->nrows : 1, sizeof *kt->rows);
     list_memo memo = {NULL, 0, 0};
+    q_dims_memo *dm = q_dims_memo_new();
     for (size_t r = 0; r < t->nrows; r++) {
         q_row *row = &kt->rows[r];
         row_latency(db, kt, ov, r, row);
-        row->shapes_ok = parse_shapes_cell(&t->arena, t, r, kt->c_in_shapes, &row->in, &row->n_in);
+        row->shapes_ok = parse_shapes_cell(&t->arena, dm, t, r, kt->c_in_shapes, &row->in, &row->n_in);
         row->in_dt = memo_list(&memo, &t->arena, kt->c_in_dt >= 0 ? db_table_cell(t, r, kt->c_in_dt) : NULL);
         row->in_fmt = memo_list(&memo, &t->arena, kt->c_in_fmt >= 0 ? db_table_cell(t, r, kt->c_in_fmt) : NULL);
-        row->out_ok = parse_shapes_cell(&t->arena, t, r, kt->c_out_shapes, &row->out, &row->n_out);
+        row->out_ok = parse_shapes_cell(&t->arena, dm, t, r, kt->c_out_shapes, &row->out, &row->n_out);
         row->out_dt = memo_list(&memo, &t->arena, kt->c_out_dt >= 0 ? db_table_cell(t, r, kt->c_out_dt) : NULL);
     }
     free(memo.e);
+    q_dims_memo_free(dm);
 }
 
 static void free_table(q_ktable *t) {

@@ -479,6 +479,11 @@ int q_parse_line(opdb_arena *a, const char *line, size_t n, q_query *q, const ch
 int q_mapping_load(opdb_qdb *db, opdb_err *err);
 /* Parses a CSV-cell shape list ("24,128;256,128"); -1 on a bad piece. */
 int q_parse_shapes(opdb_arena *a, const char *s, size_t n, q_shape **out, uint32_t *nout);
+/* The same, with each distinct dims array kept once in m (the rows of one table). */
+typedef struct q_dims_memo q_dims_memo;
+q_dims_memo *q_dims_memo_new(void);
+void q_dims_memo_free(q_dims_memo *m);
+int q_parse_shapes_memo(opdb_arena *a, q_dims_memo *m, const char *s, size_t n, q_shape **out, uint32_t *nout);
 
 /* ------------------------------------------------------------ rendering */
 /* The result line into sb, without newline. */
