@@ -3,7 +3,13 @@
  * An answer depends only on the query and the handle (configuration and
  * tables are fixed after open), so a cached answer is the computed one.
  * Sharded, one mutex per shard; a full shard stops taking entries (no
- * eviction: a trace repeats a bounded set of queries). */
+ * eviction: a trace repeats a bounded set of queries).
+ *
+ * Memory: an entry is one block in its shard's arena (the answer's fields
+ * and the key, lengths and integers as varints); the answers' strings are
+ * kept once per shard (kernel names, rules and miss reasons repeat). A
+ * shard stops taking entries at its share of the entry count or of the
+ * byte budget (Q_CACHE_ENTRY_BYTES per entry allowed). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,16 +19,28 @@ enum { SHARDS = 16 };
 
 typedef struct centry {
     uint64_t h;
-    const uint8_t *key;
-    size_t klen;
-    q_result r;                  /* strings in the shard's arena; no explain data */
+    uint32_t klen, n_sub;
+    uint8_t src;
+    bool has_sub;
+    double lat, conf;
+    const char *rule, *kernel, *miss, *error_msg, *request; /* the shard's kept strings */
+    const double *iv;            /* iv_at, iv90[2], iv80[2], iv_med; NULL when the answer has none */
+    q_sub *sub;
+    uint8_t key[];
 } centry;
+
+typedef struct cslot {
+    uint64_t h;                  /* the entry's hash: a probe reads no entry of another hash */
+    centry *e;                   /* NULL = empty */
+} cslot;
 
 typedef struct cshard {
     pthread_mutex_t mu;
-    centry *e;
-    size_t n, cap, max;
-    opdb_hindex ix;
+    cslot *slot;                 /* open addressing, at most half full */
+    size_t nslots, n, max;
+    size_t bytes, max_bytes;     /* arena bytes taken by entries and strings */
+    const char **str;            /* kept strings: open addressing, at most half full */
+    size_t nstr, nstrslots;
     opdb_arena a;
 } cshard;
 
@@ -33,9 +51,11 @@ struct q_cache {
 q_cache *q_cache_new(size_t entries) {
     if (!entries) return NULL;
     q_cache *c = opdb_xcalloc(1, sizeof *c);
+    size_t bytes = entries > SIZE_MAX / Q_CACHE_ENTRY_BYTES ? SIZE_MAX : entries * Q_CACHE_ENTRY_BYTES;
     for (int i = 0; i < SHARDS; i++) {
         pthread_mutex_init(&c->s[i].mu, NULL);
         c->s[i].max = entries / SHARDS + 1;
+        c->s[i].max_bytes = bytes / SHARDS + Q_CACHE_ENTRY_BYTES;
         opdb_arena_init(&c->s[i].a, 1 << 14);
     }
     return c;
@@ -45,14 +65,16 @@ void q_cache_free(q_cache *c) {
     if (!c) return;
     for (int i = 0; i < SHARDS; i++) {
         pthread_mutex_destroy(&c->s[i].mu);
-        free(c->s[i].e);
-        opdb_hindex_free(&c->s[i].ix);
+        free(c->s[i].slot);
+        free(c->s[i].str);
         opdb_arena_free(&c->s[i].a);
     }
     free(c);
 }
 
-/* ---- the canonical form: a kind byte and the payload of every value */
+/* ---- the canonical form: a kind byte and the payload of every value; counts
+ * and integers as varints (each self-delimiting, so distinct values stay
+ * distinct keys), doubles as their 8 bytes */
 typedef struct kw {
     uint8_t *p;
     size_t n, cap;
@@ -68,7 +90,29 @@ static void put(kw *k, const void *p, size_t n) {
     k->n += n;
 }
 
-static void put_u64(kw *k, uint64_t v) { put(k, &v, sizeof v); }
+static void put_var(kw *k, uint64_t v) {
+    if (k->cap - k->n >= 10) { /* room for the longest: written in place */
+        uint8_t *o = k->p + k->n;
+        while (v >= 0x80) {
+            *o++ = (uint8_t)(v | 0x80);
+            v >>= 7;
+        }
+        *o++ = (uint8_t)v;
+        k->n = (size_t)(o - k->p);
+        return;
+    }
+    uint8_t b[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        b[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    b[n++] = (uint8_t)v;
+    put(k, b, n);
+}
+
+/* signed integers zigzagged: small negatives stay short */
+static void put_svar(kw *k, int64_t v) { put_var(k, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
 
 static void canon(kw *k, const qv *v, bool skip_id) {
     uint8_t kind = v ? (uint8_t)v->kind : 0xff;
@@ -77,26 +121,26 @@ static void canon(kw *k, const qv *v, bool skip_id) {
     switch (v->kind) {
     case QV_NULL: break;
     case QV_BOOL: put(k, &v->b, 1); break;
-    case QV_INT: put_u64(k, (uint64_t)v->i); break;
+    case QV_INT: put_svar(k, v->i); break;
     case QV_FLOAT: put(k, &v->f, sizeof v->f); break;
     case QV_STR:
-        put_u64(k, v->n);
+        put_var(k, v->n);
         put(k, v->s, v->n);
         break;
     case QV_TENSOR:
-        put_u64(k, v->shape.rank);
-        put(k, v->shape.d, v->shape.rank * sizeof *v->shape.d);
-        put_u64(k, (uint64_t)(int64_t)v->dtype);
-        put_u64(k, v->values ? v->nvalues : (uint64_t)-1);
+        put_var(k, v->shape.rank);
+        for (uint32_t i = 0; i < v->shape.rank; i++) put_svar(k, v->shape.d[i]);
+        put_svar(k, v->dtype);
+        put_var(k, v->values ? v->nvalues + 1 : 0);
         if (v->values) put(k, v->values, v->nvalues * sizeof *v->values);
         break;
-    case QV_DTYPE: put_u64(k, (uint64_t)(int64_t)v->dtype); break;
+    case QV_DTYPE: put_svar(k, v->dtype); break;
     case QV_LIST:
-        put_u64(k, v->n);
+        put_var(k, v->n);
         for (size_t i = 0; i < v->n; i++) canon(k, v->items[i], false);
         break;
     case QV_DICT:
-        put_u64(k, v->n);
+        put_var(k, v->n);
         for (size_t i = 0; i < v->n; i++) {
             if (skip_id && qv_is_str(v->keys[i], "id")) continue;
             canon(k, v->keys[i], false);
@@ -117,7 +161,7 @@ size_t q_cache_key(const q_query *q, uint8_t *buf, size_t cap) {
         uint8_t tag = 'O';
         put(&k, &tag, 1);
         size_t n = q->op ? strlen(q->op) : 0;
-        put_u64(&k, n);
+        put_var(&k, n);
         put(&k, q->op, n);
         canon(&k, q->args, false);
         canon(&k, q->out, false);
@@ -126,50 +170,86 @@ size_t q_cache_key(const q_query *q, uint8_t *buf, size_t cap) {
     return k.over ? 0 : k.n;
 }
 
+/* ---- entries */
 static const char *dup(opdb_arena *a, const char *s) { return s ? opdb_arena_strndup(a, s, strlen(s)) : NULL; }
 
-/* the answer fields of r with every string in a */
-static void copy_answer(opdb_arena *a, const q_result *from, q_result *to) {
-    memset(to, 0, sizeof *to);
-    to->src = from->src;
-    to->lat = from->lat;
-    to->conf = from->conf;
-    to->rule = dup(a, from->rule);
-    to->kernel = dup(a, from->kernel);
-    to->miss = dup(a, from->miss);
-    to->error_msg = dup(a, from->error_msg);
-    to->request = dup(a, from->request);
-    to->has_iv = from->has_iv;
-    to->iv_at = from->iv_at;
-    memcpy(to->iv90, from->iv90, sizeof to->iv90);
-    memcpy(to->iv80, from->iv80, sizeof to->iv80);
-    to->iv_med = from->iv_med;
-    to->has_sub = from->has_sub;
-    to->n_sub = to->cap_sub = from->n_sub;
-    if (from->n_sub) {
-        to->sub = opdb_arena_alloc(a, from->n_sub * sizeof *to->sub);
-        for (size_t i = 0; i < from->n_sub; i++) {
-            to->sub[i].kernel = dup(a, from->sub[i].kernel);
-            to->sub[i].us = from->sub[i].us;
+static void *shard_alloc(cshard *s, size_t n) {
+    s->bytes += (n + 7) & ~(size_t)7;
+    return opdb_arena_alloc(&s->a, n);
+}
+
+/* s kept once in the shard (NULL stays NULL) */
+static const char *keep(cshard *s, const char *str) {
+    if (!str) return NULL;
+    if (!*str) return "";
+    if (2 * (s->nstr + 1) > s->nstrslots) {
+        size_t ns = s->nstrslots ? s->nstrslots * 2 : 64;
+        const char **v = opdb_xcalloc(ns, sizeof *v);
+        for (size_t i = 0; i < s->nstrslots; i++) {
+            if (!s->str[i]) continue;
+            size_t j = opdb_hash_bytes(s->str[i], strlen(s->str[i]), 12) & (ns - 1);
+            while (v[j]) j = (j + 1) & (ns - 1);
+            v[j] = s->str[i];
         }
+        free(s->str);
+        s->str = v;
+        s->nstrslots = ns;
     }
+    size_t n = strlen(str);
+    size_t j = opdb_hash_bytes(str, n, 12) & (s->nstrslots - 1);
+    for (; s->str[j]; j = (j + 1) & (s->nstrslots - 1))
+        if (strcmp(s->str[j], str) == 0) return s->str[j];
+    char *k = shard_alloc(s, n + 1);
+    memcpy(k, str, n + 1);
+    s->str[j] = k;
+    s->nstr++;
+    return k;
 }
 
 static cshard *shard(q_cache *c, uint64_t h) { return &c->s[(h >> 60) % SHARDS]; }
 
-static centry *find(cshard *s, uint64_t h, const uint8_t *key, size_t n) {
-    uint32_t idx;
-    for (opdb_hprobe p = opdb_hindex_probe(&s->ix, h); opdb_hprobe_next(&p, &idx);)
-        if (s->e[idx].klen == n && memcmp(s->e[idx].key, key, n) == 0) return &s->e[idx];
-    return NULL;
+/* the slot of key: its entry, or the empty slot where it would go */
+static cslot *find(cshard *s, uint64_t h, const uint8_t *key, size_t n) {
+    if (!s->nslots) return NULL;
+    for (size_t j = h & (s->nslots - 1);; j = (j + 1) & (s->nslots - 1)) {
+        cslot *sl = &s->slot[j];
+        if (!sl->e || (sl->h == h && sl->e->klen == n && memcmp(sl->e->key, key, n) == 0)) return sl;
+    }
 }
 
 bool q_cache_get(q_cache *c, const uint8_t *key, size_t n, opdb_arena *a, q_result *out) {
     uint64_t h = opdb_hash_bytes(key, n, 11);
     cshard *s = shard(c, h);
     pthread_mutex_lock(&s->mu);
-    const centry *e = find(s, h, key, n);
-    if (e) copy_answer(a, &e->r, out);
+    cslot *sl = find(s, h, key, n);
+    const centry *e = sl ? sl->e : NULL;
+    if (e) { /* the answer fields with every string in a */
+        memset(out, 0, sizeof *out);
+        out->src = (q_src)e->src;
+        out->lat = e->lat;
+        out->conf = e->conf;
+        out->rule = dup(a, e->rule);
+        out->kernel = dup(a, e->kernel);
+        out->miss = dup(a, e->miss);
+        out->error_msg = dup(a, e->error_msg);
+        out->request = dup(a, e->request);
+        if (e->iv) {
+            out->has_iv = true;
+            out->iv_at = e->iv[0];
+            memcpy(out->iv90, e->iv + 1, sizeof out->iv90);
+            memcpy(out->iv80, e->iv + 3, sizeof out->iv80);
+            out->iv_med = e->iv[5];
+        }
+        out->has_sub = e->has_sub;
+        out->n_sub = out->cap_sub = e->n_sub;
+        if (e->n_sub) {
+            out->sub = opdb_arena_alloc(a, e->n_sub * sizeof *out->sub);
+            for (size_t i = 0; i < e->n_sub; i++) {
+                out->sub[i].kernel = dup(a, e->sub[i].kernel);
+                out->sub[i].us = e->sub[i].us;
+            }
+        }
+    }
     pthread_mutex_unlock(&s->mu);
     return e != NULL;
 }
@@ -178,16 +258,56 @@ void q_cache_put(q_cache *c, const uint8_t *key, size_t n, const q_result *r) {
     uint64_t h = opdb_hash_bytes(key, n, 11);
     cshard *s = shard(c, h);
     pthread_mutex_lock(&s->mu);
-    if (s->n < s->max && !find(s, h, key, n)) {
-        OPDB_ALLOC_GROW(s->e, s->n + 1, s->cap);
-        centry *e = &s->e[s->n];
-        e->h = h;
-        uint8_t *k = opdb_arena_alloc(&s->a, n ? n : 1);
-        memcpy(k, key, n);
-        e->key = k;
-        e->klen = n;
-        copy_answer(&s->a, r, &e->r);
-        opdb_hindex_add(&s->ix, h, (uint32_t)s->n++);
+    if (s->n >= s->max || s->bytes >= s->max_bytes || n > UINT32_MAX || r->n_sub > UINT32_MAX) goto out;
+    if (2 * (s->n + 1) > s->nslots) { /* grow: every entry placed again */
+        size_t ns = s->nslots ? s->nslots * 2 : 64;
+        cslot *v = opdb_xcalloc(ns, sizeof *v);
+        for (size_t i = 0; i < s->nslots; i++) {
+            if (!s->slot[i].e) continue;
+            size_t j = s->slot[i].h & (ns - 1);
+            while (v[j].e) j = (j + 1) & (ns - 1);
+            v[j] = s->slot[i];
+        }
+        free(s->slot);
+        s->slot = v;
+        s->nslots = ns;
     }
+    cslot *sl = find(s, h, key, n);
+    if (sl->e) goto out; /* already there */
+    centry *e = shard_alloc(s, sizeof *e + n);
+    e->h = h;
+    e->klen = (uint32_t)n;
+    memcpy(e->key, key, n);
+    e->src = (uint8_t)r->src;
+    e->lat = r->lat;
+    e->conf = r->conf;
+    e->rule = keep(s, r->rule);
+    e->kernel = keep(s, r->kernel);
+    e->miss = keep(s, r->miss);
+    e->error_msg = keep(s, r->error_msg);
+    e->request = keep(s, r->request);
+    e->iv = NULL;
+    if (r->has_iv) {
+        double *iv = shard_alloc(s, 6 * sizeof *iv);
+        iv[0] = r->iv_at;
+        memcpy(iv + 1, r->iv90, sizeof r->iv90);
+        memcpy(iv + 3, r->iv80, sizeof r->iv80);
+        iv[5] = r->iv_med;
+        e->iv = iv;
+    }
+    e->has_sub = r->has_sub;
+    e->n_sub = (uint32_t)r->n_sub;
+    e->sub = NULL;
+    if (r->n_sub) {
+        e->sub = shard_alloc(s, r->n_sub * sizeof *e->sub);
+        for (size_t i = 0; i < r->n_sub; i++) {
+            e->sub[i].kernel = keep(s, r->sub[i].kernel);
+            e->sub[i].us = r->sub[i].us;
+        }
+    }
+    sl->h = h;
+    sl->e = e;
+    s->n++;
+out:
     pthread_mutex_unlock(&s->mu);
 }

@@ -135,14 +135,14 @@ void opdb_qdb_skipped(const opdb_qdb *db, size_t *rows, size_t *files) {
 
 /* ---- per-row preparation */
 
-static void parse_list(opdb_arena *a, const db_cell *cell, const char ***items, uint32_t **lens, uint32_t *n) {
-    char buf[48];
-    opdb_span t = cell ? db_cell_text(cell, buf, sizeof buf) : opdb_span_make("", 0);
+/* the items of a list cell's text t (';'-separated, stripped, empty items dropped) */
+static q_list *parse_list(opdb_arena *a, opdb_span t) {
     t = opdb_py_strip_chars(opdb_py_strip(t), "\"");
     size_t parts = 1;
     for (size_t i = 0; i < t.n; i++) parts += t.p[i] == ';';
-    *items = opdb_arena_alloc(a, parts * sizeof **items);
-    *lens = opdb_arena_alloc(a, parts * sizeof **lens);
+    q_list *l = opdb_arena_alloc(a, sizeof *l);
+    l->s = opdb_arena_alloc(a, parts * sizeof *l->s);
+    l->len = opdb_arena_alloc(a, parts * sizeof *l->len);
     uint32_t k = 0;
     size_t i = 0;
     while (i <= t.n) {
@@ -151,19 +151,21 @@ static void parse_list(opdb_arena *a, const db_cell *cell, const char ***items, 
         opdb_span it = opdb_py_strip(opdb_span_make(t.p + i, j - i));
         i = j + 1;
         if (!it.n) continue;
-        (*items)[k] = opdb_arena_strndup(a, it.p, it.n);
-        (*lens)[k++] = (uint32_t)it.n;
+        l->s[k] = opdb_arena_strndup(a, it.p, it.n);
+        l->len[k++] = (uint32_t)it.n;
     }
-    *n = k;
+    l->n = k;
+    return l;
 }
 
-static bool parse_shapes_cell(opdb_arena *a, const db_table *t, size_t row, int col, q_shape **out, uint32_t *n) {
+static bool parse_shapes_cell(opdb_arena *a, q_dims_memo *m, const db_table *t, size_t row, int col, q_shape **out,
+                              uint32_t *n) {
     *out = NULL;
     *n = 0;
     if (col < 0) return true; /* a missing column reads as "" */
     char buf[48];
     opdb_span s = db_cell_text(db_table_cell(t, row, col), buf, sizeof buf);
-    return q_parse_shapes(a, s.p, s.n, out, n) == 0;
+    return q_parse_shapes_memo(a, m, s.p, s.n, out, n) == 0;
 }
 
 static void row_latency(const opdb_qdb *db, q_ktable *kt, const qv *ov, size_t r, q_row *row) {
@@ -213,24 +215,21 @@ static void row_latency(const opdb_qdb *db, q_ktable *kt, const qv *ov, size_t r
 }
 
 /* A table repeats its dtype and format lists on every row: rows with the
- * same text share one parsed list. */
+ * same cell text share one parsed list. */
 typedef struct list_memo {
     struct {
-        const char *key;
+        const char *key;         /* the text (in the arena when the cell is not text) */
         uint32_t keyn;
         uint64_t h;
-        const char **items;
-        uint32_t *lens, n;
+        const q_list *l;
     } *e;
     size_t cap, n;
 } list_memo;
 
-static void memo_list(list_memo *m, opdb_arena *a, const db_cell *cell, const char ***items, uint32_t **lens,
-                      uint32_t *n) {
-    if (!cell || cell->kind != DBC_TEXT) {
-        parse_list(a, cell, items, lens, n);
-        return;
-    }
+static const q_list *memo_list(list_memo *m, opdb_arena *a, const db_cell *cell) {
+    char buf[48];
+    opdb_span t = cell ? db_cell_text(cell, buf, sizeof buf) : opdb_span_make("", 0);
+    if (!t.p) t = opdb_span_make("", 0);
     if (2 * (m->n + 1) > m->cap) { /* grow: open addressing, at most half full */
         size_t cap = m->cap ? m->cap * 2 : 64;
         list_memo g = {opdb_xcalloc(cap, sizeof *m->e), cap, 0};
@@ -244,20 +243,19 @@ static void memo_list(list_memo *m, opdb_arena *a, const db_cell *cell, const ch
         free(m->e);
         *m = g;
     }
-    uint64_t h = opdb_hash_bytes(cell->v.s, cell->n, 1);
+    uint64_t h = opdb_hash_bytes(t.p, t.n, 1);
     size_t j = h & (m->cap - 1);
-    while (m->e[j].key && !(m->e[j].h == h && m->e[j].keyn == cell->n && memcmp(m->e[j].key, cell->v.s, cell->n) == 0))
+    while (m->e[j].key && !(m->e[j].h == h && m->e[j].keyn == t.n && memcmp(m->e[j].key, t.p, t.n) == 0))
         j = (j + 1) & (m->cap - 1);
     if (!m->e[j].key) {
-        parse_list(a, cell, &m->e[j].items, &m->e[j].lens, &m->e[j].n);
-        m->e[j].key = cell->v.s;
-        m->e[j].keyn = cell->n;
+        m->e[j].l = parse_list(a, t);
+        /* a text cell's bytes live as long as the table; other texts were formatted into buf */
+        m->e[j].key = cell && cell->kind == DBC_TEXT ? t.p : opdb_arena_strndup(a, t.p, t.n);
+        m->e[j].keyn = (uint32_t)t.n;
         m->e[j].h = h;
         m->n++;
     }
-    *items = m->e[j].items;
-    *lens = m->e[j].lens;
-    *n = m->e[j].n;
+    return m->e[j].l;
 }
 
 static void prepare(const opdb_qdb *db, q_ktable *kt) {
@@ -280,19 +278,18 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
     kt->lat_ov_bad = bad;
     kt->rows = opdb_xcalloc(t->nrows ? t->nrows : 1, sizeof *kt->rows);
     list_memo memo = {NULL, 0, 0};
+    q_dims_memo *dm = q_dims_memo_new();
     for (size_t r = 0; r < t->nrows; r++) {
         q_row *row = &kt->rows[r];
         row_latency(db, kt, ov, r, row);
-        row->shapes_ok = parse_shapes_cell(&t->arena, t, r, kt->c_in_shapes, &row->in, &row->n_in);
-        memo_list(&memo, &t->arena, kt->c_in_dt >= 0 ? db_table_cell(t, r, kt->c_in_dt) : NULL, &row->in_dt,
-                  &row->in_dt_n, &row->n_in_dt);
-        memo_list(&memo, &t->arena, kt->c_in_fmt >= 0 ? db_table_cell(t, r, kt->c_in_fmt) : NULL, &row->in_fmt,
-                  &row->in_fmt_n, &row->n_in_fmt);
-        row->out_ok = parse_shapes_cell(&t->arena, t, r, kt->c_out_shapes, &row->out, &row->n_out);
-        memo_list(&memo, &t->arena, kt->c_out_dt >= 0 ? db_table_cell(t, r, kt->c_out_dt) : NULL, &row->out_dt,
-                  &row->out_dt_n, &row->n_out_dt);
+        row->shapes_ok = parse_shapes_cell(&t->arena, dm, t, r, kt->c_in_shapes, &row->in, &row->n_in);
+        row->in_dt = memo_list(&memo, &t->arena, kt->c_in_dt >= 0 ? db_table_cell(t, r, kt->c_in_dt) : NULL);
+        row->in_fmt = memo_list(&memo, &t->arena, kt->c_in_fmt >= 0 ? db_table_cell(t, r, kt->c_in_fmt) : NULL);
+        row->out_ok = parse_shapes_cell(&t->arena, dm, t, r, kt->c_out_shapes, &row->out, &row->n_out);
+        row->out_dt = memo_list(&memo, &t->arena, kt->c_out_dt >= 0 ? db_table_cell(t, r, kt->c_out_dt) : NULL);
     }
     free(memo.e);
+    q_dims_memo_free(dm);
 }
 
 static void free_table(q_ktable *t) {

@@ -86,7 +86,7 @@ static bool shape_is(q_shape s, int n, ...) {
 static bool layout_ok(const q_row *r, const int64_t *p, const char *dt, const char *wf, int64_t t) {
     int64_t H = p[P_H], heads = p[P_HEADS], qr = p[P_QR], L = p[P_L], nope = p[P_NOPE], rope = p[P_ROPE], bs = p[P_BS];
     int64_t F = qr + L + rope, Qo = heads * (nope + rope), nb = (t + bs - 1) / bs;
-    if (r->n_in != 22 || r->n_in_dt != 22 || r->n_in_fmt != 22 || r->n_out != 5 || r->n_out_dt != 5) return false;
+    if (r->n_in != 22 || r->in_dt->n != 22 || r->in_fmt->n != 22 || r->n_out != 5 || r->out_dt->n != 5) return false;
     const q_shape *in = r->in, *o = r->out;
     bool ok = shape_is(in[0], 2, t, H) && shape_is(in[1], 4, (int64_t)1, H / 32, F, (int64_t)32) &&
               shape_is(in[2], 1, F) && shape_is(in[3], 1, qr) && shape_is(in[4], 1, qr) &&
@@ -100,10 +100,10 @@ static bool layout_ok(const q_row *r, const int64_t *p, const char *dt, const ch
     ok = ok && shape_is(o[0], 3, t, heads, L) && q_shape_eq(o[1], in[11]) && shape_is(o[2], 3, t, heads, rope) &&
          q_shape_eq(o[3], in[12]) && shape_is(o[4], 2, t, qr);
     if (!ok) return false;
-    if (!seq(r->in_dt[0], r->in_dt_n[0], dt)) return false;
+    if (!seq(r->in_dt->s[0], r->in_dt->len[0], dt)) return false;
     for (int i = 1; i <= 5; i += 4) {
-        if (!seq(r->in_dt[i], r->in_dt_n[i], "DT_INT8") && !seq(r->in_dt[i], r->in_dt_n[i], "INT8")) return false;
-        if (!seq(r->in_fmt[i], r->in_fmt_n[i], wf)) return false;
+        if (!seq(r->in_dt->s[i], r->in_dt->len[i], "DT_INT8") && !seq(r->in_dt->s[i], r->in_dt->len[i], "INT8")) return false;
+        if (!seq(r->in_fmt->s[i], r->in_fmt->len[i], wf)) return false;
     }
     return true;
 }
@@ -215,9 +215,9 @@ void q_query_mlapo_preprocess(q_ctx *c, const q_spec *s, q_spec_hit *h) {
                 }
                 continue;
             }
-            if (row->n_out_dt != 5) continue;
+            if (row->out_dt->n != 5) continue;
             bool outs = true;
-            for (int i = 0; i < 5; i++) outs = outs && seq(row->out_dt[i], row->out_dt_n[i], s->dtype);
+            for (int i = 0; i < 5; i++) outs = outs && seq(row->out_dt->s[i], row->out_dt->len[i], s->dtype);
             /* output formats: every one ND */
             int cof = db_table_col(&t->t, "Output Formats");
             opdb_span of = opdb_py_strip_chars(opdb_py_strip(db_cell_text(db_table_cell(&t->t, r, cof), buf, sizeof buf)),

@@ -35,8 +35,8 @@ static int chk_elem(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q
     } else {
         return 0;
     }
-    const char *q = rw->n_out_dt ? rw->out_dt[0] : NULL;
-    size_t qn = rw->n_out_dt ? rw->out_dt_n[0] : 0;
+    const char *q = rw->out_dt->n ? rw->out_dt->s[0] : NULL;
+    size_t qn = rw->out_dt->n ? rw->out_dt->len[0] : 0;
     if (e->p && q && strlen(e->p) == qn && memcmp(e->p, q, qn) == 0) {
         out->conf = 1.0;
     } else {

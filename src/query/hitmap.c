@@ -36,6 +36,8 @@ struct q_hitmap {
     _Atomic(hentry *) *slot;
     size_t mask, max;
     _Atomic size_t n;
+    _Atomic size_t bytes;        /* the entries' blocks ... */
+    size_t max_bytes;            /* ... bounded as their count is */
     _Atomic size_t hits;         /* answered from the map (tests read it) */
 };
 
@@ -47,6 +49,7 @@ q_hitmap *q_hitmap_new(size_t entries) {
     m->slot = opdb_xcalloc(cap, sizeof *m->slot);
     m->mask = cap - 1;
     m->max = entries;
+    m->max_bytes = entries > SIZE_MAX / Q_HITMAP_ENTRY_BYTES ? SIZE_MAX : entries * Q_HITMAP_ENTRY_BYTES;
     return m;
 }
 
@@ -98,7 +101,9 @@ bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q
 }
 
 void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q_scan *s) {
-    if (atomic_load_explicit(&m->n, memory_order_relaxed) >= m->max) return;
+    if (atomic_load_explicit(&m->n, memory_order_relaxed) >= m->max ||
+        atomic_load_explicit(&m->bytes, memory_order_relaxed) >= m->max_bytes)
+        return;
     size_t rl = s->reason ? strlen(s->reason) : 0;
     hentry *e = opdb_xmalloc(sizeof *e + n + rl + 1); /* one block: entry, key, reason */
     e->h = h;
@@ -123,8 +128,10 @@ void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q
             if (atomic_fetch_add_explicit(&m->n, 1, memory_order_relaxed) >= m->max) break; /* full: not taken */
             hentry *expect = NULL;
             if (atomic_compare_exchange_strong_explicit(&m->slot[i], &expect, e, memory_order_release,
-                                                        memory_order_acquire))
+                                                        memory_order_acquire)) {
+                atomic_fetch_add_explicit(&m->bytes, sizeof *e + n + rl + 1, memory_order_relaxed);
                 return;
+            }
             atomic_fetch_sub_explicit(&m->n, 1, memory_order_relaxed);
             cur = expect; /* another writer took the slot first: compare with its entry */
         }

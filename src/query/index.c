@@ -116,7 +116,7 @@ static void bucket_add(cindex *ci, const uint8_t *key, size_t n, uint32_t r) {
 
 /* the row's key as the matcher sees the row (truncation, FRACTAL_NZ restored); false: row never matches */
 static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, kbuf *k) {
-    uint32_t ns = rw->n_in, nd = rw->n_in_dt, nf = rw->n_in_fmt;
+    uint32_t ns = rw->n_in, nd = rw->in_dt->n, nf = rw->in_fmt->n;
     if (has_n) {
         ns = (uint32_t)q_slice_n(ns, N);
         nd = (uint32_t)q_slice_n(nd, N);
@@ -126,9 +126,9 @@ static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, k
     bool relaxed = t->kflags & QK_RELAXED;
     kb_add(k, &ns, sizeof ns);
     for (uint32_t i = 0; i < ns; i++) {
-        key_dtype(k, rw->in_dt[i], rw->in_dt_n[i], relaxed);
+        key_dtype(k, rw->in_dt->s[i], rw->in_dt->len[i], relaxed);
         q_shape cs = rw->in[i];
-        if (i < nf && rw->in_fmt_n[i] == 10 && memcmp(rw->in_fmt[i], "FRACTAL_NZ", 10) == 0 && cs.rank >= 4 &&
+        if (i < nf && rw->in_fmt->len[i] == 10 && memcmp(rw->in_fmt->s[i], "FRACTAL_NZ", 10) == 0 && cs.rank >= 4 &&
             cs.rank <= 64) {
             int64_t nz[64];
             uint32_t r = cs.rank;

@@ -53,7 +53,7 @@ static void build_attn(ip_index *ix, const void *arg) {
         int64_t chd = from_k ? rw->in[1].d[rw->in[1].rank - 1] : q.d[q.rank - 1];
         int64_t c3[3];
         if (!q_norm3(q, chd, c3)) continue;
-        if (!rw->n_in_dt) continue;
+        if (!rw->in_dt->n) continue;
         double lat;
         bool alt;
         if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
@@ -69,7 +69,7 @@ static void build_attn(ip_index *ix, const void *arg) {
         ip_kb_field(&k, "kernel_type");
         ip_kb_str(&k, t->kernel, strlen(t->kernel));
         ip_kb_field(&k, "dtype");
-        ip_kb_str(&k, rw->in_dt[0], rw->in_dt_n[0]);
+        ip_kb_str(&k, rw->in_dt->s[0], rw->in_dt->len[0]);
         int64_t v;
         if (c_sp >= 0) {
             ip_kb_field(&k, "sparse_mode");

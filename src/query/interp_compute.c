@@ -88,12 +88,12 @@ static void build_mm(ip_index *ix, const void *arg) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        size_t nC = cut(rw->n_in, pp), nD = cut(rw->n_in_dt, pp), nF = cut(rw->n_in_fmt, pp);
+        size_t nC = cut(rw->n_in, pp), nD = cut(rw->in_dt->n, pp), nF = cut(rw->in_fmt->n, pp);
         if (nC < 2 || nD < nC || nF < nC) continue;
         int64_t d0[16], d1[16];
         q_shape L0 = rw->in[0], L1 = rw->in[1];
-        if (is_nz(opdb_span_make(rw->in_fmt[0], rw->in_fmt_n[0]))) L0 = nz_into(L0, d0);
-        if (is_nz(opdb_span_make(rw->in_fmt[1], rw->in_fmt_n[1]))) L1 = nz_into(L1, d1);
+        if (is_nz(opdb_span_make(rw->in_fmt->s[0], rw->in_fmt->len[0]))) L0 = nz_into(L0, d0);
+        if (is_nz(opdb_span_make(rw->in_fmt->s[1], rw->in_fmt->len[1]))) L1 = nz_into(L1, d1);
         mnk_t m;
         if (!mnk(kt, L0, L1, &m)) continue;
         double lat;
@@ -108,12 +108,12 @@ static void build_mm(ip_index *ix, const void *arg) {
         ip_kb_num(&k, (double)n);
         ip_kb_field(&k, "input_dtypes");
         ip_kb_open(&k);
-        for (size_t i = 0; i < n && i < nD; i++) kb_dkey(&k, relaxed, rw->in_dt[i], rw->in_dt_n[i]);
+        for (size_t i = 0; i < n && i < nD; i++) kb_dkey(&k, relaxed, rw->in_dt->s[i], rw->in_dt->len[i]);
         ip_kb_close(&k);
         kb_batch(&k, &m);
         ip_kb_field(&k, "input_formats");
         ip_kb_open(&k);
-        for (size_t i = 0; i < n && i < nF; i++) ip_kb_str(&k, rw->in_fmt[i], rw->in_fmt_n[i]);
+        for (size_t i = 0; i < n && i < nF; i++) ip_kb_str(&k, rw->in_fmt->s[i], rw->in_fmt->len[i]);
         ip_kb_close(&k);
         if (pp->quantized) {
             if (!rw->out_ok) {
@@ -123,12 +123,12 @@ static void build_mm(ip_index *ix, const void *arg) {
             opdb_span *of;
             uint32_t nof;
             ip_list(&ix->arena, t, r, c_ofmt, &of, &nof);
-            if (!rw->n_out || rw->n_out_dt != rw->n_out || nof != rw->n_out) continue;
+            if (!rw->n_out || rw->out_dt->n != rw->n_out || nof != rw->n_out) continue;
             ip_kb_field(&k, "output_count");
             ip_kb_num(&k, rw->n_out);
             ip_kb_field(&k, "output_dtypes");
             ip_kb_open(&k);
-            for (uint32_t i = 0; i < rw->n_out_dt; i++) ip_kb_str(&k, rw->out_dt[i], rw->out_dt_n[i]);
+            for (uint32_t i = 0; i < rw->out_dt->n; i++) ip_kb_str(&k, rw->out_dt->s[i], rw->out_dt->len[i]);
             ip_kb_close(&k);
             ip_kb_field(&k, "output_formats");
             ip_kb_open(&k);
@@ -445,19 +445,23 @@ static void build_gen(ip_index *ix, const void *arg) {
     const char *kt = t->kernel;
     bool relaxed = q_relaxed_kernel(kt);
     mm_params cp = {pp->has_n, pp->N, false};
+    /* a row's stripped shapes only make its key and axis: scratch, reused row after row */
+    opdb_arena tmp;
+    opdb_arena_init(&tmp, 1 << 12);
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
         if (!rw->shapes_ok) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        size_t nC = cut(rw->n_in, &cp), nD = cut(rw->n_in_dt, &cp), nF = cut(rw->n_in_fmt, &cp);
+        size_t nC = cut(rw->n_in, &cp), nD = cut(rw->in_dt->n, &cp), nF = cut(rw->in_fmt->n, &cp);
         if (!nC || nD < nC || nF < nC) continue;
-        q_shape *L = opdb_arena_alloc(&ix->arena, nC * sizeof *L);
+        opdb_arena_reset(&tmp);
+        q_shape *L = opdb_arena_alloc(&tmp, nC * sizeof *L);
         for (size_t i = 0; i < nC; i++) {
             q_shape s = rw->in[i];
-            if (is_nz(opdb_span_make(rw->in_fmt[i], rw->in_fmt_n[i])) && s.rank >= 4 && s.rank <= 16) {
-                int64_t *d = opdb_arena_alloc(&ix->arena, s.rank * sizeof *d);
+            if (is_nz(opdb_span_make(rw->in_fmt->s[i], rw->in_fmt->len[i])) && s.rank >= 4 && s.rank <= 16) {
+                int64_t *d = opdb_arena_alloc(&tmp, s.rank * sizeof *d);
                 s = nz_into(s, d);
             }
             L[i] = q_strip(s);
@@ -471,7 +475,7 @@ static void build_gen(ip_index *ix, const void *arg) {
         gen_key_head(&k, kt, nC);
         ip_kb_field(&k, "input_dtypes");
         ip_kb_open(&k);
-        for (size_t i = 0; i < nC; i++) kb_dkey(&k, relaxed, rw->in_dt[i], rw->in_dt_n[i]);
+        for (size_t i = 0; i < nC; i++) kb_dkey(&k, relaxed, rw->in_dt->s[i], rw->in_dt->len[i]);
         ip_kb_close(&k);
         double ax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
         if (!gen_axis(&k, pp->numel, L, nC, rw->out, rw->n_out, &ax[0])) continue;
@@ -480,6 +484,7 @@ static void build_gen(ip_index *ix, const void *arg) {
         if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         ip_add(ix, &k, ax, lat, alt, (uint32_t)r);
     }
+    opdb_arena_free(&tmp);
 }
 
 /* axis(kt): output_numel when the first of [kt, primary] with a non-empty

@@ -71,11 +71,11 @@ static void build_elem(ip_index *ix, const void *arg) {
         double lat;
         bool alt;
         if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
-        if (!rw->n_out_dt || !rw->out_dt_n[0]) continue;
+        if (!rw->out_dt->n || !rw->out_dt->len[0]) continue;
         q_shape *ins = opdb_arena_alloc(&ix->arena, (rw->n_in ? rw->n_in : 1) * sizeof *ins);
         for (uint32_t i = 0; i < rw->n_in; i++) ins[i] = q_strip(rw->in[i]);
         ip_kb k;
-        elem_key(&k, t->kernel, y, ins, rw->n_in, rw->out_dt[0], rw->out_dt_n[0]);
+        elem_key(&k, t->kernel, y, ins, rw->n_in, rw->out_dt->s[0], rw->out_dt->len[0]);
         double ax[IP_MAXAX] = {io_numel(y, ins, rw->n_in), NAN, NAN, NAN, NAN};
         ip_add(ix, &k, ax, lat, alt, (uint32_t)r);
     }

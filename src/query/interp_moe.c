@@ -41,11 +41,11 @@ static void build_moe(ip_index *ix, const void *arg) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        if (rw->n_in != 7 || rw->n_in_dt != 7 || rw->n_in_fmt != 7) continue;
+        if (rw->n_in != 7 || rw->in_dt->n != 7 || rw->in_fmt->n != 7) continue;
         if (rw->in[1].rank < 3 || rw->in[2].rank < 3) continue;
         q_shape x = rw->in[0];
         int64_t nzd[16];
-        if (rw->in_fmt_n[0] == 10 && memcmp(rw->in_fmt[0], "FRACTAL_NZ", 10) == 0 && x.rank >= 4 && x.rank <= 16) {
+        if (rw->in_fmt->len[0] == 10 && memcmp(rw->in_fmt->s[0], "FRACTAL_NZ", 10) == 0 && x.rank >= 4 && x.rank <= 16) {
             uint32_t k = x.rank;
             for (uint32_t i = 0; i + 4 < k; i++) nzd[i] = x.d[i];
             nzd[k - 4] = x.d[k - 4] * x.d[k - 1];
@@ -61,18 +61,18 @@ static void build_moe(ip_index *ix, const void *arg) {
         if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         int64_t ep, topk;
         if (!ip_intcell(db_table_cell(&t->t, r, c_ep), &ep) || ep <= 0) continue;
-        if (!topk_of(rw->in[3], rw->in_dt[3], rw->in_dt_n[3], tokens, &topk)) continue;
+        if (!topk_of(rw->in[3], rw->in_dt->s[3], rw->in_dt->len[3], tokens, &topk)) continue;
         ip_kb k;
         ip_kb_init(&k);
         ip_kb_field(&k, "kernel_type");
         ip_kb_str(&k, kt, strlen(kt));
         ip_kb_field(&k, "activation_dtype");
-        kb_dkey(&k, kt, rw->in_dt[0], rw->in_dt_n[0]);
+        kb_dkey(&k, kt, rw->in_dt->s[0], rw->in_dt->len[0]);
         ip_kb_field(&k, "activation_format");
-        ip_kb_str(&k, rw->in_fmt[0], rw->in_fmt_n[0]);
+        ip_kb_str(&k, rw->in_fmt->s[0], rw->in_fmt->len[0]);
         ip_kb_field(&k, "input_dtype_signature");
         ip_kb_open(&k);
-        for (int i = 0; i < 7; i++) ip_kb_str(&k, rw->in_dt[i], rw->in_dt_n[i]);
+        for (int i = 0; i < 7; i++) ip_kb_str(&k, rw->in_dt->s[i], rw->in_dt->len[i]);
         ip_kb_close(&k);
         ip_kb_field(&k, "gmm1_weight_shape");
         ip_kb_shape(&k, rw->in[1]);

@@ -49,7 +49,7 @@ static void build_scatter(ip_index *ix, const void *arg) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        if (rw->n_in < 3 || rw->n_in_dt < 3 || rw->n_in_fmt < 3) continue;
+        if (rw->n_in < 3 || rw->in_dt->n < 3 || rw->in_fmt->n < 3) continue;
         q_shape cache = rw->in[0], u = flat_update(&ix->arena, rw->in[2]);
         if (!cache.rank || !u.rank) continue;
         double lat;
@@ -57,8 +57,8 @@ static void build_scatter(ip_index *ix, const void *arg) {
         if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         opdb_span dt[3], fmt[3];
         for (int i = 0; i < 3; i++) {
-            dt[i] = opdb_span_make(rw->in_dt[i], rw->in_dt_n[i]);
-            fmt[i] = opdb_span_make(rw->in_fmt[i], rw->in_fmt_n[i]);
+            dt[i] = opdb_span_make(rw->in_dt->s[i], rw->in_dt->len[i]);
+            fmt[i] = opdb_span_make(rw->in_fmt->s[i], rw->in_fmt->len[i]);
         }
         ip_kb k;
         scatter_key(&k, t->kernel, dt, cache, u, fmt);
@@ -285,7 +285,7 @@ static void build_rt(ip_index *ix, const void *arg) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        if (!rw->n_in || !rw->n_in_dt) continue;
+        if (!rw->n_in || !rw->in_dt->n) continue;
         q_shape q = rw->in[0];
         if (q.rank != 3 || q.d[0] <= 0 || q.d[1] <= 0 || q.d[2] <= 0) continue;
         int64_t *cum, *kv;
@@ -297,7 +297,7 @@ static void build_rt(ip_index *ix, const void *arg) {
         memset(&v, 0, sizeof v);
         double eff;
         if (!workload(q.d[0], cum, nc, kv, nkv, &v.phase, &eff)) continue;
-        v.dtype = opdb_span_make(rw->in_dt[0], rw->in_dt_n[0]);
+        v.dtype = opdb_span_make(rw->in_dt->s[0], rw->in_dt->len[0]);
         v.head_dim = q.d[2];
         bool ok = true;
         for (int i = 0; i < 5 && ok; i++) ok = pos_int(d, r, ci[i], i > 0, &v.ints[i]);

@@ -98,10 +98,10 @@ static void build_scale(ip_index *ix, const void *arg) {
         opdb_span *of;
         uint32_t nof;
         ip_list(&ix->arena, t, r, c_ofmt, &of, &nof);
-        if (!rw->n_in || !rw->n_in_dt || !rw->n_in_fmt || rw->n_out < 2 || rw->n_out_dt != rw->n_out ||
+        if (!rw->n_in || !rw->in_dt->n || !rw->in_fmt->n || rw->n_out < 2 || rw->out_dt->n != rw->n_out ||
             nof != rw->n_out)
             continue;
-        q_shape s = nz_by(&ix->arena, rw->in[0], rw->in_fmt[0], rw->in_fmt_n[0]);
+        q_shape s = nz_by(&ix->arena, rw->in[0], rw->in_fmt->s[0], rw->in_fmt->len[0]);
         if (!q_shape_eq(nz_by(&ix->arena, rw->out[0], of[0].p, of[0].n), s)) continue;
         double ax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
         if (!axes_of(s, &ax[0], &ax[1])) continue;
@@ -110,14 +110,14 @@ static void build_scale(ip_index *ix, const void *arg) {
         ip_kb_field(&k, "kernel_type");
         ip_kb_str(&k, kt, strlen(kt));
         ip_kb_field(&k, "input_dtype");
-        kb_dkey(&k, kt, rw->in_dt[0], rw->in_dt_n[0]);
+        kb_dkey(&k, kt, rw->in_dt->s[0], rw->in_dt->len[0]);
         ip_kb_field(&k, "input_format");
-        ip_kb_str(&k, rw->in_fmt[0], rw->in_fmt_n[0]);
+        ip_kb_str(&k, rw->in_fmt->s[0], rw->in_fmt->len[0]);
         ip_kb_field(&k, "output_count");
         ip_kb_num(&k, rw->n_out);
         ip_kb_field(&k, "output_dtypes");
         ip_kb_open(&k);
-        for (uint32_t i = 0; i < rw->n_out; i++) ip_kb_str(&k, rw->out_dt[i], rw->out_dt_n[i]);
+        for (uint32_t i = 0; i < rw->n_out; i++) ip_kb_str(&k, rw->out_dt->s[i], rw->out_dt->len[i]);
         ip_kb_close(&k);
         ip_kb_field(&k, "output_formats");
         ip_kb_open(&k);

@@ -126,7 +126,7 @@ int q_match_row(q_ctx *c, const q_tins *X0, q_ktable *t, size_t row, int64_t N, 
         snprintf(what, sizeof what, "cannot parse \"%.*s\"", (int)(s.n > 100 ? 100 : s.n), s.p);
         return q_cell_fault(c, t, row, "Input Shapes", what) < 0 ? -1 : 0;
     }
-    size_t nC = rw->n_in, nD = rw->n_in_dt, nF = rw->n_in_fmt;
+    size_t nC = rw->n_in, nD = rw->in_dt->n, nF = rw->in_fmt->n;
     if (has_n) {
         nC = q_slice_n(nC, N);
         nD = q_slice_n(nD, N);
@@ -145,15 +145,15 @@ int q_match_row(q_ctx *c, const q_tins *X0, q_ktable *t, size_t row, int64_t N, 
         const q_tin *x = &X->v[i];
         const char *p = x->prof ? x->prof : q_dtype_prof(x->dtype);
         if (!p || i >= nD) return 0;
-        size_t pn = strlen(p), dn = rw->in_dt_n[i];
-        if (!(pn == dn && memcmp(p, rw->in_dt[i], dn) == 0)) {
+        size_t pn = strlen(p), dn = rw->in_dt->len[i];
+        if (!(pn == dn && memcmp(p, rw->in_dt->s[i], dn) == 0)) {
             bool fp = (pn == 7 && memcmp(p, "DT_BF16", 7) == 0) || (pn == 5 && memcmp(p, "FLOAT", 5) == 0);
-            bool fd = (dn == 7 && memcmp(rw->in_dt[i], "DT_BF16", 7) == 0) || (dn == 5 && memcmp(rw->in_dt[i], "FLOAT", 5) == 0);
+            bool fd = (dn == 7 && memcmp(rw->in_dt->s[i], "DT_BF16", 7) == 0) || (dn == 5 && memcmp(rw->in_dt->s[i], "FLOAT", 5) == 0);
             if (!((kf & QK_RELAXED) && fp && fd)) return 0;
         }
         q_shape cs = rw->in[i];
         int64_t nzd[64];
-        if (i < nF && rw->in_fmt_n[i] == 10 && memcmp(rw->in_fmt[i], "FRACTAL_NZ", 10) == 0 && cs.rank >= 4 &&
+        if (i < nF && rw->in_fmt->len[i] == 10 && memcmp(rw->in_fmt->s[i], "FRACTAL_NZ", 10) == 0 && cs.rank >= 4 &&
             cs.rank <= 64) {
             uint32_t r = cs.rank;
             for (uint32_t k = 0; k + 4 < r; k++) nzd[k] = cs.d[k];

@@ -115,7 +115,7 @@ static int chk_cast(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q
     const q_row *r = &t->rows[row];
     if (!r->out_ok) return q_cell_fault(c, t, row, "Output Shapes", "cannot parse the shapes") < 0 ? -1 : 0;
     if (r->n_out != 1 || !q_shape_eq(r->out[0], m->out)) return 0;
-    if (r->n_out_dt != 1 || strlen(m->odt) != r->out_dt_n[0] || memcmp(r->out_dt[0], m->odt, r->out_dt_n[0]) != 0)
+    if (r->out_dt->n != 1 || strlen(m->odt) != r->out_dt->len[0] || memcmp(r->out_dt->s[0], m->odt, r->out_dt->len[0]) != 0)
         return 0;
     out->rule = mt.rule;
     out->dist = c->cfg->quirks ? (strstr(mt.rule, "padding") ? 1 : 0) : (mt.padded_any ? 1 : 0);

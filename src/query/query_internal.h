@@ -101,27 +101,27 @@ typedef struct q_tins {
 typedef enum q_lat_col { QLAT_AVG, QLAT_PROF_AVG, QLAT_DUR, QLAT_ENVELOPE, QLAT_NONE } q_lat_col;
 extern const char *const q_lat_names[3];  /* the duration columns in priority order */
 
+/* A parsed list cell (Input Data Types, ...): rows with the same text share one. */
+typedef struct q_list {
+    const char **s;              /* items, stripped */
+    uint32_t *len;
+    uint32_t n;
+} q_list;
+
 /* A row's parsed cells, filled once per table (lazily, under the table's guard). */
 typedef struct q_row {
     double lat;                  /* exact-path latency; 0 = invisible */
+    q_shape *in;                 /* parsed Input Shapes */
+    q_shape *out;                /* parsed Output Shapes */
+    const q_list *in_dt;         /* Input Data Types items (never NULL) */
+    const q_list *in_fmt;        /* Input Formats items (never NULL) */
+    const q_list *out_dt;        /* Output Data Types items (never NULL) */
+    uint32_t n_in, n_out;
     uint8_t latcol;              /* q_lat_col */
     uint8_t prio;                /* latency priority: lower ranks first among equal distances */
     uint8_t shapes_ok;           /* Input Shapes parsed (else: a cell fault when read) */
-    _Atomic uint8_t skipped;     /* default mode: counted once among the skipped rows */
-    q_shape *in;                 /* parsed Input Shapes */
-    uint32_t n_in;
-    const char **in_dt;          /* Input Data Types items */
-    uint32_t *in_dt_n;
-    uint32_t n_in_dt;
-    const char **in_fmt;         /* Input Formats items */
-    uint32_t *in_fmt_n;
-    uint32_t n_in_fmt;
     uint8_t out_ok;              /* Output Shapes parsed */
-    q_shape *out;
-    uint32_t n_out;
-    const char **out_dt;
-    uint32_t *out_dt_n;
-    uint32_t n_out_dt;
+    _Atomic uint8_t skipped;     /* default mode: counted once among the skipped rows */
 } q_row;
 
 typedef enum q_tstate { QT_UNLOADED, QT_ABSENT, QT_FAILED, QT_OK } q_tstate;
@@ -441,6 +441,9 @@ void q_kernel_query(q_ctx *c);
 /* Scan outcomes by scan key (hitmap.c), at most `entries` of them (NULL when 0). */
 typedef struct q_hitmap q_hitmap;
 #define Q_HITMAP_ENTRIES ((size_t)1 << 16)
+/* the map's byte budget per entry it may hold: entries with their keys take at most
+ * entries * Q_HITMAP_ENTRY_BYTES (a typical one takes about 150-200) */
+#define Q_HITMAP_ENTRY_BYTES ((size_t)384)
 q_hitmap *q_hitmap_new(size_t entries);
 void q_hitmap_free(q_hitmap *m);
 /* the stored outcome of key (hash h) into s, its reason copied into c's arena; false when absent */
@@ -468,6 +471,9 @@ size_t ip_omap_hits(const ip_omap *m);
 
 /* ------------------------------------------------------------ result cache */
 typedef struct q_cache q_cache;
+/* the cache's byte budget per entry it may hold: keys and answers take at most
+ * entries * Q_CACHE_ENTRY_BYTES (a typical answer with its key takes about 160) */
+#define Q_CACHE_ENTRY_BYTES ((size_t)256)
 /* a cache of at most `entries` answers (NULL when 0) */
 q_cache *q_cache_new(size_t entries);
 void q_cache_free(q_cache *c);
@@ -496,6 +502,11 @@ int q_parse_line_mode(opdb_arena *a, const char *line, size_t n, int mode, q_que
 int q_mapping_load(opdb_qdb *db, opdb_err *err);
 /* Parses a CSV-cell shape list ("24,128;256,128"); -1 on a bad piece. */
 int q_parse_shapes(opdb_arena *a, const char *s, size_t n, q_shape **out, uint32_t *nout);
+/* The same, with each distinct dims array kept once in m (the rows of one table). */
+typedef struct q_dims_memo q_dims_memo;
+q_dims_memo *q_dims_memo_new(void);
+void q_dims_memo_free(q_dims_memo *m);
+int q_parse_shapes_memo(opdb_arena *a, q_dims_memo *m, const char *s, size_t n, q_shape **out, uint32_t *nout);
 
 /* ------------------------------------------------------------ rendering */
 /* The result line into sb, without newline. */

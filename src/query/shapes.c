@@ -68,8 +68,56 @@ size_t q_slice_n(size_t len, int64_t n) {
     return drop >= len ? 0 : len - (size_t)drop;
 }
 
-/* Splits on sep; every piece through fn. */
+/* Dims arrays kept once: a table repeats the same shapes on many rows. */
+struct q_dims_memo {
+    struct {
+        const int64_t *d;
+        uint32_t r;
+        uint64_t h;
+    } *e;
+    size_t cap, n;
+};
+
+q_dims_memo *q_dims_memo_new(void) { return opdb_xcalloc(1, sizeof(q_dims_memo)); }
+
+void q_dims_memo_free(q_dims_memo *m) {
+    if (!m) return;
+    free(m->e);
+    free(m);
+}
+
+static const int64_t *dims_keep(q_dims_memo *m, opdb_arena *a, const int64_t *d, uint32_t r) {
+    if (2 * (m->n + 1) > m->cap) { /* grow: open addressing, at most half full */
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        q_dims_memo g = {opdb_xcalloc(cap, sizeof *m->e), cap, 0};
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->e[i].d) continue;
+            size_t j = m->e[i].h & (cap - 1);
+            while (g.e[j].d) j = (j + 1) & (cap - 1);
+            g.e[j] = m->e[i];
+            g.n++;
+        }
+        free(m->e);
+        *m = g;
+    }
+    uint64_t h = opdb_hash_bytes(d, r * sizeof *d, 3);
+    size_t j = h & (m->cap - 1);
+    for (; m->e[j].d; j = (j + 1) & (m->cap - 1))
+        if (m->e[j].h == h && m->e[j].r == r && memcmp(m->e[j].d, d, r * sizeof *d) == 0) return m->e[j].d;
+    int64_t *k = opdb_arena_alloc(a, r * sizeof *k);
+    memcpy(k, d, r * sizeof *k);
+    m->e[j].d = k;
+    m->e[j].r = r;
+    m->e[j].h = h;
+    m->n++;
+    return k;
+}
+
 int q_parse_shapes(opdb_arena *a, const char *s, size_t n, q_shape **out, uint32_t *nout) {
+    return q_parse_shapes_memo(a, NULL, s, n, out, nout);
+}
+
+int q_parse_shapes_memo(opdb_arena *a, q_dims_memo *m, const char *s, size_t n, q_shape **out, uint32_t *nout) {
     opdb_span t = opdb_py_strip(opdb_span_make(s, n));
     t = opdb_py_strip_chars(t, "\"");
     *out = NULL;
@@ -93,7 +141,8 @@ int q_parse_shapes(opdb_arena *a, const char *s, size_t n, q_shape **out, uint32
         }
         size_t dims = 1;
         for (size_t x = 0; x < part.n; x++) dims += part.p[x] == ',';
-        int64_t *d = opdb_arena_alloc(a, dims * sizeof *d);
+        int64_t tmp[16];
+        int64_t *d = m && dims <= 16 ? tmp : opdb_arena_alloc(a, dims * sizeof *d);
         size_t x = 0;
         uint32_t r = 0;
         while (x <= part.n) {
@@ -104,7 +153,7 @@ int q_parse_shapes(opdb_arena *a, const char *s, size_t n, q_shape **out, uint32
             d[r++] = val;
             x = y + 1;
         }
-        v[k].d = d;
+        v[k].d = d == tmp ? dims_keep(m, a, tmp, r) : d;
         v[k++].rank = r;
     }
     *out = v;
