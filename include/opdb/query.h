@@ -40,6 +40,13 @@ typedef struct opdb_qdb_opts {
      * answers come from the handle's exact-hit map for less.
      * opdb_qdb_opts_init sets OPDB_QCACHE_DEFAULT. */
     size_t result_cache;
+    /* Read each CSV into memory instead of mapping it (default: mapped where
+     * the file system allows). opdb's writers replace files by renaming,
+     * which a mapping survives; a program that truncates a table in place
+     * while a mapped handle is open makes the process fault (SIGBUS) at
+     * the next read of the lost pages. A long-lived handle over files that
+     * others rewrite in place should read them. */
+    bool read_files;
 } opdb_qdb_opts;
 #define OPDB_QCACHE_DEFAULT ((size_t)1 << 16)
 

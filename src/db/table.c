@@ -325,7 +325,8 @@ int db_table_load_mem_way(db_table *t, const char *name, const char *data, size_
     return load_owned(t, name, &db_table_query_rules, NULL, err);
 }
 
-int db_table_load_checked(db_table *t, const char *path, const db_open_opts *o, db_open_problem *p, opdb_err *err) {
+static int load_path(db_table *t, const char *path, const db_open_opts *o, bool map, db_open_problem *p,
+                     opdb_err *err) {
     memset(t, 0, sizeof *t);
     uint64_t body;
     int fd = db_open_file(path, o, &body, p, err);
@@ -333,7 +334,7 @@ int db_table_load_checked(db_table *t, const char *path, const db_open_opts *o, 
     struct stat st;
     size_t n = fstat(fd, &st) == 0 ? (size_t)st.st_size : 0, got = 0;
     opdb_file_view v;
-    if (opdb_file_view_map(&v, fd, path, 0, n)) {
+    if (map && opdb_file_view_map(&v, fd, path, 0, n)) {
         /* mapped: the page cache is read where it lies, not copied */
         close(fd);
         table_init(t, path);
@@ -360,6 +361,14 @@ int db_table_load_checked(db_table *t, const char *path, const db_open_opts *o, 
     t->mem = buf;
     t->n = n;
     return load_owned(t, path, o, p, err);
+}
+
+int db_table_load_checked(db_table *t, const char *path, const db_open_opts *o, db_open_problem *p, opdb_err *err) {
+    return load_path(t, path, o, true, p, err);
+}
+
+int db_table_load_read(db_table *t, const char *path, opdb_err *err) {
+    return load_path(t, path, &db_table_query_rules, false, NULL, err);
 }
 
 int db_table_load(db_table *t, const char *path, opdb_err *err) {

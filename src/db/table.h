@@ -90,6 +90,9 @@ typedef enum db_scan_way { DB_SCAN_BEST, DB_SCAN_EXACT, DB_SCAN_PORTABLE } db_sc
  * file cannot be opened, is not UTF-8, is empty, or has a record longer than
  * its header (the opening checks: db_table_query_rules). */
 int db_table_load(db_table *t, const char *path, opdb_err *err);
+/* db_table_load reading the file into memory, never mapping it: a file
+ * truncated in place while the table is open cannot then fault. */
+int db_table_load_read(db_table *t, const char *path, opdb_err *err);
 /* Loads from memory (copied; fuzzing, tests); name is used in messages. */
 int db_table_load_mem(db_table *t, const char *name, const char *data, size_t n, opdb_err *err);
 

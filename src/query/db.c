@@ -78,6 +78,7 @@ opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) 
     /* options added later are read only when the caller's struct has them */
     if (o->size >= offsetof(opdb_qdb_opts, result_cache) + sizeof o->result_cache)
         db->cache = q_cache_new(o->result_cache);
+    if (o->size >= offsetof(opdb_qdb_opts, read_files) + sizeof o->read_files) db->read_files = o->read_files;
     db->hitmap = q_hitmap_new(Q_HITMAP_ENTRIES);
     db->ipmap = ip_omap_new(IP_OMAP_ENTRIES);
     opdb_arena_init(&db->arena, 1 << 16);
@@ -430,7 +431,7 @@ static q_ktable *table_get(const opdb_qdb *db, const char *kt, bool rows) {
         } else {
             opdb_err err;
             opdb_err_clear(&err);
-            if (db_table_load(&t->t, path, &err) != 0) {
+            if ((db->read_files ? db_table_load_read : db_table_load)(&t->t, path, &err) != 0) {
                 /* name the file relative to the database folder in every message */
                 const char *m = err.msg;
                 size_t pl = strlen(path);

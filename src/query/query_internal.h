@@ -179,6 +179,7 @@ struct opdb_qdb {
     char *dir;
     q_config cfg;
     bool eager;
+    bool read_files;             /* tables read into memory, never mapped (opdb_qdb_opts) */
     void (*warn)(void *, const char *);
     void *warn_ctx;
     opdb_arena arena;            /* mapping values */
