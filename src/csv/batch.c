@@ -82,6 +82,24 @@ static void *worker_main(void *arg) {
     }
 }
 
+/* A worker ran out of memory: wake the consumer (it stops on the failed call). */
+static void worker_failed(void *arg) {
+    pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv_done);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Drops queued work and ends the workers after their current batch. */
+static void stop_workers(void *arg) {
+    pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    p->qlen = 0;
+    p->stop = true;
+    pthread_cond_broadcast(&p->cv_work);
+    pthread_mutex_unlock(&p->mu);
+}
+
 typedef struct reader {
     int fd;
     uint64_t off;        /* next file offset to read */
@@ -236,7 +254,7 @@ int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_
     pthread_t th[8];
     int nth = 0;
     for (int i = 0; i < nthreads; i++)
-        if (opdb_thread_create(&th[nth], worker_main, p) == 0) nth++;
+        if (opdb_thread_create_wake(&th[nth], worker_main, p, worker_failed, p) == 0) nth++;
     if (nth == 0) { /* no threads to be had: run on this one */
         for (int i = 0; i < p->nslots; i++) ops->free_out(p->slot[i].out, ops->ctx);
         free(p);
@@ -245,6 +263,8 @@ int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_
         return rc;
     }
 
+    opdb_call_workers held;
+    opdb_call_hold_workers(&held, th, NULL, (size_t)nth, stop_workers, p);
     int rc = 0;
     int fill_i = 0, cons_i = 0, inflight = 0;
     bool eof = false;
@@ -273,8 +293,10 @@ int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_
         }
         if (rc || inflight == 0) break;
         pthread_mutex_lock(&p->mu);
-        while (p->state[cons_i] != SLOT_DONE) pthread_cond_wait(&p->cv_done, &p->mu);
+        while (p->state[cons_i] != SLOT_DONE && !opdb_call_failed()) pthread_cond_wait(&p->cv_done, &p->mu);
+        bool done = p->state[cons_i] == SLOT_DONE;
         pthread_mutex_unlock(&p->mu);
+        if (!done) break; /* its worker ran out of memory */
         opdb_batch *b = &p->slot[cons_i];
         if (b->anomaly) {
             *resume_off = b->file_off;
@@ -291,12 +313,10 @@ int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_
         inflight--;
     }
     /* Drain: drop queued work, let running work finish, stop the workers. */
-    pthread_mutex_lock(&p->mu);
-    p->qlen = 0;
-    p->stop = true;
-    pthread_cond_broadcast(&p->cv_work);
-    pthread_mutex_unlock(&p->mu);
+    opdb_call_drop_workers(&held);
+    stop_workers(p);
     for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
+    opdb_call_check();
     for (int i = 0; i < p->nslots; i++) {
         ops->free_out(p->slot[i].out, ops->ctx);
         if (p->slot[i].cap) free(p->slot[i].data);

@@ -167,17 +167,17 @@ static centry *find(cshard *s, uint64_t h, const uint8_t *key, size_t n) {
 bool q_cache_get(q_cache *c, const uint8_t *key, size_t n, opdb_arena *a, q_result *out) {
     uint64_t h = opdb_hash_bytes(key, n, 11);
     cshard *s = shard(c, h);
-    pthread_mutex_lock(&s->mu);
+    opdb_call_lock(&s->mu);
     const centry *e = find(s, h, key, n);
     if (e) copy_answer(a, &e->r, out);
-    pthread_mutex_unlock(&s->mu);
+    opdb_call_unlock(&s->mu);
     return e != NULL;
 }
 
 void q_cache_put(q_cache *c, const uint8_t *key, size_t n, const q_result *r) {
     uint64_t h = opdb_hash_bytes(key, n, 11);
     cshard *s = shard(c, h);
-    pthread_mutex_lock(&s->mu);
+    opdb_call_lock(&s->mu);
     if (s->n < s->max && !find(s, h, key, n)) {
         OPDB_ALLOC_GROW(s->e, s->n + 1, s->cap);
         centry *e = &s->e[s->n];
@@ -189,5 +189,5 @@ void q_cache_put(q_cache *c, const uint8_t *key, size_t n, const q_result *r) {
         copy_answer(&s->a, r, &e->r);
         opdb_hindex_add(&s->ix, h, (uint32_t)s->n++);
     }
-    pthread_mutex_unlock(&s->mu);
+    opdb_call_unlock(&s->mu);
 }
