@@ -252,10 +252,16 @@ int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_
     p->nslots = 2 * nthreads + 1;
     for (int i = 0; i < p->nslots; i++) p->slot[i].out = ops->new_out(ops->ctx);
     pthread_t th[8];
+    bool up[8] = {false};
     int nth = 0;
-    for (int i = 0; i < nthreads; i++)
-        if (opdb_thread_create_wake(&th[nth], worker_main, p, worker_failed, p) == 0) nth++;
+    opdb_call_workers held; /* held first: running out while starting them joins those started */
+    opdb_call_hold_workers(&held, th, up, 8, stop_workers, p);
+    for (int i = 0; i < nthreads; i++) {
+        up[i] = opdb_thread_create_wake(&th[i], worker_main, p, worker_failed, p) == 0;
+        nth += up[i];
+    }
     if (nth == 0) { /* no threads to be had: run on this one */
+        opdb_call_drop_workers(&held);
         for (int i = 0; i < p->nslots; i++) ops->free_out(p->slot[i].out, ops->ctx);
         free(p);
         int rc = run_single(&r, ops, resume_off, err);
@@ -263,8 +269,6 @@ int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_
         return rc;
     }
 
-    opdb_call_workers held;
-    opdb_call_hold_workers(&held, th, NULL, (size_t)nth, stop_workers, p);
     int rc = 0;
     int fill_i = 0, cons_i = 0, inflight = 0;
     bool eof = false;
@@ -315,7 +319,8 @@ int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_
     /* Drain: drop queued work, let running work finish, stop the workers. */
     opdb_call_drop_workers(&held);
     stop_workers(p);
-    for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < nthreads; i++)
+        if (up[i]) pthread_join(th[i], NULL);
     opdb_call_check();
     for (int i = 0; i < p->nslots; i++) {
         ops->free_out(p->slot[i].out, ops->ctx);

@@ -320,9 +320,9 @@ static int batch_window(const opdb_qdb *db, const char *text, const size_t (*spa
     pthread_t *tid = opdb_xcalloc(threads, sizeof *tid);
     bool *up = opdb_xcalloc(threads, sizeof *up);
     /* a thread that cannot start leaves its share to the others (this one always works) */
-    for (unsigned t = 1; t < threads; t++) up[t] = opdb_thread_create(&tid[t], batch_worker, &j) == 0;
-    opdb_call_workers held;
+    opdb_call_workers held; /* held first: running out while starting them joins those started */
     opdb_call_hold_workers(&held, tid, up, threads, stop_batch, &j);
+    for (unsigned t = 1; t < threads; t++) up[t] = opdb_thread_create(&tid[t], batch_worker, &j) == 0;
     batch_worker(&j);
     opdb_call_drop_workers(&held);
     for (unsigned t = 1; t < threads; t++)

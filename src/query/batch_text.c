@@ -86,10 +86,10 @@ static int batch_text_call(const opdb_qdb *db, const char *jsonl, size_t n, unsi
         at = r->end;
         opdb_sb_init(&r->out);
     }
+    opdb_call_workers held; /* held first: running out while starting them joins those started */
+    opdb_call_hold_workers(&held, tids, started, parts, NULL, NULL);
     for (unsigned k = 1; k < parts; k++)
         started[k] = opdb_thread_create(&tids[k], run_lines, &runs[k]) == 0;
-    opdb_call_workers held;
-    opdb_call_hold_workers(&held, tids, started, parts, NULL, NULL);
     run_lines(&runs[0]);
     for (unsigned k = 1; k < parts; k++)
         if (!started[k]) run_lines(&runs[k]); /* no thread to be had: run it here */
