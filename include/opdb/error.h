@@ -14,12 +14,14 @@
 extern "C" {
 #endif
 
-/* Exit-code classes: runtime failure (1) and usage error (2). */
-enum { OPDB_OK = 0, OPDB_ERR_RUNTIME = 1, OPDB_ERR_USAGE = 2 };
+/* Exit-code classes: runtime failure (1) and usage error (2); out of
+ * memory (a runtime failure: opdb exits 1) is told apart for programs that
+ * embed the library. */
+enum { OPDB_OK = 0, OPDB_ERR_RUNTIME = 1, OPDB_ERR_USAGE = 2, OPDB_ERR_NOMEM = 3 };
 
 /* An error travels up to the CLI as one ready-to-print line. */
 typedef struct opdb_err {
-    int code;          /* OPDB_OK, OPDB_ERR_RUNTIME or OPDB_ERR_USAGE */
+    int code;          /* OPDB_OK, OPDB_ERR_RUNTIME, OPDB_ERR_USAGE or OPDB_ERR_NOMEM */
     char msg[1024];
 } opdb_err;
 
@@ -78,10 +80,18 @@ typedef struct opdb_modes {
     unsigned long commit_pause_us; /* > 0: a pause between a transaction's renames, so that a kill lands in
                                       the commit (the kill trials) */
 } opdb_modes;
-/* Out of memory anywhere in the library calls the program's handler, set
- * once before any other call (opdb's CLI prints one line and exits 1);
- * with none, or one that returns, the library aborts: it cannot go on
- * without the memory. */
+/* Out of memory inside a command entry point (opdb_update_run, ...) or a
+ * database handle call (opdb_qdb_open, opdb_query...) ends that call: it
+ * returns failure with err->code OPDB_ERR_NOMEM and the message "out of
+ * memory (N bytes)", after letting go of what it held beyond its return
+ * (the folder lock, the open all-or-nothing run with its temp files: the
+ * database is left as it was; its worker threads, stopped and joined).
+ * Memory the failed call had allocated is not freed (it leaks); a query
+ * handle whose call failed refuses later calls with OPDB_ERR_NOMEM (close
+ * it and open a new one).  Only a library function called outside any
+ * entry point or handle call has no error to return: it calls the
+ * program's handler, set once before any other call (opdb's CLI prints one
+ * line and exits 1), and aborts if there is none or it returns. */
 typedef void (*opdb_oom_fn)(size_t bytes);
 OPDB_API void opdb_set_oom_handler(opdb_oom_fn fn);
 

@@ -1021,6 +1021,7 @@ void opdb_aie_opts_init(opdb_aie_opts *o) {
 int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
     if (opdb_opts_check(o0, o0 ? o0->size : 0, sizeof *o0, "opdb_aie_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o0->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o0->modes);
     int rc = aie_run(o0, err);
     opdb_call_leave(&saved);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/call.h"
 #include "analysis/check_internal.h"
 #include "opdb/fs.h"
 
@@ -69,7 +70,7 @@ static void on_row(void *ctx, const q_loo_case *k) {
     r->res->recovered += k->recovered;
 }
 
-int opdb_check_run(const char *db_dir, const opdb_check_options *o, opdb_check_result *res, opdb_err *err) {
+static int check_run_call(const char *db_dir, const opdb_check_options *o, opdb_check_result *res, opdb_err *err) {
     opdb_check_options def;
     if (!o) {
         opdb_check_options_init(&def);
@@ -129,5 +130,13 @@ int opdb_check_run(const char *db_dir, const opdb_check_options *o, opdb_check_r
     free(r.ans);
     opdb_qdb_close(db);
     if (lock >= 0) opdb_dir_unlock(lock);
+    return rc;
+}
+
+int opdb_check_run(const char *db_dir, const opdb_check_options *o, opdb_check_result *res, opdb_err *err) {
+    opdb_call_scope saved = opdb_call_enter(NULL);
+    OPDB_CALL_GUARD(saved, err);
+    int rc = check_run_call(db_dir, o, res, err);
+    opdb_call_leave(&saved);
     return rc;
 }

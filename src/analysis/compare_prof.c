@@ -182,6 +182,7 @@ static int cmp_read_prof(const char *path, const opdb_cmp_opts *o, opdb_cmp_stat
 int opdb_cmp_read_prof(const char *path, const opdb_cmp_opts *o, opdb_cmp_stats *out, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_cmp_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     int rc = cmp_read_prof(path, o, out, err);
     opdb_call_leave(&saved);

@@ -203,6 +203,7 @@ void opdb_compare_args_init(opdb_compare_args *o) {
 int opdb_compare_run(const opdb_compare_args *a, FILE *out, opdb_err *err) {
     if (opdb_opts_check(a, a ? a->size : 0, sizeof *a, "opdb_compare_args", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&a->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&a->modes);
     int rc = compare_run(a, out, err);
     opdb_call_leave(&saved);

@@ -404,6 +404,7 @@ void opdb_cmp_opts_init(opdb_cmp_opts *o) {
 int opdb_cmp_read_tc(const char *path, const opdb_cmp_mapping *map, const opdb_cmp_opts *o, opdb_cmp_stats *out, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_cmp_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     int rc = cmp_read_tc(path, map, o, out, err);
     opdb_call_leave(&saved);

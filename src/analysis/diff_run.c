@@ -6,6 +6,7 @@
 
 #include <yajl/yajl_tree.h>
 
+#include "core/call.h"
 #include "analysis/diff_internal.h"
 #include "opdb/limits.h"
 #include "opdb/pystr.h"
@@ -177,7 +178,7 @@ static int by_kt(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int opdb_diff_run(const char *old_dir, const char *new_dir, const opdb_diff_options *o, opdb_diff_result *res,
+static int diff_run_call(const char *old_dir, const char *new_dir, const opdb_diff_options *o, opdb_diff_result *res,
                   opdb_err *err) {
     memset(res, 0, sizeof *res);
     if (!o || o->size != sizeof *o) return opdb_fail(err, OPDB_ERR_USAGE, "opdb_diff_options: call opdb_diff_options_init");
@@ -264,5 +265,14 @@ int opdb_diff_run(const char *old_dir, const char *new_dir, const opdb_diff_opti
     free(names);
     diff_free_side(&so);
     diff_free_side(&sn);
+    return rc;
+}
+
+int opdb_diff_run(const char *old_dir, const char *new_dir, const opdb_diff_options *o, opdb_diff_result *res,
+                  opdb_err *err) {
+    opdb_call_scope saved = opdb_call_enter(NULL);
+    OPDB_CALL_GUARD(saved, err);
+    int rc = diff_run_call(old_dir, new_dir, o, res, err);
+    opdb_call_leave(&saved);
     return rc;
 }

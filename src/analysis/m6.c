@@ -263,6 +263,7 @@ void opdb_m6_opts_init(opdb_m6_opts *o) {
 int opdb_m6_compute(const opdb_m6_opts *o, opdb_m6_result *r, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_m6_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     int rc = m6_compute(o, r, err);
     opdb_call_leave(&saved);
@@ -272,6 +273,7 @@ int opdb_m6_compute(const opdb_m6_opts *o, opdb_m6_result *r, opdb_err *err) {
 int opdb_m6_run(const opdb_m6_opts *o, FILE *out, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_m6_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     int rc = m6_run(o, out, err);
     opdb_call_leave(&saved);

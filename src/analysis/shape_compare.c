@@ -359,6 +359,7 @@ void opdb_shapecmp_opts_init(opdb_shapecmp_opts *o) {
 int opdb_shapecmp_run(const opdb_shapecmp_opts *o, FILE *out, size_t *rows, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_shapecmp_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     int rc = shapecmp_run(o, out, rows, err);
     opdb_call_leave(&saved);

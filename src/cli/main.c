@@ -97,7 +97,8 @@ int main(int argc, char **argv) {
             char prog[64];
             snprintf(prog, sizeof prog, "opdb %s", name);
             cli_warn_begin(prog);
-            return k_commands[i].run(argc - 1, argv + 1);
+            int rc = k_commands[i].run(argc - 1, argv + 1);
+            return rc == OPDB_ERR_NOMEM ? 1 : rc; /* out of memory is a runtime failure */
         }
     const char *names[sizeof k_commands / sizeof k_commands[0]];
     for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++) names[i] = k_commands[i].name;

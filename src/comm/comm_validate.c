@@ -364,6 +364,7 @@ void opdb_comm_validate_opts_init(opdb_comm_validate_opts *o) {
 int opdb_comm_validate(const opdb_comm_validate_opts *o, FILE *out, FILE *err_out, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_comm_validate_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     int rc = comm_validate(o, out, err_out, err);
     opdb_call_leave(&saved);

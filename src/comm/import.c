@@ -112,6 +112,7 @@ void opdb_comm_import_opts_init(opdb_comm_import_opts *o) {
 int opdb_comm_import_file(const opdb_comm_import_opts *o, const char *path, opdb_comm_import_result *res, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_comm_import_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     int rc = comm_import_file(o, path, res, err);
     opdb_call_leave(&saved);

@@ -1,14 +1,16 @@
 /* Allocation helpers and the one out-of-memory path of the library: a
  * failed allocation (malloc, mmap of big arrays, capacity overflow of a
- * growing array) calls the program's handler (opdb_set_oom_handler; opdb's
- * CLI prints one line and exits 1), and aborts if there is none or it
- * returns: the library cannot go on without the memory, and it neither
- * prints nor exits on its own.  Also the page size, asked once. */
+ * growing array) inside a command entry point or handle call ends that call
+ * with OPDB_ERR_NOMEM (core/call.h).  Outside any call there is no error
+ * to return: the program's handler is called (opdb_set_oom_handler; opdb's
+ * CLI prints one line and exits 1), and the library aborts if there is
+ * none or it returns.  Also the page size, asked once. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/call.h"
 #include "opdb/core.h"
 
 static _Atomic(opdb_oom_fn) g_oom;
@@ -16,6 +18,7 @@ static _Atomic(opdb_oom_fn) g_oom;
 void opdb_set_oom_handler(opdb_oom_fn fn) { atomic_store(&g_oom, fn); }
 
 void opdb_die_oom(size_t n) {
+    opdb_call_oom(n); /* returns only outside any call */
     opdb_oom_fn fn = atomic_load(&g_oom);
     if (fn) fn(n);
     abort();

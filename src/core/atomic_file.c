@@ -67,6 +67,28 @@ static void signal_set(sigset_t *block) {
     sigaddset(block, SIGHUP);
 }
 
+/* An open temp file is held by the call: removed if the call fails for
+ * lack of memory.  The node keeps its own copy of the name (a worker that
+ * ran out has left the frame of its opdb_atomic_file). */
+typedef struct held_tmp {
+    opdb_call_res res; /* key: the descriptor */
+    int slot;
+    bool closed;
+    char tmpl[4096];
+} held_tmp;
+
+static void release_tmp(opdb_call_res *r) {
+    held_tmp *h = (held_tmp *)r;
+    sigset_t block, old;
+    signal_set(&block);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    if (!h->closed) close((int)r->key);
+    unlink(h->tmpl);
+    if (h->slot >= 0) atomic_store(&g_used[h->slot], 0);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    free(h);
+}
+
 int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, read_umask);
@@ -103,6 +125,7 @@ int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err) {
     free(resolved);
     opdb_sb_init(&f->buf);
 
+    held_tmp *held = opdb_xmalloc(sizeof *held); /* before the file: running out then leaves none */
     /* The name is registered before the file exists (a handler that runs
      * first just fails to unlink it), with signals held off meanwhile. */
     f->slot = take_slot();
@@ -127,8 +150,13 @@ int opdb_atomic_open(opdb_atomic_file *f, const char *path, opdb_err *err) {
         f->path = NULL;
         free(f->named);
         f->named = NULL;
+        free(held);
         return -1;
     }
+    held->slot = f->slot;
+    held->closed = false;
+    memcpy(held->tmpl, f->tmpl, sizeof held->tmpl);
+    if (!opdb_call_hold(&held->res, release_tmp, f->fd)) free(held);
     return 0;
 }
 
@@ -160,15 +188,21 @@ int opdb_atomic_append_direct(opdb_atomic_file *f, const void *p, size_t n) {
 void opdb_atomic_expect(opdb_atomic_file *f, const opdb_file_id *id) { f->expect = *id; }
 
 static int finish(opdb_atomic_file *f, bool commit, opdb_err *err) {
+    held_tmp *h = (held_tmp *)opdb_call_drop(release_tmp, f->fd);
     int e = commit ? opdb_atomic_flush(f) : ECANCELED;
     if (!e && commit && opdb_call_commit_fails()) e = ENOSPC; /* test seam: the call's modes.fail_commit */
     if (!e && fchmod(f->fd, 0666 & ~g_umask) != 0) e = errno;
     if (!e && fsync(f->fd) != 0) e = errno;
     if (close(f->fd) != 0 && !e) e = errno;
+    if (h) { /* still the call's until staged or renamed (staging allocates) */
+        h->closed = true;
+        opdb_call_hold(&h->res, release_tmp, (intptr_t)h);
+    }
     bool changed = !e && !opdb_file_id_same(f->path, &f->expect);
     bool staged = !e && !changed && opdb_txn_active();
     if (staged) opdb_txn_stage(f->tmpl, f->path, f->named, &f->expect); /* renamed by opdb_txn_end */
     else if (!e && !changed && rename(f->tmpl, f->path) != 0) e = errno;
+    if (h) free(opdb_call_drop(release_tmp, (intptr_t)h)); /* the run's now, renamed, or removed below */
     sigset_t block, old;
     signal_set(&block);
     pthread_sigmask(SIG_BLOCK, &block, &old);

@@ -10,7 +10,40 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/call.h"
 #include "opdb/fs.h"
+
+/* A folder lock is held by the call that took it: let go if the call fails
+ * for lack of memory, after what a writer killed there would have left is
+ * cleaned up as the next writer would (a run that ran out while committing
+ * is completed or undone by its journals, leftover temp files removed).
+ * That cleanup allocates too: running out again leaves it to the next
+ * writer. */
+typedef struct held_lock {
+    opdb_call_res res; /* key: the descriptor */
+    char *dir;
+    bool failing;      /* released because the call failed */
+} held_lock;
+
+static void release_lock(opdb_call_res *r) {
+    held_lock *h = (held_lock *)r;
+    if (!h->failing) { /* the first pass: the call is failing */
+        h->failing = true;
+        opdb_call_hold(r, release_lock, r->key); /* running out again closes it all the same */
+        opdb_err err;
+        opdb_err_clear(&err);
+        (void)opdb_txn_recover(h->dir, NULL, &err);
+        (void)opdb_call_drop(release_lock, r->key);
+    }
+    close((int)r->key);
+    free(h->dir);
+    free(h);
+}
+
+static void free_lock(held_lock *h) {
+    free(h->dir);
+    free(h);
+}
 
 static const char *kind_name(mode_t m) {
     if (S_ISFIFO(m)) return "a FIFO";
@@ -40,7 +73,7 @@ int opdb_dir_check_tables(const char *dir, opdb_err *err) {
     return rc;
 }
 
-int opdb_dir_lock_plain(const char *dir, opdb_err *err) {
+static int lock_plain(const char *dir, opdb_err *err) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: cannot open folder: %s", dir, strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -56,6 +89,15 @@ int opdb_dir_lock_plain(const char *dir, opdb_err *err) {
     return fd;
 }
 
+int opdb_dir_lock_plain(const char *dir, opdb_err *err) {
+    held_lock *h = opdb_xmalloc(sizeof *h); /* before the lock: running out then holds nothing */
+    h->dir = opdb_xstrdup(dir);
+    h->failing = false;
+    int fd = lock_plain(dir, err);
+    if (fd < 0 || !opdb_call_hold(&h->res, release_lock, fd)) free_lock(h);
+    return fd;
+}
+
 int opdb_dir_lock(const char *dir, opdb_err *err) {
     int fd = opdb_dir_lock_plain(dir, err);
     if (fd < 0) return -1;
@@ -63,12 +105,15 @@ int opdb_dir_lock(const char *dir, opdb_err *err) {
      * then, before any table is opened, refuse a FIFO, device or folder
      * named like a table (reading one would block or misbehave) */
     if (opdb_txn_recover(dir, NULL, err) || opdb_dir_check_tables(dir, err)) {
-        close(fd);
+        opdb_dir_unlock(fd);
         return -1;
     }
     return fd;
 }
 
 void opdb_dir_unlock(int fd) {
-    if (fd >= 0) close(fd);
+    if (fd < 0) return;
+    held_lock *h = (held_lock *)opdb_call_drop(release_lock, fd);
+    if (h) free_lock(h);
+    close(fd);
 }

@@ -19,6 +19,8 @@
  * full-size update ran 40-80% idle. */
 #include "opdb/core.h"
 
+#include "core/call.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -85,15 +87,24 @@ static void *prefault_main(void *arg) {
     return NULL;
 }
 
+/* The thread is the starting call's: stopped if that call runs out of memory. */
+static opdb_call_res g_held;
+static void release_thread(opdb_call_res *r) {
+    (void)r;
+    opdb_prefault_end();
+}
+
 void opdb_prefault_begin(void) {
     pthread_mutex_lock(&g.mu);
+    bool started = false;
     if (!g.running) {
         g.page = opdb_page_size();
         g.len = 0;
         atomic_store(&g.stop, false);
-        g.running = pthread_create(&g.th, NULL, prefault_main, NULL) == 0;
+        g.running = started = pthread_create(&g.th, NULL, prefault_main, NULL) == 0;
     }
     pthread_mutex_unlock(&g.mu);
+    if (started) opdb_call_hold(&g_held, release_thread, 0);
 }
 
 void opdb_prefault(void *p, size_t n) {
@@ -112,6 +123,7 @@ void opdb_prefault(void *p, size_t n) {
 }
 
 void opdb_prefault_end(void) {
+    (void)opdb_call_drop(release_thread, 0);
     pthread_mutex_lock(&g.mu);
     bool running = g.running;
     atomic_store(&g.stop, true);

@@ -341,7 +341,10 @@ static int commit_all(staged *head, const char *run_dir, opdb_err *err) {
 
 int opdb_txn_end(bool commit, opdb_err *err) {
     const char *dir = NULL;
-    if (!opdb_txn_stage_close(&dir)) return 0;
+    if (!opdb_txn_stage_close(&dir)) {
+        opdb_txn_stage_drop();
+        return 0;
+    }
     sigset_t old;
     hold_signals(&old);
     staged *rev = opdb_txn_stage_list();
@@ -362,6 +365,7 @@ int opdb_txn_end(bool commit, opdb_err *err) {
     opdb_txn_stage_set_state(commit && rc == 0 ? OPDB_TXN_DONE : OPDB_TXN_NONE);
     opdb_txn_stage_reset();
     free_list(rev);
+    opdb_txn_stage_drop();
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }

@@ -3,8 +3,11 @@
  * temp files waiting for their rename. */
 #include "core/txn_stage.h"
 
+#include "core/call.h"
+
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -29,14 +32,53 @@ static char *absolute(const char *p) {
     return a;
 }
 
+/* Each begin is held by the call until its end: a call that runs out of
+ * memory rolls its run back (the staged files removed: the old database),
+ * or, when it ran out while committing, leaves it as a killed run is (its
+ * journals make the next writer finish or undo it). */
+static void release_run(opdb_call_res *r) {
+    free(r);
+    pthread_mutex_lock(&g_mu);
+    bool outer = g_depth <= 1; /* 0: ran out inside the outermost end */
+    if (g_depth > 0) g_depth--;
+    pthread_mutex_unlock(&g_mu);
+    if (!outer) return;
+    sigset_t s, old;
+    sigemptyset(&s);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &s, &old);
+    opdb_staged *head = atomic_load(&g_head);
+    bool committing = atomic_load(&g_state) == OPDB_TXN_COMMITTING;
+    if (atomic_load(&g_state) == OPDB_TXN_STAGING)
+        for (opdb_staged *x = head; x; x = x->next) unlink(x->tmp);
+    atomic_store(&g_state, OPDB_TXN_NONE);
+    opdb_txn_stage_reset();
+    while (head) {
+        opdb_staged *n = head->next;
+        free(head->tmp), free(head->path), free(head->table), free(head->backup), free(head);
+        head = n;
+    }
+    /* the end held them off, and the jump skips its restoring */
+    pthread_sigmask(committing ? SIG_UNBLOCK : SIG_SETMASK, committing ? &s : &old, NULL);
+}
+
+void opdb_txn_stage_drop(void) { free(opdb_call_drop(release_run, 0)); }
+
 int opdb_txn_begin(const char *dir) {
+    opdb_call_res *r = opdb_xmalloc(sizeof *r);
+    char *abs = absolute(dir); /* allocated before the mutex: running out never leaves it locked */
     pthread_mutex_lock(&g_mu);
     if (g_depth++ == 0) {
-        g_dir = absolute(dir);
+        g_dir = abs;
+        abs = NULL;
         atomic_store(&g_head, NULL);
         atomic_store(&g_state, OPDB_TXN_STAGING);
     }
     pthread_mutex_unlock(&g_mu);
+    free(abs);
+    if (!opdb_call_hold(r, release_run, 0)) free(r);
     return 0;
 }
 

@@ -24,6 +24,8 @@ bool opdb_txn_stage_close(const char **dir);
  * held off: the list is reordered in place). */
 opdb_staged *opdb_txn_stage_list(void);
 void opdb_txn_stage_set_state(int state);
+/* The end of one begin: its hold on the call let go (core/call.h). */
+void opdb_txn_stage_drop(void);
 /* Forgets the list (the caller frees it) and the folder. */
 void opdb_txn_stage_reset(void);
 

@@ -82,6 +82,24 @@ static void *worker_main(void *arg) {
     }
 }
 
+/* A worker ran out of memory: wake the consumer (it stops on the failed call). */
+static void worker_failed(void *arg) {
+    pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv_done);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Drops queued work and ends the workers after their current batch. */
+static void stop_workers(void *arg) {
+    pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    p->qlen = 0;
+    p->stop = true;
+    pthread_cond_broadcast(&p->cv_work);
+    pthread_mutex_unlock(&p->mu);
+}
+
 typedef struct reader {
     int fd;
     uint64_t off;        /* next file offset to read */
@@ -234,10 +252,16 @@ int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_
     p->nslots = 2 * nthreads + 1;
     for (int i = 0; i < p->nslots; i++) p->slot[i].out = ops->new_out(ops->ctx);
     pthread_t th[8];
+    bool up[8] = {false};
     int nth = 0;
-    for (int i = 0; i < nthreads; i++)
-        if (opdb_thread_create(&th[nth], worker_main, p) == 0) nth++;
+    opdb_call_workers held; /* held first: running out while starting them joins those started */
+    opdb_call_hold_workers(&held, th, up, 8, stop_workers, p);
+    for (int i = 0; i < nthreads; i++) {
+        up[i] = opdb_thread_create_wake(&th[i], worker_main, p, worker_failed, p) == 0;
+        nth += up[i];
+    }
     if (nth == 0) { /* no threads to be had: run on this one */
+        opdb_call_drop_workers(&held);
         for (int i = 0; i < p->nslots; i++) ops->free_out(p->slot[i].out, ops->ctx);
         free(p);
         int rc = run_single(&r, ops, resume_off, err);
@@ -273,8 +297,10 @@ int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_
         }
         if (rc || inflight == 0) break;
         pthread_mutex_lock(&p->mu);
-        while (p->state[cons_i] != SLOT_DONE) pthread_cond_wait(&p->cv_done, &p->mu);
+        while (p->state[cons_i] != SLOT_DONE && !opdb_call_failed()) pthread_cond_wait(&p->cv_done, &p->mu);
+        bool done = p->state[cons_i] == SLOT_DONE;
         pthread_mutex_unlock(&p->mu);
+        if (!done) break; /* its worker ran out of memory */
         opdb_batch *b = &p->slot[cons_i];
         if (b->anomaly) {
             *resume_off = b->file_off;
@@ -291,12 +317,11 @@ int opdb_batch_run(int fd, const char *path, uint64_t start, int nthreads, size_
         inflight--;
     }
     /* Drain: drop queued work, let running work finish, stop the workers. */
-    pthread_mutex_lock(&p->mu);
-    p->qlen = 0;
-    p->stop = true;
-    pthread_cond_broadcast(&p->cv_work);
-    pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
+    opdb_call_drop_workers(&held);
+    stop_workers(p);
+    for (int i = 0; i < nthreads; i++)
+        if (up[i]) pthread_join(th[i], NULL);
+    opdb_call_check();
     for (int i = 0; i < p->nslots; i++) {
         ops->free_out(p->slot[i].out, ops->ctx);
         if (p->slot[i].cap) free(p->slot[i].data);

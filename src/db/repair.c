@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/call.h"
 #include "opdb/fs.h"
 #include "opdb/validate.h"
 
-int opdb_db_repair(const char *db_dir, bool discard_journal, opdb_err *err) {
+static int repair_call(const char *db_dir, bool discard_journal, opdb_err *err) {
     if (!opdb_is_dir(db_dir)) return opdb_fail(err, OPDB_ERR_RUNTIME, "%s: not a folder", db_dir);
     if (discard_journal) { /* the one thing done to an invalid journal: delete it, renaming nothing */
         int plain = opdb_dir_lock_plain(db_dir, err);
@@ -22,6 +23,14 @@ int opdb_db_repair(const char *db_dir, bool discard_journal, opdb_err *err) {
     if (lock < 0) return -1;
     opdb_dir_unlock(lock);
     return 0;
+}
+
+int opdb_db_repair(const char *db_dir, bool discard_journal, opdb_err *err) {
+    opdb_call_scope saved = opdb_call_enter(NULL);
+    OPDB_CALL_GUARD(saved, err);
+    int rc = repair_call(db_dir, discard_journal, err);
+    opdb_call_leave(&saved);
+    return rc;
 }
 
 bool opdb_db_pending_run(const char *db_dir) {

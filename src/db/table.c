@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/call.h"
 #include "db/open_check.h"
 #include "db/pandas_cells.h"
 #include "db/table_scan.h"
@@ -505,13 +506,13 @@ static void type_column(const db_table *t, size_t ci, db_col *c) {
 const db_col *db_table_column(const db_table *ct, int col) {
     db_table *t = (db_table *)ct; /* typing is internally synchronised */
     if (atomic_load_explicit(&t->ready[col], memory_order_acquire)) return &t->colv[col];
-    pthread_mutex_lock(&t->mu);
+    opdb_call_lock(&t->mu);
     if (!atomic_load_explicit(&t->ready[col], memory_order_relaxed)) {
         if (!t->at && t->nrows) find_cells(t);
         type_column(t, (size_t)col, &t->colv[col]);
         atomic_store_explicit(&t->ready[col], 1, memory_order_release);
     }
-    pthread_mutex_unlock(&t->mu);
+    opdb_call_unlock(&t->mu);
     return &t->colv[col];
 }
 

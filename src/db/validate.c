@@ -388,6 +388,7 @@ int opdb_validate_run(const char *db_dir, const opdb_validate_opts *o, opdb_vali
     memset(res, 0, sizeof *res);
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_validate_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     int rc = validate_run(db_dir, o->json, o->out, res, err);
     opdb_call_leave(&saved);

@@ -595,6 +595,7 @@ void opdb_grid_miss_opts_init(opdb_grid_miss_opts *o) {
 int opdb_grid_from_misses(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_grid_miss_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     int rc = grid_from_misses(o, m, err);
     opdb_call_leave(&saved);

@@ -402,6 +402,7 @@ void opdb_grid_opts_init(opdb_grid_opts *o) {
 int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_grid_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     int rc = grid_run_call(o, err);
     opdb_call_leave(&saved);

@@ -482,6 +482,7 @@ void opdb_fia_fill_opts_init(opdb_fia_fill_opts *o) {
 int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_fia_fill_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     int rc = fia_fill_run(o, err);
     opdb_call_leave(&saved);

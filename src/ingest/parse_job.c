@@ -525,6 +525,7 @@ void opdb_parse_opts_init(opdb_parse_opts *o) {
 int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_parse_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     int rc = parse_run(o, res, err);
     opdb_call_leave(&saved);

@@ -185,9 +185,14 @@ static int query_json(const opdb_qdb *db, opdb_qresult_priv *p, const char *line
     return finish(db, p, &q, NULL, NULL, explain, res);
 }
 
-int opdb_query_json(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult *res) {
+static int q_query_json_call(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult *res) {
     if (!db || !res) return -1;
     return query_json(db, new_priv(), line, n, explain, res);
+}
+
+int opdb_query_json(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult *res) {
+    if (!db) return -1;
+    Q_ENTRY(db, q_query_json_call(db, line, n, explain, res));
 }
 
 opdb_qresult_buf *opdb_qresult_buf_new(void) {
@@ -203,7 +208,7 @@ void opdb_qresult_buf_free(opdb_qresult_buf *b) {
     free(b);
 }
 
-int opdb_query_json_buf(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
+static int q_query_json_buf_call(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
                         opdb_qresult *res) {
     if (!db || !res || !buf) return -1;
     opdb_qresult_priv *p = &buf->p;
@@ -215,7 +220,13 @@ int opdb_query_json_buf(const opdb_qdb *db, const char *line, size_t n, bool exp
     return query_json(db, p, line, n, explain, res);
 }
 
-int opdb_query(const opdb_qdb *db, const char *op, const opdb_qvalue *args, const opdb_qvalue *out,
+int opdb_query_json_buf(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
+                        opdb_qresult *res) {
+    if (!db) return -1;
+    Q_ENTRY(db, q_query_json_buf_call(db, line, n, explain, buf, res));
+}
+
+static int q_query_call(const opdb_qdb *db, const char *op, const opdb_qvalue *args, const opdb_qvalue *out,
                const opdb_qvalue *kwargs, bool explain, opdb_qresult *res) {
     if (!db || !res) return -1;
     opdb_qresult_priv *p = new_priv();
@@ -231,6 +242,12 @@ int opdb_query(const opdb_qdb *db, const char *op, const opdb_qvalue *args, cons
     q.out = out && out->kind != QV_NULL ? out : NULL;
     q.kwargs = kwargs ? kwargs : &empty_dict;
     return finish(db, p, &q, NULL, NULL, explain, res);
+}
+
+int opdb_query(const opdb_qdb *db, const char *op, const opdb_qvalue *args, const opdb_qvalue *out,
+               const opdb_qvalue *kwargs, bool explain, opdb_qresult *res) {
+    if (!db) return -1;
+    Q_ENTRY(db, q_query_call(db, op, args, out, kwargs, explain, res));
 }
 
 void opdb_qresult_free(opdb_qresult *r) {
@@ -300,6 +317,9 @@ static void *batch_worker(void *p) {
     return NULL;
 }
 
+/* The calling thread ran out of memory: the workers take no next line. */
+static void stop_batch(void *arg) { atomic_store(&((bjob *)arg)->next, ((bjob *)arg)->n); }
+
 /* Answers lines [0, n) of a window on `threads` threads, then emits them in order. */
 static int batch_window(const opdb_qdb *db, const char *text, const size_t (*span)[2], size_t n, unsigned threads,
                         bool explain, int (*emit)(void *, const opdb_qresult *), void *ctx, opdb_qstats *stats) {
@@ -308,10 +328,14 @@ static int batch_window(const opdb_qdb *db, const char *text, const size_t (*spa
     pthread_t *tid = opdb_xcalloc(threads, sizeof *tid);
     bool *up = opdb_xcalloc(threads, sizeof *up);
     /* a thread that cannot start leaves its share to the others (this one always works) */
+    opdb_call_workers held; /* held first: running out while starting them joins those started */
+    opdb_call_hold_workers(&held, tid, up, threads, stop_batch, &j);
     for (unsigned t = 1; t < threads; t++) up[t] = opdb_thread_create(&tid[t], batch_worker, &j) == 0;
     batch_worker(&j);
+    opdb_call_drop_workers(&held);
     for (unsigned t = 1; t < threads; t++)
         if (up[t]) pthread_join(tid[t], NULL);
+    opdb_call_check();
     free(tid);
     free(up);
     int rc = atomic_load(&j.failed) ? -1 : 0;
@@ -327,7 +351,7 @@ static int batch_window(const opdb_qdb *db, const char *text, const size_t (*spa
     return rc;
 }
 
-int opdb_query_batch(const opdb_qdb *db, const char *jsonl, size_t n, unsigned threads, bool explain,
+static int q_query_batch_call(const opdb_qdb *db, const char *jsonl, size_t n, unsigned threads, bool explain,
                      int (*emit)(void *ctx, const opdb_qresult *r), void *ctx, opdb_qstats *stats) {
     if (stats) memset(stats, 0, sizeof *stats);
     if (threads == 0) threads = 1;
@@ -356,6 +380,12 @@ int opdb_query_batch(const opdb_qdb *db, const char *jsonl, size_t n, unsigned t
     free(span);
     if (stats) opdb_qdb_skipped(db, &stats->skipped_rows, &stats->skipped_files);
     return rc;
+}
+
+int opdb_query_batch(const opdb_qdb *db, const char *jsonl, size_t n, unsigned threads, bool explain,
+                     int (*emit)(void *ctx, const opdb_qresult *r), void *ctx, opdb_qstats *stats) {
+    if (!db) return q_query_batch_call(db, jsonl, n, threads, explain, emit, ctx, stats);
+    Q_ENTRY(db, q_query_batch_call(db, jsonl, n, threads, explain, emit, ctx, stats));
 }
 
 /* ---- kernel level from the C struct: the same object a JSON line gives */
@@ -407,7 +437,7 @@ static qv *kv_tensors(opdb_arena *a, const opdb_ktensor *t, size_t n) {
     return l;
 }
 
-int opdb_query_kernel(const opdb_qdb *db, const opdb_kquery *k, bool explain, opdb_qresult *res) {
+static int q_query_kernel_call(const opdb_qdb *db, const opdb_kquery *k, bool explain, opdb_qresult *res) {
     if (!db || !k || !res) return -1;
     opdb_qresult_priv *p = new_priv();
     opdb_arena *a = &p->a;
@@ -439,6 +469,11 @@ int opdb_query_kernel(const opdb_qdb *db, const opdb_kquery *k, bool explain, op
     q.kernel = o->items[0]->s;
     q.kq = o;
     return finish(db, p, &q, NULL, NULL, explain, res);
+}
+
+int opdb_query_kernel(const opdb_qdb *db, const opdb_kquery *k, bool explain, opdb_qresult *res) {
+    if (!db) return -1;
+    Q_ENTRY(db, q_query_kernel_call(db, k, explain, res));
 }
 
 /* ---- kernel level from CSV-cell strings (the one-shot CLI form) */
@@ -486,7 +521,8 @@ static int cell_tensors(opdb_arena *a, const char *what, const char *shapes, con
     return 0;
 }
 
-int opdb_query_kernel_cells(const opdb_qdb *db, const opdb_kcells *k, bool explain, opdb_qresult *res, opdb_err *err) {
+static int q_query_kernel_cells_call(const opdb_qdb *db, const opdb_kcells *k, bool explain, opdb_qresult *res,
+                                     opdb_err *err) {
     if (!k || !k->kernel || !k->inputs || !k->dtypes)
         return opdb_fail(err, OPDB_ERR_USAGE, "a kernel query needs --kernel, --inputs and --dtypes");
     opdb_arena a;
@@ -548,5 +584,18 @@ int opdb_query_kernel_cells(const opdb_qdb *db, const opdb_kcells *k, bool expla
     rc = opdb_query_kernel(db, &q, explain, res);
 done:
     opdb_arena_free(&a);
+    return rc;
+}
+
+int opdb_query_kernel_cells(const opdb_qdb *db, const opdb_kcells *k, bool explain, opdb_qresult *res, opdb_err *err) {
+    if (!db) return q_query_kernel_cells_call(db, k, explain, res, err);
+    if (atomic_load(&((opdb_qdb *)db)->nomem)) return opdb_fail(err, OPDB_ERR_NOMEM, "out of memory (in an earlier call)");
+    opdb_call_scope saved = opdb_call_enter(NULL);
+    OPDB_CALL_GUARD_THEN(saved, err, {
+        atomic_store(&((opdb_qdb *)db)->nomem, true);
+        return -1;
+    });
+    int rc = q_query_kernel_cells_call(db, k, explain, res, err);
+    opdb_call_leave(&saved);
     return rc;
 }

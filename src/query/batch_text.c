@@ -9,6 +9,7 @@
 #include "opdb/core.h"
 #include "core/call.h"
 #include "opdb/query.h"
+#include "query/query_internal.h"
 
 void q_stats_add(opdb_qstats *s, const opdb_qresult *r);
 
@@ -62,23 +63,17 @@ static size_t cut_at_line(const char *t, size_t n, size_t pos) {
     return nl ? (size_t)(nl - t) + 1 : n;
 }
 
-int opdb_query_batch_text(const opdb_qdb *db, const char *jsonl, size_t n, unsigned threads, bool explain,
-                          char **out, size_t *out_n, opdb_qstats *stats) {
+static int batch_text_call(const opdb_qdb *db, const char *jsonl, size_t n, unsigned threads, bool explain,
+                           char **out, size_t *out_n, opdb_qstats *stats) {
     if (!db || (!jsonl && n) || !out) return -1;
     *out = NULL;
     if (out_n) *out_n = 0;
     unsigned parts = threads ? threads : 1;
     if (parts > 256) parts = 256;
     if (n < (size_t)parts * 4096) parts = 1; /* small batches are not worth a thread */
-    batch_run *runs = calloc(parts, sizeof *runs);
-    pthread_t *tids = calloc(parts, sizeof *tids);
-    bool *started = calloc(parts, sizeof *started);
-    if (!runs || !tids || !started) {
-        free(runs);
-        free(tids);
-        free(started);
-        return -1;
-    }
+    batch_run *runs = opdb_xcalloc(parts, sizeof *runs);
+    pthread_t *tids = opdb_xcalloc(parts, sizeof *tids);
+    bool *started = opdb_xcalloc(parts, sizeof *started);
     size_t at = 0;
     for (unsigned k = 0; k < parts; k++) {
         batch_run *r = &runs[k];
@@ -91,13 +86,17 @@ int opdb_query_batch_text(const opdb_qdb *db, const char *jsonl, size_t n, unsig
         at = r->end;
         opdb_sb_init(&r->out);
     }
+    opdb_call_workers held; /* held first: running out while starting them joins those started */
+    opdb_call_hold_workers(&held, tids, started, parts, NULL, NULL);
     for (unsigned k = 1; k < parts; k++)
         started[k] = opdb_thread_create(&tids[k], run_lines, &runs[k]) == 0;
     run_lines(&runs[0]);
-    for (unsigned k = 1; k < parts; k++) {
+    for (unsigned k = 1; k < parts; k++)
+        if (!started[k]) run_lines(&runs[k]); /* no thread to be had: run it here */
+    opdb_call_drop_workers(&held);
+    for (unsigned k = 1; k < parts; k++)
         if (started[k]) pthread_join(tids[k], NULL);
-        else run_lines(&runs[k]); /* no thread to be had: run it here */
-    }
+    opdb_call_check();
     int rc = 0;
     opdb_strbuf all;
     opdb_sb_init(&all);
@@ -129,6 +128,12 @@ int opdb_query_batch_text(const opdb_qdb *db, const char *jsonl, size_t n, unsig
     *out = all.p;
     if (out_n) *out_n = all.n;
     return 0;
+}
+
+int opdb_query_batch_text(const opdb_qdb *db, const char *jsonl, size_t n, unsigned threads, bool explain,
+                          char **out, size_t *out_n, opdb_qstats *stats) {
+    if (!db) return -1;
+    Q_ENTRY(db, batch_text_call(db, jsonl, n, threads, explain, out, out_n, stats));
 }
 
 void opdb_query_free_text(char *text) { free(text); }

@@ -220,7 +220,7 @@ static cslot *find(cshard *s, uint64_t h, const uint8_t *key, size_t n) {
 bool q_cache_get(q_cache *c, const uint8_t *key, size_t n, opdb_arena *a, q_result *out) {
     uint64_t h = opdb_hash_bytes(key, n, 11);
     cshard *s = shard(c, h);
-    pthread_mutex_lock(&s->mu);
+    opdb_call_lock(&s->mu);
     cslot *sl = find(s, h, key, n);
     const centry *e = sl ? sl->e : NULL;
     if (e) { /* the answer fields with every string in a */
@@ -250,14 +250,14 @@ bool q_cache_get(q_cache *c, const uint8_t *key, size_t n, opdb_arena *a, q_resu
             }
         }
     }
-    pthread_mutex_unlock(&s->mu);
+    opdb_call_unlock(&s->mu);
     return e != NULL;
 }
 
 void q_cache_put(q_cache *c, const uint8_t *key, size_t n, const q_result *r) {
     uint64_t h = opdb_hash_bytes(key, n, 11);
     cshard *s = shard(c, h);
-    pthread_mutex_lock(&s->mu);
+    opdb_call_lock(&s->mu);
     if (s->n >= s->max || s->bytes >= s->max_bytes || n > UINT32_MAX || r->n_sub > UINT32_MAX) goto out;
     if (2 * (s->n + 1) > s->nslots) { /* grow: every entry placed again */
         size_t ns = s->nslots ? s->nslots * 2 : 64;
@@ -309,5 +309,5 @@ void q_cache_put(q_cache *c, const uint8_t *key, size_t n, const q_result *r) {
     sl->e = e;
     s->n++;
 out:
-    pthread_mutex_unlock(&s->mu);
+    opdb_call_unlock(&s->mu);
 }

@@ -233,13 +233,13 @@ static cindex *build(const q_ktable *t) {
 }
 
 static const cindex *comm_index(q_ktable *t) {
-    pthread_mutex_lock(&t->ext_mu);
+    opdb_call_lock(&t->ext_mu);
     if (!t->ext[1]) {
         t->ext[1] = build(t);
         t->ext_free[1] = q_comm_index_free;
     }
     const cindex *ix = t->ext[1];
-    pthread_mutex_unlock(&t->ext_mu);
+    opdb_call_unlock(&t->ext_mu);
     return ix;
 }
 

@@ -45,7 +45,7 @@ static void free_table(q_ktable *t);
 static q_ktable *table_get(const opdb_qdb *db, const char *kt, bool rows);
 static void snap_free(opdb_qdb *db);
 
-opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) {
+static opdb_qdb *qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) {
     opdb_qdb_opts def;
     if (!o) {
         opdb_qdb_opts_init(&def);
@@ -107,6 +107,16 @@ opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) 
             closedir(d);
         }
     }
+    return db;
+}
+
+/* Out of memory while opening: NULL with err (OPDB_ERR_NOMEM); the half
+ * built handle is not freed. */
+opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err) {
+    opdb_call_scope saved = opdb_call_enter(NULL);
+    OPDB_CALL_GUARD_THEN(saved, err, return NULL);
+    opdb_qdb *db = qdb_open(dir, o, err);
+    opdb_call_leave(&saved);
     return db;
 }
 
@@ -374,12 +384,12 @@ static q_ktable *find_or_add(const opdb_qdb *cdb, const char *kt) {
     uint64_t h = opdb_hash_bytes(kt, strlen(kt), 0);
     q_ktable *seen = snap_find(atomic_load_explicit(&db->tsnap, memory_order_acquire), h, kt);
     if (seen) return seen;
-    pthread_mutex_lock(&db->tables_mu);
+    opdb_call_lock(&db->tables_mu);
     uint32_t idx;
     for (opdb_hprobe p = opdb_hindex_probe(&db->tables_ix, h); opdb_hprobe_next(&p, &idx);)
         if (strcmp(db->tables[idx]->kernel, kt) == 0) {
             q_ktable *t = db->tables[idx];
-            pthread_mutex_unlock(&db->tables_mu);
+            opdb_call_unlock(&db->tables_mu);
             return t;
         }
     q_ktable *t = opdb_xcalloc(1, sizeof *t);
@@ -394,7 +404,7 @@ static q_ktable *find_or_add(const opdb_qdb *cdb, const char *kt) {
     db->tables[db->ntables] = t;
     opdb_hindex_add(&db->tables_ix, h, (uint32_t)db->ntables++);
     snap_publish(db, t);
-    pthread_mutex_unlock(&db->tables_mu);
+    opdb_call_unlock(&db->tables_mu);
     return t;
 }
 
@@ -405,7 +415,7 @@ static q_ktable *table_get(const opdb_qdb *db, const char *kt, bool rows) {
     int st0 = atomic_load_explicit(&t->state, memory_order_acquire);
     if (st0 != QT_UNLOADED && (st0 != QT_OK || !rows || atomic_load_explicit(&t->prepared, memory_order_acquire)))
         return t;
-    pthread_mutex_lock(&t->mu);
+    opdb_call_lock(&t->mu);
     if (atomic_load_explicit(&t->state, memory_order_relaxed) == QT_UNLOADED) {
         char *path = NULL;
         if (strncmp(kt, "hcom_", 5) == 0 && db->map.comm_dir) {
@@ -452,7 +462,7 @@ static q_ktable *table_get(const opdb_qdb *db, const char *kt, bool rows) {
         prepare(db, t);
         atomic_store_explicit(&t->prepared, true, memory_order_release);
     }
-    pthread_mutex_unlock(&t->mu);
+    opdb_call_unlock(&t->mu);
     return t;
 }
 

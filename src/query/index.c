@@ -192,7 +192,7 @@ void q_index_free(void *p) {
 
 /* the index of t for (N, has_n), built on first use; NULL when t is not indexable */
 static const cindex *index_of(q_ktable *t, int64_t N, bool has_n) {
-    pthread_mutex_lock(&t->ext_mu);
+    opdb_call_lock(&t->ext_mu);
     cindex *head = t->ext[0], *ci = NULL;
     if (head != &k_none) {
         if (!head && !table_indexable(t)) {
@@ -207,7 +207,7 @@ static const cindex *index_of(q_ktable *t, int64_t N, bool has_n) {
             }
         }
     }
-    pthread_mutex_unlock(&t->ext_mu);
+    opdb_call_unlock(&t->ext_mu);
     return ci && !ci->full ? ci : NULL;
 }
 
@@ -351,13 +351,13 @@ const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bo
     *usable = false;
     *n = 0;
     if (c->db->no_index) return NULL;
-    pthread_mutex_lock(&t->ext_mu);
+    opdb_call_lock(&t->ext_mu);
     cindex *ci = t->ext[3];
     if (!ci) {
         ci = out_indexable(t) ? build_out(t) : &k_none;
         t->ext[3] = ci;
     }
-    pthread_mutex_unlock(&t->ext_mu);
+    opdb_call_unlock(&t->ext_mu);
     if (ci == &k_none || ci->full) return NULL;
     /* the shape as given, and its 3-D flattening */
     kbuf k[2];

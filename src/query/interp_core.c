@@ -353,7 +353,7 @@ void ip_index_free_all(void *p) {
 
 ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void *params) {
     if (!q_table_rows(t)) return NULL;
-    pthread_mutex_lock(&t->ext_mu);
+    opdb_call_lock(&t->ext_mu);
     ip_index *ix = t->ext[2];
     for (; ix; ix = ix->next)
         if (strcmp(ix->sig, sig) == 0) break;
@@ -379,7 +379,7 @@ ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void 
         t->ext[2] = ix;
         t->ext_free[2] = ip_index_free_all;
     }
-    pthread_mutex_unlock(&t->ext_mu);
+    opdb_call_unlock(&t->ext_mu);
     return ix;
 }
 
@@ -537,18 +537,18 @@ size_t ip_groups_matching(q_ctx *c, const ip_index *cix, const ip_kb *T, uint32_
     uint64_t h = opdb_hash_bytes(T->s, T->n, 5);
     bool keep = !T->over && !c->db->no_index;
     if (keep) {
-        pthread_mutex_lock(&ix->memo_mu);
+        opdb_call_lock(&ix->memo_mu);
         const gm_entry *e = gmemo_find(ix->gmemo, h, T);
         size_t ng = e ? e->ng : 0;
         if (e) memcpy(*gi, e->gi, ng * sizeof **gi);
-        pthread_mutex_unlock(&ix->memo_mu);
+        opdb_call_unlock(&ix->memo_mu);
         if (e) return ng;
     }
     size_t ng = 0;
     for (size_t g = 0; g < ix->ng; g++)
         if (ip_key_match(T, ix->g[g].key, ix->g[g].keyn, NULL, NULL)) (*gi)[ng++] = (uint32_t)g;
     if (keep) {
-        pthread_mutex_lock(&ix->memo_mu);
+        opdb_call_lock(&ix->memo_mu);
         if (!ix->gmemo) ix->gmemo = opdb_xcalloc(1, sizeof *ix->gmemo);
         struct ip_gmemo *m = ix->gmemo;
         if (m->n < GMEMO_MAX && !gmemo_find(m, h, T)) {
@@ -562,7 +562,7 @@ size_t ip_groups_matching(q_ctx *c, const ip_index *cix, const ip_kb *T, uint32_
             e->ng = ng;
             opdb_hindex_add(&m->ix, h, (uint32_t)m->n++);
         }
-        pthread_mutex_unlock(&ix->memo_mu);
+        opdb_call_unlock(&ix->memo_mu);
     }
     return ng;
 }

@@ -106,7 +106,7 @@ bool ip_memo_filter(const q_ctx *c, const ip_task *tk, const ip_set *set, size_t
     ip_fmap *m = fs ? atomic_load_explicit(&fs->m[set->lab + 1][gi], memory_order_acquire) : NULL;
     if (!m) {
         ip_index *ix = (ip_index *)set->ix; /* the memo lock guards the slots */
-        pthread_mutex_lock(&ix->memo_mu);
+        opdb_call_lock(&ix->memo_mu);
         fs = atomic_load_explicit(&g->fmaps, memory_order_relaxed);
         if (!fs) {
             fs = opdb_xcalloc(1, sizeof *fs);
@@ -120,7 +120,7 @@ bool ip_memo_filter(const q_ctx *c, const ip_task *tk, const ip_set *set, size_t
             m = build(set, A, cnt, tk->nax);
             atomic_store_explicit(slot, m, memory_order_release);
         }
-        pthread_mutex_unlock(&ix->memo_mu);
+        opdb_call_unlock(&ix->memo_mu);
     }
     if (m->nax != tk->nax) return false;
     double key[IP_MAXAX] = {0};

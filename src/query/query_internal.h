@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/call.h"
 #include "db/table.h"
 #include "opdb/core.h"
 #include "opdb/query.h"
@@ -201,7 +202,22 @@ struct opdb_qdb {
     _Atomic(struct q_calib *) calib;
     void (*calib_free)(opdb_qdb *db);
     struct ip_omap *ipmap;       /* interpolation outcomes by target (NULL = off; explain and no_index bypass it) */
+    atomic_bool nomem;           /* a call ran out of memory: later calls refuse (Q_ENTRY) */
 };
+/* The body of a public handle call returning int: a handle one of whose
+ * calls ran out of memory refuses with -OPDB_ERR_NOMEM (what that call was
+ * doing under a lock may be half done); out of memory in this call marks
+ * it so and returns the same. */
+#define Q_ENTRY(db, call)                                                                          \
+    if (atomic_load(&((opdb_qdb *)(db))->nomem)) return -OPDB_ERR_NOMEM;                           \
+    opdb_call_scope q_saved_ = opdb_call_enter(NULL);                                              \
+    OPDB_CALL_GUARD_THEN(q_saved_, NULL, {                                                               \
+        atomic_store(&((opdb_qdb *)(db))->nomem, true);                                            \
+        return -OPDB_ERR_NOMEM;                                                                    \
+    });                                                                                            \
+    int q_rc_ = (call);                                                                            \
+    opdb_call_leave(&q_saved_);                                                                    \
+    return q_rc_
 /* calib.c: sets the interval of an interpolated answer from kernel on dim
  * axes whose points spread by `spread` (loo.h), reading the folder's
  * calibration file on first use (default mode only) */

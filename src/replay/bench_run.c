@@ -529,6 +529,7 @@ void opdb_bench_opts_init(opdb_bench_opts *o) {
 int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_bench_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     opdb_call_set_reference_signatures(o->quirks); /* journal and write-back match rows as the reference does */
     int rc = bench_run(o, b, err);

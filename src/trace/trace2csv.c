@@ -82,6 +82,7 @@ void opdb_trace2csv_opts_init(opdb_trace2csv_opts *o) {
 int opdb_trace2csv_run(const opdb_trace2csv_opts *o, unsigned long long *rows, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_trace2csv_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     int rc = trace2csv_run(o->trace_path, o->output_path, o->out, rows, err);
     opdb_call_leave(&saved);

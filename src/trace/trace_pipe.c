@@ -237,6 +237,25 @@ static void *parser_main(void *arg) {
     return NULL;
 }
 
+/* The parser ran out of memory: the consumer replays what was published
+ * and stops (the call then fails). */
+static void parser_failed(void *arg) {
+    pipe_t *p = arg;
+    pthread_mutex_lock(&p->mu);
+    p->done = true;
+    pthread_cond_signal(&p->has_full);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* The consumer ran out of memory: the parser stops at its next event. */
+static void stop_parser(void *arg) {
+    pipe_t *p = arg;
+    pthread_mutex_lock(&p->mu);
+    atomic_store(&p->stop, 1);
+    pthread_cond_signal(&p->has_room);
+    pthread_mutex_unlock(&p->mu);
+}
+
 /* ------------------------------------------------------------ consumer side */
 
 /* Replays one batch; false when a callback stopped the read. */
@@ -285,7 +304,9 @@ int opdb_trace_pipe_replay(const char *path, const yajl_callbacks *cbs, void *ct
     pthread_cond_init(&p->has_room, NULL);
     pthread_t th;
     int rc = -2;
-    if (opdb_thread_create(&th, parser_main, p) == 0) {
+    if (opdb_thread_create_wake(&th, parser_main, p, parser_failed, p) == 0) {
+        opdb_call_workers held;
+        opdb_call_hold_workers(&held, &th, NULL, 1, stop_parser, p);
         bool stopped = false;
         for (;;) {
             pthread_mutex_lock(&p->mu);
@@ -303,7 +324,9 @@ int opdb_trace_pipe_replay(const char *path, const yajl_callbacks *cbs, void *ct
             pthread_mutex_unlock(&p->mu);
             if (stopped) break;
         }
+        opdb_call_drop_workers(&held);
         pthread_join(th, NULL);
+        opdb_call_check();
         rc = 0;
         if (!stopped && p->parse_rc) {
             *err = p->parse_err;

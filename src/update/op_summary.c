@@ -165,8 +165,12 @@ int op_summary_aggregate(char **files, size_t nfiles, long ep_size, bool quirks,
         pthread_t th;
         bool two = t.n > 100000 && opdb_thread_create(&th, fill_rows, &jobs[1]) == 0;
         if (!two) jobs[0].to = t.n;
+        opdb_call_workers held;
+        opdb_call_hold_workers(&held, &th, &two, 1, NULL, NULL);
         fill_rows(&jobs[0]);
+        opdb_call_drop_workers(&held);
         if (two) pthread_join(th, NULL);
+        opdb_call_check();
     }
     free(ep_of_op);
     free(slot_of_op);

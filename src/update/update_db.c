@@ -195,6 +195,14 @@ static void *worker(void *arg) {
     }
 }
 
+/* The calling thread ran out of memory: the workers take no next target. */
+static void stop_targets(void *arg) {
+    job *J = arg;
+    pthread_mutex_lock(&J->mu);
+    J->next = J->nt;
+    pthread_mutex_unlock(&J->mu);
+}
+
 /* A CSV for a profiled operator that has none, named by the path policy
  * (db.h): default mode makes the name safe; --reference-quirks keeps the
  * reference's raw name but refuses one that would leave the folder.  An
@@ -352,11 +360,15 @@ int update_db(const opdb_update_opts *o, const op_summary_agg *agg, update_run *
     int nth = ncpu > 1 ? (int)(ncpu < 8 ? ncpu : 8) : 1;
     if ((size_t)nth > nt) nth = (int)nt;
     pthread_t th[8];
-    int started = 0;
-    for (int i = 1; i < nth; i++)
-        if (opdb_thread_create(&th[started], worker, &J) == 0) started++;
+    bool up[8] = {false};
+    opdb_call_workers held; /* held first: running out while starting them joins those started */
+    opdb_call_hold_workers(&held, th, up, 8, stop_targets, &J);
+    for (int i = 1; i < nth; i++) up[i] = opdb_thread_create(&th[i], worker, &J) == 0;
     worker(&J);
-    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    opdb_call_drop_workers(&held);
+    for (int i = 1; i < nth; i++)
+        if (up[i]) pthread_join(th[i], NULL);
+    opdb_call_check();
     for (size_t k = 0; k < nt; k++) {
         if (J.log[k].n) print_log(o, J.log[k].p);
         if (J.rc[k] && rc == 0) {

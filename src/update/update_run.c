@@ -145,6 +145,7 @@ void opdb_update_opts_init(opdb_update_opts *o) {
 int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_update_opts", err)) return -1;
     opdb_call_scope saved = opdb_call_enter(&o->log);
+    OPDB_CALL_GUARD(saved, err);
     opdb_call_set_modes(&o->modes);
     opdb_call_set_reference_signatures(o->reference_signatures);
     int rc = run_update(o, err);
