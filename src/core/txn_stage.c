@@ -98,11 +98,23 @@ void opdb_txn_abort_call(void) {
     if (r && r->depth > 0) abort_run(r);
 }
 
+/* A thread that ends with its run still open (a call that returned without
+ * ending it) takes the run off the list before its storage goes. */
+static pthread_key_t g_exit_key;
+static void on_thread_exit(void *p) {
+    opdb_txn_run *r = p;
+    if (r->depth > 0) abort_run(r);
+}
+static void make_exit_key(void) { pthread_key_create(&g_exit_key, on_thread_exit); }
+
 int opdb_txn_begin(const char *dir) {
     opdb_txn_run *r = opdb_txn_run_now();
     if (!r) { /* the call's first run: this thread's, shared with the threads and calls it starts */
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        pthread_once(&once, make_exit_key);
         r = &t_own;
         if (r->depth > 0) abort_run(r); /* left open by a call that returned without ending it */
+        pthread_setspecific(g_exit_key, r);
         opdb_call_set_txn(r);
     }
     pthread_mutex_lock(&r->mu);

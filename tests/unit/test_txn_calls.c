@@ -318,6 +318,35 @@ static void test_abort_call(void **state) {
     assert_int_equal(system(cmd), 0);
 }
 
+/* A thread that ends while its call's run is still open (the call returned
+ * without ending it): its staged files go and the run leaves the process's
+ * list of open runs. */
+static void *leave_open(void *arg) {
+    opdb_call_scope s = opdb_call_enter(NULL);
+    opdb_txn_begin(arg);
+    bool ok = atomic_put(arg, "a.csv", "new\n");
+    opdb_call_leave(&s);
+    return ok ? arg : NULL;
+}
+
+static void test_thread_ends_with_run_open(void **state) {
+    (void)state;
+    char dir[] = "/tmp/opdb_txn_calls_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    pthread_t th;
+    void *ok = NULL;
+    assert_int_equal(pthread_create(&th, NULL, leave_open, dir), 0);
+    pthread_join(th, &ok);
+    assert_non_null(ok);
+    assert_int_equal(count_tmp(dir), 0);
+    expect(dir, "a.csv", "");
+    assert_int_equal(opdb_txn_state_now(), OPDB_TXN_NONE);
+    opdb_txn_remove_staged(); /* walks no run of the ended thread */
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_commit_then_roll_back),
@@ -326,6 +355,7 @@ int main(void) {
         cmocka_unit_test(test_handler_sees_every_run),
         cmocka_unit_test(test_nested_in_one_call),
         cmocka_unit_test(test_abort_call),
+        cmocka_unit_test(test_thread_ends_with_run_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
