@@ -103,8 +103,11 @@ OPDB_API void opdb_atomic_expect(opdb_atomic_file *f, const opdb_file_id *id);
  * folder (plain names only, fsynced), renames them all and removes the
  * journals; a rename that fails all the same is rolled back from the
  * backups; opdb_txn_end(false) or any error deletes the staged files: the
- * folder is wholly old or wholly new.  Nested begin/end pairs join the
- * outermost run. */
+ * folder is wholly old or wholly new.  A run belongs to the call that began
+ * it (an entry point's call, with the threads and inner calls it starts;
+ * outside any call, the thread): only that call's commits stage into it,
+ * and its nested begin/end pairs join the outermost; another call's run on
+ * another thread is its own. */
 #define OPDB_JOURNAL_NAME ".opdb-journal"
 /* opdb's own subfolders of a database folder (update reports, bench's work
  * files): covered by the folder's lock; any other subfolder may be another
@@ -113,13 +116,17 @@ OPDB_API void opdb_atomic_expect(opdb_atomic_file *f, const opdb_file_id *id);
 #define OPDB_BENCH_WORK_DIR ".opdb_bench"
 OPDB_API int opdb_txn_begin(const char *dir);
 OPDB_API int opdb_txn_end(bool commit, opdb_err *err);
-OPDB_API bool opdb_txn_active(void);
+OPDB_API bool opdb_txn_active(void); /* this call's run is open */
 /* tmp renamed over path; table: the name as given (path, or a link to it). */
 OPDB_API void opdb_txn_stage(const char *tmp, const char *path, const char *table, const opdb_file_id *expect);
-/* Async-signal-safe: removes the staged temp files (before the journal). */
+/* Async-signal-safe: removes the staged temp files of every open run of the
+ * process not yet committing (before its journal). */
 OPDB_API void opdb_txn_remove_staged(void);
 enum { OPDB_TXN_NONE, OPDB_TXN_STAGING, OPDB_TXN_COMMITTING, OPDB_TXN_DONE };
-OPDB_API int opdb_txn_state_now(void); /* async-signal-safe */
+/* Async-signal-safe, for the whole process: COMMITTING when some open run
+ * is renaming, else STAGING when some run is open, else how the last run
+ * that ended ended (DONE: committed; NONE: rolled back, or no run yet). */
+OPDB_API int opdb_txn_state_now(void);
 /* Run under the folder lock (opdb_dir_lock does): completes a run killed
  * after its journals were written (or rolls it back from its backups when a
  * target can no longer be replaced), then removes opdb temp files and

@@ -17,6 +17,7 @@ static void take(opdb_log_sink *s, opdb_warn_fn fn, void *ctx) {
 
 opdb_call_scope opdb_call_enter(const opdb_log *log) {
     opdb_call_scope saved = t_scope;
+    t_scope.depth++;
     if (log) {
         take(&t_scope.warn, log->warn, log->ctx);
         take(&t_scope.note, log->note, log->ctx);
@@ -245,3 +246,5 @@ void opdb_call_unlock(pthread_mutex_t *mu) {
         }
     pthread_mutex_unlock(mu);
 }
+
+void opdb_call_set_txn(struct opdb_txn_run *run) { t_scope.txn = run; }

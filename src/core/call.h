@@ -30,6 +30,8 @@ typedef struct opdb_call_scope {
     atomic_long *commits_left; /* modes.fail_commit's countdown, shared by the call's threads and inner calls */
     bool no_map;               /* tests: opdb_file_view_map maps nothing, so every view is a read one */
     struct opdb_call_guard *guard; /* the outermost call's out-of-memory target, NULL outside any call */
+    struct opdb_txn_run *txn;  /* the call's all-or-nothing run (core/txn_stage.h), shared by its threads and inner calls; NULL until it begins one */
+    unsigned depth;            /* opdb_call_enter's in force (0: outside any call) */
 } opdb_call_scope;
 
 /* 0 when `size` (the struct's size field; o NULL counts as 0) is the size
@@ -162,5 +164,8 @@ void opdb_call_drop_workers(opdb_call_workers *w);
  * sections that allocate under a lock shared with later calls). */
 void opdb_call_lock(pthread_mutex_t *mu);
 void opdb_call_unlock(pthread_mutex_t *mu);
+/* Makes run the all-or-nothing run of the call in force on this thread
+ * (until its opdb_call_leave; outside any call, until the run ends). */
+void opdb_call_set_txn(struct opdb_txn_run *run);
 
 #endif

@@ -9,7 +9,8 @@
  * (removed by the next writer: the old database); one killed after is rolled
  * forward by the next writer (the new database), or rolled back from the
  * backups when a target can no longer be replaced.  SIGINT/SIGTERM/SIGHUP
- * are held off from the journals to their removal. */
+ * are held off from the journals to their removal.  A run is the call's
+ * that began it (core/txn_stage.h): commits of other calls never join it. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,15 +33,6 @@
 #include "opdb/fs.h"
 
 typedef opdb_staged staged;
-
-static void hold_signals(sigset_t *old) {
-    sigset_t s;
-    sigemptyset(&s);
-    sigaddset(&s, SIGINT);
-    sigaddset(&s, SIGTERM);
-    sigaddset(&s, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &s, old);
-}
 
 /* Still the file read, by what a writer of its bytes changes (size, mtime):
  * not its ctime, which the commit's own backup link changes. */
@@ -73,14 +65,6 @@ static bool same_parent(const char *a, const char *b) {
     const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
     size_t na = sa ? (size_t)(sa - a) : 0, nb = sb ? (size_t)(sb - b) : 0;
     return na == nb && memcmp(a, b, na) == 0;
-}
-
-static void free_list(staged *s) {
-    while (s) {
-        staged *n = s->next;
-        free(s->tmp), free(s->path), free(s->table), free(s->backup), free(s);
-        s = n;
-    }
 }
 
 /* Why `path` cannot be replaced by a rename (NULL when it can, as far as
@@ -341,13 +325,14 @@ static int commit_all(staged *head, const char *run_dir, opdb_err *err) {
 
 int opdb_txn_end(bool commit, opdb_err *err) {
     const char *dir = NULL;
-    if (!opdb_txn_stage_close(&dir)) {
-        opdb_txn_stage_drop();
+    opdb_txn_run *run = opdb_txn_run_now();
+    if (!run || !opdb_txn_stage_close(run, &dir)) {
+        opdb_txn_stage_drop(run);
         return 0;
     }
     sigset_t old;
-    hold_signals(&old);
-    staged *rev = opdb_txn_stage_list();
+    opdb_txn_hold_signals(&old);
+    staged *rev = opdb_txn_stage_list(run);
     int rc = 0;
     if (commit)
         for (staged *s = rev; s && rc == 0; s = s->next)
@@ -356,16 +341,15 @@ int opdb_txn_end(bool commit, opdb_err *err) {
                                "%s: changed by another program during this run; nothing was changed (run again)",
                                s->path);
     if (commit && rc == 0) {
-        opdb_txn_stage_set_state(OPDB_TXN_COMMITTING);
+        opdb_txn_stage_set_state(run, OPDB_TXN_COMMITTING);
         rc = commit_all(rev, dir, err);
     } else {
         for (staged *s = rev; s; s = s->next) unlink(s->tmp);
         if (commit) rc = -1;
     }
-    opdb_txn_stage_set_state(commit && rc == 0 ? OPDB_TXN_DONE : OPDB_TXN_NONE);
-    opdb_txn_stage_reset();
-    free_list(rev);
-    opdb_txn_stage_drop();
+    opdb_txn_stage_reset(run, commit && rc == 0 ? OPDB_TXN_DONE : OPDB_TXN_NONE);
+    opdb_txn_stage_free(rev);
+    opdb_txn_stage_drop(run);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }

@@ -395,3 +395,10 @@ void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel
     }
     opdb_sb_adds(sb, "]}");
 }
+
+/* An outcome of the interpolation outcome map answered again (its calibrated
+ * interval looked up anew). */
+void ip_outcome_replay(q_ctx *c, const ip_outcome *oc, const char *kernel) {
+    if (oc->hit) ip_hit(c, oc->lat, oc->conf, oc->rule, kernel, oc->dim, oc->spread);
+    else q_miss(c, oc->reason);
+}

@@ -159,7 +159,3 @@ void ip_outcome_hit(ip_outcome *oc, size_t kidx, const ip_out *o) {
     oc->spread = ip_out_spread(o);
 }
 
-void ip_outcome_replay(q_ctx *c, const ip_outcome *oc, const char *kernel) {
-    if (oc->hit) ip_hit(c, oc->lat, oc->conf, oc->rule, kernel, oc->dim, oc->spread);
-    else q_miss(c, oc->reason);
-}

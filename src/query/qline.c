@@ -75,31 +75,6 @@ static int cb_bool(void *ctx, int x) {
     v->b = x != 0;
     return put(ctx, v);
 }
-qv *q_json_number(opdb_arena *a, const char *s, size_t n) {
-    bool is_int = true;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] == '.' || s[i] == 'e' || s[i] == 'E') is_int = false;
-    qv *v = opdb_arena_alloc(a, sizeof *v);
-    memset(v, 0, sizeof *v);
-    v->dtype = -1;
-    long long iv;
-    if (is_int && n <= 18 && (s[0] != '-' || n > 1)) {
-        /* a JSON integer of at most 18 characters fits in int64: its digits, read directly */
-        size_t i = s[0] == '-';
-        long long x = 0;
-        for (; i < n; i++) x = x * 10 + (s[i] - '0');
-        v->kind = QV_INT;
-        v->i = s[0] == '-' ? -x : x;
-    } else if (is_int && opdb_py_int(s, n, &iv)) {
-        v->kind = QV_INT;
-        v->i = iv;
-    } else {
-        /* Python floats; an integer beyond int64 is kept as the nearest float */
-        v->kind = QV_FLOAT;
-        if (!opdb_py_float(s, n, &v->f)) v->f = NAN;
-    }
-    return v;
-}
 
 static int cb_number(void *ctx, const char *s, size_t n) {
     jb *b = ctx;
