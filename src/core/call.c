@@ -2,6 +2,7 @@
  * at once on different threads each report to their own logger. */
 #include "core/call.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -78,7 +79,8 @@ static void *thread_main(void *p) {
 }
 
 int opdb_thread_create_wake(pthread_t *th, void *(*fn)(void *), void *arg, void (*wake)(void *), void *wake_arg) {
-    start *s = opdb_xmalloc(sizeof *s);
+    start *s = malloc(sizeof *s); /* not opdb_xmalloc: out of memory calls into this file */
+    if (!s) return ENOMEM;
     s->fn = fn;
     s->arg = arg;
     s->wake = wake;
@@ -95,7 +97,11 @@ void opdb_call_set_modes(const opdb_modes *m) {
     if (m->commit_pause_us) t_scope.modes.commit_pause_us = m->commit_pause_us;
     if (m->fail_commit > 0) {
         t_scope.modes.fail_commit = m->fail_commit;
-        atomic_long *left = opdb_xmalloc(sizeof *left);
+        atomic_long *left = malloc(sizeof *left);
+        if (!left) { /* set right after the entry point armed its guard: the call fails */
+            opdb_call_oom(sizeof *left);
+            abort();
+        }
         atomic_init(left, m->fail_commit);
         t_scope.commits_left = left; /* freed by the opdb_call_leave of the enclosing enter */
     }

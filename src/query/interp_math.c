@@ -396,6 +396,18 @@ void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel
     opdb_sb_adds(sb, "]}");
 }
 
+/* An interpolation hit as the outcome map keeps it. */
+void ip_outcome_hit(ip_outcome *oc, size_t kidx, const ip_out *o) {
+    memset(oc, 0, sizeof *oc);
+    oc->hit = true;
+    oc->kidx = (uint32_t)kidx;
+    oc->lat = o->lat;
+    oc->conf = o->conf;
+    oc->rule = o->rule;
+    oc->dim = o->dim;
+    oc->spread = ip_out_spread(o);
+}
+
 /* An outcome of the interpolation outcome map answered again (its calibrated
  * interval looked up anew). */
 void ip_outcome_replay(q_ctx *c, const ip_outcome *oc, const char *kernel) {

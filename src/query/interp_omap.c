@@ -146,16 +146,3 @@ void ip_omap_put(const q_ctx *c, const ip_okey *k, const ip_outcome *o) {
     }
     free(e);
 }
-
-/* ------------------------------------------------------------- outcomes */
-void ip_outcome_hit(ip_outcome *oc, size_t kidx, const ip_out *o) {
-    memset(oc, 0, sizeof *oc);
-    oc->hit = true;
-    oc->kidx = (uint32_t)kidx;
-    oc->lat = o->lat;
-    oc->conf = o->conf;
-    oc->rule = o->rule;
-    oc->dim = o->dim;
-    oc->spread = ip_out_spread(o);
-}
-
