@@ -80,7 +80,10 @@ static void *thread_main(void *p) {
 
 int opdb_thread_create_wake(pthread_t *th, void *(*fn)(void *), void *arg, void (*wake)(void *), void *wake_arg) {
     start *s = malloc(sizeof *s); /* not opdb_xmalloc: out of memory calls into this file */
-    if (!s) return ENOMEM;
+    if (!s) {
+        opdb_call_oom(sizeof *s); /* inside a call: the call fails */
+        return ENOMEM;
+    }
     s->fn = fn;
     s->arg = arg;
     s->wake = wake;

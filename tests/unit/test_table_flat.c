@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/call.h"
 #include "db/table.h"
 #include "db/table_scan.h"
 #include "opdb/fs.h"
@@ -360,10 +361,11 @@ static void test_file_mapped_and_read(void **state) {
         opdb_err_clear(&ex);
         int rm = db_table_load(&m, path, &em);
         assert_true(rm != 0 || b.n == 0 || m.view.map != NULL); /* this file system maps */
-        opdb_file_view_map_disabled = true;
         db_table r;
+        opdb_call_scope call = opdb_call_enter(NULL); /* a call of its own: its no_map ends with it */
+        opdb_call_set_no_map(true);
         int rr = db_table_load(&r, path, &er);
-        opdb_file_view_map_disabled = false;
+        opdb_call_leave(&call);
         assert_true(rr != 0 || r.view.map == NULL);
         db_table x;
         int rx = db_table_load_mem(&x, path, b.p ? b.p : "", b.n, &ex);
