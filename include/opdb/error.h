@@ -88,10 +88,12 @@ typedef struct opdb_modes {
  * database is left as it was; its worker threads, stopped and joined).
  * Memory the failed call had allocated is not freed (it leaks); a query
  * handle whose call failed refuses later calls with OPDB_ERR_NOMEM (close
- * it and open a new one).  Only a library function called outside any
- * entry point or handle call has no error to return: it calls the
- * program's handler, set once before any other call (opdb's CLI prints one
- * line and exits 1), and aborts if there is none or it returns. */
+ * it and open a new one).  The query value builders and result lines
+ * (query.h) return their failure value the same way.  Only the library's
+ * internal containers, used by the CLI and the tests outside any call,
+ * have no error to return: they call the program's handler, set once
+ * before any other call (opdb's CLI prints one line and exits 1), and
+ * abort if there is none or it returns. */
 typedef void (*opdb_oom_fn)(size_t bytes);
 OPDB_API void opdb_set_oom_handler(opdb_oom_fn fn);
 

@@ -111,7 +111,9 @@ OPDB_API int opdb_query_json_buf(const opdb_qdb *db, const char *line, size_t n,
                                  opdb_qresult_buf *buf, opdb_qresult *res);
 
 /* A built query value: null, bool, int, float, string, tensor, dtype, list
- * or dict. Values are created under a builder that owns them all. */
+ * or dict. Values are created under a builder that owns them all. Out of
+ * memory makes a builder call return NULL (-1 for append and set) and
+ * opdb_qresult_buf_new NULL. */
 typedef struct opdb_qvalue opdb_qvalue;
 typedef struct opdb_qbuilder opdb_qbuilder;
 OPDB_API opdb_qbuilder *opdb_qbuilder_new(void);
@@ -200,7 +202,9 @@ OPDB_API int opdb_query_batch(const opdb_qdb *db, const char *jsonl, size_t n, u
 OPDB_API int opdb_query_batch_text(const opdb_qdb *db, const char *jsonl, size_t n, unsigned threads, bool explain,
                                    char **out, size_t *out_n, opdb_qstats *stats);
 OPDB_API void opdb_query_free_text(char *text);
-/* The result line of a result (JSON object, no newline), malloc'd. 0 or -1. */
+/* The result line of a result (JSON object, no newline), malloc'd. 0, -1 on
+ * a NULL result, or -OPDB_ERR_NOMEM when out of memory (also for
+ * opdb_qresult_line, which renders the line on first use). */
 OPDB_API int opdb_qresult_json(const opdb_qresult *r, char **text, size_t *len);
 /* The result line as a view the result owns (valid until opdb_qresult_free):
  * what opdb_qresult_json gives, without the copy. 0 or -1. */

@@ -134,7 +134,8 @@ class Database:
     threads. Use as a context manager, or call close()."""
 
     def __init__(self, path, tp_size=None, ep_size=None, grid=None, sequence_parallel=False,
-                 interpolation=True, reference_quirks=False, eager_load=False, warn=None):
+                 interpolation=True, reference_quirks=False, eager_load=False, warn=None,
+                 read_files=False):
         lib = _library()
         self._lib = lib
         self._handle = None
@@ -152,6 +153,7 @@ class Database:
         opts.interpolation = bool(interpolation)
         opts.reference_quirks = bool(reference_quirks)
         opts.eager_load = bool(eager_load)
+        opts.read_files = bool(read_files)
         sink = warn if warn is not None else (lambda line: warnings.warn(line, OpdbWarning, stacklevel=3))
 
         def on_warning(_ctx, line):

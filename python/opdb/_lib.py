@@ -59,6 +59,7 @@ class QdbOpts(ctypes.Structure):
         ("warn", ctypes.c_void_p),
         ("warn_ctx", ctypes.c_void_p),
         ("result_cache", ctypes.c_size_t),
+        ("read_files", ctypes.c_bool),
     ]
 
 

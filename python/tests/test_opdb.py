@@ -67,6 +67,13 @@ class DatabaseTest(unittest.TestCase):
         self.assertIsNotNone(r.shape_match_rule)
         self.assertIsNone(r.miss_reason)
 
+    def test_read_files_same_answer(self):
+        with self.open(interpolation=False) as mapped, \
+                self.open(interpolation=False, eager_load=True, read_files=True) as read:
+            a, b = mapped.lookup(*mm(8)), read.lookup(*mm(8))
+        self.assertTrue(b.hit)
+        self.assertEqual((a.latency_us, a.kernel_type, a.source), (b.latency_us, b.kernel_type, b.source))
+
     def test_miss_has_reason(self):
         with self.open(interpolation=False) as db:
             r = db.lookup("aten.mm.default", [opdb.Tensor((8, 111)), opdb.Tensor((111, 7))])

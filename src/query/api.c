@@ -195,11 +195,15 @@ int opdb_query_json(const opdb_qdb *db, const char *line, size_t n, bool explain
     Q_ENTRY(db, q_query_json_call(db, line, n, explain, res));
 }
 
-opdb_qresult_buf *opdb_qresult_buf_new(void) {
+static opdb_qresult_buf *qresult_buf_new_call(void) {
     opdb_qresult_buf *b = opdb_xcalloc(1, sizeof *b);
     opdb_arena_init(&b->p.a, 1 << 14);
     b->p.borrowed = true;
     return b;
+}
+
+opdb_qresult_buf *opdb_qresult_buf_new(void) {
+    Q_GUARDED(opdb_qresult_buf *, NULL, qresult_buf_new_call());
 }
 
 void opdb_qresult_buf_free(opdb_qresult_buf *b) {
@@ -261,8 +265,7 @@ void opdb_qresult_free(opdb_qresult *r) {
     memset(r, 0, sizeof *r);
 }
 
-int opdb_qresult_json(const opdb_qresult *r, char **text, size_t *len) {
-    if (!r || !r->priv) return -1;
+static int qresult_json_call(const opdb_qresult *r, char **text, size_t *len) {
     if (!r->priv->line) render_line(r->priv, false);
     *text = opdb_xmalloc(r->priv->line_n + 1);
     memcpy(*text, r->priv->line, r->priv->line_n);
@@ -271,12 +274,21 @@ int opdb_qresult_json(const opdb_qresult *r, char **text, size_t *len) {
     return 0;
 }
 
-int opdb_qresult_line(const opdb_qresult *r, const char **text, size_t *len) {
+int opdb_qresult_json(const opdb_qresult *r, char **text, size_t *len) {
     if (!r || !r->priv) return -1;
+    Q_GUARDED(int, -OPDB_ERR_NOMEM, qresult_json_call(r, text, len));
+}
+
+int q_qresult_line(const opdb_qresult *r, const char **text, size_t *len) {
     if (!r->priv->line) render_line(r->priv, false);
     *text = r->priv->line;
     if (len) *len = r->priv->line_n;
     return 0;
+}
+
+int opdb_qresult_line(const opdb_qresult *r, const char **text, size_t *len) {
+    if (!r || !r->priv) return -1;
+    Q_GUARDED(int, -OPDB_ERR_NOMEM, q_qresult_line(r, text, len));
 }
 
 static bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }

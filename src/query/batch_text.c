@@ -44,7 +44,7 @@ static void *run_lines(void *arg) {
         q_stats_add(&r->stats, &res);
         const char *line = NULL;
         size_t n = 0;
-        if (opdb_qresult_line(&res, &line, &n) != 0) {
+        if (q_qresult_line(&res, &line, &n) != 0) {
             opdb_qresult_free(&res);
             r->rc = -1;
             return NULL;

@@ -218,6 +218,17 @@ struct opdb_qdb {
     int q_rc_ = (call);                                                                            \
     opdb_call_leave(&q_saved_);                                                                    \
     return q_rc_
+/* opdb_qresult_line inside a call already guarded (the batch's lines) */
+int q_qresult_line(const opdb_qresult *r, const char **text, size_t *len);
+/* The body of a public call that holds no handle (the value builders, a
+ * result's line): out of memory in it returns `fail` instead of ending the
+ * process. */
+#define Q_GUARDED(type, fail, call)                                                                \
+    opdb_call_scope q_saved_ = opdb_call_enter(NULL);                                              \
+    OPDB_CALL_GUARD_THEN(q_saved_, NULL, return (fail));                                           \
+    type q_r_ = (call);                                                                            \
+    opdb_call_leave(&q_saved_);                                                                    \
+    return q_r_
 /* calib.c: sets the interval of an interpolated answer from kernel on dim
  * axes whose points spread by `spread` (loo.h), reading the folder's
  * calibration file on first use (default mode only) */

@@ -75,7 +75,7 @@ struct opdb_qbuilder {
     opdb_arena a;
 };
 
-opdb_qbuilder *opdb_qbuilder_new(void) {
+static opdb_qbuilder *opdb_qbuilder_new_call(void) {
     opdb_qbuilder *b = opdb_xcalloc(1, sizeof *b);
     opdb_arena_init(&b->a, 1 << 14);
     return b;
@@ -95,29 +95,29 @@ static qv *mk(opdb_qbuilder *b, qv_kind k) {
     return v;
 }
 
-opdb_qvalue *opdb_qv_null(opdb_qbuilder *b) { return mk(b, QV_NULL); }
-opdb_qvalue *opdb_qv_bool(opdb_qbuilder *b, bool x) {
+static opdb_qvalue *opdb_qv_null_call(opdb_qbuilder *b) { return mk(b, QV_NULL); }
+static opdb_qvalue *opdb_qv_bool_call(opdb_qbuilder *b, bool x) {
     qv *v = mk(b, QV_BOOL);
     v->b = x;
     return v;
 }
-opdb_qvalue *opdb_qv_int(opdb_qbuilder *b, long long x) {
+static opdb_qvalue *opdb_qv_int_call(opdb_qbuilder *b, long long x) {
     qv *v = mk(b, QV_INT);
     v->i = x;
     return v;
 }
-opdb_qvalue *opdb_qv_float(opdb_qbuilder *b, double x) {
+static opdb_qvalue *opdb_qv_float_call(opdb_qbuilder *b, double x) {
     qv *v = mk(b, QV_FLOAT);
     v->f = x;
     return v;
 }
-opdb_qvalue *opdb_qv_str(opdb_qbuilder *b, const char *s) {
+static opdb_qvalue *opdb_qv_str_call(opdb_qbuilder *b, const char *s) {
     qv *v = mk(b, QV_STR);
     v->n = strlen(s);
     v->s = opdb_arena_strndup(&b->a, s, v->n);
     return v;
 }
-opdb_qvalue *opdb_qv_tensor(opdb_qbuilder *b, const int64_t *shape, size_t rank, const char *dtype,
+static opdb_qvalue *opdb_qv_tensor_call(opdb_qbuilder *b, const int64_t *shape, size_t rank, const char *dtype,
                             const double *values) {
     int dt = dtype ? q_dtype_parse(dtype, strlen(dtype)) : QDT_BF16;
     if (dt < 0) return NULL;
@@ -138,15 +138,15 @@ opdb_qvalue *opdb_qv_tensor(opdb_qbuilder *b, const int64_t *shape, size_t rank,
     }
     return v;
 }
-opdb_qvalue *opdb_qv_dtype(opdb_qbuilder *b, const char *dtype) {
+static opdb_qvalue *opdb_qv_dtype_call(opdb_qbuilder *b, const char *dtype) {
     int dt = q_dtype_parse(dtype, strlen(dtype));
     if (dt < 0) return NULL;
     qv *v = mk(b, QV_DTYPE);
     v->dtype = dt;
     return v;
 }
-opdb_qvalue *opdb_qv_list(opdb_qbuilder *b) { return mk(b, QV_LIST); }
-opdb_qvalue *opdb_qv_dict(opdb_qbuilder *b) { return mk(b, QV_DICT); }
+static opdb_qvalue *opdb_qv_list_call(opdb_qbuilder *b) { return mk(b, QV_LIST); }
+static opdb_qvalue *opdb_qv_dict_call(opdb_qbuilder *b) { return mk(b, QV_DICT); }
 
 static void grow(opdb_qbuilder *b, qv *c, bool keys) {
     if (c->n < c->cap) return;
@@ -162,14 +162,14 @@ static void grow(opdb_qbuilder *b, qv *c, bool keys) {
     c->cap = nc;
 }
 
-int opdb_qv_append(opdb_qbuilder *b, opdb_qvalue *list, opdb_qvalue *item) {
+static int opdb_qv_append_call(opdb_qbuilder *b, opdb_qvalue *list, opdb_qvalue *item) {
     if (!list || list->kind != QV_LIST || !item) return -1;
     grow(b, list, false);
     list->items[list->n++] = item;
     return 0;
 }
 
-int opdb_qv_set(opdb_qbuilder *b, opdb_qvalue *dict, const char *key, opdb_qvalue *v) {
+static int opdb_qv_set_call(opdb_qbuilder *b, opdb_qvalue *dict, const char *key, opdb_qvalue *v) {
     if (!dict || dict->kind != QV_DICT || !v) return -1;
     size_t kn = strlen(key);
     for (size_t k = 0; k < dict->n; k++)
@@ -178,7 +178,46 @@ int opdb_qv_set(opdb_qbuilder *b, opdb_qvalue *dict, const char *key, opdb_qvalu
             return 0;
         }
     grow(b, dict, true);
-    dict->keys[dict->n] = opdb_qv_str(b, key);
+    dict->keys[dict->n] = opdb_qv_str_call(b, key);
     dict->items[dict->n++] = v;
     return 0;
+}
+
+/* ---- the public builder calls: out of memory returns NULL (-1 for append and set) */
+opdb_qbuilder *opdb_qbuilder_new(void) {
+    Q_GUARDED(opdb_qbuilder *, NULL, opdb_qbuilder_new_call());
+}
+opdb_qvalue *opdb_qv_null(opdb_qbuilder *b) {
+    Q_GUARDED(opdb_qvalue *, NULL, opdb_qv_null_call(b));
+}
+opdb_qvalue *opdb_qv_bool(opdb_qbuilder *b, bool x) {
+    Q_GUARDED(opdb_qvalue *, NULL, opdb_qv_bool_call(b, x));
+}
+opdb_qvalue *opdb_qv_int(opdb_qbuilder *b, long long x) {
+    Q_GUARDED(opdb_qvalue *, NULL, opdb_qv_int_call(b, x));
+}
+opdb_qvalue *opdb_qv_float(opdb_qbuilder *b, double x) {
+    Q_GUARDED(opdb_qvalue *, NULL, opdb_qv_float_call(b, x));
+}
+opdb_qvalue *opdb_qv_str(opdb_qbuilder *b, const char *s) {
+    Q_GUARDED(opdb_qvalue *, NULL, opdb_qv_str_call(b, s));
+}
+opdb_qvalue *opdb_qv_tensor(opdb_qbuilder *b, const int64_t *shape, size_t rank, const char *dtype,
+                            const double *values) {
+    Q_GUARDED(opdb_qvalue *, NULL, opdb_qv_tensor_call(b, shape, rank, dtype, values));
+}
+opdb_qvalue *opdb_qv_dtype(opdb_qbuilder *b, const char *dtype) {
+    Q_GUARDED(opdb_qvalue *, NULL, opdb_qv_dtype_call(b, dtype));
+}
+opdb_qvalue *opdb_qv_list(opdb_qbuilder *b) {
+    Q_GUARDED(opdb_qvalue *, NULL, opdb_qv_list_call(b));
+}
+opdb_qvalue *opdb_qv_dict(opdb_qbuilder *b) {
+    Q_GUARDED(opdb_qvalue *, NULL, opdb_qv_dict_call(b));
+}
+int opdb_qv_append(opdb_qbuilder *b, opdb_qvalue *list, opdb_qvalue *item) {
+    Q_GUARDED(int, -1, opdb_qv_append_call(b, list, item));
+}
+int opdb_qv_set(opdb_qbuilder *b, opdb_qvalue *dict, const char *key, opdb_qvalue *v) {
+    Q_GUARDED(int, -1, opdb_qv_set_call(b, dict, key, v));
 }

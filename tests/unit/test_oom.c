@@ -417,12 +417,62 @@ static void test_trace_pipeline_fails_without_hanging(void **state) {
     qf_rmdir(dir);
 }
 
+/* The value builders and a result buffer: each allocation failing in turn
+ * gives a NULL value (or -1 from append and set) at the call that ran out,
+ * never an abort; the builder stays usable for freeing. */
+static bool build_values(opdb_qbuilder *b) {
+    const int64_t shape[2] = {16, 64};
+    opdb_qvalue *args = opdb_qv_list(b);
+    if (!args) return false;
+    for (int i = 0; i < 40; i++) {
+        opdb_qvalue *t = opdb_qv_tensor(b, shape, 2, "bfloat16", NULL);
+        if (!t || opdb_qv_append(b, args, t) != 0) return false;
+    }
+    opdb_qvalue *kw = opdb_qv_dict(b);
+    if (!kw) return false;
+    char big[3000]; /* 40 of them fill several of the builder's chunks */
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    for (int i = 0; i < 40; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "k%d", i);
+        opdb_qvalue *v = opdb_qv_str(b, big);
+        if (!v || opdb_qv_set(b, kw, key, v) != 0) return false;
+    }
+    return true;
+}
+
+static void test_builders_fail_without_abort(void **state) {
+    (void)state;
+    long failed = 0;
+    for (long n = 1;; n++) {
+        arm(n);
+        opdb_qbuilder *b = opdb_qbuilder_new();
+        bool built = b && build_values(b);
+        opdb_qresult_buf *buf = built ? opdb_qresult_buf_new() : NULL;
+        bool hit = fired();
+        disarm();
+        opdb_qresult_buf_free(buf);
+        opdb_qbuilder_free(b);
+        if (!hit) {
+            assert_true(built);
+            assert_non_null(buf);
+            break;
+        }
+        assert_true(!built || !buf); /* the call that ran out said so */
+        failed++;
+    }
+    print_message("builders: failed at each of their %ld allocations\n", failed);
+    assert_true(failed >= 3);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_update_fails_cleanly_at_every_allocation),
         cmocka_unit_test(test_query_handle_fails_then_refuses),
         cmocka_unit_test(test_threaded_batch_fails_without_hanging),
         cmocka_unit_test(test_trace_pipeline_fails_without_hanging),
+        cmocka_unit_test(test_builders_fail_without_abort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
