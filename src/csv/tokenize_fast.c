@@ -9,11 +9,9 @@
  * as an anomaly and re-read by the exact tokenizer. */
 #include <stdint.h>
 #include <string.h>
+#include "csv/block64.h"
 #include "opdb/csv.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #if defined(__x86_64__) && defined(__GNUC__)
 #define OPDB_FAST_AVX2 1
 #include <immintrin.h>
@@ -36,27 +34,16 @@ typedef struct {
 } block_masks;
 
 #if defined(__SSE2__)
-static inline uint64_t movemask4(__m128i a, __m128i b, __m128i c, __m128i d) {
-    return (uint64_t)(uint32_t)_mm_movemask_epi8(a) | ((uint64_t)(uint32_t)_mm_movemask_epi8(b) << 16) |
-           ((uint64_t)(uint32_t)_mm_movemask_epi8(c) << 32) | ((uint64_t)(uint32_t)_mm_movemask_epi8(d) << 48);
-}
-
 static inline block_masks scan_block(const char *p) {
-    const __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)p);
-    const __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
-    const __m128i v2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
-    const __m128i v3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
-    const __m128i kq = _mm_set1_epi8('"'), kc = _mm_set1_epi8(','), kn = _mm_set1_epi8('\n'),
-                  kr = _mm_set1_epi8('\r');
+    const opdb_block64 b = opdb_block64_load(p);
+    const __m128i kn = _mm_set1_epi8('\n'), kr = _mm_set1_epi8('\r');
     block_masks m;
-    m.quote = movemask4(_mm_cmpeq_epi8(v0, kq), _mm_cmpeq_epi8(v1, kq), _mm_cmpeq_epi8(v2, kq),
-                        _mm_cmpeq_epi8(v3, kq));
-    m.comma = movemask4(_mm_cmpeq_epi8(v0, kc), _mm_cmpeq_epi8(v1, kc), _mm_cmpeq_epi8(v2, kc),
-                        _mm_cmpeq_epi8(v3, kc));
-    m.eol = movemask4(_mm_or_si128(_mm_cmpeq_epi8(v0, kn), _mm_cmpeq_epi8(v0, kr)),
-                      _mm_or_si128(_mm_cmpeq_epi8(v1, kn), _mm_cmpeq_epi8(v1, kr)),
-                      _mm_or_si128(_mm_cmpeq_epi8(v2, kn), _mm_cmpeq_epi8(v2, kr)),
-                      _mm_or_si128(_mm_cmpeq_epi8(v3, kn), _mm_cmpeq_epi8(v3, kr)));
+    m.quote = opdb_block64_eq(&b, _mm_set1_epi8('"'));
+    m.comma = opdb_block64_eq(&b, _mm_set1_epi8(','));
+    m.eol = opdb_movemask4(_mm_or_si128(_mm_cmpeq_epi8(b.v[0], kn), _mm_cmpeq_epi8(b.v[0], kr)),
+                           _mm_or_si128(_mm_cmpeq_epi8(b.v[1], kn), _mm_cmpeq_epi8(b.v[1], kr)),
+                           _mm_or_si128(_mm_cmpeq_epi8(b.v[2], kn), _mm_cmpeq_epi8(b.v[2], kr)),
+                           _mm_or_si128(_mm_cmpeq_epi8(b.v[3], kn), _mm_cmpeq_epi8(b.v[3], kr)));
     return m;
 }
 #else

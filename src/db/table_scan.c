@@ -12,9 +12,7 @@
 
 #include "opdb/core.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "csv/block64.h"
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang_analyzer__)
 #define SCAN_AVX2 1
 #include <immintrin.h>
@@ -40,26 +38,14 @@ db_block_masks db_block_masks_portable(const char *p) {
 }
 
 #if defined(__SSE2__)
-static inline uint64_t movemask4(__m128i a, __m128i b, __m128i c, __m128i d) {
-    return (uint64_t)(uint32_t)_mm_movemask_epi8(a) | ((uint64_t)(uint32_t)_mm_movemask_epi8(b) << 16) |
-           ((uint64_t)(uint32_t)_mm_movemask_epi8(c) << 32) | ((uint64_t)(uint32_t)_mm_movemask_epi8(d) << 48);
-}
-
 static inline db_block_masks masks_sse2(const char *p) {
-    const __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)p);
-    const __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
-    const __m128i v2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
-    const __m128i v3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
-#define EQ4(k) \
-    movemask4(_mm_cmpeq_epi8(v0, k), _mm_cmpeq_epi8(v1, k), _mm_cmpeq_epi8(v2, k), _mm_cmpeq_epi8(v3, k))
-    const __m128i kq = _mm_set1_epi8('"'), kc = _mm_set1_epi8(','), kn = _mm_set1_epi8('\n'), kr = _mm_set1_epi8('\r');
+    const opdb_block64 b = opdb_block64_load(p);
     db_block_masks m;
-    m.quote = EQ4(kq);
-    m.comma = EQ4(kc);
-    m.lf = EQ4(kn);
-    m.cr = EQ4(kr);
-#undef EQ4
-    m.high = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(v0, v1), _mm_or_si128(v2, v3))) != 0;
+    m.quote = opdb_block64_eq(&b, _mm_set1_epi8('"'));
+    m.comma = opdb_block64_eq(&b, _mm_set1_epi8(','));
+    m.lf = opdb_block64_eq(&b, _mm_set1_epi8('\n'));
+    m.cr = opdb_block64_eq(&b, _mm_set1_epi8('\r'));
+    m.high = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(b.v[0], b.v[1]), _mm_or_si128(b.v[2], b.v[3]))) != 0;
     return m;
 }
 #endif
