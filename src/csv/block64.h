@@ -4,9 +4,22 @@
 #ifndef OPDB_CSV_BLOCK64_H
 #define OPDB_CSV_BLOCK64_H
 
+#include <stdint.h>
+
+/* bit i set when an odd number of bits 0..i of x are: the bytes inside
+ * quotes, from the mask of the quotes */
+static inline uint64_t opdb_prefix_xor(uint64_t x) {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+}
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
-#include <stdint.h>
 
 /* a 64-byte block as four 16-byte vectors */
 typedef struct opdb_block64 {

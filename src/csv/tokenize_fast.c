@@ -19,16 +19,6 @@
 #define OPDB_FAST_AVX2 0
 #endif
 
-static inline uint64_t prefix_xor(uint64_t x) {
-    x ^= x << 1;
-    x ^= x << 2;
-    x ^= x << 4;
-    x ^= x << 8;
-    x ^= x << 16;
-    x ^= x << 32;
-    return x;
-}
-
 typedef struct {
     uint64_t quote, comma, eol;
 } block_masks;
@@ -110,7 +100,7 @@ static void load_block_portable(opdb_csv_fast *t) {
     char tmp[64];
     uint64_t end_bit;
     block_masks m = scan_block(block_at(t, tmp, &end_bit));
-    take_block(t, m, prefix_xor(m.quote), end_bit);
+    take_block(t, m, opdb_prefix_xor(m.quote), end_bit);
 }
 
 #if OPDB_FAST_AVX2

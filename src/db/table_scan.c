@@ -86,16 +86,6 @@ db_block_masks db_block_masks_vec(const char *p, bool avx2) {
     return masks_default(p);
 }
 
-static inline uint64_t prefix_xor(uint64_t x) {
-    x ^= x << 1;
-    x ^= x << 2;
-    x ^= x << 4;
-    x ^= x << 8;
-    x ^= x << 16;
-    x ^= x << 32;
-    return x;
-}
-
 /* Set bits of x (baseline x86-64 has no popcnt instruction). */
 static inline uint64_t popcount64(uint64_t x) {
     x = x - ((x >> 1) & 0x5555555555555555ULL);
@@ -141,7 +131,7 @@ static inline __attribute__((always_inline)) bool take_block(scan_state *s, cons
                                                              db_recs *out) {
     s->high |= m.high;
     uint64_t eol = m.lf | m.cr, dq = m.comma | eol | m.quote;
-    uint64_t inside = prefix_xor(m.quote) ^ s->inq;
+    uint64_t inside = opdb_prefix_xor(m.quote) ^ s->inq;
     s->inq = (uint64_t)((int64_t)inside >> 63);
     uint64_t open = m.quote & inside, close = m.quote & ~inside;
     /* a quote that neither opens nor closes a cell, or a line break in quotes */
@@ -206,7 +196,7 @@ static inline void end_record(cells_state *s, size_t ncols, uint16_t *at) {
 static inline __attribute__((always_inline)) void cells_block(cells_state *s, size_t b, db_block_masks m,
                                                               const size_t *rec, size_t nrows, size_t ncols,
                                                               uint16_t *at) {
-    uint64_t inside = prefix_xor(m.quote) ^ s->inq;
+    uint64_t inside = opdb_prefix_xor(m.quote) ^ s->inq;
     s->inq = (uint64_t)((int64_t)inside >> 63);
     uint64_t term = (m.lf | m.cr) & ~(m.lf & ((m.cr << 1) | s->prev_cr));
     s->prev_cr = m.cr >> 63;
