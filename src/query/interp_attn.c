@@ -35,7 +35,7 @@ static void build_attn(ip_index *ix, const void *arg) {
     ix->flags = (c_lay >= 0 ? AT_LAYOUT : 0) | (c_qm >= 0 ? AT_QUANT : 0);
     if (c_avg < 0 || t->c_in_shapes < 0) return;
     ix->flags |= AT_USABLE;
-    for (size_t r = 0; r < d->nrows; r++) {
+    for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
         int64_t a;
         if (!ip_intcell(db_table_cell(d, r, c_avg), &a) || a < 0) continue;
@@ -115,8 +115,9 @@ static size_t attn_matching(q_ctx *c, const ip_index *ix, const ip_kb *T, bool q
     if (quant && (ix->flags & AT_QUANT)) req[3] = "quant_mode";
     uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
     size_t ng = 0;
+    const ip_keys *K = ip_group_keys(ix);
     for (size_t g = 0; g < ix->ng; g++)
-        if (ip_key_match(T, ix->g[g].key, ix->g[g].keyn, req, NULL)) gi[ng++] = (uint32_t)g;
+        if (ip_key_match(T, K->s + K->off[g], K->off[g + 1] - K->off[g], req, NULL)) gi[ng++] = (uint32_t)g;
     *gip = gi;
     return ng;
 }
@@ -146,29 +147,32 @@ static void attn_task(q_ctx *c, const char *kt, const ip_index *ix, ip_task *tk)
  * interpolation's filter keeps at the nearest coordinates below, at and above
  * the target on a. The same answer as all of them (bounds, medians and the
  * candidate count come out alike) without merging a whole line per row. */
-static bool near_ok(const ip_task *tk, const ip_point *p, int a) {
-    if (p->row + 1 == tk->skip1 || isnan(p->ax[a]) || !isfinite(p->lat) || !(p->lat > 0)) return false;
+static bool near_ok(const ip_task *tk, uint32_t p, int a) {
+    const ip_index *ix = tk->ix;
+    double lat = ip_lat(ix, p);
+    if (ip_prow(ix, p) + 1 == tk->skip1 || isnan(ip_ax(ix, p, a)) || !isfinite(lat) || !(lat > 0)) return false;
     for (int k = 0; k < tk->nax; k++) {
         if (k == a || isnan(tk->t[k])) continue;
-        if (isnan(p->ax[k])) return false;
-        if (tk->match[k] ? !tk->match[k](tk->t[k], p->ax[k]) : p->ax[k] != tk->t[k]) return false;
+        double v = ip_ax(ix, p, k);
+        if (isnan(v)) return false;
+        if (tk->match[k] ? !tk->match[k](tk->t[k], v) : v != tk->t[k]) return false;
     }
     return true;
 }
 
 static size_t near_1d(const ip_task *tk, int a, const uint32_t *pts, size_t n, uint32_t *out) {
-    const ip_point *P = tk->ix->p;
+    const ip_index *ix = tk->ix;
     double t = tk->t[a], below = -INFINITY, above = INFINITY;
     for (size_t i = 0; i < n; i++) {
-        const ip_point *p = &P[pts[i]];
-        if (!near_ok(tk, p, a)) continue;
-        if (p->ax[a] < t && p->ax[a] > below) below = p->ax[a];
-        if (p->ax[a] > t && p->ax[a] < above) above = p->ax[a];
+        if (!near_ok(tk, pts[i], a)) continue;
+        double v = ip_ax(ix, pts[i], a);
+        if (v < t && v > below) below = v;
+        if (v > t && v < above) above = v;
     }
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        double v = P[pts[i]].ax[a];
-        if ((v == below || v == t || v == above) && near_ok(tk, &P[pts[i]], a)) out[m++] = pts[i];
+        double v = ip_ax(ix, pts[i], a);
+        if ((v == below || v == t || v == above) && near_ok(tk, pts[i], a)) out[m++] = pts[i];
     }
     return m;
 }
@@ -177,15 +181,16 @@ static bool attn_groups(q_ctx *c, ip_task *tk, const double *tax, double *gt, co
                         bool has_batch, double batch, bool near, ip_status *last, bool *att, ip_out *o) {
     const ip_index *ix = tk->ix;
     for (size_t g = 0; g < ng; g++) {
-        const ip_group *grp = &ix->g[gi[g]];
+        const uint32_t *gpts = ip_gpts(ix, gi[g]);
+        uint32_t gn = ip_gn(ix, gi[g]);
         memcpy(gt, tax, IP_MAXAX * sizeof *gt);
-        const uint32_t *pts = grp->pts;
-        size_t n = grp->n;
+        const uint32_t *pts = gpts;
+        size_t n = gn;
         bool some_b = false, some_nob = false, same = true;
         double b0 = NAN;
-        for (uint32_t j = 0; j < grp->n; j++) {
-            if (ix->p[grp->pts[j]].row + 1 == tk->skip1) continue; /* a held-out row is not in the table */
-            double b = ix->p[grp->pts[j]].ax[AX_BATCH];
+        for (uint32_t j = 0; j < gn; j++) {
+            if (ip_prow(ix, gpts[j]) + 1 == tk->skip1) continue; /* a held-out row is not in the table */
+            double b = ip_ax(ix, gpts[j], AX_BATCH);
             if (isnan(b)) some_nob = true;
             else {
                 if (!some_b) b0 = b;
@@ -198,10 +203,10 @@ static bool attn_groups(q_ctx *c, ip_task *tk, const double *tax, double *gt, co
             if (has_batch) {
                 gt[AX_BATCH] = batch;
             } else if (some_nob) {
-                uint32_t *sub = opdb_arena_alloc(c->a, grp->n * sizeof *sub);
+                uint32_t *sub = opdb_arena_alloc(c->a, gn * sizeof *sub);
                 n = 0;
-                for (uint32_t j = 0; j < grp->n; j++)
-                    if (isnan(ix->p[grp->pts[j]].ax[AX_BATCH])) sub[n++] = grp->pts[j];
+                for (uint32_t j = 0; j < gn; j++)
+                    if (isnan(ip_ax(ix, gpts[j], AX_BATCH))) sub[n++] = gpts[j];
                 pts = sub;
             } else if (same) {
                 gt[AX_BATCH] = b0;
@@ -239,7 +244,7 @@ static int attn_kernel(q_ctx *c, const char *kt, const ip_attn_tg *tg, const cha
         q_error(c, "bad_csv", "%s", t->error);
         return 1;
     }
-    ip_index *ix = st == QT_OK ? ip_index_get(t, "attn", build_attn, NULL) : NULL;
+    ip_index *ix = st == QT_OK ? ip_index_get(c->db, t, "attn", build_attn, NULL, 0) : NULL;
     if (!ix || !(ix->flags & AT_USABLE)) {
         *reason = "attention_index_unavailable";
         return 0;
@@ -311,7 +316,7 @@ void ip_attention(q_ctx *c, const q_entry *e) {
             q_error(c, "bad_csv", "%s", t->error);
             return;
         }
-        ip_index *ix = st == QT_OK ? ip_index_get(t, "attn", build_attn, NULL) : NULL;
+        ip_index *ix = st == QT_OK ? ip_index_get(c->db, t, "attn", build_attn, NULL, 0) : NULL;
         if (!ix || !(ix->flags & AT_USABLE)) {
             reason = "attention_index_unavailable";
             continue;
@@ -380,29 +385,27 @@ void ip_kernel_attention(q_ctx *c, const char *const *K, size_t nk, const q_tins
 }
 
 /* ------------------------------------------------------------ leave-one-out */
-ip_index *ip_attn_index(q_ktable *t) {
-    ip_index *ix = ip_index_get(t, "attn", build_attn, NULL);
+ip_index *ip_attn_index(const opdb_qdb *db, q_ktable *t) {
+    ip_index *ix = ip_index_get(db, t, "attn", build_attn, NULL, 0);
     return ix && (ix->flags & AT_USABLE) ? ix : NULL;
 }
 
 size_t ip_attn_loo_groups(q_ctx *c, const ip_index *ix, uint32_t g, uint32_t **gi) {
     ip_kb T;
-    ip_kb_init(&T);
-    memcpy(T.s, ix->g[g].key, ix->g[g].keyn);
-    T.n = ix->g[g].keyn;
+    ip_group_kb(ix, g, &T);
     size_t n;
     return attn_matching(c, ix, &T, ip_kb_get(&T, "quant_mode", &n) != NULL, gi);
 }
 
 bool ip_attn_loo(q_ctx *c, const ip_index *ix, uint32_t pi, const uint32_t *gi, size_t ngi, const uint8_t (*G)[4],
                  size_t ng, ip_status *last, bool *att, ip_out *o) {
-    const ip_point *p = &ix->p[pi];
     ip_task tk;
     attn_task(c, ix->tab->kernel, ix, &tk);
-    tk.skip1 = p->row + 1;
-    double tax[IP_MAXAX], gt[IP_MAXAX];
-    memcpy(tax, p->ax, sizeof tax);
-    bool has_b = !isnan(p->ax[AX_BATCH]);
+    tk.skip1 = ip_prow(ix, pi) + 1;
+    double tax[IP_MAXAX], gt[IP_MAXAX], pax[IP_MAXAX];
+    ip_point_axes(ix, pi, pax);
+    memcpy(tax, pax, sizeof tax);
+    bool has_b = !isnan(pax[AX_BATCH]);
     tax[AX_BATCH] = NAN;
     /* each matched group, each axis group in order (the query's order), one at a time:
      * a 1-D one on the points near the row only */
@@ -410,7 +413,7 @@ bool ip_attn_loo(q_ctx *c, const ip_index *ix, uint32_t pi, const uint32_t *gi, 
         for (size_t a = 0; a < ng; a++) {
             tk.groups = &G[a];
             tk.ngroups = 1;
-            if (attn_groups(c, &tk, tax, gt, &gi[g], 1, has_b, p->ax[AX_BATCH], true, last, att, o)) return true;
+            if (attn_groups(c, &tk, tax, gt, &gi[g], 1, has_b, pax[AX_BATCH], true, last, att, o)) return true;
         }
     return false;
 }

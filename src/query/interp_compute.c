@@ -74,6 +74,8 @@ typedef struct mm_params {
     bool quantized;
 } mm_params;
 
+_Static_assert(sizeof(mm_params) <= sizeof(((ip_index *)0)->params), "kept with the index");
+
 static size_t cut(size_t n, const mm_params *p) { return p->has_n ? q_slice_n(n, p->N) : n; }
 
 static void build_mm(ip_index *ix, const void *arg) {
@@ -82,7 +84,7 @@ static void build_mm(ip_index *ix, const void *arg) {
     const char *kt = t->kernel;
     bool relaxed = q_relaxed_kernel(kt);
     int c_ofmt = db_table_col(&t->t, "Output Formats");
-    for (size_t r = 0; r < t->t.nrows; r++) {
+    for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
         if (!rw->shapes_ok) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
@@ -143,12 +145,16 @@ static void build_mm(ip_index *ix, const void *arg) {
 const uint8_t ip_mm_groups[7][4] = {{1, 0}, {1, 1}, {1, 2}, {2, 0, 1}, {2, 0, 2}, {2, 1, 2}, {3, 0, 1, 2}};
 const char *const ip_mm_axes[3] = {"M", "K", "N"};
 
-static bool formats_all_nd(const ip_group *g) {
-    const char *p = strstr(g->key, "\x1einput_formats\x1f(");
-    if (!p) return true;
-    p += strlen("\x1einput_formats\x1f(");
-    while (*p && *p != ')') {
-        if (strncmp(p, "'ND\x1d", 4) != 0) return false;
+static bool formats_all_nd(const ip_keys *K, size_t g) {
+    static const char k_f[] = "\x1einput_formats\x1f(";
+    const char *p = K->s + K->off[g], *end = K->s + K->off[g + 1];
+    size_t n = sizeof k_f - 1;
+    for (; p + n <= end; p++)
+        if (memcmp(p, k_f, n) == 0) break;
+    if (p + n > end) return true;
+    p += n;
+    while (p < end && *p != ')') {
+        if (end - p < 4 || memcmp(p, "'ND\x1d", 4) != 0) return false;
         p += 4;
     }
     return true;
@@ -161,17 +167,19 @@ size_t ip_mm_matching(q_ctx *c, const ip_index *ix, const ip_kb *T, bool quantiz
     static const char *const extra[] = {"output_count", "output_dtypes", "output_formats", "input_formats", NULL};
     uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
     size_t ng = 0;
+    const ip_keys *K = ip_group_keys(ix);
     for (size_t i = 0; i < ix->ng; i++)
-        if (ip_key_match(T, ix->g[i].key, ix->g[i].keyn, NULL, quantized ? extra_q : extra)) gi[ng++] = (uint32_t)i;
+        if (ip_key_match(T, K->s + K->off[i], K->off[i + 1] - K->off[i], NULL, quantized ? extra_q : extra))
+            gi[ng++] = (uint32_t)i;
     /* stable insertion sort by (formats not all ND, fewer points) */
     for (size_t i = 1; i < ng; i++) {
         uint32_t x = gi[i];
-        int fx = formats_all_nd(&ix->g[x]) ? 0 : 1;
+        int fx = formats_all_nd(K, x) ? 0 : 1;
         size_t j = i;
         while (j > 0) {
-            const ip_group *y = &ix->g[gi[j - 1]];
-            int fy = formats_all_nd(y) ? 0 : 1;
-            if (fy < fx || (fy == fx && y->n >= ix->g[x].n)) break;
+            uint32_t y = gi[j - 1];
+            int fy = formats_all_nd(K, y) ? 0 : 1;
+            if (fy < fx || (fy == fx && ip_gn(ix, y) >= ip_gn(ix, x))) break;
             gi[j] = gi[j - 1];
             j--;
         }
@@ -370,7 +378,7 @@ static bool mm_core(q_ctx *c, const q_entry *e, const char *const *K, size_t nk,
             return true;
         }
         if (st != QT_OK) continue;
-        ip_index *ix = ip_index_get(t, sig, build_mm, &pp);
+        ip_index *ix = ip_index_get(c->db, t, sig, build_mm, &pp, sizeof pp);
         if (ip_faults(c, ix) < 0) return true;
         ip_out o;
         ip_task tk;
@@ -431,6 +439,8 @@ static bool gen_axis(ip_kb *k, bool numel, const q_shape *L, size_t nL, const q_
     return true;
 }
 
+_Static_assert(sizeof(gen_params) <= sizeof(((ip_index *)0)->params), "kept with the index");
+
 static void gen_key_head(ip_kb *k, const char *kt, size_t n) {
     ip_kb_init(k);
     ip_kb_field(k, "kernel_type");
@@ -448,7 +458,7 @@ static void build_gen(ip_index *ix, const void *arg) {
     /* a row's stripped shapes only make its key and axis: scratch, reused row after row */
     opdb_arena tmp;
     opdb_arena_init(&tmp, 1 << 12);
-    for (size_t r = 0; r < t->t.nrows; r++) {
+    for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
         if (!rw->shapes_ok) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
@@ -564,7 +574,7 @@ static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_
         gen_params gp = {has_n, N, numel};
         char sig[96];
         sig_of(sig, "gen", has_n, N, numel);
-        ip_index *ix = ip_index_get(t, sig, build_gen, &gp);
+        ip_index *ix = ip_index_get(c->db, t, sig, build_gen, &gp, sizeof gp);
         if (ip_faults(c, ix) < 0) return;
         uint32_t *gi;
         size_t ng = ip_groups_matching(c, ix, &T, &gi);
@@ -644,25 +654,25 @@ int ip_spec_compute(q_ctx *c, const char *const *K, size_t nk, const q_tins *X, 
     return 0;
 }
 
-ip_index *ip_mm_index(q_ktable *t, int64_t n) {
+ip_index *ip_mm_index(const opdb_qdb *db, q_ktable *t, int64_t n) {
     mm_params pp = {true, n, false};
     char sig[96];
     sig_of(sig, "mm", 1, n, 0);
-    return ip_index_get(t, sig, build_mm, &pp);
+    return ip_index_get(db, t, sig, build_mm, &pp, sizeof pp);
 }
 
-ip_index *ip_mmq_index(q_ktable *t, int64_t n) {
+ip_index *ip_mmq_index(const opdb_qdb *db, q_ktable *t, int64_t n) {
     mm_params pp = {true, n, true};
     char sig[96];
     sig_of(sig, "mm", 1, n, 1);
-    return ip_index_get(t, sig, build_mm, &pp);
+    return ip_index_get(db, t, sig, build_mm, &pp, sizeof pp);
 }
 
-ip_index *ip_gen_index(q_ktable *t, int64_t n, bool numel) {
+ip_index *ip_gen_index(const opdb_qdb *db, q_ktable *t, int64_t n, bool numel) {
     gen_params gp = {true, n, numel};
     char sig[96];
     sig_of(sig, "gen", 1, n, numel);
-    return ip_index_get(t, sig, build_gen, &gp);
+    return ip_index_get(db, t, sig, build_gen, &gp, sizeof gp);
 }
 
 bool ip_gen_numel(q_ctx *c, const char *kt) { return gen_numel(c, kt, kt); }

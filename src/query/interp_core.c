@@ -227,55 +227,148 @@ void ip_key_json(const char *key, size_t n, opdb_strbuf *sb) {
 }
 
 /* --------------------------------------------------------------- indexes */
+/* An index being built keeps each point's 5 axes and group, and the groups' key texts (to tell
+ * apart keys whose hashes meet); all of it is dropped once the build is done. A key's rebuild
+ * keeps the key its one row gives. */
+typedef struct ip_build {
+    bool rebuild;
+    ip_kb *out;          /* rebuild: the row's key */
+    bool got;
+    double *ax;          /* build: IP_MAXAX per point */
+    uint32_t *pgrp;      /* build: the group of each point */
+    opdb_strbuf ks;      /* build: the groups' key texts, one after another */
+    uint32_t *koff;      /* build: group g's text is ks[koff[g], koff[g + 1]) */
+    size_t capg, capk;
+} ip_build;
+
+static uint64_t key_hash(const ip_index *ix, const char *s, size_t n) { return opdb_hash_bytes(s, n, 9) & ix->hmask; }
+
+static void slot_put(uint32_t *slot, size_t mask, uint64_t h, uint32_t gi) {
+    size_t j = (size_t)h & mask;
+    while (slot[j]) j = (j + 1) & mask;
+    slot[j] = gi + 1;
+}
+
+/* room for one more group at a load of at most 3/4 */
+static void slots_grow(ip_index *ix) {
+    size_t ns = ix->slot ? ix->smask + 1 : 0;
+    if ((ix->ng + 1) * 4 <= ns * 3) return;
+    size_t nn = ns ? ns * 2 : 64;
+    uint32_t *s = opdb_xcalloc(nn, sizeof *s);
+    for (size_t i = 0; i < ix->ng; i++) slot_put(s, nn - 1, ix->g[i].hash, (uint32_t)i);
+    free(ix->slot);
+    ix->slot = s;
+    ix->smask = nn - 1;
+}
+
 void ip_add(ip_index *ix, const ip_kb *k, const double *ax, double lat, bool alt, uint32_t row) {
-    if (k->over) return;
-    OPDB_ALLOC_GROW(ix->p, ix->np + 1, ix->capp);
-    ip_point *p = &ix->p[ix->np];
-    for (int a = 0; a < IP_MAXAX; a++) p->ax[a] = ax[a];
-    p->lat = lat;
-    p->alt = alt;
-    p->row = row;
-    ip_group *g = NULL;
-    uint64_t h = opdb_hash_bytes(k->s, k->n, 9);
-    uint32_t idx;
-    for (opdb_hprobe pr = opdb_hindex_probe(&ix->gix, h); opdb_hprobe_next(&pr, &idx);)
-        if (ix->g[idx].keyn == k->n && memcmp(ix->g[idx].key, k->s, k->n) == 0) {
-            g = &ix->g[idx];
+    ip_build *b = ix->b;
+    if (k->over || row > 0x7fffffffu) return;
+    if (b->rebuild) {
+        if (!b->got) {
+            ip_kb *o = b->out; /* the key's bytes only: a key buffer is 2 KiB */
+            memcpy(o->s, k->s, k->n + 1);
+            o->n = k->n;
+            o->over = k->over;
+            o->nf = k->nf;
+            memcpy(o->fo, k->fo, sizeof o->fo);
+            o->depth = k->depth;
+            b->got = true;
+        }
+        return;
+    }
+    size_t np = ix->np;
+    memcpy(b->ax + np * IP_MAXAX, ax, IP_MAXAX * sizeof *ax);
+    ix->lat[np] = lat;
+    ix->prow[np] = row | (alt ? 0x80000000u : 0);
+    uint64_t h = key_hash(ix, k->s, k->n);
+    uint32_t gi = UINT32_MAX;
+    for (size_t j = (size_t)h & ix->smask; ix->slot && ix->slot[j]; j = (j + 1) & ix->smask) {
+        uint32_t x = ix->slot[j] - 1;
+        if (ix->g[x].hash == h && b->koff[x + 1] - b->koff[x] == k->n && memcmp(b->ks.p + b->koff[x], k->s, k->n) == 0) {
+            gi = x;
             break;
         }
-    if (!g) {
-        opdb_hindex_add(&ix->gix, h, (uint32_t)ix->ng);
-        OPDB_ALLOC_GROW(ix->g, ix->ng + 1, ix->capg);
-        g = &ix->g[ix->ng++];
-        memset(g, 0, sizeof *g);
-        g->key = opdb_arena_strndup(&ix->arena, k->s, k->n);
-        g->keyn = k->n;
-        g->first_row = row;
     }
-    /* the group of each point: the groups' point lists are laid out in one block after the build */
-    OPDB_ALLOC_GROW(ix->pgrp, ix->np + 1, ix->cappg);
-    ix->pgrp[ix->np] = (uint32_t)(g - ix->g);
-    g->n++;
+    if (gi == UINT32_MAX) {
+        slots_grow(ix);
+        OPDB_ALLOC_GROW(ix->g, ix->ng + 2, b->capg);
+        OPDB_ALLOC_GROW(b->koff, ix->ng + 2, b->capk);
+        gi = (uint32_t)ix->ng++;
+        ix->g[gi] = (ip_group){h, 0, 0};
+        opdb_sb_add(&b->ks, k->s, k->n);
+        b->koff[gi + 1] = (uint32_t)b->ks.n;
+        slot_put(ix->slot, ix->smask, h, gi);
+    }
+    /* off counts the group's points until the build lays them out */
+    ix->g[gi].off++;
+    ix->g[gi].n1 += alt;
+    b->pgrp[np] = gi;
     ix->np++;
 }
 
-/* Every group's points in file order, the groups one after another in one
- * block: a table often has a group per row, and a list of its own for each
- * cost a growing allocation per row. */
+/* Every group's points in file order, the groups one after another in one block; a group with
+ * both labels also has its points by label in lpts. */
 static void lay_out_groups(ip_index *ix) {
-    ix->gpts = opdb_xmalloc((ix->np ? ix->np : 1) * sizeof *ix->gpts);
-    size_t off = 0;
+    ip_build *b = ix->b;
+    OPDB_ALLOC_GROW(ix->g, ix->ng + 1, b->capg);
+    uint32_t off = 0;
+    bool mixed = false;
     for (size_t i = 0; i < ix->ng; i++) {
-        ix->g[i].pts = ix->gpts + off;
-        off += ix->g[i].n;
-        ix->g[i].n = 0;
+        uint32_t n = ix->g[i].off;
+        ix->g[i].off = off;
+        off += n;
+        mixed |= ix->g[i].n1 && ix->g[i].n1 != n;
     }
+    ix->g[ix->ng] = (ip_group){0, off, 0};
+    ix->g = opdb_xrealloc(ix->g, (ix->ng + 1) * sizeof *ix->g);
+    ix->gpts = opdb_xmalloc((ix->np ? ix->np : 1) * sizeof *ix->gpts);
+    uint32_t *fill = opdb_xcalloc(ix->ng ? ix->ng : 1, sizeof *fill);
     for (size_t p = 0; p < ix->np; p++) {
-        ip_group *g = &ix->g[ix->pgrp[p]];
-        g->pts[g->n++] = (uint32_t)p;
+        uint32_t g = b->pgrp[p];
+        ix->gpts[ix->g[g].off + fill[g]++] = (uint32_t)p;
     }
-    free(ix->pgrp);
-    ix->pgrp = NULL;
+    if (mixed) {
+        ix->lpts = opdb_xmalloc(ix->np * sizeof *ix->lpts);
+        for (size_t g = 0; g < ix->ng; g++) {
+            uint32_t n = ip_gn(ix, g), n1 = ix->g[g].n1, k0 = 0, k1 = n - n1;
+            if (!n1 || n1 == n) continue;
+            const uint32_t *pts = ip_gpts(ix, g);
+            uint32_t *l = ix->lpts + ix->g[g].off;
+            for (uint32_t i = 0; i < n; i++) l[ip_palt(ix, pts[i]) ? k1++ : k0++] = pts[i];
+        }
+    }
+    free(fill);
+}
+
+/* The axes up to the last that some point has, nax per point; the columns cut to the points. */
+static void pack_points(ip_index *ix) {
+    const double *A = ix->b->ax;
+    int nax = 0;
+    for (size_t p = 0; p < ix->np; p++)
+        for (int a = IP_MAXAX; a > nax; a--)
+            if (!isnan(A[p * IP_MAXAX + (size_t)a - 1])) {
+                nax = a;
+                break;
+            }
+    ix->nax = nax;
+    ix->axfull = (1u << IP_MAXAX) - 1;
+    ix->latok = true;
+    for (size_t p = 0; p < ix->np; p++) {
+        for (int a = 0; a < IP_MAXAX; a++)
+            if (isnan(A[p * IP_MAXAX + (size_t)a])) ix->axfull &= ~(1u << a);
+        ix->latok &= isfinite(ix->lat[p]) && ix->lat[p] > 0;
+    }
+    size_t n = ix->np ? ix->np : 1;
+    ix->ax = opdb_xmalloc((nax ? n * (size_t)nax : 1) * sizeof *ix->ax);
+    for (size_t p = 0; p < ix->np; p++)
+        for (int a = 0; a < nax; a++) ix->ax[p * (size_t)nax + (size_t)a] = A[p * IP_MAXAX + (size_t)a];
+    ix->lat = opdb_xrealloc(ix->lat, n * sizeof *ix->lat);
+    ix->prow = opdb_xrealloc(ix->prow, n * sizeof *ix->prow);
+}
+
+void ip_point_axes(const ip_index *ix, uint32_t p, double v[IP_MAXAX]) {
+    for (int a = 0; a < IP_MAXAX; a++) v[a] = ip_ax(ix, p, a);
 }
 
 /* The field names of key text s in order into buf, each closed by \x1f: the length, or 0 when
@@ -296,26 +389,30 @@ static size_t key_names(const char *s, size_t n, char *buf, size_t cap) {
 
 /* When every group's key has the same field names in the same order, a target with those names
  * matches a group exactly when their texts are equal (no required or extra fields): then the
- * match is a probe of the groups by key text. */
+ * match is a probe of the groups by key hash. */
 static void uniform_names(ip_index *ix) {
+    const ip_build *b = ix->b;
     ix->names = NULL;
     if (!ix->ng) return;
-    char a[IP_KEYCAP], b[IP_KEYCAP];
-    size_t na = key_names(ix->g[0].key, ix->g[0].keyn, a, sizeof a);
+    char a[IP_KEYCAP], c[IP_KEYCAP];
+    size_t na = key_names(b->ks.p, b->koff[1], a, sizeof a);
     if (!na) return;
     for (size_t i = 1; i < ix->ng; i++) {
-        size_t nb = key_names(ix->g[i].key, ix->g[i].keyn, b, sizeof b);
-        if (nb != na || memcmp(a, b, na) != 0) return;
+        size_t nb = key_names(b->ks.p + b->koff[i], b->koff[i + 1] - b->koff[i], c, sizeof c);
+        if (nb != na || memcmp(a, c, na) != 0) return;
     }
-    ix->names = opdb_arena_strndup(&ix->arena, a, na);
+    char *names = opdb_xmalloc(na);
+    memcpy(names, a, na);
+    ix->names = names;
     ix->namesn = na;
 }
 
 void ip_add_fault(ip_index *ix, uint32_t row, const char *col, const char *what) {
+    if (ix->b->rebuild) return;
     OPDB_ALLOC_GROW(ix->faults, ix->nfaults + 1, ix->capf);
     ix->faults[ix->nfaults].row = row;
-    ix->faults[ix->nfaults].col = opdb_arena_strndup(&ix->arena, col, strlen(col));
-    ix->faults[ix->nfaults++].what = opdb_arena_strndup(&ix->arena, what, strlen(what));
+    ix->faults[ix->nfaults].col = col;
+    ix->faults[ix->nfaults++].what = what;
 }
 
 int ip_faults(q_ctx *c, ip_index *ix) {
@@ -327,20 +424,88 @@ int ip_faults(q_ctx *c, ip_index *ix) {
     return 0;
 }
 
+void ip_group_kb(const ip_index *ix, size_t g, ip_kb *k) {
+    /* the builder over the group's first row alone, on a copy of what it reads */
+    ip_index t;
+    memset(&t, 0, sizeof t);
+    t.tab = ix->tab;
+    t.latcols = ix->latcols;
+    t.hmask = ix->hmask;
+    t.fn = ix->fn;
+    memcpy(t.params, ix->params, sizeof t.params);
+    t.r0 = ip_grow(ix, g);
+    t.r1 = t.r0 + 1;
+    ip_build b = {.rebuild = true, .out = k};
+    t.b = &b;
+    opdb_arena_init(&t.arena, 1024);
+    t.fn(&t, t.params);
+    opdb_arena_free(&t.arena);
+    if (!b.got) { /* cannot happen: the row gave this key when the index was built */
+        ip_kb_init(k);
+        k->over = true;
+    }
+}
+
+const ip_keys *ip_group_keys(const ip_index *cix) {
+    ip_index *ix = (ip_index *)cix; /* the texts are made once under memo_mu */
+    ip_keys *k = atomic_load_explicit(&ix->keys, memory_order_acquire);
+    if (k) return k;
+    opdb_call_lock(&ix->memo_mu);
+    k = atomic_load_explicit(&ix->keys, memory_order_relaxed);
+    if (!k) {
+        k = opdb_xmalloc(sizeof *k);
+        k->off = opdb_xmalloc((ix->ng + 1) * sizeof *k->off);
+        opdb_strbuf sb;
+        opdb_sb_init(&sb);
+        ip_kb *kb = opdb_xmalloc(sizeof *kb);
+        k->off[0] = 0;
+        for (size_t g = 0; g < ix->ng; g++) {
+            ip_group_kb(ix, g, kb);
+            opdb_sb_add(&sb, kb->s, kb->n);
+            k->off[g + 1] = (uint32_t)sb.n;
+        }
+        free(kb);
+        k->s = opdb_xrealloc(sb.p, sb.n ? sb.n : 1);
+        atomic_store_explicit(&ix->keys, k, memory_order_release);
+    }
+    opdb_call_unlock(&ix->memo_mu);
+    return k;
+}
+
+const char *ip_group_key(const ip_index *ix, size_t g, opdb_arena *a, size_t *n) {
+    const ip_keys *k = atomic_load_explicit(&((ip_index *)ix)->keys, memory_order_acquire);
+    if (k) {
+        *n = k->off[g + 1] - k->off[g];
+        return k->s + k->off[g];
+    }
+    ip_kb kb;
+    ip_group_kb(ix, g, &kb);
+    *n = kb.n;
+    return opdb_arena_strndup(a, kb.s, kb.n);
+}
+
 static void gmemo_free(struct ip_gmemo *m);
 
 static void index_free(ip_index *ix) {
-    for (size_t i = 0; i < ix->ng; i++) ip_memo_free(&ix->g[i]);
+    ip_memo_free(ix);
+    ip_keys *k = atomic_load_explicit(&ix->keys, memory_order_relaxed);
+    if (k) {
+        free(k->s);
+        free(k->off);
+        free(k);
+    }
     free(ix->gpts);
-    free(ix->pgrp);
+    free(ix->lpts);
+    free(ix->slot);
     gmemo_free(ix->gmemo);
-    opdb_hindex_free(&ix->gix);
     pthread_mutex_destroy(&ix->memo_mu);
     free(ix->g);
-    free(ix->p);
+    free(ix->ax);
+    free(ix->lat);
+    free(ix->prow);
     free(ix->faults);
+    free((char *)ix->names);
     free(ix->sig);
-    opdb_arena_free(&ix->arena);
     free(ix);
 }
 
@@ -351,7 +516,35 @@ void ip_index_free_all(void *p) {
     }
 }
 
-ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void *params) {
+static void build(ip_index *ix) {
+    size_t cap = ix->tab->t.nrows ? ix->tab->t.nrows : 1; /* a point per row at most */
+    ip_build b = {.rebuild = false};
+    b.ax = opdb_xmalloc(cap * IP_MAXAX * sizeof *b.ax);
+    b.pgrp = opdb_xmalloc(cap * sizeof *b.pgrp);
+    opdb_sb_init(&b.ks);
+    OPDB_ALLOC_GROW(b.koff, 1, b.capk);
+    b.koff[0] = 0;
+    ix->lat = opdb_xmalloc(cap * sizeof *ix->lat);
+    ix->prow = opdb_xmalloc(cap * sizeof *ix->prow);
+    ix->b = &b;
+    ix->r0 = 0;
+    ix->r1 = ix->tab->t.nrows;
+    opdb_arena_init(&ix->arena, 4096);
+    ix->fn(ix, ix->params);
+    opdb_arena_free(&ix->arena);
+    if (!ix->slot) slots_grow(ix);
+    lay_out_groups(ix);
+    pack_points(ix);
+    uniform_names(ix);
+    free(b.ax);
+    free(b.pgrp);
+    opdb_sb_free(&b.ks);
+    free(b.koff);
+    ix->b = NULL;
+}
+
+ip_index *ip_index_get(const opdb_qdb *db, q_ktable *t, const char *sig, ip_build_fn fn, const void *params,
+                       size_t params_size) {
     if (!q_table_rows(t)) return NULL;
     opdb_call_lock(&t->ext_mu);
     ip_index *ix = t->ext[2];
@@ -362,19 +555,15 @@ ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void 
         ix->sig = opdb_xmalloc(strlen(sig) + 1);
         strcpy(ix->sig, sig);
         ix->tab = t;
-        opdb_arena_init(&ix->arena, 4096);
+        ix->hmask = db->ip_hash_mask ? db->ip_hash_mask : UINT64_MAX;
+        ix->fn = fn;
+        if (params) memcpy(ix->params, params, params_size < sizeof ix->params ? params_size : sizeof ix->params);
         atomic_init(&ix->reported, false);
+        atomic_init(&ix->fmaps, NULL);
+        atomic_init(&ix->keys, NULL);
         pthread_mutex_init(&ix->memo_mu, NULL);
-        /* about a point per row: one allocation instead of growing */
-        ix->capp = t->t.nrows ? t->t.nrows : 1;
-        ix->p = opdb_xmalloc(ix->capp * sizeof *ix->p);
-        ix->cappg = ix->capp;
-        ix->pgrp = opdb_xmalloc(ix->cappg * sizeof *ix->pgrp);
         ip_latcols_of(t, &ix->latcols);
-        fn(ix, params);
-        lay_out_groups(ix);
-        uniform_names(ix);
-        ip_memo_labels(ix);
+        build(ix);
         ix->next = t->ext[2];
         t->ext[2] = ix;
         t->ext_free[2] = ip_index_free_all;
@@ -524,14 +713,22 @@ size_t ip_groups_matching(q_ctx *c, const ip_index *cix, const ip_kb *T, uint32_
         char nb[IP_KEYCAP];
         size_t nn = key_names(T->s, T->n, nb, sizeof nb);
         if (nn == ix->namesn && memcmp(nb, ix->names, nn) == 0) {
-            uint32_t idx;
-            uint64_t h = opdb_hash_bytes(T->s, T->n, 9); /* as ip_add filed the groups */
-            for (opdb_hprobe pr = opdb_hindex_probe(&ix->gix, h); opdb_hprobe_next(&pr, &idx);)
-                if (ix->g[idx].keyn == T->n && memcmp(ix->g[idx].key, T->s, T->n) == 0) {
-                    (*gi)[0] = idx;
-                    return 1;
+            /* groups whose hash is T's: the one whose first row gives T's key again */
+            uint64_t h = key_hash(ix, T->s, T->n);
+            ip_kb G;
+            uint32_t found = UINT32_MAX;
+            for (size_t j = (size_t)h & ix->smask; ix->slot[j]; j = (j + 1) & ix->smask) {
+                uint32_t x = ix->slot[j] - 1;
+                if (ix->g[x].hash != h) continue;
+                ip_group_kb(ix, x, &G);
+                if (G.n == T->n && memcmp(G.s, T->s, T->n) == 0) {
+                    found = x;
+                    break;
                 }
-            return 0;
+            }
+            if (found == UINT32_MAX) return 0;
+            (*gi)[0] = found;
+            return 1;
         }
     }
     uint64_t h = opdb_hash_bytes(T->s, T->n, 5);
@@ -545,8 +742,9 @@ size_t ip_groups_matching(q_ctx *c, const ip_index *cix, const ip_kb *T, uint32_
         if (e) return ng;
     }
     size_t ng = 0;
+    const ip_keys *K = ip_group_keys(ix);
     for (size_t g = 0; g < ix->ng; g++)
-        if (ip_key_match(T, ix->g[g].key, ix->g[g].keyn, NULL, NULL)) (*gi)[ng++] = (uint32_t)g;
+        if (ip_key_match(T, K->s + K->off[g], K->off[g + 1] - K->off[g], NULL, NULL)) (*gi)[ng++] = (uint32_t)g;
     if (keep) {
         opdb_call_lock(&ix->memo_mu);
         if (!ix->gmemo) ix->gmemo = opdb_xcalloc(1, sizeof *ix->gmemo);

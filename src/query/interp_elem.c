@@ -55,7 +55,7 @@ static double io_numel(q_shape y, const q_shape *ins, size_t n) {
 static void build_elem(ip_index *ix, const void *arg) {
     (void)arg;
     q_ktable *t = ix->tab;
-    for (size_t r = 0; r < t->t.nrows; r++) {
+    for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
         if (!rw->shapes_ok) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
@@ -110,13 +110,12 @@ static void elem_core(q_ctx *c, const char *const *K, size_t nk, const q_shape *
             reason = "elementwise_csv_not_found";
             continue;
         }
-        ip_index *ix = ip_index_get(t, "elem", build_elem, NULL);
+        ip_index *ix = ip_index_get(c->db, t, "elem", build_elem, NULL, 0);
         if (ip_faults(c, ix) < 0) return;
-        uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
+        uint32_t *gi = NULL;
         size_t ng = 0;
         /* an output without a profiler dtype has no points */
-        for (size_t g = 0; p[0] && g < ix->ng; g++)
-            if (ip_key_match(&T, ix->g[g].key, ix->g[g].keyn, NULL, NULL)) gi[ng++] = (uint32_t)g;
+        if (p[0]) ng = ip_groups_matching(c, ix, &T, &gi);
         if (!ng) {
             q_attempt(c, kt, "no_candidate_group");
             reason = "insufficient_filtered_candidates";
@@ -151,4 +150,4 @@ void ip_kernel_elementwise(q_ctx *c, const char *const *K, size_t nk, const q_ti
     elem_core(c, K, nk, out->n ? &out->v[0].s : NULL, out->n ? out->v[0].prof : NULL, *in);
 }
 
-ip_index *ip_elem_index(q_ktable *t) { return ip_index_get(t, "elem", build_elem, NULL); }
+ip_index *ip_elem_index(const opdb_qdb *db, q_ktable *t) { return ip_index_get(db, t, "elem", build_elem, NULL, 0); }

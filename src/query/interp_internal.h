@@ -5,6 +5,8 @@
 #ifndef OPDB_QUERY_INTERP_INTERNAL_H
 #define OPDB_QUERY_INTERP_INTERNAL_H
 
+#include <math.h>
+
 #include "query/query_internal.h"
 
 #define IP_MAXAX 5     /* axes of one path (attention has the most: 5) */
@@ -34,31 +36,19 @@ void ip_kb_shape(ip_kb *k, q_shape s);
 /* the field's value text of name in k (NULL when absent) */
 const char *ip_kb_get(const ip_kb *k, const char *name, size_t *n);
 
-typedef struct ip_point {
-    double ax[IP_MAXAX]; /* NaN: the point lacks this axis */
-    double lat;
-    uint32_t row;
-    uint8_t alt;         /* latency label: 0 preferred, 1 alternate */
-} ip_point;
-
 /* The points of one set that agree with a target off an axis group, keyed
  * by their values on the other axes (ip_memo.c); built once per set and axis
  * group, on first use. */
 typedef struct ip_fmap ip_fmap;
 #define IP_MAXAXG 8    /* axis groups a memo slot is kept for */
 
+/* A regime group: the points whose rows have one key. Its key text is not
+ * kept: the group's first row gives it again (ip_group_kb), and its hash
+ * finds the group. Its points are gpts[off .. next group's off), file order. */
 typedef struct ip_group {
-    const char *key;     /* the key text (fields separated as in ip_kb) */
-    size_t keyn;
-    uint32_t *pts;       /* indexes into the index's points, file order (in the index's gpts) */
-    uint32_t n, cap;
-    uint32_t first_row;
-    bool all_nd;         /* matmul: every `input_formats` entry is ND */
-    uint32_t *lab[2];    /* pts split by latency label (preferred, alternate), file order; pts itself
-                            when every point has that label */
-    uint32_t nlab[2];
-    /* filter maps per point set (whole, preferred, alternate) and axis group, allocated on first use */
-    struct ip_fmaps *_Atomic fmaps;
+    uint64_t hash;       /* of the key text (ip_index.hmask applied) */
+    uint32_t off;
+    uint32_t n1;         /* of its points, those with the alternate latency label */
 } ip_group;
 
 /* A point set whose filter results may be kept: the group's points (lab -1)
@@ -71,7 +61,7 @@ typedef struct ip_set {
 
 typedef struct ip_fault {
     uint32_t row;
-    const char *col, *what;
+    const char *col, *what;  /* static texts */
 } ip_fault;
 
 /* The latency columns of a table in the wrapper's order (without repeats), and its preferred one. */
@@ -79,38 +69,92 @@ typedef struct ip_latcols {
     int c[6], n, pref;
 } ip_latcols;
 
-/* The candidate points of one kernel table for one path and its parameters. */
+struct ip_index;
+/* The builder of one path: for each row r in [ix->r0, ix->r1), ip_add with
+ * the row's key, axes and latency, or ip_add_fault. It is run again on one
+ * row to give a group's key (then ip_add keeps the key, and faults and
+ * ix->flags are ignored), so it must not keep anything else in ix: scratch
+ * memory goes in ix->arena. */
+typedef void (*ip_build_fn)(struct ip_index *ix, const void *params);
+
+/* The group keys of an index as texts, one after another (key g: s + off[g], off[g + 1] - off[g]). */
+typedef struct ip_keys {
+    char *s;
+    uint32_t *off;
+} ip_keys;
+
+/* The candidate points of one kernel table for one path and its parameters.
+ * Points are columns: axes (nax per point, the path's axes up to its last
+ * that any point has), latency, row (its top bit: the alternate label). */
 typedef struct ip_index {
     char *sig;           /* path and parameters it was built for */
     q_ktable *tab;
-    ip_point *p;
-    size_t np, capp;
-    ip_group *g;
-    size_t ng, capg;
+    double *ax;          /* np x nax */
+    double *lat;
+    uint32_t *prow;
+    size_t np;
+    int nax;
+    unsigned axfull;     /* bit a: every point has axis a */
+    bool latok;          /* every point's latency is finite and positive */
+    ip_group *g;         /* ng groups, then one whose off is np */
+    size_t ng;
+    uint32_t *gpts;      /* the groups' point lists, one after another */
+    uint32_t *lpts;      /* a group with both labels: its preferred points, then its alternate ones, at its off
+                            (NULL when no group has both) */
+    uint32_t *slot;      /* group hash -> group index + 1 (0: empty), linear probing */
+    size_t smask;
+    uint64_t hmask;      /* the bits of a key hash kept (all but in tests) */
     ip_fault *faults;
     size_t nfaults, capf;
     _Atomic bool reported; /* default mode: faults counted and warned once */
-    opdb_arena arena;
     struct ip_index *next;
     int ncols;           /* 0: no point list built (the path said so), e.g. a missing column */
     void *extra;         /* a builder's own fact about the table (attention: has avg column ...) */
     int flags;
-    pthread_mutex_t memo_mu; /* builds of the groups' filter maps; the kept group matches */
+    pthread_mutex_t memo_mu; /* builds of the groups' filter maps; the kept group matches; the key texts */
     struct ip_gmemo *gmemo;  /* target key -> the groups it matches (ip_groups_matching) */
-    opdb_hindex gix;         /* group key -> group */
+    _Atomic(struct ip_fmaps *_Atomic *) fmaps; /* per group, filter maps per point set and axis group */
+    _Atomic(ip_keys *) keys; /* the key texts, made for the paths that match a target against every group */
     const char *names;       /* the field names every group's key has, in order (NULL: they differ) */
     size_t namesn;
-    uint32_t *pgrp;          /* while building: the group of each point */
-    size_t cappg;
-    uint32_t *gpts;          /* the groups' point lists, one after another */
     ip_latcols latcols;      /* the table's, for the builder */
+    /* the builder and its parameters (a group's key is made again with them) */
+    ip_build_fn fn;
+    uint64_t params[4];
+    size_t r0, r1;           /* rows the builder runs over */
+    opdb_arena arena;        /* the builder's scratch (freed after the build) */
+    struct ip_build *b;      /* while building (NULL after); a key's rebuild: where ip_add puts the key */
 } ip_index;
 
-/* The builder of one path: fills points through ip_add for each row. */
-typedef void (*ip_build_fn)(ip_index *ix, const void *params);
+static inline double ip_ax(const ip_index *ix, uint32_t p, int a) {
+    return a < ix->nax ? ix->ax[(size_t)p * (size_t)ix->nax + (size_t)a] : NAN;
+}
+static inline double ip_lat(const ip_index *ix, uint32_t p) { return ix->lat[p]; }
+static inline uint32_t ip_prow(const ip_index *ix, uint32_t p) { return ix->prow[p] & 0x7fffffffu; }
+static inline int ip_palt(const ip_index *ix, uint32_t p) { return (int)(ix->prow[p] >> 31); }
+/* the axes of point p into v (NaN where it has none) */
+void ip_point_axes(const ip_index *ix, uint32_t p, double v[IP_MAXAX]);
+static inline uint32_t ip_gn(const ip_index *ix, size_t g) { return ix->g[g + 1].off - ix->g[g].off; }
+static inline const uint32_t *ip_gpts(const ip_index *ix, size_t g) { return ix->gpts + ix->g[g].off; }
+/* the points of group g with label lab (0 preferred, 1 alternate), file order; *n of them */
+static inline const uint32_t *ip_glab(const ip_index *ix, size_t g, int lab, uint32_t *n) {
+    uint32_t all = ip_gn(ix, g), n1 = ix->g[g].n1;
+    *n = lab ? n1 : all - n1;
+    if (n1 == 0 || n1 == all) return ip_gpts(ix, g);
+    return ix->lpts + ix->g[g].off + (lab ? all - n1 : 0);
+}
+/* the row that made group g (its first point's) */
+static inline uint32_t ip_grow(const ip_index *ix, size_t g) { return ip_prow(ix, ix->gpts[ix->g[g].off]); }
+/* the key of group g, made again from its first row */
+void ip_group_kb(const ip_index *ix, size_t g, ip_kb *k);
+/* the key text of group g: the kept texts' when made, else a copy in a */
+const char *ip_group_key(const ip_index *ix, size_t g, opdb_arena *a, size_t *n);
+/* every group's key text (made on first use, then kept with the index) */
+const ip_keys *ip_group_keys(const ip_index *ix);
 
 /* The index of t for sig (built on first use with fn). NULL when t is not loaded. */
-ip_index *ip_index_get(q_ktable *t, const char *sig, ip_build_fn fn, const void *params);
+ip_index *ip_index_get(const opdb_qdb *db, q_ktable *t, const char *sig, ip_build_fn fn, const void *params,
+                       size_t params_size);
 /* adds a point with key k (ignored when the key overflowed) */
 void ip_add(ip_index *ix, const ip_kb *k, const double *ax, double lat, bool alt, uint32_t row);
 void ip_add_fault(ip_index *ix, uint32_t row, const char *col, const char *what);
@@ -170,9 +214,9 @@ typedef struct ip_out {
     uint32_t *rows[4];
     size_t nrows[4];
     int npts;
-    /* explain: the point set that answered (its group's regime key, its latency label) */
-    const char *key;
-    size_t keyn;
+    /* explain: the point set that answered (its group, NULL kix: none yet; its latency label) */
+    const struct ip_index *kix;
+    uint32_t kgroup;
     int lab;                     /* 0 preferred, 1 alternate, -1 the whole group */
 } ip_out;
 
@@ -187,9 +231,7 @@ bool ip_interpolate_set(q_ctx *c, const ip_task *tk, const ip_set *set, ip_statu
  * false: filter by scanning (as with the handle's no_index). */
 bool ip_memo_filter(const q_ctx *c, const ip_task *tk, const ip_set *set, size_t gi, const uint8_t *A, int cnt,
                     const uint32_t **f, size_t *nf);
-void ip_memo_free(ip_group *g);
-/* the label lists of every group (after the builder ran) */
-void ip_memo_labels(ip_index *ix);
+void ip_memo_free(ip_index *ix);
 /* the reason of a status list (first that is not missing_target_axis), or def */
 const char *ip_reason(const ip_status *st, const char *def);
 
@@ -306,28 +348,28 @@ void ip_kernel_elementwise(q_ctx *c, const char *const *K, size_t nk, const q_ti
  * the matmul family's for tables cut to n inputs, its matching groups in
  * the order the query tries them, generic compute's (numel: output_numel
  * axis) and elementwise's; and whether kt's generic axis is output_numel. */
-ip_index *ip_mm_index(q_ktable *t, int64_t n);
+ip_index *ip_mm_index(const opdb_qdb *db, q_ktable *t, int64_t n);
 /* the quantized matmul points: the output count, dtypes and formats in the key */
-ip_index *ip_mmq_index(q_ktable *t, int64_t n);
+ip_index *ip_mmq_index(const opdb_qdb *db, q_ktable *t, int64_t n);
 size_t ip_mm_matching(q_ctx *c, const ip_index *ix, const ip_kb *T, bool quantized, uint32_t **gi);
-ip_index *ip_gen_index(q_ktable *t, int64_t n, bool numel);
+ip_index *ip_gen_index(const opdb_qdb *db, q_ktable *t, int64_t n, bool numel);
 bool ip_gen_numel(q_ctx *c, const char *kt);
-ip_index *ip_elem_index(q_ktable *t);
+ip_index *ip_elem_index(const opdb_qdb *db, q_ktable *t);
 extern const uint8_t ip_mm_groups[7][4];
 /* attention (interp_attn.c): the index of a table (NULL when it has no
  * sequence column), its axes and axis groups; the groups a kernel-level
  * query of group g's own key matches; and point pi asked for on axis groups
  * G with its row hidden (its own axes, its batch when it has one). */
-ip_index *ip_attn_index(q_ktable *t);
+ip_index *ip_attn_index(const opdb_qdb *db, q_ktable *t);
 extern const char *const *const ip_attn_axes;
 extern const uint8_t ip_attn_groups[14][4];
 size_t ip_attn_loo_groups(q_ctx *c, const ip_index *ix, uint32_t g, uint32_t **gi);
 bool ip_attn_loo(q_ctx *c, const ip_index *ix, uint32_t pi, const uint32_t *gi, size_t ngi, const uint8_t (*G)[4],
                  size_t ng, ip_status *last, bool *att, ip_out *o);
 /* moe_fused (tokens), compute_scale (M, K) and scatter (tokens written) indexes */
-ip_index *ip_moe_index(q_ktable *t);
-ip_index *ip_scale_index(q_ktable *t);
-ip_index *ip_scatter_index(q_ktable *t);
+ip_index *ip_moe_index(const opdb_qdb *db, q_ktable *t);
+ip_index *ip_scale_index(const opdb_qdb *db, q_ktable *t);
+ip_index *ip_scatter_index(const opdb_qdb *db, q_ktable *t);
 extern const char *const ip_mm_axes[3];
 
 #endif

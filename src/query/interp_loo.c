@@ -89,19 +89,19 @@ static bool brackets(const ip_index *ix, const uint32_t *gi, size_t ng, const ip
     for (int k = 0; k < cnt; k++) inA[A[1 + k]] = true;
     size_t nf = 0;
     for (size_t g = 0; g < ng; g++) {
-        const ip_group *G = &ix->g[gi[g]];
-        for (uint32_t i = 0; i < G->n; i++) {
-            const ip_point *p = &ix->p[G->pts[i]];
-            if (p->row + 1 == tk->skip1) continue;
+        const uint32_t *pts = ip_gpts(ix, gi[g]);
+        for (uint32_t i = 0, n = ip_gn(ix, gi[g]); i < n; i++) {
+            uint32_t p = pts[i];
+            if (ip_prow(ix, p) + 1 == tk->skip1) continue;
             bool ok = true;
             for (int a = 0; ok && a < tk->nax; a++) {
-                if (inA[a]) ok = !isnan(p->ax[a]);
-                else if (!isnan(tk->t[a])) ok = p->ax[a] == tk->t[a];
+                if (inA[a]) ok = !isnan(ip_ax(ix, p, a));
+                else if (!isnan(tk->t[a])) ok = ip_ax(ix, p, a) == tk->t[a];
             }
             if (!ok) continue;
             nf++;
             for (int k = 0; k < cnt; k++) {
-                double v = p->ax[A[1 + k]], t = tk->t[A[1 + k]];
+                double v = ip_ax(ix, p, A[1 + k]), t = tk->t[A[1 + k]];
                 lo[k] |= v <= t;
                 hi[k] |= v >= t;
             }
@@ -150,18 +150,21 @@ typedef struct loo_lines {
 static _Thread_local const ip_index *g_sort_ix;
 static _Thread_local int g_sort_axis, g_sort_nax;
 
-/* the order of points: off-axis coordinates in axis order, then the axis */
-static int cmp_line(int a, int nax, const double *x, const double *y) {
+/* the order of points: off-axis coordinates in axis order, then the axis (point p of ix against y) */
+static int cmp_line(int a, int nax, const ip_index *ix, uint32_t p, const double *y) {
     for (int k = 0; k < nax; k++) {
         if (k == a) continue;
-        if (x[k] != y[k]) return x[k] < y[k] ? -1 : 1;
+        double x = ip_ax(ix, p, k);
+        if (x != y[k]) return x < y[k] ? -1 : 1;
     }
-    return x[a] < y[a] ? -1 : x[a] > y[a];
+    double x = ip_ax(ix, p, a);
+    return x < y[a] ? -1 : x > y[a];
 }
 
 static int cmp_pt(const void *p, const void *q) {
-    const ip_point *x = &g_sort_ix->p[*(const uint32_t *)p], *y = &g_sort_ix->p[*(const uint32_t *)q];
-    int c = cmp_line(g_sort_axis, g_sort_nax, x->ax, y->ax);
+    double y[IP_MAXAX];
+    ip_point_axes(g_sort_ix, *(const uint32_t *)q, y);
+    int c = cmp_line(g_sort_axis, g_sort_nax, g_sort_ix, *(const uint32_t *)p, y);
     if (c) return c;
     return *(const uint32_t *)p < *(const uint32_t *)q ? -1 : 1; /* file order among equals */
 }
@@ -169,10 +172,11 @@ static int cmp_pt(const void *p, const void *q) {
 static const loo_sorted *sorted_of(loo_lines *L, uint32_t g, int lab, int a) {
     loo_sorted *s = &L->s[((size_t)g * 2 + (size_t)lab) * (size_t)L->nax + (size_t)a];
     if (s->built) return s;
-    const ip_group *G = &L->ix->g[g];
-    s->v = opdb_xmalloc((G->n ? G->n : 1) * sizeof *s->v);
-    for (uint32_t i = 0; i < G->n; i++)
-        if (L->ix->p[G->pts[i]].alt == lab) s->v[s->n++] = G->pts[i];
+    const uint32_t *pts = ip_gpts(L->ix, g);
+    uint32_t gn = ip_gn(L->ix, g);
+    s->v = opdb_xmalloc((gn ? gn : 1) * sizeof *s->v);
+    for (uint32_t i = 0; i < gn; i++)
+        if (ip_palt(L->ix, pts[i]) == lab) s->v[s->n++] = pts[i];
     g_sort_ix = L->ix, g_sort_axis = a, g_sort_nax = L->nax;
     qsort(s->v, s->n, sizeof *s->v, cmp_pt);
     s->built = true;
@@ -187,15 +191,15 @@ static size_t lower(const loo_lines *L, const loo_sorted *s, int a, const double
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t m = (lo + hi) / 2;
-        if (cmp_line(a, L->nax, L->ix->p[s->v[m]].ax, k) < 0) lo = m + 1;
+        if (cmp_line(a, L->nax, L->ix, s->v[m], k) < 0) lo = m + 1;
         else hi = m;
     }
     return lo;
 }
 
-static bool same_line(const loo_lines *L, int a, const double *x, const double *t) {
+static bool same_line(const loo_lines *L, int a, uint32_t p, const double *t) {
     for (int k = 0; k < L->nax; k++)
-        if (k != a && x[k] != t[k]) return false;
+        if (k != a && ip_ax(L->ix, p, k) != t[k]) return false;
     return true;
 }
 
@@ -203,14 +207,14 @@ static bool same_line(const loo_lines *L, int a, const double *x, const double *
  * above t[a] (the hidden row left in: the interpolation skips it) */
 static size_t near_points(loo_lines *L, uint32_t g, int lab, int a, const double *t, uint32_t skip1, uint32_t *out) {
     const loo_sorted *s = sorted_of(L, g, lab, a);
-    const ip_point *P = L->ix->p;
+    const ip_index *ix = L->ix;
     size_t i = lower(L, s, a, t, t[a]), n = 0;
     /* below: the last coordinate < t[a] on the line (skipping the hidden row) */
     size_t j = i;
     double below = NAN;
-    while (j > 0 && same_line(L, a, P[s->v[j - 1]].ax, t)) {
-        if (P[s->v[j - 1]].row + 1 != skip1) {
-            below = P[s->v[j - 1]].ax[a];
+    while (j > 0 && same_line(L, a, s->v[j - 1], t)) {
+        if (ip_prow(ix, s->v[j - 1]) + 1 != skip1) {
+            below = ip_ax(ix, s->v[j - 1], a);
             break;
         }
         j--;
@@ -218,15 +222,15 @@ static size_t near_points(loo_lines *L, uint32_t g, int lab, int a, const double
     if (!isnan(below))
         for (size_t k = lower(L, s, a, t, below); k < i; k++) out[n++] = s->v[k];
     size_t e = i;
-    while (e < s->n && same_line(L, a, P[s->v[e]].ax, t) && P[s->v[e]].ax[a] == t[a]) out[n++] = s->v[e++];
+    while (e < s->n && same_line(L, a, s->v[e], t) && ip_ax(ix, s->v[e], a) == t[a]) out[n++] = s->v[e++];
     /* above: the first coordinate > t[a] with a point other than the hidden row */
     double above = NAN;
-    for (size_t k = e; k < s->n && same_line(L, a, P[s->v[k]].ax, t); k++)
-        if (P[s->v[k]].row + 1 != skip1) {
-            above = P[s->v[k]].ax[a];
+    for (size_t k = e; k < s->n && same_line(L, a, s->v[k], t); k++)
+        if (ip_prow(ix, s->v[k]) + 1 != skip1) {
+            above = ip_ax(ix, s->v[k], a);
             break;
         }
-    for (size_t k = e; !isnan(above) && k < s->n && same_line(L, a, P[s->v[k]].ax, t) && P[s->v[k]].ax[a] <= above; k++)
+    for (size_t k = e; !isnan(above) && k < s->n && same_line(L, a, s->v[k], t) && ip_ax(ix, s->v[k], a) <= above; k++)
         out[n++] = s->v[k];
     return n;
 }
@@ -237,10 +241,11 @@ static bool run_groups(q_ctx *c, loo_lines *L, const ip_task *tk, const uint32_t
     const ip_index *ix = tk->ix;
     uint32_t *sub = L->sub, *near = L->near;
     for (size_t k = 0; k < ng; k++) {
-        const ip_group *g = &ix->g[gi[k]];
+        const uint32_t *gpts = ip_gpts(ix, gi[k]);
+        uint32_t gn = ip_gn(ix, gi[k]);
         for (int lab = 0; lab < 2; lab++) {
             size_t m = 0;
-            for (uint32_t i = 0; i < g->n && !m; i++) m += ix->p[g->pts[i]].alt == lab;
+            for (uint32_t i = 0; i < gn && !m; i++) m += ip_palt(ix, gpts[i]) == lab;
             if (!m) continue;
             ip_status st = {.n = 0};
             *att = true;
@@ -255,8 +260,8 @@ static bool run_groups(q_ctx *c, loo_lines *L, const ip_task *tk, const uint32_t
                     pts = near;
                 } else {
                     n = 0;
-                    for (uint32_t i = 0; i < g->n; i++)
-                        if (ix->p[g->pts[i]].alt == lab) sub[n++] = g->pts[i];
+                    for (uint32_t i = 0; i < gn; i++)
+                        if (ip_palt(ix, gpts[i]) == lab) sub[n++] = gpts[i];
                     pts = sub;
                 }
                 if (ip_interpolate(c, &one, pts, n, &st, out)) {
@@ -278,11 +283,11 @@ static bool brackets1(loo_lines *L, const uint32_t *gi, size_t ng, const ip_task
         for (int lab = 0; lab < 2; lab++) {
             size_t n = near_points(L, gi[k], lab, a, tk->t, tk->skip1, L->near);
             for (size_t i = 0; i < n; i++) {
-                const ip_point *p = &L->ix->p[L->near[i]];
-                if (p->row + 1 == tk->skip1) continue;
+                uint32_t p = L->near[i];
+                if (ip_prow(L->ix, p) + 1 == tk->skip1) continue;
                 nf++;
-                lo |= p->ax[a] <= tk->t[a];
-                hi |= p->ax[a] >= tk->t[a];
+                lo |= ip_ax(L->ix, p, a) <= tk->t[a];
+                hi |= ip_ax(L->ix, p, a) >= tk->t[a];
             }
         }
     return nf >= 2 && lo && hi;
@@ -290,13 +295,12 @@ static bool brackets1(loo_lines *L, const uint32_t *gi, size_t ng, const ip_task
 
 static void ask(q_ctx *c, loo_lines *L, const q_loo_cb *cb, const q_loo_table *T, const loo_path *lp, const ip_index *ix,
                 uint32_t pi, uint32_t gidx, int64_t maxdim) {
-    const ip_point *p = &ix->p[pi];
-    const ip_group *G = &ix->g[gidx];
-    ip_kb key;
-    ip_kb_init(&key);
-    memcpy(key.s, G->key, G->keyn);
-    key.n = G->keyn;
+    double pax[IP_MAXAX];
+    ip_point_axes(ix, pi, pax);
+    uint32_t prow = ip_prow(ix, pi);
     if (!L->gi[gidx]) {
+        ip_kb key;
+        if (lp->match == 1 || lp->match == 2 || lp->match == 4) ip_group_kb(ix, gidx, &key);
         /* every row of a group has its key: match once per group */
         uint32_t *gi, own = gidx;
         size_t ng = 1;
@@ -313,9 +317,9 @@ static void ask(q_ctx *c, loo_lines *L, const q_loo_cb *cb, const q_loo_table *T
     const uint32_t *gi = L->gi[gidx];
     size_t ng = L->ngi[gidx];
     ip_task tk;
-    ip_task_init(&tk, ix, p->ax, lp->nax, lp->groups, lp->ngroups, maxdim);
-    tk.skip1 = p->row + 1;
-    q_loo_case k = {.table = T, .row = p->row, .line = ix->tab->t.line[p->row], .coords = p->ax, .actual = p->lat};
+    ip_task_init(&tk, ix, pax, lp->nax, lp->groups, lp->ngroups, maxdim);
+    tk.skip1 = prow + 1;
+    q_loo_case k = {.table = T, .row = prow, .line = ix->tab->t.line[prow], .coords = pax, .actual = ip_lat(ix, pi)};
     bool any_interior = false;
     for (int gr = 0; gr <= (int)lp->ngroups; gr++) {
         /* each axis group alone first, then the query's own order (-1) */
@@ -359,9 +363,9 @@ static void ask(q_ctx *c, loo_lines *L, const q_loo_cb *cb, const q_loo_table *T
  * n >= 0, that have exactly n inputs) */
 static void run_index(ip_index *ix, int64_t n, uint32_t *pt_ix, ip_index **pt_of, uint32_t *pt_g) {
     for (size_t g = 0; g < ix->ng; g++)
-        for (uint32_t i = 0; i < ix->g[g].n; i++) {
-            uint32_t pi = ix->g[g].pts[i];
-            uint32_t r = ix->p[pi].row;
+        for (uint32_t i = 0, gn = ip_gn(ix, g); i < gn; i++) {
+            uint32_t pi = ip_gpts(ix, g)[i];
+            uint32_t r = ip_prow(ix, pi);
             if (n >= 0 && ix->tab->rows[r].n_in != (uint32_t)n) continue;
             pt_ix[r] = pi;
             pt_of[r] = ix;
@@ -469,13 +473,13 @@ static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
     if (strcmp(T.path, "matmul") == 0) lp = (loo_path){ip_mm_groups, 7, 3, ip_mm_axes, true, 1};
     else if (strcmp(T.path, "quantized_matmul") == 0) lp = (loo_path){ip_mm_groups, 7, 3, ip_mm_axes, true, 4};
     else if (strcmp(T.path, "elementwise") == 0) lp.axes = k_io;
-    else if (strcmp(T.path, "moe_fused") == 0) lp.axes = k_tokens, lp.match = 2, one = ip_moe_index(t);
-    else if (strcmp(T.path, "scatter_nd_update_mla") == 0) lp.axes = k_tokens, lp.match = 2, one = ip_scatter_index(t);
+    else if (strcmp(T.path, "moe_fused") == 0) lp.axes = k_tokens, lp.match = 2, one = ip_moe_index(db, t);
+    else if (strcmp(T.path, "scatter_nd_update_mla") == 0) lp.axes = k_tokens, lp.match = 2, one = ip_scatter_index(db, t);
     else if (strcmp(T.path, "compute_scale") == 0)
-        lp = (loo_path){k_sc_groups, 3, 2, k_sc_axes, false, 2}, one = ip_scale_index(t);
+        lp = (loo_path){k_sc_groups, 3, 2, k_sc_axes, false, 2}, one = ip_scale_index(db, t);
     else if (strcmp(T.path, "attention_special") == 0) {
         lp = (loo_path){ip_attn_groups, 14, 5, ip_attn_axes, false, 3};
-        T.covered = (one = ip_attn_index(t)) != NULL;
+        T.covered = (one = ip_attn_index(db, t)) != NULL;
     } else if (T.covered && ip_gen_numel(&c, t->kernel)) lp.axes = k_numel;
     if (!T.covered) T.why = why_not(T.path);
     int64_t maxdim = ip_maxdim(&c, t->kernel, NULL);
@@ -501,7 +505,7 @@ static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
         if (one) {
             run_index(one, -1, pt_ix, pt_of, pt_g);
         } else if (strcmp(T.path, "elementwise") == 0) {
-            run_index(ip_elem_index(t), -1, pt_ix, pt_of, pt_g);
+            run_index(ip_elem_index(db, t), -1, pt_ix, pt_of, pt_g);
         } else {
             /* one index per input count: a row is asked for with all its inputs */
             int64_t *ns = opdb_xmalloc(t->t.nrows * sizeof *ns);
@@ -512,9 +516,9 @@ static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
             for (size_t i = 0; i < nn; i++) {
                 if (i && ns[i] == ns[i - 1]) continue;
                 if (lp.mm && ns[i] < 2) continue;
-                ip_index *ix = lp.match == 4 ? ip_mmq_index(t, ns[i])
-                               : lp.mm       ? ip_mm_index(t, ns[i])
-                                             : ip_gen_index(t, ns[i], lp.axes == k_numel);
+                ip_index *ix = lp.match == 4 ? ip_mmq_index(db, t, ns[i])
+                               : lp.mm       ? ip_mm_index(db, t, ns[i])
+                                             : ip_gen_index(db, t, ns[i], lp.axes == k_numel);
                 run_index(ix, ns[i], pt_ix, pt_of, pt_g);
             }
             free(ns);

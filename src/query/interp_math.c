@@ -30,13 +30,13 @@ static const char *const k_grid_rule[4] = {NULL, NULL, "interpolated_2d_griddata
 /* the median latency of the points of f at coordinate x on axis a: their rows into *rows (arena) */
 static double bound_median(q_ctx *c, const ip_task *tk, const uint32_t *f, size_t nf, int a, double x, size_t m,
                            uint32_t **rows) {
-    const ip_point *P = tk->ix->p;
+    const ip_index *ix = tk->ix;
     double *tmp = opdb_arena_alloc(c->a, m * sizeof *tmp);
     *rows = opdb_arena_alloc(c->a, m * sizeof **rows);
     size_t k = 0;
     for (size_t i = 0; i < nf && k < m; i++)
-        if (coord(tk, P[f[i]].ax[a], a) == x) {
-            tmp[k] = P[f[i]].lat;
+        if (coord(tk, ip_ax(ix, f[i], a), a) == x) {
+            tmp[k] = ip_lat(ix, f[i]);
             (*rows)[k++] = f[i];
         }
     if (m > 2) qsort(tmp, m, sizeof *tmp, cmp_d); /* one or two: the median needs no order */
@@ -47,11 +47,11 @@ static double bound_median(q_ctx *c, const ip_task *tk, const uint32_t *f, size_
  * A[0]): the answer into out, or false when the latency guard refuses it */
 static bool linear_1d(q_ctx *c, const ip_task *tk, const uint32_t *f, size_t nf, const uint8_t *A, double lo,
                       double hi, double tv, ip_out *out) {
-    const ip_point *P = tk->ix->p;
+    const ip_index *ix = tk->ix;
     int a = A[0];
     size_t ml = 0, mh = 0, il = 0, ih = 0;
     for (size_t i = nf; i-- > 0;) {
-        double x = coord(tk, P[f[i]].ax[a], a);
+        double x = coord(tk, ip_ax(ix, f[i], a), a);
         if (x == lo) ml++, il = i;
         if (x == hi) mh++, ih = i;
     }
@@ -69,19 +69,18 @@ static bool linear_1d(q_ctx *c, const ip_task *tk, const uint32_t *f, size_t nf,
     out->lat = y;
     out->conf = 0.70;
     out->rule = "interpolated_1d_linear";
-    out->key = NULL; /* the caller names the point set (ip_set_answer) */
-    out->keyn = 0;
+    out->kix = NULL; /* the caller names the point set (ip_set_answer) */
     out->lab = -1;
     out->dim = 1;
     out->axes = A;
     out->npts = lo == hi ? 1 : 2;
-    out->coord[0][0] = P[f[il]].ax[a];
+    out->coord[0][0] = ip_ax(ix, f[il], a);
     out->w[0] = lo == hi ? 1.0 : 1 - u;
     out->plat[0] = yl;
     out->rows[0] = rl;
     out->nrows[0] = ml;
     if (lo != hi) {
-        out->coord[1][0] = P[f[ih]].ax[a];
+        out->coord[1][0] = ip_ax(ix, f[ih], a);
         out->w[1] = u;
         out->plat[1] = yh;
         out->rows[1] = rh;
@@ -92,7 +91,7 @@ static bool linear_1d(q_ctx *c, const ip_task *tk, const uint32_t *f, size_t nf,
 
 static bool interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t n, const ip_set *set, ip_status *st,
                         ip_out *out) {
-    const ip_point *P = tk->ix->p;
+    const ip_index *ix = tk->ix;
     uint32_t *fscan = NULL;
     for (size_t gi = 0; gi < tk->ngroups; gi++) {
         int cnt = tk->groups[gi][0];
@@ -115,16 +114,18 @@ static bool interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t
             for (int k = 0; k < cnt; k++) inA[A[k]] = true;
             if (!fscan) fscan = opdb_arena_alloc(c->a, (n ? n : 1) * sizeof *fscan);
             for (size_t i = 0; i < n; i++) {
-                const ip_point *p = &P[pts[i]];
-                bool ok = p->row + 1 != tk->skip1;
-                for (int k = 0; ok && k < cnt; k++) ok = !isnan(p->ax[A[k]]);
+                uint32_t p = pts[i];
+                bool ok = ip_prow(ix, p) + 1 != tk->skip1;
+                for (int k = 0; ok && k < cnt; k++) ok = !isnan(ip_ax(ix, p, A[k]));
                 for (int a = 0; ok && a < tk->nax; a++) {
                     if (inA[a] || isnan(tk->t[a])) continue;
-                    if (isnan(p->ax[a])) ok = false;
-                    else if (tk->match[a]) ok = tk->match[a](tk->t[a], p->ax[a]);
-                    else ok = p->ax[a] == tk->t[a];
+                    double v = ip_ax(ix, p, a);
+                    if (isnan(v)) ok = false;
+                    else if (tk->match[a]) ok = tk->match[a](tk->t[a], v);
+                    else ok = v == tk->t[a];
                 }
-                if (ok && isfinite(p->lat) && p->lat > 0) fscan[nf++] = pts[i];
+                double lat = ip_lat(ix, p);
+                if (ok && isfinite(lat) && lat > 0) fscan[nf++] = p;
             }
             f = fscan;
         }
@@ -139,7 +140,7 @@ static bool interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t
             tv[k] = coord(tk, tk->t[a], a);
             bool hl = false, hh = false;
             for (size_t i = 0; i < nf; i++) {
-                double v = coord(tk, P[f[i]].ax[a], a);
+                double v = coord(tk, ip_ax(ix, f[i], a), a);
                 if (!isfinite(v)) continue;
                 if (v <= tv[k] && (!hl || v > lo[k])) lo[k] = v, hl = true;
                 if (v >= tv[k] && (!hh || v < hi[k])) hi[k] = v, hh = true;
@@ -167,7 +168,7 @@ static bool interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t
         size_t nm = 0;
         for (size_t i = 0; i < nf; i++) {
             double x[3];
-            for (int k = 0; k < cnt; k++) x[k] = coord(tk, P[f[i]].ax[A[k]], A[k]);
+            for (int k = 0; k < cnt; k++) x[k] = coord(tk, ip_ax(ix, f[i], A[k]), A[k]);
             size_t j = 0;
             for (; j < nm; j++) {
                 bool eq = true;
@@ -185,7 +186,7 @@ static bool interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t
         for (size_t j = 0; j < nm; j++) {
             size_t m = 0;
             for (size_t i = mfirst[j]; i < nf; i++)
-                if (of[i] == j) tmp[m++] = P[f[i]].lat;
+                if (of[i] == j) tmp[m++] = ip_lat(ix, f[i]);
             if (m > 2) qsort(tmp, m, sizeof *tmp, cmp_d); /* one or two: the median needs no order */
             mv[j] = m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
         }
@@ -221,8 +222,8 @@ static bool interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t
             bool grid_ok = nm >= (size_t)cnt + 1;
             for (int k = 0; grid_ok && k < cnt; k++) {
                 bool two = false;
-                double v0 = coord(tk, P[f[0]].ax[A[k]], A[k]);
-                for (size_t i = 1; !two && i < nf; i++) two = coord(tk, P[f[i]].ax[A[k]], A[k]) != v0;
+                double v0 = coord(tk, ip_ax(ix, f[0], A[k]), A[k]);
+                for (size_t i = 1; !two && i < nf; i++) two = coord(tk, ip_ax(ix, f[i], A[k]), A[k]) != v0;
                 grid_ok = two;
             }
             if (!grid_ok) {
@@ -250,15 +251,14 @@ static bool interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t
         out->lat = y;
         out->conf = conf;
         out->rule = rule;
-        out->key = NULL; /* the caller names the point set (ip_set_answer) */
-        out->keyn = 0;
+        out->kix = NULL; /* the caller names the point set (ip_set_answer) */
         out->lab = -1;
         out->dim = cnt;
         out->axes = A;
         out->npts = nused;
         for (int k = 0; k < nused; k++) {
             size_t j = (size_t)used[k];
-            for (int d = 0; d < cnt; d++) out->coord[k][d] = P[f[mfirst[j]]].ax[A[d]];
+            for (int d = 0; d < cnt; d++) out->coord[k][d] = ip_ax(ix, f[mfirst[j]], A[d]);
             out->w[k] = w[k];
             out->plat[k] = mv[j];
             out->nrows[k] = 0;
@@ -276,16 +276,16 @@ bool ip_interpolate(q_ctx *c, const ip_task *tk, const uint32_t *pts, size_t n, 
 }
 
 bool ip_interpolate_set(q_ctx *c, const ip_task *tk, const ip_set *set, ip_status *st, ip_out *out) {
-    const ip_group *g = &set->ix->g[set->group];
-    if (set->lab < 0) return interpolate(c, tk, g->pts, g->n, set, st, out);
-    return interpolate(c, tk, g->lab[set->lab], g->nlab[set->lab], set, st, out);
+    if (set->lab < 0) return interpolate(c, tk, ip_gpts(set->ix, set->group), ip_gn(set->ix, set->group), set, st, out);
+    uint32_t n;
+    const uint32_t *p = ip_glab(set->ix, set->group, set->lab, &n);
+    return interpolate(c, tk, p, n, set, st, out);
 }
 
 bool ip_run_groups(q_ctx *c, const ip_task *tk, const uint32_t *gidx, size_t ng, bool whole, ip_status *last,
                    bool *attempted, ip_out *out) {
     const ip_index *ix = tk->ix;
     for (size_t gi = 0; gi < ng; gi++) {
-        const ip_group *g = &ix->g[gidx[gi]];
         if (whole) {
             ip_status st = {.n = 0};
             *attempted = true;
@@ -300,7 +300,9 @@ bool ip_run_groups(q_ctx *c, const ip_task *tk, const uint32_t *gidx, size_t ng,
             continue;
         }
         for (int lab = 0; lab < 2; lab++) {
-            if (!g->nlab[lab]) continue;
+            uint32_t nl;
+            ip_glab(ix, gidx[gi], lab, &nl);
+            if (!nl) continue;
             ip_status st = {.n = 0};
             *attempted = true;
             ip_set set = {ix, gidx[gi], lab};
@@ -321,8 +323,8 @@ bool ip_run_groups(q_ctx *c, const ip_task *tk, const uint32_t *gidx, size_t ng,
 static const char *const k_lab[3] = {"all", "preferred", "alternate"};
 
 void ip_set_answer(ip_out *o, const ip_index *ix, size_t g, int lab) {
-    o->key = ix->g[g].key;
-    o->keyn = ix->g[g].keyn;
+    o->kix = ix;
+    o->kgroup = (uint32_t)g;
     o->lab = lab;
 }
 
@@ -330,7 +332,9 @@ void ip_attempt_set(q_ctx *c, const ip_index *ix, size_t g, int lab, const ip_st
     if (!c->explain) return;
     opdb_strbuf *sb = q_attempt_open(c);
     opdb_sb_adds(sb, "\"group\": ");
-    ip_key_json(ix->g[g].key, ix->g[g].keyn, sb);
+    size_t kn;
+    const char *key = ip_group_key(ix, g, c->a, &kn);
+    ip_key_json(key, kn, sb);
     opdb_sb_addf(sb, ", \"latency_column_group\": \"%s\", \"status\": ", k_lab[lab + 1]);
     opdb_json_quote(sb, ip_reason(st, "candidate_group_failed"));
     opdb_sb_addc(sb, '}');
@@ -368,8 +372,13 @@ void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel
         fl(sb, tk->t[o->axes[d]]);
     }
     opdb_sb_addf(sb, "], \"transform\": %s, \"regime\": ", tk->sqrt_axis >= 0 ? "\"sqrt(seq)\"" : "null");
-    if (o->key) ip_key_json(o->key, o->keyn, sb);
-    else opdb_sb_adds(sb, "null");
+    if (o->kix) {
+        size_t kn;
+        const char *key = ip_group_key(o->kix, o->kgroup, c->a, &kn);
+        ip_key_json(key, kn, sb);
+    } else {
+        opdb_sb_adds(sb, "null");
+    }
     opdb_sb_addf(sb, ", \"latency_column_group\": \"%s\", \"points\": [", k_lab[o->lab + 1]);
     const q_ktable *t = tk->ix->tab;
     for (int k = 0; k < o->npts; k++) {
@@ -384,11 +393,11 @@ void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel
         fl(sb, o->w[k]);
         opdb_sb_adds(sb, ", \"rows\": [");
         for (size_t i = 0; i < o->nrows[k]; i++) {
-            const ip_point *p = &tk->ix->p[o->rows[k][i]];
+            uint32_t p = o->rows[k][i];
             opdb_sb_adds(sb, i ? ", {\"file\": " : "{\"file\": ");
             opdb_json_quote(sb, t->shown);
-            opdb_sb_addf(sb, ", \"line\": %u, \"latency_us\": ", (unsigned)t->t.line[p->row]);
-            fl(sb, p->lat);
+            opdb_sb_addf(sb, ", \"line\": %u, \"latency_us\": ", (unsigned)t->t.line[ip_prow(tk->ix, p)]);
+            fl(sb, ip_lat(tk->ix, p));
             opdb_sb_adds(sb, "}");
         }
         opdb_sb_adds(sb, "]}");

@@ -34,13 +34,14 @@ static double norm0(double v) { return v == 0 ? 0.0 : v; }
 static uint64_t key_hash(const double *k, int nk) { return opdb_hash_bytes(k, (size_t)nk * sizeof *k, 3); }
 
 static const uint32_t *set_pts(const ip_set *s, size_t *n) {
-    const ip_group *g = &s->ix->g[s->group];
     if (s->lab < 0) {
-        *n = g->n;
-        return g->pts;
+        *n = ip_gn(s->ix, s->group);
+        return ip_gpts(s->ix, s->group);
     }
-    *n = g->nlab[s->lab];
-    return g->lab[s->lab];
+    uint32_t m;
+    const uint32_t *p = ip_glab(s->ix, s->group, s->lab, &m);
+    *n = m;
+    return p;
 }
 
 static fentry *find(const ip_fmap *m, uint64_t h, const double *k, int nk) {
@@ -68,14 +69,15 @@ static ip_fmap *build(const ip_set *set, const uint8_t *A, int cnt, int nax) {
     for (int k = 0; k < cnt; k++) inA[A[k]] = true;
     size_t n;
     const uint32_t *pts = set_pts(set, &n);
-    const ip_point *P = set->ix->p;
+    const ip_index *ix = set->ix;
     for (size_t i = 0; i < n; i++) {
-        const ip_point *p = &P[pts[i]];
-        bool ok = isfinite(p->lat) && p->lat > 0;
-        for (int k = 0; ok && k < cnt; k++) ok = !isnan(p->ax[A[k]]);
+        double lat = ip_lat(ix, pts[i]), ax[IP_MAXAX];
+        bool ok = isfinite(lat) && lat > 0;
+        ip_point_axes(ix, pts[i], ax);
+        for (int k = 0; ok && k < cnt; k++) ok = !isnan(ax[A[k]]);
         if (!ok) continue;
         double key[IP_MAXAX];
-        int nk = other_axes(p->ax, inA, nax, key);
+        int nk = other_axes(ax, inA, nax, key);
         if (nk < 0) continue;
         for (int k = nk; k < IP_MAXAX; k++) key[k] = 0;
         uint64_t h = key_hash(key, nk);
@@ -99,20 +101,42 @@ bool ip_memo_filter(const q_ctx *c, const ip_task *tk, const ip_set *set, size_t
     bool inA[IP_MAXAX] = {false};
     for (int k = 0; k < cnt; k++) inA[A[k]] = true;
     /* the map compares every other axis by equality, and needs the target's value on each */
+    ip_index *ix = (ip_index *)set->ix; /* the memo lock guards the slots */
+    bool other = false;
     for (int a = 0; a < tk->nax; a++)
-        if (!inA[a] && (tk->match[a] || isnan(tk->t[a]))) return false;
-    ip_group *g = (ip_group *)&set->ix->g[set->group];
-    struct ip_fmaps *fs = atomic_load_explicit(&g->fmaps, memory_order_acquire);
+        if (!inA[a]) {
+            if (tk->match[a]) return false;
+            other |= !isnan(tk->t[a]);
+        }
+    /* no other axis to compare: the set's points pass when every point has these axes and a
+     * latency (as a kept map would answer, without one) */
+    if (!other) {
+        bool all = ix->latok;
+        for (int k = 0; all && k < cnt; k++) all = (ix->axfull >> A[k]) & 1;
+        if (all) {
+            *f = set_pts(set, nf);
+            return true;
+        }
+    }
+    for (int a = 0; a < tk->nax; a++)
+        if (!inA[a] && isnan(tk->t[a])) return false;
+    struct ip_fmaps *_Atomic *arr = atomic_load_explicit(&ix->fmaps, memory_order_acquire);
+    struct ip_fmaps *fs = arr ? atomic_load_explicit(&arr[set->group], memory_order_acquire) : NULL;
     ip_fmap *m = fs ? atomic_load_explicit(&fs->m[set->lab + 1][gi], memory_order_acquire) : NULL;
     if (!m) {
-        ip_index *ix = (ip_index *)set->ix; /* the memo lock guards the slots */
         opdb_call_lock(&ix->memo_mu);
-        fs = atomic_load_explicit(&g->fmaps, memory_order_relaxed);
+        arr = atomic_load_explicit(&ix->fmaps, memory_order_relaxed);
+        if (!arr) {
+            arr = opdb_xmalloc((ix->ng ? ix->ng : 1) * sizeof *arr);
+            for (size_t g = 0; g < ix->ng; g++) atomic_init(&arr[g], NULL);
+            atomic_store_explicit(&ix->fmaps, arr, memory_order_release);
+        }
+        fs = atomic_load_explicit(&arr[set->group], memory_order_relaxed);
         if (!fs) {
             fs = opdb_xcalloc(1, sizeof *fs);
             for (int s = 0; s < 3; s++)
                 for (int k = 0; k < IP_MAXAXG; k++) atomic_init(&fs->m[s][k], NULL);
-            atomic_store_explicit(&g->fmaps, fs, memory_order_release);
+            atomic_store_explicit(&arr[set->group], fs, memory_order_release);
         }
         ip_fmap *_Atomic *slot = &fs->m[set->lab + 1][gi];
         m = atomic_load_explicit(slot, memory_order_relaxed);
@@ -132,39 +156,20 @@ bool ip_memo_filter(const q_ctx *c, const ip_task *tk, const ip_set *set, size_t
     return true;
 }
 
-void ip_memo_free(ip_group *g) {
-    struct ip_fmaps *fs = atomic_load_explicit(&g->fmaps, memory_order_relaxed);
-    for (int s = 0; fs && s < 3; s++)
-        for (int k = 0; k < IP_MAXAXG; k++) {
-            ip_fmap *m = atomic_load_explicit(&fs->m[s][k], memory_order_relaxed);
-            if (!m) continue;
-            for (size_t i = 0; i < m->ne; i++) free(m->e[i].pts);
-            free(m->e);
-            opdb_hindex_free(&m->ix);
-            free(m);
-        }
-    free(fs);
-    for (int lab = 0; lab < 2; lab++)
-        if (g->lab[lab] != g->pts) free(g->lab[lab]);
-}
-
-void ip_memo_labels(ip_index *ix) {
-    for (size_t gi = 0; gi < ix->ng; gi++) {
-        ip_group *g = &ix->g[gi];
-        uint32_t n1 = 0;
-        for (uint32_t i = 0; i < g->n; i++) n1 += ix->p[g->pts[i]].alt == 1;
-        for (int lab = 0; lab < 2; lab++) {
-            uint32_t want = lab ? n1 : g->n - n1;
-            g->nlab[lab] = 0;
-            if (want == g->n || want == 0) { /* one label only: its list is pts (or empty) */
-                g->lab[lab] = g->pts;
-                g->nlab[lab] = want;
-                continue;
+void ip_memo_free(ip_index *ix) {
+    struct ip_fmaps *_Atomic *arr = atomic_load_explicit(&ix->fmaps, memory_order_relaxed);
+    for (size_t g = 0; arr && g < ix->ng; g++) {
+        struct ip_fmaps *fs = atomic_load_explicit(&arr[g], memory_order_relaxed);
+        for (int s = 0; fs && s < 3; s++)
+            for (int k = 0; k < IP_MAXAXG; k++) {
+                ip_fmap *m = atomic_load_explicit(&fs->m[s][k], memory_order_relaxed);
+                if (!m) continue;
+                for (size_t i = 0; i < m->ne; i++) free(m->e[i].pts);
+                free(m->e);
+                opdb_hindex_free(&m->ix);
+                free(m);
             }
-            g->lab[lab] = opdb_xmalloc(want * sizeof *g->lab[lab]);
-            for (uint32_t i = 0; i < g->n; i++)
-                if (ix->p[g->pts[i]].alt == lab) g->lab[lab][g->nlab[lab]++] = g->pts[i];
-        }
-        atomic_init(&g->fmaps, NULL);
+        free(fs);
     }
+    free((void *)arr);
 }

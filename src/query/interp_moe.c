@@ -35,7 +35,7 @@ static void build_moe(ip_index *ix, const void *arg) {
     const char *kt = t->kernel;
     int c_ep = db_table_col(&t->t, "EP Size");
     if (c_ep < 0) return;
-    for (size_t r = 0; r < t->t.nrows; r++) {
+    for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
         if (!rw->shapes_ok) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
@@ -152,7 +152,7 @@ void ip_moe(q_ctx *c, const q_entry *e) {
     ip_kb_num(&T, c->cfg->ep);
     ip_kb_field(&T, "topk");
     ip_kb_num(&T, (double)topk);
-    ip_index *ix = ip_index_get(t, "moe", build_moe, NULL);
+    ip_index *ix = ip_index_get(c->db, t, "moe", build_moe, NULL, 0);
     if (ip_faults(c, ix) < 0) return;
     uint32_t *gi;
     size_t ng = ip_groups_matching(c, ix, &T, &gi);
@@ -174,4 +174,4 @@ void ip_moe(q_ctx *c, const q_entry *e) {
         q_moe_embedded(c, e, kt, c->r->lat, c->r->rule, c->r->conf);
 }
 
-ip_index *ip_moe_index(q_ktable *t) { return ip_index_get(t, "moe", build_moe, NULL); }
+ip_index *ip_moe_index(const opdb_qdb *db, q_ktable *t) { return ip_index_get(db, t, "moe", build_moe, NULL, 0); }

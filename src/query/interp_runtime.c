@@ -43,7 +43,7 @@ static void scatter_key(ip_kb *k, const char *kt, const opdb_span *dt, q_shape c
 static void build_scatter(ip_index *ix, const void *arg) {
     (void)arg;
     q_ktable *t = ix->tab;
-    for (size_t r = 0; r < t->t.nrows; r++) {
+    for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
         if (!rw->shapes_ok) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
@@ -70,7 +70,9 @@ static void build_scatter(ip_index *ix, const void *arg) {
 static const uint8_t k_sc_groups[1][4] = {{1, 0}};
 static const char *const k_sc_axes[] = {"tokens"};
 
-ip_index *ip_scatter_index(q_ktable *t) { return ip_index_get(t, "scatter", build_scatter, NULL); }
+ip_index *ip_scatter_index(const opdb_qdb *db, q_ktable *t) {
+    return ip_index_get(db, t, "scatter", build_scatter, NULL, 0);
+}
 
 /* Interpolates over the kernels K for (cache, index, update) shapes with
  * profiler dtypes dts. true on success: the result set, or with lat given
@@ -95,7 +97,7 @@ static bool scatter_core(q_ctx *c, const char *const *K, size_t nk, q_shape cach
             return false;
         }
         if (st != QT_OK) continue;
-        ip_index *ix = ip_scatter_index(t);
+        ip_index *ix = ip_scatter_index(c->db, t);
         if (ip_faults(c, ix) < 0) {
             *reason = NULL;
             return false;
@@ -276,7 +278,7 @@ static void build_rt(ip_index *ix, const void *arg) {
     int c_sbs = db_table_col(d, "Runtime sparse_block_size"), c_pat = db_table_col(d, "Runtime sparse_indices_pattern"),
         c_valid = db_table_col(d, "Runtime sparse_indices_valid_count");
     char buf[48], sbuf[3][48], pbuf[48];
-    for (size_t r = 0; r < d->nrows; r++) {
+    for (size_t r = ix->r0; r < ix->r1; r++) {
         opdb_span m;
         if (c_meta >= 0 && !(ip_strcell(db_table_cell(d, r, c_meta), buf, sizeof buf, &m) && opdb_span_eq_cstr(m, "complete")))
             continue;
@@ -335,7 +337,7 @@ bool ip_runtime_attention(q_ctx *c, const char *kt, const q_attn_target *tg, con
         *reason = "csv_not_found";
         return false;
     }
-    ip_index *ix = ip_index_get(t, sparse ? "rt1" : "rt0", build_rt, sparse ? &k_true : &k_false);
+    ip_index *ix = ip_index_get(c->db, t, sparse ? "rt1" : "rt0", build_rt, sparse ? &k_true : &k_false, sizeof(bool));
     if (ip_faults(c, ix) < 0) {
         *reason = NULL;
         return false;

@@ -85,7 +85,7 @@ static void build_scale(ip_index *ix, const void *arg) {
     q_ktable *t = ix->tab;
     const char *kt = t->kernel;
     int c_ofmt = db_table_col(&t->t, "Output Formats");
-    for (size_t r = 0; r < t->t.nrows; r++) {
+    for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
         if (!rw->shapes_ok) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
@@ -199,7 +199,7 @@ void ip_scale(q_ctx *c, const q_entry *e) {
             return;
         }
         if (st != QT_OK) continue;
-        ip_index *ix = ip_index_get(t, "scale", build_scale, NULL);
+        ip_index *ix = ip_index_get(c->db, t, "scale", build_scale, NULL, 0);
         if (ip_faults(c, ix) < 0) return;
         uint32_t *gi;
         size_t ng = ip_groups_matching(c, ix, &T, &gi);
@@ -214,4 +214,4 @@ void ip_scale(q_ctx *c, const q_entry *e) {
     q_miss(c, ip_reason(att ? &last : NULL, "compute_scale_interpolation_failed"));
 }
 
-ip_index *ip_scale_index(q_ktable *t) { return ip_index_get(t, "scale", build_scale, NULL); }
+ip_index *ip_scale_index(const opdb_qdb *db, q_ktable *t) { return ip_index_get(db, t, "scale", build_scale, NULL, 0); }

@@ -195,6 +195,7 @@ struct opdb_qdb {
     _Atomic(struct q_tsnap *) tsnap;
     _Atomic size_t skipped_rows, skipped_files;
     bool no_index;               /* tests: every scan visits every row, every interpolation filter scans its points (the references of the indexes) */
+    uint64_t ip_hash_mask;       /* tests: the interpolation groups' key hashes cut to these bits, so that keys collide (0: whole) */
     struct q_cache *cache;       /* the result cache (NULL = off) */
     struct q_hitmap *hitmap;     /* scan outcomes by scan key (NULL = off; no_index bypasses it) */
     /* intervals written by opdb check, read by calib.c on the first interpolated
