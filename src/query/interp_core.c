@@ -241,24 +241,33 @@ typedef struct ip_build {
     size_t capg, capk;
 } ip_build;
 
-static uint64_t key_hash(const ip_index *ix, const char *s, size_t n) { return opdb_hash_bytes(s, n, 9) & ix->hmask; }
+static uint32_t key_hash(const ip_index *ix, const char *s, size_t n) {
+    return (uint32_t)(opdb_hash_bytes(s, n, 9) & ix->hmask);
+}
 
-static void slot_put(uint32_t *slot, size_t mask, uint64_t h, uint32_t gi) {
-    size_t j = (size_t)h & mask;
-    while (slot[j]) j = (j + 1) & mask;
-    slot[j] = gi + 1;
+/* slot j: group index + 1, 0 when empty (16 bits a slot while the groups are fewer than 65,535) */
+static uint32_t slot_at(const ip_index *ix, size_t j) {
+    return ix->slot16 ? ((const uint16_t *)ix->slot)[j] : ((const uint32_t *)ix->slot)[j];
+}
+
+static void slot_put(ip_index *ix, uint32_t h, uint32_t gi) {
+    size_t j = (size_t)h & ix->smask;
+    while (slot_at(ix, j)) j = (j + 1) & ix->smask;
+    if (ix->slot16) ((uint16_t *)ix->slot)[j] = (uint16_t)(gi + 1);
+    else ((uint32_t *)ix->slot)[j] = gi + 1;
 }
 
 /* room for one more group at a load of at most 3/4 */
 static void slots_grow(ip_index *ix) {
     size_t ns = ix->slot ? ix->smask + 1 : 0;
-    if ((ix->ng + 1) * 4 <= ns * 3) return;
-    size_t nn = ns ? ns * 2 : 64;
-    uint32_t *s = opdb_xcalloc(nn, sizeof *s);
-    for (size_t i = 0; i < ix->ng; i++) slot_put(s, nn - 1, ix->g[i].hash, (uint32_t)i);
+    if (ix->slot && (ix->ng + 1) * 4 <= ns * 3 && (!ix->slot16 || ix->ng + 1 < UINT16_MAX)) return;
+    size_t nn = ns ? ns : 64;
+    while ((ix->ng + 1) * 4 > nn * 3) nn *= 2;
     free(ix->slot);
-    ix->slot = s;
+    ix->slot16 = ix->ng + 1 < UINT16_MAX;
+    ix->slot = opdb_xcalloc(nn, ix->slot16 ? sizeof(uint16_t) : sizeof(uint32_t));
     ix->smask = nn - 1;
+    for (size_t i = 0; i < ix->ng; i++) slot_put(ix, ix->g[i].hash, (uint32_t)i);
 }
 
 void ip_add(ip_index *ix, const ip_kb *k, const double *ax, double lat, bool alt, uint32_t row) {
@@ -281,10 +290,9 @@ void ip_add(ip_index *ix, const ip_kb *k, const double *ax, double lat, bool alt
     memcpy(b->ax + np * IP_MAXAX, ax, IP_MAXAX * sizeof *ax);
     ix->lat[np] = lat;
     ix->prow[np] = row | (alt ? 0x80000000u : 0);
-    uint64_t h = key_hash(ix, k->s, k->n);
-    uint32_t gi = UINT32_MAX;
-    for (size_t j = (size_t)h & ix->smask; ix->slot && ix->slot[j]; j = (j + 1) & ix->smask) {
-        uint32_t x = ix->slot[j] - 1;
+    uint32_t h = key_hash(ix, k->s, k->n), gi = UINT32_MAX;
+    for (size_t j = (size_t)h & ix->smask; ix->slot && slot_at(ix, j); j = (j + 1) & ix->smask) {
+        uint32_t x = slot_at(ix, j) - 1;
         if (ix->g[x].hash == h && b->koff[x + 1] - b->koff[x] == k->n && memcmp(b->ks.p + b->koff[x], k->s, k->n) == 0) {
             gi = x;
             break;
@@ -298,7 +306,7 @@ void ip_add(ip_index *ix, const ip_kb *k, const double *ax, double lat, bool alt
         ix->g[gi] = (ip_group){h, 0, 0};
         opdb_sb_add(&b->ks, k->s, k->n);
         b->koff[gi + 1] = (uint32_t)b->ks.n;
-        slot_put(ix->slot, ix->smask, h, gi);
+        slot_put(ix, h, gi);
     }
     /* off counts the group's points until the build lays them out */
     ix->g[gi].off++;
@@ -714,11 +722,11 @@ size_t ip_groups_matching(q_ctx *c, const ip_index *cix, const ip_kb *T, uint32_
         size_t nn = key_names(T->s, T->n, nb, sizeof nb);
         if (nn == ix->namesn && memcmp(nb, ix->names, nn) == 0) {
             /* groups whose hash is T's: the one whose first row gives T's key again */
-            uint64_t h = key_hash(ix, T->s, T->n);
+            uint32_t h = key_hash(ix, T->s, T->n);
             ip_kb G;
             uint32_t found = UINT32_MAX;
-            for (size_t j = (size_t)h & ix->smask; ix->slot[j]; j = (j + 1) & ix->smask) {
-                uint32_t x = ix->slot[j] - 1;
+            for (size_t j = (size_t)h & ix->smask; slot_at(ix, j); j = (j + 1) & ix->smask) {
+                uint32_t x = slot_at(ix, j) - 1;
                 if (ix->g[x].hash != h) continue;
                 ip_group_kb(ix, x, &G);
                 if (G.n == T->n && memcmp(G.s, T->s, T->n) == 0) {

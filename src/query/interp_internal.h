@@ -46,7 +46,7 @@ typedef struct ip_fmap ip_fmap;
  * kept: the group's first row gives it again (ip_group_kb), and its hash
  * finds the group. Its points are gpts[off .. next group's off), file order. */
 typedef struct ip_group {
-    uint64_t hash;       /* of the key text (ip_index.hmask applied) */
+    uint32_t hash;       /* of the key text (ip_index.hmask applied) */
     uint32_t off;
     uint32_t n1;         /* of its points, those with the alternate latency label */
 } ip_group;
@@ -101,7 +101,8 @@ typedef struct ip_index {
     uint32_t *gpts;      /* the groups' point lists, one after another */
     uint32_t *lpts;      /* a group with both labels: its preferred points, then its alternate ones, at its off
                             (NULL when no group has both) */
-    uint32_t *slot;      /* group hash -> group index + 1 (0: empty), linear probing */
+    void *slot;          /* group hash -> group index + 1 (0: empty), linear probing; 16 or 32 bits */
+    bool slot16;
     size_t smask;
     uint64_t hmask;      /* the bits of a key hash kept (all but in tests) */
     ip_fault *faults;
