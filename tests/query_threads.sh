@@ -4,7 +4,8 @@
 # query class of perf/gen_query_bench.py, kernel-level lines, bad lines,
 # blank and CRLF lines, lines longer than a read block, a last line without
 # newline), from a file and from a pipe fed in small pieces, in both modes
-# and with --explain; --stats the same; and a stdout that fails (a full
+# and with --explain; --stats the same; a program that writes one query and
+# waits for its answer gets it at once; and a stdout that fails (a full
 # device, a closed descriptor) ends the batch with one error line, exit 1.
 #   query_threads.sh OPDB GEN_QUERY_BENCH_PY
 set -u
@@ -66,6 +67,25 @@ while i < len(d):
     k = rng.randint(1, 3000); os.write(1, d[i:i + k]); i += k
 ' "$work/q" | "$opdb" query --db "$db" --tp-size 8 --grid 8,2 --threads 3 >"$work/op" 2>/dev/null || fail "pipe: exit $?"
 cmp "$work/o1" "$work/op" || fail "a piped input differs"
+# a program that writes one query and waits for its answer before the next gets each answer at once
+for t in 1 4; do
+  python3 - "$opdb" "$db" "$t" "$work/queries.jsonl" <<'PY' || fail "one query at a time, --threads $t"
+import select, subprocess, sys
+opdb, db, t, qf = sys.argv[1:]
+p = subprocess.Popen([opdb, "query", "--db", db, "--threads", t], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL)
+for line in open(qf, "rb").readlines()[:5]:
+    p.stdin.write(line)
+    p.stdin.flush()
+    if not select.select([p.stdout], [], [], 60)[0]:
+        p.kill()
+        sys.exit("no answer within 60 s")
+    if not p.stdout.readline().startswith(b'{"id": '):
+        sys.exit("not a result line")
+p.stdin.close()
+sys.exit(p.wait())
+PY
+done
 head -c 2000000 "$work/q" >"$work/q2"
 for flags in "--explain" "--reference-quirks" "--no-interpolation --explain"; do
   # shellcheck disable=SC2086
