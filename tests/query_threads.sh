@@ -6,7 +6,8 @@
 # newline), from a file and from a pipe fed in small pieces, in both modes
 # and with --explain; --stats the same; a program that writes one query and
 # waits for its answer gets it at once; and a stdout that fails (a full
-# device, a closed descriptor) ends the batch with one error line, exit 1.
+# device, a closed descriptor) ends the batch with one error line, exit 1,
+# as does a stdin that cannot be read.
 #   query_threads.sh OPDB GEN_QUERY_BENCH_PY
 set -u
 opdb=$1
@@ -105,6 +106,9 @@ for t in 1 4; do
   [ $rc = 1 ] || fail "closed stdout, --threads $t: exit $rc"
   grep -q '^opdb: error: cannot write the results to stdout$' "$work/err" || fail "closed stdout: $(cat "$work/err")"
 done
+# stdin that cannot be read: one error line, exit 1
+"$opdb" query --db "$db" <&- >/dev/null 2>"$work/err"; rc=$?
+[ $rc = 1 ] && grep -q '^opdb: error: cannot read the queries from stdin: ' "$work/err" || fail "closed stdin: exit $rc"
 "$opdb" query --db "$db" --threads 0 </dev/null >/dev/null 2>&1; rc=$?
 [ $rc = 2 ] || fail "--threads 0: exit $rc, not 2"
 "$opdb" query --help | grep -q -- '--threads' || fail "--help lacks --threads"
