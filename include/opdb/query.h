@@ -204,12 +204,13 @@ OPDB_API int opdb_query_batch_text(const opdb_qdb *db, const char *jsonl, size_t
 OPDB_API void opdb_query_free_text(char *text);
 /* A JSONL stream answered as JSONL text, on several threads (the CLI's
  * batch): the query lines are read through `read` in blocks, answered on
- * `threads` threads (0 = one; one answers each block on the calling thread
- * before reading the next), and their result lines are handed to `write` in
- * blocks of whole lines, each line ending in a newline, strictly in input
- * order, so the text is the same for any thread count. Blank lines are
- * skipped, a line may end in CRLF or be the last one without a newline, and
- * lines may be of any length; only a few blocks per thread are held at once.
+ * `threads` threads (0 = one, at most 64; one answers each block on the
+ * calling thread before reading the next), and their result lines are
+ * handed to `write` in blocks of whole lines, each line ending in a newline,
+ * strictly in input order, so the text is the same for any thread count.
+ * Blank lines are skipped, a line may end in CRLF or be the last one
+ * without a newline, and lines may be of any length; only a few blocks per
+ * thread are held at once.
  *   read: as read(2): up to cap bytes into buf, how many were read, 0 at the
  *     end of the input, < 0 on a failure (which ends the input there). It is
  *     called on the calling thread only and may block: results of the lines
