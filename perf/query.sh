@@ -11,7 +11,8 @@
 #   opdb query --db DB --tp-size 8 --grid 8,2 < queries.jsonl > results
 #   floor: yajl_tokenize queries.jsonl       (reading and tokenizing the same file)
 # and prints best and median CPU seconds (user + system) of each, queries per
-# CPU second, the ratio opdb / floor, and opdb's peak RSS against the
+# CPU second, the ratio opdb / floor, the CLI's wall time (it answers on the
+# CPUs it may use, at most 8 threads), and opdb's peak RSS against the
 # database's bytes. The C API figures come from perf/query_api: open time
 # (open only: tables load on first use; and every table loaded at open)
 # against reading the same files (cat), and lookups per second on one thread
@@ -39,11 +40,14 @@ DB=$W/db
 best() { sort -g | head -1; }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 cpu() { awk -F': ' '/User time|System time/ {s += $2} END {printf "%.3f\n", s}' "$1"; }
+# /usr/bin/time -v's "Elapsed (wall clock) time (h:mm:ss or m:ss): M:SS.ss" in seconds
+wall() { sed -n 's/^.*Elapsed (wall clock).*: //p' "$1" | awk -F: '{s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.3f\n", s}'; }
 
 for r in $(seq 1 "$ROUNDS"); do
   /usr/bin/time -v "$OPDB" query --db "$DB" --tp-size 8 --grid 8,2 <"$W/queries.jsonl" >"$W/results" 2>"$W/time" \
     || { cat "$W/time"; exit 1; }
   cpu "$W/time" >>"$W/c_opdb"
+  wall "$W/time" >>"$W/w_opdb"
   grep "Maximum resident" "$W/time" | awk '{print $NF}' >>"$W/rss"
   /usr/bin/time -v "$TOK" "$W/queries.jsonl" >/dev/null 2>"$W/ftime" || { cat "$W/ftime"; exit 1; }
   cpu "$W/ftime" >>"$W/c_floor"
@@ -62,6 +66,8 @@ rss=$(sort -n "$W/rss" | tail -1)
 printf 'opdb query (%s; %d rounds, host %s, %s CPUs, load %s)\n' "$gen" "$ROUNDS" "$(hostname)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '  CLI batch       CPU best %.3f s / median %.3f s   %.0f / %.0f queries per CPU second\n' "$bo" "$mo" \
   "$(echo "$n / ($bo + 0.0005)" | bc -l)" "$(echo "$n / ($mo + 0.0005)" | bc -l)"
+printf '  CLI batch wall  best %.3f s / median %.3f s (default threads: %s CPUs usable)\n' "$(best <"$W/w_opdb")" \
+  "$(median <"$W/w_opdb")" "$(nproc)"
 printf '  floor (yajl)    CPU best %.3f s / median %.3f s\n' "$bf" "$mf"
 printf '  ratio opdb/floor best %.2f / median %.2f   (target <= 2)\n' "$(best <"$W/ratio")" "$(median <"$W/ratio")"
 printf '  peak RSS        %.1f MiB for a %.1f MiB database: %.2fx (target <= 2)\n' "$(echo "$rss / 1024" | bc -l)" \

@@ -202,6 +202,31 @@ OPDB_API int opdb_query_batch(const opdb_qdb *db, const char *jsonl, size_t n, u
 OPDB_API int opdb_query_batch_text(const opdb_qdb *db, const char *jsonl, size_t n, unsigned threads, bool explain,
                                    char **out, size_t *out_n, opdb_qstats *stats);
 OPDB_API void opdb_query_free_text(char *text);
+/* A JSONL stream answered as JSONL text, on several threads (the CLI's
+ * batch): the query lines are read through `read` in blocks, answered on
+ * `threads` threads (0 = one, at most 64; one answers each block on the
+ * calling thread before reading the next), and their result lines are
+ * handed to `write` in blocks of whole lines, each line ending in a newline,
+ * strictly in input order, so the text is the same for any thread count.
+ * Blank lines are skipped, a line may end in CRLF or be the last one
+ * without a newline, and lines may be of any length; only a few blocks per
+ * thread are held at once.
+ *   read: as read(2): up to cap bytes into buf, how many were read, 0 at the
+ *     end of the input, < 0 on a failure (which ends the input there). It is
+ *     called on the calling thread only and may block: results of the lines
+ *     read so far are answered and written meanwhile.
+ *   write: the result text of one or more lines; never two calls at once,
+ *     but from whichever of the batch's threads finished the block (the
+ *     calling one or a worker). A non-zero return stops the batch: nothing
+ *     more is written or read, and that value is returned (make it positive
+ *     to tell it from the codes below).
+ * Returns 0; write's non-zero return; -OPDB_ERR_RUNTIME when read failed
+ * (what was read before is answered and written); -OPDB_ERR_NOMEM out of
+ * memory. stats (may be NULL) counts the lines written. */
+OPDB_API int opdb_query_stream(const opdb_qdb *db, unsigned threads, bool explain,
+                               ptrdiff_t (*read)(void *ctx, char *buf, size_t cap), void *read_ctx,
+                               int (*write)(void *ctx, const char *text, size_t n), void *write_ctx,
+                               opdb_qstats *stats);
 /* The result line of a result (JSON object, no newline), malloc'd. 0, -1 on
  * a NULL result, or -OPDB_ERR_NOMEM when out of memory (also for
  * opdb_qresult_line, which renders the line on first use). */

@@ -1,5 +1,7 @@
 /* `opdb query`: JSONL queries on stdin -> result lines on stdout, or one
  * kernel-level query from flags. */
+#include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +63,47 @@ static int emit_line(emit_ctx *e, const opdb_qresult *r) {
     return ok ? 0 : -1;
 }
 
+/* The batch's stdin and stdout, read and written a block at a time without stdio. */
+static ptrdiff_t read_stdin(void *ctx, char *buf, size_t cap) {
+    int *read_errno = ctx;
+    for (;;) {
+        ssize_t r = read(STDIN_FILENO, buf, cap);
+        if (r >= 0 || errno != EINTR) {
+            if (r < 0) *read_errno = errno;
+            return r;
+        }
+    }
+}
+
+static int write_stdout(void *ctx, const char *text, size_t n) {
+    emit_ctx *e = ctx;
+    for (size_t at = 0; at < n;) {
+        ssize_t w = write(STDOUT_FILENO, text + at, n - at);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            e->failed = true;
+            return 1;
+        }
+        at += (size_t)w;
+    }
+    /* --collect: every result line, as the serial loop offered them */
+    for (const char *p = text, *end = text + n; e->collect && p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (opdb_grid_misses_add(e->collect, p, (size_t)(nl - p), "results", ++e->n, &e->err)) e->failed = true;
+        p = nl + 1;
+    }
+    return 0;
+}
+
+/* The CPUs this process may run on, at most 8 (more rarely pays: the batch's
+ * reading and writing stay on one thread). */
+static unsigned default_threads(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+    int n = CPU_COUNT(&set);
+    return n < 1 ? 1 : n > 8 ? 8 : (unsigned)n;
+}
+
 static void count(opdb_qstats *s, const opdb_qresult *r) {
     s->queries++;
     switch (r->source) {
@@ -77,7 +120,7 @@ static void count(opdb_qstats *s, const opdb_qresult *r) {
 int cmd_query(int argc, char **argv) {
     const char *database = NULL, *tp = NULL, *ep = NULL, *grid = NULL;
     const char *kernel = NULL, *inputs = NULL, *dtypes = NULL, *formats = NULL, *outputs = NULL, *odtypes = NULL,
-               *match = NULL, *param_unused = NULL, *collect = NULL;
+               *match = NULL, *param_unused = NULL, *collect = NULL, *threads_arg = NULL;
     bool sp = false, no_interp = false, quirks = false, explain = false, stats = false, plan = false;
     cli_opt opts[] = {
         {"--database-path", "DIR", "the database version folder (CSV files and op_mapping.yaml)", false, &database, NULL, "--db"},
@@ -90,6 +133,8 @@ int cmd_query(int argc, char **argv) {
         {"--explain", NULL, "add an \"explain\" object naming the CSV file and line of every row used", false, NULL,
          &explain},
         {"--stats", NULL, "after the batch, one line of counts on stderr", false, NULL, &stats},
+        {"--threads", "N", "answer the batch on N threads (default: the CPUs this process may use, at most 8; "
+                           "1: one thread); results stay in input order", false, &threads_arg, NULL},
         {"--kernel", "KT", "one kernel-level query for this kernel type (no stdin)", false, &kernel, NULL},
         {"--inputs", "SHAPES", "with --kernel: input shapes in CSV cell notation, e.g. '24,128;256,128'", false, &inputs,
          NULL},
@@ -152,6 +197,11 @@ int cmd_query(int argc, char **argv) {
         cli_usage_error(&spec, "argument --ep-size: expected an integer >= 1, got '%s'", ep);
         goto out;
     }
+    int nthreads = 0;
+    if (threads_arg && (parse_pos(threads_arg, &nthreads) || nthreads > 1024)) {
+        cli_usage_error(&spec, "argument --threads: expected an integer from 1 to 1024, got '%s'", threads_arg);
+        goto out;
+    }
     if (grid && parse_grid(grid, &gd, &gn)) {
         cli_usage_error(&spec, "argument --grid: expected integers >= 1 separated by commas, got '%s'", grid);
         goto out;
@@ -207,27 +257,22 @@ int cmd_query(int argc, char **argv) {
         emit_line(&e, &r);
         opdb_qresult_free(&r);
     } else {
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t n;
-        while ((n = getline(&line, &cap, stdin)) >= 0) {
-            size_t a = 0, b = (size_t)n;
-            while (a < b && strchr(" \t\r\n\f\v", line[a])) a++;
-            while (b > a && strchr(" \t\r\n\f\v", line[b - 1])) b--;
-            if (a == b) continue;
-            opdb_qresult r;
-            if (opdb_query_json(db, line + a, b - a, explain, &r)) {
-                fprintf(stderr, "opdb: error: out of memory answering a query\n");
-                free(line);
-                ret = 1;
-                goto out;
-            }
-            count(&st, &r);
-            int erc = emit_line(&e, &r);
-            opdb_qresult_free(&r);
-            if (erc) break;
+        int read_errno = 0;
+        opdb_qstats bs;
+        int brc = opdb_query_stream(db, nthreads ? (unsigned)nthreads : default_threads(), explain, read_stdin,
+                                    &read_errno, write_stdout, &e, &bs);
+        if (brc < 0 && brc != -OPDB_ERR_RUNTIME) {
+            fprintf(stderr, "opdb: error: %s\n",
+                    brc == -OPDB_ERR_NOMEM ? "out of memory answering a query" : "the batch could not be answered");
+            ret = 1;
+            goto out;
         }
-        free(line);
+        if (brc == -OPDB_ERR_RUNTIME) {
+            fprintf(stderr, "opdb: error: cannot read the queries from stdin: %s\n", strerror(read_errno));
+            ret = 1;
+            goto out;
+        }
+        st = bs;
     }
     if (e.err.msg[0]) {
         fprintf(stderr, "opdb query: --collect: %s\n", e.err.msg);

@@ -195,7 +195,7 @@ int opdb_query_json(const opdb_qdb *db, const char *line, size_t n, bool explain
     Q_ENTRY(db, q_query_json_call(db, line, n, explain, res));
 }
 
-static opdb_qresult_buf *qresult_buf_new_call(void) {
+opdb_qresult_buf *q_qresult_buf_new(void) {
     opdb_qresult_buf *b = opdb_xcalloc(1, sizeof *b);
     opdb_arena_init(&b->p.a, 1 << 14);
     b->p.borrowed = true;
@@ -203,7 +203,7 @@ static opdb_qresult_buf *qresult_buf_new_call(void) {
 }
 
 opdb_qresult_buf *opdb_qresult_buf_new(void) {
-    Q_GUARDED(opdb_qresult_buf *, NULL, qresult_buf_new_call());
+    Q_GUARDED(opdb_qresult_buf *, NULL, q_qresult_buf_new());
 }
 
 void opdb_qresult_buf_free(opdb_qresult_buf *b) {
@@ -212,8 +212,8 @@ void opdb_qresult_buf_free(opdb_qresult_buf *b) {
     free(b);
 }
 
-static int q_query_json_buf_call(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
-                        opdb_qresult *res) {
+int q_query_json_buf_call(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
+                          opdb_qresult *res) {
     if (!db || !res || !buf) return -1;
     opdb_qresult_priv *p = &buf->p;
     opdb_arena a = p->a;

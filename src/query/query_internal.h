@@ -221,6 +221,11 @@ struct opdb_qdb {
     return q_rc_
 /* opdb_qresult_line inside a call already guarded (the batch's lines) */
 int q_qresult_line(const opdb_qresult *r, const char **text, size_t *len);
+/* opdb_qresult_buf_new and opdb_query_json_buf inside a call already guarded
+ * (the streaming batch's lines) */
+opdb_qresult_buf *q_qresult_buf_new(void);
+int q_query_json_buf_call(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
+                          opdb_qresult *res);
 /* The body of a public call that holds no handle (the value builders, a
  * result's line): out of memory in it returns `fail` instead of ending the
  * process. */

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "opdb/core.h"
 #include "opdb/error.h"
 #include "opdb/query.h"
 #include "opdb/trace2csv.h"
@@ -366,6 +367,66 @@ static void test_threaded_batch_fails_without_hanging(void **state) {
     qf_rmdir(dir);
 }
 
+/* The streaming batch: its reader on the calling thread, its workers and its writer fail the same way. */
+typedef struct mem_src {
+    const char *p;
+    size_t n, at;
+} mem_src;
+
+static ptrdiff_t mem_read(void *ctx, char *buf, size_t cap) {
+    mem_src *s = ctx;
+    size_t k = s->n - s->at < cap ? s->n - s->at : cap;
+    if (k > 1500) k = 1500; /* many blocks */
+    memcpy(buf, s->p + s->at, k);
+    s->at += k;
+    return (ptrdiff_t)k;
+}
+
+static int mem_write(void *ctx, const char *text, size_t n) {
+    opdb_sb_add(ctx, text, n);
+    return 0;
+}
+
+static void test_streaming_batch_fails_without_hanging(void **state) {
+    (void)state;
+    char *dir = query_db();
+    size_t ql = strlen(k_query);
+    size_t nq = 1000;
+    char *batch = __real_malloc(nq * (ql + 1) + 1);
+    for (size_t i = 0; i < nq; i++) {
+        memcpy(batch + i * (ql + 1), k_query, ql);
+        batch[i * (ql + 1) + ql] = '\n';
+    }
+    size_t bn = nq * (ql + 1);
+    long failed = 0;
+    for (unsigned threads = 1; threads <= 4; threads += 3)
+        for (long n = 1;; n += n < 200 ? 1 : n / 8) {
+            opdb_qdb *db = qf_open(dir, false, true, 1);
+            assert_non_null(db);
+            mem_src src = {batch, bn, 0};
+            opdb_strbuf out;
+            opdb_sb_init(&out);
+            arm(n);
+            int rc = opdb_query_stream(db, threads, false, mem_read, &src, mem_write, &out, NULL);
+            bool hit = fired();
+            disarm();
+            if (!hit) {
+                assert_int_equal(rc, 0);
+                assert_int_equal(out.n, nq * (strchr(out.p, '\n') - out.p + 1));
+                opdb_sb_free(&out);
+                opdb_qdb_close(db);
+                break;
+            }
+            assert_int_equal(rc, -OPDB_ERR_NOMEM);
+            opdb_qdb_close(db);
+            failed++;
+        }
+    print_message("streaming batch: failed at %ld of its allocations\n", failed);
+    assert_true(failed > 50);
+    free(batch);
+    qf_rmdir(dir);
+}
+
 static const char *g_pipeline_setting(const char *name) {
     return strcmp(name, "OPDB_TRACE_PIPELINE") == 0 ? "1" : NULL;
 }
@@ -471,6 +532,7 @@ int main(void) {
         cmocka_unit_test(test_update_fails_cleanly_at_every_allocation),
         cmocka_unit_test(test_query_handle_fails_then_refuses),
         cmocka_unit_test(test_threaded_batch_fails_without_hanging),
+        cmocka_unit_test(test_streaming_batch_fails_without_hanging),
         cmocka_unit_test(test_trace_pipeline_fails_without_hanging),
         cmocka_unit_test(test_builders_fail_without_abort),
     };

@@ -1,0 +1,294 @@
+/* A JSONL stream answered on several threads, written in input order.
+ *
+ * The input is cut into blocks of whole lines held in a ring of slots; each
+ * block gets a sequence number. The calling thread reads (it alone calls
+ * read, which may block); the workers, and the calling thread whenever the
+ * ring is full, answer the oldest unanswered block into the slot's own text.
+ * Whichever thread finishes a block and finds the oldest unwritten one
+ * answered becomes the writer: it writes answered blocks in sequence order
+ * while no other thread writes, so results leave in input order without a
+ * thread of their own, and the reader can wait on its input while they do.
+ * Memory is the ring's: a few blocks per thread, whatever the input's length.
+ * No allocation happens under the mutex (out of memory unwinds the thread). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opdb/core.h"
+#include "core/call.h"
+#include "opdb/query.h"
+#include "query/query_internal.h"
+
+void q_stats_add(opdb_qstats *s, const opdb_qresult *r);
+
+enum { BLOCK = 64 * 1024, SLOTS_PER_THREAD = 4, MAX_THREADS = 64 };
+
+typedef enum { SB_FREE, SB_READY, SB_DONE } sb_state;
+
+typedef struct sblock {
+    char *in;          /* whole lines (the last one of the input may lack its newline) */
+    size_t in_n, in_cap;
+    opdb_strbuf out;   /* their result lines */
+    opdb_qstats stats; /* of those lines */
+    sb_state state;
+} sblock;
+
+typedef struct stream {
+    const opdb_qdb *db;
+    bool explain;
+    int (*write)(void *ctx, const char *text, size_t n);
+    void *write_ctx;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;  /* broadcast on every change: few waiters, rare waits */
+    sblock *slot;
+    size_t nslot;
+    /* sequence numbers: written < head <= next <= tail; block s lives in slot s % nslot */
+    size_t head;        /* the oldest block not yet written */
+    size_t next;        /* the oldest block no thread has taken to answer */
+    size_t tail;        /* the next block the reader fills */
+    bool writing;       /* a thread is in write */
+    bool eof;           /* the reader has published its last block */
+    bool stop;          /* write refused, or the call is unwinding */
+    int rc;
+    opdb_qstats stats;  /* of the blocks written */
+} stream;
+
+static bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+
+static void stats_sum(opdb_qstats *to, const opdb_qstats *s) {
+    to->queries += s->queries;
+    to->measured += s->measured;
+    to->interpolated += s->interpolated;
+    to->partial += s->partial;
+    to->miss += s->miss;
+    to->error += s->error;
+    to->unsupported += s->unsupported;
+}
+
+/* Answers a block's lines into its text (no lock held). */
+static void answer_block(stream *st, sblock *b, opdb_qresult_buf *qb) {
+    b->out.n = 0;
+    memset(&b->stats, 0, sizeof b->stats);
+    const char *t = b->in;
+    size_t i = 0, n = b->in_n;
+    while (i < n) {
+        const char *nl = memchr(t + i, '\n', n - i);
+        size_t j = nl ? (size_t)(nl - t) : n;
+        size_t a = i, e = j;
+        while (a < e && blank(t[a])) a++;
+        while (e > a && blank(t[e - 1])) e--;
+        i = j + 1;
+        if (a == e) continue;
+        opdb_qresult r;
+        const char *line = NULL;
+        size_t ln = 0;
+        /* a result is always built inside a guarded call: out of memory unwinds instead */
+        (void)q_query_json_buf_call(st->db, t + a, e - a, st->explain, qb, &r);
+        (void)q_qresult_line(&r, &line, &ln);
+        q_stats_add(&b->stats, &r);
+        opdb_sb_reserve(&b->out, ln + 1);
+        memcpy(b->out.p + b->out.n, line, ln);
+        b->out.p[b->out.n + ln] = '\n';
+        b->out.n += ln + 1;
+    }
+}
+
+static bool halted(const stream *st) { return st->stop || opdb_call_failed(); }
+
+/* With the mutex held: unless another thread is writing, writes the answered
+ * blocks at the head in order (the mutex let go during each write). */
+static void drain(stream *st) {
+    if (st->writing) return;
+    st->writing = true;
+    while (!halted(st) && st->head < st->tail && st->slot[st->head % st->nslot].state == SB_DONE) {
+        sblock *b = &st->slot[st->head % st->nslot];
+        pthread_mutex_unlock(&st->mu);
+        int rc = b->out.n ? st->write(st->write_ctx, b->out.p, b->out.n) : 0;
+        pthread_mutex_lock(&st->mu);
+        if (rc) {
+            st->stop = true;
+            st->rc = rc;
+        } else {
+            stats_sum(&st->stats, &b->stats);
+        }
+        b->state = SB_FREE;
+        st->head++;
+        pthread_cond_broadcast(&st->cv);
+    }
+    st->writing = false;
+}
+
+/* With the mutex held and a block waiting: answers it, marks it and writes
+ * what can be written. */
+static void take_and_answer(stream *st, opdb_qresult_buf *qb) {
+    sblock *b = &st->slot[st->next++ % st->nslot];
+    pthread_mutex_unlock(&st->mu);
+    answer_block(st, b, qb);
+    pthread_mutex_lock(&st->mu);
+    b->state = SB_DONE;
+    drain(st);
+}
+
+static void *worker(void *arg) {
+    stream *st = arg;
+    opdb_qresult_buf *qb = q_qresult_buf_new();
+    pthread_mutex_lock(&st->mu);
+    for (;;) {
+        while (!halted(st) && st->next == st->tail && !st->eof) pthread_cond_wait(&st->cv, &st->mu);
+        if (halted(st) || st->next == st->tail) break;
+        take_and_answer(st, qb);
+    }
+    pthread_mutex_unlock(&st->mu);
+    opdb_qresult_buf_free(qb);
+    return NULL;
+}
+
+/* A worker that ran out of memory, or the calling thread unwinding: everyone waiting looks again. */
+static void wake_all(void *arg) {
+    stream *st = arg;
+    pthread_mutex_lock(&st->mu);
+    pthread_cond_broadcast(&st->cv);
+    pthread_mutex_unlock(&st->mu);
+}
+
+static void stop_all(void *arg) {
+    stream *st = arg;
+    pthread_mutex_lock(&st->mu);
+    st->stop = true;
+    pthread_cond_broadcast(&st->cv);
+    pthread_mutex_unlock(&st->mu);
+}
+
+typedef struct carry {
+    char *p;
+    size_t n, cap;
+} carry;
+
+/* Fills a free block (no lock held): what the last block left after its last
+ * newline, then reads until a newline arrives (a short read does not wait
+ * for a full block: a line typed or piped alone is answered at once) or the
+ * input ends. Returns false when the input is over. */
+static bool fill_block(sblock *b, carry *c, ptrdiff_t (*rd)(void *, char *, size_t), void *rctx, bool *read_failed) {
+    size_t want = c->n + BLOCK;
+    if (b->in_cap < want) {
+        free(b->in);
+        b->in = opdb_xmalloc(want);
+        b->in_cap = want;
+    }
+    if (c->n) memcpy(b->in, c->p, c->n);
+    b->in_n = c->n;
+    c->n = 0;
+    for (;;) {
+        if (b->in_n == b->in_cap) { /* a line longer than a block */
+            b->in_cap *= 2;
+            b->in = opdb_xrealloc(b->in, b->in_cap);
+        }
+        ptrdiff_t r = rd(rctx, b->in + b->in_n, b->in_cap - b->in_n);
+        if (r <= 0) {
+            if (r < 0) *read_failed = true;
+            return false;
+        }
+        size_t from = b->in_n;
+        b->in_n += (size_t)r;
+        const char *last = NULL;
+        for (const char *p = b->in + from; (p = memchr(p, '\n', (size_t)(b->in + b->in_n - p))); p++) last = p;
+        if (last) {
+            size_t cut = (size_t)(last - b->in) + 1, rest = b->in_n - cut;
+            if (c->cap < rest) {
+                free(c->p);
+                c->p = opdb_xmalloc(rest);
+                c->cap = rest;
+            }
+            memcpy(c->p, b->in + cut, rest);
+            c->n = rest;
+            b->in_n = cut;
+            return true;
+        }
+    }
+}
+
+static int stream_call(const opdb_qdb *db, unsigned threads, bool explain, ptrdiff_t (*rd)(void *, char *, size_t),
+                       void *rctx, int (*wr)(void *, const char *, size_t), void *wctx, opdb_qstats *stats) {
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!rd || !wr) return -1;
+    if (threads == 0) threads = 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    stream st;
+    memset(&st, 0, sizeof st);
+    st.db = db;
+    st.explain = explain;
+    st.write = wr;
+    st.write_ctx = wctx;
+    /* one thread: one slot, so each block is answered and written before the next is read */
+    st.nslot = threads == 1 ? 1 : (size_t)threads * SLOTS_PER_THREAD;
+    st.slot = opdb_xcalloc(st.nslot, sizeof *st.slot);
+    for (size_t k = 0; k < st.nslot; k++) opdb_sb_init(&st.slot[k].out);
+    opdb_qresult_buf *qb = q_qresult_buf_new();
+    carry c = {NULL, 0, 0};
+    pthread_mutex_init(&st.mu, NULL);
+    pthread_cond_init(&st.cv, NULL);
+    size_t nw = threads - 1;
+    pthread_t *tid = opdb_xcalloc(nw ? nw : 1, sizeof *tid);
+    bool *up = opdb_xcalloc(nw ? nw : 1, sizeof *up);
+    opdb_call_workers held; /* held first: running out while starting them joins those started */
+    opdb_call_hold_workers(&held, tid, up, nw, stop_all, &st);
+    for (size_t k = 0; k < nw; k++) up[k] = opdb_thread_create_wake(&tid[k], worker, &st, wake_all, &st) == 0;
+    bool read_failed = false, more = true;
+    pthread_mutex_lock(&st.mu);
+    while (more) {
+        /* a free slot; while there is none, answer a waiting block here */
+        while (!halted(&st) && st.tail - st.head == st.nslot) {
+            if (st.next < st.tail) take_and_answer(&st, qb);
+            else pthread_cond_wait(&st.cv, &st.mu);
+        }
+        if (halted(&st)) break;
+        sblock *b = &st.slot[st.tail % st.nslot];
+        pthread_mutex_unlock(&st.mu);
+        more = fill_block(b, &c, rd, rctx, &read_failed); /* the slot is the reader's until published */
+        pthread_mutex_lock(&st.mu);
+        if (b->in_n) {
+            b->state = SB_READY;
+            st.tail++;
+            pthread_cond_broadcast(&st.cv);
+        }
+    }
+    st.eof = true;
+    pthread_cond_broadcast(&st.cv);
+    /* the rest answered (here too) and written */
+    while (!halted(&st) && st.head < st.tail) {
+        if (st.next < st.tail) take_and_answer(&st, qb);
+        else pthread_cond_wait(&st.cv, &st.mu);
+    }
+    st.stop = true;
+    pthread_cond_broadcast(&st.cv);
+    pthread_mutex_unlock(&st.mu);
+    opdb_call_drop_workers(&held);
+    for (size_t k = 0; k < nw; k++)
+        if (up[k]) pthread_join(tid[k], NULL);
+    opdb_call_check(); /* a worker ran out of memory: the call fails here */
+    int rc = st.rc ? st.rc : read_failed ? -OPDB_ERR_RUNTIME : 0;
+    if (stats) {
+        *stats = st.stats;
+        opdb_qdb_skipped(db, &stats->skipped_rows, &stats->skipped_files);
+    }
+    pthread_cond_destroy(&st.cv);
+    pthread_mutex_destroy(&st.mu);
+    for (size_t k = 0; k < st.nslot; k++) {
+        free(st.slot[k].in);
+        opdb_sb_free(&st.slot[k].out);
+    }
+    free(st.slot);
+    free(c.p);
+    free(tid);
+    free(up);
+    opdb_qresult_buf_free(qb);
+    return rc;
+}
+
+int opdb_query_stream(const opdb_qdb *db, unsigned threads, bool explain, ptrdiff_t (*read)(void *ctx, char *buf, size_t cap),
+                      void *read_ctx, int (*write)(void *ctx, const char *text, size_t n), void *write_ctx,
+                      opdb_qstats *stats) {
+    if (!db) return -1;
+    Q_ENTRY(db, stream_call(db, threads, explain, read, read_ctx, write, write_ctx, stats));
+}
