@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -376,13 +377,15 @@ int db_table_load(db_table *t, const char *path, opdb_err *err) {
     return db_table_load_checked(t, path, &db_table_query_rules, NULL, err);
 }
 
+static void col_free(db_col *c) {
+    free(c->v);
+    free(c->uint_rows);
+    free(c->dec);
+    free(c->big);
+}
+
 void db_table_free(db_table *t) {
-    for (size_t c = 0; t->colv && c < t->ncols; c++) {
-        free(t->colv[c].v);
-        free(t->colv[c].uint_rows);
-        free(t->colv[c].dec);
-        free(t->colv[c].big);
-    }
+    for (size_t c = 0; t->colv && c < t->ncols; c++) col_free(&t->colv[c]);
     free(t->colv);
     free(t->ready);
     if (t->mu_init) pthread_mutex_destroy(&t->mu);
@@ -516,9 +519,54 @@ const db_col *db_table_column(const db_table *ct, int col) {
     return &t->colv[col];
 }
 
+/* ---- a pass's own columns */
+
+void db_pass_begin(db_pass *p, const db_table *t) {
+    p->t = t;
+    p->colv = opdb_xcalloc(t->ncols ? t->ncols : 1, sizeof *p->colv);
+    p->typed = opdb_xcalloc(t->ncols ? t->ncols : 1, 1);
+}
+
+const db_cell *db_pass_cell_into(db_pass *p, size_t row, int col, db_cell *o) {
+    db_table *t = (db_table *)p->t; /* typing is internally synchronised */
+    if (atomic_load_explicit(&t->ready[col], memory_order_acquire)) return db_col_cell_into(t, &t->colv[col], row, o);
+    if (!p->typed[col]) {
+        opdb_call_lock(&t->mu); /* the cells' starts are the table's */
+        if (!t->at && t->nrows) find_cells(t);
+        type_column(t, (size_t)col, &p->colv[col]);
+        opdb_call_unlock(&t->mu);
+        p->typed[col] = 1;
+    }
+    return db_col_cell_into(t, &p->colv[col], row, o);
+}
+
+void db_pass_end(db_pass *p) {
+    for (size_t c = 0; p->colv && c < p->t->ncols; c++)
+        if (p->typed[c]) col_free(&p->colv[c]);
+    free(p->colv);
+    free(p->typed);
+    memset(p, 0, sizeof *p);
+}
+
+void db_table_trim(db_table *t) {
+    if (!t->mu_init) return;
+    opdb_call_lock(&t->mu);
+    if (t->fast) { /* the block scan finds them again; the exact scan's are kept */
+        free(t->at);
+        t->at = NULL;
+    }
+    /* a private mapping the table never writes: its pages come back from the file as they were */
+    if (t->view.map) (void)madvise(t->view.map, t->view.map_len, MADV_DONTNEED);
+    opdb_call_unlock(&t->mu);
+}
+
 const db_cell *db_table_cell_into(const db_table *t, size_t row, int col, db_cell *o) {
     const db_col *c = atomic_load_explicit(&t->ready[col], memory_order_acquire) ? &t->colv[col]
                                                                                    : db_table_column(t, col);
+    return db_col_cell_into(t, c, row, o);
+}
+
+const db_cell *db_col_cell_into(const db_table *t, const db_col *c, size_t row, db_cell *o) {
     o->v.u = 0;
     o->n = 0;
     o->kind = DBC_NA;

@@ -120,6 +120,30 @@ static inline db_cell_kind db_table_col_kind(const db_table *t, int col) {
 
 /* The cell at (row, col), written into *out; returns out. */
 const db_cell *db_table_cell_into(const db_table *t, size_t row, int col, db_cell *out);
+/* The same from a column c of t (the table's own, or one of a pass). */
+const db_cell *db_col_cell_into(const db_table *t, const db_col *c, size_t row, db_cell *out);
+
+/* One pass over a table's cells whose columns are typed for the pass alone
+ * (a column the table has typed already is read from there): a reader that
+ * reads each row once, such as the query's row preparation, leaves no typed
+ * column behind. Not for sharing between threads; the table may be. */
+typedef struct db_pass {
+    const db_table *t;
+    db_col *colv;                 /* the columns typed for the pass */
+    uint8_t *typed;
+} db_pass;
+void db_pass_begin(db_pass *p, const db_table *t);
+const db_cell *db_pass_cell_into(db_pass *p, size_t row, int col, db_cell *out);
+#define db_pass_cell(p, row, col) db_pass_cell_into((p), (row), (col), &(db_cell){.kind = DBC_NA})
+void db_pass_end(db_pass *p);
+
+/* Gives back what only typing a column needs: where the cells start (found
+ * again from the records when a column is typed later, where the block scan
+ * read the file) and, for a mapped
+ * file, its resident pages (read again from the file where touched, so the
+ * typed columns' texts stay valid). A file read into memory is kept. Safe
+ * at any time, also while other threads read the table. */
+void db_table_trim(db_table *t);
 /* A view of the cell that lives until the end of the enclosing block. */
 #define db_table_cell(t, row, col) db_table_cell_into((t), (row), (col), &(db_cell){.kind = DBC_NA})
 

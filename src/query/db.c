@@ -169,18 +169,17 @@ static q_list *parse_list(opdb_arena *a, opdb_span t) {
     return l;
 }
 
-static bool parse_shapes_cell(opdb_arena *a, q_dims_memo *m, const db_table *t, size_t row, int col, q_shape **out,
+static bool parse_shapes_cell(opdb_arena *a, q_dims_memo *m, db_pass *t, size_t row, int col, q_shape **out,
                               uint32_t *n) {
     *out = NULL;
     *n = 0;
     if (col < 0) return true; /* a missing column reads as "" */
     char buf[48];
-    opdb_span s = db_cell_text(db_table_cell(t, row, col), buf, sizeof buf);
+    opdb_span s = db_cell_text(db_pass_cell(t, row, col), buf, sizeof buf);
     return q_parse_shapes_memo(a, m, s.p, s.n, out, n) == 0;
 }
 
-static void row_latency(const opdb_qdb *db, q_ktable *kt, const qv *ov, size_t r, q_row *row) {
-    const db_table *t = &kt->t;
+static void row_latency(const opdb_qdb *db, q_ktable *kt, db_pass *t, const qv *ov, size_t r, q_row *row) {
     int order[4] = {kt->c_pref, kt->c_lat[0], kt->c_lat[1], kt->c_lat[2]};
     row->lat = 0;
     row->latcol = QLAT_NONE;
@@ -191,7 +190,7 @@ static void row_latency(const opdb_qdb *db, q_ktable *kt, const qv *ov, size_t r
         for (int j = 0; j < k; j++) dup |= order[j] == col;
         if (dup) continue;
         double v;
-        if (!db_cell_num(db_table_cell(t, r, col), &v)) continue;
+        if (!db_cell_num(db_pass_cell(t, r, col), &v)) continue;
         if (isfinite(v) && v > 0) {
             row->lat = v;
             for (int j = 0; j < 3; j++)
@@ -204,14 +203,14 @@ static void row_latency(const opdb_qdb *db, q_ktable *kt, const qv *ov, size_t r
     const qv *env = qv_get(qv_get(ov, "profiling_core_envelope_fallback"), "max_duration_to_core_ratio");
     if (env && env->kind != QV_NULL && row->latcol == QLAT_PROF_AVG && kt->c_core >= 0) {
         char buf[48];
-        opdb_span core = opdb_py_strip(db_cell_text(db_table_cell(t, r, kt->c_core), buf, sizeof buf));
+        opdb_span core = opdb_py_strip(db_cell_text(db_pass_cell(t, r, kt->c_core), buf, sizeof buf));
         double a, b, th = NAN;
         if (env->kind == QV_INT) th = (double)env->i;
         else if (env->kind == QV_FLOAT) th = env->f;
         else if (env->kind == QV_BOOL) th = env->b;
         else if (env->kind == QV_STR) opdb_py_float(env->s, env->n, &th);
         if (opdb_span_eq_cstr(core, "MIX_AIC") && kt->c_aic >= 0 && kt->c_aiv >= 0 &&
-            db_cell_num(db_table_cell(t, r, kt->c_aic), &a) && db_cell_num(db_table_cell(t, r, kt->c_aiv), &b) &&
+            db_cell_num(db_pass_cell(t, r, kt->c_aic), &a) && db_cell_num(db_pass_cell(t, r, kt->c_aiv), &b) &&
             isfinite(a) && a > 0 && isfinite(b) && b > 0 && isfinite(th) && th > 0) {
             double e = a > b ? a : b;
             if (row->lat / e > th) {
@@ -260,7 +259,7 @@ static const q_list *memo_list(list_memo *m, opdb_arena *a, const db_cell *cell)
         j = (j + 1) & (m->cap - 1);
     if (!m->e[j].key) {
         m->e[j].l = parse_list(a, t);
-        /* a text cell's bytes live as long as the table; other texts were formatted into buf */
+        /* a text cell's bytes live as long as the pass; other texts were formatted into buf */
         m->e[j].key = cell && cell->kind == DBC_TEXT ? t.p : opdb_arena_strndup(a, t.p, t.n);
         m->e[j].keyn = (uint32_t)t.n;
         m->e[j].h = h;
@@ -290,17 +289,22 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
     kt->rows = opdb_xcalloc(t->nrows ? t->nrows : 1, sizeof *kt->rows);
     list_memo memo = {NULL, 0, 0};
     q_dims_memo *dm = q_dims_memo_new();
+    /* the rows keep what lookups read: the columns typed for this pass go with it */
+    db_pass P;
+    db_pass_begin(&P, t);
     for (size_t r = 0; r < t->nrows; r++) {
         q_row *row = &kt->rows[r];
-        row_latency(db, kt, ov, r, row);
-        row->shapes_ok = parse_shapes_cell(&t->arena, dm, t, r, kt->c_in_shapes, &row->in, &row->n_in);
-        row->in_dt = memo_list(&memo, &t->arena, kt->c_in_dt >= 0 ? db_table_cell(t, r, kt->c_in_dt) : NULL);
-        row->in_fmt = memo_list(&memo, &t->arena, kt->c_in_fmt >= 0 ? db_table_cell(t, r, kt->c_in_fmt) : NULL);
-        row->out_ok = parse_shapes_cell(&t->arena, dm, t, r, kt->c_out_shapes, &row->out, &row->n_out);
-        row->out_dt = memo_list(&memo, &t->arena, kt->c_out_dt >= 0 ? db_table_cell(t, r, kt->c_out_dt) : NULL);
+        row_latency(db, kt, &P, ov, r, row);
+        row->shapes_ok = parse_shapes_cell(&t->arena, dm, &P, r, kt->c_in_shapes, &row->in, &row->n_in);
+        row->in_dt = memo_list(&memo, &t->arena, kt->c_in_dt >= 0 ? db_pass_cell(&P, r, kt->c_in_dt) : NULL);
+        row->in_fmt = memo_list(&memo, &t->arena, kt->c_in_fmt >= 0 ? db_pass_cell(&P, r, kt->c_in_fmt) : NULL);
+        row->out_ok = parse_shapes_cell(&t->arena, dm, &P, r, kt->c_out_shapes, &row->out, &row->n_out);
+        row->out_dt = memo_list(&memo, &t->arena, kt->c_out_dt >= 0 ? db_pass_cell(&P, r, kt->c_out_dt) : NULL);
     }
     free(memo.e);
     q_dims_memo_free(dm);
+    db_pass_end(&P);
+    db_table_trim(t);
 }
 
 static void free_table(q_ktable *t) {
@@ -453,6 +457,8 @@ static q_ktable *table_get(const opdb_qdb *db, const char *kt, bool rows) {
                 st = QT_FAILED;
             } else {
                 st = QT_OK;
+                /* an eager open reads every file now and their rows later: the pages come back then */
+                if (!rows) db_table_trim(&t->t);
             }
         }
         atomic_store_explicit(&t->state, st, memory_order_release);

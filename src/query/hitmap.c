@@ -15,20 +15,22 @@
  * change; a writer claims an empty slot with a compare-and-swap. The map
  * stops taking entries when it holds its maximum (no eviction), so a probe
  * always ends at an empty slot or a match. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "query/query_internal.h"
 
+/* One block from the map's arena: the entry, its key, its reason (NUL-terminated; "" when none). */
 typedef struct hentry {
     uint64_t h;
-    size_t klen;
-    bool found;
-    size_t kidx, row, ties;
     q_ktable *tab;
-    double lat, conf, dist;
     const char *rule;            /* a matcher's rule name (static text) */
-    const char *reason;          /* after the key, in the same block; "" when none */
+    double lat, conf, dist;
+    uint32_t row, ties;
+    uint16_t klen;
+    uint8_t kidx;
+    bool found;
     uint8_t key[];
 } hentry;
 
@@ -39,6 +41,8 @@ struct q_hitmap {
     _Atomic size_t bytes;        /* the entries' blocks ... */
     size_t max_bytes;            /* ... bounded as their count is */
     _Atomic size_t hits;         /* answered from the map (tests read it) */
+    pthread_mutex_t mu;          /* taking a block */
+    opdb_arena a;
 };
 
 q_hitmap *q_hitmap_new(size_t entries) {
@@ -50,16 +54,16 @@ q_hitmap *q_hitmap_new(size_t entries) {
     m->mask = cap - 1;
     m->max = entries;
     m->max_bytes = entries > SIZE_MAX / Q_HITMAP_ENTRY_BYTES ? SIZE_MAX : entries * Q_HITMAP_ENTRY_BYTES;
+    pthread_mutex_init(&m->mu, NULL);
+    opdb_arena_init(&m->a, 1 << 16);
     return m;
 }
 
 void q_hitmap_free(q_hitmap *m) {
     if (!m) return;
-    for (size_t i = 0; i <= m->mask; i++) {
-        hentry *e = atomic_load_explicit(&m->slot[i], memory_order_relaxed);
-        free(e);
-    }
     free(m->slot);
+    pthread_mutex_destroy(&m->mu);
+    opdb_arena_free(&m->a);
     free(m);
 }
 
@@ -94,7 +98,8 @@ bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q
         s->best.dist = e->dist;
         s->best.rule = e->rule;
         /* a result may outlive the handle: its reason lives in the query's arena */
-        s->reason = e->reason[0] ? q_strdup(c, e->reason) : "";
+        const char *reason = (const char *)e->key + e->klen;
+        s->reason = reason[0] ? q_strdup(c, reason) : "";
         atomic_fetch_add_explicit(&((q_hitmap *)m)->hits, 1, memory_order_relaxed);
         return true;
     }
@@ -104,15 +109,21 @@ void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q
     if (atomic_load_explicit(&m->n, memory_order_relaxed) >= m->max ||
         atomic_load_explicit(&m->bytes, memory_order_relaxed) >= m->max_bytes)
         return;
+    /* an outcome the compact entry cannot hold is not kept (the scan runs again) */
+    if (n > UINT16_MAX || s->kidx > UINT8_MAX || s->row > UINT32_MAX || s->ties > UINT32_MAX) return;
     size_t rl = s->reason ? strlen(s->reason) : 0;
-    hentry *e = opdb_xmalloc(sizeof *e + n + rl + 1); /* one block: entry, key, reason */
+    size_t bytes = offsetof(hentry, key) + n + rl + 1;
+    opdb_call_lock(&m->mu);
+    hentry *e = opdb_arena_alloc(&m->a, bytes);
+    opdb_call_unlock(&m->mu);
+    atomic_fetch_add_explicit(&m->bytes, bytes, memory_order_relaxed);
     e->h = h;
-    e->klen = n;
+    e->klen = (uint16_t)n;
     e->found = s->found;
-    e->kidx = s->kidx;
-    e->row = s->row;
+    e->kidx = (uint8_t)s->kidx;
+    e->row = (uint32_t)s->row;
     e->tab = s->tab;
-    e->ties = s->ties;
+    e->ties = (uint32_t)s->ties;
     e->lat = s->best.lat;
     e->conf = s->best.conf;
     e->dist = s->best.dist;
@@ -121,72 +132,53 @@ void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q
     char *r = (char *)e->key + n;
     if (rl) memcpy(r, s->reason, rl);
     r[rl] = 0;
-    e->reason = r;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
         hentry *cur = atomic_load_explicit(&m->slot[i], memory_order_acquire);
         if (!cur) {
-            if (atomic_fetch_add_explicit(&m->n, 1, memory_order_relaxed) >= m->max) break; /* full: not taken */
+            if (atomic_fetch_add_explicit(&m->n, 1, memory_order_relaxed) >= m->max) return; /* full: not taken */
             hentry *expect = NULL;
             if (atomic_compare_exchange_strong_explicit(&m->slot[i], &expect, e, memory_order_release,
-                                                        memory_order_acquire)) {
-                atomic_fetch_add_explicit(&m->bytes, sizeof *e + n + rl + 1, memory_order_relaxed);
+                                                        memory_order_acquire))
                 return;
-            }
             atomic_fetch_sub_explicit(&m->n, 1, memory_order_relaxed);
             cur = expect; /* another writer took the slot first: compare with its entry */
         }
-        if (cur->h == h && cur->klen == n && memcmp(cur->key, key, n) == 0) break; /* already there */
+        if (cur->h == h && cur->klen == n && memcmp(cur->key, key, n) == 0) return; /* already there */
     }
-    free(e);
+    /* a block not taken stays in the arena until close (counted in the bound) */
 }
 
 /* ---- keys of the row matchers' arguments */
-typedef struct kbuf {
-    uint8_t *p;
-    size_t n, cap;
-    bool over;
-} kbuf;
-
-static void kput(kbuf *k, const void *p, size_t n) {
-    if (k->over || k->cap - k->n < n) {
-        k->over = true;
-        return;
-    }
-    memcpy(k->p + k->n, p, n);
-    k->n += n;
-}
-
-static void kput_shape(kbuf *k, q_shape s) {
-    kput(k, &s.rank, sizeof s.rank);
-    kput(k, s.d, s.rank * sizeof *s.d);
-}
 
 /* a profiler spelling, or its absence (NULL) */
-static void kput_str(kbuf *k, const char *s) {
-    uint32_t l = s ? (uint32_t)strlen(s) : UINT32_MAX;
-    kput(k, &l, sizeof l);
-    if (s) kput(k, s, l);
+static void kput_str(q_kbuf *k, const char *s) {
+    size_t l = s ? strlen(s) : 0;
+    q_kput_var(k, s ? l + 1 : 0);
+    if (s) q_kput(k, s, l);
+}
+
+static void kput_shape(q_kbuf *k, q_shape s) {
+    q_kput_var(k, s.rank);
+    for (uint32_t i = 0; i < s.rank; i++) q_kput_svar(k, s.d[i]);
 }
 
 size_t q_key_tins(const q_tins *X, int64_t N, bool has_n, bool normalise, uint8_t *buf, size_t cap) {
-    kbuf k = {buf, 0, cap, false};
+    q_kbuf k = {buf, 0, cap, false};
     uint8_t flags = (uint8_t)((has_n ? 1 : 0) | (normalise ? 2 : 0));
-    kput(&k, &flags, 1);
-    if (has_n) kput(&k, &N, sizeof N);
-    uint32_t n = (uint32_t)X->n;
-    kput(&k, &n, sizeof n);
+    q_kput(&k, &flags, 1);
+    if (has_n) q_kput_svar(&k, N);
+    q_kput_var(&k, X->n);
     for (size_t i = 0; i < X->n; i++) {
         const q_tin *x = &X->v[i];
         kput_shape(&k, x->s);
-        int32_t dt = x->dtype;
-        kput(&k, &dt, sizeof dt);
+        q_kput_svar(&k, x->dtype);
         kput_str(&k, x->prof);
     }
     return k.over ? 0 : k.n;
 }
 
 size_t q_key_out(q_shape y, const char *prof, uint8_t *buf, size_t cap) {
-    kbuf k = {buf, 0, cap, false};
+    q_kbuf k = {buf, 0, cap, false};
     kput_shape(&k, y);
     kput_str(&k, prof);
     return k.over ? 0 : k.n;

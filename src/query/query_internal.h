@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/call.h"
 #include "db/table.h"
@@ -490,6 +491,34 @@ void q_hitmap_prefetch(const q_hitmap *m, uint64_t h);
 void q_hitmap_prefetch_entry(const q_hitmap *m, uint64_t h);
 /* scans answered from the map so far */
 size_t q_hitmap_hits(const q_hitmap *m);
+/* A key being written: bytes, counts and integers as varints (each
+ * self-delimiting, so distinct values stay distinct keys); over when it did
+ * not fit. */
+typedef struct q_kbuf {
+    uint8_t *p;
+    size_t n, cap;
+    bool over;
+} q_kbuf;
+static inline void q_kput(q_kbuf *k, const void *p, size_t n) {
+    if (k->over || k->cap - k->n < n) {
+        k->over = true;
+        return;
+    }
+    memcpy(k->p + k->n, p, n);
+    k->n += n;
+}
+static inline void q_kput_var(q_kbuf *k, uint64_t v) {
+    uint8_t b[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        b[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    b[n++] = (uint8_t)v;
+    q_kput(k, b, n);
+}
+/* zigzagged: small negatives stay short */
+static inline void q_kput_svar(q_kbuf *k, int64_t v) { q_kput_var(k, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
 /* checker keys: tensor inputs as the compute matcher reads them, an output as the elementwise one does */
 size_t q_key_tins(const q_tins *X, int64_t N, bool has_n, bool normalise, uint8_t *buf, size_t cap);
 size_t q_key_out(q_shape y, const char *prof, uint8_t *buf, size_t cap);

@@ -26,22 +26,18 @@ static void scan(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_
  * the checker's own key; 0 when it does not fit. */
 static size_t scan_key(const q_rowsel *sel, q_scan_mode mode, const char *const *k, size_t nk, void *arg,
                        uint8_t *buf, size_t cap) {
-    size_t n = 0;
-    if (cap < 2 + 4) return 0;
-    buf[n++] = (uint8_t)sel->tag;
-    buf[n++] = (uint8_t)mode;
-    uint32_t cnt = (uint32_t)nk;
-    memcpy(buf + n, &cnt, 4);
-    n += 4;
+    q_kbuf b = {buf, 0, cap, false};
+    uint8_t head[2] = {(uint8_t)sel->tag, (uint8_t)mode};
+    q_kput(&b, head, 2);
+    q_kput_var(&b, nk);
     for (size_t i = 0; i < nk; i++) {
-        uint32_t l = (uint32_t)strlen(k[i]);
-        if (cap - n < 4 + (size_t)l) return 0;
-        memcpy(buf + n, &l, 4);
-        memcpy(buf + n + 4, k[i], l);
-        n += 4 + l;
+        size_t l = strlen(k[i]);
+        q_kput_var(&b, l);
+        q_kput(&b, k[i], l);
     }
-    size_t m = sel->key(arg, buf + n, cap - n);
-    return m ? n + m : 0;
+    if (b.over) return 0;
+    size_t m = sel->key(arg, buf + b.n, cap - b.n);
+    return m ? b.n + m : 0;
 }
 
 void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,
