@@ -17,8 +17,31 @@ static const char k_pairs[201] = "0001020304050607080910111213141516171819202122
 /* v in decimal at o, two digits per division, written from its last digit
  * back (no copy); returns the end. */
 static char *put_uint(char *o, uint64_t v) {
-    int n = 1;
-    for (uint64_t t = v; t >= 10; t /= 10) n++;
+    static const uint64_t p10[20] = {1ULL,
+                                     10ULL,
+                                     100ULL,
+                                     1000ULL,
+                                     10000ULL,
+                                     100000ULL,
+                                     1000000ULL,
+                                     10000000ULL,
+                                     100000000ULL,
+                                     1000000000ULL,
+                                     10000000000ULL,
+                                     100000000000ULL,
+                                     1000000000000ULL,
+                                     10000000000000ULL,
+                                     100000000000000ULL,
+                                     1000000000000000ULL,
+                                     10000000000000000ULL,
+                                     100000000000000000ULL,
+                                     1000000000000000000ULL,
+                                     10000000000000000000ULL};
+    /* the digit count from the bit length: 1233 / 4096 is just below
+     * log10(2), so t is the count or one less (v | 1: 0 has one digit, and
+     * no other v changes count, 10^t being even) */
+    int t = ((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+    int n = t + ((v | 1) >= p10[t]);
     char *p = o + n;
     while (v >= 100) {
         unsigned r = (unsigned)(v % 100);

@@ -16,6 +16,24 @@ __extension__ typedef unsigned __int128 u128;
 /* floor(log10(2^e)), floor(log10(3/4 * 2^e)), floor(log2(10^e)) for the
  * exponents a double has (gen_pow10_128.py checks the constants); >> of a
  * negative int is an arithmetic shift on every compiler the project builds with. */
+static const uint64_t k_pow10_u64[17] = {1,
+                                          10,
+                                          100,
+                                          1000,
+                                          10000,
+                                          100000,
+                                          1000000,
+                                          10000000,
+                                          100000000,
+                                          1000000000,
+                                          10000000000,
+                                          100000000000,
+                                          1000000000000,
+                                          10000000000000,
+                                          100000000000000,
+                                          1000000000000000,
+                                          10000000000000000};
+
 static inline int floor_log10_pow2(int e) { return (e * 315653) >> 20; }
 static inline int floor_log10_three_quarters_pow2(int e) { return (e * 315653 - 131237) >> 20; }
 static inline int floor_log2_pow10(int e) { return (e * 1741647) >> 19; }
@@ -85,9 +103,12 @@ void opdb_shortest_digits(double a, uint64_t *m_out, int *e_out) {
         }
     }
 strip:
-    while (m % 10 == 0) {
-        m /= 10;
-        e++;
+    /* m < 10^17 has at most 16 trailing zeros: off in steps of 16, 8, 4, 2, 1 */
+    for (int z = 16; z; z /= 2) {
+        if (m % k_pow10_u64[z] == 0) {
+            m /= k_pow10_u64[z];
+            e += z;
+        }
     }
     *m_out = m;
     *e_out = e;
