@@ -1,4 +1,4 @@
-/* Python number rendering: "%.Nf" and repr(float). */
+/* Python number rendering: "%.Nf" and repr(float) (its digits in pyshortest.c). */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "opdb/pystr.h"
+#include "pycompat/pyshortest.h"
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -16,8 +17,31 @@ static const char k_pairs[201] = "0001020304050607080910111213141516171819202122
 /* v in decimal at o, two digits per division, written from its last digit
  * back (no copy); returns the end. */
 static char *put_uint(char *o, uint64_t v) {
-    int n = 1;
-    for (uint64_t t = v; t >= 10; t /= 10) n++;
+    static const uint64_t p10[20] = {1ULL,
+                                     10ULL,
+                                     100ULL,
+                                     1000ULL,
+                                     10000ULL,
+                                     100000ULL,
+                                     1000000ULL,
+                                     10000000ULL,
+                                     100000000ULL,
+                                     1000000000ULL,
+                                     10000000000ULL,
+                                     100000000000ULL,
+                                     1000000000000ULL,
+                                     10000000000000ULL,
+                                     100000000000000ULL,
+                                     1000000000000000ULL,
+                                     10000000000000000ULL,
+                                     100000000000000000ULL,
+                                     1000000000000000000ULL,
+                                     10000000000000000000ULL};
+    /* the digit count from the bit length: 1233 / 4096 is just below
+     * log10(2), so t is the count or one less (v | 1: 0 has one digit, and
+     * no other v changes count, 10^t being even) */
+    int t = ((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+    int n = t + ((v | 1) >= p10[t]);
     char *p = o + n;
     while (v >= 100) {
         unsigned r = (unsigned)(v % 100);
@@ -161,7 +185,7 @@ static bool neighbour_roundtrips(char *tmp, double x) {
     return true;
 }
 
-size_t opdb_py_fmt_repr(char *buf, size_t cap, double x) {
+size_t opdb_py_fmt_repr_slow(char *buf, size_t cap, double x) {
     if (isnan(x)) return (size_t)snprintf(buf, cap, "nan");
     if (isinf(x)) return (size_t)snprintf(buf, cap, x > 0 ? "inf" : "-inf");
     /* Shortest %.*e that round-trips gives the digits and exponent. */
@@ -221,4 +245,76 @@ size_t opdb_py_fmt_repr(char *buf, size_t cap, double x) {
     }
     out[o] = '\0';
     return (size_t)snprintf(buf, cap, "%s", out);
+}
+
+/* Copies n bytes of out and a NUL into buf as snprintf would (cut to cap);
+ * returns n. */
+static size_t put_out(char *buf, size_t cap, const char *out, size_t n) {
+    if (cap) {
+        size_t k = n < cap ? n : cap - 1;
+        memcpy(buf, out, k);
+        buf[k] = '\0';
+    }
+    return n;
+}
+
+/* Python's layout of the shortest digits: exponent form for a decimal
+ * exponent below -4 or from 16 up, else positional with at least one digit
+ * after the point. */
+size_t opdb_py_fmt_repr(char *buf, size_t cap, double x) {
+    char out[40]; /* 17 digits, 5 zeros, sign, point, "e-324" at most */
+    char *o = out;
+    if (isnan(x)) return put_out(buf, cap, "nan", 3);
+    if (signbit(x)) *o++ = '-';
+    if (isinf(x)) {
+        memcpy(o, "inf", 3);
+        return put_out(buf, cap, out, (size_t)(o + 3 - out));
+    }
+    if (x == 0) {
+        memcpy(o, "0.0", 3);
+        return put_out(buf, cap, out, (size_t)(o + 3 - out));
+    }
+    uint64_t m;
+    int e;
+    opdb_shortest_digits(fabs(x), &m, &e);
+    char dig[20];
+    char *dend = put_uint(dig, m);
+    int nd = (int)(dend - dig);
+    int ex = e + nd - 1; /* the exponent of the first digit */
+    if (ex < -4 || ex >= 16) {
+        *o++ = dig[0];
+        if (nd > 1) {
+            *o++ = '.';
+            memcpy(o, dig + 1, (size_t)nd - 1);
+            o += nd - 1;
+        }
+        *o++ = 'e';
+        *o++ = ex < 0 ? '-' : '+';
+        unsigned a = (unsigned)(ex < 0 ? -ex : ex);
+        if (a >= 100) {
+            *o++ = (char)('0' + a / 100);
+            a %= 100;
+        }
+        memcpy(o, k_pairs + 2 * a, 2);
+        o += 2;
+    } else if (ex < 0) {
+        memcpy(o, "0.0000", (size_t)(1 - ex));
+        o += 1 - ex;
+        memcpy(o, dig, (size_t)nd);
+        o += nd;
+    } else if (nd <= ex + 1) {
+        memcpy(o, dig, (size_t)nd);
+        o += nd;
+        memset(o, '0', (size_t)(ex + 1 - nd));
+        o += ex + 1 - nd;
+        memcpy(o, ".0", 2);
+        o += 2;
+    } else {
+        memcpy(o, dig, (size_t)ex + 1);
+        o += ex + 1;
+        *o++ = '.';
+        memcpy(o, dig + ex + 1, (size_t)(nd - ex - 1));
+        o += nd - ex - 1;
+    }
+    return put_out(buf, cap, out, (size_t)(o - out));
 }

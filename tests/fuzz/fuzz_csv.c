@@ -1,6 +1,7 @@
 /* libFuzzer target: the fast tokenizer must agree with the exact (Python
  * csv) tokenizer whenever it does not report an anomaly; batch cuts must be
- * in bounds, after a line end and outside quotes; cell parsing must not crash. */
+ * in bounds, after a line end and outside quotes; cell parsing must not crash,
+ * and repr of a parsed cell is the same as the printf-based reference's. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "csv/batch.h"
 #include "opdb/csv.h"
 #include "opdb/pystr.h"
+#include "pycompat/pyshortest.h"
 
 #define MAXF 64
 
@@ -34,7 +36,10 @@ static void poke_cells(const opdb_field *f, int n) {
         if (opdb_py_float(f[i].p, f[i].n, &d)) {
             char buf[512];
             opdb_py_fmt_fixed(buf, sizeof buf, d, 6);
-            opdb_py_fmt_repr(buf, sizeof buf, d);
+            /* repr's integer digit search agrees with the printf reference */
+            char ref[512];
+            size_t n1 = opdb_py_fmt_repr(buf, sizeof buf, d), n2 = opdb_py_fmt_repr_slow(ref, sizeof ref, d);
+            if (n1 != n2 || strcmp(buf, ref) != 0) abort();
         }
     }
 }
