@@ -39,7 +39,6 @@ struct q_hitmap {
     _Atomic size_t bytes;        /* the entries' blocks ... */
     size_t max_bytes;            /* ... bounded as their count is */
     _Atomic size_t hits;         /* answered from the map (tests read it) */
-    _Atomic uint32_t *seen;      /* keys met once: a fingerprint per hash slot (q_hitmap_admit) */
 };
 
 q_hitmap *q_hitmap_new(size_t entries) {
@@ -48,7 +47,6 @@ q_hitmap *q_hitmap_new(size_t entries) {
     size_t cap = 16;
     while (cap < entries * 2) cap <<= 1; /* at most half full: probes stay short */
     m->slot = opdb_xcalloc(cap, sizeof *m->slot);
-    m->seen = opdb_xcalloc(cap, sizeof *m->seen);
     m->mask = cap - 1;
     m->max = entries;
     m->max_bytes = entries > SIZE_MAX / Q_HITMAP_ENTRY_BYTES ? SIZE_MAX : entries * Q_HITMAP_ENTRY_BYTES;
@@ -62,18 +60,7 @@ void q_hitmap_free(q_hitmap *m) {
         free(e);
     }
     free(m->slot);
-    free((void *)m->seen);
     free(m);
-}
-
-bool q_hitmap_admit(q_hitmap *m, uint64_t h) {
-    /* lossy on purpose: a slot remembers the last key that hashed to it, so a
-     * key met twice far apart may wait for a third sight */
-    _Atomic uint32_t *f = &m->seen[(h >> 32) & m->mask];
-    uint32_t fp = (uint32_t)h | 1;
-    if (atomic_load_explicit(f, memory_order_relaxed) == fp) return true;
-    atomic_store_explicit(f, fp, memory_order_relaxed);
-    return false;
 }
 
 void q_hitmap_prefetch(const q_hitmap *m, uint64_t h) {

@@ -478,9 +478,6 @@ void q_hitmap_free(q_hitmap *m);
 bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q_ctx *c, q_scan *s);
 /* stores s (a scan that did not fail) under key; a full map takes nothing */
 void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q_scan *s);
-/* whether a scan of hash h is worth storing: true from the second time h is
- * met (most keys of a trace are met once, and a full map takes nothing) */
-bool q_hitmap_admit(q_hitmap *m, uint64_t h);
 /* starts fetching the slot a probe from h begins at; then (once that slot has
  * likely arrived) the entry it holds */
 void q_hitmap_prefetch(const q_hitmap *m, uint64_t h);

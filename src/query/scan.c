@@ -64,7 +64,7 @@ void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode,
     if (q_hitmap_get(hm, key, kn, h, c, s)) return;
     scan(c, k, nk, mode, chk, arg, sel, s);
     /* an error result belongs to this query's state (a bad table, a bad cell in quirks mode): never stored */
-    if (!s->failed && q_hitmap_admit(hm, h)) q_hitmap_put(hm, key, kn, h, s);
+    if (!s->failed) q_hitmap_put(hm, key, kn, h, s);
 }
 
 static void scan(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,

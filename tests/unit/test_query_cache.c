@@ -226,25 +226,6 @@ static size_t hit_held(q_hitmap *m, size_t tries, size_t klen) {
     return n;
 }
 
-/* A key is stored from its second sight on; another key meeting its
- * fingerprint slot in between makes it start over. */
-static void test_hitmap_admit(void **state) {
-    (void)state;
-    q_hitmap *m = q_hitmap_new(100);
-    for (uint64_t k = 1; k <= 50; k++) {
-        uint64_t h = opdb_hash_bytes(&k, sizeof k, 9);
-        assert_false(q_hitmap_admit(m, h));
-        assert_true(q_hitmap_admit(m, h));
-        assert_true(q_hitmap_admit(m, h));
-    }
-    uint64_t a = 0x1234567800000010u, b = 0x1234567800000020u; /* one slot, other fingerprints */
-    assert_false(q_hitmap_admit(m, a));
-    assert_false(q_hitmap_admit(m, b));
-    assert_false(q_hitmap_admit(m, a));
-    assert_true(q_hitmap_admit(m, a));
-    q_hitmap_free(m);
-}
-
 static void test_hitmap_bounds(void **state) {
     (void)state;
     q_hitmap *m = q_hitmap_new(100);
@@ -264,7 +245,6 @@ int main(void) {
         cmocka_unit_test(test_keys_distinct),
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_hitmap_bounds),
-        cmocka_unit_test(test_hitmap_admit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
