@@ -79,13 +79,23 @@ static int utf8_decode(const unsigned char *s, unsigned *cp) {
 
 /* json.dumps string escaping; with ascii (ensure_ascii) DEL and every
  * non-ASCII character become \uXXXX, otherwise they stay raw. */
+/* bytes written as they are: bit 1 with ensure_ascii, bit 2 without (NUL in neither) */
+#define PLAIN(c) ((c) >= 0x20 && (c) != '"' && (c) != '\\' && (c) < 0x7f ? 3 : (c) >= 0x80 ? 2 : 0)
+#define PLAIN4(b) PLAIN(b), PLAIN(b + 1), PLAIN(b + 2), PLAIN(b + 3)
+#define PLAIN16(b) PLAIN4(b), PLAIN4(b + 4), PLAIN4(b + 8), PLAIN4(b + 12)
+static const unsigned char k_plain[256] = {
+    PLAIN16(0x00), PLAIN16(0x10), PLAIN16(0x20), PLAIN16(0x30), PLAIN16(0x40), PLAIN16(0x50),
+    PLAIN16(0x60), PLAIN16(0x70), PLAIN16(0x80), PLAIN16(0x90), PLAIN16(0xa0), PLAIN16(0xb0),
+    PLAIN16(0xc0), PLAIN16(0xd0), PLAIN16(0xe0), PLAIN16(0xf0)};
+
 static void quote(opdb_strbuf *out, const char *s, bool ascii) {
     opdb_sb_addc(out, '"');
     const unsigned char *p = (const unsigned char *)s;
+    const unsigned char plain = ascii ? 1 : 2;
     while (*p) {
         /* a run of bytes that need no escape, at once */
         const unsigned char *q = p;
-        while (*q >= 0x20 && *q != '"' && *q != '\\' && (*q < 0x7f || (!ascii && *q >= 0x80))) q++;
+        while (k_plain[*q] & plain) q++;
         if (q > p) {
             opdb_sb_add(out, (const char *)p, (size_t)(q - p));
             p = q;

@@ -15,20 +15,21 @@
 
 enum { KEY_CAP = 1024, MAX_COMBOS = 32 };
 
+/* A bucket is filed by its key's hash alone: keys whose hashes collide share
+ * one bucket, which only adds rows for the matcher to reject (the index is a
+ * superset filter), so no key is kept and a probe compares no bytes. */
 typedef struct bucket {
     uint64_t h;
-    uint8_t *key;
-    uint32_t klen;
-    uint32_t *rows, n, cap;
+    uint32_t off, n;             /* its rows: rows[off, off + n), in file order; n == 0: an empty slot */
 } bucket;
 
 typedef struct cindex {
     int64_t N;
     bool has_n;
     bool full;                   /* a row's key was too long to file: scan every row */
-    bucket *b;
-    size_t nb, capb;
-    opdb_hindex ix;
+    bucket *b;                   /* open addressing, at most half full (NULL: no rows) */
+    size_t mask;
+    uint32_t *rows;
     struct cindex *next;
 } cindex;
 
@@ -87,31 +88,64 @@ static bool table_indexable(const q_ktable *t) {
     return true;
 }
 
-static bucket *find(const cindex *ci, uint64_t h, const uint8_t *key, size_t n) {
-    uint32_t idx;
-    for (opdb_hprobe p = opdb_hindex_probe(&ci->ix, h); opdb_hprobe_next(&p, &idx);) {
-        bucket *b = &ci->b[idx];
-        if (b->klen == n && memcmp(b->key, key, n) == 0) return b;
-    }
+static const bucket *find(const cindex *ci, uint64_t h) {
+    if (!ci->b) return NULL;
+    for (size_t j = h & ci->mask; ci->b[j].n; j = (j + 1) & ci->mask)
+        if (ci->b[j].h == h) return &ci->b[j];
     return NULL;
 }
 
-/* Adds row r to the bucket of key (n bytes), creating the bucket. */
-static void bucket_add(cindex *ci, const uint8_t *key, size_t n, uint32_t r) {
-    uint64_t h = opdb_hash_bytes(key, n, 7);
-    bucket *b = find(ci, h, key, n);
-    if (!b) {
-        OPDB_ALLOC_GROW(ci->b, ci->nb + 1, ci->capb);
-        b = &ci->b[ci->nb];
-        memset(b, 0, sizeof *b);
-        b->h = h;
-        b->key = opdb_xmalloc(n ? n : 1);
-        memcpy(b->key, key, n);
-        b->klen = (uint32_t)n;
-        opdb_hindex_add(&ci->ix, h, (uint32_t)ci->nb++);
+/* rows by their keys' hashes while an index is built */
+typedef struct hrow {
+    uint64_t h;
+    uint32_t r;
+} hrow;
+
+typedef struct hrows {
+    hrow *v;
+    size_t n, cap;
+} hrows;
+
+static void hrows_add(hrows *hr, const uint8_t *key, size_t n, uint32_t r) {
+    OPDB_ALLOC_GROW(hr->v, hr->n + 1, hr->cap);
+    hr->v[hr->n].h = opdb_hash_bytes(key, n, 7);
+    hr->v[hr->n++].r = r;
+}
+
+static int cmp_hrow(const void *a, const void *b) {
+    const hrow *x = a, *y = b;
+    if (x->h != y->h) return x->h < y->h ? -1 : 1;
+    return x->r < y->r ? -1 : x->r > y->r;
+}
+
+/* files the rows into ci: one bucket per hash, its rows in file order (consumes hr) */
+static void file_rows(cindex *ci, hrows *hr) {
+    if (!hr->n) {
+        free(hr->v);
+        return;
     }
-    OPDB_ALLOC_GROW(b->rows, b->n + 1, b->cap);
-    b->rows[b->n++] = r;
+    qsort(hr->v, hr->n, sizeof *hr->v, cmp_hrow);
+    size_t nb = 0;
+    for (size_t i = 0; i < hr->n; i++) nb += i == 0 || hr->v[i].h != hr->v[i - 1].h;
+    size_t cap = 16;
+    while (cap < 2 * nb) cap <<= 1;
+    ci->b = opdb_xcalloc(cap, sizeof *ci->b);
+    ci->mask = cap - 1;
+    ci->rows = opdb_xmalloc(hr->n * sizeof *ci->rows);
+    for (size_t i = 0; i < hr->n;) {
+        size_t e = i;
+        while (e < hr->n && hr->v[e].h == hr->v[i].h) {
+            ci->rows[e] = hr->v[e].r;
+            e++;
+        }
+        size_t j = hr->v[i].h & ci->mask;
+        while (ci->b[j].n) j = (j + 1) & ci->mask;
+        ci->b[j].h = hr->v[i].h;
+        ci->b[j].off = (uint32_t)i;
+        ci->b[j].n = (uint32_t)(e - i);
+        i = e;
+    }
+    free(hr->v);
 }
 
 /* the row's key as the matcher sees the row (truncation, FRACTAL_NZ restored); false: row never matches */
@@ -147,6 +181,7 @@ static cindex *build(const q_ktable *t, int64_t N, bool has_n) {
     cindex *ci = opdb_xcalloc(1, sizeof *ci);
     ci->N = N;
     ci->has_n = has_n;
+    hrows hr = {0};
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
         if (rw->latcol == QLAT_NONE) continue;
@@ -155,20 +190,13 @@ static cindex *build(const q_ktable *t, int64_t N, bool has_n) {
         k.over = false;
         if (!row_key(t, rw, N, has_n, &k)) continue;
         if (k.over) {
-            for (size_t i = 0; i < ci->nb; i++) {
-                free(ci->b[i].key);
-                free(ci->b[i].rows);
-            }
-            free(ci->b);
-            opdb_hindex_free(&ci->ix);
-            memset(ci, 0, sizeof *ci);
-            ci->N = N;
-            ci->has_n = has_n;
+            free(hr.v);
             ci->full = true;
             return ci;
         }
-        bucket_add(ci, k.p, k.n, (uint32_t)r);
+        hrows_add(&hr, k.p, k.n, (uint32_t)r);
     }
+    file_rows(ci, &hr);
     return ci;
 }
 
@@ -179,12 +207,8 @@ void q_index_free(void *p) {
     if (p == &k_none) return;
     for (cindex *ci = p; ci;) {
         cindex *nx = ci->next;
-        for (size_t i = 0; i < ci->nb; i++) {
-            free(ci->b[i].key);
-            free(ci->b[i].rows);
-        }
         free(ci->b);
-        opdb_hindex_free(&ci->ix);
+        free(ci->rows);
         free(ci);
         ci = nx;
     }
@@ -292,8 +316,10 @@ const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, 
             *usable = false;
             return NULL;
         }
-        const bucket *b = find(ci, opdb_hash_bytes(k.p, k.n, 7), k.p, k.n);
-        if (b) {
+        const bucket *b = find(ci, opdb_hash_bytes(k.p, k.n, 7));
+        bool again = false; /* two keys of one hash: one bucket */
+        for (size_t j = 0; b && j < nhit; j++) again |= hit[j] == b;
+        if (b && !again) {
             hit[nhit++] = b;
             total += b->n;
         }
@@ -306,13 +332,13 @@ const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, 
     if (nhit == 0) return NULL;
     if (nhit == 1) {
         *n = hit[0]->n;
-        return hit[0]->rows;
+        return ci->rows + hit[0]->off;
     }
     /* rows of several buckets (each row is in one): back into file order */
     uint32_t *rows = opdb_arena_alloc(c->a, total * sizeof *rows);
     size_t k = 0;
     for (size_t i = 0; i < nhit; i++) {
-        memcpy(rows + k, hit[i]->rows, hit[i]->n * sizeof *rows);
+        memcpy(rows + k, ci->rows + hit[i]->off, hit[i]->n * sizeof *rows);
         k += hit[i]->n;
     }
     qsort(rows, total, sizeof *rows, cmp_u32);
@@ -331,6 +357,7 @@ static bool out_indexable(const q_ktable *t) {
 
 static cindex *build_out(const q_ktable *t) {
     cindex *ci = opdb_xcalloc(1, sizeof *ci);
+    hrows hr = {0};
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
         if (rw->latcol == QLAT_NONE || rw->n_out == 0) continue;
@@ -339,11 +366,13 @@ static cindex *build_out(const q_ktable *t) {
         k.over = false;
         key_dims(&k, rw->out[0].d, rw->out[0].rank);
         if (k.over) {
+            free(hr.v);
             ci->full = true;
             return ci;
         }
-        bucket_add(ci, k.p, k.n, (uint32_t)r);
+        hrows_add(&hr, k.p, k.n, (uint32_t)r);
     }
+    file_rows(ci, &hr);
     return ci;
 }
 
@@ -375,8 +404,8 @@ const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bo
     const bucket *hit[2];
     size_t nhit = 0, total = 0;
     for (int i = 0; i < nk; i++) {
-        const bucket *b = find(ci, opdb_hash_bytes(k[i].p, k[i].n, 7), k[i].p, k[i].n);
-        if (b) {
+        const bucket *b = find(ci, opdb_hash_bytes(k[i].p, k[i].n, 7));
+        if (b && !(nhit && hit[0] == b)) { /* two keys of one hash: one bucket */
             hit[nhit++] = b;
             total += b->n;
         }
@@ -384,11 +413,11 @@ const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bo
     if (nhit == 0) return NULL;
     if (nhit == 1) {
         *n = hit[0]->n;
-        return hit[0]->rows;
+        return ci->rows + hit[0]->off;
     }
     uint32_t *rows = opdb_arena_alloc(c->a, total * sizeof *rows);
-    memcpy(rows, hit[0]->rows, hit[0]->n * sizeof *rows);
-    memcpy(rows + hit[0]->n, hit[1]->rows, hit[1]->n * sizeof *rows);
+    memcpy(rows, ci->rows + hit[0]->off, hit[0]->n * sizeof *rows);
+    memcpy(rows + hit[0]->n, ci->rows + hit[1]->off, hit[1]->n * sizeof *rows);
     qsort(rows, total, sizeof *rows, cmp_u32);
     *n = total;
     return rows;

@@ -65,7 +65,6 @@ void q_render_value(const qv *v, opdb_strbuf *sb) {
     }
 }
 
-static const char *k_src[] = {"MEASURED", "INTERPOLATED", "PARTIAL", "MISS", "ERROR"};
 
 static const char *latcol_name(int c) {
     return c == QLAT_ENVELOPE ? "core_envelope" : c < 3 ? q_lat_names[c] : "";
@@ -140,28 +139,35 @@ static void explain(const q_ctx *c, opdb_strbuf *sb) {
     opdb_sb_adds(sb, "}");
 }
 
+/* a literal's bytes (its length known at compile time) */
+#define LIT(sb, s) opdb_sb_add((sb), (s), sizeof(s) - 1)
+
 void q_render(const q_ctx *c, const char *id_json, opdb_strbuf *sb) {
     const q_result *r = c->r;
     bool hit = r->src == QS_MEASURED || r->src == QS_INTERPOLATED || r->src == QS_PARTIAL;
-    opdb_sb_addc(sb, '{');
-    key(sb, "id", true);
+    /* the fixed members' keys and the source names are plain ASCII: written as they are quoted */
+    static const char *const src_q[] = {"\"MEASURED\"", "\"INTERPOLATED\"", "\"PARTIAL\"", "\"MISS\"",
+                                        "\"ERROR\""};
+    opdb_sb_reserve(sb, 256);
+    LIT(sb, "{\"id\": ");
     opdb_sb_adds(sb, id_json ? id_json : "null");
-    key(sb, "hit", false);
-    opdb_sb_adds(sb, hit ? "true" : "false");
-    key(sb, "latency_us", false);
-    if (hit) fl(sb, r->lat);
-    else opdb_sb_adds(sb, "null");
-    key(sb, "source", false);
-    opdb_json_quote(sb, k_src[r->src]);
-    key(sb, "confidence", false);
+    if (hit) {
+        LIT(sb, ", \"hit\": true, \"latency_us\": ");
+        fl(sb, r->lat);
+    } else {
+        LIT(sb, ", \"hit\": false, \"latency_us\": null");
+    }
+    LIT(sb, ", \"source\": ");
+    opdb_sb_adds(sb, src_q[r->src]);
+    LIT(sb, ", \"confidence\": ");
     if (hit) fl(sb, r->conf);
-    else opdb_sb_adds(sb, "null");
-    key(sb, "shape_match_rule", false);
+    else LIT(sb, "null");
+    LIT(sb, ", \"shape_match_rule\": ");
     str_or_null(sb, hit ? r->rule : NULL);
-    key(sb, "kernel_type", false);
+    LIT(sb, ", \"kernel_type\": ");
     str_or_null(sb, hit ? r->kernel : NULL);
-    key(sb, "miss_reason", false);
-    if (hit) opdb_sb_adds(sb, "null");
+    LIT(sb, ", \"miss_reason\": ");
+    if (hit) LIT(sb, "null");
     else if (r->src == QS_ERROR) {
         opdb_strbuf t;
         opdb_sb_init(&t);
@@ -170,19 +176,19 @@ void q_render(const q_ctx *c, const char *id_json, opdb_strbuf *sb) {
         opdb_json_quote(sb, t.p);
         opdb_sb_free(&t);
     } else opdb_json_quote(sb, r->miss ? r->miss : "");
-    key(sb, "sub_kernel_durations", false);
+    LIT(sb, ", \"sub_kernel_durations\": ");
     if (hit && r->has_sub) {
         opdb_sb_addc(sb, '[');
         for (size_t i = 0; i < r->n_sub; i++) {
-            if (i) opdb_sb_adds(sb, ", ");
+            if (i) LIT(sb, ", ");
             opdb_sb_addc(sb, '[');
             opdb_json_quote(sb, r->sub[i].kernel);
-            opdb_sb_adds(sb, ", ");
+            LIT(sb, ", ");
             fl(sb, r->sub[i].us);
             opdb_sb_addc(sb, ']');
         }
         opdb_sb_addc(sb, ']');
-    } else opdb_sb_adds(sb, "null");
+    } else LIT(sb, "null");
     /* opdb's own: the calibrated interval of an answer interpolated on its own */
     if (r->has_iv && r->src == QS_INTERPOLATED && r->lat == r->iv_at && !c->cfg->quirks) {
         static const char *const names[4] = {"interval_low_us", "interval_high_us", "interval80_low_us",

@@ -102,12 +102,35 @@ static void test_string_runs(void **state) {
     opdb_sb_free(&sb);
 }
 
+/* Each byte value is copied within a run, or escaped, exactly as the
+ * per-byte rule says: plain are printable ASCII other than quote and
+ * backslash, and without ensure_ascii every byte from 0x80 up. */
+static void test_string_byte_classes(void **state) {
+    (void)state;
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    for (int ascii = 0; ascii < 2; ascii++)
+        for (unsigned c = 1; c < 256; c++) {
+            char in[4] = {'x', (char)c, 'y', 0}, plain[6] = {'"', 'x', (char)c, 'y', '"', 0};
+            bool is_plain = c >= 0x20 && c != '"' && c != '\\' && (c < 0x7f || (!ascii && c >= 0x80));
+            opdb_sb_clear(&sb);
+            if (ascii) opdb_json_quote(&sb, in);
+            else opdb_json_quote_utf8(&sb, in);
+            /* without ensure_ascii DEL stays raw though it ends a run */
+            bool raw = is_plain || (!ascii && c == 0x7f);
+            if (raw) assert_string_equal(sb.p, plain);
+            else assert_true(strcmp(sb.p, plain) != 0 && sb.p[2] == '\\');
+        }
+    opdb_sb_free(&sb);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nested_layout),
         cmocka_unit_test(test_top_level_empty_and_scalars),
         cmocka_unit_test(test_string_escapes_ensure_ascii),
         cmocka_unit_test(test_string_runs),
+        cmocka_unit_test(test_string_byte_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
