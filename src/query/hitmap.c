@@ -28,6 +28,7 @@ typedef struct hentry {
     q_ktable *tab;
     double lat, conf, dist;
     const char *rule;            /* a matcher's rule name (static text) */
+    const char *kernel;          /* found: tab's kernel, after the key (read with the entry, not from the table) */
     const char *reason;          /* after the key, in the same block; "" when none */
     uint8_t key[];
 } hentry;
@@ -88,6 +89,7 @@ bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q
         s->kidx = e->kidx;
         s->row = e->row;
         s->tab = e->tab;
+        s->kernel = e->kernel;
         s->ties = e->ties;
         s->best.lat = e->lat;
         s->best.conf = e->conf;
@@ -104,8 +106,9 @@ void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q
     if (atomic_load_explicit(&m->n, memory_order_relaxed) >= m->max ||
         atomic_load_explicit(&m->bytes, memory_order_relaxed) >= m->max_bytes)
         return;
-    size_t rl = s->reason ? strlen(s->reason) : 0;
-    hentry *e = opdb_xmalloc(sizeof *e + n + rl + 1); /* one block: entry, key, reason */
+    size_t rl = s->reason ? strlen(s->reason) : 0, kl = s->found ? strlen(s->kernel) + 1 : 0;
+    size_t size = sizeof(hentry) + n + kl + rl + 1;
+    hentry *e = opdb_xmalloc(size); /* one block: entry, key, kernel, reason */
     e->h = h;
     e->klen = n;
     e->found = s->found;
@@ -118,7 +121,10 @@ void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q
     e->dist = s->best.dist;
     e->rule = s->best.rule;
     memcpy(e->key, key, n);
-    char *r = (char *)e->key + n;
+    char *k = (char *)e->key + n;
+    if (kl) memcpy(k, s->kernel, kl);
+    e->kernel = kl ? k : NULL;
+    char *r = k + kl;
     if (rl) memcpy(r, s->reason, rl);
     r[rl] = 0;
     e->reason = r;
@@ -129,7 +135,7 @@ void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q
             hentry *expect = NULL;
             if (atomic_compare_exchange_strong_explicit(&m->slot[i], &expect, e, memory_order_release,
                                                         memory_order_acquire)) {
-                atomic_fetch_add_explicit(&m->bytes, sizeof *e + n + rl + 1, memory_order_relaxed);
+                atomic_fetch_add_explicit(&m->bytes, size, memory_order_relaxed);
                 return;
             }
             atomic_fetch_sub_explicit(&m->n, 1, memory_order_relaxed);
