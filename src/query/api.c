@@ -181,8 +181,6 @@ static int query_json(const opdb_qdb *db, opdb_qresult_priv *p, const char *line
         q_query bad = q;
         return finish(db, p, &bad, code, msg, explain, res);
     }
-    /* the slot has arrived while the line was read: the entry it holds is fetched while the query is dispatched */
-    if (!explain) q_hitmap_prefetch_entry(db->hitmap, lh);
     q.line_hash = lh;
     return finish(db, p, &q, NULL, NULL, explain, res);
 }

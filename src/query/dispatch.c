@@ -45,6 +45,11 @@ void q_dispatch(q_ctx *c) {
     const q_plan *p;
     e.v = q_op_find(db, e.name, &p);
     e.p = db->no_plan ? NULL : p;
+    /* a path that scans rows: the map entry its first probe meets (the slot has
+     * arrived while the line was read), fetched while the target is worked out */
+    if (c->probe_hash && p &&
+        (p->route == QR_COMPUTE || p->route == QR_MTP_PROJECTION))
+        q_hitmap_prefetch_entry(db->hitmap, c->probe_hash);
     /* (a plan is a dict's) */
     if (!p && (!e.v || e.v->kind == QV_NULL)) {
         c->r->path = "unmapped";

@@ -106,7 +106,7 @@ void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q
     if (atomic_load_explicit(&m->n, memory_order_relaxed) >= m->max ||
         atomic_load_explicit(&m->bytes, memory_order_relaxed) >= m->max_bytes)
         return;
-    size_t rl = s->reason ? strlen(s->reason) : 0, kl = s->found ? strlen(s->kernel) + 1 : 0;
+    size_t rl = s->reason ? strlen(s->reason) : 0, kl = s->found && s->kernel ? strlen(s->kernel) + 1 : 0;
     size_t size = sizeof(hentry) + n + kl + rl + 1;
     hentry *e = opdb_xmalloc(size); /* one block: entry, key, kernel, reason */
     e->h = h;
