@@ -25,6 +25,11 @@ static void kl_add(q_ctx *c, klist *k, const char *s) {
 }
 
 int q_entry_kernels(q_ctx *c, const q_entry *e, bool with_alternates, const char ***out, size_t *n) {
+    if (e->p && e->p->kernels_ok) {
+        *out = e->p->k;
+        *n = with_alternates ? e->p->nk : e->p->nk0;
+        return 0;
+    }
     klist k = {0};
     const qv *kt = qv_get(e->v, "kernel_type");
     if (qv_truthy(kt) && kt->kind != QV_STR) {
@@ -103,18 +108,14 @@ const q_rowsel q_sel_compute = {sel_compute, key_compute, 'C'};
 
 /* The TP linear projection of X; 0 ok (X maybe replaced), -1 miss/error set. */
 static int tp_project(q_ctx *c, const q_entry *e, q_tins *X) {
-    const qv *rule = qv_get(e->v, "tp_linear_projection");
-    if (!rule || rule->kind == QV_NULL) return 0;
-    const qv *axis = qv_get(rule, "shard_axis"), *dims = qv_get(rule, "logical_global_dims"),
-             *oth = qv_get(rule, "otherwise");
-    bool input = qv_is_str(axis, "input"), output = qv_is_str(axis, "output");
-    bool valid = rule->kind == QV_DICT && (input || output) && dims && dims->kind == QV_LIST && dims->n > 0 &&
-                 (!oth || oth->kind == QV_NULL || qv_is_str(oth, "physical_local")) && X->n >= 2 &&
-                 X->v[0].s.rank == 2 && X->v[1].s.rank == 2;
-    /* an explicit null `otherwise` is not the default: Python's get() returns None */
-    if (valid && oth && oth->kind == QV_NULL) valid = false;
-    for (size_t i = 0; valid && i < dims->n; i++)
-        if (dims->items[i]->kind != QV_INT || dims->items[i]->i <= 0) valid = false;
+    const int64_t *dims = NULL;
+    size_t ndims = 0;
+    uint8_t rule;
+    if (e->p && e->p->target_ok) rule = e->p->tp, dims = e->p->tp_dims, ndims = e->p->tp_n;
+    else rule = q_tp_read(c->a, e->v, &dims, &ndims);
+    if (rule == Q_TP_NONE) return 0;
+    bool input = rule == Q_TP_INPUT, output = rule == Q_TP_OUTPUT;
+    bool valid = rule != Q_TP_INVALID && X->n >= 2 && X->v[0].s.rank == 2 && X->v[1].s.rank == 2;
     if (!valid) {
         q_miss(c, "invalid_tp_linear_projection_rule");
         return -1;
@@ -122,7 +123,7 @@ static int tp_project(q_ctx *c, const q_entry *e, q_tins *X) {
     q_shape a = X->v[0].s, w = X->v[1].s;
     int64_t v = input ? a.d[1] : w.d[1];
     bool listed = false;
-    for (size_t i = 0; i < dims->n; i++) listed |= dims->items[i]->i == v;
+    for (size_t i = 0; i < ndims; i++) listed |= dims[i] == v;
     int tp = c->cfg->tp;
     if (!listed || tp == 1) return 0;
     int64_t k = a.d[1];
@@ -152,11 +153,41 @@ static int tp_project(q_ctx *c, const q_entry *e, q_tins *X) {
     return 0;
 }
 
+/* the degenerate-BMM shapes: a [1, 32, 1] query against a [1, 1, n] weight */
+static bool degenerate(const q_tins *X) {
+    if (X->n < 2) return false;
+    q_shape a = X->v[0].s, b = X->v[1].s;
+    return a.rank == 3 && a.d[0] == 1 && a.d[1] == 32 && a.d[2] == 1 && b.rank == 3 && b.d[0] == 1 && b.d[1] == 1 &&
+           b.d[2] > 0;
+}
+
+/* q_compute_target's steps from the entry's plan (no rank list there), before the projection */
+static void planned_target(q_ctx *c, const q_plan *p, const char ***K, size_t *nk, q_tins *X, int64_t *N,
+                           bool *has_n) {
+    *has_n = p->has_n;
+    if (p->has_n) *N = p->N;
+    *X = q_tensor_inputs(c, c->q->args);
+    if (*has_n) X->n = q_slice_n(X->n, *N);
+    *K = p->k;
+    *nk = p->nk;
+    if (p->deg && degenerate(X)) {
+        klist k = {0};
+        for (size_t i = 0; i < p->nk; i++) kl_add(c, &k, p->k[i]);
+        kl_add(c, &k, p->deg);
+        *K = k.v;
+        *nk = k.n;
+    }
+}
+
 /* The kernel list and inputs of a compute entry (steps 1-5); 0 ok, 1 answered (miss/error set). */
 int q_compute_target(q_ctx *c, const q_entry *e, const char ***K, size_t *nk, q_tins *X, int64_t *N, bool *has_n,
                      bool project);
 int q_compute_target(q_ctx *c, const q_entry *e, const char ***K, size_t *nk, q_tins *X, int64_t *N, bool *has_n,
                      bool project) {
+    if (e->p && e->p->target_ok) {
+        planned_target(c, e->p, K, nk, X, N, has_n);
+        return project && tp_project(c, e, X) ? 1 : 0;
+    }
     const char **k0;
     size_t n0;
     if (q_entry_kernels(c, e, true, &k0, &n0)) return 1;
@@ -168,12 +199,7 @@ int q_compute_target(q_ctx *c, const q_entry *e, const char ***K, size_t *nk, q_
     klist k = {0};
     for (size_t i = 0; i < n0; i++) kl_add(c, &k, k0[i]);
     const qv *deg = qv_get(e->v, "degenerate_bmm_kernel_type");
-    if (deg && deg->kind == QV_STR && X->n >= 2) {
-        q_shape a = X->v[0].s, b = X->v[1].s;
-        if (a.rank == 3 && a.d[0] == 1 && a.d[1] == 32 && a.d[2] == 1 && b.rank == 3 && b.d[0] == 1 && b.d[1] == 1 &&
-            b.d[2] > 0)
-            kl_add(c, &k, deg->s);
-    }
+    if (deg && deg->kind == QV_STR && degenerate(X)) kl_add(c, &k, deg->s);
     const qv *byrank = qv_get(e->v, "kernel_types_by_input_rank");
     if (X->n > 0 && byrank && byrank->kind != QV_NULL) {
         if (byrank->kind != QV_DICT) {
@@ -204,9 +230,7 @@ int q_compute_target(q_ctx *c, const q_entry *e, const char ***K, size_t *nk, q_
 
 void q_path_compute(q_ctx *c, const q_entry *e) {
     c->r->path = "compute";
-    /* the scan's map entry, fetched while its kernels and inputs are worked out */
-    if (c->probe_hash) q_hitmap_prefetch_entry(c->db->hitmap, c->probe_hash);
-    if (!qv_truthy(qv_get(e->v, "kernel_type"))) {
+    if (e->p && e->p->kernels_ok ? !e->p->nk0 : !qv_truthy(qv_get(e->v, "kernel_type"))) {
         q_miss(c, "");
         return;
     }
@@ -226,7 +250,7 @@ void q_path_compute(q_ctx *c, const q_entry *e) {
         return;
     }
     q_explain_scan(c, &s);
-    q_hit(c, QS_MEASURED, s.best.lat, 1.0, s.best.rule, s.tab->kernel);
+    q_hit(c, QS_MEASURED, s.best.lat, 1.0, s.best.rule, s.kernel);
 }
 
 void q_path_mtp_projection(q_ctx *c, const q_entry *e) {

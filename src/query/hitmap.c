@@ -21,11 +21,12 @@
 
 #include "query/query_internal.h"
 
-/* One block from the map's arena: the entry, its key, its reason (NUL-terminated; "" when none). */
+/* One block from the map's arena: the entry, its key, its reason (NUL-terminated; "" when none), its kernel when found. */
 typedef struct hentry {
     uint64_t h;
     q_ktable *tab;
     const char *rule;            /* a matcher's rule name (static text) */
+    const char *kernel;          /* found: tab's kernel, after the reason (read with the entry, not from the table) */
     double lat, conf, dist;
     uint32_t row, ties;
     uint16_t klen;
@@ -92,6 +93,7 @@ bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q
         s->kidx = e->kidx;
         s->row = e->row;
         s->tab = e->tab;
+        s->kernel = e->kernel;
         s->ties = e->ties;
         s->best.lat = e->lat;
         s->best.conf = e->conf;
@@ -111,8 +113,8 @@ void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q
         return;
     /* an outcome the compact entry cannot hold is not kept (the scan runs again) */
     if (n > UINT16_MAX || s->kidx > UINT8_MAX || s->row > UINT32_MAX || s->ties > UINT32_MAX) return;
-    size_t rl = s->reason ? strlen(s->reason) : 0;
-    size_t bytes = offsetof(hentry, key) + n + rl + 1;
+    size_t rl = s->reason ? strlen(s->reason) : 0, kl = s->found && s->kernel ? strlen(s->kernel) + 1 : 0;
+    size_t bytes = offsetof(hentry, key) + n + rl + 1 + kl;
     opdb_call_lock(&m->mu);
     hentry *e = opdb_arena_alloc(&m->a, bytes);
     opdb_call_unlock(&m->mu);
@@ -132,6 +134,9 @@ void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q
     char *r = (char *)e->key + n;
     if (rl) memcpy(r, s->reason, rl);
     r[rl] = 0;
+    char *k = r + rl + 1;
+    if (kl) memcpy(k, s->kernel, kl);
+    e->kernel = kl ? k : NULL;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
         hentry *cur = atomic_load_explicit(&m->slot[i], memory_order_acquire);
         if (!cur) {

@@ -393,6 +393,14 @@ int q_mapping_load(opdb_qdb *db, opdb_err *err) {
                 seen = ops->keys[j]->n == k->n && memcmp(ops->keys[j]->s, k->s, k->n) == 0;
             if (!seen) opdb_hindex_add(&db->map.ops_ix, h, (uint32_t)i);
         }
+        /* each entry's plan: its route and compute target read once, not per query */
+        db->map.plans = opdb_arena_alloc(&db->arena, (ops->n ? ops->n : 1) * sizeof *db->map.plans);
+        memset(db->map.plans, 0, (ops->n ? ops->n : 1) * sizeof *db->map.plans);
+        for (size_t i = 0; i < ops->n; i++)
+            if (ops->keys[i]->kind == QV_STR) {
+                q_plan_make(&db->arena, ops->keys[i]->s, ops->items[i], &db->map.plans[i]);
+                db->map.plans[i].name_n = (uint32_t)ops->keys[i]->n;
+            }
     }
     const qv *ref = qv_get(root, "communication_data_ref");
     if (qv_truthy(ref)) {
@@ -424,12 +432,19 @@ const qv *q_override(const qv *ov, const char *kt, bool *bad) {
     return e;
 }
 
-const qv *q_op_entry(const opdb_qdb *db, const char *name) {
+const qv *q_op_find(const opdb_qdb *db, const char *name, const q_plan **plan) {
     const qv *ops = db->map.ops;
+    *plan = NULL;
     if (!ops) return NULL;
     size_t n = strlen(name);
     uint32_t j;
-    for (opdb_hprobe pr = opdb_hindex_probe(&db->map.ops_ix, opdb_hash_bytes(name, n, 0)); opdb_hprobe_next(&pr, &j);)
-        if (ops->keys[j]->n == n && memcmp(ops->keys[j]->s, name, n) == 0) return ops->items[j];
+    for (opdb_hprobe pr = opdb_hindex_probe(&db->map.ops_ix, opdb_hash_bytes(name, n, 0)); opdb_hprobe_next(&pr, &j);) {
+        const q_plan *p = &db->map.plans[j];
+        if (p->name_n == n && memcmp(p->name, name, n) == 0) {
+            if (p->dict) *plan = p;
+            return p->v;
+        }
+    }
     return NULL;
 }
+

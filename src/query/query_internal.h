@@ -167,11 +167,55 @@ typedef struct q_ktable {
     pthread_mutex_t ext_mu;
 } q_ktable;
 
+/* The lookup path of an op's mapping entry, in the order dispatch tries them. */
+typedef enum q_route {
+    QR_COMPOSITE, QR_DECOMPOSED, QR_COMM, QR_ATTENTION, QR_ELEMENTWISE, QR_MOE_FUSED, QR_MTP_PROJECTION,
+    QR_ZERO_COST, QR_ACCEPTED_MISS, QR_COMPUTE
+} q_route;
+
+/* How the TP linear projection rule of an entry reads before the inputs are seen. */
+enum { Q_TP_NONE, Q_TP_INVALID, Q_TP_INPUT, Q_TP_OUTPUT };
+
+/* What dispatch and the compute target read from one mapping entry, worked
+ * out once when the mapping is loaded (plan.c). A part the plan does not
+ * hold (a field of the wrong type, whose bad_mapping error a query words;
+ * kernel_types_by_input_rank, read per input rank) is read from the entry
+ * per query, as it is without a plan. */
+typedef struct q_plan {
+    /* the entry (name, value) first: finding it by name reads the plan alone */
+    const char *name;
+    uint32_t name_n;
+    bool dict;                   /* the entry is a dict (else nothing below is set) */
+    uint8_t route;               /* q_route */
+    bool comm;                   /* category is communication */
+    bool kernels_ok;             /* k: the kernel lists of q_entry_kernels */
+    bool target_ok;              /* the rest of q_compute_target's reading: */
+    bool has_n;                  /* tc_input_count given, N its value */
+    uint8_t tp;                  /* Q_TP_*: the projection rule, its dims in tp_dims */
+    uint32_t nk, nk0;            /* k's length; nk0: without the alternates (0 or 1) */
+    const char **k;              /* [kernel_type] + alternate_kernel_types, without repeats */
+    int64_t N;
+    const char *deg;             /* degenerate_bmm_kernel_type when a string */
+    const int64_t *tp_dims;
+    size_t tp_n;
+    const char *zero_kernel;     /* QR_ZERO_COST: the kernel the result names ("" absent, NULL not a string) */
+    const qv *v;                 /* the entry */
+} q_plan;
+
+/* The route of entry v of op name (and the zero-cost kernel). */
+q_route q_entry_route(const char *name, const qv *v, const char **zero_kernel);
+/* tp_linear_projection of entry v as far as it reads without the inputs:
+ * Q_TP_*, and for a valid rule its logical_global_dims (in arena a) */
+uint8_t q_tp_read(opdb_arena *a, const qv *v, const int64_t **dims, size_t *n);
+/* Fills p from entry v of op name (strings and lists in arena a). */
+void q_plan_make(opdb_arena *a, const char *name, const qv *v, q_plan *p);
+
 /* op_mapping.yaml as read (PyYAML safe_load semantics). */
 typedef struct q_mapping {
     qv *root;                    /* NULL when the file is absent */
     const qv *ops;               /* operator_mappings (NULL when absent) */
     opdb_hindex ops_ix;          /* its string keys by hash (the first of duplicates) */
+    q_plan *plans;               /* plans[j]: the plan of ops->items[j] (j a key of ops_ix) */
     bool ops_bad;                /* operator_mappings present but not a mapping */
     const qv *ov_lat, *ov_sel, *ov_int; /* the kernel_overrides mappings (NULL when absent) */
     char *comm_dir;              /* resolved communication_data_ref folder (NULL = the db folder) */
@@ -197,6 +241,7 @@ struct opdb_qdb {
     _Atomic size_t skipped_rows, skipped_files;
     bool no_index;               /* tests: every scan visits every row, every interpolation filter scans its points (the references of the indexes) */
     uint64_t ip_hash_mask;       /* tests: the interpolation groups' key hashes cut to these bits, so that keys collide (0: whole) */
+    bool no_plan;                /* tests: every query reads its mapping entry's fields (the reference of the plans) */
     struct q_cache *cache;       /* the result cache (NULL = off) */
     struct q_hitmap *hitmap;     /* scan outcomes by scan key (NULL = off; no_index bypasses it) */
     /* intervals written by opdb check, read by calib.c on the first interpolated
@@ -246,8 +291,9 @@ void q_calib_apply(struct q_ctx *c, const char *kernel, int dim, double spread);
  * state says QT_ABSENT / QT_FAILED / QT_OK. */
 q_ktable *q_table(const opdb_qdb *db, const char *kt);
 void q_warn(const opdb_qdb *db, const char *fmt, ...) OPDB_PRINTF(2, 3);
-/* operator_mappings[name] (NULL when absent), as qv_get finds it, by hash */
-const qv *q_op_entry(const opdb_qdb *db, const char *name);
+/* operator_mappings[name] (NULL when absent), as qv_get finds it, by hash,
+ * and its plan (NULL when absent or not a dict) */
+const qv *q_op_find(const opdb_qdb *db, const char *name, const q_plan **plan);
 /* The policy entry OV[kt] (NULL when absent); *bad when present but not a mapping. */
 const qv *q_override(const qv *ov, const char *kt, bool *bad);
 
@@ -339,6 +385,7 @@ opdb_strbuf *q_attempt_open(q_ctx *c);
 typedef struct q_entry {
     const char *name;
     const qv *v;                 /* the whole entry */
+    const q_plan *p;             /* its plan (NULL: every field read from v) */
 } q_entry;
 
 /* The kernel list [kernel_type] + alternates (dedup), or -1 with a bad_mapping error set. */
@@ -369,6 +416,7 @@ typedef struct q_scan {
     bool found;
     size_t kidx, row;
     q_ktable *tab;
+    const char *kernel;          /* found: the kernel of tab (the exact-hit map's copy beside its entry) */
     q_cand best;
     size_t ties;
     const char *reason;          /* "", csv_not_found, ambiguous_semantic_match:<kt> */

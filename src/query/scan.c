@@ -115,6 +115,7 @@ static void scan(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_
                 s->kidx = i;
                 s->row = r;
                 s->tab = t;
+                s->kernel = t->kernel;
                 s->best = cd;
                 s->ties = 1;
                 return;
@@ -125,6 +126,7 @@ static void scan(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_
                 s->kidx = i;
                 s->row = r;
                 s->tab = t;
+                s->kernel = t->kernel;
                 s->best = cd;
                 s->ties = 1;
                 tie_lo = tie_hi = cd.lat;
