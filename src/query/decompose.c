@@ -11,32 +11,10 @@
 #include "query/comm.h"
 #include "query/decompose.h"
 
-typedef enum { DK_MLA, DK_MLA_QUANT, DK_SPARSE, DK_SPARSE_QUANT, DK_MLAPO, DK_MLAPO_QUANT, DK_DSA } dkind;
-
-static const struct {
-    const char *name;
-    dkind kind;
-} k_registry[] = {
-    {"tensor_cast.multihead_latent_attention.default", DK_MLA},
-    {"tensor_cast.multihead_latent_attention_quant.default", DK_MLA_QUANT},
-    {"tensor_cast.mla_sparse_attention.default", DK_SPARSE},
-    {"tensor_cast.mla_sparse_attention_quant.default", DK_SPARSE_QUANT},
-    {"tensor_cast.mlapo.default", DK_MLAPO},
-    {"tensor_cast.mlapo_quant.default", DK_MLAPO_QUANT},
-    {"tensor_cast.dsa_indexer.default", DK_DSA},
-};
-
-static int registry_kind(const char *name) {
-    for (size_t i = 0; i < sizeof k_registry / sizeof k_registry[0]; i++)
-        if (strcmp(name, k_registry[i].name) == 0) return (int)k_registry[i].kind;
-    return -1;
-}
-
-bool q_is_decomposer(const char *name) { return registry_kind(name) >= 0; }
 
 int q_decompose(q_ctx *c, const q_entry *e, q_specs *out) {
     memset(out, 0, sizeof *out);
-    switch (registry_kind(e->name)) {
+    switch (q_decomposer_kind(e->name)) {
     case DK_MLA: return q_decompose_mla(c, e, "BatchMatMulV2", out);
     case DK_MLA_QUANT: return q_decompose_mla(c, e, "QuantBatchMatmulV3", out);
     case DK_MLAPO: return q_decompose_mlapo(c, e, false, out);

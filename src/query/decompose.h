@@ -8,6 +8,10 @@
 
 #include "query/query_internal.h"
 
+/* the decomposed ops (decompose_registry.c) */
+typedef enum { DK_MLA, DK_MLA_QUANT, DK_SPARSE, DK_SPARSE_QUANT, DK_MLAPO, DK_MLAPO_QUANT, DK_DSA } q_dkind;
+int q_decomposer_kind(const char *name); /* q_dkind, or -1: not decomposed */
+
 typedef enum q_spec_mode {
     QSPEC_COMPUTE,
     QSPEC_ATTENTION,

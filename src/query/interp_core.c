@@ -375,10 +375,6 @@ static void pack_points(ip_index *ix) {
     ix->prow = opdb_xrealloc(ix->prow, n * sizeof *ix->prow);
 }
 
-void ip_point_axes(const ip_index *ix, uint32_t p, double v[IP_MAXAX]) {
-    for (int a = 0; a < IP_MAXAX; a++) v[a] = ip_ax(ix, p, a);
-}
-
 /* The field names of key text s in order into buf, each closed by \x1f: the length, or 0 when
  * a field has no value marker or the names do not fit (then the text is not simply its fields'
  * names and values side by side). */

@@ -134,7 +134,9 @@ static inline double ip_lat(const ip_index *ix, uint32_t p) { return ix->lat[p];
 static inline uint32_t ip_prow(const ip_index *ix, uint32_t p) { return ix->prow[p] & 0x7fffffffu; }
 static inline int ip_palt(const ip_index *ix, uint32_t p) { return (int)(ix->prow[p] >> 31); }
 /* the axes of point p into v (NaN where it has none) */
-void ip_point_axes(const ip_index *ix, uint32_t p, double v[IP_MAXAX]);
+static inline void ip_point_axes(const ip_index *ix, uint32_t p, double v[IP_MAXAX]) {
+    for (int a = 0; a < IP_MAXAX; a++) v[a] = ip_ax(ix, p, a);
+}
 static inline uint32_t ip_gn(const ip_index *ix, size_t g) { return ix->g[g + 1].off - ix->g[g].off; }
 static inline const uint32_t *ip_gpts(const ip_index *ix, size_t g) { return ix->gpts + ix->g[g].off; }
 /* the points of group g with label lab (0 preferred, 1 alternate), file order; *n of them */
