@@ -75,72 +75,33 @@ void q_cache_free(q_cache *c) {
 /* ---- the canonical form: a kind byte and the payload of every value; counts
  * and integers as varints (each self-delimiting, so distinct values stay
  * distinct keys), doubles as their 8 bytes */
-typedef struct kw {
-    uint8_t *p;
-    size_t n, cap;
-    bool over;
-} kw;
-
-static void put(kw *k, const void *p, size_t n) {
-    if (k->over || k->n + n > k->cap) {
-        k->over = true;
-        return;
-    }
-    memcpy(k->p + k->n, p, n);
-    k->n += n;
-}
-
-static void put_var(kw *k, uint64_t v) {
-    if (k->cap - k->n >= 10) { /* room for the longest: written in place */
-        uint8_t *o = k->p + k->n;
-        while (v >= 0x80) {
-            *o++ = (uint8_t)(v | 0x80);
-            v >>= 7;
-        }
-        *o++ = (uint8_t)v;
-        k->n = (size_t)(o - k->p);
-        return;
-    }
-    uint8_t b[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-        b[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b[n++] = (uint8_t)v;
-    put(k, b, n);
-}
-
-/* signed integers zigzagged: small negatives stay short */
-static void put_svar(kw *k, int64_t v) { put_var(k, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }
-
-static void canon(kw *k, const qv *v, bool skip_id) {
+static void canon(q_kbuf *k, const qv *v, bool skip_id) {
     uint8_t kind = v ? (uint8_t)v->kind : 0xff;
-    put(k, &kind, 1);
+    q_kput(k, &kind, 1);
     if (!v) return;
     switch (v->kind) {
     case QV_NULL: break;
-    case QV_BOOL: put(k, &v->b, 1); break;
-    case QV_INT: put_svar(k, v->i); break;
-    case QV_FLOAT: put(k, &v->f, sizeof v->f); break;
+    case QV_BOOL: q_kput(k, &v->b, 1); break;
+    case QV_INT: q_kput_svar(k, v->i); break;
+    case QV_FLOAT: q_kput(k, &v->f, sizeof v->f); break;
     case QV_STR:
-        put_var(k, v->n);
-        put(k, v->s, v->n);
+        q_kput_var(k, v->n);
+        q_kput(k, v->s, v->n);
         break;
     case QV_TENSOR:
-        put_var(k, v->shape.rank);
-        for (uint32_t i = 0; i < v->shape.rank; i++) put_svar(k, v->shape.d[i]);
-        put_svar(k, v->dtype);
-        put_var(k, v->values ? v->nvalues + 1 : 0);
-        if (v->values) put(k, v->values, v->nvalues * sizeof *v->values);
+        q_kput_var(k, v->shape.rank);
+        for (uint32_t i = 0; i < v->shape.rank; i++) q_kput_svar(k, v->shape.d[i]);
+        q_kput_svar(k, v->dtype);
+        q_kput_var(k, v->values ? v->nvalues + 1 : 0);
+        if (v->values) q_kput(k, v->values, v->nvalues * sizeof *v->values);
         break;
-    case QV_DTYPE: put_svar(k, v->dtype); break;
+    case QV_DTYPE: q_kput_svar(k, v->dtype); break;
     case QV_LIST:
-        put_var(k, v->n);
+        q_kput_var(k, v->n);
         for (size_t i = 0; i < v->n; i++) canon(k, v->items[i], false);
         break;
     case QV_DICT:
-        put_var(k, v->n);
+        q_kput_var(k, v->n);
         for (size_t i = 0; i < v->n; i++) {
             if (skip_id && qv_is_str(v->keys[i], "id")) continue;
             canon(k, v->keys[i], false);
@@ -152,17 +113,17 @@ static void canon(kw *k, const qv *v, bool skip_id) {
 
 /* the key of q into buf; 0 when it does not fit (not cached) */
 size_t q_cache_key(const q_query *q, uint8_t *buf, size_t cap) {
-    kw k = {buf, 0, cap, false};
+    q_kbuf k = {buf, 0, cap, false};
     if (q->kernel) {
         uint8_t tag = 'K';
-        put(&k, &tag, 1);
+        q_kput(&k, &tag, 1);
         canon(&k, q->kq, true);
     } else {
         uint8_t tag = 'O';
-        put(&k, &tag, 1);
+        q_kput(&k, &tag, 1);
         size_t n = q->op ? strlen(q->op) : 0;
-        put_var(&k, n);
-        put(&k, q->op, n);
+        q_kput_var(&k, n);
+        q_kput(&k, q->op, n);
         canon(&k, q->args, false);
         canon(&k, q->out, false);
         canon(&k, q->kwargs, false);

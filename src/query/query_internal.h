@@ -556,6 +556,16 @@ static inline void q_kput(q_kbuf *k, const void *p, size_t n) {
     k->n += n;
 }
 static inline void q_kput_var(q_kbuf *k, uint64_t v) {
+    if (!k->over && k->cap - k->n >= 10) { /* room for the longest: written in place */
+        uint8_t *o = k->p + k->n;
+        while (v >= 0x80) {
+            *o++ = (uint8_t)(v | 0x80);
+            v >>= 7;
+        }
+        *o++ = (uint8_t)v;
+        k->n = (size_t)(o - k->p);
+        return;
+    }
     uint8_t b[10];
     size_t n = 0;
     while (v >= 0x80) {
