@@ -200,7 +200,7 @@ static bool fill_block(sblock *b, carry *c, ptrdiff_t (*rd)(void *, char *, size
                 c->p = opdb_xmalloc(rest);
                 c->cap = rest;
             }
-            memcpy(c->p, b->in + cut, rest);
+            if (rest) memcpy(c->p, b->in + cut, rest); /* c->p may still be NULL */
             c->n = rest;
             b->in_n = cut;
             return true;
