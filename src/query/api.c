@@ -14,13 +14,13 @@
 
 struct opdb_qresult_priv {
     opdb_arena a;
-    q_result r;
     opdb_qsub *subs;
     const char *id;              /* the id as JSON text */
     bool quirks;
     char *line;                  /* the result line, rendered on first request (at once with explain) */
     size_t line_n;
     bool borrowed;               /* lives in a caller's opdb_qresult_buf: freed with it */
+    q_result r;                  /* last: a reused state empties what precedes it, finish() sets this */
 };
 
 /* Caller-owned result storage: one state and one arena, emptied for each query. */
@@ -73,7 +73,7 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
     c.explain = explain;
     c.r = &p->r;
     c.probe_hash = q ? q->line_hash : 0;
-    memset(&p->r, 0, sizeof p->r);
+    q_result_clear(&p->r);
     p->r.src = QS_MISS;
     p->r.miss = "";
     /* the result cache answers repeated kernel-level queries here, op-level ones
@@ -125,7 +125,8 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
     opdb_sb_free(&p->r.extra);
     opdb_sb_free(&p->r.attempts);
     q_result *r = &p->r;
-    memset(res, 0, sizeof *res);
+    /* every member set (no memset of the whole: the common result needs none) */
+    _Static_assert(sizeof(void *) != 8 || sizeof(opdb_qresult) == 104, "set every member of the result here");
     res->priv = p;
     res->source = pub_src(r->src);
     res->hit = r->src == QS_MEASURED || r->src == QS_INTERPOLATED || r->src == QS_PARTIAL;
@@ -133,7 +134,12 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
     res->confidence = res->hit ? r->conf : 0;
     res->shape_match_rule = res->hit ? r->rule : NULL;
     res->kernel_type = res->hit ? r->kernel : NULL;
-    if (!res->hit) res->miss_reason = r->miss ? r->miss : "";
+    res->miss_reason = res->hit ? NULL : r->miss ? r->miss : "";
+    res->error = NULL;
+    res->sub = NULL;
+    res->n_sub = 0;
+    res->has_sub = false;
+    res->explain_json = NULL;
     if (r->src == QS_ERROR) {
         size_t n = strlen(r->miss ? r->miss : "");
         char *m = opdb_arena_alloc(&p->a, n + 7);
@@ -218,7 +224,8 @@ int q_query_json_buf_call(const opdb_qdb *db, const char *line, size_t n, bool e
     opdb_qresult_priv *p = &buf->p;
     opdb_arena a = p->a;
     opdb_arena_reset(&a);
-    memset(p, 0, sizeof *p);
+    /* the result (r) is set whole by finish(): only the members before it are emptied */
+    memset(p, 0, offsetof(opdb_qresult_priv, r));
     p->a = a;
     p->borrowed = true;
     return query_json(db, p, line, n, explain, res);
