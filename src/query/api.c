@@ -408,16 +408,9 @@ int opdb_query_batch(const opdb_qdb *db, const char *jsonl, size_t n, unsigned t
 }
 
 /* ---- kernel level from the C struct: the same object a JSON line gives */
-static qv *kv_new(opdb_arena *a, qv_kind k) {
-    qv *v = opdb_arena_alloc(a, sizeof *v);
-    memset(v, 0, sizeof *v);
-    v->kind = k;
-    v->dtype = -1;
-    return v;
-}
 
 static qv *kv_str(opdb_arena *a, const char *s) {
-    qv *v = kv_new(a, QV_STR);
+    qv *v = qv_new(a, QV_STR);
     v->n = strlen(s);
     v->s = opdb_arena_strndup(a, s, v->n);
     return v;
@@ -440,16 +433,16 @@ static void kv_push(opdb_arena *a, qv *c, qv *k, qv *v) {
 }
 
 static qv *kv_tensors(opdb_arena *a, const opdb_ktensor *t, size_t n) {
-    qv *l = kv_new(a, QV_LIST);
+    qv *l = qv_new(a, QV_LIST);
     for (size_t i = 0; i < n; i++) {
-        qv *d = kv_new(a, QV_DICT), *sh = kv_new(a, QV_LIST);
+        qv *d = qv_new(a, QV_DICT), *sh = qv_new(a, QV_LIST);
         for (size_t k = 0; k < t[i].rank; k++) {
-            qv *x = kv_new(a, QV_INT);
+            qv *x = qv_new(a, QV_INT);
             x->i = t[i].shape[k];
             kv_push(a, sh, NULL, x);
         }
         kv_push(a, d, kv_str(a, "shape"), sh);
-        kv_push(a, d, kv_str(a, "dtype"), t[i].dtype ? kv_str(a, t[i].dtype) : kv_new(a, QV_NULL));
+        kv_push(a, d, kv_str(a, "dtype"), t[i].dtype ? kv_str(a, t[i].dtype) : qv_new(a, QV_NULL));
         if (t[i].format) kv_push(a, d, kv_str(a, "format"), kv_str(a, t[i].format));
         kv_push(a, l, NULL, d);
     }
@@ -468,12 +461,12 @@ static int q_query_kernel_call(const opdb_qdb *db, const opdb_kquery *k, bool ex
     bool ok = kn[0] && kn[0] != '.' && !strchr(kn, '/');
     if (!ok) return finish(db, p, &q, "bad_query", "the kernel name must be non-empty, without '/', not starting with '.'",
                            explain, res);
-    qv *o = kv_new(a, QV_DICT);
+    qv *o = qv_new(a, QV_DICT);
     kv_push(a, o, kv_str(a, "kernel"), kv_str(a, kn));
     kv_push(a, o, kv_str(a, "inputs"), kv_tensors(a, k->inputs, k->n_inputs));
     if (k->n_outputs) kv_push(a, o, kv_str(a, "outputs"), kv_tensors(a, k->outputs, k->n_outputs));
     if (k->n_alternates) {
-        qv *l = kv_new(a, QV_LIST);
+        qv *l = qv_new(a, QV_LIST);
         for (size_t i = 0; i < k->n_alternates; i++) kv_push(a, l, NULL, kv_str(a, k->alternates[i]));
         kv_push(a, o, kv_str(a, "alternates"), l);
     }
@@ -481,7 +474,7 @@ static int q_query_kernel_call(const opdb_qdb *db, const opdb_kquery *k, bool ex
     if (k->attention) kv_push(a, o, kv_str(a, "attention"), (qv *)k->attention);
     if (k->comm) kv_push(a, o, kv_str(a, "comm"), (qv *)k->comm);
     if (k->interpolate >= 0) {
-        qv *b = kv_new(a, QV_BOOL);
+        qv *b = qv_new(a, QV_BOOL);
         b->b = k->interpolate != 0;
         kv_push(a, o, kv_str(a, "interpolate"), b);
     }
@@ -581,7 +574,7 @@ static int q_query_kernel_cells_call(const opdb_qdb *db, const opdb_kcells *k, b
             goto done;
         }
         qv **d = is_att ? &att : &comm;
-        if (!*d) *d = kv_new(&a, QV_DICT);
+        if (!*d) *d = qv_new(&a, QV_DICT);
         qv *v;
         if (strcmp(name, "input_layout") == 0 || strcmp(name, "method") == 0) {
             v = kv_str(&a, val);
@@ -593,7 +586,7 @@ static int q_query_kernel_cells_call(const opdb_qdb *db, const opdb_kcells *k, b
                 opdb_fail(err, OPDB_ERR_USAGE, "--param %s: \"%s\" is not an integer", name, val);
                 goto done;
             }
-            v = kv_new(&a, QV_INT);
+            v = qv_new(&a, QV_INT);
             v->i = x;
         }
         kv_push(&a, *d, kv_str(&a, name), v);
