@@ -14,13 +14,13 @@
 
 struct opdb_qresult_priv {
     opdb_arena a;
-    q_result r;
     opdb_qsub *subs;
     const char *id;              /* the id as JSON text */
     bool quirks;
     char *line;                  /* the result line, rendered on first request (at once with explain) */
     size_t line_n;
     bool borrowed;               /* lives in a caller's opdb_qresult_buf: freed with it */
+    q_result r;                  /* last: a reused state empties what precedes it, finish() sets this */
 };
 
 /* Caller-owned result storage: one state and one arena, emptied for each query. */
@@ -73,7 +73,7 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
     c.explain = explain;
     c.r = &p->r;
     c.probe_hash = q ? q->line_hash : 0;
-    memset(&p->r, 0, sizeof p->r);
+    q_result_clear(&p->r);
     p->r.src = QS_MISS;
     p->r.miss = "";
     /* the result cache answers repeated kernel-level queries here, op-level ones
@@ -125,7 +125,8 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
     opdb_sb_free(&p->r.extra);
     opdb_sb_free(&p->r.attempts);
     q_result *r = &p->r;
-    memset(res, 0, sizeof *res);
+    /* every member set (no memset of the whole: the common result needs none) */
+    _Static_assert(sizeof(void *) != 8 || sizeof(opdb_qresult) == 104, "set every member of the result here");
     res->priv = p;
     res->source = pub_src(r->src);
     res->hit = r->src == QS_MEASURED || r->src == QS_INTERPOLATED || r->src == QS_PARTIAL;
@@ -133,7 +134,12 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
     res->confidence = res->hit ? r->conf : 0;
     res->shape_match_rule = res->hit ? r->rule : NULL;
     res->kernel_type = res->hit ? r->kernel : NULL;
-    if (!res->hit) res->miss_reason = r->miss ? r->miss : "";
+    res->miss_reason = res->hit ? NULL : r->miss ? r->miss : "";
+    res->error = NULL;
+    res->sub = NULL;
+    res->n_sub = 0;
+    res->has_sub = false;
+    res->explain_json = NULL;
     if (r->src == QS_ERROR) {
         size_t n = strlen(r->miss ? r->miss : "");
         char *m = opdb_arena_alloc(&p->a, n + 7);
@@ -218,7 +224,8 @@ int q_query_json_buf_call(const opdb_qdb *db, const char *line, size_t n, bool e
     opdb_qresult_priv *p = &buf->p;
     opdb_arena a = p->a;
     opdb_arena_reset(&a);
-    memset(p, 0, sizeof *p);
+    /* the result (r) is set whole by finish(): only the members before it are emptied */
+    memset(p, 0, offsetof(opdb_qresult_priv, r));
     p->a = a;
     p->borrowed = true;
     return query_json(db, p, line, n, explain, res);
@@ -401,16 +408,9 @@ int opdb_query_batch(const opdb_qdb *db, const char *jsonl, size_t n, unsigned t
 }
 
 /* ---- kernel level from the C struct: the same object a JSON line gives */
-static qv *kv_new(opdb_arena *a, qv_kind k) {
-    qv *v = opdb_arena_alloc(a, sizeof *v);
-    memset(v, 0, sizeof *v);
-    v->kind = k;
-    v->dtype = -1;
-    return v;
-}
 
 static qv *kv_str(opdb_arena *a, const char *s) {
-    qv *v = kv_new(a, QV_STR);
+    qv *v = qv_new(a, QV_STR);
     v->n = strlen(s);
     v->s = opdb_arena_strndup(a, s, v->n);
     return v;
@@ -433,16 +433,16 @@ static void kv_push(opdb_arena *a, qv *c, qv *k, qv *v) {
 }
 
 static qv *kv_tensors(opdb_arena *a, const opdb_ktensor *t, size_t n) {
-    qv *l = kv_new(a, QV_LIST);
+    qv *l = qv_new(a, QV_LIST);
     for (size_t i = 0; i < n; i++) {
-        qv *d = kv_new(a, QV_DICT), *sh = kv_new(a, QV_LIST);
+        qv *d = qv_new(a, QV_DICT), *sh = qv_new(a, QV_LIST);
         for (size_t k = 0; k < t[i].rank; k++) {
-            qv *x = kv_new(a, QV_INT);
+            qv *x = qv_new(a, QV_INT);
             x->i = t[i].shape[k];
             kv_push(a, sh, NULL, x);
         }
         kv_push(a, d, kv_str(a, "shape"), sh);
-        kv_push(a, d, kv_str(a, "dtype"), t[i].dtype ? kv_str(a, t[i].dtype) : kv_new(a, QV_NULL));
+        kv_push(a, d, kv_str(a, "dtype"), t[i].dtype ? kv_str(a, t[i].dtype) : qv_new(a, QV_NULL));
         if (t[i].format) kv_push(a, d, kv_str(a, "format"), kv_str(a, t[i].format));
         kv_push(a, l, NULL, d);
     }
@@ -461,12 +461,12 @@ static int q_query_kernel_call(const opdb_qdb *db, const opdb_kquery *k, bool ex
     bool ok = kn[0] && kn[0] != '.' && !strchr(kn, '/');
     if (!ok) return finish(db, p, &q, "bad_query", "the kernel name must be non-empty, without '/', not starting with '.'",
                            explain, res);
-    qv *o = kv_new(a, QV_DICT);
+    qv *o = qv_new(a, QV_DICT);
     kv_push(a, o, kv_str(a, "kernel"), kv_str(a, kn));
     kv_push(a, o, kv_str(a, "inputs"), kv_tensors(a, k->inputs, k->n_inputs));
     if (k->n_outputs) kv_push(a, o, kv_str(a, "outputs"), kv_tensors(a, k->outputs, k->n_outputs));
     if (k->n_alternates) {
-        qv *l = kv_new(a, QV_LIST);
+        qv *l = qv_new(a, QV_LIST);
         for (size_t i = 0; i < k->n_alternates; i++) kv_push(a, l, NULL, kv_str(a, k->alternates[i]));
         kv_push(a, o, kv_str(a, "alternates"), l);
     }
@@ -474,7 +474,7 @@ static int q_query_kernel_call(const opdb_qdb *db, const opdb_kquery *k, bool ex
     if (k->attention) kv_push(a, o, kv_str(a, "attention"), (qv *)k->attention);
     if (k->comm) kv_push(a, o, kv_str(a, "comm"), (qv *)k->comm);
     if (k->interpolate >= 0) {
-        qv *b = kv_new(a, QV_BOOL);
+        qv *b = qv_new(a, QV_BOOL);
         b->b = k->interpolate != 0;
         kv_push(a, o, kv_str(a, "interpolate"), b);
     }
@@ -574,7 +574,7 @@ static int q_query_kernel_cells_call(const opdb_qdb *db, const opdb_kcells *k, b
             goto done;
         }
         qv **d = is_att ? &att : &comm;
-        if (!*d) *d = kv_new(&a, QV_DICT);
+        if (!*d) *d = qv_new(&a, QV_DICT);
         qv *v;
         if (strcmp(name, "input_layout") == 0 || strcmp(name, "method") == 0) {
             v = kv_str(&a, val);
@@ -586,7 +586,7 @@ static int q_query_kernel_cells_call(const opdb_qdb *db, const opdb_kcells *k, b
                 opdb_fail(err, OPDB_ERR_USAGE, "--param %s: \"%s\" is not an integer", name, val);
                 goto done;
             }
-            v = kv_new(&a, QV_INT);
+            v = qv_new(&a, QV_INT);
             v->i = x;
         }
         kv_push(&a, *d, kv_str(&a, name), v);

@@ -88,7 +88,8 @@ bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q
         const hentry *e = atomic_load_explicit(&m->slot[i], memory_order_acquire);
         if (!e) return false;
         if (e->h != h || e->klen != n || memcmp(e->key, key, n) != 0) continue;
-        memset(s, 0, sizeof *s);
+        /* every member set (a memset of the whole costs more than these stores) */
+        _Static_assert(sizeof(void *) != 8 || sizeof(q_scan) == 112, "set every member of q_scan here");
         s->found = e->found;
         s->kidx = e->kidx;
         s->row = e->row;
@@ -99,6 +100,9 @@ bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q
         s->best.conf = e->conf;
         s->best.dist = e->dist;
         s->best.rule = e->rule;
+        s->best.input_rules = NULL;
+        s->best.n_rules = 0;
+        s->failed = false;
         /* a result may outlive the handle: its reason lives in the query's arena */
         const char *reason = (const char *)e->key + e->klen;
         s->reason = reason[0] ? q_strdup(c, reason) : "";

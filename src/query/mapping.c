@@ -35,13 +35,7 @@ static bool one_of(const char *s, const char *const *w) {
     return false;
 }
 
-static qv *nv(yctx *y, qv_kind k) {
-    qv *v = opdb_arena_alloc(y->a, sizeof *v);
-    memset(v, 0, sizeof *v);
-    v->kind = k;
-    v->dtype = -1;
-    return v;
-}
+static qv *nv(yctx *y, qv_kind k) { return qv_new(y->a, k); }
 
 /* digits without '_' */
 static char *clean(const char *s) {

@@ -22,13 +22,7 @@ typedef struct jb {
     bool too_deep;
 } jb;
 
-static qv *nv(jb *b, qv_kind k) {
-    qv *v = opdb_arena_alloc(b->a, sizeof *v);
-    memset(v, 0, sizeof *v);
-    v->kind = k;
-    v->dtype = -1;
-    return v;
-}
+static qv *nv(jb *b, qv_kind k) { return qv_new(b->a, k); }
 
 static void grow(opdb_arena *a, qv *c, bool keys) {
     if (c->n < c->cap) return;

@@ -49,13 +49,7 @@ static bool lit(rd *r, const char *w, size_t wl) {
     return true;
 }
 
-static qv *node(rd *r, qv_kind k) {
-    static const qv empty = {.dtype = -1}; /* copied: cheaper than a memset of this size */
-    qv *v = opdb_arena_alloc(r->a, sizeof *v);
-    *v = empty;
-    v->kind = k;
-    return v;
-}
+static qv *node(rd *r, qv_kind k) { return qv_new(r->a, k); }
 
 /* JSON's number grammar; the value as the general reader makes it */
 static qv *num(rd *r) {

@@ -13,9 +13,7 @@ qv *q_json_number(opdb_arena *a, const char *s, size_t n) {
     bool is_int = true;
     for (size_t i = 0; i < n; i++)
         if (s[i] == '.' || s[i] == 'e' || s[i] == 'E') is_int = false;
-    qv *v = opdb_arena_alloc(a, sizeof *v);
-    memset(v, 0, sizeof *v);
-    v->dtype = -1;
+    qv *v = qv_new(a, QV_NULL);
     long long iv;
     if (is_int && n <= 18 && (s[0] != '-' || n > 1)) {
         /* a JSON integer of at most 18 characters fits in int64: its digits, read directly */

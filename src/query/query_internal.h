@@ -46,6 +46,30 @@ struct opdb_qvalue {
 };
 typedef struct opdb_qvalue qv;
 
+/* A new value of kind k in arena a, every other member empty (dtype -1).
+ * Set member by member: a memset or copy of the whole node becomes a
+ * `rep stos`, whose start-up costs more than these stores, and a query line
+ * makes several nodes. */
+static inline qv *qv_new(opdb_arena *a, qv_kind k) {
+    _Static_assert(sizeof(void *) != 8 || sizeof(qv) == 104, "qv_new sets every member: add the new one");
+    qv *v = opdb_arena_alloc(a, sizeof *v);
+    v->kind = k;
+    v->b = false;
+    v->i = 0;
+    v->f = 0;
+    v->s = NULL;
+    v->n = 0;
+    v->shape.d = NULL;
+    v->shape.rank = 0;
+    v->dtype = -1;
+    v->values = NULL;
+    v->nvalues = 0;
+    v->items = NULL;
+    v->keys = NULL;
+    v->cap = 0;
+    return v;
+}
+
 /* Python truthiness of a value (NULL = absent = falsy). */
 bool qv_truthy(const qv *v);
 /* dict lookup by string key (NULL when v is not a dict or the key is absent) */
@@ -351,6 +375,28 @@ typedef struct q_result {
     double iv_at, iv90[2], iv80[2], iv_med;
     const char *request;         /* a kernel-level MISS (default mode): the request as a JSON object, or NULL */
 } q_result;
+
+/* Empties r (every member zero, as a memset would): set member by member,
+ * as qv_new is, since each query starts this way. */
+static inline void q_result_clear(q_result *r) {
+    _Static_assert(sizeof(void *) != 8 || sizeof(q_result) == 256, "q_result_clear sets every member: add the new one");
+    r->src = QS_MEASURED;
+    r->lat = r->conf = 0;
+    r->rule = r->kernel = r->miss = r->error_msg = NULL;
+    r->sub = NULL;
+    r->n_sub = r->cap_sub = 0;
+    r->has_sub = false;
+    r->path = r->stage = NULL;
+    r->kernels = NULL;
+    r->n_kernels = 0;
+    r->rows = NULL;
+    r->n_rows = r->cap_rows = 0;
+    r->extra = (opdb_strbuf){0};
+    r->attempts = (opdb_strbuf){0};
+    r->has_iv = false;
+    r->iv_at = r->iv90[0] = r->iv90[1] = r->iv80[0] = r->iv80[1] = r->iv_med = 0;
+    r->request = NULL;
+}
 
 /* One query's working state. */
 typedef struct q_ctx {

@@ -87,13 +87,7 @@ void opdb_qbuilder_free(opdb_qbuilder *b) {
     free(b);
 }
 
-static qv *mk(opdb_qbuilder *b, qv_kind k) {
-    qv *v = opdb_arena_alloc(&b->a, sizeof *v);
-    memset(v, 0, sizeof *v);
-    v->kind = k;
-    v->dtype = -1;
-    return v;
-}
+static qv *mk(opdb_qbuilder *b, qv_kind k) { return qv_new(&b->a, k); }
 
 static opdb_qvalue *opdb_qv_null_call(opdb_qbuilder *b) { return mk(b, QV_NULL); }
 static opdb_qvalue *opdb_qv_bool_call(opdb_qbuilder *b, bool x) {
