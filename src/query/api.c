@@ -300,7 +300,6 @@ int opdb_qresult_line(const opdb_qresult *r, const char **text, size_t *len) {
 
 static bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
 
-void q_stats_add(opdb_qstats *s, const opdb_qresult *r);
 void q_stats_add(opdb_qstats *s, const opdb_qresult *r) {
     s->queries++;
     switch (r->source) {

@@ -20,8 +20,6 @@
 #include "opdb/query.h"
 #include "query/query_internal.h"
 
-void q_stats_add(opdb_qstats *s, const opdb_qresult *r);
-
 enum { BLOCK = 64 * 1024, SLOTS_PER_THREAD = 4, MAX_THREADS = 64 };
 
 typedef enum { SB_FREE, SB_READY, SB_DONE } sb_state;

@@ -11,8 +11,6 @@
 #include "opdb/query.h"
 #include "query/query_internal.h"
 
-void q_stats_add(opdb_qstats *s, const opdb_qresult *r);
-
 typedef struct batch_run {
     const opdb_qdb *db;
     const char *text;

@@ -289,6 +289,8 @@ struct opdb_qdb {
     int q_rc_ = (call);                                                                            \
     opdb_call_leave(&q_saved_);                                                                    \
     return q_rc_
+/* adds result r to the batch counts s (api.c) */
+void q_stats_add(opdb_qstats *s, const opdb_qresult *r);
 /* opdb_qresult_line inside a call already guarded (the batch's lines) */
 int q_qresult_line(const opdb_qresult *r, const char **text, size_t *len);
 /* opdb_qresult_buf_new and opdb_query_json_buf inside a call already guarded
