@@ -4,7 +4,7 @@
 # query class of perf/gen_query_bench.py, kernel-level lines, bad lines,
 # blank and CRLF lines, lines longer than a read block, a last line without
 # newline), from a file and from a pipe fed in small pieces, in both modes
-# and with --explain; --stats the same; a program that writes one query and
+# and with --explain; --stats the same; the result cache on or off the same; a program that writes one query and
 # waits for its answer gets it at once; and a stdout that fails (a full
 # device, a closed descriptor) ends the batch with one error line, exit 1,
 # as does a stdin that cannot be read.
@@ -60,6 +60,13 @@ grep -q '"source": "ERROR"' "$work/o1" && grep -q '"source": "INTERPOLATED"' "$w
   grep -q '"source": "MEASURED"' "$work/o1" && grep -q '"id": "k' "$work/o1" || fail "the mix lacks a class"
 "$opdb" query --db "$db" --tp-size 8 --grid 8,2 <"$work/q" >"$work/od" 2>/dev/null || fail "default threads: exit $?"
 cmp "$work/o1" "$work/od" || fail "the default thread count differs from --threads 1"
+# the result cache (off by default) answers repeats with the computed bytes, however small it is
+run 4 "$work/oc" --result-cache 65536
+cmp "$work/o1" "$work/oc" || fail "--result-cache 65536 differs from the default (off)"
+run 2 "$work/oc1" --result-cache 1
+cmp "$work/o1" "$work/oc1" || fail "--result-cache 1 differs from the default (off)"
+"$opdb" query --db "$db" --result-cache x </dev/null >/dev/null 2>&1
+[ $? = 2 ] || fail "--result-cache x: not a usage error"
 # from a pipe, in pieces of up to 3000 bytes
 python3 -c '
 import os, random, sys

@@ -120,7 +120,7 @@ static void count(opdb_qstats *s, const opdb_qresult *r) {
 int cmd_query(int argc, char **argv) {
     const char *database = NULL, *tp = NULL, *ep = NULL, *grid = NULL;
     const char *kernel = NULL, *inputs = NULL, *dtypes = NULL, *formats = NULL, *outputs = NULL, *odtypes = NULL,
-               *match = NULL, *param_unused = NULL, *collect = NULL, *threads_arg = NULL;
+               *match = NULL, *param_unused = NULL, *collect = NULL, *threads_arg = NULL, *cache_arg = NULL;
     bool sp = false, no_interp = false, quirks = false, explain = false, stats = false, plan = false;
     cli_opt opts[] = {
         {"--database-path", "DIR", "the database version folder (CSV files and op_mapping.yaml)", false, &database, NULL, "--db"},
@@ -135,6 +135,8 @@ int cmd_query(int argc, char **argv) {
         {"--stats", NULL, "after the batch, one line of counts on stderr", false, NULL, &stats},
         {"--threads", "N", "answer the batch on N threads (default: the CPUs this process may use, at most 8; "
                            "1: one thread); results stay in input order", false, &threads_arg, NULL},
+        {"--result-cache", "N", "keep up to N whole answers for repeated queries (default 0: off; the exact-hit and "
+                                "interpolation outcome maps already keep what repeated lookups need)", false, &cache_arg, NULL},
         {"--kernel", "KT", "one kernel-level query for this kernel type (no stdin)", false, &kernel, NULL},
         {"--inputs", "SHAPES", "with --kernel: input shapes in CSV cell notation, e.g. '24,128;256,128'", false, &inputs,
          NULL},
@@ -202,6 +204,14 @@ int cmd_query(int argc, char **argv) {
         cli_usage_error(&spec, "argument --threads: expected an integer from 1 to 1024, got '%s'", threads_arg);
         goto out;
     }
+    /* off by default: on a batch it only duplicates the handle's outcome maps, at their memory cost */
+    o.result_cache = 0;
+    unsigned long cache_n = 0;
+    if (cache_arg && (!cli_parse_uint(cache_arg, &cache_n) || cache_n > 100000000UL)) {
+        cli_usage_error(&spec, "argument --result-cache: expected an integer from 0 to 100000000, got '%s'", cache_arg);
+        goto out;
+    }
+    if (cache_arg) o.result_cache = (size_t)cache_n;
     if (grid && parse_grid(grid, &gd, &gn)) {
         cli_usage_error(&spec, "argument --grid: expected integers >= 1 separated by commas, got '%s'", grid);
         goto out;
