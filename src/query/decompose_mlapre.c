@@ -86,7 +86,9 @@ static bool shape_is(q_shape s, int n, ...) {
 static bool layout_ok(const q_ktable *tab, const q_row *r, const int64_t *p, const char *dt, const char *wf, int64_t t) {
     int64_t H = p[P_H], heads = p[P_HEADS], qr = p[P_QR], L = p[P_L], nope = p[P_NOPE], rope = p[P_ROPE], bs = p[P_BS];
     int64_t F = qr + L + rope, Qo = heads * (nope + rope), nb = (t + bs - 1) / bs;
-    if (q_row_nin(tab, r) != 22 || q_row_in_dt(tab, r)->n != 22 || q_row_in_fmt(tab, r)->n != 22 || q_row_nout(tab, r) != 5 || q_row_out_dt(tab, r)->n != 5) return false;
+    const q_list *idt = q_row_in_dt(tab, r), *ifm = q_row_in_fmt(tab, r);
+    if (q_row_nin(tab, r) != 22 || idt->n != 22 || ifm->n != 22 || q_row_nout(tab, r) != 5 || q_row_out_dt(tab, r)->n != 5)
+        return false;
     q_shape in[22], o[5];
     for (int i = 0; i < 22; i++) in[i] = q_row_in(tab, r, i);
     for (int i = 0; i < 5; i++) o[i] = q_row_out(tab, r, i);
@@ -102,10 +104,10 @@ static bool layout_ok(const q_ktable *tab, const q_row *r, const int64_t *p, con
     ok = ok && shape_is(o[0], 3, t, heads, L) && q_shape_eq(o[1], in[11]) && shape_is(o[2], 3, t, heads, rope) &&
          q_shape_eq(o[3], in[12]) && shape_is(o[4], 2, t, qr);
     if (!ok) return false;
-    if (!seq(q_row_in_dt(tab, r)->s[0], q_row_in_dt(tab, r)->len[0], dt)) return false;
+    if (!seq(idt->s[0], idt->len[0], dt)) return false;
     for (int i = 1; i <= 5; i += 4) {
-        if (!seq(q_row_in_dt(tab, r)->s[i], q_row_in_dt(tab, r)->len[i], "DT_INT8") && !seq(q_row_in_dt(tab, r)->s[i], q_row_in_dt(tab, r)->len[i], "INT8")) return false;
-        if (!seq(q_row_in_fmt(tab, r)->s[i], q_row_in_fmt(tab, r)->len[i], wf)) return false;
+        if (!seq(idt->s[i], idt->len[i], "DT_INT8") && !seq(idt->s[i], idt->len[i], "INT8")) return false;
+        if (!seq(ifm->s[i], ifm->len[i], wf)) return false;
     }
     return true;
 }
@@ -217,9 +219,10 @@ void q_query_mlapo_preprocess(q_ctx *c, const q_spec *s, q_spec_hit *h) {
                 }
                 continue;
             }
-            if (q_row_out_dt(t, row)->n != 5) continue;
+            const q_list *odt = q_row_out_dt(t, row);
+            if (odt->n != 5) continue;
             bool outs = true;
-            for (int i = 0; i < 5; i++) outs = outs && seq(q_row_out_dt(t, row)->s[i], q_row_out_dt(t, row)->len[i], s->dtype);
+            for (int i = 0; i < 5; i++) outs = outs && seq(odt->s[i], odt->len[i], s->dtype);
             /* output formats: every one ND */
             int cof = db_table_col(&t->t, "Output Formats");
             opdb_span of = opdb_py_strip_chars(opdb_py_strip(db_cell_text(db_table_cell(&t->t, r, cof), buf, sizeof buf)),

@@ -35,8 +35,9 @@ static int chk_elem(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q
     } else {
         return 0;
     }
-    const char *q = q_row_out_dt(t, rw)->n ? q_row_out_dt(t, rw)->s[0] : NULL;
-    size_t qn = q_row_out_dt(t, rw)->n ? q_row_out_dt(t, rw)->len[0] : 0;
+    const q_list *odt = q_row_out_dt(t, rw);
+    const char *q = odt->n ? odt->s[0] : NULL;
+    size_t qn = odt->n ? odt->len[0] : 0;
     if (e->p && q && strlen(e->p) == qn && memcmp(e->p, q, qn) == 0) {
         out->conf = 1.0;
     } else {

@@ -57,6 +57,8 @@ static void build_elem(ip_index *ix, const void *arg) {
     q_ktable *t = ix->tab;
     for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
+        const q_list *odt = q_row_out_dt(t, rw);
+        const uint32_t nout = q_row_nout(t, rw), nin = q_row_nin(t, rw);
         if (!q_row_shapes_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
@@ -65,18 +67,18 @@ static void build_elem(ip_index *ix, const void *arg) {
             ip_add_fault(ix, (uint32_t)r, "Output Shapes", "cannot parse the shapes");
             continue;
         }
-        if (!q_row_nout(t, rw)) continue;
+        if (!nout) continue;
         q_shape y = q_strip(q_row_out(t, rw, 0));
         if (!y.rank) continue;
         double lat;
         bool alt;
         if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
-        if (!q_row_out_dt(t, rw)->n || !q_row_out_dt(t, rw)->len[0]) continue;
-        q_shape *ins = opdb_arena_alloc(&ix->arena, (q_row_nin(t, rw) ? q_row_nin(t, rw) : 1) * sizeof *ins);
-        for (uint32_t i = 0; i < q_row_nin(t, rw); i++) ins[i] = q_strip(q_row_in(t, rw, i));
+        if (!odt->n || !odt->len[0]) continue;
+        q_shape *ins = opdb_arena_alloc(&ix->arena, (nin ? nin : 1) * sizeof *ins);
+        for (uint32_t i = 0; i < nin; i++) ins[i] = q_strip(q_row_in(t, rw, i));
         ip_kb k;
-        elem_key(&k, t->kernel, y, ins, q_row_nin(t, rw), q_row_out_dt(t, rw)->s[0], q_row_out_dt(t, rw)->len[0]);
-        double ax[IP_MAXAX] = {io_numel(y, ins, q_row_nin(t, rw)), NAN, NAN, NAN, NAN};
+        elem_key(&k, t->kernel, y, ins, nin, odt->s[0], odt->len[0]);
+        double ax[IP_MAXAX] = {io_numel(y, ins, nin), NAN, NAN, NAN, NAN};
         ip_add(ix, &k, ax, lat, alt, (uint32_t)r);
     }
 }

@@ -45,11 +45,13 @@ static void build_scatter(ip_index *ix, const void *arg) {
     q_ktable *t = ix->tab;
     for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
+        const q_list *idt = q_row_in_dt(t, rw), *ifm = q_row_in_fmt(t, rw);
+        const uint32_t nin = q_row_nin(t, rw);
         if (!q_row_shapes_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        if (q_row_nin(t, rw) < 3 || q_row_in_dt(t, rw)->n < 3 || q_row_in_fmt(t, rw)->n < 3) continue;
+        if (nin < 3 || idt->n < 3 || ifm->n < 3) continue;
         q_shape cache = q_row_in(t, rw, 0), u = flat_update(&ix->arena, q_row_in(t, rw, 2));
         if (!cache.rank || !u.rank) continue;
         double lat;
@@ -57,8 +59,8 @@ static void build_scatter(ip_index *ix, const void *arg) {
         if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         opdb_span dt[3], fmt[3];
         for (int i = 0; i < 3; i++) {
-            dt[i] = opdb_span_make(q_row_in_dt(t, rw)->s[i], q_row_in_dt(t, rw)->len[i]);
-            fmt[i] = opdb_span_make(q_row_in_fmt(t, rw)->s[i], q_row_in_fmt(t, rw)->len[i]);
+            dt[i] = opdb_span_make(idt->s[i], idt->len[i]);
+            fmt[i] = opdb_span_make(ifm->s[i], ifm->len[i]);
         }
         ip_kb k;
         scatter_key(&k, t->kernel, dt, cache, u, fmt);
@@ -283,11 +285,13 @@ static void build_rt(ip_index *ix, const void *arg) {
         if (c_meta >= 0 && !(ip_strcell(db_table_cell(d, r, c_meta), buf, sizeof buf, &m) && opdb_span_eq_cstr(m, "complete")))
             continue;
         const q_row *rw = &t->rows[r];
+        const q_list *idt = q_row_in_dt(t, rw);
+        const uint32_t nin = q_row_nin(t, rw);
         if (!q_row_shapes_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        if (!q_row_nin(t, rw) || !q_row_in_dt(t, rw)->n) continue;
+        if (!nin || !idt->n) continue;
         q_shape q = q_row_in(t, rw, 0);
         if (q.rank != 3 || q.d[0] <= 0 || q.d[1] <= 0 || q.d[2] <= 0) continue;
         int64_t *cum, *kv;
@@ -299,7 +303,7 @@ static void build_rt(ip_index *ix, const void *arg) {
         memset(&v, 0, sizeof v);
         double eff;
         if (!workload(q.d[0], cum, nc, kv, nkv, &v.phase, &eff)) continue;
-        v.dtype = opdb_span_make(q_row_in_dt(t, rw)->s[0], q_row_in_dt(t, rw)->len[0]);
+        v.dtype = opdb_span_make(idt->s[0], idt->len[0]);
         v.head_dim = q.d[2];
         bool ok = true;
         for (int i = 0; i < 5 && ok; i++) ok = pos_int(d, r, ci[i], i > 0, &v.ints[i]);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,9 @@ static void csv_cell(opdb_strbuf *out, const char *p, size_t n) {
     opdb_sb_add(out, "\"", 1);
 }
 
+static const char *const k_dts[] = {"DT_BF16", "DT_BF16;DT_BF16", "FLOAT;INT32;DT_BF16", "INT8"};
+static const char *const k_fmts[] = {"ND", "ND;FRACTAL_NZ", "FRACTAL_NZ;ND;ND"};
+
 static void check_list(const q_list *l, const char *text) {
     size_t k = 0;
     for (const char *s = text; *s;) {
@@ -132,75 +136,83 @@ static void check_list(const q_list *l, const char *text) {
     assert_int_equal(l->n, k);
 }
 
+/* table NAME.csv of random cells (big: with two rows whose counts do not fit 16 bits) */
+static void write_table(const char *dir, const char *name, bool big) {
+    opdb_strbuf csv;
+    opdb_sb_init(&csv);
+    const char *head = "Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,"
+                       "Average Duration(us)\n";
+    opdb_sb_add(&csv, head, strlen(head));
+    for (int r = 0; r < 3000; r++) {
+        opdb_strbuf c;
+        opdb_sb_init(&c);
+        if (big && r == 7) {
+            for (int k = 0; k < 70000; k++) opdb_sb_add(&c, k ? ";2" : "2", k ? 2 : 1);
+        } else {
+            rand_cell(&c, next() % 8 == 0);
+        }
+        csv_cell(&csv, c.p, c.n);
+        c.n = 0;
+        char line[200];
+        snprintf(line, sizeof line, ",%s,%s,", k_dts[r % 4], k_fmts[r % 3]);
+        opdb_sb_add(&csv, line, strlen(line));
+        if (big && r == 9) {
+            for (int k = 0; k < 66000; k++) opdb_sb_add(&c, k ? ";()" : "()", k ? 3 : 2);
+        } else {
+            rand_cell(&c, next() % 8 == 0);
+        }
+        csv_cell(&csv, c.p, c.n);
+        snprintf(line, sizeof line, ",%s,%d.5\n", k_dts[(r / 4) % 4], r + 1);
+        opdb_sb_add(&csv, line, strlen(line));
+        opdb_sb_free(&c);
+    }
+    opdb_sb_addc(&csv, 0);
+    char file[64];
+    snprintf(file, sizeof file, "%s.csv", name);
+    qf_write(dir, file, csv.p);
+    opdb_sb_free(&csv);
+}
+
+/* every row of t read through the accessors equals the plain parse of its cells */
+static void check_table(q_ktable *t, bool big) {
+    opdb_arena a;
+    opdb_arena_init(&a, 1 << 12);
+    assert_true(q_table_rows(t));
+    assert_int_equal(t->t.nrows, 3000);
+    int cols[2] = {t->c_in_shapes, t->c_out_shapes};
+    for (size_t r = 0; r < t->t.nrows; r++) {
+        const q_row *rw = &t->rows[r];
+        for (int side = 0; side < 2; side++) {
+            char buf[48];
+            opdb_span s = db_cell_text(db_table_cell(&t->t, r, cols[side]), buf, sizeof buf);
+            q_shape *p;
+            uint32_t np;
+            int rp = q_parse_shapes(&a, s.p, s.n, &p, &np);
+            assert_int_equal(side ? q_row_out_ok(rw) : q_row_shapes_ok(rw), rp == 0);
+            uint32_t n = side ? q_row_nout(t, rw) : q_row_nin(t, rw);
+            assert_int_equal(n, rp == 0 ? np : 0);
+            for (uint32_t k = 0; k < n; k++) assert_same(p[k], side ? q_row_out(t, rw, k) : q_row_in(t, rw, k));
+        }
+        if (big && (r == 7 || r == 9)) assert_int_equal(rw->nin16, Q_ROW_NMANY);
+        check_list(q_row_in_dt(t, rw), k_dts[r % 4]);
+        check_list(q_row_in_fmt(t, rw), k_fmts[r % 3]);
+        check_list(q_row_out_dt(t, rw), k_dts[(r / 4) % 4]);
+        assert_true(rw->lat == (double)r + 1.5);
+        opdb_arena_reset(&a);
+    }
+    opdb_arena_free(&a);
+}
+
 static void test_rows_round_trip(void **state) {
     (void)state;
     char *dir = qf_mkdir();
-    static const char *const dts[] = {"DT_BF16", "DT_BF16;DT_BF16", "FLOAT;INT32;DT_BF16", "INT8"};
-    static const char *const fmts[] = {"ND", "ND;FRACTAL_NZ", "FRACTAL_NZ;ND;ND"};
-    for (int tab = 0; tab < 2; tab++) {
-        opdb_strbuf csv;
-        opdb_sb_init(&csv);
-        const char *head = "Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,"
-                           "Average Duration(us)\n";
-        opdb_sb_add(&csv, head, strlen(head));
-        for (int r = 0; r < 3000; r++) {
-            opdb_strbuf c;
-            opdb_sb_init(&c);
-            if (tab == 1 && r == 7) { /* more shapes than 16-bit counts hold */
-                for (int k = 0; k < 70000; k++) opdb_sb_add(&c, k ? ";2" : "2", k ? 2 : 1);
-            } else {
-                rand_cell(&c, next() % 8 == 0);
-            }
-            csv_cell(&csv, c.p, c.n);
-            c.n = 0;
-            char line[200];
-            snprintf(line, sizeof line, ",%s,%s,", dts[r % 4], fmts[r % 3]);
-            opdb_sb_add(&csv, line, strlen(line));
-            if (tab == 1 && r == 9) {
-                for (int k = 0; k < 66000; k++) opdb_sb_add(&c, k ? ";()" : "()", k ? 3 : 2);
-            } else {
-                rand_cell(&c, next() % 8 == 0);
-            }
-            csv_cell(&csv, c.p, c.n);
-            snprintf(line, sizeof line, ",%s,%d.5\n", dts[(r / 4) % 4], r + 1);
-            opdb_sb_add(&csv, line, strlen(line));
-            opdb_sb_free(&c);
-        }
-        opdb_sb_addc(&csv, 0);
-        qf_write(dir, tab ? "B.csv" : "A.csv", csv.p);
-        opdb_sb_free(&csv);
-    }
+    write_table(dir, "A", false);
+    write_table(dir, "B", true);
     opdb_qdb *db = qf_open(dir, false, true, 0);
     assert_non_null(db);
-    opdb_arena a;
-    opdb_arena_init(&a, 1 << 12);
     q_ktable *ta = q_table(db, "A"), *tb = q_table(db, "B");
-    assert_true(q_table_rows(ta) && q_table_rows(tb));
-    for (int tab = 0; tab < 2; tab++) {
-        q_ktable *t = tab ? tb : ta;
-        assert_int_equal(t->t.nrows, 3000);
-        int cols[2] = {t->c_in_shapes, t->c_out_shapes};
-        for (size_t r = 0; r < t->t.nrows; r++) {
-            const q_row *rw = &t->rows[r];
-            for (int side = 0; side < 2; side++) {
-                char buf[48];
-                opdb_span s = db_cell_text(db_table_cell(&t->t, r, cols[side]), buf, sizeof buf);
-                q_shape *p;
-                uint32_t np;
-                int rp = q_parse_shapes(&a, s.p, s.n, &p, &np);
-                assert_int_equal(side ? q_row_out_ok(rw) : q_row_shapes_ok(rw), rp == 0);
-                uint32_t n = side ? q_row_nout(t, rw) : q_row_nin(t, rw);
-                assert_int_equal(n, rp == 0 ? np : 0);
-                for (uint32_t k = 0; k < n; k++) assert_same(p[k], side ? q_row_out(t, rw, k) : q_row_in(t, rw, k));
-            }
-            if (tab == 1 && (r == 7 || r == 9)) assert_int_equal(rw->nin16, Q_ROW_NMANY);
-            check_list(q_row_in_dt(t, rw), dts[r % 4]);
-            check_list(q_row_in_fmt(t, rw), fmts[r % 3]);
-            check_list(q_row_out_dt(t, rw), dts[(r / 4) % 4]);
-            assert_true(rw->lat == (double)r + 1.5);
-            opdb_arena_reset(&a);
-        }
-    }
+    check_table(ta, false);
+    check_table(tb, true);
     /* the two tables' equal shapes are one shape */
     bool seen = false;
     for (size_t r = 0; r < 20 && !seen; r++) {
@@ -216,12 +228,48 @@ static void test_rows_round_trip(void **state) {
             }
     }
     assert_true(seen);
-    opdb_arena_free(&a);
     opdb_qdb_close(db);
     qf_rmdir(dir);
 }
 
+/* Tables prepared on several threads at once add to one store. */
+enum { NTAB = 8, NTHR = 4 };
+static opdb_qdb *g_db;
+
+static void *prep_worker(void *arg) {
+    size_t k = (size_t)(uintptr_t)arg;
+    for (size_t i = 0; i < NTAB; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "T%zu", (i * 3 + k * 5) % NTAB);
+        q_table(g_db, name);
+    }
+    return NULL;
+}
+
+static void test_threads_share_store(void **state) {
+    (void)state;
+    char *dir = qf_mkdir();
+    for (int i = 0; i < NTAB; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "T%d", i);
+        write_table(dir, name, false);
+    }
+    g_db = qf_open(dir, false, true, 0);
+    assert_non_null(g_db);
+    pthread_t th[NTHR];
+    for (size_t k = 0; k < NTHR; k++) assert_int_equal(pthread_create(&th[k], NULL, prep_worker, (void *)(uintptr_t)k), 0);
+    for (size_t k = 0; k < NTHR; k++) pthread_join(th[k], NULL);
+    for (int i = 0; i < NTAB; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "T%d", i);
+        check_table(q_table(g_db, name), false);
+    }
+    opdb_qdb_close(g_db);
+    qf_rmdir(dir);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_store_equals_plain), cmocka_unit_test(test_rows_round_trip)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_store_equals_plain), cmocka_unit_test(test_rows_round_trip),
+                                       cmocka_unit_test(test_threads_share_store)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
