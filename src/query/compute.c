@@ -288,13 +288,13 @@ static const char *diagnose(q_ctx *c, const char *P, const q_tins *X, int64_t N,
     if (atomic_load(&t->state) != QT_OK || t->t.nrows == 0) return "csv_not_found";
     size_t r = 0;
     if (!c->cfg->quirks)
-        while (r < t->t.nrows && !t->rows[r].shapes_ok) r++;
+        while (r < t->t.nrows && !q_row_shapes_ok(&t->rows[r])) r++;
     if (r >= t->t.nrows) return "shape_mismatch";
-    if (!t->rows[r].shapes_ok) {
+    if (!q_row_shapes_ok(&t->rows[r])) {
         if (q_cell_fault(c, t, r, "Input Shapes", "cannot parse the first row's shapes") < 0) return NULL;
         return "shape_mismatch";
     }
-    size_t cn = t->rows[r].n_in, tn = X->n;
+    size_t cn = q_row_nin(t, &t->rows[r]), tn = X->n;
     if (has_n) {
         if ((int64_t)cn > N) cn = (size_t)(N < 0 ? 0 : N);
         if ((int64_t)tn > N) tn = (size_t)(N < 0 ? 0 : N);

@@ -83,6 +83,7 @@ static opdb_qdb *qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err
     db->ipmap = ip_omap_new(IP_OMAP_ENTRIES);
     opdb_arena_init(&db->arena, 1 << 16);
     pthread_mutex_init(&db->tables_mu, NULL);
+    q_shape_store_init(&db->shapes);
     if (q_mapping_load(db, err) < 0) {
         opdb_qdb_close(db);
         return NULL;
@@ -132,6 +133,7 @@ void opdb_qdb_close(opdb_qdb *db) {
     opdb_hindex_free(&db->tables_ix);
     pthread_mutex_destroy(&db->tables_mu);
     opdb_arena_free(&db->arena);
+    q_shape_store_free(&db->shapes);
     free(db->map.comm_dir);
     opdb_hindex_free(&db->map.ops_ix);
     free(db->cfg.grid);
@@ -169,14 +171,12 @@ static q_list *parse_list(opdb_arena *a, opdb_span t) {
     return l;
 }
 
-static bool parse_shapes_cell(opdb_arena *a, q_dims_memo *m, db_pass *t, size_t row, int col, q_shape **out,
-                              uint32_t *n) {
-    *out = NULL;
-    *n = 0;
-    if (col < 0) return true; /* a missing column reads as "" */
+/* appends the shapes of a row's cell to b (a missing column reads as "") */
+static bool parse_shapes_cell(q_shape_buf *b, db_pass *t, size_t row, int col) {
+    if (col < 0) return true;
     char buf[48];
     opdb_span s = db_cell_text(db_pass_cell(t, row, col), buf, sizeof buf);
-    return q_parse_shapes_memo(a, m, s.p, s.n, out, n) == 0;
+    return q_shape_buf_parse(b, s.p, s.n);
 }
 
 static void row_latency(const opdb_qdb *db, q_ktable *kt, db_pass *t, const qv *ov, size_t r, q_row *row) {
@@ -268,6 +268,43 @@ static const q_list *memo_list(list_memo *m, opdb_arena *a, const db_cell *cell)
     return m->e[j].l;
 }
 
+/* Rows repeat their three lists together: each distinct triple is kept once. */
+typedef struct triple_memo {
+    uint32_t *slot;              /* index + 1 into the table's rlists; 0 = empty */
+    size_t cap, n, capl;
+} triple_memo;
+
+static uint64_t triple_hash(const q_list *a, const q_list *b, const q_list *c) {
+    const q_list *k[3] = {a, b, c};
+    return opdb_hash_bytes(k, sizeof k, 5);
+}
+
+static uint32_t memo_triple(triple_memo *m, q_ktable *kt, const q_list *a, const q_list *b, const q_list *c) {
+    if (2 * (m->n + 1) > m->cap) { /* grow: open addressing, at most half full */
+        size_t cap = m->cap ? m->cap * 2 : 16;
+        uint32_t *g = opdb_xcalloc(cap, sizeof *g);
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->slot[i]) continue;
+            const q_rlists *l = &kt->rlists[m->slot[i] - 1];
+            size_t j = triple_hash(l->in_dt, l->in_fmt, l->out_dt) & (cap - 1);
+            while (g[j]) j = (j + 1) & (cap - 1);
+            g[j] = m->slot[i];
+        }
+        free(m->slot);
+        m->slot = g;
+        m->cap = cap;
+    }
+    size_t j = triple_hash(a, b, c) & (m->cap - 1);
+    for (; m->slot[j]; j = (j + 1) & (m->cap - 1)) {
+        const q_rlists *l = &kt->rlists[m->slot[j] - 1];
+        if (l->in_dt == a && l->in_fmt == b && l->out_dt == c) return m->slot[j] - 1;
+    }
+    OPDB_ALLOC_GROW(kt->rlists, m->n + 1, m->capl);
+    kt->rlists[m->n] = (q_rlists){a, b, c};
+    m->slot[j] = (uint32_t)++m->n; /* at most one triple a row: rows are counted in 32 bits */
+    return (uint32_t)(m->n - 1);
+}
+
 static void prepare(const opdb_qdb *db, q_ktable *kt) {
     db_table *t = &kt->t;
     kt->c_in_shapes = db_table_col(t, "Input Shapes");
@@ -288,21 +325,47 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
     kt->lat_ov_bad = bad;
     kt->rows = opdb_xcalloc(t->nrows ? t->nrows : 1, sizeof *kt->rows);
     list_memo memo = {NULL, 0, 0};
-    q_dims_memo *dm = q_dims_memo_new();
+    triple_memo tm = {NULL, 0, 0, 0};
+    q_shape_store *ss = (q_shape_store *)&db->shapes; /* internally synchronised */
+    q_shape_buf sb = {0};
+    size_t nshp = 0, capshp = 0;
+    kt->ss = ss;
     /* the rows keep what lookups read: the columns typed for this pass go with it */
     db_pass P;
     db_pass_begin(&P, t);
     for (size_t r = 0; r < t->nrows; r++) {
         q_row *row = &kt->rows[r];
         row_latency(db, kt, &P, ov, r, row);
-        row->shapes_ok = parse_shapes_cell(&t->arena, dm, &P, r, kt->c_in_shapes, &row->in, &row->n_in);
-        row->in_dt = memo_list(&memo, &t->arena, kt->c_in_dt >= 0 ? db_pass_cell(&P, r, kt->c_in_dt) : NULL);
-        row->in_fmt = memo_list(&memo, &t->arena, kt->c_in_fmt >= 0 ? db_pass_cell(&P, r, kt->c_in_fmt) : NULL);
-        row->out_ok = parse_shapes_cell(&t->arena, dm, &P, r, kt->c_out_shapes, &row->out, &row->n_out);
-        row->out_dt = memo_list(&memo, &t->arena, kt->c_out_dt >= 0 ? db_pass_cell(&P, r, kt->c_out_dt) : NULL);
+        sb.n = sb.nd = 0;
+        bool in_ok = parse_shapes_cell(&sb, &P, r, kt->c_in_shapes);
+        size_t nin = sb.n;
+        bool out_ok = parse_shapes_cell(&sb, &P, r, kt->c_out_shapes);
+        size_t nout = sb.n - nin;
+        bool many = nin >= Q_ROW_NMANY || nout >= Q_ROW_NMANY;
+        /* the ids are found by 32-bit offsets */
+        if (nshp + sb.n + 2 > UINT32_MAX) opdb_die_oom(SIZE_MAX);
+        OPDB_ALLOC_GROW(kt->shp, nshp + sb.n + 2, capshp);
+        if (many) {
+            kt->shp[nshp++] = (uint32_t)nin;
+            kt->shp[nshp++] = (uint32_t)nout;
+        }
+        row->shp = (uint32_t)nshp;
+        row->nin16 = many ? Q_ROW_NMANY : (uint16_t)nin;
+        row->nout16 = many ? Q_ROW_NMANY : (uint16_t)nout;
+        row->ok = (uint8_t)((in_ok ? Q_ROW_IN_OK : 0) | (out_ok ? Q_ROW_OUT_OK : 0));
+        q_shape_store_add(ss, &sb, kt->shp + nshp);
+        nshp += sb.n;
+        const q_list *in_dt = memo_list(&memo, &t->arena, kt->c_in_dt >= 0 ? db_pass_cell(&P, r, kt->c_in_dt) : NULL);
+        const q_list *in_fmt = memo_list(&memo, &t->arena, kt->c_in_fmt >= 0 ? db_pass_cell(&P, r, kt->c_in_fmt) : NULL);
+        const q_list *out_dt = memo_list(&memo, &t->arena, kt->c_out_dt >= 0 ? db_pass_cell(&P, r, kt->c_out_dt) : NULL);
+        row->lists = memo_triple(&tm, kt, in_dt, in_fmt, out_dt);
     }
+    /* the ids' array and the lists' as long as they are */
+    kt->shp = opdb_xrealloc(kt->shp, (nshp ? nshp : 1) * sizeof *kt->shp);
+    if (tm.n) kt->rlists = opdb_xrealloc(kt->rlists, tm.n * sizeof *kt->rlists);
     free(memo.e);
-    q_dims_memo_free(dm);
+    free(tm.slot);
+    q_shape_buf_free(&sb);
     db_pass_end(&P);
     db_table_trim(t);
 }
@@ -321,6 +384,8 @@ static void free_table(q_ktable *t) {
     free(t->shown);
     free(t->error);
     free(t->rows);
+    free(t->shp);
+    free(t->rlists);
     db_table_free(&t->t);
     pthread_mutex_destroy(&t->mu);
     pthread_mutex_destroy(&t->ext_mu);

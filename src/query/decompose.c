@@ -88,18 +88,19 @@ static int chk_cache(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, 
     (void)kidx;
     const cpctx *p = arg;
     const q_row *r = &t->rows[row];
-    if (!r->shapes_ok) return q_cell_fault(c, t, row, "Input Shapes", "cannot parse the shapes") < 0 ? -1 : 0;
-    if (r->n_in < 7 || r->in_dt->n < 7 || r->in_fmt->n < 7) return 0;
+    if (!q_row_shapes_ok(r)) return q_cell_fault(c, t, row, "Input Shapes", "cannot parse the shapes") < 0 ? -1 : 0;
+    const q_list *dt = q_row_in_dt(t, r), *fmt = q_row_in_fmt(t, r);
+    if (q_row_nin(t, r) < 7 || dt->n < 7 || fmt->n < 7) return 0;
     for (int i = 0; i < 5; i++)
-        if (!q_shape_eq(r->in[i], p->prefix[i])) return 0;
-    const q_shape s5 = r->in[5], s6 = r->in[6];
+        if (!q_shape_eq(q_row_in(t, r, i), p->prefix[i])) return 0;
+    const q_shape s5 = q_row_in(t, r, 5), s6 = q_row_in(t, r, 6);
     if (s5.rank != 4 || s6.rank != 4) return 0;
     if (s5.d[1] != p->bs || s5.d[2] != 1 || s5.d[3] != p->rope) return 0;
     if (s6.d[1] != p->bs || s6.d[2] != 1 || s6.d[3] != p->L) return 0;
     for (int i = 0; i < 7; i++) {
         const char *want = i == 4 ? "INT64" : p->dt;
-        if (!span_is(r->in_dt->s[i], r->in_dt->len[i], want)) return 0;
-        if (!span_is(r->in_fmt->s[i], r->in_fmt->len[i], "ND")) return 0;
+        if (!span_is(dt->s[i], dt->len[i], want)) return 0;
+        if (!span_is(fmt->s[i], fmt->len[i], "ND")) return 0;
     }
     out->rule = "cache_pool_dim0_agnostic";
     return 1;

@@ -140,19 +140,22 @@ static int chk_scatter(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row
     (void)kidx;
     const scctx *p = arg;
     const q_row *r = &t->rows[row];
-    if (!r->shapes_ok) return q_cell_fault(c, t, row, "Input Shapes", "cannot parse the shapes") < 0 ? -1 : 0;
-    if (r->n_in != 3 || r->in[0].rank != 2 || r->in[0].d[1] != p->F) return 0;
-    if (r->in[1].rank != 2 || r->in[1].d[0] != p->T || r->in[1].d[1] != 1) return 0;
-    if (r->in[2].rank != 2 || r->in[2].d[0] != p->T || r->in[2].d[1] != p->F) return 0;
+    if (!q_row_shapes_ok(r)) return q_cell_fault(c, t, row, "Input Shapes", "cannot parse the shapes") < 0 ? -1 : 0;
+    if (q_row_nin(t, r) != 3) return 0;
+    const q_list *dt = q_row_in_dt(t, r), *fmt = q_row_in_fmt(t, r), *odt = q_row_out_dt(t, r);
+    q_shape in0 = q_row_in(t, r, 0), in1 = q_row_in(t, r, 1), in2 = q_row_in(t, r, 2);
+    if (in0.rank != 2 || in0.d[1] != p->F) return 0;
+    if (in1.rank != 2 || in1.d[0] != p->T || in1.d[1] != 1) return 0;
+    if (in2.rank != 2 || in2.d[0] != p->T || in2.d[1] != p->F) return 0;
     static const char *const want_fmt = "ND";
-    if (r->in_dt->n != 3 || r->in_fmt->n != 3) return 0;
+    if (dt->n != 3 || fmt->n != 3) return 0;
     for (int i = 0; i < 3; i++) {
-        if (!span_is(r->in_dt->s[i], r->in_dt->len[i], i == 1 ? "INT32" : p->dt)) return 0;
-        if (!span_is(r->in_fmt->s[i], r->in_fmt->len[i], want_fmt)) return 0;
+        if (!span_is(dt->s[i], dt->len[i], i == 1 ? "INT32" : p->dt)) return 0;
+        if (!span_is(fmt->s[i], fmt->len[i], want_fmt)) return 0;
     }
-    if (!r->out_ok) return q_cell_fault(c, t, row, "Output Shapes", "cannot parse the shapes") < 0 ? -1 : 0;
-    if (r->n_out != 1 || !q_shape_eq(r->out[0], r->in[0])) return 0;
-    if (r->out_dt->n != 1 || !span_is(r->out_dt->s[0], r->out_dt->len[0], p->dt)) return 0;
+    if (!q_row_out_ok(r)) return q_cell_fault(c, t, row, "Output Shapes", "cannot parse the shapes") < 0 ? -1 : 0;
+    if (q_row_nout(t, r) != 1 || !q_shape_eq(q_row_out(t, r, 0), in0)) return 0;
+    if (odt->n != 1 || !span_is(odt->s[0], odt->len[0], p->dt)) return 0;
     int cf = db_table_col(&t->t, "Output Formats");
     if (cf < 0 || !only_nd(db_table_cell(&t->t, row, cf))) return 0;
     out->rule = "scatter_cache_pool_dim0_agnostic";

@@ -83,11 +83,15 @@ static bool shape_is(q_shape s, int n, ...) {
 }
 
 /* the row's tensors are exactly the layout of token count t */
-static bool layout_ok(const q_row *r, const int64_t *p, const char *dt, const char *wf, int64_t t) {
+static bool layout_ok(const q_ktable *tab, const q_row *r, const int64_t *p, const char *dt, const char *wf, int64_t t) {
     int64_t H = p[P_H], heads = p[P_HEADS], qr = p[P_QR], L = p[P_L], nope = p[P_NOPE], rope = p[P_ROPE], bs = p[P_BS];
     int64_t F = qr + L + rope, Qo = heads * (nope + rope), nb = (t + bs - 1) / bs;
-    if (r->n_in != 22 || r->in_dt->n != 22 || r->in_fmt->n != 22 || r->n_out != 5 || r->out_dt->n != 5) return false;
-    const q_shape *in = r->in, *o = r->out;
+    const q_list *idt = q_row_in_dt(tab, r), *ifm = q_row_in_fmt(tab, r);
+    if (q_row_nin(tab, r) != 22 || idt->n != 22 || ifm->n != 22 || q_row_nout(tab, r) != 5 || q_row_out_dt(tab, r)->n != 5)
+        return false;
+    q_shape in[22], o[5];
+    for (int i = 0; i < 22; i++) in[i] = q_row_in(tab, r, i);
+    for (int i = 0; i < 5; i++) o[i] = q_row_out(tab, r, i);
     bool ok = shape_is(in[0], 2, t, H) && shape_is(in[1], 4, (int64_t)1, H / 32, F, (int64_t)32) &&
               shape_is(in[2], 1, F) && shape_is(in[3], 1, qr) && shape_is(in[4], 1, qr) &&
               shape_is(in[5], 4, (int64_t)1, qr / 32, Qo, (int64_t)32) && shape_is(in[6], 1, Qo) &&
@@ -100,10 +104,10 @@ static bool layout_ok(const q_row *r, const int64_t *p, const char *dt, const ch
     ok = ok && shape_is(o[0], 3, t, heads, L) && q_shape_eq(o[1], in[11]) && shape_is(o[2], 3, t, heads, rope) &&
          q_shape_eq(o[3], in[12]) && shape_is(o[4], 2, t, qr);
     if (!ok) return false;
-    if (!seq(r->in_dt->s[0], r->in_dt->len[0], dt)) return false;
+    if (!seq(idt->s[0], idt->len[0], dt)) return false;
     for (int i = 1; i <= 5; i += 4) {
-        if (!seq(r->in_dt->s[i], r->in_dt->len[i], "DT_INT8") && !seq(r->in_dt->s[i], r->in_dt->len[i], "INT8")) return false;
-        if (!seq(r->in_fmt->s[i], r->in_fmt->len[i], wf)) return false;
+        if (!seq(idt->s[i], idt->len[i], "DT_INT8") && !seq(idt->s[i], idt->len[i], "INT8")) return false;
+        if (!seq(ifm->s[i], ifm->len[i], wf)) return false;
     }
     return true;
 }
@@ -207,7 +211,7 @@ void q_query_mlapo_preprocess(q_ctx *c, const q_spec *s, q_spec_hit *h) {
             }
             if (!ok) continue;
             const q_row *row = &t->rows[r];
-            if (!row->shapes_ok || !row->out_ok) {
+            if (!q_row_shapes_ok(row) || !q_row_out_ok(row)) {
                 if (q_cell_fault(c, t, r, "Input Shapes", "cannot parse the shapes") < 0) {
                     h->failed = true;
                     free(cand);
@@ -215,9 +219,10 @@ void q_query_mlapo_preprocess(q_ctx *c, const q_spec *s, q_spec_hit *h) {
                 }
                 continue;
             }
-            if (row->out_dt->n != 5) continue;
+            const q_list *odt = q_row_out_dt(t, row);
+            if (odt->n != 5) continue;
             bool outs = true;
-            for (int i = 0; i < 5; i++) outs = outs && seq(row->out_dt->s[i], row->out_dt->len[i], s->dtype);
+            for (int i = 0; i < 5; i++) outs = outs && seq(odt->s[i], odt->len[i], s->dtype);
             /* output formats: every one ND */
             int cof = db_table_col(&t->t, "Output Formats");
             opdb_span of = opdb_py_strip_chars(opdb_py_strip(db_cell_text(db_table_cell(&t->t, r, cof), buf, sizeof buf)),
@@ -231,7 +236,7 @@ void q_query_mlapo_preprocess(q_ctx *c, const q_spec *s, q_spec_hit *h) {
                     nf++;
                     outs = opdb_span_eq_cstr(it, "ND");
                 }
-            if (!outs || nf != 5 || !layout_ok(row, p, s->dtype, s->pre_str[2], rv[P_T])) continue;
+            if (!outs || nf != 5 || !layout_ok(t, row, p, s->dtype, s->pre_str[2], rv[P_T])) continue;
             double lat;
             if (!q_plain_row_latency(t, r, &lat)) continue;
             OPDB_ALLOC_GROW(cand, nc + 1, capc);

@@ -15,14 +15,14 @@ static int chk_elem(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q
     (void)kidx;
     ectx *e = arg;
     const q_row *rw = &t->rows[row];
-    if (!rw->out_ok) {
+    if (!q_row_out_ok(rw)) {
         char buf[48], what[160];
         opdb_span s = db_cell_text(db_table_cell(&t->t, row, t->c_out_shapes), buf, sizeof buf);
         snprintf(what, sizeof what, "cannot parse \"%.*s\"", (int)(s.n > 100 ? 100 : s.n), s.p);
         return q_cell_fault(c, t, row, "Output Shapes", what) < 0 ? -1 : 0;
     }
-    if (rw->n_out == 0) return 0;
-    q_shape cs = rw->out[0], cp = q_strip(cs), y = e->y;
+    if (q_row_nout(t, rw) == 0) return 0;
+    q_shape cs = q_row_out(t, rw, 0), cp = q_strip(cs), y = e->y;
     bool pad;
     if (q_shape_eq(y, cs) || q_shape_eq(y, cp)) pad = false;
     else if (q_padmatch(y, cs) || q_padmatch(y, cp)) pad = true;
@@ -35,8 +35,9 @@ static int chk_elem(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q
     } else {
         return 0;
     }
-    const char *q = rw->out_dt->n ? rw->out_dt->s[0] : NULL;
-    size_t qn = rw->out_dt->n ? rw->out_dt->len[0] : 0;
+    const q_list *odt = q_row_out_dt(t, rw);
+    const char *q = odt->n ? odt->s[0] : NULL;
+    size_t qn = odt->n ? odt->len[0] : 0;
     if (e->p && q && strlen(e->p) == qn && memcmp(e->p, q, qn) == 0) {
         out->conf = 1.0;
     } else {

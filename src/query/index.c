@@ -84,7 +84,7 @@ static void key_dims(kbuf *k, const int64_t *d, uint32_t rank) {
 static bool table_indexable(const q_ktable *t) {
     if (t->lat_ov_bad) return false;
     for (size_t r = 0; r < t->t.nrows; r++)
-        if (t->rows[r].latcol != QLAT_NONE && !t->rows[r].shapes_ok) return false;
+        if (t->rows[r].latcol != QLAT_NONE && !q_row_shapes_ok(&t->rows[r])) return false;
     return true;
 }
 
@@ -150,7 +150,7 @@ static void file_rows(cindex *ci, hrows *hr) {
 
 /* the row's key as the matcher sees the row (truncation, FRACTAL_NZ restored); false: row never matches */
 static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, kbuf *k) {
-    uint32_t ns = rw->n_in, nd = rw->in_dt->n, nf = rw->in_fmt->n;
+    uint32_t ns = q_row_nin(t, rw), nd = q_row_in_dt(t, rw)->n, nf = q_row_in_fmt(t, rw)->n;
     if (has_n) {
         ns = (uint32_t)q_slice_n(ns, N);
         nd = (uint32_t)q_slice_n(nd, N);
@@ -160,9 +160,9 @@ static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, k
     bool relaxed = t->kflags & QK_RELAXED;
     kb_add(k, &ns, sizeof ns);
     for (uint32_t i = 0; i < ns; i++) {
-        key_dtype(k, rw->in_dt->s[i], rw->in_dt->len[i], relaxed);
-        q_shape cs = rw->in[i];
-        if (i < nf && rw->in_fmt->len[i] == 10 && memcmp(rw->in_fmt->s[i], "FRACTAL_NZ", 10) == 0 && cs.rank >= 4 &&
+        key_dtype(k, q_row_in_dt(t, rw)->s[i], q_row_in_dt(t, rw)->len[i], relaxed);
+        q_shape cs = q_row_in(t, rw, i);
+        if (i < nf && q_row_in_fmt(t, rw)->len[i] == 10 && memcmp(q_row_in_fmt(t, rw)->s[i], "FRACTAL_NZ", 10) == 0 && cs.rank >= 4 &&
             cs.rank <= 64) {
             int64_t nz[64];
             uint32_t r = cs.rank;
@@ -351,7 +351,7 @@ const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, 
 static bool out_indexable(const q_ktable *t) {
     if (t->lat_ov_bad) return false;
     for (size_t r = 0; r < t->t.nrows; r++)
-        if (t->rows[r].latcol != QLAT_NONE && !t->rows[r].out_ok) return false;
+        if (t->rows[r].latcol != QLAT_NONE && !q_row_out_ok(&t->rows[r])) return false;
     return true;
 }
 
@@ -360,11 +360,11 @@ static cindex *build_out(const q_ktable *t) {
     hrows hr = {0};
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
-        if (rw->latcol == QLAT_NONE || rw->n_out == 0) continue;
+        if (rw->latcol == QLAT_NONE || q_row_nout(t, rw) == 0) continue;
         kbuf k;
         k.n = 0;
         k.over = false;
-        key_dims(&k, rw->out[0].d, rw->out[0].rank);
+        key_dims(&k, q_row_out(t, rw, 0).d, q_row_out(t, rw, 0).rank);
         if (k.over) {
             free(hr.v);
             ci->full = true;

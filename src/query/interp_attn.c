@@ -37,23 +37,25 @@ static void build_attn(ip_index *ix, const void *arg) {
     ix->flags |= AT_USABLE;
     for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
+        const q_list *idt = q_row_in_dt(t, rw);
+        const uint32_t nin = q_row_nin(t, rw);
         int64_t a;
         if (!ip_intcell(db_table_cell(d, r, c_avg), &a) || a < 0) continue;
-        if (!rw->shapes_ok) {
+        if (!q_row_shapes_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        if (!rw->n_in) continue;
-        q_shape q = rw->in[0];
-        bool from_k = rw->n_in >= 2 && rw->in[1].rank;
+        if (!nin) continue;
+        q_shape q = q_row_in(t, rw, 0);
+        bool from_k = nin >= 2 && q_row_in(t, rw, 1).rank;
         if (!from_k && q.rank == 0) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "the query shape is ()");
             continue;
         }
-        int64_t chd = from_k ? rw->in[1].d[rw->in[1].rank - 1] : q.d[q.rank - 1];
+        int64_t chd = from_k ? q_row_in(t, rw, 1).d[q_row_in(t, rw, 1).rank - 1] : q.d[q.rank - 1];
         int64_t c3[3];
         if (!q_norm3(q, chd, c3)) continue;
-        if (!rw->in_dt->n) continue;
+        if (!idt->n) continue;
         double lat;
         bool alt;
         if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
@@ -69,7 +71,7 @@ static void build_attn(ip_index *ix, const void *arg) {
         ip_kb_field(&k, "kernel_type");
         ip_kb_str(&k, t->kernel, strlen(t->kernel));
         ip_kb_field(&k, "dtype");
-        ip_kb_str(&k, rw->in_dt->s[0], rw->in_dt->len[0]);
+        ip_kb_str(&k, idt->s[0], idt->len[0]);
         int64_t v;
         if (c_sp >= 0) {
             ip_kb_field(&k, "sparse_mode");

@@ -86,16 +86,18 @@ static void build_mm(ip_index *ix, const void *arg) {
     int c_ofmt = db_table_col(&t->t, "Output Formats");
     for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
-        if (!rw->shapes_ok) {
+        const q_list *idt = q_row_in_dt(t, rw), *ifm = q_row_in_fmt(t, rw), *odt = q_row_out_dt(t, rw);
+        const uint32_t nout = q_row_nout(t, rw), nin = q_row_nin(t, rw);
+        if (!q_row_shapes_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        size_t nC = cut(rw->n_in, pp), nD = cut(rw->in_dt->n, pp), nF = cut(rw->in_fmt->n, pp);
+        size_t nC = cut(nin, pp), nD = cut(idt->n, pp), nF = cut(ifm->n, pp);
         if (nC < 2 || nD < nC || nF < nC) continue;
         int64_t d0[16], d1[16];
-        q_shape L0 = rw->in[0], L1 = rw->in[1];
-        if (is_nz(opdb_span_make(rw->in_fmt->s[0], rw->in_fmt->len[0]))) L0 = nz_into(L0, d0);
-        if (is_nz(opdb_span_make(rw->in_fmt->s[1], rw->in_fmt->len[1]))) L1 = nz_into(L1, d1);
+        q_shape L0 = q_row_in(t, rw, 0), L1 = q_row_in(t, rw, 1);
+        if (is_nz(opdb_span_make(ifm->s[0], ifm->len[0]))) L0 = nz_into(L0, d0);
+        if (is_nz(opdb_span_make(ifm->s[1], ifm->len[1]))) L1 = nz_into(L1, d1);
         mnk_t m;
         if (!mnk(kt, L0, L1, &m)) continue;
         double lat;
@@ -110,27 +112,27 @@ static void build_mm(ip_index *ix, const void *arg) {
         ip_kb_num(&k, (double)n);
         ip_kb_field(&k, "input_dtypes");
         ip_kb_open(&k);
-        for (size_t i = 0; i < n && i < nD; i++) kb_dkey(&k, relaxed, rw->in_dt->s[i], rw->in_dt->len[i]);
+        for (size_t i = 0; i < n && i < nD; i++) kb_dkey(&k, relaxed, idt->s[i], idt->len[i]);
         ip_kb_close(&k);
         kb_batch(&k, &m);
         ip_kb_field(&k, "input_formats");
         ip_kb_open(&k);
-        for (size_t i = 0; i < n && i < nF; i++) ip_kb_str(&k, rw->in_fmt->s[i], rw->in_fmt->len[i]);
+        for (size_t i = 0; i < n && i < nF; i++) ip_kb_str(&k, ifm->s[i], ifm->len[i]);
         ip_kb_close(&k);
         if (pp->quantized) {
-            if (!rw->out_ok) {
+            if (!q_row_out_ok(rw)) {
                 ip_add_fault(ix, (uint32_t)r, "Output Shapes", "cannot parse the shapes");
                 continue;
             }
             opdb_span *of;
             uint32_t nof;
             ip_list(&ix->arena, t, r, c_ofmt, &of, &nof);
-            if (!rw->n_out || rw->out_dt->n != rw->n_out || nof != rw->n_out) continue;
+            if (!nout || odt->n != nout || nof != nout) continue;
             ip_kb_field(&k, "output_count");
-            ip_kb_num(&k, rw->n_out);
+            ip_kb_num(&k, nout);
             ip_kb_field(&k, "output_dtypes");
             ip_kb_open(&k);
-            for (uint32_t i = 0; i < rw->out_dt->n; i++) ip_kb_str(&k, rw->out_dt->s[i], rw->out_dt->len[i]);
+            for (uint32_t i = 0; i < odt->n; i++) ip_kb_str(&k, odt->s[i], odt->len[i]);
             ip_kb_close(&k);
             ip_kb_field(&k, "output_formats");
             ip_kb_open(&k);
@@ -460,24 +462,26 @@ static void build_gen(ip_index *ix, const void *arg) {
     opdb_arena_init(&tmp, 1 << 12);
     for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
-        if (!rw->shapes_ok) {
+        const q_list *idt = q_row_in_dt(t, rw), *ifm = q_row_in_fmt(t, rw);
+        const uint32_t nout = q_row_nout(t, rw), nin = q_row_nin(t, rw);
+        if (!q_row_shapes_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        size_t nC = cut(rw->n_in, &cp), nD = cut(rw->in_dt->n, &cp), nF = cut(rw->in_fmt->n, &cp);
+        size_t nC = cut(nin, &cp), nD = cut(idt->n, &cp), nF = cut(ifm->n, &cp);
         if (!nC || nD < nC || nF < nC) continue;
         opdb_arena_reset(&tmp);
         q_shape *L = opdb_arena_alloc(&tmp, nC * sizeof *L);
         for (size_t i = 0; i < nC; i++) {
-            q_shape s = rw->in[i];
-            if (is_nz(opdb_span_make(rw->in_fmt->s[i], rw->in_fmt->len[i])) && s.rank >= 4 && s.rank <= 16) {
+            q_shape s = q_row_in(t, rw, i);
+            if (is_nz(opdb_span_make(ifm->s[i], ifm->len[i])) && s.rank >= 4 && s.rank <= 16) {
                 int64_t *d = opdb_arena_alloc(&tmp, s.rank * sizeof *d);
                 s = nz_into(s, d);
             }
             L[i] = q_strip(s);
         }
         if (L[0].rank == 0) continue;
-        if (!rw->out_ok) {
+        if (!q_row_out_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Output Shapes", "cannot parse the shapes");
             continue;
         }
@@ -485,10 +489,11 @@ static void build_gen(ip_index *ix, const void *arg) {
         gen_key_head(&k, kt, nC);
         ip_kb_field(&k, "input_dtypes");
         ip_kb_open(&k);
-        for (size_t i = 0; i < nC; i++) kb_dkey(&k, relaxed, rw->in_dt->s[i], rw->in_dt->len[i]);
+        for (size_t i = 0; i < nC; i++) kb_dkey(&k, relaxed, idt->s[i], idt->len[i]);
         ip_kb_close(&k);
         double ax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
-        if (!gen_axis(&k, pp->numel, L, nC, rw->out, rw->n_out, &ax[0])) continue;
+        q_shape o0 = nout ? q_row_out(t, rw, 0) : (q_shape){NULL, 0}; /* the one it reads */
+        if (!gen_axis(&k, pp->numel, L, nC, &o0, nout, &ax[0])) continue;
         double lat;
         bool alt;
         if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;

@@ -57,26 +57,28 @@ static void build_elem(ip_index *ix, const void *arg) {
     q_ktable *t = ix->tab;
     for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
-        if (!rw->shapes_ok) {
+        const q_list *odt = q_row_out_dt(t, rw);
+        const uint32_t nout = q_row_nout(t, rw), nin = q_row_nin(t, rw);
+        if (!q_row_shapes_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        if (!rw->out_ok) {
+        if (!q_row_out_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Output Shapes", "cannot parse the shapes");
             continue;
         }
-        if (!rw->n_out) continue;
-        q_shape y = q_strip(rw->out[0]);
+        if (!nout) continue;
+        q_shape y = q_strip(q_row_out(t, rw, 0));
         if (!y.rank) continue;
         double lat;
         bool alt;
         if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
-        if (!rw->out_dt->n || !rw->out_dt->len[0]) continue;
-        q_shape *ins = opdb_arena_alloc(&ix->arena, (rw->n_in ? rw->n_in : 1) * sizeof *ins);
-        for (uint32_t i = 0; i < rw->n_in; i++) ins[i] = q_strip(rw->in[i]);
+        if (!odt->n || !odt->len[0]) continue;
+        q_shape *ins = opdb_arena_alloc(&ix->arena, (nin ? nin : 1) * sizeof *ins);
+        for (uint32_t i = 0; i < nin; i++) ins[i] = q_strip(q_row_in(t, rw, i));
         ip_kb k;
-        elem_key(&k, t->kernel, y, ins, rw->n_in, rw->out_dt->s[0], rw->out_dt->len[0]);
-        double ax[IP_MAXAX] = {io_numel(y, ins, rw->n_in), NAN, NAN, NAN, NAN};
+        elem_key(&k, t->kernel, y, ins, nin, odt->s[0], odt->len[0]);
+        double ax[IP_MAXAX] = {io_numel(y, ins, nin), NAN, NAN, NAN, NAN};
         ip_add(ix, &k, ax, lat, alt, (uint32_t)r);
     }
 }

@@ -366,7 +366,7 @@ static void run_index(ip_index *ix, int64_t n, uint32_t *pt_ix, ip_index **pt_of
         for (uint32_t i = 0, gn = ip_gn(ix, g); i < gn; i++) {
             uint32_t pi = ip_gpts(ix, g)[i];
             uint32_t r = ip_prow(ix, pi);
-            if (n >= 0 && ix->tab->rows[r].n_in != (uint32_t)n) continue;
+            if (n >= 0 && q_row_nin(ix->tab, &ix->tab->rows[r]) != (uint32_t)n) continue;
             pt_ix[r] = pi;
             pt_of[r] = ix;
             pt_g[r] = (uint32_t)g;
@@ -511,7 +511,7 @@ static void run_table(const opdb_qdb *db, const q_loo_cb *cb, q_ktable *t) {
             int64_t *ns = opdb_xmalloc(t->t.nrows * sizeof *ns);
             size_t nn = 0;
             for (size_t r = 0; r < t->t.nrows; r++)
-                if (t->rows[r].shapes_ok) ns[nn++] = t->rows[r].n_in;
+                if (q_row_shapes_ok(&t->rows[r])) ns[nn++] = q_row_nin(t, &t->rows[r]);
             qsort(ns, nn, sizeof *ns, cmp_i64);
             for (size_t i = 0; i < nn; i++) {
                 if (i && ns[i] == ns[i - 1]) continue;

@@ -37,15 +37,17 @@ static void build_moe(ip_index *ix, const void *arg) {
     if (c_ep < 0) return;
     for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
-        if (!rw->shapes_ok) {
+        const q_list *idt = q_row_in_dt(t, rw), *ifm = q_row_in_fmt(t, rw);
+        const uint32_t nin = q_row_nin(t, rw);
+        if (!q_row_shapes_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        if (rw->n_in != 7 || rw->in_dt->n != 7 || rw->in_fmt->n != 7) continue;
-        if (rw->in[1].rank < 3 || rw->in[2].rank < 3) continue;
-        q_shape x = rw->in[0];
+        if (nin != 7 || idt->n != 7 || ifm->n != 7) continue;
+        if (q_row_in(t, rw, 1).rank < 3 || q_row_in(t, rw, 2).rank < 3) continue;
+        q_shape x = q_row_in(t, rw, 0);
         int64_t nzd[16];
-        if (rw->in_fmt->len[0] == 10 && memcmp(rw->in_fmt->s[0], "FRACTAL_NZ", 10) == 0 && x.rank >= 4 && x.rank <= 16) {
+        if (ifm->len[0] == 10 && memcmp(ifm->s[0], "FRACTAL_NZ", 10) == 0 && x.rank >= 4 && x.rank <= 16) {
             uint32_t k = x.rank;
             for (uint32_t i = 0; i + 4 < k; i++) nzd[i] = x.d[i];
             nzd[k - 4] = x.d[k - 4] * x.d[k - 1];
@@ -61,23 +63,23 @@ static void build_moe(ip_index *ix, const void *arg) {
         if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         int64_t ep, topk;
         if (!ip_intcell(db_table_cell(&t->t, r, c_ep), &ep) || ep <= 0) continue;
-        if (!topk_of(rw->in[3], rw->in_dt->s[3], rw->in_dt->len[3], tokens, &topk)) continue;
+        if (!topk_of(q_row_in(t, rw, 3), idt->s[3], idt->len[3], tokens, &topk)) continue;
         ip_kb k;
         ip_kb_init(&k);
         ip_kb_field(&k, "kernel_type");
         ip_kb_str(&k, kt, strlen(kt));
         ip_kb_field(&k, "activation_dtype");
-        kb_dkey(&k, kt, rw->in_dt->s[0], rw->in_dt->len[0]);
+        kb_dkey(&k, kt, idt->s[0], idt->len[0]);
         ip_kb_field(&k, "activation_format");
-        ip_kb_str(&k, rw->in_fmt->s[0], rw->in_fmt->len[0]);
+        ip_kb_str(&k, ifm->s[0], ifm->len[0]);
         ip_kb_field(&k, "input_dtype_signature");
         ip_kb_open(&k);
-        for (int i = 0; i < 7; i++) ip_kb_str(&k, rw->in_dt->s[i], rw->in_dt->len[i]);
+        for (int i = 0; i < 7; i++) ip_kb_str(&k, idt->s[i], idt->len[i]);
         ip_kb_close(&k);
         ip_kb_field(&k, "gmm1_weight_shape");
-        ip_kb_shape(&k, rw->in[1]);
+        ip_kb_shape(&k, q_row_in(t, rw, 1));
         ip_kb_field(&k, "gmm2_weight_shape");
-        ip_kb_shape(&k, rw->in[2]);
+        ip_kb_shape(&k, q_row_in(t, rw, 2));
         ip_kb_field(&k, "hidden");
         ip_kb_num(&k, (double)H);
         ip_kb_field(&k, "topk");

@@ -45,20 +45,22 @@ static void build_scatter(ip_index *ix, const void *arg) {
     q_ktable *t = ix->tab;
     for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
-        if (!rw->shapes_ok) {
+        const q_list *idt = q_row_in_dt(t, rw), *ifm = q_row_in_fmt(t, rw);
+        const uint32_t nin = q_row_nin(t, rw);
+        if (!q_row_shapes_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        if (rw->n_in < 3 || rw->in_dt->n < 3 || rw->in_fmt->n < 3) continue;
-        q_shape cache = rw->in[0], u = flat_update(&ix->arena, rw->in[2]);
+        if (nin < 3 || idt->n < 3 || ifm->n < 3) continue;
+        q_shape cache = q_row_in(t, rw, 0), u = flat_update(&ix->arena, q_row_in(t, rw, 2));
         if (!cache.rank || !u.rank) continue;
         double lat;
         bool alt;
         if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;
         opdb_span dt[3], fmt[3];
         for (int i = 0; i < 3; i++) {
-            dt[i] = opdb_span_make(rw->in_dt->s[i], rw->in_dt->len[i]);
-            fmt[i] = opdb_span_make(rw->in_fmt->s[i], rw->in_fmt->len[i]);
+            dt[i] = opdb_span_make(idt->s[i], idt->len[i]);
+            fmt[i] = opdb_span_make(ifm->s[i], ifm->len[i]);
         }
         ip_kb k;
         scatter_key(&k, t->kernel, dt, cache, u, fmt);
@@ -283,12 +285,14 @@ static void build_rt(ip_index *ix, const void *arg) {
         if (c_meta >= 0 && !(ip_strcell(db_table_cell(d, r, c_meta), buf, sizeof buf, &m) && opdb_span_eq_cstr(m, "complete")))
             continue;
         const q_row *rw = &t->rows[r];
-        if (!rw->shapes_ok) {
+        const q_list *idt = q_row_in_dt(t, rw);
+        const uint32_t nin = q_row_nin(t, rw);
+        if (!q_row_shapes_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        if (!rw->n_in || !rw->in_dt->n) continue;
-        q_shape q = rw->in[0];
+        if (!nin || !idt->n) continue;
+        q_shape q = q_row_in(t, rw, 0);
         if (q.rank != 3 || q.d[0] <= 0 || q.d[1] <= 0 || q.d[2] <= 0) continue;
         int64_t *cum, *kv;
         size_t nc, nkv;
@@ -299,7 +303,7 @@ static void build_rt(ip_index *ix, const void *arg) {
         memset(&v, 0, sizeof v);
         double eff;
         if (!workload(q.d[0], cum, nc, kv, nkv, &v.phase, &eff)) continue;
-        v.dtype = opdb_span_make(rw->in_dt->s[0], rw->in_dt->len[0]);
+        v.dtype = opdb_span_make(idt->s[0], idt->len[0]);
         v.head_dim = q.d[2];
         bool ok = true;
         for (int i = 0; i < 5 && ok; i++) ok = pos_int(d, r, ci[i], i > 0, &v.ints[i]);

@@ -87,22 +87,22 @@ static void build_scale(ip_index *ix, const void *arg) {
     int c_ofmt = db_table_col(&t->t, "Output Formats");
     for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
-        if (!rw->shapes_ok) {
+        const q_list *idt = q_row_in_dt(t, rw), *ifm = q_row_in_fmt(t, rw), *odt = q_row_out_dt(t, rw);
+        const uint32_t nout = q_row_nout(t, rw), nin = q_row_nin(t, rw);
+        if (!q_row_shapes_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Input Shapes", "cannot parse the shapes");
             continue;
         }
-        if (!rw->out_ok) {
+        if (!q_row_out_ok(rw)) {
             ip_add_fault(ix, (uint32_t)r, "Output Shapes", "cannot parse the shapes");
             continue;
         }
         opdb_span *of;
         uint32_t nof;
         ip_list(&ix->arena, t, r, c_ofmt, &of, &nof);
-        if (!rw->n_in || !rw->in_dt->n || !rw->in_fmt->n || rw->n_out < 2 || rw->out_dt->n != rw->n_out ||
-            nof != rw->n_out)
-            continue;
-        q_shape s = nz_by(&ix->arena, rw->in[0], rw->in_fmt->s[0], rw->in_fmt->len[0]);
-        if (!q_shape_eq(nz_by(&ix->arena, rw->out[0], of[0].p, of[0].n), s)) continue;
+        if (!nin || !idt->n || !ifm->n || nout < 2 || odt->n != nout || nof != nout) continue;
+        q_shape s = nz_by(&ix->arena, q_row_in(t, rw, 0), ifm->s[0], ifm->len[0]);
+        if (!q_shape_eq(nz_by(&ix->arena, q_row_out(t, rw, 0), of[0].p, of[0].n), s)) continue;
         double ax[IP_MAXAX] = {NAN, NAN, NAN, NAN, NAN};
         if (!axes_of(s, &ax[0], &ax[1])) continue;
         ip_kb k;
@@ -110,20 +110,22 @@ static void build_scale(ip_index *ix, const void *arg) {
         ip_kb_field(&k, "kernel_type");
         ip_kb_str(&k, kt, strlen(kt));
         ip_kb_field(&k, "input_dtype");
-        kb_dkey(&k, kt, rw->in_dt->s[0], rw->in_dt->len[0]);
+        kb_dkey(&k, kt, idt->s[0], idt->len[0]);
         ip_kb_field(&k, "input_format");
-        ip_kb_str(&k, rw->in_fmt->s[0], rw->in_fmt->len[0]);
+        ip_kb_str(&k, ifm->s[0], ifm->len[0]);
         ip_kb_field(&k, "output_count");
-        ip_kb_num(&k, rw->n_out);
+        ip_kb_num(&k, nout);
         ip_kb_field(&k, "output_dtypes");
         ip_kb_open(&k);
-        for (uint32_t i = 0; i < rw->n_out; i++) ip_kb_str(&k, rw->out_dt->s[i], rw->out_dt->len[i]);
+        for (uint32_t i = 0; i < nout; i++) ip_kb_str(&k, odt->s[i], odt->len[i]);
         ip_kb_close(&k);
         ip_kb_field(&k, "output_formats");
         ip_kb_open(&k);
         for (uint32_t i = 0; i < nof; i++) ip_kb_str(&k, of[i].p, of[i].n);
         ip_kb_close(&k);
-        if (!kb_modes(&k, kt, s, rw->out, rw->n_out)) continue;
+        q_shape outs[17]; /* kb_modes takes at most 17 */
+        for (uint32_t i = 0; i < nout && i < 17; i++) outs[i] = q_row_out(t, rw, i);
+        if (!kb_modes(&k, kt, s, outs, nout)) continue;
         double lat;
         bool alt;
         if (!ip_row_latency_at(t, &ix->latcols, r, &lat, &alt)) continue;

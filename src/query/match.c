@@ -119,14 +119,14 @@ static bool eq2(q_shape s, int64_t a, int64_t b) { return s.rank == 2 && s.d[0] 
 int q_match_row(q_ctx *c, const q_tins *X0, q_ktable *t, size_t row, int64_t N, bool has_n, bool normalise_x,
                 q_match *m) {
     const q_row *rw = &t->rows[row];
-    if (!rw->shapes_ok) {
+    if (!q_row_shapes_ok(rw)) {
         char buf[48];
         opdb_span s = db_cell_text(db_table_cell(&t->t, row, t->c_in_shapes), buf, sizeof buf);
         char what[160];
         snprintf(what, sizeof what, "cannot parse \"%.*s\"", (int)(s.n > 100 ? 100 : s.n), s.p);
         return q_cell_fault(c, t, row, "Input Shapes", what) < 0 ? -1 : 0;
     }
-    size_t nC = rw->n_in, nD = rw->in_dt->n, nF = rw->in_fmt->n;
+    size_t nC = q_row_nin(t, rw), nD = q_row_in_dt(t, rw)->n, nF = q_row_in_fmt(t, rw)->n;
     if (has_n) {
         nC = q_slice_n(nC, N);
         nD = q_slice_n(nD, N);
@@ -145,15 +145,15 @@ int q_match_row(q_ctx *c, const q_tins *X0, q_ktable *t, size_t row, int64_t N, 
         const q_tin *x = &X->v[i];
         const char *p = x->prof ? x->prof : q_dtype_prof(x->dtype);
         if (!p || i >= nD) return 0;
-        size_t pn = strlen(p), dn = rw->in_dt->len[i];
-        if (!(pn == dn && memcmp(p, rw->in_dt->s[i], dn) == 0)) {
+        size_t pn = strlen(p), dn = q_row_in_dt(t, rw)->len[i];
+        if (!(pn == dn && memcmp(p, q_row_in_dt(t, rw)->s[i], dn) == 0)) {
             bool fp = (pn == 7 && memcmp(p, "DT_BF16", 7) == 0) || (pn == 5 && memcmp(p, "FLOAT", 5) == 0);
-            bool fd = (dn == 7 && memcmp(rw->in_dt->s[i], "DT_BF16", 7) == 0) || (dn == 5 && memcmp(rw->in_dt->s[i], "FLOAT", 5) == 0);
+            bool fd = (dn == 7 && memcmp(q_row_in_dt(t, rw)->s[i], "DT_BF16", 7) == 0) || (dn == 5 && memcmp(q_row_in_dt(t, rw)->s[i], "FLOAT", 5) == 0);
             if (!((kf & QK_RELAXED) && fp && fd)) return 0;
         }
-        q_shape cs = rw->in[i];
+        q_shape cs = q_row_in(t, rw, i);
         int64_t nzd[64];
-        if (i < nF && rw->in_fmt->len[i] == 10 && memcmp(rw->in_fmt->s[i], "FRACTAL_NZ", 10) == 0 && cs.rank >= 4 &&
+        if (i < nF && q_row_in_fmt(t, rw)->len[i] == 10 && memcmp(q_row_in_fmt(t, rw)->s[i], "FRACTAL_NZ", 10) == 0 && cs.rank >= 4 &&
             cs.rank <= 64) {
             uint32_t r = cs.rank;
             for (uint32_t k = 0; k + 4 < r; k++) nzd[k] = cs.d[k];

@@ -113,9 +113,10 @@ static int chk_cast(q_ctx *c, void *arg, q_ktable *t, size_t kidx, size_t row, q
     int rc = q_match_row(c, &m->X, t, row, 1, true, true, &mt);
     if (rc <= 0) return rc;
     const q_row *r = &t->rows[row];
-    if (!r->out_ok) return q_cell_fault(c, t, row, "Output Shapes", "cannot parse the shapes") < 0 ? -1 : 0;
-    if (r->n_out != 1 || !q_shape_eq(r->out[0], m->out)) return 0;
-    if (r->out_dt->n != 1 || strlen(m->odt) != r->out_dt->len[0] || memcmp(r->out_dt->s[0], m->odt, r->out_dt->len[0]) != 0)
+    if (!q_row_out_ok(r)) return q_cell_fault(c, t, row, "Output Shapes", "cannot parse the shapes") < 0 ? -1 : 0;
+    if (q_row_nout(t, r) != 1 || !q_shape_eq(q_row_out(t, r, 0), m->out)) return 0;
+    const q_list *odt = q_row_out_dt(t, r);
+    if (odt->n != 1 || strlen(m->odt) != odt->len[0] || memcmp(odt->s[0], m->odt, odt->len[0]) != 0)
         return 0;
     out->rule = mt.rule;
     out->dist = c->cfg->quirks ? (strstr(mt.rule, "padding") ? 1 : 0) : (mt.padded_any ? 1 : 0);

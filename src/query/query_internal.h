@@ -134,21 +134,73 @@ typedef struct q_list {
     uint32_t n;
 } q_list;
 
-/* A row's parsed cells, filled once per table (lazily, under the table's guard). */
-typedef struct q_row {
-    double lat;                  /* exact-path latency; 0 = invisible */
-    q_shape *in;                 /* parsed Input Shapes */
-    q_shape *out;                /* parsed Output Shapes */
+/* The shapes of the database's cells, each distinct one kept once for all
+ * its tables (shapes.c): a row names its shapes by 32-bit ids. Segment k
+ * holds Q_SSEG0 << k shapes and never moves; a shape is written before the
+ * table whose rows name it is published, so readers take no lock. */
+#define Q_SSEG0_LOG 8
+#define Q_SSEG0 (1u << Q_SSEG0_LOG)
+typedef struct q_shape_store {
+    q_shape *seg[32 - Q_SSEG0_LOG];
+    pthread_mutex_t mu;          /* taken to add shapes */
+    opdb_arena dims;             /* the shapes' dims arrays */
+    struct q_sslot *slot;        /* the shapes by content (open addressing, at most half full) */
+    size_t cap;
+    uint32_t n;                  /* shapes kept: ids 0 .. n - 1 */
+} q_shape_store;
+
+void q_shape_store_init(q_shape_store *st);
+void q_shape_store_free(q_shape_store *st);
+
+/* the shape of id (an id q_shape_store_add gave) */
+static inline q_shape q_shape_of(const q_shape_store *st, uint32_t id) {
+    uint32_t x = id + Q_SSEG0;
+    unsigned k = (unsigned)(31 - __builtin_clz(x)) - Q_SSEG0_LOG;
+    return st->seg[k][x - (Q_SSEG0 << k)];
+}
+
+/* Shapes cells parsed before their shapes are added to a store: shape k is
+ * s[k].rank dims from d + s[k].at. */
+typedef struct q_shape_buf {
+    int64_t *d;
+    size_t nd, capd;
+    struct q_sbuf_shape {
+        uint32_t at, rank;
+    } *s;
+    size_t n, cap;
+} q_shape_buf;
+
+/* Appends the shapes of CSV cell text s ("24,128;256,128") to b, as
+ * q_parse_shapes reads them: false, b as it was, when a piece does not parse. */
+bool q_shape_buf_parse(q_shape_buf *b, const char *s, size_t n);
+void q_shape_buf_free(q_shape_buf *b);
+/* The ids of b's shapes into ids[0 .. b->n), each shape added to st when new. */
+void q_shape_store_add(q_shape_store *st, const q_shape_buf *b, uint32_t *ids);
+
+/* The dtype and format lists of a row: a table keeps each distinct triple once. */
+typedef struct q_rlists {
     const q_list *in_dt;         /* Input Data Types items (never NULL) */
     const q_list *in_fmt;        /* Input Formats items (never NULL) */
     const q_list *out_dt;        /* Output Data Types items (never NULL) */
-    uint32_t n_in, n_out;
+} q_rlists;
+
+/* A row's parsed cells, filled once per table (lazily, under the table's
+ * guard). Its shapes and lists are read through q_row_in, q_row_in_dt, ...
+ * (below), which take the row's table. */
+#define Q_ROW_NMANY 0xFFFFu      /* counts that do not fit: both are the two ids before shp */
+enum { Q_ROW_IN_OK = 1, Q_ROW_OUT_OK = 2 };
+typedef struct q_row {
+    double lat;                  /* exact-path latency; 0 = invisible */
+    uint32_t shp;                /* its shape ids: t->shp[shp ..], Input Shapes then Output Shapes */
+    uint32_t lists;              /* its lists: t->rlists[lists] */
+    uint16_t nin16, nout16;      /* shape counts (Q_ROW_NMANY: see there) */
     uint8_t latcol;              /* q_lat_col */
     uint8_t prio;                /* latency priority: lower ranks first among equal distances */
-    uint8_t shapes_ok;           /* Input Shapes parsed (else: a cell fault when read) */
-    uint8_t out_ok;              /* Output Shapes parsed */
+    uint8_t ok;                  /* Q_ROW_IN_OK: Input Shapes parsed (else: a cell fault when read);
+                                    Q_ROW_OUT_OK: Output Shapes parsed */
     _Atomic uint8_t skipped;     /* default mode: counted once among the skipped rows */
 } q_row;
+_Static_assert(sizeof(void *) != 8 || sizeof(q_row) == 24, "a prepared row is 24 bytes");
 
 typedef enum q_tstate { QT_UNLOADED, QT_ABSENT, QT_FAILED, QT_OK } q_tstate;
 
@@ -177,6 +229,9 @@ typedef struct q_ktable {
     char *error;                 /* QT_FAILED: one-line message */
     db_table t;
     q_row *rows;
+    uint32_t *shp;               /* the rows' shape ids (q_row.shp) */
+    q_rlists *rlists;            /* the rows' distinct lists (q_row.lists) */
+    const q_shape_store *ss;     /* the database's shapes the ids name */
     /* columns of interest, -1 when absent */
     int c_in_shapes, c_in_dt, c_in_fmt, c_out_shapes, c_out_dt, c_core;
     int c_lat[3], c_aic, c_aiv, c_pref;
@@ -190,6 +245,24 @@ typedef struct q_ktable {
     void (*ext_free[4])(void *);
     pthread_mutex_t ext_mu;
 } q_ktable;
+
+/* A prepared row's cells, read through its table. */
+static inline bool q_row_shapes_ok(const q_row *r) { return r->ok & Q_ROW_IN_OK; }
+static inline bool q_row_out_ok(const q_row *r) { return r->ok & Q_ROW_OUT_OK; }
+static inline uint32_t q_row_nin(const q_ktable *t, const q_row *r) {
+    return r->nin16 != Q_ROW_NMANY ? r->nin16 : t->shp[r->shp - 2];
+}
+static inline uint32_t q_row_nout(const q_ktable *t, const q_row *r) {
+    return r->nin16 != Q_ROW_NMANY ? r->nout16 : t->shp[r->shp - 1];
+}
+/* input i < q_row_nin, output i < q_row_nout */
+static inline q_shape q_row_in(const q_ktable *t, const q_row *r, size_t i) { return q_shape_of(t->ss, t->shp[r->shp + i]); }
+static inline q_shape q_row_out(const q_ktable *t, const q_row *r, size_t i) {
+    return q_shape_of(t->ss, t->shp[r->shp + q_row_nin(t, r) + i]);
+}
+static inline const q_list *q_row_in_dt(const q_ktable *t, const q_row *r) { return t->rlists[r->lists].in_dt; }
+static inline const q_list *q_row_in_fmt(const q_ktable *t, const q_row *r) { return t->rlists[r->lists].in_fmt; }
+static inline const q_list *q_row_out_dt(const q_ktable *t, const q_row *r) { return t->rlists[r->lists].out_dt; }
 
 /* The lookup path of an op's mapping entry, in the order dispatch tries them. */
 typedef enum q_route {
@@ -274,6 +347,7 @@ struct opdb_qdb {
     void (*calib_free)(opdb_qdb *db);
     struct ip_omap *ipmap;       /* interpolation outcomes by target (NULL = off; explain and no_index bypass it) */
     atomic_bool nomem;           /* a call ran out of memory: later calls refuse (Q_ENTRY) */
+    q_shape_store shapes;        /* the tables' parsed shapes (internally synchronised) */
 };
 /* The body of a public handle call returning int: a handle one of whose
  * calls ran out of memory refuses with -OPDB_ERR_NOMEM (what that call was
@@ -671,11 +745,6 @@ int q_parse_line_mode(opdb_arena *a, const char *line, size_t n, int mode, q_que
 int q_mapping_load(opdb_qdb *db, opdb_err *err);
 /* Parses a CSV-cell shape list ("24,128;256,128"); -1 on a bad piece. */
 int q_parse_shapes(opdb_arena *a, const char *s, size_t n, q_shape **out, uint32_t *nout);
-/* The same, with each distinct dims array kept once in m (the rows of one table). */
-typedef struct q_dims_memo q_dims_memo;
-q_dims_memo *q_dims_memo_new(void);
-void q_dims_memo_free(q_dims_memo *m);
-int q_parse_shapes_memo(opdb_arena *a, q_dims_memo *m, const char *s, size_t n, q_shape **out, uint32_t *nout);
 
 /* ------------------------------------------------------------ rendering */
 /* The result line into sb, without newline. */

@@ -68,56 +68,7 @@ size_t q_slice_n(size_t len, int64_t n) {
     return drop >= len ? 0 : len - (size_t)drop;
 }
 
-/* Dims arrays kept once: a table repeats the same shapes on many rows. */
-struct q_dims_memo {
-    struct {
-        const int64_t *d;
-        uint32_t r;
-        uint64_t h;
-    } *e;
-    size_t cap, n;
-};
-
-q_dims_memo *q_dims_memo_new(void) { return opdb_xcalloc(1, sizeof(q_dims_memo)); }
-
-void q_dims_memo_free(q_dims_memo *m) {
-    if (!m) return;
-    free(m->e);
-    free(m);
-}
-
-static const int64_t *dims_keep(q_dims_memo *m, opdb_arena *a, const int64_t *d, uint32_t r) {
-    if (2 * (m->n + 1) > m->cap) { /* grow: open addressing, at most half full */
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        q_dims_memo g = {opdb_xcalloc(cap, sizeof *m->e), cap, 0};
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->e[i].d) continue;
-            size_t j = m->e[i].h & (cap - 1);
-            while (g.e[j].d) j = (j + 1) & (cap - 1);
-            g.e[j] = m->e[i];
-            g.n++;
-        }
-        free(m->e);
-        *m = g;
-    }
-    uint64_t h = opdb_hash_bytes(d, r * sizeof *d, 3);
-    size_t j = h & (m->cap - 1);
-    for (; m->e[j].d; j = (j + 1) & (m->cap - 1))
-        if (m->e[j].h == h && m->e[j].r == r && memcmp(m->e[j].d, d, r * sizeof *d) == 0) return m->e[j].d;
-    int64_t *k = opdb_arena_alloc(a, r * sizeof *k);
-    memcpy(k, d, r * sizeof *k);
-    m->e[j].d = k;
-    m->e[j].r = r;
-    m->e[j].h = h;
-    m->n++;
-    return k;
-}
-
 int q_parse_shapes(opdb_arena *a, const char *s, size_t n, q_shape **out, uint32_t *nout) {
-    return q_parse_shapes_memo(a, NULL, s, n, out, nout);
-}
-
-int q_parse_shapes_memo(opdb_arena *a, q_dims_memo *m, const char *s, size_t n, q_shape **out, uint32_t *nout) {
     opdb_span t = opdb_py_strip(opdb_span_make(s, n));
     t = opdb_py_strip_chars(t, "\"");
     *out = NULL;
@@ -141,8 +92,7 @@ int q_parse_shapes_memo(opdb_arena *a, q_dims_memo *m, const char *s, size_t n, 
         }
         size_t dims = 1;
         for (size_t x = 0; x < part.n; x++) dims += part.p[x] == ',';
-        int64_t tmp[16];
-        int64_t *d = m && dims <= 16 ? tmp : opdb_arena_alloc(a, dims * sizeof *d);
+        int64_t *d = opdb_arena_alloc(a, dims * sizeof *d);
         size_t x = 0;
         uint32_t r = 0;
         while (x <= part.n) {
@@ -153,12 +103,134 @@ int q_parse_shapes_memo(opdb_arena *a, q_dims_memo *m, const char *s, size_t n, 
             d[r++] = val;
             x = y + 1;
         }
-        v[k].d = d == tmp ? dims_keep(m, a, tmp, r) : d;
+        v[k].d = d;
         v[k++].rank = r;
     }
     *out = v;
     *nout = k;
     return 0;
+}
+
+/* ---- the database's shapes: ids by content */
+
+struct q_sslot {
+    uint32_t h;                  /* the shape's hash (low half) */
+    uint32_t id1;                /* its id + 1; 0 = empty */
+};
+
+void q_shape_store_init(q_shape_store *st) {
+    memset(st, 0, sizeof *st);
+    pthread_mutex_init(&st->mu, NULL);
+    opdb_arena_init(&st->dims, 1 << 16);
+}
+
+void q_shape_store_free(q_shape_store *st) {
+    for (size_t k = 0; k < sizeof st->seg / sizeof st->seg[0]; k++) free(st->seg[k]);
+    free(st->slot);
+    opdb_arena_free(&st->dims);
+    pthread_mutex_destroy(&st->mu);
+}
+
+void q_shape_buf_free(q_shape_buf *b) {
+    free(b->d);
+    free(b->s);
+    memset(b, 0, sizeof *b);
+}
+
+bool q_shape_buf_parse(q_shape_buf *b, const char *s, size_t n) {
+    opdb_span t = opdb_py_strip(opdb_span_make(s, n));
+    t = opdb_py_strip_chars(t, "\"");
+    size_t nd0 = b->nd, n0 = b->n;
+    size_t i = 0;
+    while (i <= t.n) {
+        size_t j = i;
+        while (j < t.n && t.p[j] != ';') j++;
+        opdb_span part = opdb_py_strip(opdb_span_make(t.p + i, j - i));
+        i = j + 1;
+        if (part.n == 0) continue;
+        OPDB_ALLOC_GROW(b->s, b->n + 1, b->cap);
+        struct q_sbuf_shape *sh = &b->s[b->n];
+        sh->at = (uint32_t)b->nd;
+        sh->rank = 0;
+        if (!(part.n == 2 && part.p[0] == '(' && part.p[1] == ')')) {
+            size_t dims = 1;
+            for (size_t x = 0; x < part.n; x++) dims += part.p[x] == ',';
+            /* dims offsets are 32-bit: a cell's text is far shorter than 4 Gi commas */
+            if (b->nd + dims > UINT32_MAX) opdb_die_oom(SIZE_MAX);
+            OPDB_ALLOC_GROW(b->d, b->nd + dims, b->capd);
+            size_t x = 0;
+            while (x <= part.n) {
+                size_t y = x;
+                while (y < part.n && part.p[y] != ',') y++;
+                long long val;
+                if (!opdb_py_int(part.p + x, y - x, &val)) {
+                    b->nd = nd0;
+                    b->n = n0;
+                    return false;
+                }
+                b->d[b->nd++] = val;
+                x = y + 1;
+            }
+            sh->rank = (uint32_t)(b->nd - sh->at);
+        }
+        b->n++;
+    }
+    return true;
+}
+
+static uint32_t shape_hash(const int64_t *d, uint32_t r) { return (uint32_t)opdb_hash_bytes(d, r * sizeof *d, 3); }
+
+/* a new shape's entry (under st->mu): its segment made when it is the first there */
+static uint32_t store_put(q_shape_store *st, const int64_t *d, uint32_t r) {
+    if (st->n >= UINT32_MAX - Q_SSEG0) opdb_die_oom(SIZE_MAX); /* ids are 32-bit */
+    uint32_t id = st->n, x = id + Q_SSEG0;
+    unsigned k = (unsigned)(31 - __builtin_clz(x)) - Q_SSEG0_LOG;
+    if (!st->seg[k]) st->seg[k] = opdb_xmalloc(((size_t)Q_SSEG0 << k) * sizeof *st->seg[k]);
+    q_shape *e = &st->seg[k][x - (Q_SSEG0 << k)];
+    if (r) {
+        int64_t *kd = opdb_arena_alloc(&st->dims, r * sizeof *kd);
+        memcpy(kd, d, r * sizeof *kd);
+        e->d = kd;
+    } else {
+        e->d = NULL; /* "()", as q_parse_shapes gives it */
+    }
+    e->rank = r;
+    st->n++;
+    return id;
+}
+
+void q_shape_store_add(q_shape_store *st, const q_shape_buf *b, uint32_t *ids) {
+    if (!b->n) return;
+    opdb_call_lock(&st->mu);
+    for (size_t i = 0; i < b->n; i++) {
+        if (2 * ((size_t)st->n + 1) > st->cap) { /* grow: at most half full */
+            size_t cap = st->cap ? st->cap * 2 : 1024;
+            struct q_sslot *g = opdb_xcalloc(cap, sizeof *g);
+            for (size_t j = 0; j < st->cap; j++) {
+                if (!st->slot[j].id1) continue;
+                size_t p = st->slot[j].h & (cap - 1);
+                while (g[p].id1) p = (p + 1) & (cap - 1);
+                g[p] = st->slot[j];
+            }
+            free(st->slot);
+            st->slot = g;
+            st->cap = cap;
+        }
+        const int64_t *d = b->d + b->s[i].at;
+        uint32_t r = b->s[i].rank, h = shape_hash(d, r);
+        size_t p = h & (st->cap - 1);
+        for (; st->slot[p].id1; p = (p + 1) & (st->cap - 1)) {
+            if (st->slot[p].h != h) continue;
+            q_shape e = q_shape_of(st, st->slot[p].id1 - 1);
+            if (e.rank == r && (!r || memcmp(e.d, d, r * sizeof *d) == 0)) break;
+        }
+        if (!st->slot[p].id1) {
+            st->slot[p].id1 = store_put(st, d, r) + 1;
+            st->slot[p].h = h;
+        }
+        ids[i] = st->slot[p].id1 - 1;
+    }
+    opdb_call_unlock(&st->mu);
 }
 
 q_tins q_tensor_inputs(q_ctx *c, const qv *args) {
