@@ -41,6 +41,7 @@ struct q_hitmap {
     size_t max_bytes;            /* ... bounded as their count is */
     _Atomic size_t hits;         /* answered from the map (tests read it) */
     q_door door;                 /* keys seen once, past half full (no door: every key is taken) */
+    uint64_t hmask;              /* tests: hashes cut to these bits, so that keys collide (else all bits) */
     pthread_mutex_t mu;          /* taking a block and ids */
     q_ptrs ptrs;
     q_bump_region r;
@@ -55,6 +56,7 @@ q_hitmap *q_hitmap_new_door(size_t entries, size_t door_slots) {
     m->slot = opdb_xcalloc(cap, sizeof *m->slot);
     m->mask = cap - 1;
     m->max = entries;
+    m->hmask = UINT64_MAX;
     m->max_bytes = entries > SIZE_MAX / Q_HITMAP_ENTRY_BYTES ? SIZE_MAX : entries * Q_HITMAP_ENTRY_BYTES;
     if (door_slots) q_door_init(&m->door, door_slots);
     pthread_mutex_init(&m->mu, NULL);
@@ -87,6 +89,8 @@ void q_hitmap_prefetch_entry(const q_hitmap *m, uint64_t h) {
 }
 
 size_t q_hitmap_hits(const q_hitmap *m) { return m ? atomic_load(&((q_hitmap *)m)->hits) : 0; }
+
+void q_hitmap_test_hash_mask(q_hitmap *m, uint64_t mask) { m->hmask = mask; }
 
 static inline uint32_t he_hash(uint64_t h) { return (uint32_t)(h >> 32); }
 
@@ -129,6 +133,7 @@ static size_t var_len(uint64_t v) {
 }
 
 bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q_ctx *c, q_scan *s) {
+    h &= m->hmask;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
         const uint8_t *e = atomic_load_explicit(&m->slot[i], memory_order_acquire);
         if (!e) return false;
@@ -166,6 +171,7 @@ bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q
 }
 
 void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q_scan *s) {
+    h &= m->hmask;
     size_t held = atomic_load_explicit(&m->n, memory_order_relaxed);
     if (held >= m->max || atomic_load_explicit(&m->bytes, memory_order_relaxed) >= m->max_bytes) return;
     /* past half full, a key met for the first time is only noted */

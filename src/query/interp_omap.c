@@ -40,6 +40,7 @@ struct ip_omap {
     _Atomic size_t n;
     _Atomic size_t hits;         /* answered from the map (tests read it) */
     q_door door;                 /* keys seen once, past half full (no door: every key is taken) */
+    uint64_t hmask;              /* tests: hashes cut to these bits, so that keys collide (else all bits) */
     pthread_mutex_t mu;          /* taking a block and ids */
     q_ptrs ptrs;
     q_bump_region r;
@@ -54,6 +55,7 @@ ip_omap *ip_omap_new_door(size_t entries, size_t door_slots) {
     m->slot = opdb_xcalloc(cap, sizeof *m->slot);
     m->mask = cap - 1;
     m->max = entries;
+    m->hmask = UINT64_MAX;
     if (door_slots) q_door_init(&m->door, door_slots);
     pthread_mutex_init(&m->mu, NULL);
     opdb_arena_init(&m->a, Q_BUMP_CHUNK);
@@ -73,6 +75,8 @@ void ip_omap_free(ip_omap *m) {
 }
 
 size_t ip_omap_hits(const ip_omap *m) { return m ? atomic_load(&((ip_omap *)m)->hits) : 0; }
+
+void ip_omap_test_hash_mask(ip_omap *m, uint64_t mask) { m->hmask = mask; }
 
 /* ------------------------------------------------------------------ keys */
 /* counts, lengths and dims as varints (each self-delimiting, so distinct values stay distinct keys) */
@@ -141,7 +145,7 @@ static inline bool oe_is(const uint8_t *e, const ip_okey *k, uint64_t h) {
 bool ip_omap_get(const q_ctx *c, const ip_okey *k, ip_outcome *o) {
     const ip_omap *m = c->db->ipmap;
     if (k->over) return false;
-    uint64_t h = opdb_hash_bytes(k->b, k->n, 0x6f75746b);
+    uint64_t h = opdb_hash_bytes(k->b, k->n, 0x6f75746b) & m->hmask;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
         const uint8_t *e = atomic_load_explicit(&m->slot[i], memory_order_acquire);
         if (!e) return false;
@@ -192,7 +196,7 @@ void ip_omap_put(const q_ctx *c, const ip_okey *k, const ip_outcome *o) {
     ip_omap *m = c->db->ipmap;
     size_t held = atomic_load_explicit(&m->n, memory_order_relaxed);
     if (k->over || held >= m->max || k->n > UINT16_MAX) return;
-    uint64_t h = opdb_hash_bytes(k->b, k->n, 0x6f75746b);
+    uint64_t h = opdb_hash_bytes(k->b, k->n, 0x6f75746b) & m->hmask;
     /* past half full, a key met for the first time is only noted */
     if (m->door.fp && held >= m->max / 2 && !q_door_pass(&m->door, h)) return;
     unsigned cl = q_dbl_code(o->lat), cc = q_dbl_code(o->conf), cs = q_dbl_code(o->spread);

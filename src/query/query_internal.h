@@ -607,15 +607,18 @@ void q_door_init(q_door *d, size_t slots);
 void q_door_free(q_door *d);
 /* true when the key of hash h was noted before (its second sight); else notes it */
 bool q_door_pass(q_door *d, uint64_t h);
-/* Both maps admit every key until they are half full, then a key only on its
- * second sight (the doorkeeper), so that what they hold later is what repeats;
- * the doorkeeper has this many slots per entry of the map. */
-#define Q_DOOR_PER_ENTRY 1
+/* A map with a doorkeeper admits every key until it is half full, then a key
+ * only on its second sight, so that what it holds later is what repeats; the
+ * doorkeeper has this many slots per entry of the map. 0: none (every key is
+ * taken until the map is full), the default: on the generated 1M-line trace
+ * the doorkeeper only paid for maps too small for the keys that repeat (16k
+ * and 32k entries), and cost answers at the default sizes. */
+#define Q_DOOR_PER_ENTRY 0
 
 /* --------------------------------------------------------- exact-hit map */
 /* Scan outcomes by scan key (hitmap.c), at most `entries` of them (NULL when 0). */
 typedef struct q_hitmap q_hitmap;
-#define Q_HITMAP_ENTRIES ((size_t)1 << 16)
+#define Q_HITMAP_ENTRIES ((size_t)1 << 17)
 /* the map's byte budget per entry it may hold: entries with their keys take at most
  * entries * Q_HITMAP_ENTRY_BYTES (a typical one takes about 60) */
 #define Q_HITMAP_ENTRY_BYTES ((size_t)384)
@@ -633,6 +636,8 @@ void q_hitmap_prefetch(const q_hitmap *m, uint64_t h);
 void q_hitmap_prefetch_entry(const q_hitmap *m, uint64_t h);
 /* scans answered from the map so far */
 size_t q_hitmap_hits(const q_hitmap *m);
+/* tests: every hash cut to mask's bits, so that keys collide */
+void q_hitmap_test_hash_mask(q_hitmap *m, uint64_t mask);
 /* A key being written: bytes, counts and integers as varints (each
  * self-delimiting, so distinct values stay distinct keys); over when it did
  * not fit. */
@@ -685,6 +690,8 @@ ip_omap *ip_omap_new_door(size_t entries, size_t door_slots);
 void ip_omap_free(ip_omap *m);
 /* targets answered from the map so far */
 size_t ip_omap_hits(const ip_omap *m);
+/* tests: every hash cut to mask's bits, so that keys collide */
+void ip_omap_test_hash_mask(ip_omap *m, uint64_t mask);
 
 /* ------------------------------------------------------------ result cache */
 typedef struct q_cache q_cache;
