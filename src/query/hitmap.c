@@ -14,9 +14,9 @@
  * Readers take no lock: slots hold published pointers to entries that never
  * change; a writer claims an empty slot with a compare-and-swap. The map
  * stops taking entries when it holds its maximum (no eviction), so a probe
- * always ends at an empty slot or a match. Once it is half full it takes a
- * key only on its second sight, so that its other half goes to keys that
- * repeat rather than to the many met once. */
+ * always ends at an empty slot or a match. A map opened with a doorkeeper
+ * takes a key, once it is half full, only on its second sight, so that its
+ * other half goes to keys that repeat rather than to the many met once. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>

@@ -17,8 +17,8 @@
  *
  * Readers take no lock, as with the exact-hit map: slots hold published
  * pointers to entries that never change, a writer claims an empty slot with a
- * compare-and-swap, and a full map takes nothing more. As that map does, once
- * half full it takes a key only on its second sight. */
+ * compare-and-swap, and a full map takes nothing more; with a doorkeeper,
+ * once half full, it takes a key only on its second sight. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * their entries small and to keep the entries worth keeping: pointers to the
  * handle's fixed texts and tables as 16-bit ids, entries as unaligned byte
  * blocks cut from one arena, doubles stored only when they are not 0 or 1,
- * and the doorkeeper that admits a key once the map is half full only on its
+ * and the doorkeeper that, once a map is half full, admits a key only on its
  * second sight. */
 #include <stdlib.h>
 #include <string.h>
