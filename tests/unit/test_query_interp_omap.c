@@ -335,7 +335,8 @@ static void test_small_maps_equal_plain(void **s) {
         for (int k = 1; k < NH; k++)
             for (int ask = 0; ask < 3; ask++) {
                 char *x = qf_line(h[k], q.p, false);
-                if (strcmp(x, ref) != 0) fail_msg("query %s (maps %d, ask %d)\n  map:   %s\n  plain: %s", q.p, k, ask + 1, x, ref);
+                if (strcmp(x, ref) != 0)
+                    fail_msg("query %s (maps %d, ask %d)\n  map:   %s\n  plain: %s", q.p, k, ask + 1, x, ref);
                 free(x);
             }
         free(ref);
