@@ -14,39 +14,41 @@
  * Readers take no lock: slots hold published pointers to entries that never
  * change; a writer claims an empty slot with a compare-and-swap. The map
  * stops taking entries when it holds its maximum (no eviction), so a probe
- * always ends at an empty slot or a match. */
+ * always ends at an empty slot or a match. A map opened with a doorkeeper
+ * takes a key, once it is half full, only on its second sight, so that its
+ * other half goes to keys that repeat rather than to the many met once. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "query/query_internal.h"
 
-/* One block from the map's arena: the entry, its key, its reason (NUL-terminated; "" when none), its kernel when found. */
-typedef struct hentry {
-    uint64_t h;
-    q_ktable *tab;
-    const char *rule;            /* a matcher's rule name (static text) */
-    const char *kernel;          /* found: tab's kernel, after the reason (read with the entry, not from the table) */
-    double lat, conf, dist;
-    uint32_t row, ties;
-    uint16_t klen;
-    uint8_t kidx;
-    bool found;
-    uint8_t key[];
-} hentry;
+/* An entry is one unaligned block:
+ *   4  the hash's high half (a probe reads no key whose hash differs)
+ *   2  the key's length, then the key
+ *   1  flags: found, and how lat, conf and dist are kept (2 bits each, q_dbl_code)
+ *   6  ids of the table, its kernel name and the rule (the map's q_ptrs)
+ *      varints: kernel index, row, ties
+ *      the doubles kept, 8 bytes each
+ *      the reason, NUL-terminated ("" when none) */
+enum { HE_HEAD = 6, HE_FOUND = 1 };
 
 struct q_hitmap {
-    _Atomic(hentry *) *slot;
+    _Atomic(const uint8_t *) *slot;
     size_t mask, max;
     _Atomic size_t n;
     _Atomic size_t bytes;        /* the entries' blocks ... */
     size_t max_bytes;            /* ... bounded as their count is */
     _Atomic size_t hits;         /* answered from the map (tests read it) */
-    pthread_mutex_t mu;          /* taking a block */
+    q_door door;                 /* keys seen once, past half full (no door: every key is taken) */
+    uint64_t hmask;              /* tests: hashes cut to these bits, so that keys collide (else all bits) */
+    pthread_mutex_t mu;          /* taking a block and ids */
+    q_ptrs ptrs;
+    q_bump_region r;
     opdb_arena a;
 };
 
-q_hitmap *q_hitmap_new(size_t entries) {
+q_hitmap *q_hitmap_new_door(size_t entries, size_t door_slots) {
     if (!entries) return NULL;
     q_hitmap *m = opdb_xcalloc(1, sizeof *m);
     size_t cap = 16;
@@ -54,15 +56,21 @@ q_hitmap *q_hitmap_new(size_t entries) {
     m->slot = opdb_xcalloc(cap, sizeof *m->slot);
     m->mask = cap - 1;
     m->max = entries;
+    m->hmask = UINT64_MAX;
     m->max_bytes = entries > SIZE_MAX / Q_HITMAP_ENTRY_BYTES ? SIZE_MAX : entries * Q_HITMAP_ENTRY_BYTES;
+    if (door_slots) q_door_init(&m->door, door_slots);
     pthread_mutex_init(&m->mu, NULL);
-    opdb_arena_init(&m->a, 1 << 16);
+    opdb_arena_init(&m->a, Q_BUMP_CHUNK);
     return m;
 }
+
+q_hitmap *q_hitmap_new(size_t entries) { return q_hitmap_new_door(entries, entries * Q_DOOR_PER_ENTRY); }
 
 void q_hitmap_free(q_hitmap *m) {
     if (!m) return;
     free(m->slot);
+    q_door_free(&m->door);
+    q_ptrs_free(&m->ptrs);
     pthread_mutex_destroy(&m->mu);
     opdb_arena_free(&m->a);
     free(m);
@@ -74,37 +82,88 @@ void q_hitmap_prefetch(const q_hitmap *m, uint64_t h) {
 
 void q_hitmap_prefetch_entry(const q_hitmap *m, uint64_t h) {
     if (!m) return;
-    const hentry *e = atomic_load_explicit(&m->slot[h & m->mask], memory_order_relaxed);
+    const uint8_t *e = atomic_load_explicit(&m->slot[h & m->mask], memory_order_relaxed);
     if (!e) return;
-    /* its header and a usual key (reading its length would wait for it); prefetches past its end are harmless */
-    const char *p = (const char *)e;
-    for (size_t off = 0; off < 256; off += 64) __builtin_prefetch(p + off);
+    /* its head and a usual key and tail (reading its length would wait for it); prefetches past its end are harmless */
+    for (size_t off = 0; off < 128; off += 64) __builtin_prefetch(e + off);
 }
 
 size_t q_hitmap_hits(const q_hitmap *m) { return m ? atomic_load(&((q_hitmap *)m)->hits) : 0; }
 
+void q_hitmap_test_hash_mask(q_hitmap *m, uint64_t mask) { m->hmask = mask; }
+
+static inline uint32_t he_hash(uint64_t h) { return (uint32_t)(h >> 32); }
+
+/* the entry e holds key (hash h) */
+static inline bool he_is(const uint8_t *e, const uint8_t *key, size_t n, uint64_t h) {
+    uint32_t eh;
+    uint16_t kl;
+    memcpy(&eh, e, 4);
+    memcpy(&kl, e + 4, 2);
+    return eh == he_hash(h) && kl == n && memcmp(e + HE_HEAD, key, n) == 0;
+}
+
+static inline const uint8_t *get_var(const uint8_t *p, uint64_t *v) {
+    uint64_t x = 0;
+    for (unsigned sh = 0;; sh += 7) {
+        uint8_t b = *p++;
+        x |= (uint64_t)(b & 0x7f) << sh;
+        if (!(b & 0x80)) break;
+    }
+    *v = x;
+    return p;
+}
+
+static inline uint8_t *put_var(uint8_t *p, uint64_t v) {
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static size_t var_len(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
 bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q_ctx *c, q_scan *s) {
+    h &= m->hmask;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
-        const hentry *e = atomic_load_explicit(&m->slot[i], memory_order_acquire);
+        const uint8_t *e = atomic_load_explicit(&m->slot[i], memory_order_acquire);
         if (!e) return false;
-        if (e->h != h || e->klen != n || memcmp(e->key, key, n) != 0) continue;
+        if (!he_is(e, key, n, h)) continue;
+        const uint8_t *p = e + HE_HEAD + n;
+        unsigned fl = *p++;
+        uint16_t id[3];
+        memcpy(id, p, sizeof id);
+        p += sizeof id;
+        uint64_t kidx, row, ties;
+        p = get_var(p, &kidx);
+        p = get_var(p, &row);
+        p = get_var(p, &ties);
         /* every member set (a memset of the whole costs more than these stores) */
         _Static_assert(sizeof(void *) != 8 || sizeof(q_scan) == 112, "set every member of q_scan here");
-        s->found = e->found;
-        s->kidx = e->kidx;
-        s->row = e->row;
-        s->tab = e->tab;
-        s->kernel = e->kernel;
-        s->ties = e->ties;
-        s->best.lat = e->lat;
-        s->best.conf = e->conf;
-        s->best.dist = e->dist;
-        s->best.rule = e->rule;
+        s->found = fl & HE_FOUND;
+        s->kidx = (size_t)kidx;
+        s->row = (size_t)row;
+        s->tab = (q_ktable *)q_ptrs_get(&m->ptrs, id[0]);
+        s->kernel = q_ptrs_get(&m->ptrs, id[1]);
+        s->ties = (size_t)ties;
+        p = q_dbl_get(p, (fl >> 1) & 3, &s->best.lat);
+        p = q_dbl_get(p, (fl >> 3) & 3, &s->best.conf);
+        p = q_dbl_get(p, (fl >> 5) & 3, &s->best.dist);
+        s->best.rule = q_ptrs_get(&m->ptrs, id[2]);
         s->best.input_rules = NULL;
         s->best.n_rules = 0;
         s->failed = false;
         /* a result may outlive the handle: its reason lives in the query's arena */
-        const char *reason = (const char *)e->key + e->klen;
+        const char *reason = (const char *)p;
         s->reason = reason[0] ? q_strdup(c, reason) : "";
         atomic_fetch_add_explicit(&((q_hitmap *)m)->hits, 1, memory_order_relaxed);
         return true;
@@ -112,47 +171,54 @@ bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q
 }
 
 void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q_scan *s) {
-    if (atomic_load_explicit(&m->n, memory_order_relaxed) >= m->max ||
-        atomic_load_explicit(&m->bytes, memory_order_relaxed) >= m->max_bytes)
-        return;
+    h &= m->hmask;
+    size_t held = atomic_load_explicit(&m->n, memory_order_relaxed);
+    if (held >= m->max || atomic_load_explicit(&m->bytes, memory_order_relaxed) >= m->max_bytes) return;
+    /* past half full, a key met for the first time is only noted */
+    if (m->door.fp && held >= m->max / 2 && !q_door_pass(&m->door, h)) return;
     /* an outcome the compact entry cannot hold is not kept (the scan runs again) */
-    if (n > UINT16_MAX || s->kidx > UINT8_MAX || s->row > UINT32_MAX || s->ties > UINT32_MAX) return;
-    size_t rl = s->reason ? strlen(s->reason) : 0, kl = s->found && s->kernel ? strlen(s->kernel) + 1 : 0;
-    size_t bytes = offsetof(hentry, key) + n + rl + 1 + kl;
+    if (n > UINT16_MAX || s->kidx > UINT32_MAX || s->row > UINT32_MAX || s->ties > UINT32_MAX) return;
+    unsigned cl = q_dbl_code(s->best.lat), cc = q_dbl_code(s->best.conf), cd = q_dbl_code(s->best.dist);
+    size_t rl = s->reason ? strlen(s->reason) : 0;
+    size_t bytes = HE_HEAD + n + 1 + 6 + var_len(s->kidx) + var_len(s->row) + var_len(s->ties) +
+                   8 * ((cl == 2) + (cc == 2) + (cd == 2)) + rl + 1;
+    uint16_t id[3];
     opdb_call_lock(&m->mu);
-    hentry *e = opdb_arena_alloc(&m->a, bytes);
+    bool ok = q_ptrs_id(&m->ptrs, s->tab, &id[0]) && q_ptrs_id(&m->ptrs, s->found ? s->kernel : NULL, &id[1]) &&
+              q_ptrs_id(&m->ptrs, s->best.rule, &id[2]);
+    uint8_t *e = ok ? q_bump(&m->r, &m->a, bytes) : NULL;
     opdb_call_unlock(&m->mu);
+    if (!ok) return; /* ids spent: not kept */
     atomic_fetch_add_explicit(&m->bytes, bytes, memory_order_relaxed);
-    e->h = h;
-    e->klen = (uint16_t)n;
-    e->found = s->found;
-    e->kidx = (uint8_t)s->kidx;
-    e->row = (uint32_t)s->row;
-    e->tab = s->tab;
-    e->ties = (uint32_t)s->ties;
-    e->lat = s->best.lat;
-    e->conf = s->best.conf;
-    e->dist = s->best.dist;
-    e->rule = s->best.rule;
-    memcpy(e->key, key, n);
-    char *r = (char *)e->key + n;
-    if (rl) memcpy(r, s->reason, rl);
-    r[rl] = 0;
-    char *k = r + rl + 1;
-    if (kl) memcpy(k, s->kernel, kl);
-    e->kernel = kl ? k : NULL;
+    uint32_t eh = he_hash(h);
+    uint16_t kl = (uint16_t)n;
+    memcpy(e, &eh, 4);
+    memcpy(e + 4, &kl, 2);
+    memcpy(e + HE_HEAD, key, n);
+    uint8_t *p = e + HE_HEAD + n;
+    *p++ = (uint8_t)((s->found ? HE_FOUND : 0) | cl << 1 | cc << 3 | cd << 5);
+    memcpy(p, id, sizeof id);
+    p += sizeof id;
+    p = put_var(p, s->kidx);
+    p = put_var(p, s->row);
+    p = put_var(p, s->ties);
+    p = q_dbl_put(p, cl, s->best.lat);
+    p = q_dbl_put(p, cc, s->best.conf);
+    p = q_dbl_put(p, cd, s->best.dist);
+    if (rl) memcpy(p, s->reason, rl);
+    p[rl] = 0;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
-        hentry *cur = atomic_load_explicit(&m->slot[i], memory_order_acquire);
+        const uint8_t *cur = atomic_load_explicit(&m->slot[i], memory_order_acquire);
         if (!cur) {
             if (atomic_fetch_add_explicit(&m->n, 1, memory_order_relaxed) >= m->max) return; /* full: not taken */
-            hentry *expect = NULL;
+            const uint8_t *expect = NULL;
             if (atomic_compare_exchange_strong_explicit(&m->slot[i], &expect, e, memory_order_release,
                                                         memory_order_acquire))
                 return;
             atomic_fetch_sub_explicit(&m->n, 1, memory_order_relaxed);
             cur = expect; /* another writer took the slot first: compare with its entry */
         }
-        if (cur->h == h && cur->klen == n && memcmp(cur->key, key, n) == 0) return; /* already there */
+        if (he_is(cur, key, n, h)) return; /* already there */
     }
     /* a block not taken stays in the arena until close (counted in the bound) */
 }

@@ -17,27 +17,37 @@
  *
  * Readers take no lock, as with the exact-hit map: slots hold published
  * pointers to entries that never change, a writer claims an empty slot with a
- * compare-and-swap, and a full map takes nothing more. */
+ * compare-and-swap, and a full map takes nothing more; with a doorkeeper,
+ * once half full, it takes a key only on its second sight. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "query/interp_internal.h"
 
-typedef struct oentry {
-    uint64_t h;
-    size_t klen;
-    ip_outcome o;
-    uint8_t key[];               /* then the miss reason, NUL-terminated */
-} oentry;
+/* An entry is one unaligned block (as the exact-hit map's):
+ *   4  the hash's high half
+ *   2  the key's length, then the key
+ *   1  flags: hit, and how lat, conf and spread are kept (2 bits each, q_dbl_code)
+ *   4  ids of the rule and the kernel (the map's q_ptrs)
+ *      varints: kernel index, dimension (zigzagged)
+ *      the doubles kept, 8 bytes each
+ *      the miss reason, NUL-terminated ("" when none) */
+enum { OE_HEAD = 6, OE_HIT = 1 };
 
 struct ip_omap {
-    _Atomic(oentry *) *slot;
+    _Atomic(const uint8_t *) *slot;
     size_t mask, max;
     _Atomic size_t n;
     _Atomic size_t hits;         /* answered from the map (tests read it) */
+    q_door door;                 /* keys seen once, past half full (no door: every key is taken) */
+    uint64_t hmask;              /* tests: hashes cut to these bits, so that keys collide (else all bits) */
+    pthread_mutex_t mu;          /* taking a block and ids */
+    q_ptrs ptrs;
+    q_bump_region r;
+    opdb_arena a;
 };
 
-ip_omap *ip_omap_new(size_t entries) {
+ip_omap *ip_omap_new_door(size_t entries, size_t door_slots) {
     if (!entries) return NULL;
     ip_omap *m = opdb_xcalloc(1, sizeof *m);
     size_t cap = 16;
@@ -45,19 +55,42 @@ ip_omap *ip_omap_new(size_t entries) {
     m->slot = opdb_xcalloc(cap, sizeof *m->slot);
     m->mask = cap - 1;
     m->max = entries;
+    m->hmask = UINT64_MAX;
+    if (door_slots) q_door_init(&m->door, door_slots);
+    pthread_mutex_init(&m->mu, NULL);
+    opdb_arena_init(&m->a, Q_BUMP_CHUNK);
     return m;
 }
 
+ip_omap *ip_omap_new(size_t entries) { return ip_omap_new_door(entries, entries * Q_DOOR_PER_ENTRY); }
+
 void ip_omap_free(ip_omap *m) {
     if (!m) return;
-    for (size_t i = 0; i <= m->mask; i++) free(atomic_load_explicit(&m->slot[i], memory_order_relaxed));
     free(m->slot);
+    q_door_free(&m->door);
+    q_ptrs_free(&m->ptrs);
+    pthread_mutex_destroy(&m->mu);
+    opdb_arena_free(&m->a);
     free(m);
 }
 
 size_t ip_omap_hits(const ip_omap *m) { return m ? atomic_load(&((ip_omap *)m)->hits) : 0; }
 
+void ip_omap_test_hash_mask(ip_omap *m, uint64_t mask) { m->hmask = mask; }
+
 /* ------------------------------------------------------------------ keys */
+/* counts, lengths and dims as varints (each self-delimiting, so distinct values stay distinct keys) */
+static void okey_var(ip_okey *k, uint64_t v) {
+    uint8_t b[10];
+    size_t n = 0;
+    while (v >= 0x80) {
+        b[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    b[n++] = (uint8_t)v;
+    ip_okey_add(k, b, n);
+}
+
 bool ip_okey_init(const q_ctx *c, ip_okey *k, char tag) {
     k->n = 0;
     k->over = false;
@@ -76,14 +109,13 @@ void ip_okey_add(ip_okey *k, const void *p, size_t n) {
 }
 
 void ip_okey_str(ip_okey *k, const char *s) {
-    uint32_t l = s ? (uint32_t)strlen(s) : UINT32_MAX; /* NULL differs from "" */
-    ip_okey_add(k, &l, sizeof l);
+    size_t l = s ? strlen(s) : 0;
+    okey_var(k, s ? l + 1 : 0); /* NULL differs from "" */
     if (s) ip_okey_add(k, s, l);
 }
 
 void ip_okey_kernels(ip_okey *k, const char *const *K, size_t nk) {
-    uint32_t n = (uint32_t)nk;
-    ip_okey_add(k, &n, sizeof n);
+    okey_var(k, nk);
     for (size_t i = 0; i < nk; i++) ip_okey_str(k, K[i]);
 }
 
@@ -95,54 +127,118 @@ void ip_okey_tins(ip_okey *k, const q_tins *X, int64_t N, bool has_n) {
 }
 
 void ip_okey_shape(ip_okey *k, q_shape s) {
-    ip_okey_add(k, &s.rank, sizeof s.rank);
-    if (s.rank) ip_okey_add(k, s.d, s.rank * sizeof *s.d);
+    okey_var(k, s.rank);
+    for (uint32_t i = 0; i < s.rank; i++) okey_var(k, ((uint64_t)s.d[i] << 1) ^ (uint64_t)(s.d[i] >> 63));
 }
 
 /* ------------------------------------------------------------- the map */
+static inline uint32_t oe_hash(uint64_t h) { return (uint32_t)(h >> 32); }
+
+static inline bool oe_is(const uint8_t *e, const ip_okey *k, uint64_t h) {
+    uint32_t eh;
+    uint16_t kl;
+    memcpy(&eh, e, 4);
+    memcpy(&kl, e + 4, 2);
+    return eh == oe_hash(h) && kl == k->n && memcmp(e + OE_HEAD, k->b, k->n) == 0;
+}
+
 bool ip_omap_get(const q_ctx *c, const ip_okey *k, ip_outcome *o) {
     const ip_omap *m = c->db->ipmap;
     if (k->over) return false;
-    uint64_t h = opdb_hash_bytes(k->b, k->n, 0x6f75746b);
+    uint64_t h = opdb_hash_bytes(k->b, k->n, 0x6f75746b) & m->hmask;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
-        const oentry *e = atomic_load_explicit(&m->slot[i], memory_order_acquire);
+        const uint8_t *e = atomic_load_explicit(&m->slot[i], memory_order_acquire);
         if (!e) return false;
-        if (e->h != h || e->klen != k->n || memcmp(e->key, k->b, k->n) != 0) continue;
-        *o = e->o;
+        if (!oe_is(e, k, h)) continue;
+        const uint8_t *p = e + OE_HEAD + k->n;
+        unsigned fl = *p++;
+        uint16_t id[2];
+        memcpy(id, p, sizeof id);
+        p += sizeof id;
+        uint64_t kidx = 0, dim = 0;
+        for (unsigned sh = 0;; sh += 7) {
+            uint8_t b = *p++;
+            kidx |= (uint64_t)(b & 0x7f) << sh;
+            if (!(b & 0x80)) break;
+        }
+        for (unsigned sh = 0;; sh += 7) {
+            uint8_t b = *p++;
+            dim |= (uint64_t)(b & 0x7f) << sh;
+            if (!(b & 0x80)) break;
+        }
+        memset(o, 0, sizeof *o);
+        o->hit = fl & OE_HIT;
+        o->kidx = (uint32_t)kidx;
+        o->dim = (int)((int64_t)(dim >> 1) ^ -(int64_t)(dim & 1));
+        o->rule = q_ptrs_get(&m->ptrs, id[0]);
+        o->kernel = q_ptrs_get(&m->ptrs, id[1]);
+        p = q_dbl_get(p, (fl >> 1) & 3, &o->lat);
+        p = q_dbl_get(p, (fl >> 3) & 3, &o->conf);
+        p = q_dbl_get(p, (fl >> 5) & 3, &o->spread);
         /* a result may outlive the handle: its reason lives in the query's arena */
-        const char *r = (const char *)e->key + e->klen;
+        const char *r = (const char *)p;
         o->reason = r[0] ? q_strdup((q_ctx *)c, r) : "";
         atomic_fetch_add_explicit(&((ip_omap *)m)->hits, 1, memory_order_relaxed);
         return true;
     }
 }
 
+static uint8_t *put_var(uint8_t *p, uint64_t v) {
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
 void ip_omap_put(const q_ctx *c, const ip_okey *k, const ip_outcome *o) {
     ip_omap *m = c->db->ipmap;
-    if (k->over || atomic_load_explicit(&m->n, memory_order_relaxed) >= m->max) return;
-    uint64_t h = opdb_hash_bytes(k->b, k->n, 0x6f75746b);
+    size_t held = atomic_load_explicit(&m->n, memory_order_relaxed);
+    if (k->over || held >= m->max || k->n > UINT16_MAX) return;
+    uint64_t h = opdb_hash_bytes(k->b, k->n, 0x6f75746b) & m->hmask;
+    /* past half full, a key met for the first time is only noted */
+    if (m->door.fp && held >= m->max / 2 && !q_door_pass(&m->door, h)) return;
+    unsigned cl = q_dbl_code(o->lat), cc = q_dbl_code(o->conf), cs = q_dbl_code(o->spread);
+    uint64_t zdim = ((uint64_t)(int64_t)o->dim << 1) ^ (uint64_t)((int64_t)o->dim >> 63);
+    uint8_t tail[24];
+    uint8_t *t = put_var(put_var(tail, o->kidx), zdim);
+    size_t tl = (size_t)(t - tail);
     size_t rl = o->reason ? strlen(o->reason) : 0;
-    oentry *e = opdb_xmalloc(sizeof *e + k->n + rl + 1); /* one block: entry, key, reason */
-    e->h = h;
-    e->klen = k->n;
-    e->o = *o;
-    e->o.reason = NULL; /* read from the block */
-    memcpy(e->key, k->b, k->n);
-    char *r = (char *)e->key + k->n;
-    if (rl) memcpy(r, o->reason, rl);
-    r[rl] = 0;
+    size_t bytes = OE_HEAD + k->n + 1 + 4 + tl + 8 * ((cl == 2) + (cc == 2) + (cs == 2)) + rl + 1;
+    uint16_t id[2];
+    opdb_call_lock(&m->mu);
+    bool ok = q_ptrs_id(&m->ptrs, o->rule, &id[0]) && q_ptrs_id(&m->ptrs, o->kernel, &id[1]);
+    uint8_t *e = ok ? q_bump(&m->r, &m->a, bytes) : NULL;
+    opdb_call_unlock(&m->mu);
+    if (!ok) return; /* ids spent: not kept */
+    uint32_t eh = oe_hash(h);
+    uint16_t kl = (uint16_t)k->n;
+    memcpy(e, &eh, 4);
+    memcpy(e + 4, &kl, 2);
+    memcpy(e + OE_HEAD, k->b, k->n);
+    uint8_t *p = e + OE_HEAD + k->n;
+    *p++ = (uint8_t)((o->hit ? OE_HIT : 0) | cl << 1 | cc << 3 | cs << 5);
+    memcpy(p, id, sizeof id);
+    p += sizeof id;
+    memcpy(p, tail, tl);
+    p += tl;
+    p = q_dbl_put(p, cl, o->lat);
+    p = q_dbl_put(p, cc, o->conf);
+    p = q_dbl_put(p, cs, o->spread);
+    if (rl) memcpy(p, o->reason, rl);
+    p[rl] = 0;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
-        oentry *cur = atomic_load_explicit(&m->slot[i], memory_order_acquire);
+        const uint8_t *cur = atomic_load_explicit(&m->slot[i], memory_order_acquire);
         if (!cur) {
-            if (atomic_fetch_add_explicit(&m->n, 1, memory_order_relaxed) >= m->max) break; /* full: not taken */
-            oentry *expect = NULL;
+            if (atomic_fetch_add_explicit(&m->n, 1, memory_order_relaxed) >= m->max) return; /* full: not taken */
+            const uint8_t *expect = NULL;
             if (atomic_compare_exchange_strong_explicit(&m->slot[i], &expect, e, memory_order_release,
                                                         memory_order_acquire))
                 return;
             atomic_fetch_sub_explicit(&m->n, 1, memory_order_relaxed);
             cur = expect; /* another writer took the slot first: compare with its entry */
         }
-        if (cur->h == h && cur->klen == k->n && memcmp(cur->key, k->b, k->n) == 0) break; /* already there */
+        if (oe_is(cur, k, h)) return; /* already there (its block stays in the arena until close) */
     }
-    free(e);
 }

@@ -538,7 +538,7 @@ typedef struct q_scan {
     bool found;
     size_t kidx, row;
     q_ktable *tab;
-    const char *kernel;          /* found: the kernel of tab (the exact-hit map's copy beside its entry) */
+    const char *kernel;          /* found: the kernel of tab (read from the exact-hit map without fetching tab) */
     q_cand best;
     size_t ties;
     const char *reason;          /* "", csv_not_found, ambiguous_semantic_match:<kt> */
@@ -642,14 +642,63 @@ void q_kernel_comm(q_ctx *c, const char *kernel, const qv *comm);
 void q_dispatch(q_ctx *c);
 void q_kernel_query(q_ctx *c);
 
+/* ------------------------------------- compact map entries (map_compact.c) */
+/* Pointers that live as long as the handle (tables, kernel names, rule texts)
+ * by 16-bit id, 0 being NULL: ids are given under the map's lock; readers take
+ * none (an id is written before the entry that holds it is published). */
+#define Q_PTRS_BLOCK 256
+#define Q_PTRS_BLOCKS 256
+typedef struct q_ptrs {
+    const void **blk[Q_PTRS_BLOCKS];
+    size_t n;                    /* ids given: 1..n */
+    uint16_t *ix;                /* pointer -> id, open addressing (writers only) */
+    size_t ixcap;
+} q_ptrs;
+/* p's id, given now when p has none; false when the ids are spent */
+bool q_ptrs_id(q_ptrs *t, const void *p, uint16_t *id);
+static inline const void *q_ptrs_get(const q_ptrs *t, uint16_t id) {
+    return id ? t->blk[id / Q_PTRS_BLOCK][id % Q_PTRS_BLOCK] : NULL;
+}
+void q_ptrs_free(q_ptrs *t);
+/* entries as unaligned byte blocks cut from chunks of an arena */
+#define Q_BUMP_CHUNK ((size_t)1 << 16)
+typedef struct q_bump_region {
+    uint8_t *cur;
+    size_t left;
+} q_bump_region;
+uint8_t *q_bump(q_bump_region *r, opdb_arena *a, size_t n);
+/* a double as 2 bits (0: +0.0, 1: 1.0, 2: its 8 bytes follow) */
+unsigned q_dbl_code(double v);
+uint8_t *q_dbl_put(uint8_t *p, unsigned code, double v);
+const uint8_t *q_dbl_get(const uint8_t *p, unsigned code, double *v);
+/* The doorkeeper: fingerprints of keys seen once, one per slot, a newer
+ * fingerprint taking the slot of an older one. */
+typedef struct q_door {
+    _Atomic uint32_t *fp;
+    size_t mask;
+} q_door;
+void q_door_init(q_door *d, size_t slots);
+void q_door_free(q_door *d);
+/* true when the key of hash h was noted before (its second sight); else notes it */
+bool q_door_pass(q_door *d, uint64_t h);
+/* A map with a doorkeeper admits every key until it is half full, then a key
+ * only on its second sight, so that what it holds later is what repeats; the
+ * doorkeeper has this many slots per entry of the map. 0: none (every key is
+ * taken until the map is full), the default: on the generated 1M-line trace
+ * the doorkeeper only paid for maps too small for the keys that repeat (16k
+ * and 32k entries), and cost answers at the default sizes. */
+#define Q_DOOR_PER_ENTRY 0
+
 /* --------------------------------------------------------- exact-hit map */
 /* Scan outcomes by scan key (hitmap.c), at most `entries` of them (NULL when 0). */
 typedef struct q_hitmap q_hitmap;
-#define Q_HITMAP_ENTRIES ((size_t)1 << 16)
+#define Q_HITMAP_ENTRIES ((size_t)1 << 17)
 /* the map's byte budget per entry it may hold: entries with their keys take at most
- * entries * Q_HITMAP_ENTRY_BYTES (a typical one takes about 150-200) */
+ * entries * Q_HITMAP_ENTRY_BYTES (a typical one takes about 60) */
 #define Q_HITMAP_ENTRY_BYTES ((size_t)384)
 q_hitmap *q_hitmap_new(size_t entries);
+/* the same with door_slots doorkeeper slots (0: every key is taken until the map is full) */
+q_hitmap *q_hitmap_new_door(size_t entries, size_t door_slots);
 void q_hitmap_free(q_hitmap *m);
 /* the stored outcome of key (hash h) into s, its reason copied into c's arena; false when absent */
 bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q_ctx *c, q_scan *s);
@@ -661,6 +710,8 @@ void q_hitmap_prefetch(const q_hitmap *m, uint64_t h);
 void q_hitmap_prefetch_entry(const q_hitmap *m, uint64_t h);
 /* scans answered from the map so far */
 size_t q_hitmap_hits(const q_hitmap *m);
+/* tests: every hash cut to mask's bits, so that keys collide */
+void q_hitmap_test_hash_mask(q_hitmap *m, uint64_t mask);
 /* A key being written: bytes, counts and integers as varints (each
  * self-delimiting, so distinct values stay distinct keys); over when it did
  * not fit. */
@@ -708,9 +759,13 @@ size_t q_key_out(q_shape y, const char *prof, uint8_t *buf, size_t cap);
 typedef struct ip_omap ip_omap;
 #define IP_OMAP_ENTRIES ((size_t)1 << 16)
 ip_omap *ip_omap_new(size_t entries);
+/* the same with door_slots doorkeeper slots (0: every key is taken until the map is full) */
+ip_omap *ip_omap_new_door(size_t entries, size_t door_slots);
 void ip_omap_free(ip_omap *m);
 /* targets answered from the map so far */
 size_t ip_omap_hits(const ip_omap *m);
+/* tests: every hash cut to mask's bits, so that keys collide */
+void ip_omap_test_hash_mask(ip_omap *m, uint64_t mask);
 
 /* ------------------------------------------------------------ result cache */
 typedef struct q_cache q_cache;

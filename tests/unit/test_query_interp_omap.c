@@ -291,8 +291,74 @@ static void test_colliding_group_hashes(void **s) {
                   interpolated, missed);
 }
 
+/* Both maps bounded small enough to fill (so that past half full a key is
+ * kept only on its second sight), with and without the doorkeeper, and with
+ * their hashes cut to one bit (every key meets the others): each answer,
+ * asked three times, is the one the handle without maps gives. */
+static void test_small_maps_equal_plain(void **s) {
+    (void)s;
+    size_t compared = 0, hit_answers = 0, omap_answers = 0;
+    char *dir = qf_mkdir();
+    qf_write(dir, "op_mapping.yaml", k_mapping);
+    matmul_table(dir, "MatMulV2");
+    matmul_table(dir, "BatchMatMulV2");
+    generic_table(dir, "GenA");
+    generic_table(dir, "GenB");
+    enum { NH = 5 };
+    opdb_qdb *h[NH];
+    for (int i = 0; i < NH; i++) {
+        h[i] = qf_open(dir, false, true, 0);
+        assert_non_null(h[i]);
+        q_cache_free(h[i]->cache);
+        h[i]->cache = NULL;
+    }
+    /* 0: no maps; 1: the defaults; 2: tiny with the doorkeeper; 3: tiny without; 4: tiny, one-bit hashes */
+    q_hitmap_free(h[0]->hitmap);
+    h[0]->hitmap = NULL;
+    ip_omap_free(h[0]->ipmap);
+    h[0]->ipmap = NULL;
+    for (int i = 2; i < NH; i++) {
+        q_hitmap_free(h[i]->hitmap);
+        ip_omap_free(h[i]->ipmap);
+        size_t door = i == 3 ? 0 : 64;
+        h[i]->hitmap = q_hitmap_new_door(64, door);
+        h[i]->ipmap = ip_omap_new_door(64, door);
+    }
+    q_hitmap_test_hash_mask(h[4]->hitmap, 1);
+    ip_omap_test_hash_mask(h[4]->ipmap, 1);
+    opdb_strbuf q;
+    opdb_sb_init(&q);
+    for (int i = 0; i < 600; i++) {
+        /* a key met once, then again a few queries later: the doorkeeper's second sight */
+        if (i % 4 != 3) query(&q);
+        char *ref = qf_line(h[0], q.p, false);
+        for (int k = 1; k < NH; k++)
+            for (int ask = 0; ask < 3; ask++) {
+                char *x = qf_line(h[k], q.p, false);
+                if (strcmp(x, ref) != 0)
+                    fail_msg("query %s (maps %d, ask %d)\n  map:   %s\n  plain: %s", q.p, k, ask + 1, x, ref);
+                free(x);
+            }
+        free(ref);
+        compared++;
+    }
+    opdb_sb_free(&q);
+    for (int i = 2; i < NH; i++) {
+        hit_answers += q_hitmap_hits(h[i]->hitmap);
+        omap_answers += ip_omap_hits(h[i]->ipmap);
+    }
+    for (int i = 0; i < NH; i++) opdb_qdb_close(h[i]);
+    qf_rmdir(dir);
+    /* the small maps answered (so the comparison reached them) */
+    assert_true(hit_answers > compared / 4);
+    assert_true(omap_answers > compared / 4);
+    print_message("%zu queries compared with small maps, %zu exact-hit and %zu outcome map answers\n", compared,
+                  hit_answers, omap_answers);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_outcome_map_equals_plain),
-                                       cmocka_unit_test(test_colliding_group_hashes)};
+                                       cmocka_unit_test(test_colliding_group_hashes),
+                                       cmocka_unit_test(test_small_maps_equal_plain)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
