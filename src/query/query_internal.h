@@ -191,6 +191,12 @@ typedef struct q_ktable {
     pthread_mutex_t ext_mu;
 } q_ktable;
 
+/* The first finite, positive latency among the columns cols[0..n) (-1:
+ * none) of row r, as far as the row's preparation tells it without reading
+ * its cells: 1 found (*lat, *col), 0 none of them has one, -1 not known
+ * (the caller reads the cells). */
+int q_row_lat_known(const q_ktable *t, size_t r, const int *cols, int n, double *lat, int *col);
+
 /* The lookup path of an op's mapping entry, in the order dispatch tries them. */
 typedef enum q_route {
     QR_COMPOSITE, QR_DECOMPOSED, QR_COMM, QR_ATTENTION, QR_ELEMENTWISE, QR_MOE_FUSED, QR_MTP_PROJECTION,
