@@ -461,6 +461,14 @@ static void test_pass_and_trim(void **state) {
             }
             assert_int_equal(rc, 0);
             /* sometimes a column is the table's before the pass: the pass reads it from there */
+            /* sometimes the record starts as a file of 4 GiB or more keeps them (8 bytes each) */
+            if (t.rec32 && pick(2)) {
+                t.rec = malloc(t.nrows * sizeof *t.rec);
+                assert_non_null(t.rec);
+                for (size_t r = 0; r < t.nrows; r++) t.rec[r] = t.rec32[r];
+                free(t.rec32);
+                t.rec32 = NULL;
+            }
             int pre = -1;
             if (t.ncols && pick(2)) (void)db_table_column(&t, pre = (int)pick((unsigned)t.ncols));
             size_t typed0 = 0;
