@@ -149,15 +149,17 @@ static opdb_span cell_text_at(const char *p, size_t n, size_t a, opdb_strbuf *sb
     return opdb_span_make(sb->p ? sb->p : "", sb->n);
 }
 
+static inline size_t rec_at(const db_table *t, size_t r) { return t->rec32 ? t->rec32[r] : t->rec[r]; }
+
 /* Absolute start of cell c of row r, or SIZE_MAX when the record is short. */
 static size_t cell_start(const db_table *t, size_t r, size_t c) {
     uint16_t at = t->at[r * t->ncols + c];
     if (at == DB_AT_ABSENT) return SIZE_MAX;
-    if (at != DB_AT_FAR) return t->rec[r] + at;
+    if (at != DB_AT_FAR) return rec_at(t, r) + at;
     /* walk from the last cell whose offset was noted */
     size_t k = c;
     while (k > 0 && t->at[r * t->ncols + k] == DB_AT_FAR) k--;
-    size_t a = t->rec[r] + t->at[r * t->ncols + k];
+    size_t a = rec_at(t, r) + t->at[r * t->ncols + k];
     for (; k < c; k++) a = cell_end(t->data, t->n, a) + 1;
     return a;
 }
@@ -170,13 +172,16 @@ static int fail_at(opdb_err *err, const char *name, uint32_t line, const char *w
 static void name_columns(db_table *t, const scan *k) {
     t->ncols = k->nst;
     t->cols = opdb_xcalloc(t->ncols, sizeof *t->cols);
+    /* one block holds them all: the header's bytes, and room for each name's
+     * terminator, alignment, "Unnamed: N" and ".N" suffixes */
+    opdb_arena_init(&t->names, (k->i - k->st[0]) + t->ncols * 32 + 64);
     db_col_namer nm;
     db_col_namer_init(&nm, t->ncols);
     opdb_strbuf sb;
     opdb_sb_init(&sb);
     for (size_t c = 0; c < t->ncols; c++) {
         opdb_span s = cell_text_at(k->p, k->n, k->st[c], &sb);
-        t->cols[c] = db_col_namer_add(&nm, &t->arena, c, s.p, s.n);
+        t->cols[c] = db_col_namer_add(&nm, &t->names, c, s.p, s.n);
     }
     opdb_sb_free(&sb);
     db_col_namer_free(&nm);
@@ -198,7 +203,19 @@ _Static_assert(DB_AT_ABSENT == DB_SCAN_AT_ABSENT && DB_AT_FAR == DB_SCAN_AT_FAR,
  * first column typed; under the table's guard). */
 static void find_cells(db_table *t) {
     t->at = opdb_xmalloc(t->nrows * t->ncols * sizeof *t->at);
-    db_scan_cells(t->data, t->n, t->rec, t->nrows, t->ncols, t->way == DB_SCAN_PORTABLE, t->at);
+    if (t->fast) {
+        db_scan_cells(t->data, t->n, (db_rec_starts){t->rec32, t->rec}, t->nrows, t->ncols,
+                      t->way == DB_SCAN_PORTABLE, t->at);
+        return;
+    }
+    /* records the exact scan found (it noted their cells, since given back): each read again */
+    scan k = {t->data, t->n, 0, 1, NULL, 0, 0};
+    uint32_t line;
+    for (size_t r = 0; r < t->nrows; r++) {
+        k.i = rec_at(t, r);
+        if (scan_record(&k, &line)) note_cells(t, r, &k);
+    }
+    free(k.st);
 }
 
 static bool ascii(const char *p, size_t n) {
@@ -281,6 +298,13 @@ done:
     if (t->nrows) {
         t->line = opdb_xrealloc(t->line, t->nrows * sizeof *t->line);
         t->rec = opdb_xrealloc(t->rec, t->nrows * sizeof *t->rec);
+        /* a file under 4 GiB: its record starts in 4 bytes each */
+        if (t->n <= UINT32_MAX) {
+            t->rec32 = opdb_xmalloc(t->nrows * sizeof *t->rec32);
+            for (size_t r = 0; r < t->nrows; r++) t->rec32[r] = (uint32_t)t->rec[r];
+            free(t->rec);
+            t->rec = NULL;
+        }
     }
     t->colv = opdb_xcalloc(t->ncols, sizeof *t->colv);
     t->ready = opdb_xcalloc(t->ncols, sizeof *t->ready);
@@ -295,6 +319,8 @@ static void table_init(db_table *t, const char *name) {
     memset(t, 0, sizeof *t);
     t->path = opdb_xstrdup(name);
     opdb_arena_init(&t->arena, 1 << 14);
+    opdb_arena_init(&t->names, 256);
+    atomic_init(&t->late_typed, 0);
     pthread_mutex_init(&t->mu, NULL);
     t->mu_init = true;
 }
@@ -394,9 +420,11 @@ void db_table_free(db_table *t) {
     if (t->view.map) opdb_file_view_close(&t->view);
     else free(t->mem);
     free(t->rec);
+    free(t->rec32);
     free(t->at);
     free(t->line);
     opdb_arena_free(&t->arena);
+    opdb_arena_free(&t->names);
     memset(t, 0, sizeof *t);
 }
 
@@ -406,6 +434,8 @@ int db_table_col(const db_table *t, const char *name) {
     return -1;
 }
 /* ---- typing a column on first use */
+
+static void trim_locked(db_table *t);
 
 /* A text reference: offset (40 bits) and length (24 bits) in the table's
  * bytes followed by the column's decoded texts; a longer text or a farther
@@ -425,7 +455,7 @@ static uint64_t text_ref(db_col *c, size_t *nbig, size_t *capbig, size_t off, si
  * parsed once: the typing pass keeps what it read (lit[r]: 1 int64, 2
  * uint64, 3 float) and the value pass only re-reads an integer cell of a
  * column that turned out float. */
-static void type_column(const db_table *t, size_t ci, db_col *c) {
+static void type_column(const db_table *t, size_t ci, db_col *c, bool detach) {
     size_t nr = t->nrows;
     memset(c, 0, sizeof *c);
     if (!nr) return;
@@ -475,6 +505,8 @@ static void type_column(const db_table *t, size_t ci, db_col *c) {
         opdb_strbuf dec;
         opdb_sb_init(&dec);
         size_t nbig = 0, capbig = 0;
+        uint64_t prev = DB_V_NA; /* detached: a text equal to the previous row's is kept once */
+        size_t prev_off = 0, prev_n = 0;
         for (size_t r = 0; r < nr; r++) {
             if (lit[r] == 4) {
                 v[r] = kind == DBC_FLOAT ? 0x7ff8000000000000u : DB_V_NA;
@@ -488,10 +520,15 @@ static void type_column(const db_table *t, size_t ci, db_col *c) {
                 memcpy(&v[r], &fv, 8);
             } else if (kind == DBC_BOOL) {
                 v[r] = db_bool_literal(s.p, s.n) == 1;
-            } else if (!sb.n || s.p != sb.p) { /* a view of the file's bytes */
+            } else if (!detach && (!sb.n || s.p != sb.p)) { /* a view of the file's bytes */
                 v[r] = text_ref(c, &nbig, &capbig, (size_t)(s.p - t->data), s.n);
+            } else if (detach && prev != DB_V_NA && prev_n == s.n &&
+                       (!s.n || memcmp(dec.p + prev_off, s.p, s.n) == 0)) {
+                v[r] = prev;
             } else {
-                v[r] = text_ref(c, &nbig, &capbig, t->n + dec.n, s.n);
+                prev_off = dec.n;
+                prev_n = s.n;
+                v[r] = prev = text_ref(c, &nbig, &capbig, t->n + dec.n, s.n);
                 opdb_sb_add(&dec, s.p, s.n);
             }
         }
@@ -512,8 +549,14 @@ const db_col *db_table_column(const db_table *ct, int col) {
     opdb_call_lock(&t->mu);
     if (!atomic_load_explicit(&t->ready[col], memory_order_relaxed)) {
         if (!t->at && t->nrows) find_cells(t);
-        type_column(t, (size_t)col, &t->colv[col]);
+        /* after the trim: the column keeps its own texts, and what typing read goes back */
+        bool late = t->trimmed && t->view.map;
+        type_column(t, (size_t)col, &t->colv[col], late);
         atomic_store_explicit(&t->ready[col], 1, memory_order_release);
+        if (t->trimmed) {
+            atomic_fetch_add(&t->late_typed, 1);
+            trim_locked(t);
+        }
     }
     opdb_call_unlock(&t->mu);
     return &t->colv[col];
@@ -533,7 +576,8 @@ const db_cell *db_pass_cell_into(db_pass *p, size_t row, int col, db_cell *o) {
     if (!p->typed[col]) {
         opdb_call_lock(&t->mu); /* the cells' starts are the table's */
         if (!t->at && t->nrows) find_cells(t);
-        type_column(t, (size_t)col, &p->colv[col]);
+        type_column(t, (size_t)col, &p->colv[col], false);
+        if (t->trimmed) atomic_fetch_add(&t->late_typed, 1);
         opdb_call_unlock(&t->mu);
         p->typed[col] = 1;
     }
@@ -548,15 +592,20 @@ void db_pass_end(db_pass *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* db_table_trim under the table's guard */
+static void trim_locked(db_table *t) {
+    /* found again from the records (find_cells) when a column is typed later */
+    free(t->at);
+    t->at = NULL;
+    /* a private mapping the table never writes: its pages come back from the file as they were */
+    if (t->view.map) (void)madvise(t->view.map, t->view.map_len, MADV_DONTNEED);
+    t->trimmed = true;
+}
+
 void db_table_trim(db_table *t) {
     if (!t->mu_init) return;
     opdb_call_lock(&t->mu);
-    if (t->fast) { /* the block scan finds them again; the exact scan's are kept */
-        free(t->at);
-        t->at = NULL;
-    }
-    /* a private mapping the table never writes: its pages come back from the file as they were */
-    if (t->view.map) (void)madvise(t->view.map, t->view.map_len, MADV_DONTNEED);
+    trim_locked(t);
     opdb_call_unlock(&t->mu);
 }
 

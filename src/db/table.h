@@ -61,16 +61,21 @@ typedef struct db_table {
     char **cols;                  /* header names after renaming duplicates */
     size_t nrows;
     uint32_t *line;               /* per row: 1-based line where its record starts */
-    opdb_arena arena;             /* header names; free for the table's users (parsed rows) */
+    opdb_arena arena;             /* free for the table's users (parsed rows); allocates nothing until used */
+    opdb_arena names;             /* the header names (one block the header's size) */
     /* private: the file and where its cells start */
     char *mem;                    /* the file's bytes (data points past a BOM) */
     opdb_file_view view;          /* when mem is a mapping of the file */
     const char *data;
     size_t n;
-    size_t *rec;                  /* per row: offset of its record */
+    uint32_t *rec32;              /* per row: offset of its record, in a file under 4 GiB */
+    size_t *rec;                  /* the same in a bigger file (rec32 NULL) */
     uint16_t *at;                 /* nrows x ncols: a cell's offset in its record (DB_AT_*); NULL
-                                     until the first column is typed, unless the exact scan found them */
+                                     until the first column is typed, unless the exact scan found them,
+                                     and again after db_table_trim */
     bool fast;                    /* the records were found by the block scan (table_scan.h) */
+    bool trimmed;                 /* db_table_trim ran: a column typed later keeps no view of the file */
+    _Atomic uint32_t late_typed;  /* columns typed after the trim (tests: readers that went back to the text) */
     uint8_t way;                  /* db_scan_way the table is read with */
     db_col *colv;                 /* per column, valid once ready[c] */
     _Atomic uint8_t *ready;
@@ -138,11 +143,13 @@ const db_cell *db_pass_cell_into(db_pass *p, size_t row, int col, db_cell *out);
 void db_pass_end(db_pass *p);
 
 /* Gives back what only typing a column needs: where the cells start (found
- * again from the records when a column is typed later, where the block scan
- * read the file) and, for a mapped
+ * again from the records when a column is typed later) and, for a mapped
  * file, its resident pages (read again from the file where touched, so the
  * typed columns' texts stay valid). A file read into memory is kept. Safe
- * at any time, also while other threads read the table. */
+ * at any time, also while other threads read the table. From then on a
+ * column of a mapped file typed by the table copies its texts (a reader
+ * after the trim keeps no page of the file resident) and gives back the
+ * cells' starts and the pages its typing read. */
 void db_table_trim(db_table *t);
 /* A view of the cell that lives until the end of the enclosing block. */
 #define db_table_cell(t, row, col) db_table_cell_into((t), (row), (col), &(db_cell){.kind = DBC_NA})

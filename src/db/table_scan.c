@@ -184,18 +184,20 @@ static int finish(scan_state *s, const char *p, size_t n, size_t ncols, db_recs 
 
 typedef struct cells_state {
     uint64_t inq, prev_cr;
-    size_t r, c;         /* the record (rec[r]) and cell being read */
+    size_t r, c;         /* the record and cell being read */
+    size_t start;        /* where record r starts */
+    db_rec_starts rec;
 } cells_state;
 
-static inline void end_record(cells_state *s, size_t ncols, uint16_t *at) {
+static inline void end_record(cells_state *s, size_t nrows, size_t ncols, uint16_t *at) {
     for (size_t c = s->c + 1; c < ncols; c++) at[s->r * ncols + c] = DB_SCAN_AT_ABSENT;
     s->r++;
     s->c = 0;
+    s->start = s->r < nrows ? db_rec_start(s->rec, s->r) : SIZE_MAX;
 }
 
 static inline __attribute__((always_inline)) void cells_block(cells_state *s, size_t b, db_block_masks m,
-                                                              const size_t *rec, size_t nrows, size_t ncols,
-                                                              uint16_t *at) {
+                                                              size_t nrows, size_t ncols, uint16_t *at) {
     uint64_t inside = opdb_prefix_xor(m.quote) ^ s->inq;
     s->inq = (uint64_t)((int64_t)inside >> 63);
     uint64_t term = (m.lf | m.cr) & ~(m.lf & ((m.cr << 1) | s->prev_cr));
@@ -205,48 +207,45 @@ static inline __attribute__((always_inline)) void cells_block(cells_state *s, si
         unsigned bit = (unsigned)__builtin_ctzll(bits);
         bits &= bits - 1;
         size_t pos = b + bit;
-        if (pos < rec[s->r]) continue; /* a blank line before the record */
+        if (pos < s->start) continue; /* a blank line before the record */
         if (term >> bit & 1) {
-            end_record(s, ncols, at);
+            end_record(s, nrows, ncols, at);
             continue;
         }
-        size_t off = pos + 1 - rec[s->r];
+        size_t off = pos + 1 - s->start;
         at[s->r * ncols + ++s->c] = off < DB_SCAN_AT_ABSENT ? (uint16_t)off : DB_SCAN_AT_FAR;
     }
 }
 
 #define CELLS_LOOP(MASKS)                                                    \
-    for (; b + 64 <= n && s.r < nrows; b += 64) cells_block(&s, b, MASKS(p + b), rec, nrows, ncols, at); \
+    cells_state s = {0, 0, 0, 0, db_rec_start(rec, 0), rec};                 \
+    size_t b = s.start;                                                      \
+    for (; b + 64 <= n && s.r < nrows; b += 64) cells_block(&s, b, MASKS(p + b), nrows, ncols, at); \
     if (b < n && s.r < nrows) {                                              \
         char tmp[64];                                                        \
         memset(tmp, 0, sizeof tmp);                                          \
         memcpy(tmp, p + b, n - b);                                           \
-        cells_block(&s, b, MASKS(tmp), rec, nrows, ncols, at);               \
+        cells_block(&s, b, MASKS(tmp), nrows, ncols, at);                    \
     }                                                                        \
-    if (s.r < nrows) end_record(&s, ncols, at); /* the last one, without a line end */
+    if (s.r < nrows) end_record(&s, nrows, ncols, at); /* the last one, without a line end */
 
 #if SCAN_AVX2
-__attribute__((target("avx2"))) static void cells_avx2(const char *p, size_t n, const size_t *rec, size_t nrows,
+__attribute__((target("avx2"))) static void cells_avx2(const char *p, size_t n, db_rec_starts rec, size_t nrows,
                                                        size_t ncols, uint16_t *at) {
-    cells_state s = {0, 0, 0, 0};
-    size_t b = rec[0];
     CELLS_LOOP(masks_avx2)
 }
 #endif
 
-static void cells_default(const char *p, size_t n, const size_t *rec, size_t nrows, size_t ncols, uint16_t *at) {
-    cells_state s = {0, 0, 0, 0};
-    size_t b = rec[0];
+static void cells_default(const char *p, size_t n, db_rec_starts rec, size_t nrows, size_t ncols, uint16_t *at) {
     CELLS_LOOP(masks_default)
 }
 
-static void cells_portable(const char *p, size_t n, const size_t *rec, size_t nrows, size_t ncols, uint16_t *at) {
-    cells_state s = {0, 0, 0, 0};
-    size_t b = rec[0];
+static void cells_portable(const char *p, size_t n, db_rec_starts rec, size_t nrows, size_t ncols, uint16_t *at) {
     CELLS_LOOP(db_block_masks_portable)
 }
 
-void db_scan_cells(const char *p, size_t n, const size_t *rec, size_t nrows, size_t ncols, bool portable, uint16_t *at) {
+void db_scan_cells(const char *p, size_t n, db_rec_starts rec, size_t nrows, size_t ncols, bool portable,
+                   uint16_t *at) {
     if (!nrows) return;
     for (size_t r = 0; r < nrows; r++) at[r * ncols] = 0;
     if (portable) {

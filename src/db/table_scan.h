@@ -34,7 +34,15 @@ int db_scan_records(const char *p, size_t n, size_t from, uint32_t line, size_t 
  * DB_SCAN_AT_FAR for a cell too far into its record. */
 #define DB_SCAN_AT_ABSENT 0xfffe
 #define DB_SCAN_AT_FAR 0xffff
-void db_scan_cells(const char *p, size_t n, const size_t *rec, size_t nrows, size_t ncols, bool portable, uint16_t *at);
+/* Record starts as a table keeps them: 32-bit offsets (r32) in a file under
+ * 4 GiB, else r64. */
+typedef struct db_rec_starts {
+    const uint32_t *r32;
+    const size_t *r64;
+} db_rec_starts;
+static inline size_t db_rec_start(db_rec_starts v, size_t r) { return v.r32 ? v.r32[r] : v.r64[r]; }
+void db_scan_cells(const char *p, size_t n, db_rec_starts rec, size_t nrows, size_t ncols, bool portable,
+                   uint16_t *at);
 
 /* The masks of one 64-byte block, per bit: '"', ',', '\n', '\r'; and
  * whether any byte is 0x80 or above. */

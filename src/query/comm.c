@@ -143,7 +143,9 @@ static bool cell_number(const db_cell *c, double *v) {
 
 /* the row latency in the exact path's column order, without the core envelope */
 bool q_plain_row_latency(const q_ktable *t, size_t r, double *lat) {
-    int order[4] = {t->c_pref, t->c_lat[0], t->c_lat[1], t->c_lat[2]};
+    int order[4] = {t->c_pref, t->c_lat[0], t->c_lat[1], t->c_lat[2]}, col;
+    int known = q_row_lat_known(t, r, order, 4, lat, &col);
+    if (known >= 0) return known;
     for (int k = 0; k < 4; k++) {
         int col = order[k];
         if (col < 0) continue;

@@ -596,6 +596,12 @@ void ip_latcols_of(const q_ktable *t, ip_latcols *lc) {
 }
 
 bool ip_row_latency_at(const q_ktable *t, const ip_latcols *lc, size_t row, double *lat, bool *alt) {
+    int col;
+    int known = q_row_lat_known(t, row, lc->c, lc->n, lat, &col);
+    if (known >= 0) {
+        if (known) *alt = col != lc->pref;
+        return known;
+    }
     for (int k = 0; k < lc->n; k++) {
         double v;
         if (!db_cell_num(db_table_cell(&t->t, row, lc->c[k]), &v)) continue;

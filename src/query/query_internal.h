@@ -264,6 +264,12 @@ static inline const q_list *q_row_in_dt(const q_ktable *t, const q_row *r) { ret
 static inline const q_list *q_row_in_fmt(const q_ktable *t, const q_row *r) { return t->rlists[r->lists].in_fmt; }
 static inline const q_list *q_row_out_dt(const q_ktable *t, const q_row *r) { return t->rlists[r->lists].out_dt; }
 
+/* The first finite, positive latency among the columns cols[0..n) (-1:
+ * none) of row r, as far as the row's preparation tells it without reading
+ * its cells: 1 found (*lat, *col), 0 none of them has one, -1 not known
+ * (the caller reads the cells). */
+int q_row_lat_known(const q_ktable *t, size_t r, const int *cols, int n, double *lat, int *col);
+
 /* The lookup path of an op's mapping entry, in the order dispatch tries them. */
 typedef enum q_route {
     QR_COMPOSITE, QR_DECOMPOSED, QR_COMM, QR_ATTENTION, QR_ELEMENTWISE, QR_MOE_FUSED, QR_MTP_PROJECTION,
