@@ -51,7 +51,11 @@ OPDB_API bool opdb_py_int(const char *p, size_t n, long long *out);
  * Writes into buf (at least 32 + digits bytes); returns length. */
 OPDB_API size_t opdb_py_fmt_fixed(char *buf, size_t cap, double x, int decimals);
 
-/* Python repr(float): shortest round-trip; returns length. */
+/* Python repr(float): shortest round-trip; returns length. With cap of at
+ * least OPDB_PY_REPR_ROOM it is written straight into buf, whose bytes after
+ * the text's NUL may then be overwritten too (up to the room); with less it
+ * is cut as snprintf cuts. */
+#define OPDB_PY_REPR_ROOM 40
 OPDB_API size_t opdb_py_fmt_repr(char *buf, size_t cap, double x);
 
 /* Python str.lower() restricted to ASCII (other bytes kept). */

@@ -14,44 +14,67 @@ static const char k_pairs[201] = "0001020304050607080910111213141516171819202122
                                  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                  "8081828384858687888990919293949596979899";
 
-/* v in decimal at o, two digits per division, written from its last digit
- * back (no copy); returns the end. */
-static char *put_uint(char *o, uint64_t v) {
-    static const uint64_t p10[20] = {1ULL,
-                                     10ULL,
-                                     100ULL,
-                                     1000ULL,
-                                     10000ULL,
-                                     100000ULL,
-                                     1000000ULL,
-                                     10000000ULL,
-                                     100000000ULL,
-                                     1000000000ULL,
-                                     10000000000ULL,
-                                     100000000000ULL,
-                                     1000000000000ULL,
-                                     10000000000000ULL,
-                                     100000000000000ULL,
-                                     1000000000000000ULL,
-                                     10000000000000000ULL,
-                                     100000000000000000ULL,
-                                     1000000000000000000ULL,
-                                     10000000000000000000ULL};
-    /* the digit count from the bit length: 1233 / 4096 is just below
-     * log10(2), so t is the count or one less (v | 1: 0 has one digit, and
-     * no other v changes count, 10^t being even) */
+static const uint64_t k_p10[20] = {1ULL,
+                                   10ULL,
+                                   100ULL,
+                                   1000ULL,
+                                   10000ULL,
+                                   100000ULL,
+                                   1000000ULL,
+                                   10000000ULL,
+                                   100000000ULL,
+                                   1000000000ULL,
+                                   10000000000ULL,
+                                   100000000000ULL,
+                                   1000000000000ULL,
+                                   10000000000000ULL,
+                                   100000000000000ULL,
+                                   1000000000000000ULL,
+                                   10000000000000000ULL,
+                                   100000000000000000ULL,
+                                   1000000000000000000ULL,
+                                   10000000000000000000ULL};
+
+/* v's decimal digit count: from the bit length, 1233 / 4096 being just below
+ * log10(2), t is the count or one less (v | 1: 0 has one digit, and no other
+ * v changes count, 10^t being even) */
+static int ndigits(uint64_t v) {
     int t = ((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
-    int n = t + ((v | 1) >= p10[t]);
-    char *p = o + n;
-    while (v >= 100) {
-        unsigned r = (unsigned)(v % 100);
-        v /= 100;
+    return t + ((v | 1) >= k_p10[t]);
+}
+
+/* The last k digits of v written back from p, two per division; returns
+ * where they start, v divided by 10^k. */
+static char *put_back(char *p, uint64_t *v, int k) {
+    uint64_t x = *v;
+    for (; k >= 2; k -= 2) {
+        unsigned r = (unsigned)(x % 100);
+        x /= 100;
         p -= 2;
         memcpy(p, k_pairs + 2 * r, 2);
     }
-    if (v >= 10) memcpy(p - 2, k_pairs + 2 * v, 2);
-    else p[-1] = (char)('0' + v);
+    if (k) {
+        *--p = (char)('0' + x % 10);
+        x /= 10;
+    }
+    *v = x;
+    return p;
+}
+
+/* v in decimal at o (no copy); returns the end. */
+static char *put_uint(char *o, uint64_t v) {
+    int n = ndigits(v);
+    put_back(o + n, &v, n);
     return o + n;
+}
+
+/* v's nd digits at o with a point after the first ip of them (0 < ip < nd):
+ * each digit stored once, at its place; returns the end. */
+static char *put_uint_point(char *o, uint64_t v, int nd, int ip) {
+    char *p = put_back(o + nd + 1, &v, nd - ip);
+    *--p = '.';
+    put_back(p, &v, ip);
+    return o + nd + 1;
 }
 
 /* The last d digits of v (leading zeros kept) at o[0..d). */
@@ -260,9 +283,12 @@ static size_t put_out(char *buf, size_t cap, const char *out, size_t n) {
 
 /* Python's layout of the shortest digits: exponent form for a decimal
  * exponent below -4 or from 16 up, else positional with at least one digit
- * after the point. */
+ * after the point. Written straight into buf when it has room for the
+ * fixed-size copies below (the common case: a caller's 40-byte buffer), so
+ * that no copy of a length known only at run time is made. */
 size_t opdb_py_fmt_repr(char *buf, size_t cap, double x) {
-    char out[40]; /* 17 digits, 5 zeros, sign, point, "e-324" at most */
+    char tmp[OPDB_PY_REPR_ROOM]; /* 17 digits, 5 zeros, sign, point, "e-324" at most: 25 bytes */
+    char *out = cap >= sizeof tmp ? buf : tmp;
     char *o = out;
     if (isnan(x)) return put_out(buf, cap, "nan", 3);
     if (signbit(x)) *o++ = '-';
@@ -277,17 +303,13 @@ size_t opdb_py_fmt_repr(char *buf, size_t cap, double x) {
     uint64_t m;
     int e;
     opdb_shortest_digits(fabs(x), &m, &e);
-    char dig[20];
-    char *dend = put_uint(dig, m);
-    int nd = (int)(dend - dig);
+    /* the digits are stored at their places: no copy (nor a read of bytes
+     * just stored in smaller pieces, which the store buffer cannot forward) */
+    int nd = ndigits(m); /* at most 17 */
     int ex = e + nd - 1; /* the exponent of the first digit */
     if (ex < -4 || ex >= 16) {
-        *o++ = dig[0];
-        if (nd > 1) {
-            *o++ = '.';
-            memcpy(o, dig + 1, (size_t)nd - 1);
-            o += nd - 1;
-        }
+        if (nd > 1) o = put_uint_point(o, m, nd, 1);
+        else *o++ = (char)('0' + m);
         *o++ = 'e';
         *o++ = ex < 0 ? '-' : '+';
         unsigned a = (unsigned)(ex < 0 ? -ex : ex);
@@ -298,23 +320,23 @@ size_t opdb_py_fmt_repr(char *buf, size_t cap, double x) {
         memcpy(o, k_pairs + 2 * a, 2);
         o += 2;
     } else if (ex < 0) {
-        memcpy(o, "0.0000", (size_t)(1 - ex));
+        memcpy(o, "0.0000", 6);
         o += 1 - ex;
-        memcpy(o, dig, (size_t)nd);
-        o += nd;
+        o = put_uint(o, m);
     } else if (nd <= ex + 1) {
-        memcpy(o, dig, (size_t)nd);
-        o += nd;
-        memset(o, '0', (size_t)(ex + 1 - nd));
-        o += ex + 1 - nd;
+        /* the digits over zeros: ex + 1 <= 16 places before the point */
+        memset(o, '0', 16);
+        put_uint(o, m);
+        o += ex + 1;
         memcpy(o, ".0", 2);
         o += 2;
     } else {
-        memcpy(o, dig, (size_t)ex + 1);
-        o += ex + 1;
-        *o++ = '.';
-        memcpy(o, dig + ex + 1, (size_t)(nd - ex - 1));
-        o += nd - ex - 1;
+        o = put_uint_point(o, m, nd, ex + 1);
     }
-    return put_out(buf, cap, out, (size_t)(o - out));
+    size_t n = (size_t)(o - out);
+    if (out == buf) {
+        buf[n] = '\0';
+        return n;
+    }
+    return put_out(buf, cap, out, n);
 }

@@ -16,6 +16,8 @@ struct opdb_qresult_priv {
     opdb_arena a;
     opdb_qsub *subs;
     const char *id;              /* the id as JSON text */
+    size_t id_n;
+    char id_buf[24];             /* an integer id's text */
     bool quirks;
     char *line;                  /* the result line, rendered on first request (at once with explain) */
     size_t line_n;
@@ -28,19 +30,23 @@ struct opdb_qresult_buf {
     opdb_qresult_priv p;
 };
 
-static void render_line(opdb_qresult_priv *p, bool explain) {
+/* The result line appended to sb. */
+static void render_into(const opdb_qresult_priv *p, bool explain, opdb_strbuf *sb) {
     q_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.quirks = p->quirks;
     q_ctx c;
     memset(&c, 0, sizeof c);
     c.cfg = &cfg;
-    c.r = &p->r;
+    c.r = (q_result *)&p->r;
     c.explain = explain;
-    c.a = &p->a;
+    q_render(&c, p->id, p->id_n, sb);
+}
+
+static void render_line(opdb_qresult_priv *p, bool explain) {
     opdb_strbuf sb;
     opdb_sb_init(&sb);
-    q_render(&c, p->id, &sb);
+    render_into(p, explain, &sb);
     p->line = opdb_arena_strndup(&p->a, sb.p, sb.n);
     p->line_n = sb.n;
     opdb_sb_free(&sb);
@@ -61,9 +67,10 @@ static opdb_qsource pub_src(q_src s) {
     }
 }
 
-/* Runs a prepared query (or records its parse error) and fills res. */
-static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, const char *code, const char *msg,
-                  bool explain, opdb_qresult *res) {
+/* Runs a prepared query (or records its parse error) and fills res; own_line:
+ * the caller renders the line at once (the handle's strings are not copied). */
+static int finish_as(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, const char *code, const char *msg,
+                     bool explain, opdb_qresult *res, bool own_line) {
     q_ctx c;
     memset(&c, 0, sizeof c);
     c.db = db;
@@ -93,27 +100,37 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
     /* the id echoed as JSON text (an integer or none, the usual ids, without a buffer) */
     const qv *idv = q && q->id ? q->id : NULL;
     const char *id;
+    size_t id_n;
     if (!idv || idv->kind == QV_NULL) {
         id = "null";
+        id_n = 4;
     } else if (idv->kind == QV_INT) {
-        char buf[24], *e = buf + sizeof buf, *d = e;
+        /* written at the end of the result's own buffer, NUL after it */
+        char *e = p->id_buf + sizeof p->id_buf - 1, *d = e;
+        *e = 0;
         uint64_t u = idv->i < 0 ? 0 - (uint64_t)idv->i : (uint64_t)idv->i;
         do *--d = (char)('0' + u % 10); while ((u /= 10));
         if (idv->i < 0) *--d = '-';
-        id = opdb_arena_strndup(&p->a, d, (size_t)(e - d));
+        id_n = (size_t)(e - d);
+        id = d;
     } else {
         opdb_strbuf sb;
         opdb_sb_init(&sb);
         q_render_value(idv, &sb);
         opdb_sb_addc(&sb, 0);
-        id = opdb_arena_strndup(&p->a, sb.p, sb.n - 1);
+        id_n = sb.n - 1;
+        id = opdb_arena_strndup(&p->a, sb.p, id_n);
         opdb_sb_free(&sb);
     }
     p->id = id;
-    /* strings that point into the database are copied: a result may outlive its handle */
-    if (p->r.kernel) p->r.kernel = opdb_arena_strndup(&p->a, p->r.kernel, strlen(p->r.kernel));
-    for (size_t i = 0; i < p->r.n_sub; i++)
-        p->r.sub[i].kernel = opdb_arena_strndup(&p->a, p->r.sub[i].kernel, strlen(p->r.sub[i].kernel));
+    p->id_n = id_n;
+    /* strings that point into the database are copied: a result may outlive
+     * its handle (not one rendered at once, while the handle is certainly there) */
+    if (!own_line) {
+        if (p->r.kernel) p->r.kernel = opdb_arena_strndup(&p->a, p->r.kernel, strlen(p->r.kernel));
+        for (size_t i = 0; i < p->r.n_sub; i++)
+            p->r.sub[i].kernel = opdb_arena_strndup(&p->a, p->r.sub[i].kernel, strlen(p->r.sub[i].kernel));
+    }
     p->quirks = db->cfg.quirks;
     const char *xj = NULL;
     if (explain) {
@@ -164,6 +181,11 @@ static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, co
     return 0;
 }
 
+static int finish(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q, const char *code, const char *msg,
+                  bool explain, opdb_qresult *res) {
+    return finish_as(db, p, q, code, msg, explain, res, false);
+}
+
 /* The result's own state lives at the start of its arena: one allocation per query. */
 static opdb_qresult_priv *new_priv(void) {
     opdb_arena a;
@@ -175,7 +197,7 @@ static opdb_qresult_priv *new_priv(void) {
 }
 
 static int query_json(const opdb_qdb *db, opdb_qresult_priv *p, const char *line, size_t n, bool explain,
-                      opdb_qresult *res) {
+                      opdb_qresult *res, bool own_line) {
     q_query q;
     const char *code = NULL;
     char msg[512];
@@ -185,15 +207,15 @@ static int query_json(const opdb_qdb *db, opdb_qresult_priv *p, const char *line
     if (!explain) q_hitmap_prefetch(db->hitmap, lh);
     if (q_parse_line(&p->a, line, n, &q, &code, msg, sizeof msg) != 0) {
         q_query bad = q;
-        return finish(db, p, &bad, code, msg, explain, res);
+        return finish_as(db, p, &bad, code, msg, explain, res, own_line);
     }
     q.line_hash = lh;
-    return finish(db, p, &q, NULL, NULL, explain, res);
+    return finish_as(db, p, &q, NULL, NULL, explain, res, own_line);
 }
 
 static int q_query_json_call(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult *res) {
     if (!db || !res) return -1;
-    return query_json(db, new_priv(), line, n, explain, res);
+    return query_json(db, new_priv(), line, n, explain, res, false);
 }
 
 int opdb_query_json(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult *res) {
@@ -218,17 +240,38 @@ void opdb_qresult_buf_free(opdb_qresult_buf *b) {
     free(b);
 }
 
+/* The result storage emptied for the next query. */
+static opdb_qresult_priv *buf_reuse(opdb_qresult_buf *buf) {
+    opdb_qresult_priv *p = &buf->p;
+    opdb_arena_reset(&p->a);
+    /* the result (r) is set whole by finish(): only the members before it are
+     * emptied, one by one (a memset of them all starts slowly, as qv_new says) */
+    _Static_assert(sizeof(void *) != 8 || offsetof(opdb_qresult_priv, r) == 96,
+                   "buf_reuse empties every member before r: add the new one");
+    p->subs = NULL;
+    p->id = NULL;
+    p->id_n = 0;
+    p->quirks = false;
+    p->line = NULL;
+    p->line_n = 0;
+    p->borrowed = true;
+    return p;
+}
+
 int q_query_json_buf_call(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
                           opdb_qresult *res) {
     if (!db || !res || !buf) return -1;
-    opdb_qresult_priv *p = &buf->p;
-    opdb_arena a = p->a;
-    opdb_arena_reset(&a);
-    /* the result (r) is set whole by finish(): only the members before it are emptied */
-    memset(p, 0, offsetof(opdb_qresult_priv, r));
-    p->a = a;
-    p->borrowed = true;
-    return query_json(db, p, line, n, explain, res);
+    return query_json(db, buf_reuse(buf), line, n, explain, res, false);
+}
+
+void q_query_json_append(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
+                         opdb_qresult *res, opdb_strbuf *out) {
+    opdb_qresult_priv *p = buf_reuse(buf);
+    (void)query_json(db, p, line, n, explain, res, true);
+    /* explain has rendered its line already; the rest goes straight into out */
+    if (p->line) opdb_sb_add(out, p->line, p->line_n);
+    else render_into(p, false, out);
+    opdb_sb_addc(out, '\n');
 }
 
 int opdb_query_json_buf(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,

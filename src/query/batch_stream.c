@@ -79,16 +79,9 @@ static void answer_block(stream *st, sblock *b, opdb_qresult_buf *qb) {
         i = j + 1;
         if (a == e) continue;
         opdb_qresult r;
-        const char *line = NULL;
-        size_t ln = 0;
         /* a result is always built inside a guarded call: out of memory unwinds instead */
-        (void)q_query_json_buf_call(st->db, t + a, e - a, st->explain, qb, &r);
-        (void)q_qresult_line(&r, &line, &ln);
+        q_query_json_append(st->db, t + a, e - a, st->explain, qb, &r, &b->out);
         q_stats_add(&b->stats, &r);
-        opdb_sb_reserve(&b->out, ln + 1);
-        memcpy(b->out.p + b->out.n, line, ln);
-        b->out.p[b->out.n + ln] = '\n';
-        b->out.n += ln + 1;
     }
 }
 
@@ -189,8 +182,13 @@ static bool fill_block(sblock *b, carry *c, ptrdiff_t (*rd)(void *, char *, size
         }
         size_t from = b->in_n;
         b->in_n += (size_t)r;
+        /* the last newline, looked for from the end (a line is short beside the block) */
         const char *last = NULL;
-        for (const char *p = b->in + from; (p = memchr(p, '\n', (size_t)(b->in + b->in_n - p))); p++) last = p;
+        for (const char *p = b->in + b->in_n; p > b->in + from;)
+            if (*--p == '\n') {
+                last = p;
+                break;
+            }
         if (last) {
             size_t cut = (size_t)(last - b->in) + 1, rest = b->in_n - cut;
             if (c->cap < rest) {

@@ -8,6 +8,7 @@
  * is not a plain dimension, an unknown dtype, a syntax error. The general
  * reader then takes it and words what is wrong. */
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "query/qline_fast.h"
@@ -15,6 +16,7 @@
 #define QD_MAX_DEPTH 32
 #define QD_MAX_RANK 32
 #define QD_MAX_ITEMS 64
+#define QD_COMPACT_RANK 8 /* the compact tensor's most dims (tensor() takes more) */
 
 typedef struct rd {
     const char *s;
@@ -28,15 +30,35 @@ static void ws(rd *r) {
     while (r->i < r->n && is_ws(r->s[r->i])) r->i++;
 }
 
+/* bytes a plain string holds as they are: printable ASCII but the quote and backslash */
+#define QD_PLAIN(c) ((c) >= 0x20 && (c) < 0x80 && (c) != '"' && (c) != '\\')
+#define QD_PLAIN4(b) QD_PLAIN(b), QD_PLAIN(b + 1), QD_PLAIN(b + 2), QD_PLAIN(b + 3)
+#define QD_PLAIN16(b) QD_PLAIN4(b), QD_PLAIN4(b + 4), QD_PLAIN4(b + 8), QD_PLAIN4(b + 12)
+static const bool k_plain[256] = {QD_PLAIN16(0x00), QD_PLAIN16(0x10), QD_PLAIN16(0x20), QD_PLAIN16(0x30),
+                                  QD_PLAIN16(0x40), QD_PLAIN16(0x50), QD_PLAIN16(0x60), QD_PLAIN16(0x70)};
+
+/* 8 bytes of a plain string, none of them its end: no quote, backslash,
+ * control byte or non-ASCII byte (each test is exact about whether any byte
+ * matches, which is all that is asked) */
+static bool plain8(const char *p) {
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+    return ((((q - ones) & ~q) | ((b - ones) & ~b) | (w - ones * 0x20) | w) & high) == 0;
+}
+
+/* past the plain bytes from j */
+static size_t plain_run(const char *s, size_t j, size_t n) {
+    while (n - j >= 8 && plain8(s + j)) j += 8;
+    while (j < n && k_plain[(unsigned char)s[j]]) j++;
+    return j;
+}
+
 /* at the opening quote: the bytes between the quotes (plain ASCII, no escapes) */
 static bool str(rd *r, const char **p, size_t *len) {
-    size_t j = r->i + 1;
-    for (; j < r->n; j++) {
-        unsigned char c = (unsigned char)r->s[j];
-        if (c == '"') break;
-        if (c == '\\' || c < 0x20 || c >= 0x80) return false;
-    }
-    if (j >= r->n) return false;
+    size_t j = plain_run(r->s, r->i + 1, r->n);
+    if (j >= r->n || r->s[j] != '"') return false;
     *p = r->s + r->i + 1;
     *len = j - r->i - 1;
     r->i = j + 1;
@@ -50,6 +72,16 @@ static bool lit(rd *r, const char *w, size_t wl) {
 }
 
 static qv *node(rd *r, qv_kind k) { return qv_new(r->a, k); }
+
+/* n items of a stack array into a new block, 4 at a time: a copy of a length
+ * known only at run time becomes `rep movs`, whose start-up costs more than
+ * a query line's few items (the block and the array hold n rounded up to 4) */
+static void *copy_out(opdb_arena *a, const void *src, size_t n, size_t size) {
+    size_t m = (n + 3) & ~(size_t)3;
+    char *d = opdb_arena_alloc(a, (m ? m : 4) * size);
+    for (size_t k = 0; k < m; k += 4) memcpy(d + k * size, (const char *)src + k * size, 4 * size);
+    return d;
+}
 
 /* JSON's number grammar; the value as the general reader makes it */
 static qv *num(rd *r) {
@@ -154,11 +186,59 @@ static qv *tensor(rd *r) {
     }
     if (!have_shape) return NULL;
     qv *v = node(r, QV_TENSOR);
-    int64_t *d = opdb_arena_alloc(r->a, (rank ? rank : 1) * sizeof *d);
-    memcpy(d, dims, rank * sizeof *d);
-    v->shape.d = d;
+    v->shape.d = copy_out(r->a, dims, rank, sizeof *dims);
     v->shape.rank = rank;
     v->dtype = dtype;
+    return v;
+}
+
+/* {"shape":[dims],"dtype":"name"} written without spaces, as json.dumps with
+ * compact separators writes it: read as literal pieces, r->i at the '{'.
+ * NULL, r untouched, for anything else (tensor() reads it then). */
+static qv *tensor_compact(rd *r) {
+    static const char open[] = "{\"shape\":[", mid[] = "],\"dtype\":\"";
+    const char *s = r->s;
+    size_t n = r->n, j = r->i;
+    if (n - j < sizeof open - 1 || memcmp(s + j, open, sizeof open - 1) != 0) return NULL;
+    j += sizeof open - 1;
+    /* the dims read straight into their block (a copy of a run-time length costs more) */
+    int64_t *dims = opdb_arena_alloc(r->a, QD_COMPACT_RANK * sizeof *dims);
+    uint32_t rank = 0;
+    if (j < n && s[j] != ']') {
+        for (;;) {
+            /* a dimension as tensor() reads it: 1 to 17 digits, no leading zero */
+            size_t d0 = j;
+            int64_t x = 0;
+            while (j < n && (unsigned)(s[j] - '0') < 10 && j - d0 < 18) x = x * 10 + (s[j++] - '0');
+            size_t dl = j - d0;
+            if (dl == 0 || dl >= 18 || (dl > 1 && s[d0] == '0') || rank == QD_COMPACT_RANK) return NULL;
+            dims[rank++] = x;
+            if (j < n && s[j] == ',') {
+                j++;
+                continue;
+            }
+            break;
+        }
+    }
+    if (n - j < sizeof mid - 1 || memcmp(s + j, mid, sizeof mid - 1) != 0) return NULL;
+    j += sizeof mid - 1;
+    int dtype;
+    if (n - j >= 10 && memcmp(s + j, "bfloat16\"}", 10) == 0) {
+        dtype = QDT_BF16;
+        j += 10;
+    } else {
+        size_t d0 = j;
+        j = plain_run(s, j, n);
+        if (n - j < 2 || s[j] != '"' || s[j + 1] != '}') return NULL;
+        dtype = q_dtype_parse(s + d0, j - d0);
+        if (dtype < 0) return NULL;
+        j += 2;
+    }
+    qv *v = node(r, QV_TENSOR);
+    v->shape.d = dims;
+    v->shape.rank = rank;
+    v->dtype = dtype;
+    r->i = j;
     return v;
 }
 
@@ -168,6 +248,8 @@ static qv *value(rd *r, int depth, bool tensors) {
     char c = r->s[r->i];
     if (c == '{') {
         if (!tensors) return NULL;
+        qv *t = tensor_compact(r);
+        if (t) return t;
         r->i++;
         return tensor(r);
     }
@@ -198,10 +280,7 @@ static qv *value(rd *r, int depth, bool tensors) {
             }
         }
         qv *v = node(r, QV_LIST);
-        if (k) {
-            v->items = opdb_arena_alloc(r->a, k * sizeof *v->items);
-            memcpy(v->items, items, k * sizeof *v->items);
-        }
+        if (k) v->items = copy_out(r->a, items, k, sizeof *items);
         v->n = v->cap = k;
         return v;
     }

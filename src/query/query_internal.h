@@ -378,6 +378,10 @@ int q_qresult_line(const opdb_qresult *r, const char **text, size_t *len);
 opdb_qresult_buf *q_qresult_buf_new(void);
 int q_query_json_buf_call(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
                           opdb_qresult *res);
+/* One line answered into buf, its result line and a newline appended to out
+ * (rendered there at once: res's strings may point into the handle) */
+void q_query_json_append(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
+                         opdb_qresult *res, opdb_strbuf *out);
 /* The body of a public call that holds no handle (the value builders, a
  * result's line): out of memory in it returns `fail` instead of ending the
  * process. */
@@ -808,8 +812,8 @@ int q_mapping_load(opdb_qdb *db, opdb_err *err);
 int q_parse_shapes(opdb_arena *a, const char *s, size_t n, q_shape **out, uint32_t *nout);
 
 /* ------------------------------------------------------------ rendering */
-/* The result line into sb, without newline. */
-void q_render(const q_ctx *c, const char *id_json, opdb_strbuf *sb);
+/* The result line appended to sb, without newline (id_json: id_n bytes). */
+void q_render(const q_ctx *c, const char *id_json, size_t id_n, opdb_strbuf *sb);
 /* JSON text of a value (ids echo verbatim in json.dumps form) */
 void q_render_value(const qv *v, opdb_strbuf *sb);
 

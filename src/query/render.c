@@ -10,10 +10,13 @@
 #include "query/query_internal.h"
 
 static void fl(opdb_strbuf *sb, double x) {
-    char buf[40];
     if (isnan(x)) opdb_sb_adds(sb, "NaN");
     else if (isinf(x)) opdb_sb_adds(sb, x > 0 ? "Infinity" : "-Infinity");
-    else opdb_sb_add(sb, buf, opdb_py_fmt_repr(buf, sizeof buf, x));
+    else {
+        /* formatted in place (the room reserved, its NUL written) */
+        opdb_sb_reserve(sb, OPDB_PY_REPR_ROOM);
+        sb->n += opdb_py_fmt_repr(sb->p + sb->n, OPDB_PY_REPR_ROOM, x);
+    }
 }
 
 static void str_or_null(opdb_strbuf *sb, const char *s) {
@@ -142,23 +145,26 @@ static void explain(const q_ctx *c, opdb_strbuf *sb) {
 /* a literal's bytes (its length known at compile time) */
 #define LIT(sb, s) opdb_sb_add((sb), (s), sizeof(s) - 1)
 
-void q_render(const q_ctx *c, const char *id_json, opdb_strbuf *sb) {
+void q_render(const q_ctx *c, const char *id_json, size_t id_n, opdb_strbuf *sb) {
     const q_result *r = c->r;
     bool hit = r->src == QS_MEASURED || r->src == QS_INTERPOLATED || r->src == QS_PARTIAL;
     /* the fixed members' keys and the source names are plain ASCII: written as they are quoted */
-    static const char *const src_q[] = {"\"MEASURED\"", "\"INTERPOLATED\"", "\"PARTIAL\"", "\"MISS\"",
-                                        "\"ERROR\""};
-    opdb_sb_reserve(sb, 256);
+    static const struct {
+        const char *s;
+        size_t n;
+    } src_q[] = {{"\"MEASURED\"", 10}, {"\"INTERPOLATED\"", 14}, {"\"PARTIAL\"", 9}, {"\"MISS\"", 6}, {"\"ERROR\"", 7}};
+    opdb_sb_reserve(sb, 256 + id_n);
     LIT(sb, "{\"id\": ");
-    opdb_sb_adds(sb, id_json ? id_json : "null");
+    if (id_json) opdb_sb_add(sb, id_json, id_n);
+    else LIT(sb, "null");
     if (hit) {
         LIT(sb, ", \"hit\": true, \"latency_us\": ");
         fl(sb, r->lat);
+        LIT(sb, ", \"source\": ");
     } else {
-        LIT(sb, ", \"hit\": false, \"latency_us\": null");
+        LIT(sb, ", \"hit\": false, \"latency_us\": null, \"source\": ");
     }
-    LIT(sb, ", \"source\": ");
-    opdb_sb_adds(sb, src_q[r->src]);
+    opdb_sb_add(sb, src_q[r->src].s, src_q[r->src].n);
     LIT(sb, ", \"confidence\": ");
     if (hit) fl(sb, r->conf);
     else LIT(sb, "null");

@@ -317,11 +317,268 @@ static void test_direct_form(void **state) {
     }
 }
 
+/* ---- random lines: the query form and everything near it */
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t rnd(rng *g) {
+    g->s ^= g->s << 13;
+    g->s ^= g->s >> 7;
+    g->s ^= g->s << 17;
+    return g->s;
+}
+static unsigned rn(rng *g, unsigned n) { return (unsigned)(rnd(g) % n); }
+
+typedef struct gen {
+    rng g;
+    opdb_strbuf o;
+    bool spaced; /* ", " and ": " separators (json.dumps' default) instead of none */
+} gen;
+
+static void g_sep(gen *x, char c) {
+    opdb_sb_addc(&x->o, c);
+    if (x->spaced || rn(&x->g, 50) == 0) opdb_sb_adds(&x->o, rn(&x->g, 20) ? " " : "\t \r\n");
+}
+
+static void g_str(gen *x) {
+    static const char *const pieces[] = {"aten", ".", "mm", "default", "bfloat16", "float32", "x", "shape", "dtype",
+                                         "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\ud83d\\ude00", "\xc3\xa9",
+                                         "\xf0\x9f\x98\x80", "\x7f", " ", "op", "torch.ops.", "\\u0000", "_"};
+    opdb_sb_addc(&x->o, '"');
+    unsigned k = rn(&x->g, 4);
+    for (unsigned i = 0; i < k; i++) {
+        unsigned p = rn(&x->g, sizeof pieces / sizeof pieces[0]);
+        /* escapes and non-ASCII bytes now and then: plain names are the common case */
+        if (p >= 9 && p < 18 && rn(&x->g, 4)) p = 0;
+        opdb_sb_adds(&x->o, pieces[p]);
+    }
+    opdb_sb_addc(&x->o, '"');
+}
+
+static void g_num(gen *x) {
+    static const char *const nums[] = {"0", "1", "-1", "7", "512", "4096", "18432", "-0", "0.0", "1.5", "-2.5e+3",
+                                       "1E5", "1e-7", "12345678901234567", "123456789012345678",
+                                       "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+                                       "99999999999999999999", "01", "1.", ".5", "-", "1e", "2.0e"};
+    unsigned k = rn(&x->g, sizeof nums / sizeof nums[0]);
+    if (k >= 19 && rn(&x->g, 3)) k = 3; /* malformed numbers now and then */
+    opdb_sb_adds(&x->o, nums[k]);
+}
+
+static void g_value(gen *x, int depth);
+
+static void g_shape(gen *x) {
+    opdb_sb_addc(&x->o, '[');
+    unsigned rank = rn(&x->g, 5);
+    for (unsigned i = 0; i < rank; i++) {
+        if (i) g_sep(x, ',');
+        if (rn(&x->g, 12) == 0) g_num(x);
+        else opdb_sb_addf(&x->o, "%u", (unsigned)(rnd(&x->g) % (rn(&x->g, 2) ? 20000 : 10)));
+    }
+    opdb_sb_addc(&x->o, ']');
+}
+
+static void g_tensor(gen *x) {
+    static const char *const dts[] = {"\"bfloat16\"", "\"float32\"", "\"torch.float16\"", "\"int64\"", "null",
+                                      "\"float99\"", "\"bool\"", "\"half\"", "5", "\"bfloat16x\""};
+    opdb_sb_addc(&x->o, '{');
+    bool dtype_first = rn(&x->g, 8) == 0, no_dtype = rn(&x->g, 10) == 0;
+    unsigned extra = rn(&x->g, 12); /* a values member, a shape twice, or none */
+    for (int part = 0; part < 2; part++) {
+        bool shape = (part == 0) != dtype_first;
+        if (!shape && no_dtype) continue;
+        if (part && !(dtype_first && no_dtype)) g_sep(x, ',');
+        if (shape) {
+            opdb_sb_adds(&x->o, "\"shape\"");
+            g_sep(x, ':');
+            if (rn(&x->g, 30) == 0) g_num(x);
+            else g_shape(x);
+        } else {
+            opdb_sb_adds(&x->o, "\"dtype\"");
+            g_sep(x, ':');
+            unsigned k = rn(&x->g, sizeof dts / sizeof dts[0]);
+            opdb_sb_adds(&x->o, rn(&x->g, 2) ? dts[0] : dts[k]);
+        }
+    }
+    if (extra == 0) {
+        g_sep(x, ',');
+        opdb_sb_adds(&x->o, "\"values\"");
+        g_sep(x, ':');
+        g_value(x, 3);
+    } else if (extra == 1) {
+        g_sep(x, ',');
+        opdb_sb_adds(&x->o, "\"shape\"");
+        g_sep(x, ':');
+        g_shape(x);
+    }
+    opdb_sb_addc(&x->o, '}');
+}
+
+static void g_dict(gen *x, int depth) {
+    static const char *const keys[] = {"\"dim\"", "\"a\"", "\"keepdim\"", "\"dtype\"", "\"shape\"", "\"dtype_value\"",
+                                       "\"a\"", "\"\\u0061\""};
+    opdb_sb_addc(&x->o, '{');
+    unsigned k = rn(&x->g, 4);
+    for (unsigned i = 0; i < k; i++) {
+        if (i) g_sep(x, ',');
+        opdb_sb_adds(&x->o, keys[rn(&x->g, sizeof keys / sizeof keys[0])]);
+        g_sep(x, ':');
+        g_value(x, depth + 1);
+    }
+    opdb_sb_addc(&x->o, '}');
+}
+
+static void g_value(gen *x, int depth) {
+    unsigned k = rn(&x->g, depth > 4 ? 5 : 9);
+    switch (k) {
+    case 0: g_num(x); break;
+    case 1: g_str(x); break;
+    case 2: opdb_sb_adds(&x->o, rn(&x->g, 2) ? "true" : "false"); break;
+    case 3: opdb_sb_adds(&x->o, rn(&x->g, 10) ? "null" : "nul"); break;
+    case 4: g_num(x); break;
+    case 5:
+    case 6: g_tensor(x); break;
+    case 7: {
+        opdb_sb_addc(&x->o, '[');
+        unsigned m = rn(&x->g, 4);
+        for (unsigned i = 0; i < m; i++) {
+            if (i) g_sep(x, ',');
+            g_value(x, depth + 1);
+        }
+        opdb_sb_addc(&x->o, ']');
+        break;
+    }
+    default: g_dict(x, depth); break;
+    }
+}
+
+/* One query line: the members in a random order, now and then one twice or an unknown one. */
+static void g_line(gen *x) {
+    static const char *const ops[] = {"\"aten.mm.default\"", "\"torch.ops.aten.view.default\"",
+                                      "\"bench.benchop168.default\"", "\"aten.add.Tensor\"", "\"\""};
+    x->o.n = 0;
+    x->spaced = rn(&x->g, 3) == 0;
+    unsigned order[8], m = 0;
+    for (unsigned k = 0; k < 5; k++)
+        if (k == 0 || rn(&x->g, 5)) order[m++] = k;
+    if (rn(&x->g, 15) == 0) order[m++] = rn(&x->g, 5); /* a member twice */
+    if (rn(&x->g, 20) == 0) order[m++] = 5 + rn(&x->g, 2); /* kernel, or an unknown member */
+    for (unsigned i = m; i > 1; i--) {
+        unsigned j = rn(&x->g, i), t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+    if (rn(&x->g, 30) == 0) opdb_sb_adds(&x->o, " ");
+    opdb_sb_addc(&x->o, '{');
+    for (unsigned i = 0; i < m; i++) {
+        if (i) g_sep(x, ',');
+        switch (order[i]) {
+        case 0:
+            opdb_sb_adds(&x->o, "\"op\"");
+            g_sep(x, ':');
+            if (rn(&x->g, 12)) opdb_sb_adds(&x->o, ops[rn(&x->g, sizeof ops / sizeof ops[0])]);
+            else g_value(x, 1);
+            break;
+        case 1:
+            opdb_sb_adds(&x->o, "\"id\"");
+            g_sep(x, ':');
+            if (rn(&x->g, 3)) opdb_sb_addf(&x->o, "%u", (unsigned)rn(&x->g, 100000));
+            else g_value(x, 1);
+            break;
+        case 2: {
+            opdb_sb_adds(&x->o, "\"args\"");
+            g_sep(x, ':');
+            if (rn(&x->g, 15) == 0) {
+                g_value(x, 1);
+                break;
+            }
+            opdb_sb_addc(&x->o, '[');
+            unsigned a = rn(&x->g, 4);
+            for (unsigned k = 0; k < a; k++) {
+                if (k) g_sep(x, ',');
+                if (rn(&x->g, 3)) g_tensor(x);
+                else g_value(x, 2);
+            }
+            opdb_sb_addc(&x->o, ']');
+            break;
+        }
+        case 3:
+            opdb_sb_adds(&x->o, "\"out\"");
+            g_sep(x, ':');
+            if (rn(&x->g, 3)) g_tensor(x);
+            else g_value(x, 2);
+            break;
+        case 4:
+            opdb_sb_adds(&x->o, "\"kwargs\"");
+            g_sep(x, ':');
+            if (rn(&x->g, 3)) opdb_sb_adds(&x->o, "{}");
+            else if (rn(&x->g, 8)) g_dict(x, 1);
+            else g_value(x, 1);
+            break;
+        case 5:
+            opdb_sb_adds(&x->o, "\"kernel\"");
+            g_sep(x, ':');
+            opdb_sb_adds(&x->o, "\"MatMulV2\"");
+            break;
+        default:
+            opdb_sb_adds(&x->o, "\"note\"");
+            g_sep(x, ':');
+            g_value(x, 1);
+            break;
+        }
+    }
+    opdb_sb_addc(&x->o, '}');
+    if (rn(&x->g, 30) == 0) opdb_sb_adds(&x->o, rn(&x->g, 2) ? "\r\n" : " x");
+    /* a byte cut, dropped or replaced now and then: malformed lines */
+    if (x->o.n && rn(&x->g, 6) == 0) {
+        static const char subs[] = {'{', '}', '[', ']', ',', ':', '"', '\\', '0', '-', '.', 'e', ' ', 0, '\x80'};
+        size_t at = rn(&x->g, (unsigned)x->o.n);
+        switch (rn(&x->g, 3)) {
+        case 0: x->o.n = at; break;
+        case 1: memmove(x->o.p + at, x->o.p + at + 1, x->o.n - at - 1), x->o.n--; break;
+        default: x->o.p[at] = subs[rn(&x->g, sizeof subs)]; break;
+        }
+    }
+}
+
+/* Random lines near the query form through every reader (check_line: the
+ * fast reader's events against yajl's, the trees, and the query the direct
+ * form reads against the one yajl's tree gives, error messages included). */
+static void test_random_lines(void **state) {
+    (void)state;
+    const char *soak = getenv("OPDB_TEST_SOAK");
+    size_t rounds = 40000 * (soak && atoi(soak) > 0 ? (size_t)atoi(soak) : 1);
+    gen x = {{0x9e3779b97f4a7c15ULL}, {0}, false};
+    opdb_sb_init(&x.o);
+    size_t direct = 0, fast_before = n_fast, checked_before = n_checked;
+    for (size_t i = 0; i < rounds; i++) {
+        g_line(&x);
+        opdb_arena a;
+        opdb_arena_init(&a, 4096);
+        q_query q;
+        const char *code;
+        char msg[64];
+        if (q_parse_line_mode(&a, x.o.p, x.o.n, Q_JSON_DIRECT, &q, &code, msg, sizeof msg) == 0) direct++;
+        opdb_arena_free(&a);
+        check_line(x.o.p, x.o.n);
+    }
+    opdb_sb_free(&x.o);
+    /* the generator reaches both sides of every reader */
+    size_t fast = n_fast - fast_before, checked = n_checked - checked_before;
+    print_message("%zu random lines: %zu read by the fast reader, %zu in the direct form\n", rounds, fast, direct);
+    assert_int_equal(checked, rounds);
+    assert_true(direct > rounds / 5 && direct < rounds * 4 / 5);
+    assert_true(fast > rounds / 3 && fast < rounds);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_and_corpus_lines),
         cmocka_unit_test(test_hand_over),
         cmocka_unit_test(test_direct_form),
+        cmocka_unit_test(test_random_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
