@@ -30,6 +30,12 @@ typedef struct cindex {
     bucket *b;                   /* open addressing, at most half full (NULL: no rows) */
     size_t mask;
     uint32_t *rows;
+    /* the fine table: rows by their exact key (below), for the rows a match
+     * without padding can come from */
+    bool fbuilt, ffull;
+    bucket *fb;
+    size_t fmask;
+    uint32_t *frows;
     struct cindex *next;
 } cindex;
 
@@ -88,12 +94,14 @@ static bool table_indexable(const q_ktable *t) {
     return true;
 }
 
-static const bucket *find(const cindex *ci, uint64_t h) {
-    if (!ci->b) return NULL;
-    for (size_t j = h & ci->mask; ci->b[j].n; j = (j + 1) & ci->mask)
-        if (ci->b[j].h == h) return &ci->b[j];
+static const bucket *find_in(const bucket *b, size_t mask, uint64_t h) {
+    if (!b) return NULL;
+    for (size_t j = h & mask; b[j].n; j = (j + 1) & mask)
+        if (b[j].h == h) return &b[j];
     return NULL;
 }
+
+static const bucket *find(const cindex *ci, uint64_t h) { return find_in(ci->b, ci->mask, h); }
 
 /* rows by their keys' hashes while an index is built */
 typedef struct hrow {
@@ -118,8 +126,12 @@ static int cmp_hrow(const void *a, const void *b) {
     return x->r < y->r ? -1 : x->r > y->r;
 }
 
-/* files the rows into ci: one bucket per hash, its rows in file order (consumes hr) */
-static void file_rows(cindex *ci, hrows *hr) {
+/* files the rows into a table: one bucket per hash, its rows in file order (consumes hr) */
+static void file_rows_into(bucket **bp, size_t *maskp, uint32_t **rowsp, hrows *hr);
+
+static void file_rows(cindex *ci, hrows *hr) { file_rows_into(&ci->b, &ci->mask, &ci->rows, hr); }
+
+static void file_rows_into(bucket **bp, size_t *maskp, uint32_t **rowsp, hrows *hr) {
     if (!hr->n) {
         free(hr->v);
         return;
@@ -129,27 +141,52 @@ static void file_rows(cindex *ci, hrows *hr) {
     for (size_t i = 0; i < hr->n; i++) nb += i == 0 || hr->v[i].h != hr->v[i - 1].h;
     size_t cap = 16;
     while (cap < 2 * nb) cap <<= 1;
-    ci->b = opdb_xcalloc(cap, sizeof *ci->b);
-    ci->mask = cap - 1;
-    ci->rows = opdb_xmalloc(hr->n * sizeof *ci->rows);
+    bucket *b = opdb_xcalloc(cap, sizeof *b);
+    size_t mask = cap - 1;
+    uint32_t *rows = opdb_xmalloc(hr->n * sizeof *rows);
     for (size_t i = 0; i < hr->n;) {
         size_t e = i;
         while (e < hr->n && hr->v[e].h == hr->v[i].h) {
-            ci->rows[e] = hr->v[e].r;
+            rows[e] = hr->v[e].r;
             e++;
         }
-        size_t j = hr->v[i].h & ci->mask;
-        while (ci->b[j].n) j = (j + 1) & ci->mask;
-        ci->b[j].h = hr->v[i].h;
-        ci->b[j].off = (uint32_t)i;
-        ci->b[j].n = (uint32_t)(e - i);
+        size_t j = hr->v[i].h & mask;
+        while (b[j].n) j = (j + 1) & mask;
+        b[j].h = hr->v[i].h;
+        b[j].off = (uint32_t)i;
+        b[j].n = (uint32_t)(e - i);
         i = e;
     }
     free(hr->v);
+    *bp = b;
+    *maskp = mask;
+    *rowsp = rows;
+}
+
+/* The exact key of a slot: its dtype class and its dims without the 1s,
+ * sorted. A match without padding (identity, batch strip, the transposes)
+ * only drops 1s and reorders dims, so such a row carries the query's exact
+ * key; 3-D flattening and merging do not (their kernels have no fine table). */
+static void key_exact_dims(kbuf *k, const int64_t *d, uint32_t rank) {
+    int64_t v[64];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < rank; i++) {
+        if (d[i] == 1) continue;
+        if (n == 64) {
+            k->over = true;
+            return;
+        }
+        uint32_t j = n++;
+        for (; j > 0 && v[j - 1] > d[i]; j--) v[j] = v[j - 1];
+        v[j] = d[i];
+    }
+    kb_add(k, &n, sizeof n);
+    kb_add(k, v, n * sizeof *v);
 }
 
 /* the row's key as the matcher sees the row (truncation, FRACTAL_NZ restored); false: row never matches */
-static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, kbuf *k) {
+static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, bool exact, kbuf *k) {
+    void (*dims)(kbuf *, const int64_t *, uint32_t) = exact ? key_exact_dims : key_dims;
     uint32_t ns = rw->n_in, nd = rw->in_dt->n, nf = rw->in_fmt->n;
     if (has_n) {
         ns = (uint32_t)q_slice_n(ns, N);
@@ -169,9 +206,9 @@ static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, k
             for (uint32_t j = 0; j + 4 < r; j++) nz[j] = cs.d[j];
             nz[r - 4] = (int64_t)((uint64_t)cs.d[r - 4] * (uint64_t)cs.d[r - 1]);
             nz[r - 3] = (int64_t)((uint64_t)cs.d[r - 3] * (uint64_t)cs.d[r - 2]);
-            key_dims(k, nz, r - 2);
+            dims(k, nz, r - 2);
         } else {
-            key_dims(k, cs.d, cs.rank);
+            dims(k, cs.d, cs.rank);
         }
     }
     return true;
@@ -188,7 +225,7 @@ static cindex *build(const q_ktable *t, int64_t N, bool has_n) {
         kbuf k;
         k.n = 0;
         k.over = false;
-        if (!row_key(t, rw, N, has_n, &k)) continue;
+        if (!row_key(t, rw, N, has_n, false, &k)) continue;
         if (k.over) {
             free(hr.v);
             ci->full = true;
@@ -200,6 +237,29 @@ static cindex *build(const q_ktable *t, int64_t N, bool has_n) {
     return ci;
 }
 
+/* the fine table of ci, built on its first use (under t->ext_mu) */
+static void build_fine(const q_ktable *t, cindex *ci) {
+    ci->fbuilt = true;
+    ci->ffull = (t->kflags & (QK_FLATTEN | QK_MERGE)) != 0;
+    if (ci->ffull) return;
+    hrows fr = {0};
+    for (size_t r = 0; r < t->t.nrows; r++) {
+        const q_row *rw = &t->rows[r];
+        if (rw->latcol == QLAT_NONE) continue;
+        kbuf k;
+        k.n = 0;
+        k.over = false;
+        if (!row_key(t, rw, ci->N, ci->has_n, true, &k)) continue;
+        if (k.over) {
+            free(fr.v);
+            ci->ffull = true;
+            return;
+        }
+        hrows_add(&fr, k.p, k.n, (uint32_t)r);
+    }
+    file_rows_into(&ci->fb, &ci->fmask, &ci->frows, &fr);
+}
+
 /* sentinel for "not indexable" */
 static cindex k_none;
 
@@ -209,13 +269,16 @@ void q_index_free(void *p) {
         cindex *nx = ci->next;
         free(ci->b);
         free(ci->rows);
+        free(ci->fb);
+        free(ci->frows);
         free(ci);
         ci = nx;
     }
 }
 
-/* the index of t for (N, has_n), built on first use; NULL when t is not indexable */
-static const cindex *index_of(q_ktable *t, int64_t N, bool has_n) {
+/* the index of t for (N, has_n), built on first use (fine: its fine table
+ * too); NULL when t is not indexable */
+static const cindex *index_of(q_ktable *t, int64_t N, bool has_n, bool fine) {
     opdb_call_lock(&t->ext_mu);
     cindex *head = t->ext[0], *ci = NULL;
     if (head != &k_none) {
@@ -229,6 +292,7 @@ static const cindex *index_of(q_ktable *t, int64_t N, bool has_n) {
                 ci->next = head;
                 t->ext[0] = ci;
             }
+            if (fine && !ci->full && !ci->fbuilt) build_fine(t, ci);
         }
     }
     opdb_call_unlock(&t->ext_mu);
@@ -254,7 +318,7 @@ const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, 
     /* kernels whose inputs are rearranged per row (by the row's slot count) are scanned in full */
     if (normalise && (t->kflags & (QK_ROPE | QK_SWIGLU | QK_RAC))) return NULL;
     if (X->n > 64) return NULL;
-    const cindex *ci = index_of(t, N, has_n);
+    const cindex *ci = index_of(t, N, has_n, false);
     if (!ci) return NULL;
     /* every slot's pieces, then the keys of every combination of alternatives */
     kbuf parts;
@@ -346,6 +410,39 @@ const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, 
     return rows;
 }
 
+const uint32_t *q_index_exact_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, bool has_n, bool normalise,
+                                   size_t *n, bool *usable) {
+    *usable = false;
+    *n = 0;
+    if (c->db->no_index) return NULL;
+    if (normalise && (t->kflags & (QK_ROPE | QK_SWIGLU | QK_RAC))) return NULL;
+    if (X->n > 64) return NULL;
+    const cindex *ci = index_of(t, N, has_n, true);
+    if (!ci || ci->ffull) return NULL;
+    kbuf k;
+    k.n = 0;
+    k.over = false;
+    bool relaxed = t->kflags & QK_RELAXED;
+    uint32_t ns = (uint32_t)X->n;
+    kb_add(&k, &ns, sizeof ns);
+    for (size_t i = 0; i < X->n; i++) {
+        const q_tin *x = &X->v[i];
+        const char *p = x->prof ? x->prof : q_dtype_prof(x->dtype);
+        if (!p) { /* an unmapped dtype matches no row */
+            *usable = true;
+            return NULL;
+        }
+        key_dtype(&k, p, strlen(p), relaxed);
+        key_exact_dims(&k, x->s.d, x->s.rank);
+    }
+    if (k.over) return NULL;
+    *usable = true;
+    const bucket *b = find_in(ci->fb, ci->fmask, opdb_hash_bytes(k.p, k.n, 7));
+    if (!b) return NULL;
+    *n = b->n;
+    return ci->frows + b->off;
+}
+
 /* ---- the elementwise index: rows by their first output shape's key (the
  * output dtype is not compared: other dtypes are scaled by element size) */
 static bool out_indexable(const q_ktable *t) {
@@ -376,18 +473,88 @@ static cindex *build_out(const q_ktable *t) {
     return ci;
 }
 
-const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bool *usable) {
-    *usable = false;
-    *n = 0;
-    if (c->db->no_index) return NULL;
+static void build_out_fine(const q_ktable *t, cindex *ci) {
+    ci->fbuilt = true;
+    hrows fr = {0};
+    for (size_t r = 0; r < t->t.nrows; r++) {
+        const q_row *rw = &t->rows[r];
+        if (rw->latcol == QLAT_NONE || rw->n_out == 0) continue;
+        kbuf k;
+        k.n = 0;
+        k.over = false;
+        key_exact_dims(&k, rw->out[0].d, rw->out[0].rank);
+        if (k.over) {
+            free(fr.v);
+            ci->ffull = true;
+            return;
+        }
+        hrows_add(&fr, k.p, k.n, (uint32_t)r);
+    }
+    file_rows_into(&ci->fb, &ci->fmask, &ci->frows, &fr);
+}
+
+static const cindex *out_index_of(q_ktable *t, bool fine) {
     opdb_call_lock(&t->ext_mu);
     cindex *ci = t->ext[3];
     if (!ci) {
         ci = out_indexable(t) ? build_out(t) : &k_none;
         t->ext[3] = ci;
     }
+    if (fine && ci != &k_none && !ci->full && !ci->fbuilt) build_out_fine(t, ci);
     opdb_call_unlock(&t->ext_mu);
-    if (ci == &k_none || ci->full) return NULL;
+    return ci == &k_none || ci->full ? NULL : ci;
+}
+
+/* rows of two buckets (each row is in one) in file order */
+static const uint32_t *two_buckets(q_ctx *c, const uint32_t *rows, const bucket *const *hit, size_t nhit, size_t *n) {
+    if (nhit == 0) return NULL;
+    if (nhit == 1) {
+        *n = hit[0]->n;
+        return rows + hit[0]->off;
+    }
+    size_t total = hit[0]->n + hit[1]->n;
+    uint32_t *v = opdb_arena_alloc(c->a, total * sizeof *v);
+    memcpy(v, rows + hit[0]->off, hit[0]->n * sizeof *v);
+    memcpy(v + hit[0]->n, rows + hit[1]->off, hit[1]->n * sizeof *v);
+    qsort(v, total, sizeof *v, cmp_u32);
+    *n = total;
+    return v;
+}
+
+const uint32_t *q_index_out_exact_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bool *usable) {
+    *usable = false;
+    *n = 0;
+    if (c->db->no_index) return NULL;
+    const cindex *ci = out_index_of(t, true);
+    if (!ci || ci->ffull) return NULL;
+    /* the shape as given, and its 3-D flattening */
+    kbuf k[2];
+    int nk = 1;
+    k[0].n = 0, k[0].over = false;
+    key_exact_dims(&k[0], y.d, y.rank);
+    if (y.rank == 3) {
+        int64_t fd[2] = {(int64_t)((uint64_t)y.d[0] * (uint64_t)y.d[1]), y.d[2]};
+        k[1].n = 0, k[1].over = false;
+        key_exact_dims(&k[1], fd, 2);
+        nk = k[1].n == k[0].n && memcmp(k[1].p, k[0].p, k[0].n) == 0 ? 1 : 2;
+    }
+    if (k[0].over || (nk == 2 && k[1].over)) return NULL;
+    *usable = true;
+    const bucket *hit[2];
+    size_t nhit = 0;
+    for (int i = 0; i < nk; i++) {
+        const bucket *b = find_in(ci->fb, ci->fmask, opdb_hash_bytes(k[i].p, k[i].n, 7));
+        if (b && !(nhit && hit[0] == b)) hit[nhit++] = b; /* two keys of one hash: one bucket */
+    }
+    return two_buckets(c, ci->frows, hit, nhit, n);
+}
+
+const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bool *usable) {
+    *usable = false;
+    *n = 0;
+    if (c->db->no_index) return NULL;
+    const cindex *ci = out_index_of(t, false);
+    if (!ci) return NULL;
     /* the shape as given, and its 3-D flattening */
     kbuf k[2];
     int nk = 1;
