@@ -30,12 +30,10 @@ typedef struct cindex {
     bucket *b;                   /* open addressing, at most half full (NULL: no rows) */
     size_t mask;
     uint32_t *rows;
-    /* the fine table: rows by their exact key (below), for the rows a match
-     * without padding can come from */
-    bool fbuilt, ffull;
-    bucket *fb;
-    size_t fmask;
-    uint32_t *frows;
+    /* each row's exact key hash (below), by row number, made on first use;
+     * none (fh NULL) for flattening kernels or a key too long */
+    bool fbuilt;
+    uint32_t *fh;
     struct cindex *next;
 } cindex;
 
@@ -53,6 +51,30 @@ static void kb_add(kbuf *k, const void *p, size_t n) {
     memcpy(k->p + k->n, p, n);
     k->n += n;
 }
+
+/* The exact key of a slot's dims: the dims without the 1s, sorted. A match
+ * without padding (identity, batch strip, the transposes) only drops 1s and
+ * reorders dims, so such a row carries the query's exact key (besides the
+ * coarse one); 3-D flattening and merging do not (no exact keys for their
+ * kernels). */
+static void key_exact_dims(kbuf *k, const int64_t *d, uint32_t rank) {
+    int64_t v[64];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < rank; i++) {
+        if (d[i] == 1) continue;
+        if (n == 64) {
+            k->over = true;
+            return;
+        }
+        uint32_t j = n++;
+        for (; j > 0 && v[j - 1] > d[i]; j--) v[j] = v[j - 1];
+        v[j] = d[i];
+    }
+    kb_add(k, &n, sizeof n);
+    kb_add(k, v, n * sizeof *v);
+}
+
+static uint32_t exact_hash(const kbuf *k) { return (uint32_t)opdb_hash_bytes(k->p, k->n, 11); }
 
 /* the 64-block of a dim, rounding up (floor semantics for negative dims) */
 static int64_t block64(int64_t d) { return d >= 0 ? d / 64 + (d % 64 != 0) : -((-d) / 64); }
@@ -94,14 +116,12 @@ static bool table_indexable(const q_ktable *t) {
     return true;
 }
 
-static const bucket *find_in(const bucket *b, size_t mask, uint64_t h) {
-    if (!b) return NULL;
-    for (size_t j = h & mask; b[j].n; j = (j + 1) & mask)
-        if (b[j].h == h) return &b[j];
+static const bucket *find(const cindex *ci, uint64_t h) {
+    if (!ci->b) return NULL;
+    for (size_t j = h & ci->mask; ci->b[j].n; j = (j + 1) & ci->mask)
+        if (ci->b[j].h == h) return &ci->b[j];
     return NULL;
 }
-
-static const bucket *find(const cindex *ci, uint64_t h) { return find_in(ci->b, ci->mask, h); }
 
 /* rows by their keys' hashes while an index is built */
 typedef struct hrow {
@@ -126,12 +146,8 @@ static int cmp_hrow(const void *a, const void *b) {
     return x->r < y->r ? -1 : x->r > y->r;
 }
 
-/* files the rows into a table: one bucket per hash, its rows in file order (consumes hr) */
-static void file_rows_into(bucket **bp, size_t *maskp, uint32_t **rowsp, hrows *hr);
-
-static void file_rows(cindex *ci, hrows *hr) { file_rows_into(&ci->b, &ci->mask, &ci->rows, hr); }
-
-static void file_rows_into(bucket **bp, size_t *maskp, uint32_t **rowsp, hrows *hr) {
+/* files the rows into ci: one bucket per hash, its rows in file order (consumes hr) */
+static void file_rows(cindex *ci, hrows *hr) {
     if (!hr->n) {
         free(hr->v);
         return;
@@ -141,47 +157,23 @@ static void file_rows_into(bucket **bp, size_t *maskp, uint32_t **rowsp, hrows *
     for (size_t i = 0; i < hr->n; i++) nb += i == 0 || hr->v[i].h != hr->v[i - 1].h;
     size_t cap = 16;
     while (cap < 2 * nb) cap <<= 1;
-    bucket *b = opdb_xcalloc(cap, sizeof *b);
-    size_t mask = cap - 1;
-    uint32_t *rows = opdb_xmalloc(hr->n * sizeof *rows);
+    ci->b = opdb_xcalloc(cap, sizeof *ci->b);
+    ci->mask = cap - 1;
+    ci->rows = opdb_xmalloc(hr->n * sizeof *ci->rows);
     for (size_t i = 0; i < hr->n;) {
         size_t e = i;
         while (e < hr->n && hr->v[e].h == hr->v[i].h) {
-            rows[e] = hr->v[e].r;
+            ci->rows[e] = hr->v[e].r;
             e++;
         }
-        size_t j = hr->v[i].h & mask;
-        while (b[j].n) j = (j + 1) & mask;
-        b[j].h = hr->v[i].h;
-        b[j].off = (uint32_t)i;
-        b[j].n = (uint32_t)(e - i);
+        size_t j = hr->v[i].h & ci->mask;
+        while (ci->b[j].n) j = (j + 1) & ci->mask;
+        ci->b[j].h = hr->v[i].h;
+        ci->b[j].off = (uint32_t)i;
+        ci->b[j].n = (uint32_t)(e - i);
         i = e;
     }
     free(hr->v);
-    *bp = b;
-    *maskp = mask;
-    *rowsp = rows;
-}
-
-/* The exact key of a slot: its dtype class and its dims without the 1s,
- * sorted. A match without padding (identity, batch strip, the transposes)
- * only drops 1s and reorders dims, so such a row carries the query's exact
- * key; 3-D flattening and merging do not (their kernels have no fine table). */
-static void key_exact_dims(kbuf *k, const int64_t *d, uint32_t rank) {
-    int64_t v[64];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < rank; i++) {
-        if (d[i] == 1) continue;
-        if (n == 64) {
-            k->over = true;
-            return;
-        }
-        uint32_t j = n++;
-        for (; j > 0 && v[j - 1] > d[i]; j--) v[j] = v[j - 1];
-        v[j] = d[i];
-    }
-    kb_add(k, &n, sizeof n);
-    kb_add(k, v, n * sizeof *v);
 }
 
 /* the row's key as the matcher sees the row (truncation, FRACTAL_NZ restored); false: row never matches */
@@ -237,12 +229,11 @@ static cindex *build(const q_ktable *t, int64_t N, bool has_n) {
     return ci;
 }
 
-/* the fine table of ci, built on its first use (under t->ext_mu) */
-static void build_fine(const q_ktable *t, cindex *ci) {
+/* the rows' exact key hashes of ci, made on first use (under t->ext_mu) */
+static void build_exact(const q_ktable *t, cindex *ci) {
     ci->fbuilt = true;
-    ci->ffull = (t->kflags & (QK_FLATTEN | QK_MERGE)) != 0;
-    if (ci->ffull) return;
-    hrows fr = {0};
+    if (t->kflags & (QK_FLATTEN | QK_MERGE)) return;
+    uint32_t *fh = opdb_xcalloc(t->t.nrows ? t->t.nrows : 1, sizeof *fh);
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
         if (rw->latcol == QLAT_NONE) continue;
@@ -251,13 +242,12 @@ static void build_fine(const q_ktable *t, cindex *ci) {
         k.over = false;
         if (!row_key(t, rw, ci->N, ci->has_n, true, &k)) continue;
         if (k.over) {
-            free(fr.v);
-            ci->ffull = true;
+            free(fh);
             return;
         }
-        hrows_add(&fr, k.p, k.n, (uint32_t)r);
+        fh[r] = exact_hash(&k);
     }
-    file_rows_into(&ci->fb, &ci->fmask, &ci->frows, &fr);
+    ci->fh = fh;
 }
 
 /* sentinel for "not indexable" */
@@ -269,16 +259,15 @@ void q_index_free(void *p) {
         cindex *nx = ci->next;
         free(ci->b);
         free(ci->rows);
-        free(ci->fb);
-        free(ci->frows);
+        free(ci->fh);
         free(ci);
         ci = nx;
     }
 }
 
-/* the index of t for (N, has_n), built on first use (fine: its fine table
- * too); NULL when t is not indexable */
-static const cindex *index_of(q_ktable *t, int64_t N, bool has_n, bool fine) {
+/* the index of t for (N, has_n), built on first use (exact: its exact key
+ * hashes too); NULL when t is not indexable */
+static const cindex *index_of(q_ktable *t, int64_t N, bool has_n, bool exact) {
     opdb_call_lock(&t->ext_mu);
     cindex *head = t->ext[0], *ci = NULL;
     if (head != &k_none) {
@@ -292,7 +281,7 @@ static const cindex *index_of(q_ktable *t, int64_t N, bool has_n, bool fine) {
                 ci->next = head;
                 t->ext[0] = ci;
             }
-            if (fine && !ci->full && !ci->fbuilt) build_fine(t, ci);
+            if (exact && !ci->full && !ci->fbuilt) build_exact(t, ci);
         }
     }
     opdb_call_unlock(&t->ext_mu);
@@ -410,15 +399,15 @@ const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, 
     return rows;
 }
 
-const uint32_t *q_index_exact_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, bool has_n, bool normalise,
-                                   size_t *n, bool *usable) {
-    *usable = false;
-    *n = 0;
-    if (c->db->no_index) return NULL;
-    if (normalise && (t->kflags & (QK_ROPE | QK_SWIGLU | QK_RAC))) return NULL;
-    if (X->n > 64) return NULL;
+bool q_index_exact_keys(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, bool has_n, bool normalise,
+                        const uint32_t **fh, uint32_t *qh, size_t *nq) {
+    *nq = 0;
+    if (c->db->no_index) return false;
+    if (normalise && (t->kflags & (QK_ROPE | QK_SWIGLU | QK_RAC))) return false;
+    if (X->n > 64) return false;
     const cindex *ci = index_of(t, N, has_n, true);
-    if (!ci || ci->ffull) return NULL;
+    if (!ci || !ci->fh) return false;
+    *fh = ci->fh;
     kbuf k;
     k.n = 0;
     k.over = false;
@@ -428,19 +417,14 @@ const uint32_t *q_index_exact_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64
     for (size_t i = 0; i < X->n; i++) {
         const q_tin *x = &X->v[i];
         const char *p = x->prof ? x->prof : q_dtype_prof(x->dtype);
-        if (!p) { /* an unmapped dtype matches no row */
-            *usable = true;
-            return NULL;
-        }
+        if (!p) return true; /* an unmapped dtype matches no row */
         key_dtype(&k, p, strlen(p), relaxed);
         key_exact_dims(&k, x->s.d, x->s.rank);
     }
-    if (k.over) return NULL;
-    *usable = true;
-    const bucket *b = find_in(ci->fb, ci->fmask, opdb_hash_bytes(k.p, k.n, 7));
-    if (!b) return NULL;
-    *n = b->n;
-    return ci->frows + b->off;
+    if (k.over) return false;
+    qh[0] = exact_hash(&k);
+    *nq = 1;
+    return true;
 }
 
 /* ---- the elementwise index: rows by their first output shape's key (the
@@ -473,9 +457,9 @@ static cindex *build_out(const q_ktable *t) {
     return ci;
 }
 
-static void build_out_fine(const q_ktable *t, cindex *ci) {
+static void build_out_exact(const q_ktable *t, cindex *ci) {
     ci->fbuilt = true;
-    hrows fr = {0};
+    uint32_t *fh = opdb_xcalloc(t->t.nrows ? t->t.nrows : 1, sizeof *fh);
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
         if (rw->latcol == QLAT_NONE || rw->n_out == 0) continue;
@@ -484,69 +468,46 @@ static void build_out_fine(const q_ktable *t, cindex *ci) {
         k.over = false;
         key_exact_dims(&k, rw->out[0].d, rw->out[0].rank);
         if (k.over) {
-            free(fr.v);
-            ci->ffull = true;
+            free(fh);
             return;
         }
-        hrows_add(&fr, k.p, k.n, (uint32_t)r);
+        fh[r] = exact_hash(&k);
     }
-    file_rows_into(&ci->fb, &ci->fmask, &ci->frows, &fr);
+    ci->fh = fh;
 }
 
-static const cindex *out_index_of(q_ktable *t, bool fine) {
+static const cindex *out_index_of(q_ktable *t, bool exact) {
     opdb_call_lock(&t->ext_mu);
     cindex *ci = t->ext[3];
     if (!ci) {
         ci = out_indexable(t) ? build_out(t) : &k_none;
         t->ext[3] = ci;
     }
-    if (fine && ci != &k_none && !ci->full && !ci->fbuilt) build_out_fine(t, ci);
+    if (exact && ci != &k_none && !ci->full && !ci->fbuilt) build_out_exact(t, ci);
     opdb_call_unlock(&t->ext_mu);
     return ci == &k_none || ci->full ? NULL : ci;
 }
 
-/* rows of two buckets (each row is in one) in file order */
-static const uint32_t *two_buckets(q_ctx *c, const uint32_t *rows, const bucket *const *hit, size_t nhit, size_t *n) {
-    if (nhit == 0) return NULL;
-    if (nhit == 1) {
-        *n = hit[0]->n;
-        return rows + hit[0]->off;
-    }
-    size_t total = hit[0]->n + hit[1]->n;
-    uint32_t *v = opdb_arena_alloc(c->a, total * sizeof *v);
-    memcpy(v, rows + hit[0]->off, hit[0]->n * sizeof *v);
-    memcpy(v + hit[0]->n, rows + hit[1]->off, hit[1]->n * sizeof *v);
-    qsort(v, total, sizeof *v, cmp_u32);
-    *n = total;
-    return v;
-}
-
-const uint32_t *q_index_out_exact_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bool *usable) {
-    *usable = false;
-    *n = 0;
-    if (c->db->no_index) return NULL;
+bool q_index_out_exact_keys(q_ctx *c, q_ktable *t, q_shape y, const uint32_t **fh, uint32_t *qh, size_t *nq) {
+    *nq = 0;
+    if (c->db->no_index) return false;
     const cindex *ci = out_index_of(t, true);
-    if (!ci || ci->ffull) return NULL;
+    if (!ci || !ci->fh) return false;
+    *fh = ci->fh;
     /* the shape as given, and its 3-D flattening */
-    kbuf k[2];
-    int nk = 1;
-    k[0].n = 0, k[0].over = false;
-    key_exact_dims(&k[0], y.d, y.rank);
+    kbuf k;
+    k.n = 0, k.over = false;
+    key_exact_dims(&k, y.d, y.rank);
+    if (k.over) return false;
+    qh[(*nq)++] = exact_hash(&k);
     if (y.rank == 3) {
         int64_t fd[2] = {(int64_t)((uint64_t)y.d[0] * (uint64_t)y.d[1]), y.d[2]};
-        k[1].n = 0, k[1].over = false;
-        key_exact_dims(&k[1], fd, 2);
-        nk = k[1].n == k[0].n && memcmp(k[1].p, k[0].p, k[0].n) == 0 ? 1 : 2;
+        k.n = 0, k.over = false;
+        key_exact_dims(&k, fd, 2);
+        if (k.over) return false;
+        qh[(*nq)++] = exact_hash(&k);
     }
-    if (k[0].over || (nk == 2 && k[1].over)) return NULL;
-    *usable = true;
-    const bucket *hit[2];
-    size_t nhit = 0;
-    for (int i = 0; i < nk; i++) {
-        const bucket *b = find_in(ci->fb, ci->fmask, opdb_hash_bytes(k[i].p, k[i].n, 7));
-        if (b && !(nhit && hit[0] == b)) hit[nhit++] = b; /* two keys of one hash: one bucket */
-    }
-    return two_buckets(c, ci->frows, hit, nhit, n);
+    return true;
 }
 
 const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bool *usable) {

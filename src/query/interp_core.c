@@ -54,8 +54,9 @@ void ip_kb_field(ip_kb *k, const char *name) {
     }
     k->fo[k->nf++] = (uint16_t)k->n;
     k->depth = 0;
+    /* the names are the code's own literals, none with a parenthesis */
     put_plain(k, "\x1e", 1);
-    put(k, name, strlen(name));
+    put_plain(k, name, strlen(name));
     put_plain(k, "\x1f", 1);
 }
 
@@ -98,9 +99,26 @@ void ip_kb_close(ip_kb *k) {
     item_end(k);
 }
 
+/* ip_kb_num of an integer, without the double: the same digits for |v| < 2^53 */
+static void kb_int(ip_kb *k, int64_t v) {
+    if (v <= -9007199254740992ll || v >= 9007199254740992ll) {
+        ip_kb_num(k, (double)v);
+        return;
+    }
+    char b[24], t[20];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    int m = 0, n = 0;
+    do t[m++] = (char)('0' + u % 10); while ((u /= 10));
+    b[n++] = '#';
+    if (v < 0) b[n++] = '-';
+    while (m) b[n++] = t[--m];
+    put_plain(k, b, (size_t)n);
+    item_end(k);
+}
+
 void ip_kb_shape(ip_kb *k, q_shape s) {
     ip_kb_open(k);
-    for (uint32_t i = 0; i < s.rank; i++) ip_kb_num(k, (double)s.d[i]);
+    for (uint32_t i = 0; i < s.rank; i++) kb_int(k, s.d[i]);
     ip_kb_close(k);
 }
 

@@ -63,12 +63,12 @@ void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode,
     if (!s->failed) q_hitmap_put(hm, key, kn, h, s);
 }
 
-/* A nearest scan over the checker's distance-0 subsets alone: true when its
- * best is at distance 0, and then s is what the whole scan finds (every row
- * the checker accepts at distance 0 is in those subsets, met in the same
- * order, and a row at a larger distance can neither win nor tie). False
- * leaves s for the whole scan to redo: a subset unknown, a table that failed,
- * a checker error, nothing at distance 0. */
+/* A nearest scan over the rows that pass the exact-key filters alone: true
+ * when its best is at distance 0, and then s is what the whole scan finds
+ * (every row the checker accepts at distance 0 passes, met in the same order,
+ * and a row at a larger distance can neither win nor tie). False leaves s for
+ * the whole scan to redo: a filter unknown, a table that failed, a checker
+ * error, nothing at distance 0. */
 enum { PRE_MAX = 8, EXACT_MIN = 3 };
 
 /* a kernel's table and whole-scan subset, fetched before the scan */
@@ -100,13 +100,14 @@ static bool scan_exact(q_ctx *c, const presel *pre, size_t nk, q_checker chk, vo
         q_ktable *t = pre[i].t;
         int st = atomic_load_explicit(&t->state, memory_order_acquire);
         if (st == QT_ABSENT) continue;
-        if (st != QT_OK || t->lat_ov_bad) return false;
-        size_t nsub = 0;
-        bool usable = false;
-        const uint32_t *sub = sel->exact_rows(c, arg, t, &nsub, &usable);
-        if (!usable) return false;
-        for (size_t vi = 0; vi < nsub; vi++) {
-            size_t r = sub[vi];
+        if (st != QT_OK || t->lat_ov_bad || !pre[i].usable) return false;
+        const uint32_t *fh = NULL;
+        uint32_t qh[2] = {0, 0};
+        size_t nq = 0;
+        if (!sel->exact_keys(c, arg, t, &fh, qh, &nq)) return false;
+        for (size_t vi = 0; nq && vi < pre[i].n; vi++) {
+            size_t r = pre[i].sub[vi];
+            if (fh[r] != qh[0] && (nq < 2 || fh[r] != qh[1])) continue;
             const q_row *row = &t->rows[r];
             if (row->latcol == QLAT_NONE) continue;
             q_cand cd;
@@ -148,7 +149,7 @@ static void scan(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_
      * follows the rule's name: both weigh every candidate */
     presel pre[PRE_MAX];
     bool have_pre = false;
-    if (mode == QSCAN_NEAREST && sel && sel->exact_rows && !c->explain && !c->cfg->quirks && !c->db->no_index &&
+    if (mode == QSCAN_NEAREST && sel && sel->exact_keys && !c->explain && !c->cfg->quirks && !c->db->no_index &&
         nk <= PRE_MAX) {
         /* a few candidates cost less to weigh than the exact subsets to find */
         size_t total = 0;
