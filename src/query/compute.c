@@ -104,7 +104,12 @@ static size_t key_compute(void *arg, uint8_t *buf, size_t cap) {
     return q_key_tins(m->X, m->N, m->has_n, m->normalise, buf, cap);
 }
 
-const q_rowsel q_sel_compute = {sel_compute, key_compute, 'C'};
+static bool exact_compute(q_ctx *c, void *arg, q_ktable *t, const uint32_t **fh, uint32_t *qh, size_t *nq) {
+    mctx *m = arg;
+    return q_index_exact_keys(c, t, m->X, m->N, m->has_n, m->normalise, fh, qh, nq);
+}
+
+const q_rowsel q_sel_compute = {sel_compute, key_compute, 'C', exact_compute};
 
 /* The TP linear projection of X; 0 ok (X maybe replaced), -1 miss/error set. */
 static int tp_project(q_ctx *c, const q_entry *e, q_tins *X) {

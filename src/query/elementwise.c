@@ -59,7 +59,11 @@ static size_t key_elem(void *arg, uint8_t *buf, size_t cap) {
     const ectx *e = arg;
     return q_key_out(e->y, e->p, buf, cap);
 }
-static const q_rowsel k_sel_elem = {sel_elem, key_elem, 'E'};
+static bool exact_elem(q_ctx *c, void *arg, q_ktable *t, const uint32_t **fh, uint32_t *qh, size_t *nq) {
+    const ectx *e = arg;
+    return q_index_out_exact_keys(c, t, e->y, fh, qh, nq);
+}
+static const q_rowsel k_sel_elem = {sel_elem, key_elem, 'E', exact_elem};
 
 void q_elementwise_scan(q_ctx *c, const char *const *K, size_t nk, q_shape y, const char *p);
 void q_elementwise_scan(q_ctx *c, const char *const *K, size_t nk, q_shape y, const char *p) {

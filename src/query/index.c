@@ -30,6 +30,10 @@ typedef struct cindex {
     bucket *b;                   /* open addressing, at most half full (NULL: no rows) */
     size_t mask;
     uint32_t *rows;
+    /* each row's exact key hash (below), by row number, made on first use;
+     * none (fh NULL) for flattening kernels or a key too long */
+    bool fbuilt;
+    uint32_t *fh;
     struct cindex *next;
 } cindex;
 
@@ -47,6 +51,30 @@ static void kb_add(kbuf *k, const void *p, size_t n) {
     memcpy(k->p + k->n, p, n);
     k->n += n;
 }
+
+/* The exact key of a slot's dims: the dims without the 1s, sorted. A match
+ * without padding (identity, batch strip, the transposes) only drops 1s and
+ * reorders dims, so such a row carries the query's exact key (besides the
+ * coarse one); 3-D flattening and merging do not (no exact keys for their
+ * kernels). */
+static void key_exact_dims(kbuf *k, const int64_t *d, uint32_t rank) {
+    int64_t v[64];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < rank; i++) {
+        if (d[i] == 1) continue;
+        if (n == 64) {
+            k->over = true;
+            return;
+        }
+        uint32_t j = n++;
+        for (; j > 0 && v[j - 1] > d[i]; j--) v[j] = v[j - 1];
+        v[j] = d[i];
+    }
+    kb_add(k, &n, sizeof n);
+    kb_add(k, v, n * sizeof *v);
+}
+
+static uint32_t exact_hash(const kbuf *k) { return (uint32_t)opdb_hash_bytes(k->p, k->n, 11); }
 
 /* the 64-block of a dim, rounding up (floor semantics for negative dims) */
 static int64_t block64(int64_t d) { return d >= 0 ? d / 64 + (d % 64 != 0) : -((-d) / 64); }
@@ -149,7 +177,8 @@ static void file_rows(cindex *ci, hrows *hr) {
 }
 
 /* the row's key as the matcher sees the row (truncation, FRACTAL_NZ restored); false: row never matches */
-static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, kbuf *k) {
+static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, bool exact, kbuf *k) {
+    void (*dims)(kbuf *, const int64_t *, uint32_t) = exact ? key_exact_dims : key_dims;
     uint32_t ns = q_row_nin(t, rw), nd = q_row_in_dt(t, rw)->n, nf = q_row_in_fmt(t, rw)->n;
     if (has_n) {
         ns = (uint32_t)q_slice_n(ns, N);
@@ -169,9 +198,9 @@ static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, k
             for (uint32_t j = 0; j + 4 < r; j++) nz[j] = cs.d[j];
             nz[r - 4] = (int64_t)((uint64_t)cs.d[r - 4] * (uint64_t)cs.d[r - 1]);
             nz[r - 3] = (int64_t)((uint64_t)cs.d[r - 3] * (uint64_t)cs.d[r - 2]);
-            key_dims(k, nz, r - 2);
+            dims(k, nz, r - 2);
         } else {
-            key_dims(k, cs.d, cs.rank);
+            dims(k, cs.d, cs.rank);
         }
     }
     return true;
@@ -188,7 +217,7 @@ static cindex *build(const q_ktable *t, int64_t N, bool has_n) {
         kbuf k;
         k.n = 0;
         k.over = false;
-        if (!row_key(t, rw, N, has_n, &k)) continue;
+        if (!row_key(t, rw, N, has_n, false, &k)) continue;
         if (k.over) {
             free(hr.v);
             ci->full = true;
@@ -200,6 +229,27 @@ static cindex *build(const q_ktable *t, int64_t N, bool has_n) {
     return ci;
 }
 
+/* the rows' exact key hashes of ci, made on first use (under t->ext_mu) */
+static void build_exact(const q_ktable *t, cindex *ci) {
+    ci->fbuilt = true;
+    if (t->kflags & (QK_FLATTEN | QK_MERGE)) return;
+    uint32_t *fh = opdb_xcalloc(t->t.nrows ? t->t.nrows : 1, sizeof *fh);
+    for (size_t r = 0; r < t->t.nrows; r++) {
+        const q_row *rw = &t->rows[r];
+        if (rw->latcol == QLAT_NONE) continue;
+        kbuf k;
+        k.n = 0;
+        k.over = false;
+        if (!row_key(t, rw, ci->N, ci->has_n, true, &k)) continue;
+        if (k.over) {
+            free(fh);
+            return;
+        }
+        fh[r] = exact_hash(&k);
+    }
+    ci->fh = fh;
+}
+
 /* sentinel for "not indexable" */
 static cindex k_none;
 
@@ -209,13 +259,15 @@ void q_index_free(void *p) {
         cindex *nx = ci->next;
         free(ci->b);
         free(ci->rows);
+        free(ci->fh);
         free(ci);
         ci = nx;
     }
 }
 
-/* the index of t for (N, has_n), built on first use; NULL when t is not indexable */
-static const cindex *index_of(q_ktable *t, int64_t N, bool has_n) {
+/* the index of t for (N, has_n), built on first use (exact: its exact key
+ * hashes too); NULL when t is not indexable */
+static const cindex *index_of(q_ktable *t, int64_t N, bool has_n, bool exact) {
     opdb_call_lock(&t->ext_mu);
     cindex *head = t->ext[0], *ci = NULL;
     if (head != &k_none) {
@@ -229,6 +281,7 @@ static const cindex *index_of(q_ktable *t, int64_t N, bool has_n) {
                 ci->next = head;
                 t->ext[0] = ci;
             }
+            if (exact && !ci->full && !ci->fbuilt) build_exact(t, ci);
         }
     }
     opdb_call_unlock(&t->ext_mu);
@@ -254,7 +307,7 @@ const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, 
     /* kernels whose inputs are rearranged per row (by the row's slot count) are scanned in full */
     if (normalise && (t->kflags & (QK_ROPE | QK_SWIGLU | QK_RAC))) return NULL;
     if (X->n > 64) return NULL;
-    const cindex *ci = index_of(t, N, has_n);
+    const cindex *ci = index_of(t, N, has_n, false);
     if (!ci) return NULL;
     /* every slot's pieces, then the keys of every combination of alternatives */
     kbuf parts;
@@ -346,6 +399,34 @@ const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, 
     return rows;
 }
 
+bool q_index_exact_keys(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, bool has_n, bool normalise,
+                        const uint32_t **fh, uint32_t *qh, size_t *nq) {
+    *nq = 0;
+    if (c->db->no_index) return false;
+    if (normalise && (t->kflags & (QK_ROPE | QK_SWIGLU | QK_RAC))) return false;
+    if (X->n > 64) return false;
+    const cindex *ci = index_of(t, N, has_n, true);
+    if (!ci || !ci->fh) return false;
+    *fh = ci->fh;
+    kbuf k;
+    k.n = 0;
+    k.over = false;
+    bool relaxed = t->kflags & QK_RELAXED;
+    uint32_t ns = (uint32_t)X->n;
+    kb_add(&k, &ns, sizeof ns);
+    for (size_t i = 0; i < X->n; i++) {
+        const q_tin *x = &X->v[i];
+        const char *p = x->prof ? x->prof : q_dtype_prof(x->dtype);
+        if (!p) return true; /* an unmapped dtype matches no row */
+        key_dtype(&k, p, strlen(p), relaxed);
+        key_exact_dims(&k, x->s.d, x->s.rank);
+    }
+    if (k.over) return false;
+    qh[0] = exact_hash(&k);
+    *nq = 1;
+    return true;
+}
+
 /* ---- the elementwise index: rows by their first output shape's key (the
  * output dtype is not compared: other dtypes are scaled by element size) */
 static bool out_indexable(const q_ktable *t) {
@@ -376,18 +457,66 @@ static cindex *build_out(const q_ktable *t) {
     return ci;
 }
 
-const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bool *usable) {
-    *usable = false;
-    *n = 0;
-    if (c->db->no_index) return NULL;
+static void build_out_exact(const q_ktable *t, cindex *ci) {
+    ci->fbuilt = true;
+    uint32_t *fh = opdb_xcalloc(t->t.nrows ? t->t.nrows : 1, sizeof *fh);
+    for (size_t r = 0; r < t->t.nrows; r++) {
+        const q_row *rw = &t->rows[r];
+        if (rw->latcol == QLAT_NONE || q_row_nout(t, rw) == 0) continue;
+        kbuf k;
+        k.n = 0;
+        k.over = false;
+        q_shape o0 = q_row_out(t, rw, 0);
+        key_exact_dims(&k, o0.d, o0.rank);
+        if (k.over) {
+            free(fh);
+            return;
+        }
+        fh[r] = exact_hash(&k);
+    }
+    ci->fh = fh;
+}
+
+static const cindex *out_index_of(q_ktable *t, bool exact) {
     opdb_call_lock(&t->ext_mu);
     cindex *ci = t->ext[3];
     if (!ci) {
         ci = out_indexable(t) ? build_out(t) : &k_none;
         t->ext[3] = ci;
     }
+    if (exact && ci != &k_none && !ci->full && !ci->fbuilt) build_out_exact(t, ci);
     opdb_call_unlock(&t->ext_mu);
-    if (ci == &k_none || ci->full) return NULL;
+    return ci == &k_none || ci->full ? NULL : ci;
+}
+
+bool q_index_out_exact_keys(q_ctx *c, q_ktable *t, q_shape y, const uint32_t **fh, uint32_t *qh, size_t *nq) {
+    *nq = 0;
+    if (c->db->no_index) return false;
+    const cindex *ci = out_index_of(t, true);
+    if (!ci || !ci->fh) return false;
+    *fh = ci->fh;
+    /* the shape as given, and its 3-D flattening */
+    kbuf k;
+    k.n = 0, k.over = false;
+    key_exact_dims(&k, y.d, y.rank);
+    if (k.over) return false;
+    qh[(*nq)++] = exact_hash(&k);
+    if (y.rank == 3) {
+        int64_t fd[2] = {(int64_t)((uint64_t)y.d[0] * (uint64_t)y.d[1]), y.d[2]};
+        k.n = 0, k.over = false;
+        key_exact_dims(&k, fd, 2);
+        if (k.over) return false;
+        qh[(*nq)++] = exact_hash(&k);
+    }
+    return true;
+}
+
+const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bool *usable) {
+    *usable = false;
+    *n = 0;
+    if (c->db->no_index) return NULL;
+    const cindex *ci = out_index_of(t, false);
+    if (!ci) return NULL;
     /* the shape as given, and its 3-D flattening */
     kbuf k[2];
     int nk = 1;

@@ -169,6 +169,19 @@ size_t ip_mm_matching(q_ctx *c, const ip_index *ix, const ip_kb *T, bool quantiz
     static const char *const extra[] = {"output_count", "output_dtypes", "output_formats", "input_formats", NULL};
     uint32_t *gi = opdb_arena_alloc(c->a, (ix->ng ? ix->ng : 1) * sizeof *gi);
     size_t ng = 0;
+    *gip = gi;
+    /* kept per index: the matched and sorted groups of a key text; the key
+     * ends in a NUL and the mode, which no ip_groups_matching key does */
+    bool keep = !T->over && !c->db->no_index;
+    char mk[IP_KEYCAP + 2];
+    size_t mkn = 0;
+    if (keep) {
+        memcpy(mk, T->s, T->n);
+        mk[T->n] = 0;
+        mk[T->n + 1] = quantized ? 'q' : 'm';
+        mkn = T->n + 2;
+        if (ip_gmemo_get(ix, mk, mkn, gi, &ng)) return ng;
+    }
     const ip_keys *K = ip_group_keys(ix);
     for (size_t i = 0; i < ix->ng; i++)
         if (ip_key_match(T, K->s + K->off[i], K->off[i + 1] - K->off[i], NULL, quantized ? extra_q : extra))
@@ -187,7 +200,7 @@ size_t ip_mm_matching(q_ctx *c, const ip_index *ix, const ip_kb *T, bool quantiz
         }
         gi[j] = x;
     }
-    *gip = gi;
+    if (keep) ip_gmemo_put(ix, mk, mkn, gi, ng);
     return ng;
 }
 

@@ -33,6 +33,17 @@ static void put(ip_kb *k, const char *p, size_t n) {
     for (size_t i = 0; i < n; i++) k->depth += p[i] == '(' ? 1 : p[i] == ')' ? -1 : 0;
 }
 
+/* put for bytes without parentheses (numbers, field names, separators) */
+static void put_plain(ip_kb *k, const char *p, size_t n) {
+    if (k->over || k->n + n + 1 > IP_KEYCAP) {
+        k->over = true;
+        return;
+    }
+    memcpy(k->s + k->n, p, n);
+    k->n += n;
+    k->s[k->n] = 0;
+}
+
 /* inside a tuple: more `(` than `)` in the current field's text (the whole key before the first field) */
 static bool in_tuple(const ip_kb *k) { return k->depth > 0; }
 
@@ -43,13 +54,14 @@ void ip_kb_field(ip_kb *k, const char *name) {
     }
     k->fo[k->nf++] = (uint16_t)k->n;
     k->depth = 0;
-    put(k, "\x1e", 1);
-    put(k, name, strlen(name));
-    put(k, "\x1f", 1);
+    /* the names are the code's own literals, none with a parenthesis */
+    put_plain(k, "\x1e", 1);
+    put_plain(k, name, strlen(name));
+    put_plain(k, "\x1f", 1);
 }
 
 static void item_end(ip_kb *k) {
-    if (in_tuple(k)) put(k, "\x1d", 1);
+    if (in_tuple(k)) put_plain(k, "\x1d", 1);
 }
 
 void ip_kb_num(ip_kb *k, double v) {
@@ -70,12 +82,12 @@ void ip_kb_num(ip_kb *k, double v) {
     } else {
         n = snprintf(b, sizeof b, "#%.17g", v);
     }
-    put(k, b, (size_t)n);
+    put_plain(k, b, (size_t)n); /* digits, sign, '.', 'e', "inf", "nan" */
     item_end(k);
 }
 
 void ip_kb_str(ip_kb *k, const char *s, size_t n) {
-    put(k, "'", 1);
+    put_plain(k, "'", 1);
     put(k, s, n);
     item_end(k);
 }
@@ -87,9 +99,26 @@ void ip_kb_close(ip_kb *k) {
     item_end(k);
 }
 
+/* ip_kb_num of an integer, without the double: the same digits for |v| < 2^53 */
+static void kb_int(ip_kb *k, int64_t v) {
+    if (v <= -9007199254740992ll || v >= 9007199254740992ll) {
+        ip_kb_num(k, (double)v);
+        return;
+    }
+    char b[24], t[20];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    int m = 0, n = 0;
+    do t[m++] = (char)('0' + u % 10); while ((u /= 10));
+    b[n++] = '#';
+    if (v < 0) b[n++] = '-';
+    while (m) b[n++] = t[--m];
+    put_plain(k, b, (size_t)n);
+    item_end(k);
+}
+
 void ip_kb_shape(ip_kb *k, q_shape s) {
     ip_kb_open(k);
-    for (uint32_t i = 0; i < s.rank; i++) ip_kb_num(k, (double)s.d[i]);
+    for (uint32_t i = 0; i < s.rank; i++) kb_int(k, s.d[i]);
     ip_kb_close(k);
 }
 
@@ -391,6 +420,22 @@ static size_t key_names(const char *s, size_t n, char *buf, size_t cap) {
     return p == end ? m : 0;
 }
 
+/* does the key text s have the names key_names wrote into a, in that order? */
+static bool names_are(const char *s, size_t n, const char *a, size_t na) {
+    const char *p = s, *end = s + n, *q = a, *qe = a + na;
+    while (p < end) {
+        if (*p != '\x1e') return false;
+        const char *nm = p + 1, *f = memchr(nm, '\x1f', (size_t)(end - nm));
+        if (!f) return false;
+        size_t l = (size_t)(f - nm) + 1; /* the name and its \x1f */
+        if ((size_t)(qe - q) < l || memcmp(q, nm, l) != 0) return false;
+        q += l;
+        p = memchr(f + 1, '\x1e', (size_t)(end - f - 1));
+        if (!p) p = end;
+    }
+    return q == qe;
+}
+
 /* When every group's key has the same field names in the same order, a target with those names
  * matches a group exactly when their texts are equal (no required or extra fields): then the
  * match is a probe of the groups by key hash. */
@@ -398,13 +443,11 @@ static void uniform_names(ip_index *ix) {
     const ip_build *b = ix->b;
     ix->names = NULL;
     if (!ix->ng) return;
-    char a[IP_KEYCAP], c[IP_KEYCAP];
+    char a[IP_KEYCAP];
     size_t na = key_names(b->ks.p, b->koff[1], a, sizeof a);
     if (!na) return;
-    for (size_t i = 1; i < ix->ng; i++) {
-        size_t nb = key_names(b->ks.p + b->koff[i], b->koff[i + 1] - b->koff[i], c, sizeof c);
-        if (nb != na || memcmp(a, c, na) != 0) return;
-    }
+    for (size_t i = 1; i < ix->ng; i++)
+        if (!names_are(b->ks.p + b->koff[i], b->koff[i + 1] - b->koff[i], a, na)) return;
     char *names = opdb_xmalloc(na);
     memcpy(names, a, na);
     ix->names = names;
@@ -707,12 +750,45 @@ static void gmemo_free(struct ip_gmemo *m) {
     free(m);
 }
 
-static const gm_entry *gmemo_find(const struct ip_gmemo *m, uint64_t h, const ip_kb *T) {
+static const gm_entry *gmemo_find(const struct ip_gmemo *m, uint64_t h, const char *k, size_t kn) {
     uint32_t idx;
     if (!m) return NULL;
     for (opdb_hprobe p = opdb_hindex_probe(&m->ix, h); opdb_hprobe_next(&p, &idx);)
-        if (m->e[idx].keyn == T->n && memcmp(m->e[idx].key, T->s, T->n) == 0) return &m->e[idx];
+        if (m->e[idx].keyn == kn && memcmp(m->e[idx].key, k, kn) == 0) return &m->e[idx];
     return NULL;
+}
+
+bool ip_gmemo_get(const ip_index *cix, const char *k, size_t kn, uint32_t *gi, size_t *ng) {
+    ip_index *ix = (ip_index *)cix; /* the kept matches are guarded by memo_mu */
+    uint64_t h = opdb_hash_bytes(k, kn, 5);
+    opdb_call_lock(&ix->memo_mu);
+    const gm_entry *e = gmemo_find(ix->gmemo, h, k, kn);
+    if (e) {
+        memcpy(gi, e->gi, e->ng * sizeof *gi);
+        *ng = e->ng;
+    }
+    opdb_call_unlock(&ix->memo_mu);
+    return e != NULL;
+}
+
+void ip_gmemo_put(const ip_index *cix, const char *k, size_t kn, const uint32_t *gi, size_t ng) {
+    ip_index *ix = (ip_index *)cix;
+    uint64_t h = opdb_hash_bytes(k, kn, 5);
+    opdb_call_lock(&ix->memo_mu);
+    if (!ix->gmemo) ix->gmemo = opdb_xcalloc(1, sizeof *ix->gmemo);
+    struct ip_gmemo *m = ix->gmemo;
+    if (m->n < GMEMO_MAX && !gmemo_find(m, h, k, kn)) {
+        OPDB_ALLOC_GROW(m->e, m->n + 1, m->cap);
+        gm_entry *e = &m->e[m->n];
+        e->key = opdb_xmalloc(kn ? kn : 1);
+        memcpy(e->key, k, kn);
+        e->keyn = kn;
+        e->gi = opdb_xmalloc((ng ? ng : 1) * sizeof *e->gi);
+        memcpy(e->gi, gi, ng * sizeof *e->gi);
+        e->ng = ng;
+        opdb_hindex_add(&m->ix, h, (uint32_t)m->n++);
+    }
+    opdb_call_unlock(&ix->memo_mu);
 }
 
 size_t ip_groups_matching(q_ctx *c, const ip_index *cix, const ip_kb *T, uint32_t **gi) {
@@ -741,37 +817,13 @@ size_t ip_groups_matching(q_ctx *c, const ip_index *cix, const ip_kb *T, uint32_
             return 1;
         }
     }
-    uint64_t h = opdb_hash_bytes(T->s, T->n, 5);
     bool keep = !T->over && !c->db->no_index;
-    if (keep) {
-        opdb_call_lock(&ix->memo_mu);
-        const gm_entry *e = gmemo_find(ix->gmemo, h, T);
-        size_t ng = e ? e->ng : 0;
-        if (e) memcpy(*gi, e->gi, ng * sizeof **gi);
-        opdb_call_unlock(&ix->memo_mu);
-        if (e) return ng;
-    }
     size_t ng = 0;
+    if (keep && ip_gmemo_get(ix, T->s, T->n, *gi, &ng)) return ng;
     const ip_keys *K = ip_group_keys(ix);
     for (size_t g = 0; g < ix->ng; g++)
         if (ip_key_match(T, K->s + K->off[g], K->off[g + 1] - K->off[g], NULL, NULL)) (*gi)[ng++] = (uint32_t)g;
-    if (keep) {
-        opdb_call_lock(&ix->memo_mu);
-        if (!ix->gmemo) ix->gmemo = opdb_xcalloc(1, sizeof *ix->gmemo);
-        struct ip_gmemo *m = ix->gmemo;
-        if (m->n < GMEMO_MAX && !gmemo_find(m, h, T)) {
-            OPDB_ALLOC_GROW(m->e, m->n + 1, m->cap);
-            gm_entry *e = &m->e[m->n];
-            e->key = opdb_xmalloc(T->n ? T->n : 1);
-            memcpy(e->key, T->s, T->n);
-            e->keyn = T->n;
-            e->gi = opdb_xmalloc((ng ? ng : 1) * sizeof *e->gi);
-            memcpy(e->gi, *gi, ng * sizeof *e->gi);
-            e->ng = ng;
-            opdb_hindex_add(&m->ix, h, (uint32_t)m->n++);
-        }
-        opdb_call_unlock(&ix->memo_mu);
-    }
+    if (keep) ip_gmemo_put(ix, T->s, T->n, *gi, ng);
     return ng;
 }
 

@@ -302,6 +302,10 @@ int64_t ip_maxdim(q_ctx *c, const char *kt, const char *overlay);
 /* The groups of ix whose key matches T (no required or extra fields): their
  * indexes in an arena array *gi; the count. */
 size_t ip_groups_matching(q_ctx *c, const ip_index *ix, const ip_kb *T, uint32_t **gi);
+/* the kept group matches of ix by key bytes (a caller's key: distinct callers
+ * keep keys that cannot meet); get copies the groups into gi (ix->ng of room) */
+bool ip_gmemo_get(const ip_index *ix, const char *k, size_t kn, uint32_t *gi, size_t *ng);
+void ip_gmemo_put(const ip_index *ix, const char *k, size_t kn, const uint32_t *gi, size_t ng);
 /* A task over ix on nax target axes t with its axis groups and maximum
  * dimension: no matchers, no square-root axis. */
 void ip_task_init(ip_task *tk, const ip_index *ix, const double *t, int nax, const uint8_t (*groups)[4],

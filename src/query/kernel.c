@@ -128,7 +128,7 @@ static size_t key_kernel(void *arg, uint8_t *buf, size_t cap) {
     const kmctx *m = arg;
     return q_key_tins(m->X, (int64_t)m->X->n, true, false, buf, cap);
 }
-static const q_rowsel k_sel = {sel_kernel, key_kernel, 'K'};
+static const q_rowsel k_sel = {sel_kernel, key_kernel, 'K', NULL};
 
 static bool opt_int(q_ctx *c, const qv *d, const char *key, bool *has, int64_t *v) {
     const qv *x = qv_get(d, key);

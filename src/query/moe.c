@@ -96,7 +96,7 @@ static const uint32_t *sel_moe(q_ctx *c, void *arg, q_ktable *t, size_t *n, bool
     const mmctx *m = arg;
     return q_index_rows(c, t, m->X, m->N, m->has_n, true, n, usable);
 }
-static const q_rowsel k_sel_moe = {sel_moe, NULL, 0}; /* no key: its scans stay out of the exact-hit map */
+static const q_rowsel k_sel_moe = {sel_moe, NULL, 0, NULL}; /* no key: its scans stay out of the exact-hit map */
 
 /* ---- embedded compute */
 

@@ -565,6 +565,12 @@ typedef struct q_rowsel {
      * tells the checkers apart. */
     size_t (*key)(void *arg, uint8_t *buf, size_t cap);
     char tag;
+    /* Optional: a filter on the rows subset rows gives, passing every row
+     * the checker can accept at distance 0: the row's hash in *fh (by row
+     * number) is one of the nq in qh (at most 2; none: no row passes); false
+     * when t has none. A nearest scan outside the reference mode first weighs
+     * the rows that pass, and keeps their best when it is at distance 0. */
+    bool (*exact_keys)(q_ctx *c, void *arg, q_ktable *t, const uint32_t **fh, uint32_t *qh, size_t *nq);
 } q_rowsel;
 /* q_scan_run with a row subset provider (NULL = every row) */
 void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,
@@ -575,9 +581,18 @@ void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode,
 const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, bool has_n, bool normalise, size_t *n,
                              bool *usable);
 void q_index_free(void *p);
+/* the exact-key filter of the compute index (q_rowsel.exact_keys): a row
+ * that can match X without padding or flattening has X's exact key (each
+ * slot's dtype class and dims without 1s, sorted), so its hash; false when t
+ * has none (flattening kernels, not indexable) */
+bool q_index_exact_keys(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, bool has_n, bool normalise,
+                        const uint32_t **fh, uint32_t *qh, size_t *nq);
 /* the elementwise index: a superset of the rows of t whose first output
  * shape can match y (stripped), in file order; *usable as above */
 const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bool *usable);
+/* the same for the elementwise index: a first output shape that can match y
+ * without padding has the exact key of y or of y's 3-D flattening */
+bool q_index_out_exact_keys(q_ctx *c, q_ktable *t, q_shape y, const uint32_t **fh, uint32_t *qh, size_t *nq);
 void q_scan_run(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg, q_scan *s);
 /* A row's cell fault: quirks mode sets error bad_cell and returns -1 (stop);
  * default mode counts/warns and returns 0 (skip the row). */

@@ -63,6 +63,80 @@ void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode,
     if (!s->failed) q_hitmap_put(hm, key, kn, h, s);
 }
 
+/* A nearest scan over the rows that pass the exact-key filters alone: true
+ * when its best is at distance 0, and then s is what the whole scan finds
+ * (every row the checker accepts at distance 0 passes, met in the same order,
+ * and a row at a larger distance can neither win nor tie). False leaves s for
+ * the whole scan to redo: a filter unknown, a table that failed, a checker
+ * error, nothing at distance 0. */
+enum { PRE_MAX = 8, EXACT_MIN = 3 };
+
+/* a kernel's table and whole-scan subset, fetched before the scan */
+typedef struct presel {
+    q_ktable *t;
+    const uint32_t *sub;
+    size_t n;
+    bool usable;
+} presel;
+
+/* every kernel's subset; false when a table failed (the whole scan reports it) */
+static bool preselect(q_ctx *c, const char *const *k, size_t nk, void *arg, const q_rowsel *sel, presel *p,
+                      size_t *total) {
+    for (size_t i = 0; i < nk; i++) {
+        q_ktable *t = q_table(c->db, k[i]);
+        int st = atomic_load_explicit(&t->state, memory_order_acquire);
+        p[i] = (presel){t, NULL, 0, false};
+        if (st == QT_ABSENT) continue;
+        if (st != QT_OK) return false;
+        p[i].sub = sel->rows(c, arg, t, &p[i].n, &p[i].usable);
+        *total += p[i].usable ? p[i].n : t->t.nrows;
+    }
+    return true;
+}
+
+static bool scan_exact(q_ctx *c, const presel *pre, size_t nk, q_checker chk, void *arg, const q_rowsel *sel,
+                       q_scan *s, double *tie_lo, double *tie_hi) {
+    for (size_t i = 0; i < nk; i++) {
+        q_ktable *t = pre[i].t;
+        int st = atomic_load_explicit(&t->state, memory_order_acquire);
+        if (st == QT_ABSENT) continue;
+        if (st != QT_OK || t->lat_ov_bad || !pre[i].usable) return false;
+        const uint32_t *fh = NULL;
+        uint32_t qh[2] = {0, 0};
+        size_t nq = 0;
+        if (!sel->exact_keys(c, arg, t, &fh, qh, &nq)) return false;
+        for (size_t vi = 0; nq && vi < pre[i].n; vi++) {
+            size_t r = pre[i].sub[vi];
+            if (fh[r] != qh[0] && (nq < 2 || fh[r] != qh[1])) continue;
+            const q_row *row = &t->rows[r];
+            if (row->latcol == QLAT_NONE) continue;
+            q_cand cd;
+            memset(&cd, 0, sizeof cd);
+            cd.lat = row->lat;
+            cd.conf = 1.0;
+            int rc = chk(c, arg, t, i, r, &cd);
+            if (rc < 0) return false;
+            if (rc == 0) continue;
+            int cmp = s->found ? cmp_score(cd.dist, i, row->prio, s->best.dist, s->kidx, s->tab->rows[s->row].prio) : -1;
+            if (cmp < 0) {
+                s->found = true;
+                s->kidx = i;
+                s->row = r;
+                s->tab = t;
+                s->kernel = t->kernel;
+                s->best = cd;
+                s->ties = 1;
+                *tie_lo = *tie_hi = cd.lat;
+            } else if (cmp == 0) {
+                s->ties++;
+                if (cd.lat < *tie_lo) *tie_lo = cd.lat;
+                if (cd.lat > *tie_hi) *tie_hi = cd.lat;
+            }
+        }
+    }
+    return s->found && s->best.dist == 0;
+}
+
 static void scan(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,
                  const q_rowsel *sel, q_scan *s) {
     memset(s, 0, sizeof *s);
@@ -71,8 +145,27 @@ static void scan(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_
     /* the tie list's extreme latencies: rounding to 12 decimals is monotonic, so two tied
      * latencies render differently iff the smallest and the largest do */
     double tie_lo = 0, tie_hi = 0;
+    /* explain lists every kernel's attempt, and the reference mode's distance
+     * follows the rule's name: both weigh every candidate */
+    presel pre[PRE_MAX];
+    bool have_pre = false;
+    if (mode == QSCAN_NEAREST && sel && sel->exact_keys && !c->explain && !c->cfg->quirks && !c->db->no_index &&
+        nk <= PRE_MAX) {
+        /* a few candidates cost less to weigh than the exact subsets to find */
+        size_t total = 0;
+        have_pre = preselect(c, k, nk, arg, sel, pre, &total);
+        if (have_pre && total >= EXACT_MIN) {
+            if (scan_exact(c, pre, nk, chk, arg, sel, s, &tie_lo, &tie_hi)) {
+                nk = 0; /* the rows are weighed: on to the ties */
+            } else {
+                memset(s, 0, sizeof *s);
+                s->reason = "";
+                tie_lo = tie_hi = 0;
+            }
+        }
+    }
     for (size_t i = 0; i < nk; i++) {
-        q_ktable *t = q_table(c->db, k[i]);
+        q_ktable *t = have_pre ? pre[i].t : q_table(c->db, k[i]);
         int st = atomic_load_explicit(&t->state, memory_order_acquire);
         if (st == QT_ABSENT) {
             q_attempt(c, k[i], "csv_not_found");
@@ -84,9 +177,9 @@ static void scan(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_
             return;
         }
         loaded = true;
-        size_t nsub = 0;
-        bool usable = false;
-        const uint32_t *sub = sel ? sel->rows(c, arg, t, &nsub, &usable) : NULL;
+        size_t nsub = have_pre ? pre[i].n : 0;
+        bool usable = have_pre && pre[i].usable;
+        const uint32_t *sub = have_pre ? pre[i].sub : sel ? sel->rows(c, arg, t, &nsub, &usable) : NULL;
         size_t nvisit = usable ? nsub : t->t.nrows;
         bool matched = false; /* a candidate came from this kernel */
         for (size_t vi = 0; vi < nvisit; vi++) {

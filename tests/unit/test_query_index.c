@@ -7,7 +7,9 @@
  * scanning the points). A handle with the result cache, asked each query
  * twice, must answer as the plain scan does; so must a handle with the
  * exact-hit map alone, and its scans (row, candidate, tie count, reason),
- * first computed then answered from the map, must be the plain scan's. */
+ * first computed then answered from the map, must be the plain scan's.
+ * Every row the matchers accept without padding must pass its exact-key
+ * filter (the rows a nearest scan weighs first). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -103,7 +105,64 @@ static void query(opdb_strbuf *q, int n_ops) {
 
 typedef struct scan_tally {
     size_t scans, found, tied, ambiguous;
+    size_t exact_rows; /* rows accepted without padding, each passing its exact-key filter */
+    size_t exact_scans; /* scans whose best is at distance 0 (the mapped handle's first pass answers from the subsets) */
 } scan_tally;
+
+static bool passes(const uint32_t *fh, const uint32_t *qh, size_t nq, size_t r) {
+    for (size_t i = 0; i < nq; i++)
+        if (fh[r] == qh[i]) return true;
+    return false;
+}
+
+/* The exact-key filters pass every row the matchers accept without padding:
+ * every row of every table is matched against the query and filtered. */
+static void check_exact_subsets(q_ctx *c, const q_query *q, const q_tins *X, scan_tally *t) {
+    static const char *const kts[] = {"MatMulV2", "BatchMatMulV2", "RmsNorm", "Add"};
+    for (size_t k = 0; k < 4; k++) {
+        q_ktable *tab = q_table(c->db, kts[k]);
+        if (atomic_load(&tab->state) != QT_OK) continue;
+        for (int hn = 0; hn < 2; hn++) {
+            int64_t N = hn ? 2 : 0;
+            const uint32_t *fh = NULL;
+            uint32_t qh[2];
+            size_t nq = 0;
+            bool usable = q_index_exact_keys(c, tab, X, N, hn, true, &fh, qh, &nq);
+            /* a flattening kernel has no exact keys; the others always do */
+            assert_int_equal(usable, !(tab->kflags & QK_FLATTEN) && X->n <= 64);
+            if (!usable) continue;
+            for (size_t r = 0; r < tab->t.nrows; r++) {
+                if (tab->rows[r].latcol == QLAT_NONE) continue;
+                q_match m;
+                if (q_match_row(c, X, tab, r, N, hn, true, &m) != 1 || m.padded_any) continue;
+                if (!passes(fh, qh, nq, r)) fail_msg("%s row %zu matches by %s but fails its exact-key filter", kts[k], r, m.rule);
+                t->exact_rows++;
+            }
+        }
+        /* the elementwise subsets: the first output shape as given, stripped, or the 3-D query flattened */
+        const qv *o = q->out;
+        if (!o || o->kind != QV_TENSOR || o->shape.rank == 0) continue;
+        q_shape y = q_strip(o->shape);
+        const uint32_t *fh = NULL;
+        uint32_t qh[2];
+        size_t nq = 0;
+        if (!q_index_out_exact_keys(c, tab, y, &fh, qh, &nq)) continue;
+        for (size_t r = 0; r < tab->t.nrows; r++) {
+            const q_row *rw = &tab->rows[r];
+            if (rw->latcol == QLAT_NONE || !q_row_out_ok(rw) || q_row_nout(tab, rw) == 0) continue;
+            q_shape cs = q_row_out(tab, rw, 0), cp = q_strip(cs);
+            bool same = q_shape_eq(y, cs) || q_shape_eq(y, cp);
+            if (!same && y.rank == 3 && cs.rank == 2) {
+                int64_t fd[2] = {y.d[0] * y.d[1], y.d[2]};
+                q_shape f = {fd, 2};
+                same = q_shape_eq(f, cs) || q_shape_eq(f, cp);
+            }
+            if (!same) continue;
+            if (!passes(fh, qh, nq, r)) fail_msg("%s row %zu matches the output but fails its exact-key filter", kts[k], r);
+            t->exact_rows++;
+        }
+    }
+}
 
 /* One compute scan of the query's tensor inputs over kernel list K on db, without explain. */
 static q_scan one_scan(const opdb_qdb *db, const q_tins *X, const char *const *K, size_t nk, int64_t N, bool has_n,
@@ -134,6 +193,12 @@ static void compare_scans(const opdb_qdb *mapped, const opdb_qdb *lin, const cha
     memset(&r, 0, sizeof r);
     q_ctx c = {.db = lin, .cfg = &lin->cfg, .q = &q, .a = &a, .r = &r};
     q_tins X = q_tensor_inputs(&c, q.args);
+    {
+        q_result r2;
+        memset(&r2, 0, sizeof r2);
+        q_ctx cm = {.db = mapped, .cfg = &mapped->cfg, .q = &q, .a = &a, .r = &r2};
+        check_exact_subsets(&cm, &q, &X, t);
+    }
     static const char *const k0[] = {"MatMulV2", "BatchMatMulV2"}, *const k1[] = {"BatchMatMulV2", "MatMulV2"},
                              *const k2[] = {"RmsNorm", "Add", "MatMulV2"}, *const k3[] = {"Absent", "Add"};
     static const struct {
@@ -162,6 +227,7 @@ static void compare_scans(const opdb_qdb *mapped, const opdb_qdb *lin, const cha
             t->found += want.found;
             t->tied += want.found && want.ties > 1;
             t->ambiguous += strncmp(want.reason, "ambiguous_semantic_match:", 25) == 0;
+            t->exact_scans += want.found && want.best.dist == 0 && !mapped->cfg.quirks;
         }
     opdb_arena_free(&a);
 }
@@ -246,10 +312,15 @@ static void test_index_equals_scan(void **state) {
     assert_true(tally.found > tally.scans / 100);
     assert_true(tally.tied > 0);
     assert_true(tally.ambiguous > 0);
+    /* the exact-key filters must pass rows, and answer scans */
+    assert_true(tally.exact_rows > compared / 10);
+    assert_true(tally.exact_scans > 0);
     print_message("%zu queries compared, %zu hits, %zu interpolated, %zu elementwise, %zu map answers; scans: %zu, "
                   "%zu found, %zu tied, %zu ambiguous\n",
                   compared, hits, interpolated, elementwise, map_answers, tally.scans, tally.found, tally.tied,
                   tally.ambiguous);
+    print_message("%zu rows matched without padding, each passing its exact-key filter; %zu scans at distance 0\n",
+                  tally.exact_rows, tally.exact_scans);
 }
 
 int main(void) {
