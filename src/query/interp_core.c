@@ -21,18 +21,6 @@ void ip_kb_init(ip_kb *k) {
     k->s[0] = 0;
 }
 
-static void put(ip_kb *k, const char *p, size_t n) {
-    if (k->over || k->n + n + 1 > IP_KEYCAP) {
-        k->over = true;
-        return;
-    }
-    memcpy(k->s + k->n, p, n);
-    k->n += n;
-    k->s[k->n] = 0;
-    /* every parenthesis of the current field's text counts, a string value's too */
-    for (size_t i = 0; i < n; i++) k->depth += p[i] == '(' ? 1 : p[i] == ')' ? -1 : 0;
-}
-
 /* put for bytes without parentheses (numbers, field names, separators) */
 static void put_plain(ip_kb *k, const char *p, size_t n) {
     if (k->over || k->n + n + 1 > IP_KEYCAP) {
@@ -42,6 +30,13 @@ static void put_plain(ip_kb *k, const char *p, size_t n) {
     memcpy(k->s + k->n, p, n);
     k->n += n;
     k->s[k->n] = 0;
+}
+
+static void put(ip_kb *k, const char *p, size_t n) {
+    put_plain(k, p, n);
+    if (k->over) return;
+    /* every parenthesis of the current field's text counts, a string value's too */
+    for (size_t i = 0; i < n; i++) k->depth += p[i] == '(' ? 1 : p[i] == ')' ? -1 : 0;
 }
 
 /* inside a tuple: more `(` than `)` in the current field's text (the whole key before the first field) */

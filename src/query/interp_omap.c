@@ -82,13 +82,7 @@ void ip_omap_test_hash_mask(ip_omap *m, uint64_t mask) { m->hmask = mask; }
 /* counts, lengths and dims as varints (each self-delimiting, so distinct values stay distinct keys) */
 static void okey_var(ip_okey *k, uint64_t v) {
     uint8_t b[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-        b[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b[n++] = (uint8_t)v;
-    ip_okey_add(k, b, n);
+    ip_okey_add(k, b, q_varint_put(b, v));
 }
 
 bool ip_okey_init(const q_ctx *c, ip_okey *k, char tag) {

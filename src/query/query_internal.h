@@ -753,25 +753,23 @@ static inline void q_kput(q_kbuf *k, const void *p, size_t n) {
     memcpy(k->p + k->n, p, n);
     k->n += n;
 }
+/* v as a varint (7 bits a byte, low first; each self-delimiting) into o, which has room for 10: its length */
+static inline size_t q_varint_put(uint8_t *o, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80) {
+        o[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    o[n++] = (uint8_t)v;
+    return n;
+}
 static inline void q_kput_var(q_kbuf *k, uint64_t v) {
     if (!k->over && k->cap - k->n >= 10) { /* room for the longest: written in place */
-        uint8_t *o = k->p + k->n;
-        while (v >= 0x80) {
-            *o++ = (uint8_t)(v | 0x80);
-            v >>= 7;
-        }
-        *o++ = (uint8_t)v;
-        k->n = (size_t)(o - k->p);
+        k->n += q_varint_put(k->p + k->n, v);
         return;
     }
     uint8_t b[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-        b[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b[n++] = (uint8_t)v;
-    q_kput(k, b, n);
+    q_kput(k, b, q_varint_put(b, v));
 }
 /* zigzagged: small negatives stay short */
 static inline void q_kput_svar(q_kbuf *k, int64_t v) { q_kput_var(k, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63)); }

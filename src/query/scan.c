@@ -63,6 +63,31 @@ void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode,
     if (!s->failed) q_hitmap_put(hm, key, kn, h, s);
 }
 
+/* s takes the candidate row r of kernel kidx as its best */
+static void take(q_scan *s, q_ktable *t, size_t kidx, size_t r, const q_cand *cd) {
+    s->found = true;
+    s->kidx = kidx;
+    s->row = r;
+    s->tab = t;
+    s->kernel = t->kernel;
+    s->best = *cd;
+    s->ties = 1;
+}
+
+/* a nearest scan weighs candidate row r against its best so far, keeping the tie list's extreme latencies */
+static void weigh(q_scan *s, q_ktable *t, size_t kidx, size_t r, const q_cand *cd, double *tie_lo, double *tie_hi) {
+    int cmp = s->found ? cmp_score(cd->dist, kidx, t->rows[r].prio, s->best.dist, s->kidx, s->tab->rows[s->row].prio)
+                       : -1;
+    if (cmp < 0) {
+        take(s, t, kidx, r, cd);
+        *tie_lo = *tie_hi = cd->lat;
+    } else if (cmp == 0) {
+        s->ties++;
+        if (cd->lat < *tie_lo) *tie_lo = cd->lat;
+        if (cd->lat > *tie_hi) *tie_hi = cd->lat;
+    }
+}
+
 /* A nearest scan over the rows that pass the exact-key filters alone: true
  * when its best is at distance 0, and then s is what the whole scan finds
  * (every row the checker accepts at distance 0 passes, met in the same order,
@@ -117,21 +142,7 @@ static bool scan_exact(q_ctx *c, const presel *pre, size_t nk, q_checker chk, vo
             int rc = chk(c, arg, t, i, r, &cd);
             if (rc < 0) return false;
             if (rc == 0) continue;
-            int cmp = s->found ? cmp_score(cd.dist, i, row->prio, s->best.dist, s->kidx, s->tab->rows[s->row].prio) : -1;
-            if (cmp < 0) {
-                s->found = true;
-                s->kidx = i;
-                s->row = r;
-                s->tab = t;
-                s->kernel = t->kernel;
-                s->best = cd;
-                s->ties = 1;
-                *tie_lo = *tie_hi = cd.lat;
-            } else if (cmp == 0) {
-                s->ties++;
-                if (cd.lat < *tie_lo) *tie_lo = cd.lat;
-                if (cd.lat > *tie_hi) *tie_hi = cd.lat;
-            }
+            weigh(s, t, i, r, &cd, tie_lo, tie_hi);
         }
     }
     return s->found && s->best.dist == 0;
@@ -204,30 +215,10 @@ static void scan(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_
             matched = true;
             if (mode == QSCAN_FIRST) {
                 q_attempt(c, k[i], "matched");
-                s->found = true;
-                s->kidx = i;
-                s->row = r;
-                s->tab = t;
-                s->kernel = t->kernel;
-                s->best = cd;
-                s->ties = 1;
+                take(s, t, i, r, &cd);
                 return;
             }
-            int cmp = s->found ? cmp_score(cd.dist, i, row->prio, s->best.dist, s->kidx, s->tab->rows[s->row].prio) : -1;
-            if (cmp < 0) {
-                s->found = true;
-                s->kidx = i;
-                s->row = r;
-                s->tab = t;
-                s->kernel = t->kernel;
-                s->best = cd;
-                s->ties = 1;
-                tie_lo = tie_hi = cd.lat;
-            } else if (cmp == 0) {
-                s->ties++;
-                if (cd.lat < tie_lo) tie_lo = cd.lat;
-                if (cd.lat > tie_hi) tie_hi = cd.lat;
-            }
+            weigh(s, t, i, r, &cd, &tie_lo, &tie_hi);
         }
         q_attempt(c, k[i], matched ? "matched" : "no_match");
     }
