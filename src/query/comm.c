@@ -457,7 +457,7 @@ void q_path_comm(q_ctx *c, const q_entry *e) {
         q_miss(c, "invalid_args");
         return;
     }
-    int64_t B = q_numel(x->shape) * (int64_t)q_dtype_size(x->dtype), n = (int64_t)g->n;
+    int64_t B = q_mul_sat(q_numel(x->shape), (int64_t)q_dtype_size(x->dtype)), n = (int64_t)g->n;
     if (strcmp(c->q->op, "tensor_cast.reduce_scatter.default") == 0 && n > 1) B = floor_div(B, n);
     int tier;
     if (q_comm_tier(c, g, &tier)) return;

@@ -221,7 +221,7 @@ void q_moe_embedded(q_ctx *c, const q_entry *e, const char *dfc_kernel, double d
         if (ok) {
             if (ex->shape.rank >= 2) topk = ex->shape.d[ex->shape.rank - 1];
             ok = topk > 0;
-            B = q_numel(x->shape) * (int64_t)q_dtype_size(x->dtype) * topk;
+            B = q_mul_sat(q_mul_sat(q_numel(x->shape), (int64_t)q_dtype_size(x->dtype)), topk);
             ng = (int64_t)g->n;
             if (qv_is_str(qv_get(comm, "group_type"), "expert_parallel") && (c->cfg->ep == 0 || ng != c->cfg->ep))
                 ok = false;

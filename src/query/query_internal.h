@@ -527,6 +527,13 @@ int q_entry_kernels(q_ctx *c, const q_entry *e, bool with_alternates, const char
 q_tins q_tensor_inputs(q_ctx *c, const qv *args);
 q_shape q_strip(q_shape s);
 q_shape q_nz(q_ctx *c, q_shape s);
+/* a * b, saturated at the int64 range instead of overflowing (a query may name absurd dims) */
+static inline int64_t q_mul_sat(int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r)) return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+    return r;
+}
+/* the element count of s, saturated (a zero dim still makes it 0) */
 int64_t q_numel(q_shape s);
 bool q_shape_eq(q_shape a, q_shape b);
 bool q_padded(int64_t t, int64_t c);

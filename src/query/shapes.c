@@ -8,7 +8,10 @@
 
 int64_t q_numel(q_shape s) {
     int64_t n = 1;
-    for (uint32_t i = 0; i < s.rank; i++) n *= s.d[i];
+    for (uint32_t i = 0; i < s.rank; i++) {
+        if (s.d[i] == 0) return 0;
+        n = q_mul_sat(n, s.d[i]);
+    }
     return n;
 }
 

@@ -546,6 +546,37 @@ static void g_line(gen *x) {
 /* Random lines near the query form through every reader (check_line: the
  * fast reader's events against yajl's, the trees, and the query the direct
  * form reads against the one yajl's tree gives, error messages included). */
+/* dims whose product overflows int64: the element count saturates instead
+ * (signed overflow before: UBSan found it through a random line) and a
+ * values list still gets its one-line error, through every reader */
+static void test_absurd_dims(void **state) {
+    (void)state;
+    int64_t big[3] = {INT64_MAX, 93110848, 0}, neg[2] = {-3, INT64_MAX};
+    assert_true(q_numel((q_shape){big, 2}) == INT64_MAX);
+    assert_true(q_numel((q_shape){big, 3}) == 0);
+    assert_true(q_numel((q_shape){neg, 2}) == INT64_MIN);
+    assert_true(q_mul_sat(INT64_MIN, -1) == INT64_MAX);
+    const char *line = "{\"id\":1,\"op\":\"aten.add.Tensor\",\"args\":[{\"shape\":[9223372036854775807,93110848],"
+                       "\"dtype\":\"float32\",\"values\":[1,2]}]}";
+    int modes[4] = {Q_JSON_AUTO, Q_JSON_YAJL, Q_JSON_FAST, Q_JSON_DIRECT};
+    for (int m = 0; m < 4; m++) {
+        opdb_arena a;
+        opdb_arena_init(&a, 4096);
+        q_query q;
+        const char *code = NULL;
+        char msg[512];
+        msg[0] = 0;
+        int rc = q_parse_line_mode(&a, line, strlen(line), modes[m], &q, &code, msg, sizeof msg);
+        if (modes[m] == Q_JSON_DIRECT && rc == 1) {
+            opdb_arena_free(&a);
+            continue; /* the direct form hands a values member on */
+        }
+        assert_int_not_equal(rc, 0);
+        assert_non_null(strstr(msg, "tensor has 2 values for 9223372036854775807 elements"));
+        opdb_arena_free(&a);
+    }
+}
+
 static void test_random_lines(void **state) {
     (void)state;
     const char *soak = getenv("OPDB_TEST_SOAK");
@@ -579,6 +610,7 @@ int main(void) {
         cmocka_unit_test(test_hand_over),
         cmocka_unit_test(test_direct_form),
         cmocka_unit_test(test_random_lines),
+        cmocka_unit_test(test_absurd_dims),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
