@@ -205,6 +205,7 @@ static int query_json(const opdb_qdb *db, opdb_qresult_priv *p, const char *line
     /* the slot the query's first exact-hit map probe starts at, fetched while the line is read */
     uint64_t lh = q_line_hash(line, n);
     if (!explain) q_hitmap_prefetch(db->hitmap, lh);
+    if (!explain) ip_omap_prefetch(db->ipmap, lh); /* the outcome map's first probe starts there too */
     if (q_parse_line(&p->a, line, n, &q, &code, msg, sizeof msg) != 0) {
         q_query bad = q;
         return finish_as(db, p, &bad, code, msg, explain, res, own_line);

@@ -140,39 +140,54 @@ static void hrows_add(hrows *hr, const uint8_t *key, size_t n, uint32_t r) {
     hr->v[hr->n++].r = r;
 }
 
-static int cmp_hrow(const void *a, const void *b) {
-    const hrow *x = a, *y = b;
-    if (x->h != y->h) return x->h < y->h ? -1 : 1;
-    return x->r < y->r ? -1 : x->r > y->r;
-}
-
-/* files the rows into ci: one bucket per hash, its rows in file order (consumes hr) */
+/* files the rows into ci: one bucket per hash, its rows in file order (consumes hr). The rows
+ * are grouped by a counting pass over a scratch table of their hashes (no sort): buckets take
+ * their rows' block in the order their first rows come. */
 static void file_rows(cindex *ci, hrows *hr) {
     if (!hr->n) {
         free(hr->v);
         return;
     }
-    qsort(hr->v, hr->n, sizeof *hr->v, cmp_hrow);
+    size_t tcap = 16;
+    while (tcap < 2 * hr->n) tcap <<= 1;
+    /* scratch: hash -> bucket number + 1; per bucket its hash, count and fill; per row its bucket */
+    uint32_t *tslot = opdb_xcalloc(tcap, sizeof *tslot);
+    uint32_t *cnt = opdb_xmalloc(hr->n * sizeof *cnt), *of = opdb_xmalloc(hr->n * sizeof *of);
+    uint64_t *bh = opdb_xmalloc(hr->n * sizeof *bh);
     size_t nb = 0;
-    for (size_t i = 0; i < hr->n; i++) nb += i == 0 || hr->v[i].h != hr->v[i - 1].h;
+    for (size_t i = 0; i < hr->n; i++) {
+        uint64_t h = hr->v[i].h;
+        size_t j = h & (tcap - 1);
+        while (tslot[j] && bh[tslot[j] - 1] != h) j = (j + 1) & (tcap - 1);
+        if (!tslot[j]) {
+            bh[nb] = h;
+            cnt[nb] = 0;
+            tslot[j] = (uint32_t)++nb;
+        }
+        of[i] = tslot[j] - 1;
+        cnt[of[i]]++;
+    }
+    free(tslot);
     size_t cap = 16;
     while (cap < 2 * nb) cap <<= 1;
     ci->b = opdb_xcalloc(cap, sizeof *ci->b);
     ci->mask = cap - 1;
     ci->rows = opdb_xmalloc(hr->n * sizeof *ci->rows);
-    for (size_t i = 0; i < hr->n;) {
-        size_t e = i;
-        while (e < hr->n && hr->v[e].h == hr->v[i].h) {
-            ci->rows[e] = hr->v[e].r;
-            e++;
-        }
-        size_t j = hr->v[i].h & ci->mask;
+    /* each bucket's block (cnt becomes its fill position) */
+    uint32_t off = 0;
+    for (size_t b = 0; b < nb; b++) {
+        size_t j = bh[b] & ci->mask;
         while (ci->b[j].n) j = (j + 1) & ci->mask;
-        ci->b[j].h = hr->v[i].h;
-        ci->b[j].off = (uint32_t)i;
-        ci->b[j].n = (uint32_t)(e - i);
-        i = e;
+        ci->b[j].h = bh[b];
+        ci->b[j].off = off;
+        ci->b[j].n = cnt[b];
+        off += cnt[b];
+        cnt[b] = ci->b[j].off;
     }
+    for (size_t i = 0; i < hr->n; i++) ci->rows[cnt[of[i]]++] = hr->v[i].r;
+    free(cnt);
+    free(of);
+    free(bh);
     free(hr->v);
 }
 
@@ -229,10 +244,18 @@ static cindex *build(const q_ktable *t, int64_t N, bool has_n) {
     return ci;
 }
 
+/* marks ci's exact hashes made (fh, when any, set before: readers without the lock see both) */
+static void publish_exact(cindex *ci, uint32_t *fh) {
+    ci->fh = fh;
+    __atomic_store_n(&ci->fbuilt, true, __ATOMIC_RELEASE);
+}
+
 /* the rows' exact key hashes of ci, made on first use (under t->ext_mu) */
 static void build_exact(const q_ktable *t, cindex *ci) {
-    ci->fbuilt = true;
-    if (t->kflags & (QK_FLATTEN | QK_MERGE)) return;
+    if (t->kflags & (QK_FLATTEN | QK_MERGE)) {
+        publish_exact(ci, NULL);
+        return;
+    }
     uint32_t *fh = opdb_xcalloc(t->t.nrows ? t->t.nrows : 1, sizeof *fh);
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
@@ -243,11 +266,12 @@ static void build_exact(const q_ktable *t, cindex *ci) {
         if (!row_key(t, rw, ci->N, ci->has_n, true, &k)) continue;
         if (k.over) {
             free(fh);
+            publish_exact(ci, NULL);
             return;
         }
         fh[r] = exact_hash(&k);
     }
-    ci->fh = fh;
+    publish_exact(ci, fh);
 }
 
 /* sentinel for "not indexable" */
@@ -268,18 +292,28 @@ void q_index_free(void *p) {
 /* the index of t for (N, has_n), built on first use (exact: its exact key
  * hashes too); NULL when t is not indexable */
 static const cindex *index_of(q_ktable *t, int64_t N, bool has_n, bool exact) {
+    /* indexes are published whole at the list's head (their exact hashes once made): a built
+     * one is found without the lock */
+    cindex *h0 = __atomic_load_n(&t->ext[0], __ATOMIC_ACQUIRE);
+    if (h0 == &k_none) return NULL;
+    for (cindex *ci = h0; ci; ci = ci->next)
+        if (ci->has_n == has_n && (!has_n || ci->N == N)) {
+            if (ci->full) return NULL;
+            if (!exact || __atomic_load_n(&ci->fbuilt, __ATOMIC_ACQUIRE)) return ci;
+            break;
+        }
     opdb_call_lock(&t->ext_mu);
     cindex *head = t->ext[0], *ci = NULL;
     if (head != &k_none) {
         if (!head && !table_indexable(t)) {
-            t->ext[0] = head = &k_none;
+            __atomic_store_n(&t->ext[0], (void *)&k_none, __ATOMIC_RELEASE);
         } else {
             for (ci = head; ci; ci = ci->next)
                 if (ci->has_n == has_n && (!has_n || ci->N == N)) break;
             if (!ci) {
                 ci = build(t, N, has_n);
                 ci->next = head;
-                t->ext[0] = ci;
+                __atomic_store_n(&t->ext[0], (void *)ci, __ATOMIC_RELEASE);
             }
             if (exact && !ci->full && !ci->fbuilt) build_exact(t, ci);
         }
@@ -458,7 +492,6 @@ static cindex *build_out(const q_ktable *t) {
 }
 
 static void build_out_exact(const q_ktable *t, cindex *ci) {
-    ci->fbuilt = true;
     uint32_t *fh = opdb_xcalloc(t->t.nrows ? t->t.nrows : 1, sizeof *fh);
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
@@ -470,19 +503,24 @@ static void build_out_exact(const q_ktable *t, cindex *ci) {
         key_exact_dims(&k, o0.d, o0.rank);
         if (k.over) {
             free(fh);
+            publish_exact(ci, NULL);
             return;
         }
         fh[r] = exact_hash(&k);
     }
-    ci->fh = fh;
+    publish_exact(ci, fh);
 }
 
 static const cindex *out_index_of(q_ktable *t, bool exact) {
+    /* found without the lock once built (as index_of) */
+    cindex *c0 = __atomic_load_n(&t->ext[3], __ATOMIC_ACQUIRE);
+    if (c0 == &k_none || (c0 && c0->full)) return NULL;
+    if (c0 && (!exact || __atomic_load_n(&c0->fbuilt, __ATOMIC_ACQUIRE))) return c0;
     opdb_call_lock(&t->ext_mu);
     cindex *ci = t->ext[3];
     if (!ci) {
         ci = out_indexable(t) ? build_out(t) : &k_none;
-        t->ext[3] = ci;
+        __atomic_store_n(&t->ext[3], (void *)ci, __ATOMIC_RELEASE);
     }
     if (exact && ci != &k_none && !ci->full && !ci->fbuilt) build_out_exact(t, ci);
     opdb_call_unlock(&t->ext_mu);

@@ -21,22 +21,45 @@ void ip_kb_init(ip_kb *k) {
     k->s[0] = 0;
 }
 
-/* put for bytes without parentheses (numbers, field names, separators) */
-static void put_plain(ip_kb *k, const char *p, size_t n) {
+/* room for n more bytes (and the closing NUL) at the key's end: where they go, NULL when the
+ * key overflows (then it stays over) */
+static inline char *room(ip_kb *k, size_t n) {
     if (k->over || k->n + n + 1 > IP_KEYCAP) {
         k->over = true;
-        return;
+        return NULL;
     }
-    memcpy(k->s + k->n, p, n);
+    return k->s + k->n;
+}
+
+/* n bytes were written at room's pointer */
+static inline void grew(ip_kb *k, size_t n) {
     k->n += n;
     k->s[k->n] = 0;
 }
 
-static void put(ip_kb *k, const char *p, size_t n) {
-    put_plain(k, p, n);
-    if (k->over) return;
-    /* every parenthesis of the current field's text counts, a string value's too */
-    for (size_t i = 0; i < n; i++) k->depth += p[i] == '(' ? 1 : p[i] == ')' ? -1 : 0;
+/* put for bytes without parentheses (numbers, field names, separators) */
+static void put_plain(ip_kb *k, const char *p, size_t n) {
+    char *d = room(k, n);
+    if (!d) return;
+    memcpy(d, p, n);
+    grew(k, n);
+}
+
+/* '(' minus ')' in p: eight bytes at a time, a byte by itself only in a word that holds one
+ * ('(' and ')' differ in the low bit alone) */
+static int paren_delta(const char *p, size_t n) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    int d = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        uint64_t x = (w | ones) ^ (ones * 0x29); /* a zero byte where the byte is 0x28 or 0x29 */
+        if (!((x - ones) & ~x & highs)) continue;
+        for (size_t j = i; j < i + 8; j++) d += p[j] == '(' ? 1 : p[j] == ')' ? -1 : 0;
+    }
+    for (; i < n; i++) d += p[i] == '(' ? 1 : p[i] == ')' ? -1 : 0;
+    return d;
 }
 
 /* inside a tuple: more `(` than `)` in the current field's text (the whole key before the first field) */
@@ -50,47 +73,73 @@ void ip_kb_field(ip_kb *k, const char *name) {
     k->fo[k->nf++] = (uint16_t)k->n;
     k->depth = 0;
     /* the names are the code's own literals, none with a parenthesis */
-    put_plain(k, "\x1e", 1);
-    put_plain(k, name, strlen(name));
-    put_plain(k, "\x1f", 1);
+    size_t l = strlen(name);
+    char *d = room(k, l + 2);
+    if (!d) return;
+    d[0] = '\x1e';
+    memcpy(d + 1, name, l);
+    d[l + 1] = '\x1f';
+    grew(k, l + 2);
 }
 
 static void item_end(ip_kb *k) {
     if (in_tuple(k)) put_plain(k, "\x1d", 1);
 }
 
+/* "#" and the decimal digits of v, then the item's end (|v| < 2^53: the digits %.17g prints) */
+static void put_int(ip_kb *k, int64_t v) {
+    char t[20];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    int m = 0;
+    do t[m++] = (char)('0' + u % 10); while ((u /= 10));
+    bool tup = in_tuple(k);
+    size_t n = 1 + (v < 0) + (size_t)m + tup;
+    char *d = room(k, n);
+    if (!d) return;
+    *d++ = '#';
+    if (v < 0) *d++ = '-';
+    while (m) *d++ = t[--m];
+    if (tup) *d = '\x1d';
+    grew(k, n);
+}
+
 void ip_kb_num(ip_kb *k, double v) {
-    char b[40];
     if (v == 0) v = 0; /* -0.0 == 0 */
-    int n;
     if (v == floor(v) && fabs(v) < 9007199254740992.0) {
         /* integral values (nearly all): the digits %.17g would print, without printf */
-        long long x = (long long)v;
-        unsigned long long u = x < 0 ? (unsigned long long)-x : (unsigned long long)x;
-        char t[24];
-        int m = 0;
-        do t[m++] = (char)('0' + u % 10); while ((u /= 10));
-        n = 0;
-        b[n++] = '#';
-        if (x < 0) b[n++] = '-';
-        while (m) b[n++] = t[--m];
-    } else {
-        n = snprintf(b, sizeof b, "#%.17g", v);
+        put_int(k, (int64_t)v);
+        return;
     }
+    char b[40];
+    int n = snprintf(b, sizeof b, "#%.17g", v);
     put_plain(k, b, (size_t)n); /* digits, sign, '.', 'e', "inf", "nan" */
     item_end(k);
 }
 
 void ip_kb_str(ip_kb *k, const char *s, size_t n) {
-    put_plain(k, "'", 1);
-    put(k, s, n);
+    char *d = room(k, n + 1);
+    if (!d) return;
+    *d = '\'';
+    memcpy(d + 1, s, n);
+    grew(k, n + 1);
+    k->depth += paren_delta(s, n);
     item_end(k);
 }
 
-void ip_kb_open(ip_kb *k) { put(k, "(", 1); }
+void ip_kb_open(ip_kb *k) {
+    char *d = room(k, 1);
+    if (!d) return;
+    *d = '(';
+    grew(k, 1);
+    k->depth++;
+}
 
 void ip_kb_close(ip_kb *k) {
-    put(k, ")", 1);
+    char *d = room(k, 1);
+    if (!d) return;
+    *d = ')';
+    grew(k, 1);
+    k->depth--;
     item_end(k);
 }
 
@@ -100,15 +149,7 @@ static void kb_int(ip_kb *k, int64_t v) {
         ip_kb_num(k, (double)v);
         return;
     }
-    char b[24], t[20];
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    int m = 0, n = 0;
-    do t[m++] = (char)('0' + u % 10); while ((u /= 10));
-    b[n++] = '#';
-    if (v < 0) b[n++] = '-';
-    while (m) b[n++] = t[--m];
-    put_plain(k, b, (size_t)n);
-    item_end(k);
+    put_int(k, v);
 }
 
 void ip_kb_shape(ip_kb *k, q_shape s) {
@@ -588,6 +629,9 @@ static void build(ip_index *ix) {
 ip_index *ip_index_get(const opdb_qdb *db, q_ktable *t, const char *sig, ip_build_fn fn, const void *params,
                        size_t params_size) {
     if (!q_table_rows(t)) return NULL;
+    /* built indexes are published whole at the list's head and never change: found without the lock */
+    for (ip_index *ix = (ip_index *)__atomic_load_n(&t->ext[2], __ATOMIC_ACQUIRE); ix; ix = ix->next)
+        if (strcmp(ix->sig, sig) == 0) return ix;
     opdb_call_lock(&t->ext_mu);
     ip_index *ix = t->ext[2];
     for (; ix; ix = ix->next)
@@ -607,8 +651,8 @@ ip_index *ip_index_get(const opdb_qdb *db, q_ktable *t, const char *sig, ip_buil
         ip_latcols_of(t, &ix->latcols);
         build(ix);
         ix->next = t->ext[2];
-        t->ext[2] = ix;
         t->ext_free[2] = ip_index_free_all;
+        __atomic_store_n(&t->ext[2], (void *)ix, __ATOMIC_RELEASE);
     }
     opdb_call_unlock(&t->ext_mu);
     return ix;

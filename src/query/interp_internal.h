@@ -271,6 +271,8 @@ typedef struct ip_okey {
     uint8_t b[1024];
     size_t n;
     bool over;                   /* did not fit: neither looked up nor stored */
+    bool hashed;                 /* h is known (the lookup sets it; the store after it reuses it) */
+    uint64_t h;                  /* where its probes start */
 } ip_okey;
 bool ip_okey_init(const q_ctx *c, ip_okey *k, char tag);
 void ip_okey_add(ip_okey *k, const void *p, size_t n);
@@ -287,10 +289,12 @@ typedef struct ip_outcome {
     const char *kernel;          /* a hit, when the path named the handle's kernel text (else NULL) */
     const char *reason;          /* a miss: why */
 } ip_outcome;
-/* the stored outcome of k (its reason copied into c's arena); false when absent */
-bool ip_omap_get(const q_ctx *c, const ip_okey *k, ip_outcome *o);
+/* the stored outcome of k (its reason copied into c's arena); false when absent. A query's
+ * probes start where its line hashes (the slot fetched while the line was read; every key
+ * is still compared in full), else at the key's own hash. */
+bool ip_omap_get(const q_ctx *c, ip_okey *k, ip_outcome *o);
 /* stores o under k (a full map takes nothing) */
-void ip_omap_put(const q_ctx *c, const ip_okey *k, const ip_outcome *o);
+void ip_omap_put(const q_ctx *c, ip_okey *k, const ip_outcome *o);
 /* the outcome of a success o by kernel kidx */
 void ip_outcome_hit(ip_outcome *oc, size_t kidx, const ip_out *o);
 /* sets c's result as the path did: the hit by kernel, or the miss */

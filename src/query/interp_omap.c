@@ -88,6 +88,7 @@ static void okey_var(ip_okey *k, uint64_t v) {
 bool ip_okey_init(const q_ctx *c, ip_okey *k, char tag) {
     k->n = 0;
     k->over = false;
+    k->hashed = false;
     if (!c->db->ipmap || c->explain || c->db->no_index) return false;
     k->b[k->n++] = (uint8_t)tag;
     return true;
@@ -136,10 +137,32 @@ static inline bool oe_is(const uint8_t *e, const ip_okey *k, uint64_t h) {
     return eh == oe_hash(h) && kl == k->n && memcmp(e + OE_HEAD, k->b, k->n) == 0;
 }
 
-bool ip_omap_get(const q_ctx *c, const ip_okey *k, ip_outcome *o) {
+/* where k's probes start: the query line's hash when known (as the exact-hit map's first
+ * probe), so that the slot can be fetched before the key is built; else the key's hash.
+ * Worked out once per key: its store starts where its lookup did. */
+static uint64_t okey_hash(const q_ctx *c, const ip_omap *m, ip_okey *k) {
+    if (!k->hashed) {
+        uint64_t lh = c->q ? c->q->line_hash : 0;
+        k->h = lh ? lh : opdb_hash_bytes(k->b, k->n, 0x6f75746b);
+        k->hashed = true;
+    }
+    return k->h & m->hmask;
+}
+
+void ip_omap_prefetch(const ip_omap *m, uint64_t h) {
+    if (m) __builtin_prefetch(&m->slot[h & m->hmask & m->mask]);
+}
+
+void ip_omap_prefetch_entry(const ip_omap *m, uint64_t h) {
+    if (!m || !h) return;
+    const uint8_t *e = atomic_load_explicit(&m->slot[h & m->hmask & m->mask], memory_order_relaxed);
+    if (e) __builtin_prefetch(e);
+}
+
+bool ip_omap_get(const q_ctx *c, ip_okey *k, ip_outcome *o) {
     const ip_omap *m = c->db->ipmap;
     if (k->over) return false;
-    uint64_t h = opdb_hash_bytes(k->b, k->n, 0x6f75746b) & m->hmask;
+    uint64_t h = okey_hash(c, m, k);
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
         const uint8_t *e = atomic_load_explicit(&m->slot[i], memory_order_acquire);
         if (!e) return false;
@@ -186,11 +209,11 @@ static uint8_t *put_var(uint8_t *p, uint64_t v) {
     return p;
 }
 
-void ip_omap_put(const q_ctx *c, const ip_okey *k, const ip_outcome *o) {
+void ip_omap_put(const q_ctx *c, ip_okey *k, const ip_outcome *o) {
     ip_omap *m = c->db->ipmap;
     size_t held = atomic_load_explicit(&m->n, memory_order_relaxed);
     if (k->over || held >= m->max || k->n > UINT16_MAX) return;
-    uint64_t h = opdb_hash_bytes(k->b, k->n, 0x6f75746b) & m->hmask;
+    uint64_t h = okey_hash(c, m, k);
     /* past half full, a key met for the first time is only noted */
     if (m->door.fp && held >= m->max / 2 && !q_door_pass(&m->door, h)) return;
     unsigned cl = q_dbl_code(o->lat), cc = q_dbl_code(o->conf), cs = q_dbl_code(o->spread);

@@ -19,6 +19,8 @@ static const char *subcategory(q_ctx *c, const qv *v) {
 
 void q_interpolate(q_ctx *c, const q_entry *e) {
     c->r->stage = "interpolation";
+    /* the outcome map's entry where this query's probes start (its slot fetched while the line was read) */
+    if (c->q && !c->explain) ip_omap_prefetch_entry(c->db->ipmap, c->q->line_hash);
     if (!e || !e->v || e->v->kind == QV_NULL) {
         q_miss(c, "wrapper_unmapped");
         return;

@@ -796,6 +796,9 @@ void ip_omap_free(ip_omap *m);
 size_t ip_omap_hits(const ip_omap *m);
 /* tests: every hash cut to mask's bits, so that keys collide */
 void ip_omap_test_hash_mask(ip_omap *m, uint64_t mask);
+/* the slot where a query whose line hashes to h starts its probes, and the entry in it */
+void ip_omap_prefetch(const ip_omap *m, uint64_t h);
+void ip_omap_prefetch_entry(const ip_omap *m, uint64_t h);
 
 /* ------------------------------------------------------------ result cache */
 typedef struct q_cache q_cache;

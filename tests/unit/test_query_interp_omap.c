@@ -356,9 +356,73 @@ static void test_small_maps_equal_plain(void **s) {
                   hit_answers, omap_answers);
 }
 
+
+/* A query's probes start where its line hashes, so that different keys of one line (and of
+ * lines whose hashes meet) share a start: each must still find its own outcome (the key is
+ * compared in full), with whole hashes and with hashes cut to one bit, and a query without a
+ * line hash probes at the key's own. */
+static void test_line_hash_probes(void **s) {
+    (void)s;
+    char *dir = qf_mkdir();
+    qf_write(dir, "op_mapping.yaml", k_mapping);
+    generic_table(dir, "GenA");
+    for (int cut = 0; cut < 2; cut++) {
+        opdb_qdb *db = qf_open(dir, false, true, 0);
+        assert_non_null(db);
+        assert_non_null(db->ipmap);
+        if (cut) ip_omap_test_hash_mask(db->ipmap, 1);
+        opdb_arena a;
+        opdb_arena_init(&a, 4096);
+        q_query q;
+        memset(&q, 0, sizeof q);
+        q_ctx c;
+        memset(&c, 0, sizeof c);
+        c.db = db;
+        c.cfg = &db->cfg;
+        c.q = &q;
+        c.a = &a;
+        enum { NK = 300 };
+        /* keys 0..NK-1 under line hashes that repeat every 7 keys; every third with none */
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < NK; i++) {
+                q.line_hash = i % 3 == 2 ? 0 : 0x9e3779b97f4a7c15ull * (uint64_t)(1 + i % 7);
+                ip_okey k;
+                assert_true(ip_okey_init(&c, &k, 'g'));
+                uint32_t v = (uint32_t)i * 2654435761u;
+                ip_okey_add(&k, &v, sizeof v);
+                ip_outcome o;
+                bool got = ip_omap_get(&c, &k, &o);
+                if (pass == 0) {
+                    assert_false(got);
+                    ip_outcome put = {.hit = true, .lat = 1.0 + i, .conf = 0.7, .spread = 0, .dim = 1,
+                                      .rule = "interpolated_1d_linear"};
+                    ip_omap_put(&c, &k, &put);
+                } else {
+                    if (!got) fail_msg("key %d (cut %d) not found", i, cut);
+                    assert_true(o.hit);
+                    if (o.lat != 1.0 + i) fail_msg("key %d (cut %d): outcome of another key (%g)", i, cut, o.lat);
+                }
+            }
+        /* a key stored under its line's hash is not met from another start (whole hashes) */
+        if (!cut) {
+            q.line_hash = 12345;
+            ip_okey k;
+            assert_true(ip_okey_init(&c, &k, 'g'));
+            uint32_t v = 0;
+            ip_okey_add(&k, &v, sizeof v);
+            ip_outcome o;
+            assert_false(ip_omap_get(&c, &k, &o));
+        }
+        opdb_arena_free(&a);
+        opdb_qdb_close(db);
+    }
+    qf_rmdir(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_outcome_map_equals_plain),
                                        cmocka_unit_test(test_colliding_group_hashes),
-                                       cmocka_unit_test(test_small_maps_equal_plain)};
+                                       cmocka_unit_test(test_small_maps_equal_plain),
+                                       cmocka_unit_test(test_line_hash_probes)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
