@@ -343,10 +343,13 @@ const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, 
     if (X->n > 64) return NULL;
     const cindex *ci = index_of(t, N, has_n, false);
     if (!ci) return NULL;
-    /* every slot's pieces, then the keys of every combination of alternatives */
+    /* every slot's pieces, then the keys of every combination of alternatives; the slot count
+     * first, so that with one alternative a slot the pieces are the key */
     kbuf parts;
     parts.n = 0;
     parts.over = false;
+    uint32_t ns0 = (uint32_t)X->n;
+    kb_add(&parts, &ns0, sizeof ns0);
     slot_alt alt[64];
     bool relaxed = t->kflags & QK_RELAXED, flat = t->kflags & QK_FLATTEN, merge = t->kflags & QK_MERGE;
     size_t combos = 1;
@@ -389,6 +392,12 @@ const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, 
         if (combos > MAX_COMBOS) return NULL;
     }
     *usable = true;
+    if (combos == 1) {
+        const bucket *b = find(ci, opdb_hash_bytes(parts.p, parts.n, 7));
+        if (!b) return NULL;
+        *n = b->n;
+        return ci->rows + b->off;
+    }
     const bucket *hit[MAX_COMBOS];
     size_t nhit = 0, total = 0;
     uint8_t pick[64] = {0};

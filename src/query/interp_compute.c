@@ -464,6 +464,16 @@ static void gen_key_head(ip_kb *k, const char *kt, size_t n) {
     ip_kb_num(k, (double)n);
 }
 
+/* a key as written so far into d (its used bytes only: a key buffer is 2 KiB) */
+static void kb_copy(ip_kb *d, const ip_kb *s) {
+    memcpy(d->s, s->s, s->n + 1);
+    d->n = s->n;
+    d->over = s->over;
+    d->nf = s->nf;
+    memcpy(d->fo, s->fo, s->nf * sizeof *d->fo);
+    d->depth = s->depth;
+}
+
 static void build_gen(ip_index *ix, const void *arg) {
     const gen_params *pp = arg;
     q_ktable *t = ix->tab;
@@ -473,6 +483,8 @@ static void build_gen(ip_index *ix, const void *arg) {
     /* a row's stripped shapes only make its key and axis: scratch, reused row after row */
     opdb_arena tmp;
     opdb_arena_init(&tmp, 1 << 12);
+    ip_kb head;
+    size_t head_n = SIZE_MAX;
     for (size_t r = ix->r0; r < ix->r1; r++) {
         const q_row *rw = &t->rows[r];
         const q_list *idt = q_row_in_dt(t, rw), *ifm = q_row_in_fmt(t, rw);
@@ -499,7 +511,12 @@ static void build_gen(ip_index *ix, const void *arg) {
             continue;
         }
         ip_kb k;
-        gen_key_head(&k, kt, nC);
+        /* the key's head (kernel and input count) is the previous row's when its count is */
+        if (nC != head_n) {
+            gen_key_head(&head, kt, nC);
+            head_n = nC;
+        }
+        kb_copy(&k, &head);
         ip_kb_field(&k, "input_dtypes");
         ip_kb_open(&k);
         for (size_t i = 0; i < nC; i++) kb_dkey(&k, relaxed, idt->s[i], idt->len[i]);

@@ -27,41 +27,41 @@ static int cmp_d(const void *a, const void *b) {
 static const char *const k_grid_rule[4] = {NULL, NULL, "interpolated_2d_griddata_linear",
                                            "interpolated_3d_griddata_linear"};
 
-/* the median latency of the points of f at coordinate x on axis a: their rows into *rows (arena) */
-static double bound_median(q_ctx *c, const ip_task *tk, const uint32_t *f, size_t nf, int a, double x, size_t m,
-                           uint32_t **rows) {
-    const ip_index *ix = tk->ix;
-    double *tmp = opdb_arena_alloc(c->a, m * sizeof *tmp);
-    *rows = opdb_arena_alloc(c->a, m * sizeof **rows);
-    size_t k = 0;
-    for (size_t i = 0; i < nf && k < m; i++)
-        if (coord(tk, ip_ax(ix, f[i], a), a) == x) {
-            tmp[k] = ip_lat(ix, f[i]);
-            (*rows)[k++] = f[i];
-        }
-    if (m > 2) qsort(tmp, m, sizeof *tmp, cmp_d); /* one or two: the median needs no order */
-    return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
+/* the median of the m latencies in v (reordered) */
+static double median_of(double *v, size_t m) {
+    if (m > 2) qsort(v, m, sizeof *v, cmp_d); /* one or two: the median needs no order */
+    return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
 }
 
 /* 1-D linear interpolation between the bounds lo and hi around target tv (coordinates on axis
- * A[0]): the answer into out, or false when the latency guard refuses it */
+ * A[0]): the answer into out, or false when the latency guard refuses it. The points at each
+ * bound (their rows and latencies, file order) are gathered in one pass. */
 static bool linear_1d(q_ctx *c, const ip_task *tk, const uint32_t *f, size_t nf, const uint8_t *A, double lo,
                       double hi, double tv, ip_out *out) {
     const ip_index *ix = tk->ix;
     int a = A[0];
+    bool two = lo != hi;
     size_t ml = 0, mh = 0, il = 0, ih = 0;
-    for (size_t i = nf; i-- > 0;) {
+    uint32_t *rl = opdb_arena_alloc(c->a, nf * (two ? 2 : 1) * sizeof *rl), *rh = two ? rl + nf : NULL;
+    double small[32], *yl_v = nf <= 16 ? small : opdb_arena_alloc(c->a, nf * 2 * sizeof *yl_v), *yh_v = yl_v + nf;
+    for (size_t i = 0; i < nf; i++) {
         double x = coord(tk, ip_ax(ix, f[i], a), a);
-        if (x == lo) ml++, il = i;
-        if (x == hi) mh++, ih = i;
+        if (x == lo) {
+            if (!ml) il = i;
+            yl_v[ml] = ip_lat(ix, f[i]);
+            rl[ml++] = f[i];
+        } else if (two && x == hi) {
+            if (!mh) ih = i;
+            yh_v[mh] = ip_lat(ix, f[i]);
+            rh[mh++] = f[i];
+        }
     }
-    uint32_t *rl, *rh = NULL;
-    double yl = bound_median(c, tk, f, nf, a, lo, ml, &rl), yh = yl;
+    double yl = median_of(yl_v, ml), yh = yl;
     double y, u = 0;
-    if (lo == hi) {
+    if (!two) {
         y = yl;
     } else {
-        yh = bound_median(c, tk, f, nf, a, hi, mh, &rh);
+        yh = median_of(yh_v, mh);
         u = (tv - lo) / (hi - lo);
         y = yl + u * (yh - yl);
     }
@@ -73,13 +73,13 @@ static bool linear_1d(q_ctx *c, const ip_task *tk, const uint32_t *f, size_t nf,
     out->lab = -1;
     out->dim = 1;
     out->axes = A;
-    out->npts = lo == hi ? 1 : 2;
+    out->npts = two ? 2 : 1;
     out->coord[0][0] = ip_ax(ix, f[il], a);
-    out->w[0] = lo == hi ? 1.0 : 1 - u;
+    out->w[0] = two ? 1 - u : 1.0;
     out->plat[0] = yl;
     out->rows[0] = rl;
     out->nrows[0] = ml;
-    if (lo != hi) {
+    if (two) {
         out->coord[1][0] = ip_ax(ix, f[ih], a);
         out->w[1] = u;
         out->plat[1] = yh;
