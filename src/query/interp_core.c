@@ -31,6 +31,28 @@ static inline char *room(ip_kb *k, size_t n) {
     return k->s + k->n;
 }
 
+/* n bytes from s to d: short runs (the usual names, dtypes and formats) as two overlapping
+ * words, never a byte outside either run */
+static inline void copy_small(char *d, const char *s, size_t n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++) d[i] = s[i];
+    } else {
+        memcpy(d, s, n);
+    }
+}
+
 /* n bytes were written at room's pointer */
 static inline void grew(ip_kb *k, size_t n) {
     k->n += n;
@@ -41,7 +63,7 @@ static inline void grew(ip_kb *k, size_t n) {
 static void put_plain(ip_kb *k, const char *p, size_t n) {
     char *d = room(k, n);
     if (!d) return;
-    memcpy(d, p, n);
+    copy_small(d, p, n);
     grew(k, n);
 }
 
@@ -65,7 +87,7 @@ static int paren_delta(const char *p, size_t n) {
 /* inside a tuple: more `(` than `)` in the current field's text (the whole key before the first field) */
 static bool in_tuple(const ip_kb *k) { return k->depth > 0; }
 
-void ip_kb_field(ip_kb *k, const char *name) {
+void ip_kb_fieldn(ip_kb *k, const char *name, size_t l) {
     if (k->nf >= 32) {
         k->over = true;
         return;
@@ -73,11 +95,10 @@ void ip_kb_field(ip_kb *k, const char *name) {
     k->fo[k->nf++] = (uint16_t)k->n;
     k->depth = 0;
     /* the names are the code's own literals, none with a parenthesis */
-    size_t l = strlen(name);
     char *d = room(k, l + 2);
     if (!d) return;
     d[0] = '\x1e';
-    memcpy(d + 1, name, l);
+    copy_small(d + 1, name, l);
     d[l + 1] = '\x1f';
     grew(k, l + 2);
 }
@@ -86,20 +107,37 @@ static void item_end(ip_kb *k) {
     if (in_tuple(k)) put_plain(k, "\x1d", 1);
 }
 
-/* "#" and the decimal digits of v, then the item's end (|v| < 2^53: the digits %.17g prints) */
+/* "#" and the decimal digits of v, then the item's end (|v| < 2^53: the digits %.17g prints);
+ * the digits are counted first and written in place from the last, two a step */
 static void put_int(ip_kb *k, int64_t v) {
-    char t[20];
+    static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                             "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                             "8081828384858687888990919293949596979899";
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    int m = 0;
-    do t[m++] = (char)('0' + u % 10); while ((u /= 10));
+    size_t nd = 1;
+    for (uint64_t p = 10; nd < 20 && u >= p; p *= 10) nd++;
     bool tup = in_tuple(k);
-    size_t n = 1 + (v < 0) + (size_t)m + tup;
+    size_t n = 1 + (v < 0) + nd + tup;
     char *d = room(k, n);
     if (!d) return;
     *d++ = '#';
     if (v < 0) *d++ = '-';
-    while (m) *d++ = t[--m];
-    if (tup) *d = '\x1d';
+    char *e = d + nd;
+    while (u >= 100) {
+        unsigned r = (unsigned)(u % 100);
+        u /= 100;
+        e -= 2;
+        e[0] = d2[2 * r];
+        e[1] = d2[2 * r + 1];
+    }
+    if (u >= 10) {
+        e -= 2;
+        e[0] = d2[2 * u];
+        e[1] = d2[2 * u + 1];
+    } else {
+        *--e = (char)('0' + u);
+    }
+    if (tup) d[nd] = '\x1d';
     grew(k, n);
 }
 
@@ -120,7 +158,7 @@ void ip_kb_str(ip_kb *k, const char *s, size_t n) {
     char *d = room(k, n + 1);
     if (!d) return;
     *d = '\'';
-    memcpy(d + 1, s, n);
+    copy_small(d + 1, s, n);
     grew(k, n + 1);
     k->depth += paren_delta(s, n);
     item_end(k);
@@ -456,20 +494,23 @@ static size_t key_names(const char *s, size_t n, char *buf, size_t cap) {
     return p == end ? m : 0;
 }
 
-/* does the key text s have the names key_names wrote into a, in that order? */
-static bool names_are(const char *s, size_t n, const char *a, size_t na) {
-    const char *p = s, *end = s + n, *q = a, *qe = a + na;
+/* does the key text s have the names key_names wrote, in that order? a: those names, each
+ * with its \x1f; len[i]: the i-th one's length with its \x1f; nl of them */
+static bool names_are(const char *s, size_t n, const char *a, const uint16_t *len, size_t nl) {
+    const char *p = s, *end = s + n, *q = a;
+    size_t i = 0;
     while (p < end) {
-        if (*p != '\x1e') return false;
-        const char *nm = p + 1, *f = memchr(nm, '\x1f', (size_t)(end - nm));
-        if (!f) return false;
-        size_t l = (size_t)(f - nm) + 1; /* the name and its \x1f */
-        if ((size_t)(qe - q) < l || memcmp(q, nm, l) != 0) return false;
+        if (*p != '\x1e' || i == nl) return false;
+        /* equal bytes up to the expected \x1f (a name holds none): the field's name is that one */
+        const char *nm = p + 1;
+        size_t l = len[i++];
+        if ((size_t)(end - nm) < l || memcmp(q, nm, l) != 0) return false;
         q += l;
+        const char *f = nm + l - 1;
         p = memchr(f + 1, '\x1e', (size_t)(end - f - 1));
         if (!p) p = end;
     }
-    return q == qe;
+    return i == nl;
 }
 
 /* When every group's key has the same field names in the same order, a target with those names
@@ -482,8 +523,15 @@ static void uniform_names(ip_index *ix) {
     char a[IP_KEYCAP];
     size_t na = key_names(b->ks.p, b->koff[1], a, sizeof a);
     if (!na) return;
+    uint16_t len[IP_KEYCAP / 2];
+    size_t nl = 0;
+    for (size_t i = 0, at = 0; i < na; i++)
+        if (a[i] == '\x1f') {
+            len[nl++] = (uint16_t)(i + 1 - at);
+            at = i + 1;
+        }
     for (size_t i = 1; i < ix->ng; i++)
-        if (!names_are(b->ks.p + b->koff[i], b->koff[i + 1] - b->koff[i], a, na)) return;
+        if (!names_are(b->ks.p + b->koff[i], b->koff[i + 1] - b->koff[i], a, len, nl)) return;
     char *names = opdb_xmalloc(na);
     memcpy(names, a, na);
     ix->names = names;

@@ -6,6 +6,7 @@
 #define OPDB_QUERY_INTERP_INTERNAL_H
 
 #include <math.h>
+#include <string.h>
 
 #include "query/query_internal.h"
 
@@ -25,7 +26,9 @@ typedef struct ip_kb {
 
 void ip_kb_init(ip_kb *k);
 /* one field; the value helpers below append to the current field */
-void ip_kb_field(ip_kb *k, const char *name);
+void ip_kb_fieldn(ip_kb *k, const char *name, size_t len);
+/* (the names are literals: their lengths are known where they are written) */
+#define ip_kb_field(k, name) ip_kb_fieldn((k), (name), strlen(name))
 void ip_kb_num(ip_kb *k, double v);
 void ip_kb_str(ip_kb *k, const char *s, size_t n);
 void ip_kb_open(ip_kb *k);   /* tuple ( */
