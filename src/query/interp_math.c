@@ -282,16 +282,23 @@ bool ip_interpolate_set(q_ctx *c, const ip_task *tk, const ip_set *set, ip_statu
     return interpolate(c, tk, p, n, set, st, out);
 }
 
+/* the statuses of s into d (only the first n are set) */
+static void st_copy(ip_status *d, const ip_status *s) {
+    d->n = s->n;
+    for (size_t i = 0; i < s->n; i++) d->s[i] = s->s[i];
+}
+
 bool ip_run_groups(q_ctx *c, const ip_task *tk, const uint32_t *gidx, size_t ng, bool whole, ip_status *last,
                    bool *attempted, ip_out *out) {
     const ip_index *ix = tk->ix;
     for (size_t gi = 0; gi < ng; gi++) {
         if (whole) {
-            ip_status st = {.n = 0};
+            ip_status st;
+            st.n = 0; /* (only the first n texts are read: not cleared) */
             *attempted = true;
             ip_set set = {ix, gidx[gi], -1};
             bool ok = ip_interpolate_set(c, tk, &set, &st, out);
-            *last = st;
+            st_copy(last, &st);
             if (ok) {
                 ip_set_answer(out, ix, gidx[gi], -1);
                 return true;
@@ -303,11 +310,12 @@ bool ip_run_groups(q_ctx *c, const ip_task *tk, const uint32_t *gidx, size_t ng,
             uint32_t nl;
             ip_glab(ix, gidx[gi], lab, &nl);
             if (!nl) continue;
-            ip_status st = {.n = 0};
+            ip_status st;
+            st.n = 0;
             *attempted = true;
             ip_set set = {ix, gidx[gi], lab};
             bool ok = ip_interpolate_set(c, tk, &set, &st, out);
-            *last = st;
+            st_copy(last, &st);
             if (ok) {
                 ip_set_answer(out, ix, gidx[gi], lab);
                 return true;

@@ -26,17 +26,20 @@ void q_interpolate(q_ctx *c, const q_entry *e) {
         return;
     }
     const qv *v = e->v;
-    if (qv_truthy(qv_get(v, "zero_cost")) || qv_truthy(qv_get(v, "accepted_miss"))) {
+    /* an entry planned for the compute route is none of zero-cost, accepted miss, composite,
+     * communication, moe_fused, attention_special or elementwise (its plan read those fields) */
+    bool compute = e->p && e->p->route == QR_COMPUTE;
+    if (!compute && (qv_truthy(qv_get(v, "zero_cost")) || qv_truthy(qv_get(v, "accepted_miss")))) {
         q_miss(c, "wrapper_not_applicable");
         return;
     }
-    if (qv_truthy(qv_get(v, "composite"))) {
+    if (!compute && qv_truthy(qv_get(v, "composite"))) {
         /* static composites are never interpolated */
         if (q_is_decomposer(e->name)) ip_composite(c, e);
         else q_miss(c, "wrapper_interpolation_failed");
         return;
     }
-    if (qv_is_str(qv_get(v, "category"), "communication")) {
+    if (!compute && qv_is_str(qv_get(v, "category"), "communication")) {
         q_miss(c, "wrapper_communication_owned_by_base");
         return;
     }
