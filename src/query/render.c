@@ -19,6 +19,16 @@ static void fl(opdb_strbuf *sb, double x) {
     }
 }
 
+/* a literal's bytes (its length known at compile time) */
+#define LIT(sb, s) opdb_sb_add((sb), (s), sizeof(s) - 1)
+
+/* an integer as Python writes it */
+static void int_(opdb_strbuf *sb, long long v) {
+    opdb_sb_reserve(sb, 24);
+    sb->n += opdb_py_fmt_int(sb->p + sb->n, v);
+    sb->p[sb->n] = 0;
+}
+
 static void str_or_null(opdb_strbuf *sb, const char *s) {
     if (s) opdb_json_quote(sb, s);
     else opdb_sb_adds(sb, "null");
@@ -38,7 +48,7 @@ void q_render_value(const qv *v, opdb_strbuf *sb) {
     switch (v->kind) {
     case QV_NULL: opdb_sb_adds(sb, "null"); break;
     case QV_BOOL: opdb_sb_adds(sb, v->b ? "true" : "false"); break;
-    case QV_INT: opdb_sb_addf(sb, "%lld", (long long)v->i); break;
+    case QV_INT: int_(sb, (long long)v->i); break;
     case QV_FLOAT: fl(sb, v->f); break;
     case QV_STR: opdb_json_quote(sb, v->s); break;
     case QV_LIST:
@@ -61,7 +71,10 @@ void q_render_value(const qv *v, opdb_strbuf *sb) {
         break;
     case QV_TENSOR:
         opdb_sb_adds(sb, "{\"shape\": [");
-        for (uint32_t i = 0; i < v->shape.rank; i++) opdb_sb_addf(sb, i ? ", %lld" : "%lld", (long long)v->shape.d[i]);
+        for (uint32_t i = 0; i < v->shape.rank; i++) {
+            if (i) LIT(sb, ", ");
+            int_(sb, (long long)v->shape.d[i]);
+        }
         opdb_sb_addf(sb, "], \"dtype\": \"%s\"}", q_dtype_name(v->dtype));
         break;
     case QV_DTYPE: opdb_sb_addf(sb, "{\"dtype_value\": \"%s\"}", q_dtype_name(v->dtype)); break;
@@ -103,7 +116,7 @@ static void explain(const q_ctx *c, opdb_strbuf *sb) {
             key(sb, "file", true);
             opdb_json_quote(sb, x->tab->shown);
             key(sb, "line", false);
-            opdb_sb_addf(sb, "%u", (unsigned)x->tab->t.line[x->row]);
+            int_(sb, (long long)x->tab->t.line[x->row]);
             key(sb, "kernel", false);
             opdb_json_quote(sb, x->tab->kernel);
             key(sb, "latency_us", false);
@@ -122,7 +135,7 @@ static void explain(const q_ctx *c, opdb_strbuf *sb) {
                 opdb_sb_addc(sb, ']');
             }
             key(sb, "distance", false);
-            if (x->dist == (double)(long long)x->dist) opdb_sb_addf(sb, "%lld", (long long)x->dist);
+            if (x->dist == (double)(long long)x->dist) int_(sb, (long long)x->dist);
             else fl(sb, x->dist);
             key(sb, "ties", false);
             opdb_sb_addf(sb, "%zu", x->ties);
@@ -142,17 +155,17 @@ static void explain(const q_ctx *c, opdb_strbuf *sb) {
     opdb_sb_adds(sb, "}");
 }
 
-/* a literal's bytes (its length known at compile time) */
-#define LIT(sb, s) opdb_sb_add((sb), (s), sizeof(s) - 1)
-
 void q_render(const q_ctx *c, const char *id_json, size_t id_n, opdb_strbuf *sb) {
     const q_result *r = c->r;
     bool hit = r->src == QS_MEASURED || r->src == QS_INTERPOLATED || r->src == QS_PARTIAL;
     /* the fixed members' keys and the source names are plain ASCII: written as they are quoted */
+    /* each with the key that follows it */
+#define SRC_Q(name) {"\"" name "\", \"confidence\": ", sizeof(name) + 17}
     static const struct {
         const char *s;
         size_t n;
-    } src_q[] = {{"\"MEASURED\"", 10}, {"\"INTERPOLATED\"", 14}, {"\"PARTIAL\"", 9}, {"\"MISS\"", 6}, {"\"ERROR\"", 7}};
+    } src_q[] = {SRC_Q("MEASURED"), SRC_Q("INTERPOLATED"), SRC_Q("PARTIAL"), SRC_Q("MISS"), SRC_Q("ERROR")};
+#undef SRC_Q
     opdb_sb_reserve(sb, 256 + id_n);
     LIT(sb, "{\"id\": ");
     if (id_json) opdb_sb_add(sb, id_json, id_n);
@@ -165,13 +178,17 @@ void q_render(const q_ctx *c, const char *id_json, size_t id_n, opdb_strbuf *sb)
         LIT(sb, ", \"hit\": false, \"latency_us\": null, \"source\": ");
     }
     opdb_sb_add(sb, src_q[r->src].s, src_q[r->src].n);
-    LIT(sb, ", \"confidence\": ");
     if (hit) fl(sb, r->conf);
     else LIT(sb, "null");
     LIT(sb, ", \"shape_match_rule\": ");
     str_or_null(sb, hit ? r->rule : NULL);
     LIT(sb, ", \"kernel_type\": ");
     str_or_null(sb, hit ? r->kernel : NULL);
+    if (hit && !r->has_sub) {
+        /* the usual hit's last two members at once */
+        LIT(sb, ", \"miss_reason\": null, \"sub_kernel_durations\": null");
+        goto extras;
+    }
     LIT(sb, ", \"miss_reason\": ");
     if (hit) LIT(sb, "null");
     else if (r->src == QS_ERROR) {
@@ -195,6 +212,7 @@ void q_render(const q_ctx *c, const char *id_json, size_t id_n, opdb_strbuf *sb)
         }
         opdb_sb_addc(sb, ']');
     } else LIT(sb, "null");
+extras:
     /* opdb's own: the calibrated interval of an answer interpolated on its own */
     if (r->has_iv && r->src == QS_INTERPOLATED && r->lat == r->iv_at && !c->cfg->quirks) {
         static const char *const names[4] = {"interval_low_us", "interval_high_us", "interval80_low_us",

@@ -57,8 +57,12 @@ static void query_print(opdb_arena *a, const char *line, size_t n, int mode, opd
         return;
     }
     opdb_sb_adds(o, "id=");
+    size_t id_at = o->n;
     if (q.id) q_render_value(q.id, o);
     else opdb_sb_adds(o, "absent");
+    /* the id's text kept from the line is the value written back */
+    if (q.id_text && (o->n - id_at != q.id_len || memcmp(o->p + id_at, q.id_text, q.id_len) != 0))
+        fail_msg("the id's text %.*s is written back as %.*s", (int)q.id_len, q.id_text, (int)(o->n - id_at), o->p + id_at);
     opdb_sb_addf(o, " op=%s kernel=%s out=%d key=", q.op ? q.op : "-", q.kernel ? q.kernel : "-", q.out != NULL);
     static uint8_t key[1 << 16];
     size_t kn = q_cache_key(&q, key, sizeof key);
@@ -361,13 +365,21 @@ static void g_num(gen *x) {
     static const char *const nums[] = {"0", "1", "-1", "7", "512", "4096", "18432", "-0", "0.0", "1.5", "-2.5e+3",
                                        "1E5", "1e-7", "12345678901234567", "123456789012345678",
                                        "9223372036854775807", "9223372036854775808", "-9223372036854775808",
-                                       "99999999999999999999", "01", "1.", ".5", "-", "1e", "2.0e"};
+                                       "99999999999999999999", "1234567", "-7654321", "12345678", "-12345678",
+                                       "1234567.5", "7e3", "-1234567E2", "01", "1.", ".5", "-", "1e", "2.0e",
+                                       "00", "-01", "0123456"};
     unsigned k = rn(&x->g, sizeof nums / sizeof nums[0]);
-    if (k >= 19 && rn(&x->g, 3)) k = 3; /* malformed numbers now and then */
+    if (k >= 26 && rn(&x->g, 3)) k = 3; /* malformed numbers now and then */
     opdb_sb_adds(&x->o, nums[k]);
 }
 
 static void g_value(gen *x, int depth);
+
+/* a run of 1 to 19 digits: both sides of the readers' 8-byte and 18-digit steps */
+static void g_digits(gen *x) {
+    unsigned nd = 1 + rn(&x->g, 19);
+    for (unsigned i = 0; i < nd; i++) opdb_sb_addc(&x->o, (char)('0' + ((i || rn(&x->g, 6) == 0) ? rn(&x->g, 10) : 1 + rn(&x->g, 9))));
+}
 
 static void g_shape(gen *x) {
     opdb_sb_addc(&x->o, '[');
@@ -375,6 +387,7 @@ static void g_shape(gen *x) {
     for (unsigned i = 0; i < rank; i++) {
         if (i) g_sep(x, ',');
         if (rn(&x->g, 12) == 0) g_num(x);
+        else if (rn(&x->g, 8) == 0) g_digits(x); /* 1 to 19 digits, a leading zero now and then */
         else opdb_sb_addf(&x->o, "%u", (unsigned)(rnd(&x->g) % (rn(&x->g, 2) ? 20000 : 10)));
     }
     opdb_sb_addc(&x->o, ']');
@@ -485,7 +498,10 @@ static void g_line(gen *x) {
             opdb_sb_adds(&x->o, "\"id\"");
             g_sep(x, ':');
             if (rn(&x->g, 3)) opdb_sb_addf(&x->o, "%u", (unsigned)rn(&x->g, 100000));
-            else g_value(x, 1);
+            else if (rn(&x->g, 3) == 0) {
+                if (rn(&x->g, 3) == 0) opdb_sb_addc(&x->o, '-');
+                g_digits(x);
+            } else g_value(x, 1);
             break;
         case 2: {
             opdb_sb_adds(&x->o, "\"args\"");
