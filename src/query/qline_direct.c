@@ -66,16 +66,20 @@ static inline uint64_t mask8(size_t len) { return len >= 8 ? ~0ULL : (1ULL << (8
 
 static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-static void ws(rd *r) {
-    /* (one compare for the usual byte, which is none of them) */
-    while (r->i < r->n && (unsigned char)r->s[r->i] <= ' ' && is_ws(r->s[r->i])) r->i++;
+static void ws_run(rd *r) {
+    while (r->i < r->n && is_ws(r->s[r->i])) r->i++;
+}
+
+/* past any whitespace: inline, one compare for the usual byte, which is none */
+static inline __attribute__((always_inline)) void ws(rd *r) {
+    if (r->i < r->n && (unsigned char)r->s[r->i] <= ' ') ws_run(r);
 }
 
 /* A run of up to 17 decimal digits from s[j] (n the line's end): its value
  * in *x; returns the run's length, 0 for none. Eight bytes are tested at
  * once when eight are there to read; a run of 18 digits or more returns 18
  * (the caller refuses it). */
-static inline size_t digits(const char *s, size_t j, size_t n, int64_t *x) {
+static inline __attribute__((always_inline)) size_t digits(const char *s, size_t j, size_t n, int64_t *x) {
     if (n >= 8 && j < n) {
         /* the 8 bytes from j, or the line's last 8 moved down to start at j
          * (zero bytes past its end: not digits) */
@@ -450,7 +454,7 @@ int q_line_direct(opdb_arena *a, const char *s, size_t n, q_query *q) {
             q->op = len >= 10 && memcmp(op, "torch.ops.", 10) == 0 ? op + 10 : op;
         } else if (m == M_ID) {
             size_t at = r.i;
-            if (!(q->id = value(&r, 1, false))) return 0;
+            if (!(q->id = r.i < n && (unsigned)(s[r.i] - '0') < 10 ? num(&r) : value(&r, 1, false))) return 0;
             /* an integer's text is already as Python writes it back, but -0 */
             if (q->id->kind == QV_INT && r.i - at <= 18 && !(r.i - at == 2 && s[at] == '-')) {
                 q->id_text = s + at;
@@ -460,7 +464,7 @@ int q_line_direct(opdb_arena *a, const char *s, size_t n, q_query *q) {
             if (r.i >= n || s[r.i] != '[') return 0;
             if (!(q->args = value(&r, 1, true))) return 0;
         } else if (m == M_OUT) {
-            if (!(out = value(&r, 1, true))) return 0;
+            if (!(r.i < n && s[r.i] == '{' && (out = tensor_compact(&r))) && !(out = value(&r, 1, true))) return 0;
         } else {
             /* an empty object only: anything else goes through the general reader */
             if (!lit(&r, "{", 1)) return 0;
@@ -492,10 +496,12 @@ int q_line_direct(opdb_arena *a, const char *s, size_t n, q_query *q) {
 
 /* ---- the line's hash without its id */
 
-/* four independent lanes: a line hashes in a few cycles per word */
-static uint64_t lanes(const unsigned char *p, size_t n, uint64_t seed) {
+/* four independent lanes: a line hashes in a few cycles per word; back:
+ * how many bytes before p may be read */
+static uint64_t lanes(const unsigned char *p, size_t n, size_t back, uint64_t seed) {
     const uint64_t K = 0xbf58476d1ce4e5b9ULL;
     uint64_t a = seed ^ 0x9e3779b97f4a7c15ULL, b = seed + n, c = ~seed, d = seed * K;
+    const size_t n0 = n;
     while (n >= 32) {
         uint64_t w[4];
         memcpy(w, p, 32);
@@ -514,7 +520,14 @@ static uint64_t lanes(const unsigned char *p, size_t n, uint64_t seed) {
         n -= 8;
     }
     uint64_t t = 0;
-    for (size_t i = 0; i < n; i++) t |= (uint64_t)p[i] << (8 * i);
+    if (n && back + (n0 - n) >= 8 - n) {
+        /* the last n bytes from the word that ends with them (bytes before p are there to read) */
+        uint64_t w;
+        memcpy(&w, p + n - 8, 8);
+        t = w >> (8 * (8 - n));
+    } else {
+        for (size_t i = 0; i < n; i++) t |= (uint64_t)p[i] << (8 * i);
+    }
     b = (b ^ t ^ ((uint64_t)n << 56)) * K;
     uint64_t h = a ^ (b * 0x94d049bb133111ebULL) ^ (c >> 7) ^ (d << 11) ^ (c * 31) ^ (d * 0x2545f4914f6cdd1dULL);
     h ^= h >> 31;
@@ -547,7 +560,7 @@ uint64_t q_line_hash(const char *s, size_t n) {
         at = i, end = j;
         break;
     }
-    uint64_t h = lanes((const unsigned char *)s, at, 0x6c696e65);
-    h = lanes((const unsigned char *)s + end, n - end, h);
+    uint64_t h = lanes((const unsigned char *)s, at, 0, 0x6c696e65);
+    h = lanes((const unsigned char *)s + end, n - end, end, h);
     return h ? h : 1;
 }

@@ -9,6 +9,26 @@
 #include "opdb/pyround.h"
 #include "query/query_internal.h"
 
+/* x as json.dumps writes a float, at o (OPDB_PY_REPR_ROOM bytes of room); returns the end */
+static char *fl_at(char *o, double x) {
+    if (x == 1.0) { /* the usual confidence */
+        memcpy(o, "1.0", 3);
+        return o + 3;
+    }
+    if (isnan(x)) {
+        memcpy(o, "NaN", 3);
+        return o + 3;
+    }
+    if (isinf(x)) {
+        memcpy(o, x > 0 ? "Infinity" : "-Infinity", x > 0 ? 8 : 9);
+        return o + (x > 0 ? 8 : 9);
+    }
+    return o + opdb_py_fmt_repr(o, OPDB_PY_REPR_ROOM, x);
+}
+
+/* a literal's bytes at the cursor o (room known to be there) */
+#define PUT(o, s) (memcpy((o), (s), sizeof(s) - 1), (o) += sizeof(s) - 1)
+
 static void fl(opdb_strbuf *sb, double x) {
     if (isnan(x)) opdb_sb_adds(sb, "NaN");
     else if (isinf(x)) opdb_sb_adds(sb, x > 0 ? "Infinity" : "-Infinity");
@@ -166,21 +186,31 @@ void q_render(const q_ctx *c, const char *id_json, size_t id_n, opdb_strbuf *sb)
         size_t n;
     } src_q[] = {SRC_Q("MEASURED"), SRC_Q("INTERPOLATED"), SRC_Q("PARTIAL"), SRC_Q("MISS"), SRC_Q("ERROR")};
 #undef SRC_Q
+    /* up to the rule the line's length is bounded: written through a cursor
+     * into room reserved once (a float takes at most OPDB_PY_REPR_ROOM) */
     opdb_sb_reserve(sb, 256 + id_n);
-    LIT(sb, "{\"id\": ");
-    if (id_json) opdb_sb_add(sb, id_json, id_n);
-    else LIT(sb, "null");
-    if (hit) {
-        LIT(sb, ", \"hit\": true, \"latency_us\": ");
-        fl(sb, r->lat);
-        LIT(sb, ", \"source\": ");
+    char *o = sb->p + sb->n;
+    PUT(o, "{\"id\": ");
+    if (id_json) {
+        memcpy(o, id_json, id_n);
+        o += id_n;
     } else {
-        LIT(sb, ", \"hit\": false, \"latency_us\": null, \"source\": ");
+        PUT(o, "null");
     }
-    opdb_sb_add(sb, src_q[r->src].s, src_q[r->src].n);
-    if (hit) fl(sb, r->conf);
-    else LIT(sb, "null");
-    LIT(sb, ", \"shape_match_rule\": ");
+    if (hit) {
+        PUT(o, ", \"hit\": true, \"latency_us\": ");
+        o = fl_at(o, r->lat);
+        PUT(o, ", \"source\": ");
+    } else {
+        PUT(o, ", \"hit\": false, \"latency_us\": null, \"source\": ");
+    }
+    memcpy(o, src_q[r->src].s, src_q[r->src].n);
+    o += src_q[r->src].n;
+    if (hit) o = fl_at(o, r->conf);
+    else PUT(o, "null");
+    PUT(o, ", \"shape_match_rule\": ");
+    *o = 0;
+    sb->n = (size_t)(o - sb->p);
     str_or_null(sb, hit ? r->rule : NULL);
     LIT(sb, ", \"kernel_type\": ");
     str_or_null(sb, hit ? r->kernel : NULL);

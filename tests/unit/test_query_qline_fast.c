@@ -620,6 +620,80 @@ static void test_random_lines(void **state) {
     assert_true(fast > rounds / 3 && fast < rounds);
 }
 
+/* The line's hash as it was first written, its last bytes gathered one by
+ * one: the reader's word-wide gathering must give the same hashes. */
+static uint64_t ref_lanes(const unsigned char *p, size_t n, uint64_t seed) {
+    const uint64_t K = 0xbf58476d1ce4e5b9ULL;
+    uint64_t a = seed ^ 0x9e3779b97f4a7c15ULL, b = seed + n, c = ~seed, d = seed * K;
+    for (; n >= 32; p += 32, n -= 32) {
+        uint64_t w[4];
+        memcpy(w, p, 32);
+        a = (a ^ w[0]) * K, a ^= a >> 29;
+        b = (b ^ w[1]) * K, b ^= b >> 29;
+        c = (c ^ w[2]) * K, c ^= c >> 29;
+        d = (d ^ w[3]) * K, d ^= d >> 29;
+    }
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        a = (a ^ w) * K, a ^= a >> 29;
+    }
+    uint64_t t = 0;
+    for (size_t i = 0; i < n; i++) t |= (uint64_t)p[i] << (8 * i);
+    b = (b ^ t ^ ((uint64_t)n << 56)) * K;
+    uint64_t h = a ^ (b * 0x94d049bb133111ebULL) ^ (c >> 7) ^ (d << 11) ^ (c * 31) ^ (d * 0x2545f4914f6cdd1dULL);
+    h ^= h >> 31;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 29);
+}
+
+static uint64_t ref_line_hash(const char *s, size_t n, size_t at, size_t end) {
+    uint64_t h = ref_lanes((const unsigned char *)s, at, 0x6c696e65);
+    h = ref_lanes((const unsigned char *)s + end, n - end, h);
+    return h ? h : 1;
+}
+
+static void test_line_hash(void **state) {
+    (void)state;
+    gen x = {{0x1234567887654321ULL}, {0}, false};
+    opdb_sb_init(&x.o);
+    for (size_t i = 0; i < 20000; i++) {
+        g_line(&x);
+        /* an exact-size copy: no byte past the line to read */
+        char *line = malloc(x.o.n ? x.o.n : 1);
+        memcpy(line, x.o.p, x.o.n);
+        uint64_t h = q_line_hash(line, x.o.n);
+        /* the id's span found as q_line_hash finds it */
+        size_t n = x.o.n, at = 0, end = 0;
+        for (size_t k = n >= 4 ? n - 4 : 0; k-- > 0;) {
+            if (memcmp(line + k, "\"id\"", 4) != 0) continue;
+            size_t i = k + 4;
+            while (i < n && strchr(" \t\n\r", line[i]) && line[i]) i++;
+            if (i >= n || line[i] != ':') continue;
+            i++;
+            while (i < n && strchr(" \t\n\r", line[i]) && line[i]) i++;
+            size_t j = i;
+            if (j < n && line[j] == '"') {
+                const char *q = memchr(line + j + 1, '"', n - j - 1);
+                j = q ? (size_t)(q - line) + 1 : j;
+            } else {
+                while (j < n && line[j] && strchr("0123456789-+.abcdefghijklmnopqrstuvwxyzE", line[j])) j++;
+            }
+            at = i, end = j;
+            break;
+        }
+        if (ref_line_hash(line, n, at, end) != h) fail_msg("the hash differs from the plain one on: %.*s", (int)n, line);
+        free(line);
+    }
+    /* lines that differ only in their id's value hash equal, and the tail's bytes count */
+    const char *a = "{\"op\":\"aten.mm.default\",\"args\":[],\"id\":1}";
+    const char *b = "{\"op\":\"aten.mm.default\",\"args\":[],\"id\":123456}";
+    const char *c = "{\"op\":\"aten.mm.defaulu\",\"args\":[],\"id\":1}";
+    assert_true(q_line_hash(a, strlen(a)) == q_line_hash(b, strlen(b)));
+    assert_true(q_line_hash(a, strlen(a)) != q_line_hash(c, strlen(c)));
+    opdb_sb_free(&x.o);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_and_corpus_lines),
@@ -627,6 +701,7 @@ int main(void) {
         cmocka_unit_test(test_direct_form),
         cmocka_unit_test(test_random_lines),
         cmocka_unit_test(test_absurd_dims),
+        cmocka_unit_test(test_line_hash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
