@@ -360,7 +360,7 @@ static qv *value(rd *r, int depth, bool tensors) {
             for (;;) {
                 if (k == QD_MAX_ITEMS) return NULL;
                 /* a compact tensor read here, without the call */
-                qv *x = tensors && depth < QD_MAX_DEPTH && r->s[r->i] == '{' ? tensor_compact(r) : NULL;
+                qv *x = tensors && depth < QD_MAX_DEPTH && r->i < r->n && r->s[r->i] == '{' ? tensor_compact(r) : NULL;
                 if (!x) x = value(r, depth + 1, tensors);
                 if (!x) return NULL;
                 items[k++] = x;

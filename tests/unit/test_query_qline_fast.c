@@ -607,9 +607,13 @@ static void test_random_lines(void **state) {
         q_query q;
         const char *code;
         char msg[64];
-        if (q_parse_line_mode(&a, x.o.p, x.o.n, Q_JSON_DIRECT, &q, &code, msg, sizeof msg) == 0) direct++;
+        /* an exact-size copy: a read past the line's end is one the sanitizers see */
+        char *line = malloc(x.o.n ? x.o.n : 1);
+        memcpy(line, x.o.p, x.o.n);
+        if (q_parse_line_mode(&a, line, x.o.n, Q_JSON_DIRECT, &q, &code, msg, sizeof msg) == 0) direct++;
         opdb_arena_free(&a);
-        check_line(x.o.p, x.o.n);
+        check_line(line, x.o.n);
+        free(line);
     }
     opdb_sb_free(&x.o);
     /* the generator reaches both sides of every reader */
