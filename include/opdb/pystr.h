@@ -58,6 +58,11 @@ OPDB_API size_t opdb_py_fmt_fixed(char *buf, size_t cap, double x, int decimals)
 #define OPDB_PY_REPR_ROOM 40
 OPDB_API size_t opdb_py_fmt_repr(char *buf, size_t cap, double x);
 
+/* Python repr(int) of v (str() too): its decimal digits, '-' before a
+ * negative one, two digits at a time. Writes at most 20 bytes and no NUL
+ * into buf; returns the length. */
+OPDB_API size_t opdb_py_fmt_int(char *buf, long long v);
+
 /* Python str.lower() restricted to ASCII (other bytes kept). */
 OPDB_API void opdb_ascii_lower(char *p, size_t n);
 

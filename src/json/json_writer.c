@@ -89,9 +89,25 @@ static const unsigned char k_plain[256] = {
     PLAIN16(0xc0), PLAIN16(0xd0), PLAIN16(0xe0), PLAIN16(0xf0)};
 
 static void quote(opdb_strbuf *out, const char *s, bool ascii) {
-    opdb_sb_addc(out, '"');
     const unsigned char *p = (const unsigned char *)s;
     const unsigned char plain = ascii ? 1 : 2;
+    {
+        /* the usual string, with nothing to escape: its quotes and bytes in one go */
+        const unsigned char *q = p;
+        while (k_plain[*q] & plain) q++;
+        if (!*q) {
+            size_t n = (size_t)(q - p);
+            opdb_sb_reserve(out, n + 2);
+            char *o = out->p + out->n;
+            o[0] = '"';
+            memcpy(o + 1, s, n);
+            o[n + 1] = '"';
+            o[n + 2] = 0;
+            out->n += n + 2;
+            return;
+        }
+    }
+    opdb_sb_addc(out, '"');
     while (*p) {
         /* a run of bytes that need no escape, at once */
         const unsigned char *q = p;

@@ -68,6 +68,14 @@ static char *put_uint(char *o, uint64_t v) {
     return o + n;
 }
 
+size_t opdb_py_fmt_int(char *buf, long long v) {
+    char *o = buf;
+    /* the magnitude as unsigned: LLONG_MIN's too */
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    if (v < 0) *o++ = '-';
+    return (size_t)(put_uint(o, u) - buf);
+}
+
 /* v's nd digits at o with a point after the first ip of them (0 < ip < nd):
  * each digit stored once, at its place; returns the end. */
 static char *put_uint_point(char *o, uint64_t v, int nd, int ip) {
@@ -300,9 +308,32 @@ size_t opdb_py_fmt_repr(char *buf, size_t cap, double x) {
         memcpy(o, "0.0", 3);
         return put_out(buf, cap, out, (size_t)(o + 3 - out));
     }
+    double a = fabs(x);
+    if (a >= 1e-4 && a < 1e9) {
+        /* Six decimals or fewer, as the database writes its latencies: when
+         * m6 / 10^6 reads back as a, no other decimal of 15 significant
+         * digits or fewer does (each such decimal survives a trip through
+         * the double), so its digits, trailing zeros cut, are the shortest.
+         * Positional from 1e-4 up. */
+        uint64_t m6 = (uint64_t)(a * 1e6 + 0.5);
+        if ((double)m6 / 1e6 == a) {
+            uint64_t ip = m6 / 1000000;
+            uint32_t fp = (uint32_t)(m6 - ip * 1000000);
+            o = put_uint(o, ip);
+            *o++ = '.';
+            if (fp) {
+                put_digits(o, fp, 6);
+                o += 6;
+                while (o[-1] == '0') o--;
+            } else {
+                *o++ = '0';
+            }
+            goto done;
+        }
+    }
     uint64_t m;
     int e;
-    opdb_shortest_digits(fabs(x), &m, &e);
+    opdb_shortest_digits(a, &m, &e);
     /* the digits are stored at their places: no copy (nor a read of bytes
      * just stored in smaller pieces, which the store buffer cannot forward) */
     int nd = ndigits(m); /* at most 17 */
@@ -333,6 +364,7 @@ size_t opdb_py_fmt_repr(char *buf, size_t cap, double x) {
     } else {
         o = put_uint_point(o, m, nd, ex + 1);
     }
+done:;
     size_t n = (size_t)(o - out);
     if (out == buf) {
         buf[n] = '\0';

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opdb/pystr.h"
 #include "query/qline_fast.h"
 #include "query/query_internal.h"
 #include "core/call.h"
@@ -104,15 +105,16 @@ static int finish_as(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q,
     if (!idv || idv->kind == QV_NULL) {
         id = "null";
         id_n = 4;
+    } else if (q->id_text) {
+        /* the line's own text of it (no longer than the buffer), NUL after it */
+        for (id_n = 0; id_n < q->id_len; id_n++) p->id_buf[id_n] = q->id_text[id_n];
+        p->id_buf[id_n] = 0;
+        id = p->id_buf;
     } else if (idv->kind == QV_INT) {
-        /* written at the end of the result's own buffer, NUL after it */
-        char *e = p->id_buf + sizeof p->id_buf - 1, *d = e;
-        *e = 0;
-        uint64_t u = idv->i < 0 ? 0 - (uint64_t)idv->i : (uint64_t)idv->i;
-        do *--d = (char)('0' + u % 10); while ((u /= 10));
-        if (idv->i < 0) *--d = '-';
-        id_n = (size_t)(e - d);
-        id = d;
+        /* written into the result's own buffer, NUL after it */
+        id_n = opdb_py_fmt_int(p->id_buf, idv->i);
+        p->id_buf[id_n] = 0;
+        id = p->id_buf;
     } else {
         opdb_strbuf sb;
         opdb_sb_init(&sb);
@@ -139,8 +141,9 @@ static int finish_as(const opdb_qdb *db, opdb_qresult_priv *p, const q_query *q,
         const char *k = strstr(p->line, ", \"explain\": ");
         xj = k ? k + 13 : NULL;
     }
-    opdb_sb_free(&p->r.extra);
-    opdb_sb_free(&p->r.attempts);
+    /* (empty but with explain: no call) */
+    if (p->r.extra.p) opdb_sb_free(&p->r.extra);
+    if (p->r.attempts.p) opdb_sb_free(&p->r.attempts);
     q_result *r = &p->r;
     /* every member set (no memset of the whole: the common result needs none) */
     _Static_assert(sizeof(void *) != 8 || sizeof(opdb_qresult) == 104, "set every member of the result here");

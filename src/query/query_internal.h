@@ -46,13 +46,12 @@ struct opdb_qvalue {
 };
 typedef struct opdb_qvalue qv;
 
-/* A new value of kind k in arena a, every other member empty (dtype -1).
- * Set member by member: a memset or copy of the whole node becomes a
+/* A value of kind k, every other member empty (dtype -1); qv_new makes one
+ * in arena a. Set member by member: a memset or copy of the whole node becomes a
  * `rep stos`, whose start-up costs more than these stores, and a query line
  * makes several nodes. */
-static inline qv *qv_new(opdb_arena *a, qv_kind k) {
-    _Static_assert(sizeof(void *) != 8 || sizeof(qv) == 104, "qv_new sets every member: add the new one");
-    qv *v = opdb_arena_alloc(a, sizeof *v);
+static inline void qv_init(qv *v, qv_kind k) {
+    _Static_assert(sizeof(void *) != 8 || sizeof(qv) == 104, "qv_init sets every member: add the new one");
     v->kind = k;
     v->b = false;
     v->i = 0;
@@ -67,6 +66,11 @@ static inline qv *qv_new(opdb_arena *a, qv_kind k) {
     v->items = NULL;
     v->keys = NULL;
     v->cap = 0;
+}
+
+static inline qv *qv_new(opdb_arena *a, qv_kind k) {
+    qv *v = opdb_arena_alloc(a, sizeof *v);
+    qv_init(v, k);
     return v;
 }
 
@@ -410,6 +414,8 @@ const qv *q_override(const qv *ov, const char *kt, bool *bad);
 /* ------------------------------------------------------------------ query */
 typedef struct q_query {
     const qv *id;                /* NULL = absent */
+    const char *id_text;         /* an integer id's text in the line, as it is written back (NULL: none) */
+    uint32_t id_len;
     const char *op;              /* op name without the torch.ops. prefix (op level) */
     const qv *args, *out, *kwargs;
     /* kernel level */

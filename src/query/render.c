@@ -9,6 +9,26 @@
 #include "opdb/pyround.h"
 #include "query/query_internal.h"
 
+/* x as json.dumps writes a float, at o (OPDB_PY_REPR_ROOM bytes of room); returns the end */
+static char *fl_at(char *o, double x) {
+    if (x == 1.0) { /* the usual confidence */
+        memcpy(o, "1.0", 3);
+        return o + 3;
+    }
+    if (isnan(x)) {
+        memcpy(o, "NaN", 3);
+        return o + 3;
+    }
+    if (isinf(x)) {
+        memcpy(o, x > 0 ? "Infinity" : "-Infinity", x > 0 ? 8 : 9);
+        return o + (x > 0 ? 8 : 9);
+    }
+    return o + opdb_py_fmt_repr(o, OPDB_PY_REPR_ROOM, x);
+}
+
+/* a literal's bytes at the cursor o (room known to be there) */
+#define PUT(o, s) (memcpy((o), (s), sizeof(s) - 1), (o) += sizeof(s) - 1)
+
 static void fl(opdb_strbuf *sb, double x) {
     if (isnan(x)) opdb_sb_adds(sb, "NaN");
     else if (isinf(x)) opdb_sb_adds(sb, x > 0 ? "Infinity" : "-Infinity");
@@ -17,6 +37,16 @@ static void fl(opdb_strbuf *sb, double x) {
         opdb_sb_reserve(sb, OPDB_PY_REPR_ROOM);
         sb->n += opdb_py_fmt_repr(sb->p + sb->n, OPDB_PY_REPR_ROOM, x);
     }
+}
+
+/* a literal's bytes (its length known at compile time) */
+#define LIT(sb, s) opdb_sb_add((sb), (s), sizeof(s) - 1)
+
+/* an integer as Python writes it */
+static void int_(opdb_strbuf *sb, long long v) {
+    opdb_sb_reserve(sb, 24);
+    sb->n += opdb_py_fmt_int(sb->p + sb->n, v);
+    sb->p[sb->n] = 0;
 }
 
 static void str_or_null(opdb_strbuf *sb, const char *s) {
@@ -38,7 +68,7 @@ void q_render_value(const qv *v, opdb_strbuf *sb) {
     switch (v->kind) {
     case QV_NULL: opdb_sb_adds(sb, "null"); break;
     case QV_BOOL: opdb_sb_adds(sb, v->b ? "true" : "false"); break;
-    case QV_INT: opdb_sb_addf(sb, "%lld", (long long)v->i); break;
+    case QV_INT: int_(sb, (long long)v->i); break;
     case QV_FLOAT: fl(sb, v->f); break;
     case QV_STR: opdb_json_quote(sb, v->s); break;
     case QV_LIST:
@@ -61,7 +91,10 @@ void q_render_value(const qv *v, opdb_strbuf *sb) {
         break;
     case QV_TENSOR:
         opdb_sb_adds(sb, "{\"shape\": [");
-        for (uint32_t i = 0; i < v->shape.rank; i++) opdb_sb_addf(sb, i ? ", %lld" : "%lld", (long long)v->shape.d[i]);
+        for (uint32_t i = 0; i < v->shape.rank; i++) {
+            if (i) LIT(sb, ", ");
+            int_(sb, (long long)v->shape.d[i]);
+        }
         opdb_sb_addf(sb, "], \"dtype\": \"%s\"}", q_dtype_name(v->dtype));
         break;
     case QV_DTYPE: opdb_sb_addf(sb, "{\"dtype_value\": \"%s\"}", q_dtype_name(v->dtype)); break;
@@ -103,7 +136,7 @@ static void explain(const q_ctx *c, opdb_strbuf *sb) {
             key(sb, "file", true);
             opdb_json_quote(sb, x->tab->shown);
             key(sb, "line", false);
-            opdb_sb_addf(sb, "%u", (unsigned)x->tab->t.line[x->row]);
+            int_(sb, (long long)x->tab->t.line[x->row]);
             key(sb, "kernel", false);
             opdb_json_quote(sb, x->tab->kernel);
             key(sb, "latency_us", false);
@@ -122,7 +155,7 @@ static void explain(const q_ctx *c, opdb_strbuf *sb) {
                 opdb_sb_addc(sb, ']');
             }
             key(sb, "distance", false);
-            if (x->dist == (double)(long long)x->dist) opdb_sb_addf(sb, "%lld", (long long)x->dist);
+            if (x->dist == (double)(long long)x->dist) int_(sb, (long long)x->dist);
             else fl(sb, x->dist);
             key(sb, "ties", false);
             opdb_sb_addf(sb, "%zu", x->ties);
@@ -142,36 +175,50 @@ static void explain(const q_ctx *c, opdb_strbuf *sb) {
     opdb_sb_adds(sb, "}");
 }
 
-/* a literal's bytes (its length known at compile time) */
-#define LIT(sb, s) opdb_sb_add((sb), (s), sizeof(s) - 1)
-
 void q_render(const q_ctx *c, const char *id_json, size_t id_n, opdb_strbuf *sb) {
     const q_result *r = c->r;
     bool hit = r->src == QS_MEASURED || r->src == QS_INTERPOLATED || r->src == QS_PARTIAL;
     /* the fixed members' keys and the source names are plain ASCII: written as they are quoted */
+    /* each with the key that follows it */
+#define SRC_Q(name) {"\"" name "\", \"confidence\": ", sizeof(name) + 17}
     static const struct {
         const char *s;
         size_t n;
-    } src_q[] = {{"\"MEASURED\"", 10}, {"\"INTERPOLATED\"", 14}, {"\"PARTIAL\"", 9}, {"\"MISS\"", 6}, {"\"ERROR\"", 7}};
+    } src_q[] = {SRC_Q("MEASURED"), SRC_Q("INTERPOLATED"), SRC_Q("PARTIAL"), SRC_Q("MISS"), SRC_Q("ERROR")};
+#undef SRC_Q
+    /* up to the rule the line's length is bounded: written through a cursor
+     * into room reserved once (a float takes at most OPDB_PY_REPR_ROOM) */
     opdb_sb_reserve(sb, 256 + id_n);
-    LIT(sb, "{\"id\": ");
-    if (id_json) opdb_sb_add(sb, id_json, id_n);
-    else LIT(sb, "null");
-    if (hit) {
-        LIT(sb, ", \"hit\": true, \"latency_us\": ");
-        fl(sb, r->lat);
-        LIT(sb, ", \"source\": ");
+    char *o = sb->p + sb->n;
+    PUT(o, "{\"id\": ");
+    if (id_json) {
+        memcpy(o, id_json, id_n);
+        o += id_n;
     } else {
-        LIT(sb, ", \"hit\": false, \"latency_us\": null, \"source\": ");
+        PUT(o, "null");
     }
-    opdb_sb_add(sb, src_q[r->src].s, src_q[r->src].n);
-    LIT(sb, ", \"confidence\": ");
-    if (hit) fl(sb, r->conf);
-    else LIT(sb, "null");
-    LIT(sb, ", \"shape_match_rule\": ");
+    if (hit) {
+        PUT(o, ", \"hit\": true, \"latency_us\": ");
+        o = fl_at(o, r->lat);
+        PUT(o, ", \"source\": ");
+    } else {
+        PUT(o, ", \"hit\": false, \"latency_us\": null, \"source\": ");
+    }
+    memcpy(o, src_q[r->src].s, src_q[r->src].n);
+    o += src_q[r->src].n;
+    if (hit) o = fl_at(o, r->conf);
+    else PUT(o, "null");
+    PUT(o, ", \"shape_match_rule\": ");
+    *o = 0;
+    sb->n = (size_t)(o - sb->p);
     str_or_null(sb, hit ? r->rule : NULL);
     LIT(sb, ", \"kernel_type\": ");
     str_or_null(sb, hit ? r->kernel : NULL);
+    if (hit && !r->has_sub) {
+        /* the usual hit's last two members at once */
+        LIT(sb, ", \"miss_reason\": null, \"sub_kernel_durations\": null");
+        goto extras;
+    }
     LIT(sb, ", \"miss_reason\": ");
     if (hit) LIT(sb, "null");
     else if (r->src == QS_ERROR) {
@@ -195,6 +242,7 @@ void q_render(const q_ctx *c, const char *id_json, size_t id_n, opdb_strbuf *sb)
         }
         opdb_sb_addc(sb, ']');
     } else LIT(sb, "null");
+extras:
     /* opdb's own: the calibrated interval of an answer interpolated on its own */
     if (r->has_iv && r->src == QS_INTERPOLATED && r->lat == r->iv_at && !c->cfg->quirks) {
         static const char *const names[4] = {"interval_low_us", "interval_high_us", "interval80_low_us",

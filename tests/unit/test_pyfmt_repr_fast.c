@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -281,12 +282,82 @@ static void test_digits(void **state) {
     }
 }
 
+/* values of six decimals or fewer, the database's latencies: the path that
+ * reads m / 10^6 back against the reference, with the edges of its range
+ * (1e-4, below which repr writes an exponent, and 1e9) and their neighbours */
+static void test_six_decimals(void **state) {
+    (void)state;
+    for (long i = 0; i < 200000 * soak; i++) {
+        uint64_t m = next() % (next() % 2 ? 1000000000ull : 1000000000000000ull);
+        int cut = (int)(next() % 7); /* fewer decimals: trailing zeros */
+        for (int k = 0; k < cut; k++) m -= m % 10;
+        double x = (double)m / 1e6;
+        same(x);
+        same(-x);
+        same(nextafter(x, INFINITY));
+        same(nextafter(x, 0));
+        same((double)m / 1e7); /* a seventh decimal: the other path */
+    }
+    static const double edges[] = {1e-4, 1.5e-4, 9.99999e-5, 1e-5, 0.000123, 0.1, 0.5, 1.0, 2.0, 10.0, 999999.999999,
+                                   123456789.123456, 999999999.999999, 1e9, 1e9 - 1, 4.5e15, 1e16, 1e-7, 5e-324};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        same_and_neighbours(edges[i]);
+        double x = edges[i];
+        for (int k = 0; k < 40; k++) x = nextafter(x, INFINITY), same(x);
+        x = edges[i];
+        for (int k = 0; k < 40; k++) x = nextafter(x, 0), same(x);
+    }
+    /* Python's own repr of a few of them */
+    char b[64];
+    opdb_py_fmt_repr(b, sizeof b, 1e-4);
+    assert_string_equal(b, "0.0001");
+    opdb_py_fmt_repr(b, sizeof b, 9.99999e-5);
+    assert_string_equal(b, "9.99999e-05");
+    opdb_py_fmt_repr(b, sizeof b, 432.49673);
+    assert_string_equal(b, "432.49673");
+    opdb_py_fmt_repr(b, sizeof b, 1e9 - 1);
+    assert_string_equal(b, "999999999.0");
+    opdb_py_fmt_repr(b, sizeof b, -0.25);
+    assert_string_equal(b, "-0.25");
+}
+
+/* repr(int) two digits at a time against printf's %lld */
+static void int_same(long long v) {
+    char got[32], want[32];
+    memset(got, 'x', sizeof got);
+    size_t n = opdb_py_fmt_int(got, v);
+    int k = snprintf(want, sizeof want, "%lld", v);
+    if ((int)n != k || memcmp(got, want, n) != 0 || got[n] != 'x') fail_msg("repr(%lld): %.*s", v, (int)n, got);
+}
+
+static void test_ints(void **state) {
+    (void)state;
+    int_same(0);
+    int_same(LLONG_MAX);
+    int_same(LLONG_MIN);
+    int_same(LLONG_MAX - 1);
+    int_same(LLONG_MIN + 1);
+    long long p = 1;
+    for (int i = 0; i < 19; i++, p *= 10) {
+        for (long long d = -2; d <= 2; d++) {
+            int_same(p + d);
+            int_same(-(p + d));
+        }
+    }
+    for (long i = 0; i < 300000 * soak; i++) {
+        uint64_t u = next() >> (next() % 64);
+        int_same((long long)u);
+        int_same(-(long long)(u >> 1));
+    }
+}
+
 int main(void) {
     const char *env = getenv("OPDB_TEST_SOAK");
     if (env && atol(env) > 0) soak = atol(env);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_python_strings), cmocka_unit_test(test_special),        cmocka_unit_test(test_edges),
         cmocka_unit_test(test_random_bits),    cmocka_unit_test(test_short_decimals), cmocka_unit_test(test_digits),
+        cmocka_unit_test(test_six_decimals),   cmocka_unit_test(test_ints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

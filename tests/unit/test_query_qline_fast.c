@@ -57,8 +57,12 @@ static void query_print(opdb_arena *a, const char *line, size_t n, int mode, opd
         return;
     }
     opdb_sb_adds(o, "id=");
+    size_t id_at = o->n;
     if (q.id) q_render_value(q.id, o);
     else opdb_sb_adds(o, "absent");
+    /* the id's text kept from the line is the value written back */
+    if (q.id_text && (o->n - id_at != q.id_len || memcmp(o->p + id_at, q.id_text, q.id_len) != 0))
+        fail_msg("the id's text %.*s is written back as %.*s", (int)q.id_len, q.id_text, (int)(o->n - id_at), o->p + id_at);
     opdb_sb_addf(o, " op=%s kernel=%s out=%d key=", q.op ? q.op : "-", q.kernel ? q.kernel : "-", q.out != NULL);
     static uint8_t key[1 << 16];
     size_t kn = q_cache_key(&q, key, sizeof key);
@@ -361,13 +365,21 @@ static void g_num(gen *x) {
     static const char *const nums[] = {"0", "1", "-1", "7", "512", "4096", "18432", "-0", "0.0", "1.5", "-2.5e+3",
                                        "1E5", "1e-7", "12345678901234567", "123456789012345678",
                                        "9223372036854775807", "9223372036854775808", "-9223372036854775808",
-                                       "99999999999999999999", "01", "1.", ".5", "-", "1e", "2.0e"};
+                                       "99999999999999999999", "1234567", "-7654321", "12345678", "-12345678",
+                                       "1234567.5", "7e3", "-1234567E2", "01", "1.", ".5", "-", "1e", "2.0e",
+                                       "00", "-01", "0123456"};
     unsigned k = rn(&x->g, sizeof nums / sizeof nums[0]);
-    if (k >= 19 && rn(&x->g, 3)) k = 3; /* malformed numbers now and then */
+    if (k >= 26 && rn(&x->g, 3)) k = 3; /* malformed numbers now and then */
     opdb_sb_adds(&x->o, nums[k]);
 }
 
 static void g_value(gen *x, int depth);
+
+/* a run of 1 to 19 digits: both sides of the readers' 8-byte and 18-digit steps */
+static void g_digits(gen *x) {
+    unsigned nd = 1 + rn(&x->g, 19);
+    for (unsigned i = 0; i < nd; i++) opdb_sb_addc(&x->o, (char)('0' + ((i || rn(&x->g, 6) == 0) ? rn(&x->g, 10) : 1 + rn(&x->g, 9))));
+}
 
 static void g_shape(gen *x) {
     opdb_sb_addc(&x->o, '[');
@@ -375,6 +387,7 @@ static void g_shape(gen *x) {
     for (unsigned i = 0; i < rank; i++) {
         if (i) g_sep(x, ',');
         if (rn(&x->g, 12) == 0) g_num(x);
+        else if (rn(&x->g, 8) == 0) g_digits(x); /* 1 to 19 digits, a leading zero now and then */
         else opdb_sb_addf(&x->o, "%u", (unsigned)(rnd(&x->g) % (rn(&x->g, 2) ? 20000 : 10)));
     }
     opdb_sb_addc(&x->o, ']');
@@ -485,7 +498,10 @@ static void g_line(gen *x) {
             opdb_sb_adds(&x->o, "\"id\"");
             g_sep(x, ':');
             if (rn(&x->g, 3)) opdb_sb_addf(&x->o, "%u", (unsigned)rn(&x->g, 100000));
-            else g_value(x, 1);
+            else if (rn(&x->g, 3) == 0) {
+                if (rn(&x->g, 3) == 0) opdb_sb_addc(&x->o, '-');
+                g_digits(x);
+            } else g_value(x, 1);
             break;
         case 2: {
             opdb_sb_adds(&x->o, "\"args\"");
@@ -591,9 +607,13 @@ static void test_random_lines(void **state) {
         q_query q;
         const char *code;
         char msg[64];
-        if (q_parse_line_mode(&a, x.o.p, x.o.n, Q_JSON_DIRECT, &q, &code, msg, sizeof msg) == 0) direct++;
+        /* an exact-size copy: a read past the line's end is one the sanitizers see */
+        char *line = malloc(x.o.n ? x.o.n : 1);
+        memcpy(line, x.o.p, x.o.n);
+        if (q_parse_line_mode(&a, line, x.o.n, Q_JSON_DIRECT, &q, &code, msg, sizeof msg) == 0) direct++;
         opdb_arena_free(&a);
-        check_line(x.o.p, x.o.n);
+        check_line(line, x.o.n);
+        free(line);
     }
     opdb_sb_free(&x.o);
     /* the generator reaches both sides of every reader */
@@ -604,6 +624,80 @@ static void test_random_lines(void **state) {
     assert_true(fast > rounds / 3 && fast < rounds);
 }
 
+/* The line's hash as it was first written, its last bytes gathered one by
+ * one: the reader's word-wide gathering must give the same hashes. */
+static uint64_t ref_lanes(const unsigned char *p, size_t n, uint64_t seed) {
+    const uint64_t K = 0xbf58476d1ce4e5b9ULL;
+    uint64_t a = seed ^ 0x9e3779b97f4a7c15ULL, b = seed + n, c = ~seed, d = seed * K;
+    for (; n >= 32; p += 32, n -= 32) {
+        uint64_t w[4];
+        memcpy(w, p, 32);
+        a = (a ^ w[0]) * K, a ^= a >> 29;
+        b = (b ^ w[1]) * K, b ^= b >> 29;
+        c = (c ^ w[2]) * K, c ^= c >> 29;
+        d = (d ^ w[3]) * K, d ^= d >> 29;
+    }
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        a = (a ^ w) * K, a ^= a >> 29;
+    }
+    uint64_t t = 0;
+    for (size_t i = 0; i < n; i++) t |= (uint64_t)p[i] << (8 * i);
+    b = (b ^ t ^ ((uint64_t)n << 56)) * K;
+    uint64_t h = a ^ (b * 0x94d049bb133111ebULL) ^ (c >> 7) ^ (d << 11) ^ (c * 31) ^ (d * 0x2545f4914f6cdd1dULL);
+    h ^= h >> 31;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 29);
+}
+
+static uint64_t ref_line_hash(const char *s, size_t n, size_t at, size_t end) {
+    uint64_t h = ref_lanes((const unsigned char *)s, at, 0x6c696e65);
+    h = ref_lanes((const unsigned char *)s + end, n - end, h);
+    return h ? h : 1;
+}
+
+static void test_line_hash(void **state) {
+    (void)state;
+    gen x = {{0x1234567887654321ULL}, {0}, false};
+    opdb_sb_init(&x.o);
+    for (size_t i = 0; i < 20000; i++) {
+        g_line(&x);
+        /* an exact-size copy: no byte past the line to read */
+        char *line = malloc(x.o.n ? x.o.n : 1);
+        memcpy(line, x.o.p, x.o.n);
+        uint64_t h = q_line_hash(line, x.o.n);
+        /* the id's span found as q_line_hash finds it */
+        size_t n = x.o.n, at = 0, end = 0;
+        for (size_t k = n >= 4 ? n - 4 : 0; k-- > 0;) {
+            if (memcmp(line + k, "\"id\"", 4) != 0) continue;
+            size_t i = k + 4;
+            while (i < n && strchr(" \t\n\r", line[i]) && line[i]) i++;
+            if (i >= n || line[i] != ':') continue;
+            i++;
+            while (i < n && strchr(" \t\n\r", line[i]) && line[i]) i++;
+            size_t j = i;
+            if (j < n && line[j] == '"') {
+                const char *q = memchr(line + j + 1, '"', n - j - 1);
+                j = q ? (size_t)(q - line) + 1 : j;
+            } else {
+                while (j < n && line[j] && strchr("0123456789-+.abcdefghijklmnopqrstuvwxyzE", line[j])) j++;
+            }
+            at = i, end = j;
+            break;
+        }
+        if (ref_line_hash(line, n, at, end) != h) fail_msg("the hash differs from the plain one on: %.*s", (int)n, line);
+        free(line);
+    }
+    /* lines that differ only in their id's value hash equal, and the tail's bytes count */
+    const char *a = "{\"op\":\"aten.mm.default\",\"args\":[],\"id\":1}";
+    const char *b = "{\"op\":\"aten.mm.default\",\"args\":[],\"id\":123456}";
+    const char *c = "{\"op\":\"aten.mm.defaulu\",\"args\":[],\"id\":1}";
+    assert_true(q_line_hash(a, strlen(a)) == q_line_hash(b, strlen(b)));
+    assert_true(q_line_hash(a, strlen(a)) != q_line_hash(c, strlen(c)));
+    opdb_sb_free(&x.o);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_and_corpus_lines),
@@ -611,6 +705,7 @@ int main(void) {
         cmocka_unit_test(test_direct_form),
         cmocka_unit_test(test_random_lines),
         cmocka_unit_test(test_absurd_dims),
+        cmocka_unit_test(test_line_hash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
