@@ -109,17 +109,16 @@ static bool exact_decimal(const char *s, size_t n, double *out) {
     if (i < n && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
     uint64_t m = 0;
     size_t i0 = i;
-    /* the digits before the point, then those after it */
-    for (; i < n && (unsigned)(s[i] - '0') < 10; i++) m = m * 10 + (uint64_t)(s[i] - '0');
+    /* the digits before the point, then those after it (m wraps past 19 digits, which are refused) */
+    for (unsigned d; i < n && (d = (unsigned)(s[i] - '0')) < 10; i++) m = m * 10 + d;
     size_t digits = i - i0, frac = 0;
-    if (digits > 19) return false;
     if (i < n && s[i] == '.') {
         size_t f0 = ++i;
-        for (; i < n && (unsigned)(s[i] - '0') < 10 && digits + (i - f0) < 19; i++) m = m * 10 + (uint64_t)(s[i] - '0');
+        for (unsigned d; i < n && (d = (unsigned)(s[i] - '0')) < 10; i++) m = m * 10 + d;
         frac = i - f0;
         digits += frac;
     }
-    if (i != n || !digits || m > ((uint64_t)1 << 53) || frac > 22) return false;
+    if (i != n || !digits || digits > 19 || m > ((uint64_t)1 << 53) || frac > 22) return false;
     double v = (double)m / p10[frac];
     *out = neg ? -v : v;
     return true;

@@ -261,7 +261,10 @@ void q_shape_store_add(q_shape_store *st, const q_shape_buf *b, uint32_t *ids) {
         for (; st->slot[p].id1; p = (p + 1) & (st->cap - 1)) {
             if (st->slot[p].h != h) continue;
             q_shape e = q_shape_of(st, st->slot[p].id1 - 1);
-            if (e.rank == r && (!r || memcmp(e.d, d, r * sizeof *d) == 0)) break;
+            if (e.rank != r) continue;
+            uint32_t k = 0; /* ranks are short: compared in place */
+            while (k < r && e.d[k] == d[k]) k++;
+            if (k == r) break;
         }
         if (!st->slot[p].id1) {
             st->slot[p].id1 = store_put(st, d, r) + 1;
