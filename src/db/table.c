@@ -151,8 +151,8 @@ static opdb_span cell_text_at(const char *p, size_t n, size_t a, opdb_strbuf *sb
 
 static inline size_t rec_at(const db_table *t, size_t r) { return t->rec32 ? t->rec32[r] : t->rec[r]; }
 
-/* Absolute start of cell c of row r (ats: the cells' starts), or SIZE_MAX
- * when the record is short. */
+/* Absolute start of cell c of row r, too far into its record for its offset
+ * to be noted in ats (the cells' starts). */
 static size_t cell_start_far(const db_table *t, const uint16_t *ats, size_t r, size_t c) {
     /* walk from the last cell whose offset was noted */
     size_t k = c;
