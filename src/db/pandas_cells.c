@@ -9,18 +9,25 @@
 
 #include "opdb/core.h"
 
-/* pandas' default NA spellings (1.5) */
-static const char *const k_na[] = {"",     "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
-                                   "1.#QNAN", "<NA>", "N/A",     "NA",  "NULL",    "NaN",      "n/a",  "nan",  "null"};
-
+/* pandas' default NA spellings (1.5): "", "#N/A", "#N/A N/A", "#NA",
+ * "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A",
+ * "NA", "NULL", "NaN", "n/a", "nan", "null"; found by their first byte (most
+ * cells are rejected there) and compared at their fixed lengths. */
+#define NA_IS(lit) (n == sizeof lit - 1 && memcmp(s, lit, sizeof lit - 1) == 0)
 bool db_is_na(const char *s, size_t n) {
     if (n == 0) return true;
-    /* every NA spelling starts with one of these: most cells are rejected here */
-    if (n > 8 || !memchr("#-1<Nn", s[0], 6)) return false;
-    for (size_t i = 0; i < sizeof k_na / sizeof k_na[0]; i++)
-        if (k_na[i][0] == s[0] && strlen(k_na[i]) == n && memcmp(k_na[i], s, n) == 0) return true;
-    return false;
+    if (n > 8) return false;
+    switch (s[0]) {
+    case '#': return NA_IS("#N/A") || NA_IS("#N/A N/A") || NA_IS("#NA");
+    case '-': return NA_IS("-1.#IND") || NA_IS("-1.#QNAN") || NA_IS("-NaN") || NA_IS("-nan");
+    case '1': return NA_IS("1.#IND") || NA_IS("1.#QNAN");
+    case '<': return NA_IS("<NA>");
+    case 'N': return NA_IS("N/A") || NA_IS("NA") || NA_IS("NULL") || NA_IS("NaN");
+    case 'n': return NA_IS("n/a") || NA_IS("nan") || NA_IS("null");
+    default: return false;
+    }
 }
+#undef NA_IS
 
 bool db_utf8_valid(const unsigned char *p, size_t n) {
     size_t i = 0;
@@ -101,19 +108,17 @@ static bool exact_decimal(const char *s, size_t n, double *out) {
     bool neg = false;
     if (i < n && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
     uint64_t m = 0;
-    int digits = 0, frac = 0;
-    bool dot = false;
-    for (; i < n; i++) {
-        char c = s[i];
-        if (c == '.' && !dot) {
-            dot = true;
-            continue;
-        }
-        if (c < '0' || c > '9' || ++digits > 19) return false;
-        m = m * 10 + (uint64_t)(c - '0');
-        frac += dot;
+    size_t i0 = i;
+    /* the digits before the point, then those after it (m wraps past 19 digits, which are refused) */
+    for (unsigned d; i < n && (d = (unsigned)(s[i] - '0')) < 10; i++) m = m * 10 + d;
+    size_t digits = i - i0, frac = 0;
+    if (i < n && s[i] == '.') {
+        size_t f0 = ++i;
+        for (unsigned d; i < n && (d = (unsigned)(s[i] - '0')) < 10; i++) m = m * 10 + d;
+        frac = i - f0;
+        digits += frac;
     }
-    if (!digits || m > ((uint64_t)1 << 53) || frac > 22) return false;
+    if (i != n || !digits || digits > 19 || m > ((uint64_t)1 << 53) || frac > 22) return false;
     double v = (double)m / p10[frac];
     *out = neg ? -v : v;
     return true;
@@ -121,6 +126,8 @@ static bool exact_decimal(const char *s, size_t n, double *out) {
 
 /* A float literal: decimal with optional fraction/exponent, or inf/infinity. */
 bool db_float_literal(const char *s, size_t n, double *out) {
+    /* the common cell first: what exact_decimal reads is a float literal */
+    if (exact_decimal(s, n, out)) return true;
     size_t a = 0, b = n;
     while (a < b && db_is_sp(s[a])) a++;
     while (b > a && db_is_sp(s[b - 1])) b--;

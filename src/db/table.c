@@ -151,17 +151,30 @@ static opdb_span cell_text_at(const char *p, size_t n, size_t a, opdb_strbuf *sb
 
 static inline size_t rec_at(const db_table *t, size_t r) { return t->rec32 ? t->rec32[r] : t->rec[r]; }
 
-/* Absolute start of cell c of row r, or SIZE_MAX when the record is short. */
-static size_t cell_start(const db_table *t, size_t r, size_t c) {
-    uint16_t at = t->at[r * t->ncols + c];
-    if (at == DB_AT_ABSENT) return SIZE_MAX;
-    if (at != DB_AT_FAR) return rec_at(t, r) + at;
+/* Absolute start of cell c of row r, too far into its record for its offset
+ * to be noted in ats (the cells' starts). */
+static size_t cell_start_far(const db_table *t, const uint16_t *ats, size_t r, size_t c) {
     /* walk from the last cell whose offset was noted */
     size_t k = c;
-    while (k > 0 && t->at[r * t->ncols + k] == DB_AT_FAR) k--;
-    size_t a = rec_at(t, r) + t->at[r * t->ncols + k];
+    while (k > 0 && ats[r * t->ncols + k] == DB_AT_FAR) k--;
+    size_t a = rec_at(t, r) + ats[r * t->ncols + k];
     for (; k < c; k++) a = cell_end(t->data, t->n, a) + 1;
     return a;
+}
+
+/* The text of cell c of row r (ats: the cells' starts; "" past a short
+ * record): cell_text_at's, where an unquoted cell ends just before the next
+ * cell's start when that start was noted. */
+static inline opdb_span cell_text_rc(const db_table *t, const uint16_t *ats, size_t r, size_t c, opdb_strbuf *sb) {
+    const uint16_t *ra = ats + r * t->ncols;
+    uint16_t o = ra[c];
+    if (o == DB_AT_ABSENT) return opdb_span_make("", 0);
+    size_t a = o != DB_AT_FAR ? rec_at(t, r) + o : cell_start_far(t, ats, r, c);
+    if (a < t->n && t->data[a] != '"' && c + 1 < t->ncols && ra[c + 1] < DB_AT_ABSENT) {
+        sb->n = 0;
+        return opdb_span_make(t->data + a, rec_at(t, r) + ra[c + 1] - 1 - a);
+    }
+    return cell_text_at(t->data, t->n, a, sb);
 }
 
 static int fail_at(opdb_err *err, const char *name, uint32_t line, const char *what) {
@@ -187,11 +200,10 @@ static void name_columns(db_table *t, const scan *k) {
     db_col_namer_free(&nm);
 }
 
-/* Where the cells of row r start, from the scan k of its record. */
-static void note_cells(db_table *t, size_t r, const scan *k) {
-    uint16_t *at = t->at + r * t->ncols;
+/* Where the cells of a row start (at: its ncols offsets), from the scan k of its record. */
+static void note_cells(size_t ncols, uint16_t *at, const scan *k) {
     size_t r0 = k->st[0];
-    for (size_t c = 0; c < t->ncols; c++) {
+    for (size_t c = 0; c < ncols; c++) {
         size_t off = c < k->nst ? k->st[c] - r0 : DB_AT_ABSENT;
         at[c] = off < DB_AT_ABSENT ? (uint16_t)off : c < k->nst ? DB_AT_FAR : DB_AT_ABSENT;
     }
@@ -199,13 +211,12 @@ static void note_cells(db_table *t, size_t r, const scan *k) {
 
 _Static_assert(DB_AT_ABSENT == DB_SCAN_AT_ABSENT && DB_AT_FAR == DB_SCAN_AT_FAR, "one meaning of a cell's start");
 
-/* Where every cell starts, after the block scan found the records (the
- * first column typed; under the table's guard). */
-static void find_cells(db_table *t) {
-    t->at = opdb_xmalloc(t->nrows * t->ncols * sizeof *t->at);
+/* Where every cell starts, into at (nrows x ncols), for records either scan
+ * found (the records and file bytes never change after loading). */
+static void cells_into(const db_table *t, uint16_t *at) {
     if (t->fast) {
         db_scan_cells(t->data, t->n, (db_rec_starts){t->rec32, t->rec}, t->nrows, t->ncols,
-                      t->way == DB_SCAN_PORTABLE, t->at);
+                      t->way == DB_SCAN_PORTABLE, at);
         return;
     }
     /* records the exact scan found (it noted their cells, since given back): each read again */
@@ -213,9 +224,15 @@ static void find_cells(db_table *t) {
     uint32_t line;
     for (size_t r = 0; r < t->nrows; r++) {
         k.i = rec_at(t, r);
-        if (scan_record(&k, &line)) note_cells(t, r, &k);
+        if (scan_record(&k, &line)) note_cells(t->ncols, at + r * t->ncols, &k);
     }
     free(k.st);
+}
+
+/* The table's cells' starts (the first column typed; under the table's guard). */
+static void find_cells(db_table *t) {
+    t->at = opdb_xmalloc(t->nrows * t->ncols * sizeof *t->at);
+    cells_into(t, t->at);
 }
 
 static bool ascii(const char *p, size_t n) {
@@ -288,7 +305,7 @@ static int load_owned(db_table *t, const char *name, const db_open_opts *o, db_o
             (void)old;
         }
         OPDB_ALLOC_GROW(t->at, (t->nrows + 1) * t->ncols, cap);
-        note_cells(t, t->nrows, &k);
+        note_cells(t->ncols, t->at + t->nrows * t->ncols, &k);
         t->rec[t->nrows] = k.st[0];
         t->line[t->nrows++] = line;
     }
@@ -455,7 +472,7 @@ static uint64_t text_ref(db_col *c, size_t *nbig, size_t *capbig, size_t off, si
  * parsed once: the typing pass keeps what it read (lit[r]: 1 int64, 2
  * uint64, 3 float) and the value pass only re-reads an integer cell of a
  * column that turned out float. */
-static void type_column(const db_table *t, size_t ci, db_col *c, bool detach) {
+static void type_column(const db_table *t, const uint16_t *ats, size_t ci, db_col *c, bool detach) {
     size_t nr = t->nrows;
     memset(c, 0, sizeof *c);
     if (!nr) return;
@@ -465,8 +482,7 @@ static void type_column(const db_table *t, size_t ci, db_col *c, bool detach) {
     opdb_sb_init(&sb);
     bool all_int = true, all_float = true, all_bool = true, any = false, any_na = false;
     for (size_t r = 0; r < nr; r++) {
-        size_t a = cell_start(t, r, ci);
-        opdb_span s = a == SIZE_MAX ? opdb_span_make("", 0) : cell_text_at(t->data, t->n, a, &sb);
+        opdb_span s = cell_text_rc(t, ats, r, ci, &sb);
         if (db_is_na(s.p, s.n)) {
             any_na = true;
             lit[r] = 4;
@@ -513,7 +529,7 @@ static void type_column(const db_table *t, size_t ci, db_col *c, bool detach) {
                 continue;
             }
             if (kind == DBC_FLOAT && lit[r] == 3) continue;
-            opdb_span s = cell_text_at(t->data, t->n, cell_start(t, r, ci), &sb);
+            opdb_span s = cell_text_rc(t, ats, r, ci, &sb);
             if (kind == DBC_FLOAT) {
                 double fv = 0;
                 db_float_literal(s.p, s.n, &fv);
@@ -551,7 +567,7 @@ const db_col *db_table_column(const db_table *ct, int col) {
         if (!t->at && t->nrows) find_cells(t);
         /* after the trim: the column keeps its own texts, and what typing read goes back */
         bool late = t->trimmed && t->view.map;
-        type_column(t, (size_t)col, &t->colv[col], late);
+        type_column(t, t->at, (size_t)col, &t->colv[col], late);
         atomic_store_explicit(&t->ready[col], 1, memory_order_release);
         if (t->trimmed) {
             atomic_fetch_add(&t->late_typed, 1);
@@ -568,15 +584,27 @@ void db_pass_begin(db_pass *p, const db_table *t) {
     p->t = t;
     p->colv = opdb_xcalloc(t->ncols ? t->ncols : 1, sizeof *p->colv);
     p->typed = opdb_xcalloc(t->ncols ? t->ncols : 1, 1);
+    p->way = opdb_xcalloc(t->ncols ? t->ncols : 1, 1);
+    p->at = NULL;
+    opdb_sb_init(&p->sb);
+}
+
+/* The pass finds its own cells' starts: the table's may be given back by
+ * another thread meanwhile, and the records and bytes they index never change. */
+static const uint16_t *pass_at(db_pass *p) {
+    if (!p->at) {
+        p->at = opdb_xmalloc((p->t->nrows ? p->t->nrows : 1) * p->t->ncols * sizeof *p->at);
+        cells_into(p->t, p->at);
+    }
+    return p->at;
 }
 
 const db_cell *db_pass_cell_into(db_pass *p, size_t row, int col, db_cell *o) {
     db_table *t = (db_table *)p->t; /* typing is internally synchronised */
     if (atomic_load_explicit(&t->ready[col], memory_order_acquire)) return db_col_cell_into(t, &t->colv[col], row, o);
     if (!p->typed[col]) {
-        opdb_call_lock(&t->mu); /* the cells' starts are the table's */
-        if (!t->at && t->nrows) find_cells(t);
-        type_column(t, (size_t)col, &p->colv[col], false);
+        type_column(t, pass_at(p), (size_t)col, &p->colv[col], false);
+        opdb_call_lock(&t->mu);
         if (t->trimmed) atomic_fetch_add(&t->late_typed, 1);
         opdb_call_unlock(&t->mu);
         p->typed[col] = 1;
@@ -584,11 +612,51 @@ const db_cell *db_pass_cell_into(db_pass *p, size_t row, int col, db_cell *o) {
     return db_col_cell_into(t, &p->colv[col], row, o);
 }
 
+enum { PASS_TYPED = 1, PASS_TEXT = 2 };
+
+/* Whether some cell of the column shows it to be text, as typing it would
+ * find: one that is neither NA nor a float (so nor an int) nor a bool. */
+static bool column_is_text(db_pass *p, int col) {
+    const db_table *t = p->t;
+    const uint16_t *at = pass_at(p);
+    double f;
+    for (size_t r = 0; r < t->nrows; r++) {
+        opdb_span s = cell_text_rc(t, at, r, (size_t)col, &p->sb);
+        if (!db_is_na(s.p, s.n) && !db_float_literal(s.p, s.n, &f) && db_bool_literal(s.p, s.n) < 0) return true;
+    }
+    return false;
+}
+
+opdb_span db_pass_str(db_pass *p, size_t row, int col, char *buf, size_t cap, bool *stable) {
+    const db_table *t = p->t;
+    if (!p->way[col]) {
+        bool text = !atomic_load_explicit(&t->ready[col], memory_order_acquire) && !p->typed[col] &&
+                    column_is_text(p, col);
+        p->way[col] = text ? PASS_TEXT : PASS_TYPED;
+    }
+    if (p->way[col] == PASS_TYPED) {
+        const db_cell *c = db_pass_cell_into(p, row, col, &(db_cell){.kind = DBC_NA});
+        *stable = c->kind == DBC_TEXT || c->kind == DBC_NA || c->kind == DBC_BOOL;
+        return db_cell_text(c, buf, cap);
+    }
+    /* a text column: a cell's text is its bytes (decoded), an NA cell's "nan" */
+    opdb_span s = cell_text_rc(t, p->at, row, (size_t)col, &p->sb);
+    if (db_is_na(s.p, s.n)) {
+        *stable = true;
+        return opdb_span_make("nan", 3);
+    }
+    *stable = !p->sb.n || s.p != p->sb.p;
+    return s;
+}
+
 void db_pass_end(db_pass *p) {
     for (size_t c = 0; p->colv && c < p->t->ncols; c++)
         if (p->typed[c]) col_free(&p->colv[c]);
     free(p->colv);
     free(p->typed);
+    free(p->way);
+    free(p->at);
+    opdb_sb_free(&p->sb);
     memset(p, 0, sizeof *p);
 }
 

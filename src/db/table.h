@@ -136,10 +136,18 @@ typedef struct db_pass {
     const db_table *t;
     db_col *colv;                 /* the columns typed for the pass */
     uint8_t *typed;
+    uint8_t *way;                 /* per column: how db_pass_str reads it (0: not yet decided) */
+    uint16_t *at;                 /* the pass's own cells' starts (nrows x ncols), found on first need */
+    opdb_strbuf sb;               /* a quoted cell's decoded text */
 } db_pass;
 void db_pass_begin(db_pass *p, const db_table *t);
 const db_cell *db_pass_cell_into(db_pass *p, size_t row, int col, db_cell *out);
 #define db_pass_cell(p, row, col) db_pass_cell_into((p), (row), (col), &(db_cell){.kind = DBC_NA})
+/* Python's str() of the cell (row, col): what db_cell_text gives of
+ * db_pass_cell (buf: at least 48 bytes). A column that some cell shows to
+ * be text is read straight from the cells' bytes, without typing it. *stable:
+ * the text lives as long as the pass (else only until the next call). */
+opdb_span db_pass_str(db_pass *p, size_t row, int col, char *buf, size_t cap, bool *stable);
 void db_pass_end(db_pass *p);
 
 /* Gives back what only typing a column needs: where the cells start (found

@@ -196,6 +196,8 @@ static inline void end_record(cells_state *s, size_t nrows, size_t ncols, uint16
     s->start = s->r < nrows ? db_rec_start(s->rec, s->r) : SIZE_MAX;
 }
 
+/* The state is read into locals for the block (and the record's row of at
+ * kept as a pointer): most delimiters then cost a few instructions. */
 static inline __attribute__((always_inline)) void cells_block(cells_state *s, size_t b, db_block_masks m,
                                                               size_t nrows, size_t ncols, uint16_t *at) {
     uint64_t inside = opdb_prefix_xor(m.quote) ^ s->inq;
@@ -203,18 +205,31 @@ static inline __attribute__((always_inline)) void cells_block(cells_state *s, si
     uint64_t term = (m.lf | m.cr) & ~(m.lf & ((m.cr << 1) | s->prev_cr));
     s->prev_cr = m.cr >> 63;
     uint64_t bits = (m.comma & ~inside) | term;
-    while (bits && s->r < nrows) {
+    size_t r = s->r, c = s->c, start = s->start;
+    if (!bits || r >= nrows) return;
+    uint16_t *row = at + r * ncols;
+    while (bits) {
         unsigned bit = (unsigned)__builtin_ctzll(bits);
         bits &= bits - 1;
         size_t pos = b + bit;
-        if (pos < s->start) continue; /* a blank line before the record */
+        if (pos < start) continue; /* a blank line before the record */
         if (term >> bit & 1) {
-            end_record(s, nrows, ncols, at);
+            for (size_t k = c + 1; k < ncols; k++) row[k] = DB_SCAN_AT_ABSENT;
+            c = 0;
+            row += ncols;
+            if (++r >= nrows) {
+                start = SIZE_MAX;
+                break;
+            }
+            start = db_rec_start(s->rec, r);
             continue;
         }
-        size_t off = pos + 1 - s->start;
-        at[s->r * ncols + ++s->c] = off < DB_SCAN_AT_ABSENT ? (uint16_t)off : DB_SCAN_AT_FAR;
+        size_t off = pos + 1 - start;
+        row[++c] = off < DB_SCAN_AT_ABSENT ? (uint16_t)off : DB_SCAN_AT_FAR;
     }
+    s->r = r;
+    s->c = c;
+    s->start = start;
 }
 
 #define CELLS_LOOP(MASKS)                                                    \

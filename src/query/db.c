@@ -175,11 +175,26 @@ static q_list *parse_list(opdb_arena *a, opdb_span t) {
 static bool parse_shapes_cell(q_shape_buf *b, db_pass *t, size_t row, int col) {
     if (col < 0) return true;
     char buf[48];
-    opdb_span s = db_cell_text(db_pass_cell(t, row, col), buf, sizeof buf);
+    bool stable;
+    opdb_span s = db_pass_str(t, row, col, buf, sizeof buf, &stable);
     return q_shape_buf_parse(b, s.p, s.n);
 }
 
-static void row_latency(const opdb_qdb *db, q_ktable *kt, db_pass *t, const qv *ov, size_t r, q_row *row) {
+/* What the table's latency override says for every row: read once a table. */
+typedef struct lat_rule {
+    const qv *env;               /* the core envelope's ratio, or NULL */
+    bool prefer_prof;            /* prefer_profiling_rows */
+} lat_rule;
+
+static lat_rule lat_rule_of(const qv *ov) {
+    lat_rule L;
+    L.env = qv_get(qv_get(ov, "profiling_core_envelope_fallback"), "max_duration_to_core_ratio");
+    if (L.env && L.env->kind == QV_NULL) L.env = NULL;
+    L.prefer_prof = qv_truthy(qv_get(ov, "prefer_profiling_rows"));
+    return L;
+}
+
+static void row_latency(q_ktable *kt, db_pass *t, const lat_rule *L, size_t r, q_row *row) {
     int order[4] = {kt->c_pref, kt->c_lat[0], kt->c_lat[1], kt->c_lat[2]};
     row->lat = 0;
     row->latcol = QLAT_NONE;
@@ -200,8 +215,8 @@ static void row_latency(const opdb_qdb *db, q_ktable *kt, db_pass *t, const qv *
     }
     if (row->latcol == QLAT_NONE) return;
     /* the core envelope of mixed-core rows measured by the profiler */
-    const qv *env = qv_get(qv_get(ov, "profiling_core_envelope_fallback"), "max_duration_to_core_ratio");
-    if (env && env->kind != QV_NULL && row->latcol == QLAT_PROF_AVG && kt->c_core >= 0) {
+    const qv *env = L->env;
+    if (env && row->latcol == QLAT_PROF_AVG && kt->c_core >= 0) {
         char buf[48];
         opdb_span core = opdb_py_strip(db_cell_text(db_pass_cell(t, r, kt->c_core), buf, sizeof buf));
         double a, b, th = NAN;
@@ -219,26 +234,26 @@ static void row_latency(const opdb_qdb *db, q_ktable *kt, db_pass *t, const qv *
             }
         }
     }
-    if (qv_truthy(qv_get(ov, "prefer_profiling_rows"))) row->prio = row->latcol == QLAT_PROF_AVG ? 0 : 1;
+    if (L->prefer_prof) row->prio = row->latcol == QLAT_PROF_AVG ? 0 : 1;
     else row->prio = row->latcol == QLAT_ENVELOPE ? 3 : row->latcol;
-    (void)db;
 }
 
 /* A table repeats its dtype and format lists on every row: rows with the
  * same cell text share one parsed list. */
+typedef struct memo_ent {
+    const char *key;             /* the text (copied into the arena when it would not last) */
+    uint32_t keyn;
+    uint64_t h;
+    const q_list *l;
+} memo_ent;
 typedef struct list_memo {
-    struct {
-        const char *key;         /* the text (in the arena when the cell is not text) */
-        uint32_t keyn;
-        uint64_t h;
-        const q_list *l;
-    } *e;
+    memo_ent *e;
     size_t cap, n;
 } list_memo;
 
-static const q_list *memo_list(list_memo *m, opdb_arena *a, const db_cell *cell) {
-    char buf[48];
-    opdb_span t = cell ? db_cell_text(cell, buf, sizeof buf) : opdb_span_make("", 0);
+/* The entry of a cell's text t (stable: t lives as long as the memo), valid
+ * until the next call. */
+static const memo_ent *memo_list(list_memo *m, opdb_arena *a, opdb_span t, bool stable) {
     if (!t.p) t = opdb_span_make("", 0);
     if (2 * (m->n + 1) > m->cap) { /* grow: open addressing, at most half full */
         size_t cap = m->cap ? m->cap * 2 : 64;
@@ -259,13 +274,12 @@ static const q_list *memo_list(list_memo *m, opdb_arena *a, const db_cell *cell)
         j = (j + 1) & (m->cap - 1);
     if (!m->e[j].key) {
         m->e[j].l = parse_list(a, t);
-        /* a text cell's bytes live as long as the pass; other texts were formatted into buf */
-        m->e[j].key = cell && cell->kind == DBC_TEXT ? t.p : opdb_arena_strndup(a, t.p, t.n);
+        m->e[j].key = stable ? t.p : opdb_arena_strndup(a, t.p, t.n);
         m->e[j].keyn = (uint32_t)t.n;
         m->e[j].h = h;
         m->n++;
     }
-    return m->e[j].l;
+    return &m->e[j];
 }
 
 /* Rows repeat their three lists together: each distinct triple is kept once. */
@@ -305,6 +319,27 @@ static uint32_t memo_triple(triple_memo *m, q_ktable *kt, const q_list *a, const
     return (uint32_t)(m->n - 1);
 }
 
+/* A list column read row after row: rows repeat the previous row's text
+ * most of the time, which then needs no hash. */
+typedef struct list_col {
+    int col;
+    const char *key;             /* the previous row's text, as the memo keeps it */
+    size_t keyn;
+    const q_list *l;
+} list_col;
+
+static const q_list *col_list(list_col *c, list_memo *m, opdb_arena *a, db_pass *P, size_t r) {
+    char buf[48];
+    bool stable = true;
+    opdb_span t = c->col >= 0 ? db_pass_str(P, r, c->col, buf, sizeof buf, &stable) : opdb_span_make("", 0);
+    if (c->l && t.n == c->keyn && memcmp(t.p, c->key, t.n) == 0) return c->l;
+    const memo_ent *e = memo_list(m, a, t, stable);
+    /* the memo's own key: the text itself may not outlive the call */
+    c->key = e->key;
+    c->keyn = e->keyn;
+    return c->l = e->l;
+}
+
 static void prepare(const opdb_qdb *db, q_ktable *kt) {
     db_table *t = &kt->t;
     kt->c_in_shapes = db_table_col(t, "Input Shapes");
@@ -323,6 +358,10 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
     bool bad = false;
     const qv *ov = q_override(db->map.ov_lat, kt->kernel, &bad);
     kt->lat_ov_bad = bad;
+    lat_rule L = lat_rule_of(ov);
+    list_col lc[3] = {{kt->c_in_dt, NULL, 0, NULL}, {kt->c_in_fmt, NULL, 0, NULL}, {kt->c_out_dt, NULL, 0, NULL}};
+    const q_list *prev[3] = {NULL, NULL, NULL};
+    uint32_t prev_lists = 0;
     kt->rows = opdb_xcalloc(t->nrows ? t->nrows : 1, sizeof *kt->rows);
     list_memo memo = {NULL, 0, 0};
     triple_memo tm = {NULL, 0, 0, 0};
@@ -335,7 +374,7 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
     db_pass_begin(&P, t);
     for (size_t r = 0; r < t->nrows; r++) {
         q_row *row = &kt->rows[r];
-        row_latency(db, kt, &P, ov, r, row);
+        row_latency(kt, &P, &L, r, row);
         sb.n = sb.nd = 0;
         bool in_ok = parse_shapes_cell(&sb, &P, r, kt->c_in_shapes);
         size_t nin = sb.n;
@@ -355,10 +394,14 @@ static void prepare(const opdb_qdb *db, q_ktable *kt) {
         row->ok = (uint8_t)((in_ok ? Q_ROW_IN_OK : 0) | (out_ok ? Q_ROW_OUT_OK : 0));
         q_shape_store_add(ss, &sb, kt->shp + nshp);
         nshp += sb.n;
-        const q_list *in_dt = memo_list(&memo, &t->arena, kt->c_in_dt >= 0 ? db_pass_cell(&P, r, kt->c_in_dt) : NULL);
-        const q_list *in_fmt = memo_list(&memo, &t->arena, kt->c_in_fmt >= 0 ? db_pass_cell(&P, r, kt->c_in_fmt) : NULL);
-        const q_list *out_dt = memo_list(&memo, &t->arena, kt->c_out_dt >= 0 ? db_pass_cell(&P, r, kt->c_out_dt) : NULL);
-        row->lists = memo_triple(&tm, kt, in_dt, in_fmt, out_dt);
+        const q_list *in_dt = col_list(&lc[0], &memo, &t->arena, &P, r);
+        const q_list *in_fmt = col_list(&lc[1], &memo, &t->arena, &P, r);
+        const q_list *out_dt = col_list(&lc[2], &memo, &t->arena, &P, r);
+        if (!(r && in_dt == prev[0] && in_fmt == prev[1] && out_dt == prev[2])) {
+            prev_lists = memo_triple(&tm, kt, in_dt, in_fmt, out_dt);
+            prev[0] = in_dt, prev[1] = in_fmt, prev[2] = out_dt;
+        }
+        row->lists = prev_lists;
     }
     /* the ids' array and the lists' as long as they are */
     kt->shp = opdb_xrealloc(kt->shp, (nshp ? nshp : 1) * sizeof *kt->shp);

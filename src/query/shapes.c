@@ -140,7 +140,43 @@ void q_shape_buf_free(q_shape_buf *b) {
     memset(b, 0, sizeof *b);
 }
 
+/* The common cell, only digits, ',' and ';' with every dim 1 to 18 digits
+ * (no int64 overflow), read in one pass; false, b as it was, for anything
+ * else (the general reading then decides). */
+static bool parse_plain(q_shape_buf *b, const char *s, size_t n) {
+    /* at most n / 2 + 1 dims and shapes: the room is made once */
+    size_t most = n / 2 + 1;
+    if (b->nd + most > UINT32_MAX) return false;
+    OPDB_ALLOC_GROW(b->d, b->nd + most, b->capd);
+    OPDB_ALLOC_GROW(b->s, b->n + most, b->cap);
+    size_t nd = b->nd, ns = b->n, i = 0;
+    int64_t *d = b->d;
+    while (i < n) {
+        if (s[i] == ';') { /* an empty piece */
+            i++;
+            continue;
+        }
+        uint32_t at = (uint32_t)nd;
+        for (;;) {
+            size_t j = i;
+            uint64_t v = 0; /* wraps past 20 digits, which are refused below */
+            for (unsigned c; j < n && (c = (unsigned)(s[j] - '0')) < 10; j++) v = v * 10 + c;
+            if (j == i || j - i > 18) return false;
+            d[nd++] = (int64_t)v;
+            i = j + 1;
+            if (j == n || s[j] == ';') break;
+            if (s[j] != ',' || i == n || s[i] == ';' || s[i] == ',') return false; /* an empty dim: py_int refuses it */
+        }
+        b->s[ns].at = at;
+        b->s[ns++].rank = (uint32_t)(nd - at);
+    }
+    b->nd = nd;
+    b->n = ns;
+    return true;
+}
+
 bool q_shape_buf_parse(q_shape_buf *b, const char *s, size_t n) {
+    if (parse_plain(b, s, n)) return true;
     opdb_span t = opdb_py_strip(opdb_span_make(s, n));
     t = opdb_py_strip_chars(t, "\"");
     size_t nd0 = b->nd, n0 = b->n;
@@ -225,7 +261,10 @@ void q_shape_store_add(q_shape_store *st, const q_shape_buf *b, uint32_t *ids) {
         for (; st->slot[p].id1; p = (p + 1) & (st->cap - 1)) {
             if (st->slot[p].h != h) continue;
             q_shape e = q_shape_of(st, st->slot[p].id1 - 1);
-            if (e.rank == r && (!r || memcmp(e.d, d, r * sizeof *d) == 0)) break;
+            if (e.rank != r) continue;
+            uint32_t k = 0; /* ranks are short: compared in place */
+            while (k < r && e.d[k] == d[k]) k++;
+            if (k == r) break;
         }
         if (!st->slot[p].id1) {
             st->slot[p].id1 = store_put(st, d, r) + 1;

@@ -3,7 +3,7 @@
  * message; a loaded one has every row as wide as the header, line numbers
  * that never go back, and cells of the kind their column was typed. The
  * eager twin (tests/unit/table_eager.c) reads the same bytes to the same
- * outcome, names, lines and cells. The exact scan alone (no block scan)
+ * outcome, names, lines and cells (a pass's texts too). The exact scan alone (no block scan)
  * finds the same records and cell starts. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,6 +21,18 @@ static void same_as_eager(const db_table *t, int rc, const opdb_err *err, const 
     if (rc != rc2 || (rc != 0 && strcmp(err->msg, e2.msg) != 0)) abort();
     if (rc == 0) {
         if (e.ncols != t->ncols || e.nrows != t->nrows) abort();
+        /* a pass's str() of each cell, text columns read from their bytes untyped */
+        db_pass P;
+        db_pass_begin(&P, t);
+        for (size_t c = 0; c < t->ncols; c++)
+            for (size_t r = 0; r < t->nrows; r++) {
+                char b1[48], b2[48];
+                bool stable;
+                opdb_span s1 = db_pass_str(&P, r, (int)c, b1, sizeof b1, &stable);
+                opdb_span s2 = db_cell_text(&e.cells[r * e.ncols + c], b2, sizeof b2);
+                if (s1.n != s2.n || memcmp(s1.p, s2.p, s1.n) != 0) abort();
+            }
+        db_pass_end(&P);
         for (size_t c = 0; c < t->ncols; c++)
             if (strcmp(e.cols[c], t->cols[c]) != 0 || e.col_kind[c] != db_table_col_kind(t, (int)c)) abort();
         for (size_t r = 0; r < t->nrows; r++) {

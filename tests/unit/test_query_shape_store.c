@@ -109,6 +109,68 @@ static void test_store_equals_plain(void **state) {
     opdb_arena_free(&a);
 }
 
+/* a cell mostly of digits, ',' and ';' (the form read in one pass), with
+ * now and then what that pass leaves to the general reading: long and
+ * overflowing dims, leading zeros, signs, spaces, underscores, empty dims and
+ * pieces, "()", quotes and float or NaN forms */
+static void plain_cell(opdb_strbuf *sb) {
+    static const char *const odd[] = {"",     " ",    "007",  "+4",   "-5",   " 3",   "3 ",   "1_000", "()",
+                                      "\"",   "1.5",  "nan",  "inf",  "1e3",  "0x10", "९",    ";",     ","};
+    static const char *const big[] = {"123456789012345678", "999999999999999999", "1234567890123456789",
+                                      "9223372036854775807", "9223372036854775808", "99999999999999999999999"};
+    size_t pieces = next() % 6;
+    for (size_t k = 0; k < pieces; k++) {
+        if (k) opdb_sb_add(sb, next() % 10 ? ";" : ";;", 1);
+        size_t r = 1 + next() % 5;
+        for (size_t i = 0; i < r; i++) {
+            if (i) opdb_sb_add(sb, ",", 1);
+            uint64_t w = next() % 40;
+            char tmp[32];
+            const char *d = tmp;
+            if (w == 0) d = odd[next() % (sizeof odd / sizeof odd[0])];
+            else if (w == 1) d = big[next() % (sizeof big / sizeof big[0])];
+            else snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)(next() % (w < 20 ? 5000 : 100000000)));
+            opdb_sb_add(sb, d, strlen(d));
+        }
+    }
+    if (next() % 20 == 0) opdb_sb_add(sb, next() % 2 ? ";" : ",", 1);
+}
+
+/* Cells read in one pass equal the general reading's, shape for shape;
+ * those it leaves fail or parse the same way. */
+static void test_plain_cells_equal_plain_parse(void **state) {
+    (void)state;
+    opdb_arena a;
+    opdb_arena_init(&a, 1 << 12);
+    q_shape_buf b = {0};
+    opdb_strbuf sb;
+    opdb_sb_init(&sb);
+    size_t oks = 0;
+    for (int i = 0; i < 100000; i++) {
+        sb.n = 0;
+        plain_cell(&sb);
+        q_shape *p;
+        uint32_t np;
+        int rp = q_parse_shapes(&a, sb.p ? sb.p : "", sb.n, &p, &np);
+        b.n = b.nd = 0;
+        assert_true(q_shape_buf_parse(&b, "3,5;()", 6));
+        bool ok = q_shape_buf_parse(&b, sb.p ? sb.p : "", sb.n);
+        if (ok != (rp == 0)) fail_msg("'%.*s': %d, plain %d", (int)sb.n, sb.p, ok, rp);
+        assert_int_equal(b.n, 2 + (ok ? np : 0));
+        for (uint32_t k = 0; ok && k < np; k++) {
+            const struct q_sbuf_shape *sh = &b.s[2 + k];
+            assert_int_equal(sh->rank, p[k].rank);
+            if (sh->rank) assert_memory_equal(b.d + sh->at, p[k].d, sh->rank * sizeof *p[k].d);
+        }
+        oks += ok;
+        opdb_arena_reset(&a);
+    }
+    assert_true(oks > 30000 && oks < 100000); /* both outcomes, many times */
+    q_shape_buf_free(&b);
+    opdb_sb_free(&sb);
+    opdb_arena_free(&a);
+}
+
 /* a cell's text as written in a CSV record */
 static void csv_cell(opdb_strbuf *out, const char *p, size_t n) {
     opdb_sb_add(out, "\"", 1);
@@ -269,7 +331,9 @@ static void test_threads_share_store(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_store_equals_plain), cmocka_unit_test(test_rows_round_trip),
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_store_equals_plain),
+                                       cmocka_unit_test(test_plain_cells_equal_plain_parse),
+                                       cmocka_unit_test(test_rows_round_trip),
                                        cmocka_unit_test(test_threads_share_store)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,10 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "db/pandas_cells.h"
 #include "db/table.h"
 
 static void load(db_table *t, const char *text) {
@@ -173,8 +176,92 @@ static void test_cell_conversions(void **state) {
     db_table_free(&t);
 }
 
+static uint64_t g_rng = 0x2545f4914f6cdd1dull;
+static unsigned rnd(unsigned n) {
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (unsigned)(g_rng % n);
+}
+
+/* the plain rules: a list of pandas' NA spellings, and a float literal as
+ * its grammar says, read by strtod */
+static bool plain_na(const char *s, size_t n) {
+    static const char *const na[] = {"",     "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                                     "1.#QNAN", "<NA>", "N/A",     "NA",  "NULL",    "NaN",      "n/a",  "nan",  "null"};
+    for (size_t i = 0; i < sizeof na / sizeof na[0]; i++)
+        if (strlen(na[i]) == n && memcmp(na[i], s, n) == 0) return true;
+    return false;
+}
+
+static bool plain_float(const char *s, size_t n, double *out) {
+    char buf[64];
+    size_t a = 0, b = n;
+    while (a < b && (s[a] == ' ' || s[a] == '\t')) a++;
+    while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t')) b--;
+    snprintf(buf, sizeof buf, "%.*s", (int)(b - a), s + a);
+    const char *p = buf + (buf[0] == '+' || buf[0] == '-');
+    bool inf = strcasecmp(p, "inf") == 0 || strcasecmp(p, "infinity") == 0;
+    if (!inf) {
+        size_t i = 0, d = 0;
+        while (p[i] >= '0' && p[i] <= '9') i++, d++;
+        if (p[i] == '.')
+            for (i++; p[i] >= '0' && p[i] <= '9'; i++) d++;
+        if (!d) return false;
+        if (p[i] == 'e' || p[i] == 'E') {
+            i++;
+            if (p[i] == '+' || p[i] == '-') i++;
+            size_t e = 0;
+            while (p[i] >= '0' && p[i] <= '9') i++, e++;
+            if (!e) return false;
+        }
+        if (p[i]) return false;
+    }
+    errno = 0;
+    double v = strtod(buf, NULL);
+    if (errno == ERANGE && isinf(v)) return false;
+    *out = v;
+    return true;
+}
+
+/* The NA check and the float literal, which take their common cells by
+ * shortcuts, against the plain rules on random cells near their forms. */
+static void test_literal_shortcuts(void **state) {
+    (void)state;
+    static const char *const na[] = {"#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                                     "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null"};
+    const char *na_bytes = "#N/A -1.IDQnaul<>LU", *num_bytes = "0123456789..+-eE \tinfINFty";
+    for (size_t i = 0; i < sizeof na / sizeof na[0]; i++) assert_true(db_is_na(na[i], strlen(na[i])));
+    assert_true(db_is_na("", 0));
+    char s[32];
+    for (int it = 0; it < 400000; it++) {
+        size_t n;
+        if (rnd(3) == 0) { /* a spelling, cut, grown or changed in one byte */
+            const char *w = na[rnd(sizeof na / sizeof na[0])];
+            n = strlen(w);
+            memcpy(s, w, n);
+            unsigned k = rnd(4);
+            if (k == 1 && n) n--;
+            else if (k == 2) s[n++] = na_bytes[rnd((unsigned)strlen(na_bytes))];
+            else if (k == 3) s[rnd((unsigned)n)] = na_bytes[rnd((unsigned)strlen(na_bytes))];
+        } else {
+            n = rnd(10);
+            for (size_t i = 0; i < n; i++) s[i] = na_bytes[rnd((unsigned)strlen(na_bytes))];
+        }
+        assert_int_equal(db_is_na(s, n), plain_na(s, n));
+        /* numbers: digits with a point, signs, exponents, spaces, infinities, 25 digits and more */
+        n = rnd(4) == 0 ? rnd(12) : 1 + rnd(28);
+        for (size_t i = 0; i < n; i++) s[i] = rnd(3) ? (char)('0' + rnd(10)) : num_bytes[rnd((unsigned)strlen(num_bytes))];
+        double got = 0, want = 0;
+        bool g = db_float_literal(s, n, &got), w = plain_float(s, n, &want);
+        if (g != w) fail_msg("'%.*s': %d, plain %d", (int)n, s, g, w);
+        if (g) assert_memory_equal(&got, &want, sizeof got);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_literal_shortcuts),
         cmocka_unit_test(test_column_typing),
         cmocka_unit_test(test_text_and_values),
         cmocka_unit_test(test_empty_cells_only),
