@@ -55,7 +55,7 @@ typedef struct opdb_qdb_opts {
     size_t line_memo;
 } opdb_qdb_opts;
 #define OPDB_QCACHE_DEFAULT ((size_t)1 << 16)
-#define OPDB_LINE_MEMO_DEFAULT ((size_t)3 << 20)
+#define OPDB_LINE_MEMO_DEFAULT ((size_t)5 << 19) /* 2.5 MiB */
 
 /* Defaults: interpolation on, everything else off/absent. */
 OPDB_API void opdb_qdb_opts_init(opdb_qdb_opts *o);

@@ -31,7 +31,7 @@ void q_lmemo_free(q_lmemo *m);
 void q_lmemo_key(const char *s, size_t n, q_lmemo_line *k);
 /* true when the line is known: its result line and newline appended to out,
  * its stats class in *cls. Otherwise *admit says whether the answer should
- * be offered to q_lmemo_put (second sight of the key, room left). */
+ * be offered to q_lmemo_put (third sight of the key, room left). */
 bool q_lmemo_get(q_lmemo *m, const q_lmemo_line *k, opdb_strbuf *out, uint8_t *cls, bool *admit);
 /* Files the line's result text (`text`, n bytes, its newline included) with
  * its class; taken only when the text echoes the key's id as the key says. */
