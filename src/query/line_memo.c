@@ -81,9 +81,10 @@ void q_lmemo_test_hash_mask(q_lmemo *m, uint64_t mask) { m->hash_mask = mask; }
 
 size_t q_lmemo_entries(const q_lmemo *m) { return m ? atomic_load(&m->entries) : 0; }
 
-/* four independent lanes over 32-byte words, continued from h */
+/* four independent lanes over 32-byte words, from seed h */
 static uint64_t hash_bytes(const unsigned char *p, size_t n, uint64_t h) {
     const uint64_t K = 0xbf58476d1ce4e5b9ULL;
+    const size_t len = n;
     uint64_t a = h ^ 0x9e3779b97f4a7c15ULL, b = h + n, c = ~h, d = h * K;
     for (; n >= 32; p += 32, n -= 32) {
         uint64_t w[4];
@@ -99,7 +100,12 @@ static uint64_t hash_bytes(const unsigned char *p, size_t n, uint64_t h) {
         a = (a ^ w) * K, a ^= a >> 29;
     }
     uint64_t t = 0;
-    for (size_t i = 0; i < n; i++) t |= (uint64_t)p[i] << (8 * i);
+    if (n && len >= 8) { /* the last 8 bytes, overlapping what was hashed, shifted to the rest */
+        memcpy(&t, p + n - 8, 8);
+        t >>= 8 * (8 - n);
+    } else {
+        for (size_t i = 0; i < n; i++) t |= (uint64_t)p[i] << (8 * i);
+    }
     b = (b ^ t ^ ((uint64_t)n << 56)) * K;
     uint64_t x = a ^ (b * 0x94d049bb133111ebULL) ^ (c >> 7) ^ (d << 11) ^ (c * 31) ^ (d * 0x2545f4914f6cdd1dULL);
     x ^= x >> 31;
@@ -164,8 +170,10 @@ void q_lmemo_key(const char *s, size_t n, q_lmemo_line *k) {
     if (k->kind == Q_LM_FULL) at = end = n;
     k->at = at;
     k->end = end;
-    uint64_t h = hash_bytes((const unsigned char *)s, at, 0x6c6d656dULL ^ ((uint64_t)k->kind << 40) ^ at);
-    k->h = hash_bytes((const unsigned char *)s + end, n - end, h);
+    /* what follows the id is blanks and the closing brace: its length stands for it in the
+     * hash (the compare reads its bytes) */
+    k->h = hash_bytes((const unsigned char *)s, at,
+                      0x6c6d656dULL ^ ((uint64_t)k->kind << 60) ^ ((uint64_t)(n - end) << 40) ^ at);
 }
 
 static const lm_entry *entry_at(const q_lmemo *m, uint64_t v) {
