@@ -70,29 +70,23 @@ static void stats_sum(opdb_qstats *to, const opdb_qstats *s) {
     to->unsupported += s->unsupported;
 }
 
-/* A result's stats class, as q_stats_add counts it, kept with a memo entry. */
-enum { CLS_MEASURED, CLS_INTERPOLATED, CLS_PARTIAL, CLS_ERROR, CLS_MISS, CLS_UNSUPPORTED };
+/* What a memo entry keeps of its result for the counts: the source, and
+ * whether q_stats_add counted it unsupported; counted again by q_stats_add. */
+#define CLS_UNSUPPORTED 0x80
 
 static uint8_t stats_class(const opdb_qresult *r) {
-    switch (r->source) {
-    case OPDB_SRC_MEASURED: return CLS_MEASURED;
-    case OPDB_SRC_INTERPOLATED: return CLS_INTERPOLATED;
-    case OPDB_SRC_PARTIAL: return CLS_PARTIAL;
-    case OPDB_SRC_ERROR: return CLS_ERROR;
-    default: return r->miss_reason && strncmp(r->miss_reason, "unsupported:", 12) == 0 ? CLS_UNSUPPORTED : CLS_MISS;
-    }
+    opdb_qstats one;
+    memset(&one, 0, sizeof one);
+    q_stats_add(&one, r);
+    return (uint8_t)((unsigned)r->source | (one.unsupported ? CLS_UNSUPPORTED : 0));
 }
 
 static void stats_add_class(opdb_qstats *s, uint8_t cls) {
-    s->queries++;
-    switch (cls) {
-    case CLS_MEASURED: s->measured++; break;
-    case CLS_INTERPOLATED: s->interpolated++; break;
-    case CLS_PARTIAL: s->partial++; break;
-    case CLS_ERROR: s->error++; break;
-    case CLS_UNSUPPORTED: s->unsupported++; s->miss++; break;
-    default: s->miss++;
-    }
+    opdb_qresult r;
+    memset(&r, 0, sizeof r);
+    r.source = (opdb_qsource)(cls & ~CLS_UNSUPPORTED);
+    r.miss_reason = cls & CLS_UNSUPPORTED ? "unsupported:" : "";
+    q_stats_add(s, &r);
 }
 
 /* One line through the memo: answered from it, or answered in full and
