@@ -1,16 +1,18 @@
 /* The line memo: result lines by query line without its id.
  *
  * A key is the line's bytes with the id's value cut out, where that value
- * is the line's last member and written the way the result line writes it
- * (a plain integer, a plain ASCII string); any other line is its own key,
- * whole. The key is always compared in full, with where the id was cut and
- * how it was written. Why the id's span is the query's id: the line ends
- * with `"id" : VALUE }` after a `,` or `{`; in valid JSON that `}` closes
- * the top-level object, so "id" is its last member and wins over any
- * earlier one. Invalid JSON gives an error result, which is never filed;
- * every line sharing a key has the same structure, so the first one's
- * answer holds for them all, and a put checks that the result line echoes
- * the id's text before filing it.
+ * is written the way the result line writes it (a plain integer, a plain
+ * ASCII string) and is surely the query's id; any other line is its own
+ * key, whole. The key is always compared in full, with where the id was cut
+ * and how it was written. Why the span is the query's id: either the line
+ * ends with `"id" : VALUE }` after a `,` or `{` (in valid JSON that `}`
+ * closes the top-level object, so "id" is its last member and wins over
+ * any earlier one), or the line has no backslash and one `"id"` only, a
+ * key, and the result echoes the value (else it would say null). Invalid
+ * JSON gives an error result, which is never filed; every line sharing a
+ * key has the same structure, so the first one's answer holds for them
+ * all, and a put checks that the result line echoes the id's text before
+ * filing it.
  *
  * Memory: one block of bytes entries are cut from, a slot table (a 32-bit
  * hash tag and the entry's place per slot, published once by CAS, read
@@ -161,19 +163,54 @@ static bool tail_id(const char *s, size_t n, size_t *at, size_t *end) {
     return true;
 }
 
+/* The span of the value of the only member "id" of a line without a
+ * backslash and with no other `"id"` in it (then no other key can read as
+ * "id", and every quote delimits a string): false otherwise. Whether that
+ * member is the top-level one the result's id says when the entry is filed
+ * (a nested one leaves the query without an id: "null"). */
+static bool only_id(const char *s, size_t n, size_t *at, size_t *end) {
+    if (memchr(s, '\\', n)) return false;
+    const char *q = memmem(s, n, "\"id\"", 4);
+    if (!q || memmem(q + 4, (size_t)(s + n - q - 4), "\"id\"", 4)) return false;
+    size_t k = (size_t)(q - s), j = k + 4;
+    while (k > 0 && is_ws(s[k - 1])) k--;
+    if (k == 0 || (s[k - 1] != ',' && s[k - 1] != '{')) return false;
+    while (j < n && is_ws(s[j])) j++;
+    if (j >= n || s[j] != ':') return false;
+    j++;
+    while (j < n && is_ws(s[j])) j++;
+    size_t a = j;
+    if (j < n && s[j] == '"') {
+        const char *e = memchr(s + j + 1, '"', n - j - 1);
+        if (!e) return false;
+        j = (size_t)(e - s) + 1;
+    } else {
+        if (j < n && s[j] == '-') j++;
+        while (j < n && s[j] >= '0' && s[j] <= '9') j++;
+    }
+    size_t e = j;
+    while (j < n && is_ws(s[j])) j++;
+    if (a == e || j >= n || (s[j] != ',' && s[j] != '}')) return false;
+    *at = a;
+    *end = e;
+    return true;
+}
+
 void q_lmemo_key(const char *s, size_t n, q_lmemo_line *k) {
     k->s = s;
     k->n = n;
     size_t at, end;
     k->kind = Q_LM_FULL;
-    if (tail_id(s, n, &at, &end)) k->kind = (uint8_t)id_kind(s, at, end);
-    if (k->kind == Q_LM_FULL) at = end = n;
+    bool tail = tail_id(s, n, &at, &end);
+    if (tail || only_id(s, n, &at, &end)) k->kind = (uint8_t)id_kind(s, at, end);
+    if (k->kind == Q_LM_FULL) at = end = n, tail = true;
     k->at = at;
     k->end = end;
-    /* what follows the id is blanks and the closing brace: its length stands for it in the
-     * hash (the compare reads its bytes) */
-    k->h = hash_bytes((const unsigned char *)s, at,
-                      0x6c6d656dULL ^ ((uint64_t)k->kind << 60) ^ ((uint64_t)(n - end) << 40) ^ at);
+    /* after a last member's id come blanks and the closing brace: their length stands for
+     * them in the hash (the compare reads their bytes) */
+    uint64_t h = hash_bytes((const unsigned char *)s, at,
+                            0x6c6d656dULL ^ ((uint64_t)k->kind << 60) ^ ((uint64_t)(n - end) << 40) ^ at);
+    k->h = tail ? h : hash_bytes((const unsigned char *)s + end, n - end, h);
 }
 
 static const lm_entry *entry_at(const q_lmemo *m, uint64_t v) {

@@ -291,6 +291,14 @@ static void test_memo_keys(void **state) {
     key_is("{\"id\" : 123456789012345678 }", Q_LM_INT, "123456789012345678");
     key_is("{\"op\":\"x\",\"id\":\"ab c/~\"}", Q_LM_STR, "\"ab c/~\"");
     key_is("{\"op\":\"x\",\"id\":\"\"}", Q_LM_STR, "\"\"");
+    /* first or in the middle: when it is the line's only "id" and the line has no backslash */
+    key_is("{\"id\":1,\"op\":\"x\"}", Q_LM_INT, "1");
+    key_is("{ \"id\" : \"q 1\" , \"op\":\"x\"}", Q_LM_STR, "\"q 1\"");
+    key_is("{\"op\":\"x\", \"id\": -3, \"args\": []}", Q_LM_INT, "-3");
+    /* (a nested one too: the result, whose id is then null, keeps it from being filed) */
+    key_is("{\"op\":\"x\",\"k\":{\"id\":1}}", Q_LM_INT, "1");
+    /* (and a line that is not JSON: its answer, an error, is never filed) */
+    key_is("{\"op\":\"x\",\"id\":1}x", Q_LM_INT, "1");
     /* written otherwise in the result, or not the query's id: the whole line is the key */
     static const char *const whole[] = {
         "{\"op\":\"x\",\"id\":-0}",        "{\"op\":\"x\",\"id\":1234567890123456789}",
@@ -298,8 +306,10 @@ static void test_memo_keys(void **state) {
         "{\"op\":\"x\",\"id\":01}",        "{\"op\":\"x\",\"id\":\"a\\\"b\"}",
         "{\"op\":\"x\",\"id\":\"\\u00e9\"}", "{\"op\":\"x\",\"id\":\"\xc3\xa9\"}",
         "{\"op\":\"x\",\"id\":null}",      "{\"op\":\"x\",\"id\":[1]}",
-        "{\"id\":1,\"op\":\"x\"}",         "{\"op\":\"x\",\"k\":{\"id\":1}}",
-        "{\"op\":\"x\",\"k\\\"id\":1}",     "{\"op\":\"x\",\"id\":1}x",
+        "{\"id\":1,\"op\":\"x\",\"id\":2 ,\"a\":1}", "{\"id\":1,\"op\":\"x\\u0069\"}",
+        "{\"op\":\"x\",\"k\\\"id\":1}",     "{\"op\":\"x\",\"id\":1.0,\"a\":1}",
+        "{\"op\":\"id\",\"a\":1}",           "{\"op\":[\"id\", 1]}",
+        "{\"id\":\"id\",\"op\":\"x\"}",      "{\"id\":1.5,\"op\":\"x\"}",
         "{\"op\":\"x\",\"id\":\"a\x7f\"}", "{\"op\":\"x\"}",
     };
     for (size_t i = 0; i < sizeof whole / sizeof *whole; i++) key_is(whole[i], Q_LM_FULL, NULL);
