@@ -4,7 +4,7 @@
 # query class of perf/gen_query_bench.py, kernel-level lines, bad lines,
 # blank and CRLF lines, lines longer than a read block, a last line without
 # newline), from a file and from a pipe fed in small pieces, in both modes
-# and with --explain; --stats the same; the result cache on or off the same; a program that writes one query and
+# and with --explain; --stats the same; the result cache and the line memo on or off the same; a program that writes one query and
 # waits for its answer gets it at once; and a stdout that fails (a full
 # device, a closed descriptor) ends the batch with one error line, exit 1,
 # as does a stdin that cannot be read.
@@ -67,6 +67,15 @@ run 2 "$work/oc1" --result-cache 1
 cmp "$work/o1" "$work/oc1" || fail "--result-cache 1 differs from the default (off)"
 "$opdb" query --db "$db" --result-cache x </dev/null >/dev/null 2>&1
 [ $? = 2 ] || fail "--result-cache x: not a usage error"
+# the line memo (on by default) answers repeats with the computed bytes and counts, whatever its size
+run 1 "$work/om0" --line-memo 0 --stats
+cmp "$work/o1" "$work/om0" || fail "--line-memo 0 differs from the default (on)"
+cmp "$work/o1.err" "$work/om0.err" || fail "--line-memo 0: --stats differs"
+run 2 "$work/om1" --line-memo 4096 --stats
+cmp "$work/o1" "$work/om1" || fail "--line-memo 4096 differs from the default"
+cmp "$work/o1.err" "$work/om1.err" || fail "--line-memo 4096: --stats differs"
+"$opdb" query --db "$db" --line-memo x </dev/null >/dev/null 2>&1
+[ $? = 2 ] || fail "--line-memo x: not a usage error"
 # from a pipe, in pieces of up to 3000 bytes
 python3 -c '
 import os, random, sys

@@ -47,8 +47,15 @@ typedef struct opdb_qdb_opts {
      * the next read of the lost pages. A long-lived handle over files that
      * others rewrite in place should read them. */
     bool read_files;
+    /* The streaming batch's line memo (opdb_query_stream), at most this many
+     * bytes: a line that repeats an earlier one but for its id is answered
+     * by the earlier result line with its own id, without being read or
+     * looked up again (explain batches never use it); 0 = off.
+     * opdb_qdb_opts_init sets OPDB_LINE_MEMO_DEFAULT. */
+    size_t line_memo;
 } opdb_qdb_opts;
 #define OPDB_QCACHE_DEFAULT ((size_t)1 << 16)
+#define OPDB_LINE_MEMO_DEFAULT ((size_t)5 << 19) /* 2.5 MiB */
 
 /* Defaults: interpolation on, everything else off/absent. */
 OPDB_API void opdb_qdb_opts_init(opdb_qdb_opts *o);

@@ -120,8 +120,14 @@ static void count(opdb_qstats *s, const opdb_qresult *r) {
 int cmd_query(int argc, char **argv) {
     const char *database = NULL, *tp = NULL, *ep = NULL, *grid = NULL;
     const char *kernel = NULL, *inputs = NULL, *dtypes = NULL, *formats = NULL, *outputs = NULL, *odtypes = NULL,
-               *match = NULL, *param_unused = NULL, *collect = NULL, *threads_arg = NULL, *cache_arg = NULL;
+               *match = NULL, *param_unused = NULL, *collect = NULL, *threads_arg = NULL, *cache_arg = NULL,
+               *memo_arg = NULL;
     bool sp = false, no_interp = false, quirks = false, explain = false, stats = false, plan = false;
+    char memo_help[256];
+    snprintf(memo_help, sizeof memo_help,
+             "keep up to BYTES of result lines for query lines that repeat an earlier one but for their id, answered "
+             "again without being looked up (default %zu; 0: off; never with --explain)",
+             (size_t)OPDB_LINE_MEMO_DEFAULT);
     cli_opt opts[] = {
         {"--database-path", "DIR", "the database version folder (CSV files and op_mapping.yaml)", false, &database, NULL, "--db"},
         {"--tp-size", "N", "tensor-parallel size (TP projection, MC2 groups)", false, &tp, NULL},
@@ -137,6 +143,7 @@ int cmd_query(int argc, char **argv) {
                            "1: one thread); results stay in input order", false, &threads_arg, NULL},
         {"--result-cache", "N", "keep up to N whole answers for repeated queries (default 0: off; the exact-hit and "
                                 "interpolation outcome maps already keep what repeated lookups need)", false, &cache_arg, NULL},
+        {"--line-memo", "BYTES", memo_help, false, &memo_arg, NULL},
         {"--kernel", "KT", "one kernel-level query for this kernel type (no stdin)", false, &kernel, NULL},
         {"--inputs", "SHAPES", "with --kernel: input shapes in CSV cell notation, e.g. '24,128;256,128'", false, &inputs,
          NULL},
@@ -212,6 +219,12 @@ int cmd_query(int argc, char **argv) {
         goto out;
     }
     if (cache_arg) o.result_cache = (size_t)cache_n;
+    unsigned long memo_n = 0;
+    if (memo_arg && (!cli_parse_uint(memo_arg, &memo_n) || memo_n > (1UL << 40))) {
+        cli_usage_error(&spec, "argument --line-memo: expected a byte count from 0 to 1099511627776, got '%s'", memo_arg);
+        goto out;
+    }
+    if (memo_arg) o.line_memo = (size_t)memo_n;
     if (grid && parse_grid(grid, &gd, &gn)) {
         cli_usage_error(&spec, "argument --grid: expected integers >= 1 separated by commas, got '%s'", grid);
         goto out;

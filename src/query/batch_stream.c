@@ -8,7 +8,10 @@
  * answered becomes the writer: it writes answered blocks in sequence order
  * while no other thread writes, so results leave in input order without a
  * thread of their own, and the reader can wait on its input while they do.
- * Memory is the ring's: a few blocks per thread, whatever the input's length.
+ * Memory is the ring's: a few blocks per thread, whatever the input's length,
+ * and the line memo's, bounded by the handle's option (line_memo.c): a line
+ * repeating an earlier one but for its id is answered from it (explain
+ * lines never: theirs name rows as they are found).
  * No allocation happens under the mutex (out of memory unwinds the thread). */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -18,6 +21,7 @@
 #include "opdb/core.h"
 #include "core/call.h"
 #include "opdb/query.h"
+#include "query/line_memo.h"
 #include "query/query_internal.h"
 
 enum { BLOCK = 64 * 1024, SLOTS_PER_THREAD = 4, MAX_THREADS = 64 };
@@ -35,6 +39,8 @@ typedef struct sblock {
 typedef struct stream {
     const opdb_qdb *db;
     bool explain;
+    q_lmemo *memo;      /* NULL: off */
+    _Atomic size_t memo_hits;
     int (*write)(void *ctx, const char *text, size_t n);
     void *write_ctx;
     pthread_mutex_t mu;
@@ -64,10 +70,53 @@ static void stats_sum(opdb_qstats *to, const opdb_qstats *s) {
     to->unsupported += s->unsupported;
 }
 
+/* What a memo entry keeps of its result for the counts: the source, and
+ * whether q_stats_add counted it unsupported; counted again by q_stats_add. */
+#define CLS_UNSUPPORTED 0x80
+
+static uint8_t stats_class(const opdb_qresult *r) {
+    opdb_qstats one;
+    memset(&one, 0, sizeof one);
+    q_stats_add(&one, r);
+    return (uint8_t)((unsigned)r->source | (one.unsupported ? CLS_UNSUPPORTED : 0));
+}
+
+static void stats_add_class(opdb_qstats *s, uint8_t cls) {
+    opdb_qresult r;
+    memset(&r, 0, sizeof r);
+    r.source = (opdb_qsource)(cls & ~CLS_UNSUPPORTED);
+    r.miss_reason = cls & CLS_UNSUPPORTED ? "unsupported:" : "";
+    q_stats_add(s, &r);
+}
+
+/* One line through the memo: answered from it, or answered in full and
+ * offered to it. An answer is filed only when it is not an error and no
+ * message went out while it was made (any thread's: a warning a line gives
+ * must come again when a repeat would give it; the handle's messages are
+ * once-only, so one given is never owed again). */
+static void answer_memo(stream *st, const char *line, size_t n, opdb_qresult_buf *qb, sblock *b, size_t *hits) {
+    q_lmemo_line k;
+    q_lmemo_key(line, n, &k);
+    uint8_t cls;
+    bool admit = false;
+    if (q_lmemo_get(st->memo, &k, &b->out, &cls, &admit)) {
+        stats_add_class(&b->stats, cls);
+        ++*hits;
+        return;
+    }
+    size_t warned = admit ? atomic_load(&st->db->warned) : 0, from = b->out.n;
+    opdb_qresult r;
+    q_query_json_append(st->db, line, n, false, qb, &r, &b->out);
+    q_stats_add(&b->stats, &r);
+    if (admit && r.source != OPDB_SRC_ERROR && atomic_load(&st->db->warned) == warned)
+        q_lmemo_put(st->memo, &k, b->out.p + from, b->out.n - from, stats_class(&r));
+}
+
 /* Answers a block's lines into its text (no lock held). */
 static void answer_block(stream *st, sblock *b, opdb_qresult_buf *qb) {
     b->out.n = 0;
     memset(&b->stats, 0, sizeof b->stats);
+    size_t hits = 0;
     const char *t = b->in;
     size_t i = 0, n = b->in_n;
     while (i < n) {
@@ -78,11 +127,16 @@ static void answer_block(stream *st, sblock *b, opdb_qresult_buf *qb) {
         while (e > a && blank(t[e - 1])) e--;
         i = j + 1;
         if (a == e) continue;
+        if (st->memo) {
+            answer_memo(st, t + a, e - a, qb, b, &hits);
+            continue;
+        }
         opdb_qresult r;
         /* a result is always built inside a guarded call: out of memory unwinds instead */
         q_query_json_append(st->db, t + a, e - a, st->explain, qb, &r, &b->out);
         q_stats_add(&b->stats, &r);
     }
+    if (hits) atomic_fetch_add_explicit(&st->memo_hits, hits, memory_order_relaxed);
 }
 
 static bool halted(const stream *st) { return st->stop || opdb_call_failed(); }
@@ -216,6 +270,7 @@ static int stream_call(const opdb_qdb *db, unsigned threads, bool explain, ptrdi
     st.explain = explain;
     st.write = wr;
     st.write_ctx = wctx;
+    st.memo = explain ? NULL : q_lmemo_new(db->line_memo);
     /* one thread: one slot, so each block is answered and written before the next is read */
     st.nslot = threads == 1 ? 1 : (size_t)threads * SLOTS_PER_THREAD;
     st.slot = opdb_xcalloc(st.nslot, sizeof *st.slot);
@@ -263,6 +318,7 @@ static int stream_call(const opdb_qdb *db, unsigned threads, bool explain, ptrdi
     for (size_t k = 0; k < nw; k++)
         if (up[k]) pthread_join(tid[k], NULL);
     opdb_call_check(); /* a worker ran out of memory: the call fails here */
+    atomic_fetch_add(&((opdb_qdb *)db)->line_memo_hits, atomic_load(&st.memo_hits)); /* an atomic counter */
     int rc = st.rc ? st.rc : read_failed ? -OPDB_ERR_RUNTIME : 0;
     if (stats) {
         *stats = st.stats;
@@ -275,6 +331,7 @@ static int stream_call(const opdb_qdb *db, unsigned threads, bool explain, ptrdi
         opdb_sb_free(&st.slot[k].out);
     }
     free(st.slot);
+    q_lmemo_free(st.memo);
     free(c.p);
     free(tid);
     free(up);

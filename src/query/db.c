@@ -22,6 +22,7 @@ void opdb_qdb_opts_init(opdb_qdb_opts *o) {
     o->size = sizeof *o;
     o->interpolation = true;
     o->result_cache = OPDB_QCACHE_DEFAULT;
+    o->line_memo = OPDB_LINE_MEMO_DEFAULT;
 }
 
 static bool is_dir(const char *p) {
@@ -79,6 +80,8 @@ static opdb_qdb *qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err
     if (o->size >= offsetof(opdb_qdb_opts, result_cache) + sizeof o->result_cache)
         db->cache = q_cache_new(o->result_cache);
     if (o->size >= offsetof(opdb_qdb_opts, read_files) + sizeof o->read_files) db->read_files = o->read_files;
+    db->line_memo = o->size >= offsetof(opdb_qdb_opts, line_memo) + sizeof o->line_memo ? o->line_memo
+                                                                                         : OPDB_LINE_MEMO_DEFAULT;
     db->hitmap = q_hitmap_new(Q_HITMAP_ENTRIES);
     db->ipmap = ip_omap_new(IP_OMAP_ENTRIES);
     opdb_arena_init(&db->arena, 1 << 16);

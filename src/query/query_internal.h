@@ -358,6 +358,9 @@ struct opdb_qdb {
     struct ip_omap *ipmap;       /* interpolation outcomes by target (NULL = off; explain and no_index bypass it) */
     atomic_bool nomem;           /* a call ran out of memory: later calls refuse (Q_ENTRY) */
     q_shape_store shapes;        /* the tables' parsed shapes (internally synchronised) */
+    size_t line_memo;            /* the batch stream's line memo bound in bytes (opdb_qdb_opts; 0 = off) */
+    _Atomic size_t line_memo_hits; /* lines the batch streams answered from their memo (tests, figures) */
+    _Atomic size_t warned;       /* messages given through q_warn so far */
 };
 /* The body of a public handle call returning int: a handle one of whose
  * calls ran out of memory refuses with -OPDB_ERR_NOMEM (what that call was

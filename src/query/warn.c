@@ -14,6 +14,7 @@ void q_warn(const opdb_qdb *db, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    atomic_fetch_add(&((opdb_qdb *)db)->warned, 1); /* an atomic counter: the line memo files no answer that warned */
     if (db->warn) db->warn(db->warn_ctx, line);
     else opdb_warn("%s", line);
 }
