@@ -83,10 +83,13 @@ void q_dispatch(q_ctx *c) {
         }
     }
     /* the wrapper: its answer, or a MISS; the default mode keeps an exact PARTIAL it cannot better */
-    q_result saved = *c->r;
+    /* (only a PARTIAL can be kept: only it is saved) */
+    bool keep = !c->cfg->quirks && c->r->src == QS_PARTIAL;
+    q_result saved;
+    if (keep) saved = *c->r;
     q_interpolate(c, &e);
     if (c->r->src == QS_MISS && !c->r->miss[0]) c->r->miss = "wrapper_interpolation_failed";
-    if (!c->cfg->quirks && saved.src == QS_PARTIAL && (c->r->src == QS_MISS || c->r->src == QS_PARTIAL)) {
+    if (keep && (c->r->src == QS_MISS || c->r->src == QS_PARTIAL)) {
         opdb_strbuf extra = c->r->extra, attempts = c->r->attempts;
         *c->r = saved;
         c->r->extra = extra;

@@ -191,9 +191,9 @@ static void file_rows(cindex *ci, hrows *hr) {
     free(hr->v);
 }
 
-/* the row's key as the matcher sees the row (truncation, FRACTAL_NZ restored); false: row never matches */
-static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, bool exact, kbuf *k) {
-    void (*dims)(kbuf *, const int64_t *, uint32_t) = exact ? key_exact_dims : key_dims;
+/* the row's keys as the matcher sees the row (truncation, FRACTAL_NZ restored), in one pass: the
+ * coarse key into k when k, the exact key into e when e; false: row never matches */
+static bool row_keys(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, kbuf *k, kbuf *e) {
     uint32_t ns = q_row_nin(t, rw), nd = q_row_in_dt(t, rw)->n, nf = q_row_in_fmt(t, rw)->n;
     if (has_n) {
         ns = (uint32_t)q_slice_n(ns, N);
@@ -202,45 +202,64 @@ static bool row_key(const q_ktable *t, const q_row *rw, int64_t N, bool has_n, b
     }
     if (nd < ns) return false; /* a slot without a dtype never matches */
     bool relaxed = t->kflags & QK_RELAXED;
-    kb_add(k, &ns, sizeof ns);
+    const q_list *dt = q_row_in_dt(t, rw), *fm = q_row_in_fmt(t, rw);
+    if (k) kb_add(k, &ns, sizeof ns);
+    if (e) kb_add(e, &ns, sizeof ns);
     for (uint32_t i = 0; i < ns; i++) {
-        key_dtype(k, q_row_in_dt(t, rw)->s[i], q_row_in_dt(t, rw)->len[i], relaxed);
+        if (k) key_dtype(k, dt->s[i], dt->len[i], relaxed);
+        if (e) key_dtype(e, dt->s[i], dt->len[i], relaxed);
         q_shape cs = q_row_in(t, rw, i);
-        if (i < nf && q_row_in_fmt(t, rw)->len[i] == 10 && memcmp(q_row_in_fmt(t, rw)->s[i], "FRACTAL_NZ", 10) == 0 && cs.rank >= 4 &&
-            cs.rank <= 64) {
-            int64_t nz[64];
+        int64_t nz[64];
+        if (i < nf && fm->len[i] == 10 && memcmp(fm->s[i], "FRACTAL_NZ", 10) == 0 && cs.rank >= 4 && cs.rank <= 64) {
             uint32_t r = cs.rank;
             for (uint32_t j = 0; j + 4 < r; j++) nz[j] = cs.d[j];
             nz[r - 4] = (int64_t)((uint64_t)cs.d[r - 4] * (uint64_t)cs.d[r - 1]);
             nz[r - 3] = (int64_t)((uint64_t)cs.d[r - 3] * (uint64_t)cs.d[r - 2]);
-            dims(k, nz, r - 2);
-        } else {
-            dims(k, cs.d, cs.rank);
+            cs = (q_shape){nz, r - 2};
         }
+        if (k) key_dims(k, cs.d, cs.rank);
+        if (e) key_exact_dims(e, cs.d, cs.rank);
     }
     return true;
 }
 
-static cindex *build(const q_ktable *t, int64_t N, bool has_n) {
+/* marks ci's exact hashes made (fh, when any, set before: readers without the lock see both) */
+static void publish_exact(cindex *ci, uint32_t *fh);
+
+/* the index of t for (N, has_n). The rows' exact key hashes come in the same pass (a scan asks
+ * for them right after its subset), except for flattening kernels (none) and in the tests'
+ * reference mode (build_exact, on first use). */
+static cindex *build(const q_ktable *t, int64_t N, bool has_n, bool lazy_exact) {
     cindex *ci = opdb_xcalloc(1, sizeof *ci);
     ci->N = N;
     ci->has_n = has_n;
+    bool ex = !lazy_exact && !(t->kflags & (QK_FLATTEN | QK_MERGE));
+    uint32_t *fh = ex ? opdb_xcalloc(t->t.nrows ? t->t.nrows : 1, sizeof *fh) : NULL;
     hrows hr = {0};
     for (size_t r = 0; r < t->t.nrows; r++) {
         const q_row *rw = &t->rows[r];
         if (rw->latcol == QLAT_NONE) continue;
-        kbuf k;
-        k.n = 0;
-        k.over = false;
-        if (!row_key(t, rw, N, has_n, false, &k)) continue;
+        kbuf k, e;
+        k.n = e.n = 0;
+        k.over = e.over = false;
+        if (!row_keys(t, rw, N, has_n, &k, fh ? &e : NULL)) continue;
         if (k.over) {
             free(hr.v);
+            free(fh);
             ci->full = true;
             return ci;
         }
         hrows_add(&hr, k.p, k.n, (uint32_t)r);
+        if (!fh) continue;
+        if (e.over) { /* a key too long: no exact keys for this index */
+            free(fh);
+            fh = NULL;
+            continue;
+        }
+        fh[r] = exact_hash(&e);
     }
     file_rows(ci, &hr);
+    if (!lazy_exact) publish_exact(ci, fh);
     return ci;
 }
 
@@ -263,7 +282,7 @@ static void build_exact(const q_ktable *t, cindex *ci) {
         kbuf k;
         k.n = 0;
         k.over = false;
-        if (!row_key(t, rw, ci->N, ci->has_n, true, &k)) continue;
+        if (!row_keys(t, rw, ci->N, ci->has_n, NULL, &k)) continue;
         if (k.over) {
             free(fh);
             publish_exact(ci, NULL);
@@ -291,7 +310,7 @@ void q_index_free(void *p) {
 
 /* the index of t for (N, has_n), built on first use (exact: its exact key
  * hashes too); NULL when t is not indexable */
-static const cindex *index_of(q_ktable *t, int64_t N, bool has_n, bool exact) {
+static const cindex *index_of(q_ktable *t, int64_t N, bool has_n, bool exact, bool db_lazy) {
     /* indexes are published whole at the list's head (their exact hashes once made): a built
      * one is found without the lock */
     cindex *h0 = __atomic_load_n(&t->ext[0], __ATOMIC_ACQUIRE);
@@ -311,7 +330,7 @@ static const cindex *index_of(q_ktable *t, int64_t N, bool has_n, bool exact) {
             for (ci = head; ci; ci = ci->next)
                 if (ci->has_n == has_n && (!has_n || ci->N == N)) break;
             if (!ci) {
-                ci = build(t, N, has_n);
+                ci = build(t, N, has_n, db_lazy);
                 ci->next = head;
                 __atomic_store_n(&t->ext[0], (void *)ci, __ATOMIC_RELEASE);
             }
@@ -341,7 +360,7 @@ const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, 
     /* kernels whose inputs are rearranged per row (by the row's slot count) are scanned in full */
     if (normalise && (t->kflags & (QK_ROPE | QK_SWIGLU | QK_RAC))) return NULL;
     if (X->n > 64) return NULL;
-    const cindex *ci = index_of(t, N, has_n, false);
+    const cindex *ci = index_of(t, N, has_n, false, c->db->index_lazy_exact);
     if (!ci) return NULL;
     /* every slot's pieces, then the keys of every combination of alternatives; the slot count
      * first, so that with one alternative a slot the pieces are the key */
@@ -448,7 +467,7 @@ bool q_index_exact_keys(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, bool 
     if (c->db->no_index) return false;
     if (normalise && (t->kflags & (QK_ROPE | QK_SWIGLU | QK_RAC))) return false;
     if (X->n > 64) return false;
-    const cindex *ci = index_of(t, N, has_n, true);
+    const cindex *ci = index_of(t, N, has_n, true, c->db->index_lazy_exact);
     if (!ci || !ci->fh) return false;
     *fh = ci->fh;
     kbuf k;

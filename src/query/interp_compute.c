@@ -398,12 +398,13 @@ static bool mm_core(q_ctx *c, const q_entry *e, const char *const *K, size_t nk,
         ip_out o;
         ip_task tk;
         if (mm_groups(c, ix, &T, quantized, tax, ip_maxdim(c, policy ? policy : K[i], NULL), &o, &tk)) {
-            ip_success(c, &tk, &o, t->kernel, ip_mm_axes);
             if (keyed) {
                 ip_outcome oc;
-                ip_outcome_hit(&oc, i, &o);
+                ip_success_outcome(c, &tk, &o, t->kernel, ip_mm_axes, i, &oc);
                 oc.kernel = t->kernel; /* the handle's, as ip_success named it */
                 ip_omap_put(c, &okey, &oc);
+            } else {
+                ip_success(c, &tk, &o, t->kernel, ip_mm_axes);
             }
             return true;
         }
@@ -624,11 +625,13 @@ static void gen_core(q_ctx *c, const char *const *K, size_t nk, q_tins X, int64_
         bool att = false;
         ip_out o;
         if (ip_run_groups(c, &tk, gi, ng, false, &last, &att, &o)) {
-            ip_success(c, &tk, &o, kt, numel ? k_gen_axes1 : k_gen_axes0);
+            const char *const *axes = numel ? k_gen_axes1 : k_gen_axes0;
             if (keyed) {
                 ip_outcome oc;
-                ip_outcome_hit(&oc, i, &o);
+                ip_success_outcome(c, &tk, &o, kt, axes, i, &oc);
                 ip_omap_put(c, &okey, &oc);
+            } else {
+                ip_success(c, &tk, &o, kt, axes);
             }
             return;
         }

@@ -300,6 +300,9 @@ bool ip_omap_get(const q_ctx *c, ip_okey *k, ip_outcome *o);
 void ip_omap_put(const q_ctx *c, ip_okey *k, const ip_outcome *o);
 /* the outcome of a success o by kernel kidx */
 void ip_outcome_hit(ip_outcome *oc, size_t kidx, const ip_out *o);
+/* ip_success and ip_outcome_hit in one, the points' spread found once */
+void ip_success_outcome(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel,
+                        const char *const *axis_names, size_t kidx, ip_outcome *oc);
 /* sets c's result as the path did: the hit by kernel, or the miss */
 void ip_outcome_replay(q_ctx *c, const ip_outcome *oc, const char *kernel);
 

@@ -365,10 +365,12 @@ void ip_hit(q_ctx *c, double lat, double conf, const char *rule, const char *ker
     if (c->db && !c->cfg->quirks) q_calib_apply(c, kernel, dim, spread);
 }
 
-void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel, const char *const *axis_names) {
+/* ip_success with the points' spread sp, when have_sp (else found when needed) */
+static void success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel, const char *const *axis_names,
+                    bool have_sp, double sp) {
     const char *rule = o->rule;
     if (tk->sqrt_axis >= 0) rule = q_sprintf(c, "%s_sqrt", o->rule);
-    if (c->db && !c->cfg->quirks) ip_hit(c, o->lat, o->conf, rule, kernel, o->dim, ip_out_spread(o));
+    if (c->db && !c->cfg->quirks) ip_hit(c, o->lat, o->conf, rule, kernel, o->dim, have_sp ? sp : ip_out_spread(o));
     else q_hit(c, QS_INTERPOLATED, o->lat, o->conf, rule, kernel);
     if (!c->explain) return;
     opdb_strbuf *sb = &c->r->extra;
@@ -413,8 +415,11 @@ void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel
     opdb_sb_adds(sb, "]}");
 }
 
-/* An interpolation hit as the outcome map keeps it. */
-void ip_outcome_hit(ip_outcome *oc, size_t kidx, const ip_out *o) {
+void ip_success(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel, const char *const *axis_names) {
+    success(c, tk, o, kernel, axis_names, false, 0);
+}
+
+static void outcome_hit(ip_outcome *oc, size_t kidx, const ip_out *o, double sp) {
     memset(oc, 0, sizeof *oc);
     oc->hit = true;
     oc->kidx = (uint32_t)kidx;
@@ -422,7 +427,17 @@ void ip_outcome_hit(ip_outcome *oc, size_t kidx, const ip_out *o) {
     oc->conf = o->conf;
     oc->rule = o->rule;
     oc->dim = o->dim;
-    oc->spread = ip_out_spread(o);
+    oc->spread = sp;
+}
+
+/* An interpolation hit as the outcome map keeps it. */
+void ip_outcome_hit(ip_outcome *oc, size_t kidx, const ip_out *o) { outcome_hit(oc, kidx, o, ip_out_spread(o)); }
+
+void ip_success_outcome(q_ctx *c, const ip_task *tk, const ip_out *o, const char *kernel,
+                        const char *const *axis_names, size_t kidx, ip_outcome *oc) {
+    double sp = ip_out_spread(o);
+    success(c, tk, o, kernel, axis_names, true, sp);
+    outcome_hit(oc, kidx, o, sp);
 }
 
 /* An outcome of the interpolation outcome map answered again (its calibrated

@@ -349,6 +349,7 @@ struct opdb_qdb {
     bool no_index;               /* tests: every scan visits every row, every interpolation filter scans its points (the references of the indexes) */
     uint64_t ip_hash_mask;       /* tests: the interpolation groups' key hashes cut to these bits, so that keys collide (0: whole) */
     bool no_plan;                /* tests: every query reads its mapping entry's fields (the reference of the plans) */
+    bool index_lazy_exact;       /* tests: the compute index makes its rows' exact key hashes in a pass of their own on first use (the reference of the one-pass build) */
     struct q_cache *cache;       /* the result cache (NULL = off) */
     struct q_hitmap *hitmap;     /* scan outcomes by scan key (NULL = off; no_index bypasses it) */
     /* intervals written by opdb check, read by calib.c on the first interpolated

@@ -11,6 +11,7 @@
  * answers, so a key missing one of them is caught. With explain (which
  * bypasses the map) the 1-D path must name the same points, weights and
  * rows as the full merge. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -419,10 +420,65 @@ static void test_line_hash_probes(void **s) {
     qf_rmdir(dir);
 }
 
+/* A success kept in the outcome map, its points' spread found once, against
+ * the plain pair (the answer, then the outcome finding the spread anew): the
+ * same result and the same outcome, spread included, for random point sets
+ * (one to four points, one to three axes, some coordinates not positive). */
+static void test_success_outcome_equals_plain(void **s) {
+    (void)s;
+    static const double k_co[] = {1, 2, 3, 8, 64, 0.5, 1000, 0, -2};
+    uint64_t rng = 12345;
+    size_t finite = 0;
+    for (int i = 0; i < 2000; i++) {
+        ip_out o;
+        memset(&o, 0, sizeof o);
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        o.dim = 1 + (int)((rng >> 33) % 3);
+        o.npts = 1 + (int)((rng >> 40) % 4);
+        for (int k = 0; k < o.npts; k++)
+            for (int d = 0; d < o.dim; d++) {
+                rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+                o.coord[k][d] = k_co[(rng >> 33) % (i % 3 ? 7 : 9)];
+            }
+        o.lat = 1.0 + i;
+        o.conf = 0.5;
+        o.rule = "linear";
+        ip_task tk;
+        memset(&tk, 0, sizeof tk);
+        tk.sqrt_axis = -1;
+        q_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.quirks = i % 2;
+        opdb_arena a;
+        opdb_arena_init(&a, 1 << 10);
+        q_result r1, r2;
+        memset(&r1, 0, sizeof r1);
+        memset(&r2, 0, sizeof r2);
+        q_ctx c1 = {.cfg = &cfg, .a = &a, .r = &r1}, c2 = {.cfg = &cfg, .a = &a, .r = &r2};
+        ip_outcome o1, o2;
+        ip_success(&c1, &tk, &o, "K", NULL);
+        ip_outcome_hit(&o1, (size_t)i, &o);
+        ip_success_outcome(&c2, &tk, &o, "K", NULL, (size_t)i, &o2);
+        assert_int_equal(r1.src, r2.src);
+        assert_true(r1.lat == r2.lat && r1.conf == r2.conf);
+        assert_string_equal(r1.rule, r2.rule);
+        assert_string_equal(r1.kernel, r2.kernel);
+        assert_int_equal(o1.hit, o2.hit);
+        assert_int_equal(o1.kidx, o2.kidx);
+        assert_true(o1.lat == o2.lat && o1.conf == o2.conf && o1.dim == o2.dim && o1.rule == o2.rule);
+        assert_true(o1.spread == o2.spread || (isnan(o1.spread) && isnan(o2.spread)));
+        assert_true(o1.spread == ip_out_spread(&o) || isnan(o1.spread));
+        finite += isfinite(o1.spread) && o1.spread > 0;
+        opdb_arena_free(&a);
+    }
+    assert_true(finite > 100);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_outcome_map_equals_plain),
                                        cmocka_unit_test(test_colliding_group_hashes),
                                        cmocka_unit_test(test_small_maps_equal_plain),
-                                       cmocka_unit_test(test_line_hash_probes)};
+                                       cmocka_unit_test(test_line_hash_probes),
+                                       cmocka_unit_test(test_success_outcome_equals_plain)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
