@@ -200,13 +200,13 @@ static opdb_qresult_priv *new_priv(void) {
 }
 
 static int query_json(const opdb_qdb *db, opdb_qresult_priv *p, const char *line, size_t n, bool explain,
-                      opdb_qresult *res, bool own_line) {
+                      opdb_qresult *res, bool own_line, uint64_t given_hash) {
     q_query q;
     const char *code = NULL;
     char msg[512];
     msg[0] = 0; /* (not zero-filled: the common line never writes it) */
     /* the slot the query's first exact-hit map probe starts at, fetched while the line is read */
-    uint64_t lh = q_line_hash(line, n);
+    uint64_t lh = given_hash ? given_hash : q_line_hash(line, n);
     if (!explain) q_hitmap_prefetch(db->hitmap, lh);
     if (!explain) ip_omap_prefetch(db->ipmap, lh); /* the outcome map's first probe starts there too */
     if (q_parse_line(&p->a, line, n, &q, &code, msg, sizeof msg) != 0) {
@@ -219,7 +219,7 @@ static int query_json(const opdb_qdb *db, opdb_qresult_priv *p, const char *line
 
 static int q_query_json_call(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult *res) {
     if (!db || !res) return -1;
-    return query_json(db, new_priv(), line, n, explain, res, false);
+    return query_json(db, new_priv(), line, n, explain, res, false, 0);
 }
 
 int opdb_query_json(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult *res) {
@@ -265,13 +265,13 @@ static opdb_qresult_priv *buf_reuse(opdb_qresult_buf *buf) {
 int q_query_json_buf_call(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
                           opdb_qresult *res) {
     if (!db || !res || !buf) return -1;
-    return query_json(db, buf_reuse(buf), line, n, explain, res, false);
+    return query_json(db, buf_reuse(buf), line, n, explain, res, false, 0);
 }
 
-void q_query_json_append(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
-                         opdb_qresult *res, opdb_strbuf *out) {
+void q_query_json_append(const opdb_qdb *db, const char *line, size_t n, bool explain, uint64_t line_hash,
+                         opdb_qresult_buf *buf, opdb_qresult *res, opdb_strbuf *out) {
     opdb_qresult_priv *p = buf_reuse(buf);
-    (void)query_json(db, p, line, n, explain, res, true);
+    (void)query_json(db, p, line, n, explain, res, true, line_hash);
     /* explain has rendered its line already; the rest goes straight into out */
     if (p->line) opdb_sb_add(out, p->line, p->line_n);
     else render_into(p, false, out);

@@ -106,7 +106,9 @@ static void answer_memo(stream *st, const char *line, size_t n, opdb_qresult_buf
     }
     size_t warned = admit ? atomic_load(&st->db->warned) : 0, from = b->out.n;
     opdb_qresult r;
-    q_query_json_append(st->db, line, n, false, qb, &r, &b->out);
+    /* the memo's hash of the line without its id serves the maps too (a line whose id
+     * the memo did not cut is hashed again without it: equal queries meet in the maps) */
+    q_query_json_append(st->db, line, n, false, k.kind != Q_LM_FULL ? k.h : 0, qb, &r, &b->out);
     q_stats_add(&b->stats, &r);
     if (admit && r.source != OPDB_SRC_ERROR && atomic_load(&st->db->warned) == warned)
         q_lmemo_put(st->memo, &k, b->out.p + from, b->out.n - from, stats_class(&r));
@@ -133,7 +135,7 @@ static void answer_block(stream *st, sblock *b, opdb_qresult_buf *qb) {
         }
         opdb_qresult r;
         /* a result is always built inside a guarded call: out of memory unwinds instead */
-        q_query_json_append(st->db, t + a, e - a, st->explain, qb, &r, &b->out);
+        q_query_json_append(st->db, t + a, e - a, st->explain, 0, qb, &r, &b->out);
         q_stats_add(&b->stats, &r);
     }
     if (hits) atomic_fetch_add_explicit(&st->memo_hits, hits, memory_order_relaxed);

@@ -26,9 +26,14 @@ qv *q_json_number(opdb_arena *a, const char *s, size_t n) {
         v->kind = QV_INT;
         v->i = iv;
     } else {
-        /* Python floats; an integer beyond int64 is kept as the nearest float */
+        /* Python floats; an integer beyond int64 is kept as the nearest float for
+         * what reads it, and its digits for what writes it back (Python keeps an int) */
         v->kind = QV_FLOAT;
         if (!opdb_py_float(s, n, &v->f)) v->f = NAN;
+        if (is_int) {
+            v->s = opdb_arena_strndup(a, s, n);
+            v->n = n;
+        }
     }
     return v;
 }

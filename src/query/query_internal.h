@@ -32,7 +32,7 @@ struct opdb_qvalue {
     bool b;                      /* QV_BOOL */
     int64_t i;                   /* QV_INT */
     double f;                    /* QV_FLOAT */
-    const char *s;               /* QV_STR (NUL-terminated) */
+    const char *s;               /* QV_STR (NUL-terminated); QV_FLOAT read from an integer beyond int64: its digits */
     size_t n;                    /* QV_STR length; QV_LIST/QV_DICT item count */
     /* QV_TENSOR: shape, dtype (q_dtype), optional contents; QV_DTYPE: dtype */
     q_shape shape;
@@ -387,9 +387,11 @@ opdb_qresult_buf *q_qresult_buf_new(void);
 int q_query_json_buf_call(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
                           opdb_qresult *res);
 /* One line answered into buf, its result line and a newline appended to out
- * (rendered there at once: res's strings may point into the handle) */
-void q_query_json_append(const opdb_qdb *db, const char *line, size_t n, bool explain, opdb_qresult_buf *buf,
-                         opdb_qresult *res, opdb_strbuf *out);
+ * (rendered there at once: res's strings may point into the handle). line_hash:
+ * a hash of the line without its id that the caller has already (the maps'
+ * first probes start there: equal lines must give equal hashes), or 0 */
+void q_query_json_append(const opdb_qdb *db, const char *line, size_t n, bool explain, uint64_t line_hash,
+                         opdb_qresult_buf *buf, opdb_qresult *res, opdb_strbuf *out);
 /* The body of a public call that holds no handle (the value builders, a
  * result's line): out of memory in it returns `fail` instead of ending the
  * process. */

@@ -69,7 +69,10 @@ void q_render_value(const qv *v, opdb_strbuf *sb) {
     case QV_NULL: opdb_sb_adds(sb, "null"); break;
     case QV_BOOL: opdb_sb_adds(sb, v->b ? "true" : "false"); break;
     case QV_INT: int_(sb, (long long)v->i); break;
-    case QV_FLOAT: fl(sb, v->f); break;
+    case QV_FLOAT:
+        if (v->s) opdb_sb_add(sb, v->s, v->n); /* an integer beyond int64, as Python writes it back */
+        else fl(sb, v->f);
+        break;
     case QV_STR: opdb_json_quote(sb, v->s); break;
     case QV_LIST:
         opdb_sb_addc(sb, '[');

@@ -89,7 +89,45 @@ static void test_buf_equals_alloc(void **state) {
     qf_rmdir(dir);
 }
 
+/* Integer ids beyond int64 come back as integers, as Python writes them
+ * (they were once written as the nearest float), through both line readers
+ * (kwargs with members take the general one) and nested in a list or dict. */
+static void test_big_int_ids(void **state) {
+    (void)state;
+    char *dir = qf_mkdir();
+    qf_write(dir, "op_mapping.yaml", k_map);
+    opdb_qdb *db = qf_open(dir, false, true, 0);
+    assert_non_null(db);
+    static const char *const ids[][2] = {
+        {"99999999999999999999", "99999999999999999999"},
+        {"-12345678901234567890123", "-12345678901234567890123"},
+        {"9223372036854775807", "9223372036854775807"},
+        {"9223372036854775808", "9223372036854775808"},
+        {"-9223372036854775809", "-9223372036854775809"},
+        {"[99999999999999999999, 1.0, 7]", "[99999999999999999999, 1.0, 7]"},
+        {"{\"a\": 18446744073709551616}", "{\"a\": 18446744073709551616}"},
+        {"1e20", "1e+20"},
+        {"100000000000000000000.0", "1e+20"},
+    };
+    static const char *const tails[] = {"}", ", \"kwargs\": {\"x\": 1}}"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        for (size_t t = 0; t < 2; t++) {
+            char line[256], want[256];
+            snprintf(line, sizeof line, "{\"id\": %s, \"op\": \"aten.view.default\", \"args\": []%s", ids[i][0],
+                     tails[t]);
+            snprintf(want, sizeof want, "{\"id\": %s, \"hit\": true,", ids[i][1]);
+            opdb_qresult r;
+            assert_int_equal(opdb_query_json(db, line, strlen(line), false, &r), 0);
+            char *got = line_of(&r);
+            if (strncmp(got, want, strlen(want)) != 0) fail_msg("%s\n gave %s\n want %s", line, got, want);
+            free(got);
+            opdb_qresult_free(&r);
+        }
+    opdb_qdb_close(db);
+    qf_rmdir(dir);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_buf_equals_alloc)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_buf_equals_alloc), cmocka_unit_test(test_big_int_ids)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
