@@ -104,9 +104,10 @@ static size_t key_compute(void *arg, uint8_t *buf, size_t cap) {
     return q_key_tins(m->X, m->N, m->has_n, m->normalise, buf, cap);
 }
 
-static bool exact_compute(q_ctx *c, void *arg, q_ktable *t, const uint32_t **fh, uint32_t *qh, size_t *nq) {
+static bool exact_compute(q_ctx *c, void *arg, q_ktable *t, const uint32_t *sub, const uint32_t **fh,
+                          const uint32_t **sh, uint32_t *qh, size_t *nq) {
     mctx *m = arg;
-    return q_index_exact_keys(c, t, m->X, m->N, m->has_n, m->normalise, fh, qh, nq);
+    return q_index_exact_keys(c, t, m->X, m->N, m->has_n, m->normalise, sub, fh, sh, qh, nq);
 }
 
 const q_rowsel q_sel_compute = {sel_compute, key_compute, 'C', exact_compute};

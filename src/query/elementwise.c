@@ -59,9 +59,10 @@ static size_t key_elem(void *arg, uint8_t *buf, size_t cap) {
     const ectx *e = arg;
     return q_key_out(e->y, e->p, buf, cap);
 }
-static bool exact_elem(q_ctx *c, void *arg, q_ktable *t, const uint32_t **fh, uint32_t *qh, size_t *nq) {
+static bool exact_elem(q_ctx *c, void *arg, q_ktable *t, const uint32_t *sub, const uint32_t **fh,
+                       const uint32_t **sh, uint32_t *qh, size_t *nq) {
     const ectx *e = arg;
-    return q_index_out_exact_keys(c, t, e->y, fh, qh, nq);
+    return q_index_out_exact_keys(c, t, e->y, sub, fh, sh, qh, nq);
 }
 static const q_rowsel k_sel_elem = {sel_elem, key_elem, 'E', exact_elem};
 

@@ -30,10 +30,12 @@ typedef struct cindex {
     bucket *b;                   /* open addressing, at most half full (NULL: no rows) */
     size_t mask;
     uint32_t *rows;
+    size_t nidx;                 /* rows' length */
     /* each row's exact key hash (below), by row number, made on first use;
-     * none (fh NULL) for flattening kernels or a key too long */
+     * none (fh NULL) for flattening kernels or a key too long; sh: the same
+     * hashes in rows' order, so that a bucket's scan reads them in one run */
     bool fbuilt;
-    uint32_t *fh;
+    uint32_t *fh, *sh;
     struct cindex *next;
 } cindex;
 
@@ -173,6 +175,7 @@ static void file_rows(cindex *ci, hrows *hr) {
     ci->b = opdb_xcalloc(cap, sizeof *ci->b);
     ci->mask = cap - 1;
     ci->rows = opdb_xmalloc(hr->n * sizeof *ci->rows);
+    ci->nidx = hr->n;
     /* each bucket's block (cnt becomes its fill position) */
     uint32_t off = 0;
     for (size_t b = 0; b < nb; b++) {
@@ -265,6 +268,10 @@ static cindex *build(const q_ktable *t, int64_t N, bool has_n, bool lazy_exact) 
 
 /* marks ci's exact hashes made (fh, when any, set before: readers without the lock see both) */
 static void publish_exact(cindex *ci, uint32_t *fh) {
+    if (fh && ci->rows) {
+        ci->sh = opdb_xmalloc(ci->nidx * sizeof *ci->sh);
+        for (size_t k = 0; k < ci->nidx; k++) ci->sh[k] = fh[ci->rows[k]];
+    }
     ci->fh = fh;
     __atomic_store_n(&ci->fbuilt, true, __ATOMIC_RELEASE);
 }
@@ -293,6 +300,14 @@ static void build_exact(const q_ktable *t, cindex *ci) {
     publish_exact(ci, fh);
 }
 
+/* the exact hashes aligned with sub when sub is a bucket of ci (NULL otherwise: rows merged from
+ * several buckets live elsewhere); addresses compared as integers, sub may point anywhere */
+static const uint32_t *sub_hashes(const cindex *ci, const uint32_t *sub) {
+    if (!ci->sh || !sub) return NULL;
+    uintptr_t at = (uintptr_t)sub - (uintptr_t)ci->rows;
+    return at < ci->nidx * sizeof *sub ? ci->sh + at / sizeof *sub : NULL;
+}
+
 /* sentinel for "not indexable" */
 static cindex k_none;
 
@@ -303,6 +318,7 @@ void q_index_free(void *p) {
         free(ci->b);
         free(ci->rows);
         free(ci->fh);
+        free(ci->sh);
         free(ci);
         ci = nx;
     }
@@ -462,14 +478,16 @@ const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, 
 }
 
 bool q_index_exact_keys(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, bool has_n, bool normalise,
-                        const uint32_t **fh, uint32_t *qh, size_t *nq) {
+                        const uint32_t *sub, const uint32_t **fh, const uint32_t **sh, uint32_t *qh, size_t *nq) {
     *nq = 0;
+    if (sh) *sh = NULL;
     if (c->db->no_index) return false;
     if (normalise && (t->kflags & (QK_ROPE | QK_SWIGLU | QK_RAC))) return false;
     if (X->n > 64) return false;
     const cindex *ci = index_of(t, N, has_n, true, c->db->index_lazy_exact);
     if (!ci || !ci->fh) return false;
     *fh = ci->fh;
+    if (sh) *sh = sub_hashes(ci, sub);
     kbuf k;
     k.n = 0;
     k.over = false;
@@ -555,12 +573,15 @@ static const cindex *out_index_of(q_ktable *t, bool exact) {
     return ci == &k_none || ci->full ? NULL : ci;
 }
 
-bool q_index_out_exact_keys(q_ctx *c, q_ktable *t, q_shape y, const uint32_t **fh, uint32_t *qh, size_t *nq) {
+bool q_index_out_exact_keys(q_ctx *c, q_ktable *t, q_shape y, const uint32_t *sub, const uint32_t **fh,
+                            const uint32_t **sh, uint32_t *qh, size_t *nq) {
     *nq = 0;
+    if (sh) *sh = NULL;
     if (c->db->no_index) return false;
     const cindex *ci = out_index_of(t, true);
     if (!ci || !ci->fh) return false;
     *fh = ci->fh;
+    if (sh) *sh = sub_hashes(ci, sub);
     /* the shape as given, and its 3-D flattening */
     kbuf k;
     k.n = 0, k.over = false;

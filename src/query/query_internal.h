@@ -588,8 +588,11 @@ typedef struct q_rowsel {
      * the checker can accept at distance 0: the row's hash in *fh (by row
      * number) is one of the nq in qh (at most 2; none: no row passes); false
      * when t has none. A nearest scan outside the reference mode first weighs
-     * the rows that pass, and keeps their best when it is at distance 0. */
-    bool (*exact_keys)(q_ctx *c, void *arg, q_ktable *t, const uint32_t **fh, uint32_t *qh, size_t *nq);
+     * the rows that pass, and keeps their best when it is at distance 0.
+     * *sh, when not NULL, holds the same hashes in the order of the subset
+     * sub that rows gave (sh[i] is row sub[i]'s). */
+    bool (*exact_keys)(q_ctx *c, void *arg, q_ktable *t, const uint32_t *sub, const uint32_t **fh,
+                       const uint32_t **sh, uint32_t *qh, size_t *nq);
 } q_rowsel;
 /* q_scan_run with a row subset provider (NULL = every row) */
 void q_scan_run_sel(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg,
@@ -605,13 +608,14 @@ void q_index_free(void *p);
  * slot's dtype class and dims without 1s, sorted), so its hash; false when t
  * has none (flattening kernels, not indexable) */
 bool q_index_exact_keys(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, bool has_n, bool normalise,
-                        const uint32_t **fh, uint32_t *qh, size_t *nq);
+                        const uint32_t *sub, const uint32_t **fh, const uint32_t **sh, uint32_t *qh, size_t *nq);
 /* the elementwise index: a superset of the rows of t whose first output
  * shape can match y (stripped), in file order; *usable as above */
 const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bool *usable);
 /* the same for the elementwise index: a first output shape that can match y
  * without padding has the exact key of y or of y's 3-D flattening */
-bool q_index_out_exact_keys(q_ctx *c, q_ktable *t, q_shape y, const uint32_t **fh, uint32_t *qh, size_t *nq);
+bool q_index_out_exact_keys(q_ctx *c, q_ktable *t, q_shape y, const uint32_t *sub, const uint32_t **fh,
+                            const uint32_t **sh, uint32_t *qh, size_t *nq);
 void q_scan_run(q_ctx *c, const char *const *k, size_t nk, q_scan_mode mode, q_checker chk, void *arg, q_scan *s);
 /* A row's cell fault: quirks mode sets error bad_cell and returns -1 (stop);
  * default mode counts/warns and returns 0 (skip the row). */

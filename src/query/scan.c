@@ -126,13 +126,15 @@ static bool scan_exact(q_ctx *c, const presel *pre, size_t nk, q_checker chk, vo
         int st = atomic_load_explicit(&t->state, memory_order_acquire);
         if (st == QT_ABSENT) continue;
         if (st != QT_OK || t->lat_ov_bad || !pre[i].usable) return false;
-        const uint32_t *fh = NULL;
+        const uint32_t *fh = NULL, *sh = NULL;
         uint32_t qh[2] = {0, 0};
         size_t nq = 0;
-        if (!sel->exact_keys(c, arg, t, &fh, qh, &nq)) return false;
+        if (!sel->exact_keys(c, arg, t, pre[i].sub, &fh, &sh, qh, &nq)) return false;
         for (size_t vi = 0; nq && vi < pre[i].n; vi++) {
+            /* the subset's own run of hashes when it has one (no load by row number for rows that fail) */
+            uint32_t h = sh ? sh[vi] : fh[pre[i].sub[vi]];
+            if (h != qh[0] && (nq < 2 || h != qh[1])) continue;
             size_t r = pre[i].sub[vi];
-            if (fh[r] != qh[0] && (nq < 2 || fh[r] != qh[1])) continue;
             const q_row *row = &t->rows[r];
             if (row->latcol == QLAT_NONE) continue;
             q_cand cd;

@@ -107,6 +107,7 @@ typedef struct scan_tally {
     size_t scans, found, tied, ambiguous;
     size_t exact_rows; /* rows accepted without padding, each passing its exact-key filter */
     size_t exact_scans; /* scans whose best is at distance 0 (the mapped handle's first pass answers from the subsets) */
+    size_t aligned;     /* subset items whose run hash was compared with their row's */
 } scan_tally;
 
 static bool passes(const uint32_t *fh, const uint32_t *qh, size_t nq, size_t r) {
@@ -124,10 +125,18 @@ static void check_exact_subsets(q_ctx *c, const q_query *q, const q_tins *X, sca
         if (atomic_load(&tab->state) != QT_OK) continue;
         for (int hn = 0; hn < 2; hn++) {
             int64_t N = hn ? 2 : 0;
-            const uint32_t *fh = NULL;
+            const uint32_t *fh = NULL, *sh = NULL;
             uint32_t qh[2];
-            size_t nq = 0;
-            bool usable = q_index_exact_keys(c, tab, X, N, hn, true, &fh, qh, &nq);
+            size_t nq = 0, nsub = 0;
+            bool subok = false;
+            const uint32_t *sub = q_index_rows(c, tab, X, N, hn, true, &nsub, &subok);
+            bool usable = q_index_exact_keys(c, tab, X, N, hn, true, sub, &fh, &sh, qh, &nq);
+            /* the subset's own run of hashes is the rows' hashes in its order */
+            for (size_t vi = 0; sh && vi < nsub; vi++) {
+                if (sh[vi] != fh[sub[vi]]) fail_msg("%s subset item %zu: run hash %08x, row %u's %08x", kts[k], vi,
+                                                    (unsigned)sh[vi], (unsigned)sub[vi], (unsigned)fh[sub[vi]]);
+                t->aligned++;
+            }
             /* a flattening kernel has no exact keys; the others always do */
             assert_int_equal(usable, !(tab->kflags & QK_FLATTEN) && X->n <= 64);
             if (!usable) continue;
@@ -143,10 +152,16 @@ static void check_exact_subsets(q_ctx *c, const q_query *q, const q_tins *X, sca
         const qv *o = q->out;
         if (!o || o->kind != QV_TENSOR || o->shape.rank == 0) continue;
         q_shape y = q_strip(o->shape);
-        const uint32_t *fh = NULL;
+        const uint32_t *fh = NULL, *sh = NULL;
         uint32_t qh[2];
-        size_t nq = 0;
-        if (!q_index_out_exact_keys(c, tab, y, &fh, qh, &nq)) continue;
+        size_t nq = 0, nsub = 0;
+        bool subok = false;
+        const uint32_t *sub = q_index_out_rows(c, tab, y, &nsub, &subok);
+        if (!q_index_out_exact_keys(c, tab, y, sub, &fh, &sh, qh, &nq)) continue;
+        for (size_t vi = 0; sh && vi < nsub; vi++) {
+            if (sh[vi] != fh[sub[vi]]) fail_msg("%s output subset item %zu: run hash differs from its row's", kts[k], vi);
+            t->aligned++;
+        }
         for (size_t r = 0; r < tab->t.nrows; r++) {
             const q_row *rw = &tab->rows[r];
             if (rw->latcol == QLAT_NONE || !q_row_out_ok(rw) || q_row_nout(tab, rw) == 0) continue;
@@ -314,13 +329,14 @@ static void test_index_equals_scan(void **state) {
     assert_true(tally.ambiguous > 0);
     /* the exact-key filters must pass rows, and answer scans */
     assert_true(tally.exact_rows > compared / 10);
+    assert_true(tally.aligned > compared); /* the subsets' runs of hashes were there to compare */
     assert_true(tally.exact_scans > 0);
     print_message("%zu queries compared, %zu hits, %zu interpolated, %zu elementwise, %zu map answers; scans: %zu, "
                   "%zu found, %zu tied, %zu ambiguous\n",
                   compared, hits, interpolated, elementwise, map_answers, tally.scans, tally.found, tally.tied,
                   tally.ambiguous);
-    print_message("%zu rows matched without padding, each passing its exact-key filter; %zu scans at distance 0\n",
-                  tally.exact_rows, tally.exact_scans);
+    print_message("%zu rows matched without padding, each passing its exact-key filter; %zu scans at distance 0; %zu run hashes compared\n",
+                  tally.exact_rows, tally.exact_scans, tally.aligned);
 }
 
 /* The compute index's rows' exact key hashes, made in the pass that files the
@@ -369,8 +385,8 @@ static void test_one_pass_exact_keys(void **state) {
                 const uint32_t *f1 = NULL, *f2 = NULL;
                 uint32_t q1[2], q2[2];
                 size_t n1 = 0, n2 = 0;
-                bool u1 = q_index_exact_keys(&c1, t1, &X, N, hn, true, &f1, q1, &n1);
-                bool u2 = q_index_exact_keys(&c2, t2, &X, N, hn, true, &f2, q2, &n2);
+                bool u1 = q_index_exact_keys(&c1, t1, &X, N, hn, true, NULL, &f1, NULL, q1, &n1);
+                bool u2 = q_index_exact_keys(&c2, t2, &X, N, hn, true, NULL, &f2, NULL, q2, &n2);
                 assert_int_equal(u1, u2);
                 assert_int_equal(n1, n2);
                 if (!u1) continue;
