@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "query/line_memo.h"
+#include "query/qline_fast.h"
 #include "query/query_internal.h"
 
 typedef struct lm_entry {
@@ -83,37 +84,8 @@ void q_lmemo_test_hash_mask(q_lmemo *m, uint64_t mask) { m->hash_mask = mask; }
 
 size_t q_lmemo_entries(const q_lmemo *m) { return m ? atomic_load(&m->entries) : 0; }
 
-/* four independent lanes over 32-byte words, from seed h */
-static uint64_t hash_bytes(const unsigned char *p, size_t n, uint64_t h) {
-    const uint64_t K = 0xbf58476d1ce4e5b9ULL;
-    const size_t len = n;
-    uint64_t a = h ^ 0x9e3779b97f4a7c15ULL, b = h + n, c = ~h, d = h * K;
-    for (; n >= 32; p += 32, n -= 32) {
-        uint64_t w[4];
-        memcpy(w, p, 32);
-        a = (a ^ w[0]) * K, a ^= a >> 29;
-        b = (b ^ w[1]) * K, b ^= b >> 29;
-        c = (c ^ w[2]) * K, c ^= c >> 29;
-        d = (d ^ w[3]) * K, d ^= d >> 29;
-    }
-    for (; n >= 8; p += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        a = (a ^ w) * K, a ^= a >> 29;
-    }
-    uint64_t t = 0;
-    if (n && len >= 8) { /* the last 8 bytes, overlapping what was hashed, shifted to the rest */
-        memcpy(&t, p + n - 8, 8);
-        t >>= 8 * (8 - n);
-    } else {
-        for (size_t i = 0; i < n; i++) t |= (uint64_t)p[i] << (8 * i);
-    }
-    b = (b ^ t ^ ((uint64_t)n << 56)) * K;
-    uint64_t x = a ^ (b * 0x94d049bb133111ebULL) ^ (c >> 7) ^ (d << 11) ^ (c * 31) ^ (d * 0x2545f4914f6cdd1dULL);
-    x ^= x >> 31;
-    x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 29);
-}
+/* the line reader's hash (nothing before p is read) */
+static uint64_t hash_bytes(const unsigned char *p, size_t n, uint64_t h) { return q_lanes_hash(p, n, 0, h); }
 
 /* [a, e) as the result line writes the id it reads: an integer of at most
  * 18 digits, no leading zero, not -0 (written as %lld: the same text), or a

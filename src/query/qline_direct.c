@@ -498,7 +498,7 @@ int q_line_direct(opdb_arena *a, const char *s, size_t n, q_query *q) {
 
 /* four independent lanes: a line hashes in a few cycles per word; back:
  * how many bytes before p may be read */
-static uint64_t lanes(const unsigned char *p, size_t n, size_t back, uint64_t seed) {
+uint64_t q_lanes_hash(const unsigned char *p, size_t n, size_t back, uint64_t seed) {
     const uint64_t K = 0xbf58476d1ce4e5b9ULL;
     uint64_t a = seed ^ 0x9e3779b97f4a7c15ULL, b = seed + n, c = ~seed, d = seed * K;
     const size_t n0 = n;
@@ -560,7 +560,7 @@ uint64_t q_line_hash(const char *s, size_t n) {
         at = i, end = j;
         break;
     }
-    uint64_t h = lanes((const unsigned char *)s, at, 0, 0x6c696e65);
-    h = lanes((const unsigned char *)s + end, n - end, end, h);
+    uint64_t h = q_lanes_hash((const unsigned char *)s, at, 0, 0x6c696e65);
+    h = q_lanes_hash((const unsigned char *)s + end, n - end, end, h);
     return h ? h : 1;
 }

@@ -20,6 +20,9 @@ int q_line_direct(opdb_arena *a, const char *text, size_t n, q_query *q);
  * in their ids hash equal (never 0). Where a query's first exact-hit map
  * probe starts; any value would still give exact answers. */
 uint64_t q_line_hash(const char *text, size_t n);
+/* The hash under it: n bytes at p from seed, in four lanes of words; back:
+ * how many bytes before p may be read (the last word may start there) */
+uint64_t q_lanes_hash(const unsigned char *p, size_t n, size_t back, uint64_t seed);
 
 /* A JSON number's value as the query reader makes it: an int when it is
  * written as one and fits, else a Python float (qline.c). */
