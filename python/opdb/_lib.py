@@ -60,6 +60,7 @@ class QdbOpts(ctypes.Structure):
         ("warn_ctx", ctypes.c_void_p),
         ("result_cache", ctypes.c_size_t),
         ("read_files", ctypes.c_bool),
+        ("line_memo", ctypes.c_size_t),
     ]
 
 

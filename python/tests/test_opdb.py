@@ -1,5 +1,6 @@
 """Tests of the opdb Python package over libopdb (standard library only; run with Debian's
 python3 and OPDB_LIBRARY pointing at the built library)."""
+import ctypes
 import os
 import shutil
 import tempfile
@@ -56,6 +57,16 @@ class DatabaseTest(unittest.TestCase):
 
     def test_library_found(self):
         self.assertTrue(os.path.exists(opdb.library_path()) or "libopdb" in opdb.library_path())
+
+    def test_options_struct_matches_library(self):
+        # opdb_qdb_opts_init fills the whole C struct and says its size: a
+        # shorter ctypes mirror would be written past its end
+        # (filled into a buffer big enough either way, its first member read back)
+        from opdb import _lib
+        lib = _lib.load()[0]
+        buf = ctypes.create_string_buffer(4096)
+        lib.opdb_qdb_opts_init(ctypes.cast(buf, ctypes.POINTER(_lib.QdbOpts)))
+        self.assertEqual(ctypes.c_size_t.from_buffer(buf).value, ctypes.sizeof(_lib.QdbOpts))
 
     def test_exact_hit(self):
         with self.open(interpolation=False) as db:
