@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/alloc.h"
 #include "core/call.h"
 #include "opdb/core.h"
 
@@ -34,6 +35,37 @@ void *opdb_xcalloc(size_t n, size_t size) {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p) opdb_die_oom(n * size);
     return p;
+}
+
+void *opdb_xzeroed(size_t n, size_t size) {
+    if (size && n > SIZE_MAX / size) opdb_die_oom(SIZE_MAX);
+    size_t b = n * size;
+    void *p = opdb_xmalloc(b);
+    memset(p, 0, b);
+    return p;
+}
+
+void opdb_touch_pages(void *p, size_t n) {
+    if (!p || !n) return;
+    uintptr_t ps = opdb_page_size(), a = (uintptr_t)p, end = a + n;
+    for (uintptr_t q = a; q < end; q = (q / ps + 1) * ps) {
+#if defined(__x86_64__) && defined(__GNUC__)
+        /* a write the compiler cannot turn into a load (an idempotent RMW may become one) */
+        __asm__ volatile("lock addb $0, (%0)" : : "r"(q) : "memory", "cc");
+#else
+        __atomic_fetch_add((unsigned char *)q, 0, __ATOMIC_RELAXED);
+#endif
+    }
+}
+
+void opdb_mutex_init_brief(pthread_mutex_t *mu) {
+    pthread_mutexattr_t at;
+    pthread_mutexattr_init(&at);
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+    pthread_mutexattr_settype(&at, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    pthread_mutex_init(mu, &at);
+    pthread_mutexattr_destroy(&at);
 }
 
 void *opdb_xrealloc(void *p, size_t n) {

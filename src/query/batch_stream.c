@@ -207,6 +207,15 @@ static void stop_all(void *arg) {
     pthread_mutex_unlock(&st->mu);
 }
 
+/* A long input (its first block full): the handle's map slot arrays are faulted in for
+ * writing once, up front, rather than page by page by the threads (q_hitmap_touch). */
+static void touch_maps(const opdb_qdb *db) {
+    opdb_qdb *w = (opdb_qdb *)db; /* the maps' own state, as their puts change it */
+    if (atomic_exchange(&w->maps_touched, true)) return;
+    q_hitmap_touch(w->hitmap);
+    ip_omap_touch(w->ipmap);
+}
+
 typedef struct carry {
     char *p;
     size_t n, cap;
@@ -299,6 +308,7 @@ static int stream_call(const opdb_qdb *db, unsigned threads, bool explain, ptrdi
         sblock *b = &st.slot[st.tail % st.nslot];
         pthread_mutex_unlock(&st.mu);
         more = fill_block(b, &c, rd, rctx, &read_failed); /* the slot is the reader's until published */
+        if (b->in_n >= BLOCK && !explain) touch_maps(db);
         pthread_mutex_lock(&st.mu);
         if (b->in_n) {
             b->state = SB_READY;

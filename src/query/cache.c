@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "query/query_internal.h"
 
 enum { SHARDS = 16 };
@@ -222,7 +223,7 @@ void q_cache_put(q_cache *c, const uint8_t *key, size_t n, const q_result *r) {
     if (s->n >= s->max || s->bytes >= s->max_bytes || n > UINT32_MAX || r->n_sub > UINT32_MAX) goto out;
     if (2 * (s->n + 1) > s->nslots) { /* grow: every entry placed again */
         size_t ns = s->nslots ? s->nslots * 2 : 64;
-        cslot *v = opdb_xcalloc(ns, sizeof *v);
+        cslot *v = opdb_xzeroed(ns, sizeof *v);
         for (size_t i = 0; i < s->nslots; i++) {
             if (!s->slot[i].e) continue;
             size_t j = s->slot[i].h & (ns - 1);

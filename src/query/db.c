@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "opdb/pystr.h"
+#include "core/alloc.h"
 #include "query/query_internal.h"
 
 const char *const q_lat_names[3] = {"Average Duration(us)", "Profiling Average Duration(us)", "Duration(us)"};
@@ -260,7 +261,7 @@ static const memo_ent *memo_list(list_memo *m, opdb_arena *a, opdb_span t, bool 
     if (!t.p) t = opdb_span_make("", 0);
     if (2 * (m->n + 1) > m->cap) { /* grow: open addressing, at most half full */
         size_t cap = m->cap ? m->cap * 2 : 64;
-        list_memo g = {opdb_xcalloc(cap, sizeof *m->e), cap, 0};
+        list_memo g = {opdb_xzeroed(cap, sizeof *m->e), cap, 0};
         for (size_t i = 0; i < m->cap; i++) {
             if (!m->e[i].key) continue;
             size_t j = m->e[i].h & (cap - 1);
@@ -299,7 +300,7 @@ static uint64_t triple_hash(const q_list *a, const q_list *b, const q_list *c) {
 static uint32_t memo_triple(triple_memo *m, q_ktable *kt, const q_list *a, const q_list *b, const q_list *c) {
     if (2 * (m->n + 1) > m->cap) { /* grow: open addressing, at most half full */
         size_t cap = m->cap ? m->cap * 2 : 16;
-        uint32_t *g = opdb_xcalloc(cap, sizeof *g);
+        uint32_t *g = opdb_xzeroed(cap, sizeof *g);
         for (size_t i = 0; i < m->cap; i++) {
             if (!m->slot[i]) continue;
             const q_rlists *l = &kt->rlists[m->slot[i] - 1];

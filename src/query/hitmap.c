@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "query/query_internal.h"
 
 /* An entry is one unaligned block:
@@ -59,7 +60,7 @@ q_hitmap *q_hitmap_new_door(size_t entries, size_t door_slots) {
     m->hmask = UINT64_MAX;
     m->max_bytes = entries > SIZE_MAX / Q_HITMAP_ENTRY_BYTES ? SIZE_MAX : entries * Q_HITMAP_ENTRY_BYTES;
     if (door_slots) q_door_init(&m->door, door_slots);
-    pthread_mutex_init(&m->mu, NULL);
+    opdb_mutex_init_brief(&m->mu);
     opdb_arena_init(&m->a, Q_BUMP_CHUNK);
     return m;
 }
@@ -86,6 +87,10 @@ void q_hitmap_prefetch_entry(const q_hitmap *m, uint64_t h) {
     if (!e) return;
     /* its head and a usual key and tail (reading its length would wait for it); prefetches past its end are harmless */
     for (size_t off = 0; off < 128; off += 64) __builtin_prefetch(e + off);
+}
+
+void q_hitmap_touch(q_hitmap *m) {
+    if (m) opdb_touch_pages((void *)m->slot, (m->mask + 1) * sizeof *m->slot);
 }
 
 size_t q_hitmap_hits(const q_hitmap *m) { return m ? atomic_load(&((q_hitmap *)m)->hits) : 0; }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "query/query_internal.h"
 
 enum { KEY_CAP = 1024, MAX_COMBOS = 32 };
@@ -153,7 +154,7 @@ static void file_rows(cindex *ci, hrows *hr) {
     size_t tcap = 16;
     while (tcap < 2 * hr->n) tcap <<= 1;
     /* scratch: hash -> bucket number + 1; per bucket its hash, count and fill; per row its bucket */
-    uint32_t *tslot = opdb_xcalloc(tcap, sizeof *tslot);
+    uint32_t *tslot = opdb_xzeroed(tcap, sizeof *tslot);
     uint32_t *cnt = opdb_xmalloc(hr->n * sizeof *cnt), *of = opdb_xmalloc(hr->n * sizeof *of);
     uint64_t *bh = opdb_xmalloc(hr->n * sizeof *bh);
     size_t nb = 0;
@@ -172,7 +173,7 @@ static void file_rows(cindex *ci, hrows *hr) {
     free(tslot);
     size_t cap = 16;
     while (cap < 2 * nb) cap <<= 1;
-    ci->b = opdb_xcalloc(cap, sizeof *ci->b);
+    ci->b = opdb_xzeroed(cap, sizeof *ci->b);
     ci->mask = cap - 1;
     ci->rows = opdb_xmalloc(hr->n * sizeof *ci->rows);
     ci->nidx = hr->n;

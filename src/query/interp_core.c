@@ -8,6 +8,7 @@
 
 #include "opdb/json_writer.h"
 #include "opdb/pystr.h"
+#include "core/alloc.h"
 #include "query/interp_internal.h"
 
 /* ------------------------------------------------------------------ keys */
@@ -368,7 +369,7 @@ static void slots_grow(ip_index *ix) {
     while ((ix->ng + 1) * 4 > nn * 3) nn *= 2;
     free(ix->slot);
     ix->slot16 = ix->ng + 1 < UINT16_MAX;
-    ix->slot = opdb_xcalloc(nn, ix->slot16 ? sizeof(uint16_t) : sizeof(uint32_t));
+    ix->slot = opdb_xzeroed(nn, ix->slot16 ? sizeof(uint16_t) : sizeof(uint32_t));
     ix->smask = nn - 1;
     for (size_t i = 0; i < ix->ng; i++) slot_put(ix, ix->g[i].hash, (uint32_t)i);
 }
@@ -695,7 +696,7 @@ ip_index *ip_index_get(const opdb_qdb *db, q_ktable *t, const char *sig, ip_buil
         atomic_init(&ix->reported, false);
         atomic_init(&ix->fmaps, NULL);
         atomic_init(&ix->keys, NULL);
-        pthread_mutex_init(&ix->memo_mu, NULL);
+        opdb_mutex_init_brief(&ix->memo_mu);
         ip_latcols_of(t, &ix->latcols);
         build(ix);
         ix->next = t->ext[2];

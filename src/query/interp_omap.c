@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "query/interp_internal.h"
 
 /* An entry is one unaligned block (as the exact-hit map's):
@@ -57,7 +58,7 @@ ip_omap *ip_omap_new_door(size_t entries, size_t door_slots) {
     m->max = entries;
     m->hmask = UINT64_MAX;
     if (door_slots) q_door_init(&m->door, door_slots);
-    pthread_mutex_init(&m->mu, NULL);
+    opdb_mutex_init_brief(&m->mu);
     opdb_arena_init(&m->a, Q_BUMP_CHUNK);
     return m;
 }
@@ -151,6 +152,10 @@ static uint64_t okey_hash(const q_ctx *c, const ip_omap *m, ip_okey *k) {
 
 void ip_omap_prefetch(const ip_omap *m, uint64_t h) {
     if (m) __builtin_prefetch(&m->slot[h & m->hmask & m->mask]);
+}
+
+void ip_omap_touch(ip_omap *m) {
+    if (m) opdb_touch_pages((void *)m->slot, (m->mask + 1) * sizeof *m->slot);
 }
 
 void ip_omap_prefetch_entry(const ip_omap *m, uint64_t h) {

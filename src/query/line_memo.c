@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "query/line_memo.h"
 #include "query/qline_fast.h"
 #include "query/query_internal.h"
@@ -58,7 +59,7 @@ q_lmemo *q_lmemo_new(size_t bytes) {
     size_t slots = 16;
     while (slots < bytes / 256) slots <<= 1;
     size_t fixed = slots * (sizeof *m->slot + 2 * sizeof *m->door.fp);
-    m->slot = opdb_xcalloc(slots, sizeof *m->slot);
+    m->slot = opdb_xzeroed(slots, sizeof *m->slot);
     m->mask = slots - 1;
     m->max_entries = slots / 4 * 3;
     q_door_init(&m->door, slots);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "query/query_internal.h"
 
 /* ---- pointers by id */
@@ -110,7 +111,7 @@ const uint8_t *q_dbl_get(const uint8_t *p, unsigned code, double *v) {
 void q_door_init(q_door *d, size_t slots) {
     size_t cap = 16;
     while (cap < slots) cap <<= 1;
-    d->fp = opdb_xcalloc(cap, sizeof *d->fp);
+    d->fp = opdb_xzeroed(cap, sizeof *d->fp);
     d->mask = cap - 1;
 }
 

@@ -361,6 +361,7 @@ struct opdb_qdb {
     q_shape_store shapes;        /* the tables' parsed shapes (internally synchronised) */
     size_t line_memo;            /* the batch stream's line memo bound in bytes (opdb_qdb_opts; 0 = off) */
     _Atomic size_t line_memo_hits; /* lines the batch streams answered from their memo (tests, figures) */
+    atomic_bool maps_touched;    /* the maps' slot arrays faulted in for writing (q_maps_touch) */
     _Atomic size_t warned;       /* messages given through q_warn so far */
 };
 /* The body of a public handle call returning int: a handle one of whose
@@ -756,6 +757,9 @@ void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q
  * likely arrived) the entry it holds */
 void q_hitmap_prefetch(const q_hitmap *m, uint64_t h);
 void q_hitmap_prefetch_entry(const q_hitmap *m, uint64_t h);
+/* faults in the slot array for writing (opdb_touch_pages): its pages, probed before they are
+ * written, would otherwise take two faults each and a TLB flush across the threads */
+void q_hitmap_touch(q_hitmap *m);
 /* scans answered from the map so far */
 size_t q_hitmap_hits(const q_hitmap *m);
 /* tests: every hash cut to mask's bits, so that keys collide */
@@ -815,6 +819,7 @@ void ip_omap_test_hash_mask(ip_omap *m, uint64_t mask);
 /* the slot where a query whose line hashes to h starts its probes, and the entry in it */
 void ip_omap_prefetch(const ip_omap *m, uint64_t h);
 void ip_omap_prefetch_entry(const ip_omap *m, uint64_t h);
+void ip_omap_touch(ip_omap *m); /* as q_hitmap_touch */
 
 /* ------------------------------------------------------------ result cache */
 typedef struct q_cache q_cache;

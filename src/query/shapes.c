@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "opdb/pystr.h"
+#include "core/alloc.h"
 #include "query/query_internal.h"
 
 int64_t q_numel(q_shape s) {
@@ -123,7 +124,7 @@ struct q_sslot {
 
 void q_shape_store_init(q_shape_store *st) {
     memset(st, 0, sizeof *st);
-    pthread_mutex_init(&st->mu, NULL);
+    opdb_mutex_init_brief(&st->mu);
     opdb_arena_init(&st->dims, 1 << 16);
 }
 
@@ -244,7 +245,7 @@ void q_shape_store_add(q_shape_store *st, const q_shape_buf *b, uint32_t *ids) {
     for (size_t i = 0; i < b->n; i++) {
         if (2 * ((size_t)st->n + 1) > st->cap) { /* grow: at most half full */
             size_t cap = st->cap ? st->cap * 2 : 1024;
-            struct q_sslot *g = opdb_xcalloc(cap, sizeof *g);
+            struct q_sslot *g = opdb_xzeroed(cap, sizeof *g);
             for (size_t j = 0; j < st->cap; j++) {
                 if (!st->slot[j].id1) continue;
                 size_t p = st->slot[j].h & (cap - 1);
