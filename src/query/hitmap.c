@@ -12,7 +12,9 @@
  * full, so the answer is exact; a key reached from two starts is kept twice.
  *
  * Readers take no lock: slots hold published pointers to entries that never
- * change; a writer claims an empty slot with a compare-and-swap. The map
+ * change, tagged with 16 bits of their probe hash (q_tslot: an entry of
+ * another tag is never read); a writer claims an empty slot with a
+ * compare-and-swap. The map
  * stops taking entries when it holds its maximum (no eviction), so a probe
  * always ends at an empty slot or a match. A map opened with a doorkeeper
  * takes a key, once it is half full, only on its second sight, so that its
@@ -35,7 +37,7 @@
 enum { HE_HEAD = 6, HE_FOUND = 1 };
 
 struct q_hitmap {
-    _Atomic(const uint8_t *) *slot;
+    _Atomic q_tslot *slot;       /* tagged entry addresses (q_tslot) */
     size_t mask, max;
     _Atomic size_t n;
     _Atomic size_t bytes;        /* the entries' blocks ... */
@@ -83,8 +85,10 @@ void q_hitmap_prefetch(const q_hitmap *m, uint64_t h) {
 
 void q_hitmap_prefetch_entry(const q_hitmap *m, uint64_t h) {
     if (!m) return;
-    const uint8_t *e = atomic_load_explicit(&m->slot[h & m->mask], memory_order_relaxed);
-    if (!e) return;
+    h &= m->hmask;
+    q_tslot v = atomic_load_explicit(&m->slot[h & m->mask], memory_order_relaxed);
+    if (!v || !q_tslot_tag_is(v, h)) return;
+    const uint8_t *e = q_tslot_entry(v);
     /* its head and a usual key and tail (reading its length would wait for it); prefetches past its end are harmless */
     for (size_t off = 0; off < 128; off += 64) __builtin_prefetch(e + off);
 }
@@ -140,8 +144,10 @@ static size_t var_len(uint64_t v) {
 bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q_ctx *c, q_scan *s) {
     h &= m->hmask;
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
-        const uint8_t *e = atomic_load_explicit(&m->slot[i], memory_order_acquire);
-        if (!e) return false;
+        q_tslot v = atomic_load_explicit(&m->slot[i], memory_order_acquire);
+        if (!v) return false;
+        if (!q_tslot_tag_is(v, h)) continue;
+        const uint8_t *e = q_tslot_entry(v);
         if (!he_is(e, key, n, h)) continue;
         const uint8_t *p = e + HE_HEAD + n;
         unsigned fl = *p++;
@@ -212,18 +218,20 @@ void q_hitmap_put(q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, const q
     p = q_dbl_put(p, cd, s->best.dist);
     if (rl) memcpy(p, s->reason, rl);
     p[rl] = 0;
+    q_tslot mine = q_tslot_make(e, h);
+    if (!mine) return; /* an address the tag would hide: not kept */
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
-        const uint8_t *cur = atomic_load_explicit(&m->slot[i], memory_order_acquire);
+        q_tslot cur = atomic_load_explicit(&m->slot[i], memory_order_acquire);
         if (!cur) {
             if (atomic_fetch_add_explicit(&m->n, 1, memory_order_relaxed) >= m->max) return; /* full: not taken */
-            const uint8_t *expect = NULL;
-            if (atomic_compare_exchange_strong_explicit(&m->slot[i], &expect, e, memory_order_release,
+            q_tslot expect = 0;
+            if (atomic_compare_exchange_strong_explicit(&m->slot[i], &expect, mine, memory_order_release,
                                                         memory_order_acquire))
                 return;
             atomic_fetch_sub_explicit(&m->n, 1, memory_order_relaxed);
             cur = expect; /* another writer took the slot first: compare with its entry */
         }
-        if (he_is(cur, key, n, h)) return; /* already there */
+        if (q_tslot_tag_is(cur, h) && he_is(q_tslot_entry(cur), key, n, h)) return; /* already there */
     }
     /* a block not taken stays in the arena until close (counted in the bound) */
 }

@@ -36,7 +36,7 @@
 enum { OE_HEAD = 6, OE_HIT = 1 };
 
 struct ip_omap {
-    _Atomic(const uint8_t *) *slot;
+    _Atomic q_tslot *slot;       /* tagged entry addresses (q_tslot, as the exact-hit map's) */
     size_t mask, max;
     _Atomic size_t n;
     _Atomic size_t hits;         /* answered from the map (tests read it) */
@@ -160,8 +160,9 @@ void ip_omap_touch(ip_omap *m) {
 
 void ip_omap_prefetch_entry(const ip_omap *m, uint64_t h) {
     if (!m || !h) return;
-    const uint8_t *e = atomic_load_explicit(&m->slot[h & m->hmask & m->mask], memory_order_relaxed);
-    if (e) __builtin_prefetch(e);
+    uint64_t hm = h & m->hmask;
+    q_tslot v = atomic_load_explicit(&m->slot[hm & m->mask], memory_order_relaxed);
+    if (v && q_tslot_tag_is(v, hm)) __builtin_prefetch(q_tslot_entry(v));
 }
 
 bool ip_omap_get(const q_ctx *c, ip_okey *k, ip_outcome *o) {
@@ -169,8 +170,10 @@ bool ip_omap_get(const q_ctx *c, ip_okey *k, ip_outcome *o) {
     if (k->over) return false;
     uint64_t h = okey_hash(c, m, k);
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
-        const uint8_t *e = atomic_load_explicit(&m->slot[i], memory_order_acquire);
-        if (!e) return false;
+        q_tslot v = atomic_load_explicit(&m->slot[i], memory_order_acquire);
+        if (!v) return false;
+        if (!q_tslot_tag_is(v, h)) continue;
+        const uint8_t *e = q_tslot_entry(v);
         if (!oe_is(e, k, h)) continue;
         const uint8_t *p = e + OE_HEAD + k->n;
         unsigned fl = *p++;
@@ -250,17 +253,20 @@ void ip_omap_put(const q_ctx *c, ip_okey *k, const ip_outcome *o) {
     p = q_dbl_put(p, cs, o->spread);
     if (rl) memcpy(p, o->reason, rl);
     p[rl] = 0;
+    q_tslot mine = q_tslot_make(e, h);
+    if (!mine) return; /* an address the tag would hide: not kept */
     for (size_t i = h & m->mask;; i = (i + 1) & m->mask) {
-        const uint8_t *cur = atomic_load_explicit(&m->slot[i], memory_order_acquire);
+        q_tslot cur = atomic_load_explicit(&m->slot[i], memory_order_acquire);
         if (!cur) {
             if (atomic_fetch_add_explicit(&m->n, 1, memory_order_relaxed) >= m->max) return; /* full: not taken */
-            const uint8_t *expect = NULL;
-            if (atomic_compare_exchange_strong_explicit(&m->slot[i], &expect, e, memory_order_release,
+            q_tslot expect = 0;
+            if (atomic_compare_exchange_strong_explicit(&m->slot[i], &expect, mine, memory_order_release,
                                                         memory_order_acquire))
                 return;
             atomic_fetch_sub_explicit(&m->n, 1, memory_order_relaxed);
             cur = expect; /* another writer took the slot first: compare with its entry */
         }
-        if (oe_is(cur, k, h)) return; /* already there (its block stays in the arena until close) */
+        /* already there (its block stays in the arena until close) */
+        if (q_tslot_tag_is(cur, h) && oe_is(q_tslot_entry(cur), k, h)) return;
     }
 }

@@ -716,6 +716,30 @@ typedef struct q_bump_region {
     size_t left;
 } q_bump_region;
 uint8_t *q_bump(q_bump_region *r, opdb_arena *a, size_t n);
+/* A map slot: an entry's address with 16 bits of its probe hash above it
+ * (user addresses leave the top 16 bits of 64 clear), so that a probe reads
+ * no entry whose tag differs: a first-seen key probed at half load met an
+ * entry of another key about once per probe, each a cache miss. 0: empty. */
+typedef uintptr_t q_tslot;
+#if UINTPTR_MAX == UINT64_MAX
+#define Q_TSLOT_SHIFT 48
+static inline uintptr_t q_tslot_tag(uint64_t h) { return (uintptr_t)(h >> Q_TSLOT_SHIFT) << Q_TSLOT_SHIFT; }
+#else
+#define Q_TSLOT_SHIFT 0
+static inline uintptr_t q_tslot_tag(uint64_t h) { return (void)h, 0; } /* no room: every entry is read */
+#endif
+/* the slot of e for hash h; 0 when e's address uses the tag's bits (the entry is not kept) */
+static inline q_tslot q_tslot_make(const void *e, uint64_t h) {
+    uintptr_t a = (uintptr_t)e;
+    if (Q_TSLOT_SHIFT && a >> (Q_TSLOT_SHIFT & 63)) return 0;
+    return a | q_tslot_tag(h);
+}
+static inline bool q_tslot_tag_is(q_tslot v, uint64_t h) {
+    return !Q_TSLOT_SHIFT || (v & ~(((uintptr_t)1 << (Q_TSLOT_SHIFT & 63)) - 1)) == q_tslot_tag(h);
+}
+static inline const uint8_t *q_tslot_entry(q_tslot v) {
+    return (const uint8_t *)(Q_TSLOT_SHIFT ? v & (((uintptr_t)1 << (Q_TSLOT_SHIFT & 63)) - 1) : v);
+}
 /* a double as 2 bits (0: +0.0, 1: 1.0, 2: its 8 bytes follow) */
 unsigned q_dbl_code(double v);
 uint8_t *q_dbl_put(uint8_t *p, unsigned code, double v);

@@ -102,10 +102,36 @@ static void test_probe_answers(void **state) {
     qf_rmdir(dir);
 }
 
+/* The maps' tagged slots: the entry comes back whole, its own hash's tag
+ * matches, a hash with other top bits does not (so a probe passes over that
+ * entry unread), and an address using the tag's bits is refused. */
+static void test_tagged_slots(void **state) {
+    (void)state;
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    size_t refused = 0;
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t h = x * 0xff51afd7ed558ccdULL;
+        /* user addresses as the heap gives them: 47 bits, 8-aligned, never 0 */
+        uintptr_t a = (uintptr_t)((x >> 3) & (((uint64_t)1 << 47) - 8)) + 8;
+        q_tslot v = q_tslot_make((const void *)a, h);
+        assert_true(v != 0);
+        assert_ptr_equal(q_tslot_entry(v), (const uint8_t *)a);
+        assert_true(q_tslot_tag_is(v, h));
+        assert_true(q_tslot_tag_is(v, h ^ 0xffffffffffffULL)); /* only the top 16 bits tag */
+        if (Q_TSLOT_SHIFT) {
+            assert_false(q_tslot_tag_is(v, h ^ ((uint64_t)1 << (63 - i % 16))));
+            refused += q_tslot_make((const void *)(a | (uintptr_t)1 << (48 + i % 16)), h) == 0;
+        }
+    }
+    if (Q_TSLOT_SHIFT) assert_int_equal(refused, 100000);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line_hash),
         cmocka_unit_test(test_probe_answers),
+        cmocka_unit_test(test_tagged_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
