@@ -36,19 +36,23 @@
  *      the reason, NUL-terminated ("" when none) */
 enum { HE_HEAD = 6, HE_FOUND = 1 };
 
+/* What every probe reads comes first, what puts write a cache line apart
+ * (else each put by one thread would evict the other's copy of the slots'
+ * address), and the answers' count last, striped. */
 struct q_hitmap {
     _Atomic q_tslot *slot;       /* tagged entry addresses (q_tslot) */
     size_t mask, max;
-    _Atomic size_t n;
-    _Atomic size_t bytes;        /* the entries' blocks ... */
-    size_t max_bytes;            /* ... bounded as their count is */
-    _Atomic size_t hits;         /* answered from the map (tests read it) */
+    size_t max_bytes;            /* the entries' blocks are bounded as their count is */
     q_door door;                 /* keys seen once, past half full (no door: every key is taken) */
     uint64_t hmask;              /* tests: hashes cut to these bits, so that keys collide (else all bits) */
+    q_ptrs ptrs;                 /* (its ids change rarely) */
+    char apart[Q_LINE];
+    _Atomic size_t n;
+    _Atomic size_t bytes;
     pthread_mutex_t mu;          /* taking a block and ids */
-    q_ptrs ptrs;
     q_bump_region r;
     opdb_arena a;
+    q_stripes hits;              /* answered from the map (tests read it) */
 };
 
 q_hitmap *q_hitmap_new_door(size_t entries, size_t door_slots) {
@@ -97,7 +101,7 @@ void q_hitmap_touch(q_hitmap *m) {
     if (m) opdb_touch_pages((void *)m->slot, (m->mask + 1) * sizeof *m->slot);
 }
 
-size_t q_hitmap_hits(const q_hitmap *m) { return m ? atomic_load(&((q_hitmap *)m)->hits) : 0; }
+size_t q_hitmap_hits(const q_hitmap *m) { return m ? q_stripes_sum(&m->hits) : 0; }
 
 void q_hitmap_test_hash_mask(q_hitmap *m, uint64_t mask) { m->hmask = mask; }
 
@@ -176,7 +180,7 @@ bool q_hitmap_get(const q_hitmap *m, const uint8_t *key, size_t n, uint64_t h, q
         /* a result may outlive the handle: its reason lives in the query's arena */
         const char *reason = (const char *)p;
         s->reason = reason[0] ? q_strdup(c, reason) : "";
-        atomic_fetch_add_explicit(&((q_hitmap *)m)->hits, 1, memory_order_relaxed);
+        q_stripes_add(&((q_hitmap *)m)->hits, c->a);
         return true;
     }
 }

@@ -35,17 +35,19 @@
  *      the miss reason, NUL-terminated ("" when none) */
 enum { OE_HEAD = 6, OE_HIT = 1 };
 
+/* laid out as the exact-hit map: what probes read, then what puts write, then the count */
 struct ip_omap {
     _Atomic q_tslot *slot;       /* tagged entry addresses (q_tslot, as the exact-hit map's) */
     size_t mask, max;
-    _Atomic size_t n;
-    _Atomic size_t hits;         /* answered from the map (tests read it) */
     q_door door;                 /* keys seen once, past half full (no door: every key is taken) */
     uint64_t hmask;              /* tests: hashes cut to these bits, so that keys collide (else all bits) */
-    pthread_mutex_t mu;          /* taking a block and ids */
     q_ptrs ptrs;
+    char apart[Q_LINE];
+    _Atomic size_t n;
+    pthread_mutex_t mu;          /* taking a block and ids */
     q_bump_region r;
     opdb_arena a;
+    q_stripes hits;              /* answered from the map (tests read it) */
 };
 
 ip_omap *ip_omap_new_door(size_t entries, size_t door_slots) {
@@ -75,7 +77,7 @@ void ip_omap_free(ip_omap *m) {
     free(m);
 }
 
-size_t ip_omap_hits(const ip_omap *m) { return m ? atomic_load(&((ip_omap *)m)->hits) : 0; }
+size_t ip_omap_hits(const ip_omap *m) { return m ? q_stripes_sum(&m->hits) : 0; }
 
 void ip_omap_test_hash_mask(ip_omap *m, uint64_t mask) { m->hmask = mask; }
 
@@ -203,7 +205,7 @@ bool ip_omap_get(const q_ctx *c, ip_okey *k, ip_outcome *o) {
         /* a result may outlive the handle: its reason lives in the query's arena */
         const char *r = (const char *)p;
         o->reason = r[0] ? q_strdup((q_ctx *)c, r) : "";
-        atomic_fetch_add_explicit(&((ip_omap *)m)->hits, 1, memory_order_relaxed);
+        q_stripes_add(&((ip_omap *)m)->hits, c->a);
         return true;
     }
 }

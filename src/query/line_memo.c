@@ -38,17 +38,19 @@ typedef struct lm_entry {
     char data[];     /* key, then result */
 } lm_entry;
 
+/* what every lookup reads, then a cache line apart what puts write (as the exact-hit map) */
 struct q_lmemo {
     _Atomic uint64_t *slot; /* tag << 32 | (entry offset / 8 + 1); 0: empty */
     size_t mask;
     size_t max_entries;     /* 3/4 of the slots: a probe always meets an empty one */
-    _Atomic size_t entries;
     char *heap;
     size_t heap_cap;
-    _Atomic size_t used;
-    atomic_bool full;
     q_door door, door2;     /* keys seen once, and twice */
     uint64_t hash_mask;     /* tests */
+    atomic_bool full;       /* written once */
+    char apart[Q_LINE];
+    _Atomic size_t entries;
+    _Atomic size_t used;
 };
 
 static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }

@@ -716,6 +716,25 @@ typedef struct q_bump_region {
     size_t left;
 } q_bump_region;
 uint8_t *q_bump(q_bump_region *r, opdb_arena *a, size_t n);
+/* A count the threads of a batch add to often (a map's answers): a cache line
+ * per stripe, a thread's stripe picked by an address of its own (its query
+ * arena), so that two threads seldom write one line. */
+enum { Q_STRIPES = 8, Q_LINE = 64 };
+typedef struct q_stripes {
+    struct {
+        _Atomic size_t v;
+        char pad[Q_LINE - sizeof(size_t)];
+    } s[Q_STRIPES];
+} q_stripes;
+static inline void q_stripes_add(q_stripes *c, const void *own) {
+    size_t k = (size_t)(((uint64_t)(uintptr_t)own * 0x9e3779b97f4a7c15ULL) >> 61) & (Q_STRIPES - 1);
+    atomic_fetch_add_explicit(&c->s[k].v, 1, memory_order_relaxed);
+}
+static inline size_t q_stripes_sum(const q_stripes *c) {
+    size_t n = 0;
+    for (size_t k = 0; k < Q_STRIPES; k++) n += atomic_load_explicit(&((q_stripes *)c)->s[k].v, memory_order_relaxed);
+    return n;
+}
 /* A map slot: an entry's address with 16 bits of its probe hash above it
  * (user addresses leave the top 16 bits of 64 clear), so that a probe reads
  * no entry whose tag differs: a first-seen key probed at half load met an
