@@ -94,9 +94,10 @@ static void stats_add_class(opdb_qstats *s, uint8_t cls) {
  * message went out while it was made (any thread's: a warning a line gives
  * must come again when a repeat would give it; the handle's messages are
  * once-only, so one given is never owed again). */
-static void answer_memo(stream *st, const char *line, size_t n, opdb_qresult_buf *qb, sblock *b, size_t *hits) {
-    q_lmemo_line k;
-    q_lmemo_key(line, n, &k);
+static void answer_memo(stream *st, const q_lmemo_line *kp, opdb_qresult_buf *qb, sblock *b, size_t *hits) {
+    q_lmemo_line k = *kp;
+    const char *line = k.s;
+    size_t n = k.n;
     uint8_t cls;
     bool admit = false;
     if (q_lmemo_get(st->memo, &k, &b->out, &cls, &admit)) {
@@ -114,31 +115,76 @@ static void answer_memo(stream *st, const char *line, size_t n, opdb_qresult_buf
         q_lmemo_put(st->memo, &k, b->out.p + from, b->out.n - from, stats_class(&r));
 }
 
+/* The next non-blank line of [*i, n) of t, blanks trimmed, into *a, *e; false when none. */
+static bool next_line(const char *t, size_t n, size_t *i, size_t *a, size_t *e) {
+    while (*i < n) {
+        const char *nl = memchr(t + *i, '\n', n - *i);
+        size_t j = nl ? (size_t)(nl - t) : n;
+        *a = *i, *e = j;
+        while (*a < *e && blank(t[*a])) ++*a;
+        while (*e > *a && blank(t[*e - 1])) --*e;
+        *i = j + 1;
+        if (*a < *e) return true;
+    }
+    return false;
+}
+
+/* Lines are keyed AHEAD lines before they are answered, so that the memory
+ * their lookups start at arrives while earlier lines are answered: at once
+ * the memo's slot and the maps' first slots (their first probes start at the
+ * line's hash), halfway the entries those slots hold. */
+enum { AHEAD = 8 };
+
+static void fetch_slots(const stream *st, const q_lmemo_line *k) {
+    q_lmemo_prefetch(st->memo, k);
+    if (k->kind == Q_LM_FULL) return; /* the maps start at a hash of their own */
+    q_hitmap_prefetch(st->db->hitmap, k->h);
+    ip_omap_prefetch(st->db->ipmap, k->h);
+}
+
+static void fetch_entries(const stream *st, const q_lmemo_line *k) {
+    if (q_lmemo_prefetch_entry(st->memo, k) || k->kind == Q_LM_FULL) return;
+    q_hitmap_prefetch_entry(st->db->hitmap, k->h);
+    ip_omap_prefetch_entry(st->db->ipmap, k->h);
+}
+
+static void answer_memo_block(stream *st, sblock *b, opdb_qresult_buf *qb, size_t *hits) {
+    const char *t = b->in;
+    size_t i = 0, n = b->in_n, a, e;
+    q_lmemo_line ring[AHEAD];
+    size_t head = 0, cnt = 0;
+    for (;;) {
+        while (cnt < AHEAD && next_line(t, n, &i, &a, &e)) {
+            q_lmemo_line *k = &ring[(head + cnt++) % AHEAD];
+            q_lmemo_key(t + a, e - a, k);
+            fetch_slots(st, k);
+        }
+        if (!cnt) break;
+        if (cnt > AHEAD / 2) fetch_entries(st, &ring[(head + AHEAD / 2) % AHEAD]);
+        answer_memo(st, &ring[head], qb, b, hits);
+        head = (head + 1) % AHEAD;
+        cnt--;
+    }
+}
+
 /* Answers a block's lines into its text (no lock held). */
 static void answer_block(stream *st, sblock *b, opdb_qresult_buf *qb) {
     b->out.n = 0;
     memset(&b->stats, 0, sizeof b->stats);
-    size_t hits = 0;
+    if (st->memo) {
+        size_t hits = 0;
+        answer_memo_block(st, b, qb, &hits);
+        if (hits) atomic_fetch_add_explicit(&st->memo_hits, hits, memory_order_relaxed);
+        return;
+    }
     const char *t = b->in;
-    size_t i = 0, n = b->in_n;
-    while (i < n) {
-        const char *nl = memchr(t + i, '\n', n - i);
-        size_t j = nl ? (size_t)(nl - t) : n;
-        size_t a = i, e = j;
-        while (a < e && blank(t[a])) a++;
-        while (e > a && blank(t[e - 1])) e--;
-        i = j + 1;
-        if (a == e) continue;
-        if (st->memo) {
-            answer_memo(st, t + a, e - a, qb, b, &hits);
-            continue;
-        }
+    size_t i = 0, n = b->in_n, a, e;
+    while (next_line(t, n, &i, &a, &e)) {
         opdb_qresult r;
         /* a result is always built inside a guarded call: out of memory unwinds instead */
         q_query_json_append(st->db, t + a, e - a, st->explain, 0, qb, &r, &b->out);
         q_stats_add(&b->stats, &r);
     }
-    if (hits) atomic_fetch_add_explicit(&st->memo_hits, hits, memory_order_relaxed);
 }
 
 static bool halted(const stream *st) { return st->stop || opdb_call_failed(); }

@@ -202,6 +202,21 @@ static bool same_key(const lm_entry *e, const q_lmemo_line *k) {
 #define LM_ID_OPEN "{\"id\": "
 #define LM_ID_OPEN_N (sizeof LM_ID_OPEN - 1)
 
+void q_lmemo_prefetch(const q_lmemo *m, const q_lmemo_line *k) {
+    __builtin_prefetch(&m->slot[(size_t)(k->h & m->hash_mask) & m->mask]);
+}
+
+bool q_lmemo_prefetch_entry(const q_lmemo *m, const q_lmemo_line *k) {
+    uint64_t h = k->h & m->hash_mask;
+    uint64_t v = atomic_load_explicit(&m->slot[(size_t)h & m->mask], memory_order_relaxed);
+    if (!v || (uint32_t)(v >> 32) != (uint32_t)(h >> 32)) return false;
+    /* its head and the key's start (the lines after follow by themselves) */
+    const char *e = (const char *)entry_at(m, v);
+    __builtin_prefetch(e);
+    __builtin_prefetch(e + 64);
+    return true;
+}
+
 bool q_lmemo_get(q_lmemo *m, const q_lmemo_line *k, opdb_strbuf *out, uint8_t *cls, bool *admit) {
     uint64_t h = k->h & m->hash_mask;
     uint32_t tag = (uint32_t)(h >> 32);

@@ -29,6 +29,11 @@ q_lmemo *q_lmemo_new(size_t bytes);
 void q_lmemo_free(q_lmemo *m);
 /* The key of line s (n bytes, blanks trimmed) into k. */
 void q_lmemo_key(const char *s, size_t n, q_lmemo_line *k);
+/* Starts fetching the slot k's lookup begins at; then, once that has likely
+ * arrived, the entry it holds when its tag is k's (false when not: the line
+ * is likely not known). For lines read a few lines ahead. */
+void q_lmemo_prefetch(const q_lmemo *m, const q_lmemo_line *k);
+bool q_lmemo_prefetch_entry(const q_lmemo *m, const q_lmemo_line *k);
 /* true when the line is known: its result line and newline appended to out,
  * its stats class in *cls. Otherwise *admit says whether the answer should
  * be offered to q_lmemo_put (third sight of the key, room left). */
