@@ -126,6 +126,13 @@ static const bucket *find(const cindex *ci, uint64_t h) {
     return NULL;
 }
 
+/* starts fetching a bucket's rows and their exact hashes: the scan reads them
+ * once the query's exact key is made */
+static void fetch_run(const cindex *ci, const bucket *b) {
+    __builtin_prefetch(ci->rows + b->off);
+    if (__atomic_load_n(&ci->fbuilt, __ATOMIC_ACQUIRE) && ci->sh) __builtin_prefetch(ci->sh + b->off);
+}
+
 /* rows by their keys' hashes while an index is built */
 typedef struct hrow {
     uint64_t h;
@@ -431,6 +438,7 @@ const uint32_t *q_index_rows(q_ctx *c, q_ktable *t, const q_tins *X, int64_t N, 
     if (combos == 1) {
         const bucket *b = find(ci, opdb_hash_bytes(parts.p, parts.n, 7));
         if (!b) return NULL;
+        fetch_run(ci, b);
         *n = b->n;
         return ci->rows + b->off;
     }
@@ -629,6 +637,7 @@ const uint32_t *q_index_out_rows(q_ctx *c, q_ktable *t, q_shape y, size_t *n, bo
     }
     if (nhit == 0) return NULL;
     if (nhit == 1) {
+        fetch_run(ci, hit[0]);
         *n = hit[0]->n;
         return ci->rows + hit[0]->off;
     }

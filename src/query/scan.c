@@ -94,7 +94,7 @@ static void weigh(q_scan *s, q_ktable *t, size_t kidx, size_t r, const q_cand *c
  * and a row at a larger distance can neither win nor tie). False leaves s for
  * the whole scan to redo: a filter unknown, a table that failed, a checker
  * error, nothing at distance 0. */
-enum { PRE_MAX = 8, EXACT_MIN = 3 };
+enum { PRE_MAX = 8, EXACT_MIN = 3, PREFETCH_ROWS = 16 };
 
 /* a kernel's table and whole-scan subset, fetched before the scan */
 typedef struct presel {
@@ -129,6 +129,9 @@ static bool scan_exact(q_ctx *c, const presel *pre, size_t nk, q_checker chk, vo
         const uint32_t *fh = NULL, *sh = NULL;
         uint32_t qh[2] = {0, 0};
         size_t nq = 0;
+        /* the rows the filter may pass, fetched while the query's exact key is made (a short run:
+         * a bucket holds about a dozen) */
+        for (size_t vi = 0; vi < pre[i].n && vi < PREFETCH_ROWS; vi++) __builtin_prefetch(&t->rows[pre[i].sub[vi]]);
         if (!sel->exact_keys(c, arg, t, pre[i].sub, &fh, &sh, qh, &nq)) return false;
         for (size_t vi = 0; nq && vi < pre[i].n; vi++) {
             /* the subset's own run of hashes when it has one (no load by row number for rows that fail) */
