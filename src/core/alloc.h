@@ -2,6 +2,7 @@
 #ifndef OPDB_CORE_ALLOC_H
 #define OPDB_CORE_ALLOC_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 /* n * size zeroed bytes, written now (dies on OOM as opdb_xcalloc). For a
@@ -14,8 +15,6 @@ void *opdb_xzeroed(size_t n, size_t size);
  * is not yet: a no-op atomic add per page, safe beside the owner's own
  * atomic writes. For a table read and written by several threads. */
 void opdb_touch_pages(void *p, size_t n);
-
-#include <pthread.h>
 
 /* A mutex held for a few hundred instructions at a time by threads on other
  * CPUs: a waiter spins a while before it sleeps (each sleep costs a system
