@@ -19,6 +19,7 @@
  * full-size update ran 40-80% idle. */
 #include "opdb/core.h"
 
+#include "core/alloc.h"
 #include "core/call.h"
 
 #include <errno.h>
@@ -49,7 +50,7 @@ static struct {
 static bool populate(uintptr_t from, uintptr_t to) {
 #if defined(__x86_64__) && defined(__GNUC__)
     for (uintptr_t p = from; p < to && !atomic_load_explicit(&g.stop, memory_order_relaxed); p += g.page)
-        __asm__ volatile("lock addb $0, (%0)" : : "r"(p) : "memory", "cc");
+        opdb_touch_pages((void *)p, 1); /* the page's no-op write (core/alloc.h) */
     return true;
 #elif defined(MADV_POPULATE_WRITE)
     for (uintptr_t p = from; p < to && !atomic_load_explicit(&g.stop, memory_order_relaxed); p += STEP) {

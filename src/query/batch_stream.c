@@ -342,7 +342,7 @@ static int stream_call(const opdb_qdb *db, unsigned threads, bool explain, ptrdi
     opdb_call_workers held; /* held first: running out while starting them joins those started */
     opdb_call_hold_workers(&held, tid, up, nw, stop_all, &st);
     for (size_t k = 0; k < nw; k++) up[k] = opdb_thread_create_wake(&tid[k], worker, &st, wake_all, &st) == 0;
-    bool read_failed = false, more = true;
+    bool read_failed = false, more = true, touched = false; /* touched: this stream asked once */
     pthread_mutex_lock(&st.mu);
     while (more) {
         /* a free slot; while there is none, answer a waiting block here */
@@ -354,7 +354,10 @@ static int stream_call(const opdb_qdb *db, unsigned threads, bool explain, ptrdi
         sblock *b = &st.slot[st.tail % st.nslot];
         pthread_mutex_unlock(&st.mu);
         more = fill_block(b, &c, rd, rctx, &read_failed); /* the slot is the reader's until published */
-        if (b->in_n >= BLOCK && !explain) touch_maps(db);
+        if (!touched && b->in_n >= BLOCK && !explain) {
+            touched = true;
+            touch_maps(db);
+        }
         pthread_mutex_lock(&st.mu);
         if (b->in_n) {
             b->state = SB_READY;
