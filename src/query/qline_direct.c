@@ -310,26 +310,23 @@ static qv *tensor_compact(rd *r) {
             break;
         }
     }
+    int dtype;
     if (n - j >= 21 && QD_WORD_IS(load8(s + j), "],\"dtype") && QD_WORD_IS(load8(s + j + 8), "\":\"bfloa") &&
         QD_WORD_IS(load8(s + j + 11), "bfloat16") && s[j + 19] == '"' && s[j + 20] == '}') {
         /* the usual dtype: the piece's 21 bytes at once */
         j += 21;
-        qv_init(v, QV_TENSOR);
-        v->shape.d = dims;
-        v->shape.rank = rank;
-        v->dtype = QDT_BF16;
-        r->i = j;
-        return v;
+        dtype = QDT_BF16;
+    } else {
+        static const char mid[] = "],\"dtype\":\"";
+        if (n - j < sizeof mid - 1 || memcmp(s + j, mid, sizeof mid - 1) != 0) return NULL;
+        j += sizeof mid - 1;
+        size_t d0 = j;
+        j = plain_run(s, j, n);
+        if (n - j < 2 || s[j] != '"' || s[j + 1] != '}') return NULL;
+        dtype = q_dtype_parse(s + d0, j - d0);
+        if (dtype < 0) return NULL;
+        j += 2;
     }
-    static const char mid[] = "],\"dtype\":\"";
-    if (n - j < sizeof mid - 1 || memcmp(s + j, mid, sizeof mid - 1) != 0) return NULL;
-    j += sizeof mid - 1;
-    size_t d0 = j;
-    j = plain_run(s, j, n);
-    if (n - j < 2 || s[j] != '"' || s[j + 1] != '}') return NULL;
-    int dtype = q_dtype_parse(s + d0, j - d0);
-    if (dtype < 0) return NULL;
-    j += 2;
     qv_init(v, QV_TENSOR);
     v->shape.d = dims;
     v->shape.rank = rank;
