@@ -1,14 +1,19 @@
 /* A JSONL stream answered on several threads, written in input order.
  *
- * The input is cut into blocks of whole lines held in a ring of slots; each
- * block gets a sequence number. The calling thread reads (it alone calls
- * read, which may block); the workers, and the calling thread whenever the
- * ring is full, answer the oldest unanswered block into the slot's own text.
- * Whichever thread finishes a block and finds the oldest unwritten one
- * answered becomes the writer: it writes answered blocks in sequence order
- * while no other thread writes, so results leave in input order without a
- * thread of their own, and the reader can wait on its input while they do.
- * Memory is the ring's: a few blocks per thread, whatever the input's length,
+ * The input is cut into blocks of whole lines, each with a sequence number.
+ * Every thread, the calling one included, runs the same loop: it takes its
+ * turn to read the next block into one of its own slots (one thread reads at
+ * a time, so blocks come in input order; read may block), answers it into
+ * the slot's own text, and writes the answered blocks at the head of the
+ * sequence while no other thread writes. A block stays in the memory of the
+ * thread that read, answered and writes it: a block answered on another
+ * core than the one that read it crosses between their caches twice (its
+ * input, then its results), which costs the most when the host places the
+ * two on different dies. A done block at the head whose owner is answering
+ * another one is left to its owner, which writes when it is done; one whose
+ * owner is reading or waiting is written by whoever drains, so a line typed
+ * alone is answered at once whatever thread read it.
+ * Memory is the slots': a few blocks per thread, whatever the input's length,
  * and the line memo's, bounded by the handle's option (line_memo.c): a line
  * repeating an earlier one but for its id is answered from it (explain
  * lines never: theirs name rows as they are found).
@@ -28,13 +33,32 @@ enum { BLOCK = 64 * 1024, SLOTS_PER_THREAD = 4, MAX_THREADS = 64 };
 
 typedef enum { SB_FREE, SB_READY, SB_DONE } sb_state;
 
+struct worker_slots;
+
 typedef struct sblock {
     char *in;          /* whole lines (the last one of the input may lack its newline) */
     size_t in_n, in_cap;
     opdb_strbuf out;   /* their result lines */
     opdb_qstats stats; /* of those lines */
     sb_state state;
+    size_t seq;        /* while not free: its place in the input */
+    struct worker_slots *owner;
 } sblock;
+
+/* A thread's own slots, and whether it is answering one of them (it then
+ * writes its done blocks at the head itself when it is done). */
+typedef struct worker_slots {
+    sblock slot[SLOTS_PER_THREAD];
+    size_t nslot;
+    bool answering;
+    char apart[Q_LINE]; /* threads' slots a cache line apart */
+} worker_slots;
+
+/* the carry of a line cut by a block's end, to the next block */
+typedef struct carry {
+    char *p;
+    size_t n, cap;
+} carry;
 
 typedef struct stream {
     const opdb_qdb *db;
@@ -43,16 +67,24 @@ typedef struct stream {
     _Atomic size_t memo_hits;
     int (*write)(void *ctx, const char *text, size_t n);
     void *write_ctx;
+    ptrdiff_t (*read)(void *ctx, char *buf, size_t cap);
+    void *read_ctx;
     pthread_mutex_t mu;
     pthread_cond_t cv;  /* broadcast on every change: few waiters, rare waits */
-    sblock *slot;
-    size_t nslot;
-    /* sequence numbers: written < head <= next <= tail; block s lives in slot s % nslot */
+    worker_slots *ws;   /* per thread: [0] the calling thread's */
+    size_t nthreads;
+    _Atomic size_t next_ws; /* the workers' next ws */
+    /* blocks read and not yet written, by sequence number: block s at order[s % norder] */
+    sblock **order;
+    size_t norder;
     size_t head;        /* the oldest block not yet written */
-    size_t next;        /* the oldest block no thread has taken to answer */
-    size_t tail;        /* the next block the reader fills */
+    size_t tail;        /* the next block to read */
+    bool reading;       /* a thread is reading (it alone uses cr) */
+    carry cr;
+    bool touched;       /* this stream asked for the maps' touch */
+    bool read_failed;
     bool writing;       /* a thread is in write */
-    bool eof;           /* the reader has published its last block */
+    bool eof;           /* the input is over: nothing more to read */
     bool stop;          /* write refused, or the call is unwinding */
     int rc;
     opdb_qstats stats;  /* of the blocks written */
@@ -190,12 +222,15 @@ static void answer_block(stream *st, sblock *b, opdb_qresult_buf *qb) {
 static bool halted(const stream *st) { return st->stop || opdb_call_failed(); }
 
 /* With the mutex held: unless another thread is writing, writes the answered
- * blocks at the head in order (the mutex let go during each write). */
-static void drain(stream *st) {
+ * blocks at the head in order (the mutex let go during each write), up to
+ * one whose owner, another thread, is answering (it writes that one itself
+ * when it is done). */
+static void drain(stream *st, const worker_slots *me) {
     if (st->writing) return;
     st->writing = true;
-    while (!halted(st) && st->head < st->tail && st->slot[st->head % st->nslot].state == SB_DONE) {
-        sblock *b = &st->slot[st->head % st->nslot];
+    while (!halted(st) && st->head < st->tail) {
+        sblock *b = st->order[st->head % st->norder];
+        if (b->state != SB_DONE || (b->owner != me && b->owner->answering)) break;
         pthread_mutex_unlock(&st->mu);
         int rc = b->out.n ? st->write(st->write_ctx, b->out.p, b->out.n) : 0;
         pthread_mutex_lock(&st->mu);
@@ -212,47 +247,6 @@ static void drain(stream *st) {
     st->writing = false;
 }
 
-/* With the mutex held and a block waiting: answers it, marks it and writes
- * what can be written. */
-static void take_and_answer(stream *st, opdb_qresult_buf *qb) {
-    sblock *b = &st->slot[st->next++ % st->nslot];
-    pthread_mutex_unlock(&st->mu);
-    answer_block(st, b, qb);
-    pthread_mutex_lock(&st->mu);
-    b->state = SB_DONE;
-    drain(st);
-}
-
-static void *worker(void *arg) {
-    stream *st = arg;
-    opdb_qresult_buf *qb = q_qresult_buf_new();
-    pthread_mutex_lock(&st->mu);
-    for (;;) {
-        while (!halted(st) && st->next == st->tail && !st->eof) pthread_cond_wait(&st->cv, &st->mu);
-        if (halted(st) || st->next == st->tail) break;
-        take_and_answer(st, qb);
-    }
-    pthread_mutex_unlock(&st->mu);
-    opdb_qresult_buf_free(qb);
-    return NULL;
-}
-
-/* A worker that ran out of memory, or the calling thread unwinding: everyone waiting looks again. */
-static void wake_all(void *arg) {
-    stream *st = arg;
-    pthread_mutex_lock(&st->mu);
-    pthread_cond_broadcast(&st->cv);
-    pthread_mutex_unlock(&st->mu);
-}
-
-static void stop_all(void *arg) {
-    stream *st = arg;
-    pthread_mutex_lock(&st->mu);
-    st->stop = true;
-    pthread_cond_broadcast(&st->cv);
-    pthread_mutex_unlock(&st->mu);
-}
-
 /* A long input (its first block full): the handle's map slot arrays are faulted in for
  * writing once, up front, rather than page by page by the threads (q_hitmap_touch). */
 static void touch_maps(const opdb_qdb *db) {
@@ -261,11 +255,6 @@ static void touch_maps(const opdb_qdb *db) {
     q_hitmap_touch(w->hitmap);
     ip_omap_touch(w->ipmap);
 }
-
-typedef struct carry {
-    char *p;
-    size_t n, cap;
-} carry;
 
 /* Fills a free block (no lock held): what the last block left after its last
  * newline, then reads until a newline arrives (a short read does not wait
@@ -315,6 +304,88 @@ static bool fill_block(sblock *b, carry *c, ptrdiff_t (*rd)(void *, char *, size
     }
 }
 
+static sblock *free_slot(worker_slots *me) {
+    for (size_t k = 0; k < me->nslot; k++)
+        if (me->slot[k].state == SB_FREE) return &me->slot[k];
+    return NULL;
+}
+
+/* With the mutex held, no thread reading and b free: takes the reading turn,
+ * reads the next block into b, answers it and writes what can be written
+ * (nothing when the input gave no more lines). */
+static void read_and_answer(stream *st, worker_slots *me, sblock *b, opdb_qresult_buf *qb) {
+    st->reading = true;
+    pthread_mutex_unlock(&st->mu);
+    bool failed = false;
+    bool more = fill_block(b, &st->cr, st->read, st->read_ctx, &failed); /* cr is the reader's */
+    bool touch = !st->touched && b->in_n >= BLOCK && !st->explain;
+    if (touch) {
+        st->touched = true;
+        touch_maps(st->db);
+    }
+    pthread_mutex_lock(&st->mu);
+    st->reading = false;
+    if (failed) st->read_failed = true;
+    if (!more) st->eof = true;
+    pthread_cond_broadcast(&st->cv);
+    if (!b->in_n) return;
+    b->seq = st->tail++;
+    b->owner = me;
+    b->state = SB_READY;
+    st->order[b->seq % st->norder] = b;
+    me->answering = true;
+    pthread_mutex_unlock(&st->mu);
+    answer_block(st, b, qb);
+    pthread_mutex_lock(&st->mu);
+    me->answering = false;
+    b->state = SB_DONE;
+    pthread_cond_broadcast(&st->cv);
+    drain(st, me);
+}
+
+/* Every thread's loop (the mutex held): read, answer and write until the
+ * input is over and every block written, or the call stops. */
+static void run(stream *st, worker_slots *me, opdb_qresult_buf *qb) {
+    while (!halted(st)) {
+        sblock *b = st->reading || st->eof ? NULL : free_slot(me);
+        if (b) {
+            read_and_answer(st, me, b, qb);
+            continue;
+        }
+        if (st->eof && st->head == st->tail) break;
+        size_t head = st->head;
+        drain(st, me);
+        if (st->head == head) pthread_cond_wait(&st->cv, &st->mu);
+    }
+}
+
+static void *worker(void *arg) {
+    stream *st = arg;
+    worker_slots *me = &st->ws[atomic_fetch_add(&st->next_ws, 1)];
+    opdb_qresult_buf *qb = q_qresult_buf_new();
+    pthread_mutex_lock(&st->mu);
+    run(st, me, qb);
+    pthread_mutex_unlock(&st->mu);
+    opdb_qresult_buf_free(qb);
+    return NULL;
+}
+
+/* A worker that ran out of memory, or the calling thread unwinding: everyone waiting looks again. */
+static void wake_all(void *arg) {
+    stream *st = arg;
+    pthread_mutex_lock(&st->mu);
+    pthread_cond_broadcast(&st->cv);
+    pthread_mutex_unlock(&st->mu);
+}
+
+static void stop_all(void *arg) {
+    stream *st = arg;
+    pthread_mutex_lock(&st->mu);
+    st->stop = true;
+    pthread_cond_broadcast(&st->cv);
+    pthread_mutex_unlock(&st->mu);
+}
+
 static int stream_call(const opdb_qdb *db, unsigned threads, bool explain, ptrdiff_t (*rd)(void *, char *, size_t),
                        void *rctx, int (*wr)(void *, const char *, size_t), void *wctx, opdb_qstats *stats) {
     if (stats) memset(stats, 0, sizeof *stats);
@@ -327,13 +398,20 @@ static int stream_call(const opdb_qdb *db, unsigned threads, bool explain, ptrdi
     st.explain = explain;
     st.write = wr;
     st.write_ctx = wctx;
+    st.read = rd;
+    st.read_ctx = rctx;
     st.memo = explain ? NULL : q_lmemo_new(db->line_memo);
+    st.nthreads = threads;
+    st.ws = opdb_xcalloc(threads, sizeof *st.ws);
     /* one thread: one slot, so each block is answered and written before the next is read */
-    st.nslot = threads == 1 ? 1 : (size_t)threads * SLOTS_PER_THREAD;
-    st.slot = opdb_xcalloc(st.nslot, sizeof *st.slot);
-    for (size_t k = 0; k < st.nslot; k++) opdb_sb_init(&st.slot[k].out);
+    for (size_t t = 0; t < threads; t++) {
+        st.ws[t].nslot = threads == 1 ? 1 : SLOTS_PER_THREAD;
+        for (size_t k = 0; k < SLOTS_PER_THREAD; k++) opdb_sb_init(&st.ws[t].slot[k].out);
+    }
+    st.norder = threads * SLOTS_PER_THREAD;
+    st.order = opdb_xcalloc(st.norder, sizeof *st.order);
+    atomic_init(&st.next_ws, 1);
     opdb_qresult_buf *qb = q_qresult_buf_new();
-    carry c = {NULL, 0, 0};
     pthread_mutex_init(&st.mu, NULL);
     pthread_cond_init(&st.cv, NULL);
     size_t nw = threads - 1;
@@ -342,36 +420,8 @@ static int stream_call(const opdb_qdb *db, unsigned threads, bool explain, ptrdi
     opdb_call_workers held; /* held first: running out while starting them joins those started */
     opdb_call_hold_workers(&held, tid, up, nw, stop_all, &st);
     for (size_t k = 0; k < nw; k++) up[k] = opdb_thread_create_wake(&tid[k], worker, &st, wake_all, &st) == 0;
-    bool read_failed = false, more = true, touched = false; /* touched: this stream asked once */
     pthread_mutex_lock(&st.mu);
-    while (more) {
-        /* a free slot; while there is none, answer a waiting block here */
-        while (!halted(&st) && st.tail - st.head == st.nslot) {
-            if (st.next < st.tail) take_and_answer(&st, qb);
-            else pthread_cond_wait(&st.cv, &st.mu);
-        }
-        if (halted(&st)) break;
-        sblock *b = &st.slot[st.tail % st.nslot];
-        pthread_mutex_unlock(&st.mu);
-        more = fill_block(b, &c, rd, rctx, &read_failed); /* the slot is the reader's until published */
-        if (!touched && b->in_n >= BLOCK && !explain) {
-            touched = true;
-            touch_maps(db);
-        }
-        pthread_mutex_lock(&st.mu);
-        if (b->in_n) {
-            b->state = SB_READY;
-            st.tail++;
-            pthread_cond_broadcast(&st.cv);
-        }
-    }
-    st.eof = true;
-    pthread_cond_broadcast(&st.cv);
-    /* the rest answered (here too) and written */
-    while (!halted(&st) && st.head < st.tail) {
-        if (st.next < st.tail) take_and_answer(&st, qb);
-        else pthread_cond_wait(&st.cv, &st.mu);
-    }
+    run(&st, &st.ws[0], qb);
     st.stop = true;
     pthread_cond_broadcast(&st.cv);
     pthread_mutex_unlock(&st.mu);
@@ -380,20 +430,22 @@ static int stream_call(const opdb_qdb *db, unsigned threads, bool explain, ptrdi
         if (up[k]) pthread_join(tid[k], NULL);
     opdb_call_check(); /* a worker ran out of memory: the call fails here */
     atomic_fetch_add(&((opdb_qdb *)db)->line_memo_hits, atomic_load(&st.memo_hits)); /* an atomic counter */
-    int rc = st.rc ? st.rc : read_failed ? -OPDB_ERR_RUNTIME : 0;
+    int rc = st.rc ? st.rc : st.read_failed ? -OPDB_ERR_RUNTIME : 0;
     if (stats) {
         *stats = st.stats;
         opdb_qdb_skipped(db, &stats->skipped_rows, &stats->skipped_files);
     }
     pthread_cond_destroy(&st.cv);
     pthread_mutex_destroy(&st.mu);
-    for (size_t k = 0; k < st.nslot; k++) {
-        free(st.slot[k].in);
-        opdb_sb_free(&st.slot[k].out);
-    }
-    free(st.slot);
+    for (size_t t = 0; t < threads; t++)
+        for (size_t k = 0; k < SLOTS_PER_THREAD; k++) {
+            free(st.ws[t].slot[k].in);
+            opdb_sb_free(&st.ws[t].slot[k].out);
+        }
+    free(st.ws);
+    free(st.order);
     q_lmemo_free(st.memo);
-    free(c.p);
+    free(st.cr.p);
     free(tid);
     free(up);
     opdb_qresult_buf_free(qb);

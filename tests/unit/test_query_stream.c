@@ -4,12 +4,16 @@
  * longer than a block, CRLF and blank lines, a last line without newline),
  * write never called twice at once, a refused write stopping the batch with
  * its code and a prefix of the text written, and a failed read answering
- * what came before it. (Run under the TSan build for the data-race check.) */
+ * what came before it, and lines arriving a few at a time each answered and
+ * written before more input comes (a pipe from a program that waits for
+ * its answers). (Run under the TSan build for the data-race check.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "opdb/core.h"
@@ -225,11 +229,64 @@ static void test_failed_read_answers_what_came(void **state) {
     opdb_sb_free(&in);
 }
 
+/* Hands out rounds of 1 to 4 lines, each line by a read of its own, and
+ * before each round waits until every line so far has its result written
+ * (as a program that waits for its answers would); a wait that lasts 5 s
+ * fails the read. */
+typedef struct chat {
+    int next, total, round_end;
+    _Atomic size_t written; /* result lines written */
+    bool timed_out;
+} chat;
+
+static ptrdiff_t chat_read(void *ctx, char *buf, size_t cap) {
+    chat *c = ctx;
+    if (c->next == c->round_end) {
+        for (int ms = 0; atomic_load(&c->written) < (size_t)c->next; ms++) {
+            if (ms == 5000) {
+                c->timed_out = true;
+                return -1;
+            }
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        }
+        if (c->next == c->total) return 0;
+        c->round_end = c->next + 1 + c->next % 4;
+        if (c->round_end > c->total) c->round_end = c->total;
+    }
+    int n = snprintf(buf, cap, "{\"id\": %d, \"op\": \"mm\", \"args\": [{\"shape\": [16, 128]}, {\"shape\": [128, 256]}]}\n",
+                     c->next);
+    assert_true(n > 0 && (size_t)n < cap);
+    c->next++;
+    return n;
+}
+
+static int chat_write(void *ctx, const char *text, size_t n) {
+    chat *c = ctx;
+    size_t lines = 0;
+    for (size_t i = 0; i < n; i++) lines += text[i] == '\n';
+    atomic_fetch_add(&c->written, lines);
+    return 0;
+}
+
+static void test_lines_answered_before_more_come(void **state) {
+    (void)state;
+    static const unsigned threads[] = {1, 2, 3, 8};
+    for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+        chat c = {0, 200, 0, 0, false};
+        opdb_qstats st;
+        assert_int_equal(opdb_query_stream(g_db, threads[t], false, chat_read, &c, chat_write, &c, &st), 0);
+        assert_false(c.timed_out);
+        assert_int_equal(atomic_load(&c.written), 200);
+        assert_int_equal(st.queries, 200);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_text_any_threads_any_pieces),
         cmocka_unit_test(test_refused_write_stops),
         cmocka_unit_test(test_failed_read_answers_what_came),
+        cmocka_unit_test(test_lines_answered_before_more_come),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
