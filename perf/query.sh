@@ -12,7 +12,11 @@
 #   floor: yajl_tokenize queries.jsonl       (reading and tokenizing the same file)
 # and prints best and median CPU seconds (user + system) of each, queries per
 # CPU second, the ratio opdb / floor, the CLI's wall time (it answers on the
-# CPUs it may use, at most 8 threads), and opdb's peak RSS against the
+# CPUs it may use, at most 8 threads), the round trip of a cache line between
+# the first two CPUs before and after the rounds (perf/core_pingpong: on the
+# 2-vCPU VMs about 55 ns when the host placed them on one die, about 320 ns
+# when not; the two-thread CLI's CPU time is about 15% higher then, the
+# floor's the same), and opdb's peak RSS against the
 # database's bytes. The C API figures come from perf/query_api: open time
 # (open only: tables load on first use; and every table loaded at open)
 # against reading the same files (cat), and lookups per second on one thread
@@ -30,6 +34,7 @@ NQ=${3:-1000000}
 OPDB=$BUILD_DIR/opdb
 TOK=$BUILD_DIR/perf/yajl_tokenize
 API=$BUILD_DIR/perf/query_api
+PINGPONG=$BUILD_DIR/perf/core_pingpong
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 for x in "$OPDB" "$TOK" "$API"; do [ -x "$x" ] || { echo "perf/query.sh: $x not built" >&2; exit 2; }; done
 W=$(mktemp -d "${TMPDIR:-/tmp}/opdb-query-bench.XXXXXX")
@@ -50,6 +55,7 @@ wall() { sed -n 's/^.*Elapsed (wall clock).*: //p' "$1" | awk -F: '{s = 0; for (
 # which reads the cached file into a small buffer, does not move.
 "$OPDB" query --db "$DB" --tp-size 8 --grid 8,2 <"$W/queries.jsonl" >"$W/results" 2>/dev/null || exit 1
 "$TOK" "$W/queries.jsonl" >/dev/null || exit 1
+pp_before=$("$PINGPONG" 2>/dev/null | sed -n 's/^pingpong_ns=//p')
 for r in $(seq 1 "$ROUNDS"); do
   # every timed command starts with nothing left to write back: the generator's ~300 MB, and each
   # CLI round's results, are flushed before it (else a round shares the CPUs with that writeback,
@@ -71,6 +77,7 @@ for r in $(seq 1 "$ROUNDS"); do
   /usr/bin/time -f '%U %S' -o "$W/cattime" sh -c "cat '$DB'/*.csv '$DB'/hccl/*.csv '$DB'/op_mapping.yaml >/dev/null"
   awk '{printf "%.3f\n", $1 + $2}' "$W/cattime" >>"$W/t_cat"
 done
+pp_after=$("$PINGPONG" 2>/dev/null | sed -n 's/^pingpong_ns=//p')
 n=$(wc -l <"$W/results")
 dbbytes=$(cat "$DB"/*.csv "$DB"/hccl/*.csv "$DB"/op_mapping.yaml | wc -c)
 bo=$(best <"$W/c_opdb"); mo=$(median <"$W/c_opdb"); bf=$(best <"$W/c_floor"); mf=$(median <"$W/c_floor")
@@ -82,6 +89,8 @@ printf '  CLI batch wall  best %.3f s / median %.3f s (default threads: %s CPUs 
   "$(median <"$W/w_opdb")" "$(nproc)"
 printf '  floor (yajl)    CPU best %.3f s / median %.3f s\n' "$bf" "$mf"
 printf '  ratio opdb/floor best %.2f / median %.2f   (target <= 2)\n' "$(best <"$W/ratio")" "$(median <"$W/ratio")"
+printf '  CPU placement   a cache line between CPUs 0 and 1: %s ns round trip before the rounds, %s ns after\n' \
+  "${pp_before:-NA}" "${pp_after:-NA}"
 printf '  peak RSS        %.1f MiB for a %.1f MiB database: %.2fx (target <= 2)\n' "$(echo "$rss / 1024" | bc -l)" \
   "$(echo "$dbbytes / 1048576" | bc -l)" "$(echo "$rss * 1024 / $dbbytes" | bc -l)"
 printf '  open+load all   best %.3f s / median %.3f s; reading the files (cat, CPU) best %.3f s: %.2fx (target <= 1.5)\n' \
