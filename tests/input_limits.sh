@@ -47,10 +47,13 @@ check "JSON string over OPDB_JSON_MAX_STRING" $? "long.json: a JSON string longe
 t0=$(date +%s)
 OPDB_JSON_MAX_STRING=100000 timeout 60 "$opdb" trace2csv --trace "$w/big.json.gz" --output "$w/t.csv" >/dev/null 2>"$w/err"
 check "a 64 MB JSON string in .json.gz" $? "big.json.gz: a JSON string longer than 100000 (OPDB_JSON_MAX_STRING)"
-[ $(($(date +%s) - t0)) -le 5 ] || { echo "FAIL: refusing a long string took $(($(date +%s) - t0)) s"; fail=1; }
+# the bounds catch a quadratic read (hours), not a slow host: they hold under the sanitizers on a
+# loaded 2-core machine (TSan: 5-13 s alone, 23 s beside the suite's other tests)
+[ $(($(date +%s) - t0)) -le 15 ] || { echo "FAIL: refusing a long string took $(($(date +%s) - t0)) s"; fail=1; }
+t0=$(date +%s)
 OPDB_JSON_MAX_STRING=64000000 OPDB_TRACE_PIPELINE=1 timeout 60 "$opdb" trace2csv --trace "$w/big.json.gz" --output "$w/t.csv" >/dev/null 2>"$w/err"
 [ $? -ne 0 ] && grep -q "longer than" "$w/err" && { echo "FAIL: a string at the limit was refused"; cat "$w/err"; fail=1; }
-[ $(($(date +%s) - t0)) -le 20 ] || { echo "FAIL: reading a 64 MB string took $(($(date +%s) - t0)) s"; fail=1; }
+[ $(($(date +%s) - t0)) -le 50 ] || { echo "FAIL: reading a 64 MB string took $(($(date +%s) - t0)) s"; fail=1; }
 awk 'BEGIN { printf "{\"traceEvents\": ["; for (i = 0; i < 5; i++) printf "%s{\"name\": \"k\", \"ph\": \"X\", \"ts\": %d, \"dur\": 2}", (i ? ", " : ""), i; print "]}" }' >"$w/five.json"
 OPDB_JSON_MAX_EVENTS=3 timeout 60 "$opdb" trace2csv --trace "$w/five.json" --output "$w/t.csv" >/dev/null 2>"$w/err"
 check "trace events over OPDB_JSON_MAX_EVENTS" $? "five.json: more trace events than 3 (OPDB_JSON_MAX_EVENTS)"

@@ -72,7 +72,6 @@ typedef struct stream {
     pthread_mutex_t mu;
     pthread_cond_t cv;  /* broadcast on every change: few waiters, rare waits */
     worker_slots *ws;   /* per thread: [0] the calling thread's */
-    size_t nthreads;
     _Atomic size_t next_ws; /* the workers' next ws */
     /* blocks read and not yet written, by sequence number: block s at order[s % norder] */
     sblock **order;
@@ -401,7 +400,6 @@ static int stream_call(const opdb_qdb *db, unsigned threads, bool explain, ptrdi
     st.read = rd;
     st.read_ctx = rctx;
     st.memo = explain ? NULL : q_lmemo_new(db->line_memo);
-    st.nthreads = threads;
     st.ws = opdb_xcalloc(threads, sizeof *st.ws);
     /* one thread: one slot, so each block is answered and written before the next is read */
     for (size_t t = 0; t < threads; t++) {
