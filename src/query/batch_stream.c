@@ -41,7 +41,6 @@ typedef struct sblock {
     opdb_strbuf out;   /* their result lines */
     opdb_qstats stats; /* of those lines */
     sb_state state;
-    size_t seq;        /* while not free: its place in the input */
     struct worker_slots *owner;
 } sblock;
 
@@ -317,8 +316,7 @@ static void read_and_answer(stream *st, worker_slots *me, sblock *b, opdb_qresul
     pthread_mutex_unlock(&st->mu);
     bool failed = false;
     bool more = fill_block(b, &st->cr, st->read, st->read_ctx, &failed); /* cr is the reader's */
-    bool touch = !st->touched && b->in_n >= BLOCK && !st->explain;
-    if (touch) {
+    if (!st->touched && b->in_n >= BLOCK && !st->explain) {
         st->touched = true;
         touch_maps(st->db);
     }
@@ -328,10 +326,9 @@ static void read_and_answer(stream *st, worker_slots *me, sblock *b, opdb_qresul
     if (!more) st->eof = true;
     pthread_cond_broadcast(&st->cv);
     if (!b->in_n) return;
-    b->seq = st->tail++;
     b->owner = me;
     b->state = SB_READY;
-    st->order[b->seq % st->norder] = b;
+    st->order[st->tail++ % st->norder] = b;
     me->answering = true;
     pthread_mutex_unlock(&st->mu);
     answer_block(st, b, qb);
