@@ -11,7 +11,8 @@
 #   opdb query --db DB --tp-size 8 --grid 8,2 < queries.jsonl > results
 #   floor: yajl_tokenize queries.jsonl       (reading and tokenizing the same file)
 # and prints best and median CPU seconds (user + system) of each, queries per
-# CPU second, the ratio opdb / floor, the CLI's wall time (it answers on the
+# CPU second, the ratio opdb / floor, the same batch's CPU on one thread
+# (--threads 1: its results must be the same), the CLI's wall time (it answers on the
 # CPUs it may use, at most 8 threads), the round trip of a cache line between
 # the first two CPUs before and after the rounds (perf/core_pingpong: on the
 # 2-vCPU VMs about 55 ns when the host placed them on one die, about 320 ns
@@ -69,6 +70,13 @@ for r in $(seq 1 "$ROUNDS"); do
   grep "Maximum resident" "$W/time" | awk '{print $NF}' >>"$W/rss"
   /usr/bin/time -v "$TOK" "$W/queries.jsonl" >/dev/null 2>"$W/ftime" || { cat "$W/ftime"; exit 1; }
   cpu "$W/ftime" >>"$W/c_floor"
+  # the same batch on one thread: the work per line, whatever the host's placement of the CPUs
+  /usr/bin/time -v "$OPDB" query --threads 1 --db "$DB" --tp-size 8 --grid 8,2 <"$W/queries.jsonl" >"$W/results1" \
+    2>"$W/time1" || { cat "$W/time1"; exit 1; }
+  cmp -s "$W/results" "$W/results1" || { echo "perf/query.sh: one thread answered differently" >&2; exit 1; }
+  rm -f "$W/results1"
+  sync
+  cpu "$W/time1" >>"$W/c_opdb1"
   echo "$(tail -1 "$W/c_opdb") / $(tail -1 "$W/c_floor")" | sed 's#/ 0.000$#/ 0.001#' | bc -l >>"$W/ratio"
   # open: every table parsed at open, against reading the same bytes; and open only (lazy)
   /usr/bin/time -v "$API" "$DB" 0 "$W/q_zero_cost.jsonl" >"$W/open" 2>"$W/otime" || { cat "$W/otime"; exit 1; }
@@ -89,6 +97,9 @@ printf '  CLI batch wall  best %.3f s / median %.3f s (default threads: %s CPUs 
   "$(median <"$W/w_opdb")" "$(nproc)"
 printf '  floor (yajl)    CPU best %.3f s / median %.3f s\n' "$bf" "$mf"
 printf '  ratio opdb/floor best %.2f / median %.2f   (target <= 2)\n' "$(best <"$W/ratio")" "$(median <"$W/ratio")"
+b1=$(best <"$W/c_opdb1"); m1=$(median <"$W/c_opdb1")
+printf '  one thread      CPU best %.3f s / median %.3f s: %.2fx / %.2fx the floor (--threads 1, same results)\n' \
+  "$b1" "$m1" "$(echo "$b1 / ($bf + 0.0005)" | bc -l)" "$(echo "$m1 / ($mf + 0.0005)" | bc -l)"
 printf '  CPU placement   a cache line between CPUs 0 and 1: %s ns round trip before the rounds, %s ns after\n' \
   "${pp_before:-NA}" "${pp_after:-NA}"
 printf '  peak RSS        %.1f MiB for a %.1f MiB database: %.2fx (target <= 2)\n' "$(echo "$rss / 1024" | bc -l)" \
