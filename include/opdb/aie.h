@@ -30,7 +30,8 @@ typedef struct opdb_aie_opts {
     opdb_strbuf *summary;          /* non-NULL: the run's summary as one JSON object (keys in docs/GUIDE.md) */
 } opdb_aie_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_aie_opts_init(opdb_aie_opts *o);
+OPDB_API void opdb_aie_opts_init_sized(opdb_aie_opts *o, size_t size);
+#define opdb_aie_opts_init(o) opdb_aie_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 OPDB_API int opdb_aie_run(const opdb_aie_opts *o, opdb_err *err);
 

@@ -25,4 +25,13 @@
 #define OPDB_API
 #endif
 
+/* Options structs. Each starts with `size_t size` and is filled with its
+ * defaults by opdb_<x>_init(o), a macro over opdb_<x>_init_sized(o,
+ * sizeof *o): the library writes only as many bytes as the caller's struct
+ * has and records that size in it, so a program (or a ctypes binding) built
+ * against an older or newer header is never written past its struct. A
+ * call given a size this library does not know refuses it with a usage
+ * error; opdb_qdb_open reads the fields the caller's size covers and takes
+ * the defaults of the rest. */
+
 #endif

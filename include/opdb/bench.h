@@ -63,7 +63,8 @@ typedef struct opdb_bench_opts {
                                         opdb: OPDB_BENCH_GRID_LIMIT) */
 } opdb_bench_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_bench_opts_init(opdb_bench_opts *o);
+OPDB_API void opdb_bench_opts_init_sized(opdb_bench_opts *o, size_t size);
+#define opdb_bench_opts_init(o) opdb_bench_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 /* --plan's default pilot budget: a pilot allocates and fills the row's
  * buffers, so a row of gigabytes would make the plan as slow and as large as

@@ -31,7 +31,8 @@ typedef struct opdb_check_options {
     void *warn_ctx;
 } opdb_check_options;
 
-OPDB_API void opdb_check_options_init(opdb_check_options *o);
+OPDB_API void opdb_check_options_init_sized(opdb_check_options *o, size_t size);
+#define opdb_check_options_init(o) opdb_check_options_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 typedef struct opdb_check_result {
     size_t kernel_types;       /* tables checked (their path is covered) */

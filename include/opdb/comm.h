@@ -137,7 +137,8 @@ typedef struct opdb_comm_bench_opts {
     bool num_devices_auto;    /* no --num-devices: num_devices[0] is to be the MPI world size */
 } opdb_comm_bench_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_comm_bench_opts_init(opdb_comm_bench_opts *o);
+OPDB_API void opdb_comm_bench_opts_init_sized(opdb_comm_bench_opts *o, size_t size);
+#define opdb_comm_bench_opts_init(o) opdb_comm_bench_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 /* --time-budget: at most this many timed iterations per size. */
 #define OPDB_COMM_BUDGET_MAX_ITERS 100000
@@ -195,7 +196,8 @@ typedef struct opdb_comm_validate_opts {
     opdb_comm_validate_totals *totals; /* non-NULL: the counts, set when the tables were read */
 } opdb_comm_validate_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_comm_validate_opts_init(opdb_comm_validate_opts *o);
+OPDB_API void opdb_comm_validate_opts_init_sized(opdb_comm_validate_opts *o, size_t size);
+#define opdb_comm_validate_opts_init(o) opdb_comm_validate_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 /* Prints the report (or JSON) to out; bad rows to err_out. Returns the exit
  * code: 0 all OK, 1 any FAIL (or bad row), -1 with err set on a fatal error. */
 OPDB_API int opdb_comm_validate(const opdb_comm_validate_opts *o, FILE *out, FILE *err_out, opdb_err *err);
@@ -250,7 +252,8 @@ typedef struct opdb_comm_import_opts {
     const opdb_comm_overheads *overheads; /* NULL: none added */
 } opdb_comm_import_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_comm_import_opts_init(opdb_comm_import_opts *o);
+OPDB_API void opdb_comm_import_opts_init_sized(opdb_comm_import_opts *o, size_t size);
+#define opdb_comm_import_opts_init(o) opdb_comm_import_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 typedef struct opdb_comm_import_result {
     size_t rows, skipped, wrong_rows;
     char summary[512];

@@ -67,7 +67,8 @@ typedef struct opdb_cmp_opts {
     bool pid_is_text;     /* pid names a string pid ("Spans"), not a number */
 } opdb_cmp_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_cmp_opts_init(opdb_cmp_opts *o);
+OPDB_API void opdb_cmp_opts_init_sized(opdb_cmp_opts *o, size_t size);
+#define opdb_cmp_opts_init(o) opdb_cmp_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 /* TC statistics (§2.4) of one Chrome trace (.json / .json.gz, object or bare
  * array form). Warnings (sole-PID fallback) go to stderr. */

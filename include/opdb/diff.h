@@ -42,7 +42,8 @@ typedef struct opdb_diff_options {
     void *warn_ctx;
 } opdb_diff_options;
 
-OPDB_API void opdb_diff_options_init(opdb_diff_options *o);
+OPDB_API void opdb_diff_options_init_sized(opdb_diff_options *o, size_t size);
+#define opdb_diff_options_init(o) opdb_diff_options_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 typedef struct opdb_diff_result {
     size_t count[OPDB_DIFF_NVERDICTS]; /* rows (signatures) per verdict */

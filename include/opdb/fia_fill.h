@@ -23,7 +23,8 @@ typedef struct opdb_fia_fill_opts {
     struct opdb_fia_fill_totals *totals; /* non-NULL: filled on success */
 } opdb_fia_fill_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_fia_fill_opts_init(opdb_fia_fill_opts *o);
+OPDB_API void opdb_fia_fill_opts_init_sized(opdb_fia_fill_opts *o, size_t size);
+#define opdb_fia_fill_opts_init(o) opdb_fia_fill_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 /* What a run did, for the caller's summary. */
 typedef struct opdb_fia_fill_totals {

@@ -84,7 +84,8 @@ typedef struct opdb_grid_opts {
     FILE *err_out;               /* the memory filter's "[MEMORY]" lines (opdb: stderr); NULL: none */
 } opdb_grid_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_grid_opts_init(opdb_grid_opts *o);
+OPDB_API void opdb_grid_opts_init_sized(opdb_grid_opts *o, size_t size);
+#define opdb_grid_opts_init(o) opdb_grid_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 /* What a run appended (with --plan: would append). */
 typedef struct opdb_grid_totals {
@@ -119,7 +120,8 @@ typedef struct opdb_grid_miss_opts {
     FILE *out;        /* the summary or the plan */
 } opdb_grid_miss_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_grid_miss_opts_init(opdb_grid_miss_opts *o);
+OPDB_API void opdb_grid_miss_opts_init_sized(opdb_grid_miss_opts *o, size_t size);
+#define opdb_grid_miss_opts_init(o) opdb_grid_miss_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 /* Under the folder lock, all tables or none. 0, or -1 with err set. */
 OPDB_API int opdb_grid_from_misses(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, opdb_err *err);
 

@@ -32,7 +32,8 @@ typedef struct opdb_parse_opts {
                                     temp file (tests force spills; opdb: OPDB_KINETO_SORT_BYTES) */
 } opdb_parse_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_parse_opts_init(opdb_parse_opts *o);
+OPDB_API void opdb_parse_opts_init_sized(opdb_parse_opts *o, size_t size);
+#define opdb_parse_opts_init(o) opdb_parse_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 typedef struct opdb_table_summary {
     char *file;                  /* file name written, e.g. "MatMulV2.csv" */

@@ -28,7 +28,8 @@ typedef struct opdb_m6_opts {
     double *ratio;              /* non-NULL: set to M6 by opdb_m6_run on success */
 } opdb_m6_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_m6_opts_init(opdb_m6_opts *o);
+OPDB_API void opdb_m6_opts_init_sized(opdb_m6_opts *o, size_t size);
+#define opdb_m6_opts_init(o) opdb_m6_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 typedef struct opdb_m6_result {
     double tc_sum;     /* empirical ops, summed (a float from 0.0) */

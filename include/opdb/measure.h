@@ -37,7 +37,8 @@ typedef struct opdb_measure_opts {
     bool keep_samples;     /* hand the samples over in opdb_measure_result.samples */
 } opdb_measure_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_measure_opts_init(opdb_measure_opts *o);
+OPDB_API void opdb_measure_opts_init_sized(opdb_measure_opts *o, size_t size);
+#define opdb_measure_opts_init(o) opdb_measure_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 /* Order statistics and spread of n >= 1 samples (v is reordered). */
 typedef struct opdb_sample_stats {

@@ -58,7 +58,8 @@ typedef struct opdb_qdb_opts {
 #define OPDB_LINE_MEMO_DEFAULT ((size_t)5 << 19) /* 2.5 MiB */
 
 /* Defaults: interpolation on, everything else off/absent. */
-OPDB_API void opdb_qdb_opts_init(opdb_qdb_opts *o);
+OPDB_API void opdb_qdb_opts_init_sized(opdb_qdb_opts *o, size_t size);
+#define opdb_qdb_opts_init(o) opdb_qdb_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 /* Opens the version folder dir. NULL on failure with err set (an unreadable
  * folder or op_mapping.yaml); a missing op_mapping.yaml only warns. */
 OPDB_API opdb_qdb *opdb_qdb_open(const char *dir, const opdb_qdb_opts *o, opdb_err *err);

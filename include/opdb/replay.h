@@ -192,7 +192,8 @@ typedef struct opdb_backend_opts {
                                        buffer (flush_scale says how much larger the real one is) */
 } opdb_backend_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_backend_opts_init(opdb_backend_opts *o);
+OPDB_API void opdb_backend_opts_init_sized(opdb_backend_opts *o, size_t size);
+#define opdb_backend_opts_init(o) opdb_backend_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 #define OPDB_LAUNCH_BATCH_TARGET_US 100.0
 #define OPDB_LAUNCH_BATCH_MAX 128

@@ -25,7 +25,8 @@ typedef struct opdb_shapecmp_opts {
     bool quirks;             /* --reference-quirks */
 } opdb_shapecmp_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_shapecmp_opts_init(opdb_shapecmp_opts *o);
+OPDB_API void opdb_shapecmp_opts_init_sized(opdb_shapecmp_opts *o, size_t size);
+#define opdb_shapecmp_opts_init(o) opdb_shapecmp_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 /* Shape key normalisation (§3.1) of s[0..n) into out (cleared first):
  * `[[1, 4096], [4096, 4096]]` -> `1,4096;4096,4096`, `"4096,4096"` -> `4096,4096`.

@@ -20,7 +20,8 @@ typedef struct opdb_trace2csv_opts {
     FILE *out;
 } opdb_trace2csv_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_trace2csv_opts_init(opdb_trace2csv_opts *o);
+OPDB_API void opdb_trace2csv_opts_init_sized(opdb_trace2csv_opts *o, size_t size);
+#define opdb_trace2csv_opts_init(o) opdb_trace2csv_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 /* Flattens the trace; *rows is the number of rows written. */
 OPDB_API int opdb_trace2csv_run(const opdb_trace2csv_opts *o, unsigned long long *rows, opdb_err *err);

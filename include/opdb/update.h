@@ -73,7 +73,8 @@ typedef struct opdb_update_opts {
                                       modes; bench's write-back sets its --reference-quirks */
 } opdb_update_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_update_opts_init(opdb_update_opts *o);
+OPDB_API void opdb_update_opts_init_sized(opdb_update_opts *o, size_t size);
+#define opdb_update_opts_init(o) opdb_update_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 
 /* What a write-back did, for the caller's one-line summary. */
 typedef struct opdb_update_totals {

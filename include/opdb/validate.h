@@ -30,7 +30,8 @@ typedef struct opdb_validate_opts {
     FILE *out;   /* the report; NULL writes none */
 } opdb_validate_opts;
 /* Zeroes o, sets its size and the defaults; call it before setting fields. */
-OPDB_API void opdb_validate_opts_init(opdb_validate_opts *o);
+OPDB_API void opdb_validate_opts_init_sized(opdb_validate_opts *o, size_t size);
+#define opdb_validate_opts_init(o) opdb_validate_opts_init_sized((o), sizeof *(o)) /* the caller's size (api.h) */
 OPDB_API int opdb_validate_run(const char *db_dir, const opdb_validate_opts *o, opdb_validate_result *res, opdb_err *err);
 
 /* Completes a run killed while replacing its files (the folder's journal;

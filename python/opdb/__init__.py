@@ -140,7 +140,7 @@ class Database:
         self._lib = lib
         self._handle = None
         opts = _lib.QdbOpts()
-        lib.opdb_qdb_opts_init(ctypes.byref(opts))
+        lib.opdb_qdb_opts_init_sized(ctypes.byref(opts), ctypes.sizeof(opts))
         opts.tp_size = int(tp_size or 0)
         opts.ep_size = int(ep_size or 0)
         self._grid = None

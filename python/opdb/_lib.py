@@ -78,8 +78,9 @@ WARN_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p)
 
 
 def _declare(lib):
-    lib.opdb_qdb_opts_init.argtypes = [ctypes.POINTER(QdbOpts)]
-    lib.opdb_qdb_opts_init.restype = None
+    # the struct's size goes with it: a library built with more options never writes past this one
+    lib.opdb_qdb_opts_init_sized.argtypes = [ctypes.POINTER(QdbOpts), ctypes.c_size_t]
+    lib.opdb_qdb_opts_init_sized.restype = None
     lib.opdb_qdb_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(QdbOpts), ctypes.POINTER(Err)]
     lib.opdb_qdb_open.restype = ctypes.c_void_p
     lib.opdb_qdb_close.argtypes = [ctypes.c_void_p]

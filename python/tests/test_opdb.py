@@ -59,14 +59,25 @@ class DatabaseTest(unittest.TestCase):
         self.assertTrue(os.path.exists(opdb.library_path()) or "libopdb" in opdb.library_path())
 
     def test_options_struct_matches_library(self):
-        # opdb_qdb_opts_init fills the whole C struct and says its size: a
-        # shorter ctypes mirror would be written past its end
-        # (filled into a buffer big enough either way, its first member read back)
+        # the library fills the mirror as far as it goes: its defaults land on the mirror's fields
         from opdb import _lib
         lib = _lib.load()[0]
-        buf = ctypes.create_string_buffer(4096)
-        lib.opdb_qdb_opts_init(ctypes.cast(buf, ctypes.POINTER(_lib.QdbOpts)))
-        self.assertEqual(ctypes.c_size_t.from_buffer(buf).value, ctypes.sizeof(_lib.QdbOpts))
+        opts = _lib.QdbOpts()
+        lib.opdb_qdb_opts_init_sized(ctypes.byref(opts), ctypes.sizeof(opts))
+        self.assertEqual(opts.size, ctypes.sizeof(_lib.QdbOpts))
+        self.assertTrue(opts.interpolation)
+        self.assertEqual(opts.result_cache, 1 << 16)
+        self.assertEqual(opts.line_memo, 5 << 19)
+
+    def test_options_init_never_past_the_mirror(self):
+        # a mirror shorter than the library's struct (an older binding) is not written past
+        from opdb import _lib
+        lib = _lib.load()[0]
+        n = _lib.QdbOpts.read_files.offset
+        buf = ctypes.create_string_buffer(b"\xa5" * 512, 512)
+        lib.opdb_qdb_opts_init_sized(ctypes.cast(buf, ctypes.POINTER(_lib.QdbOpts)), n)
+        self.assertEqual(ctypes.c_size_t.from_buffer(buf).value, n)
+        self.assertEqual(buf.raw[n:], b"\xa5" * (512 - n))
 
     def test_exact_hit(self):
         with self.open(interpolation=False) as db:

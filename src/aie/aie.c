@@ -1010,13 +1010,15 @@ static int aie_run(const opdb_aie_opts *o0, opdb_err *err) {
     return rc;
 }
 
-void opdb_aie_opts_init(opdb_aie_opts *o) {
+static void aie_defaults(opdb_aie_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
     o->clock_ghz = 1.25;
     o->peak_macs_per_cycle = 64.0;
     o->lock_stall_factor = 20.0;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_aie_opts, aie_defaults)
 
 int opdb_aie_run(const opdb_aie_opts *o0, opdb_err *err) {
     if (opdb_opts_check(o0, o0 ? o0->size : 0, sizeof *o0, "opdb_aie_opts", err)) return -1;

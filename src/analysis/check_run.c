@@ -9,12 +9,14 @@
 #include "analysis/check_internal.h"
 #include "opdb/fs.h"
 
-void opdb_check_options_init(opdb_check_options *o) {
+static void check_defaults(opdb_check_options *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
     o->format = OPDB_CHECK_TEXT;
     o->worst = 20;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_check_options, check_defaults)
 
 static int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

@@ -396,10 +396,12 @@ static int cmp_read_tc(const char *path, const opdb_cmp_mapping *map, const opdb
     return rc;
 }
 
-void opdb_cmp_opts_init(opdb_cmp_opts *o) {
+static void cmp_defaults(opdb_cmp_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_cmp_opts, cmp_defaults)
 
 int opdb_cmp_read_tc(const char *path, const opdb_cmp_mapping *map, const opdb_cmp_opts *o, opdb_cmp_stats *out, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_cmp_opts", err)) return -1;

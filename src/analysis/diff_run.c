@@ -12,7 +12,7 @@
 #include "opdb/pystr.h"
 #include "opdb/stats.h"
 
-void opdb_diff_options_init(opdb_diff_options *o) {
+static void diff_defaults(opdb_diff_options *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
     o->threshold = 0.05;
@@ -20,6 +20,8 @@ void opdb_diff_options_init(opdb_diff_options *o) {
     o->offset_factor = 1.15;
     o->format = OPDB_DIFF_MARKDOWN;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_diff_options, diff_defaults)
 
 static void judge(dchange *c, const opdb_diff_options *o) {
     const dgroup *a = c->old, *b = c->new_;

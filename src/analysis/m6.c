@@ -255,10 +255,12 @@ static int m6_run(const opdb_m6_opts *o, FILE *out, opdb_err *err) {
     return rc;
 }
 
-void opdb_m6_opts_init(opdb_m6_opts *o) {
+static void m6_defaults(opdb_m6_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_m6_opts, m6_defaults)
 
 int opdb_m6_compute(const opdb_m6_opts *o, opdb_m6_result *r, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_m6_opts", err)) return -1;

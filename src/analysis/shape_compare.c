@@ -351,10 +351,12 @@ static int shapecmp_run(const opdb_shapecmp_opts *o, FILE *out, size_t *rows, op
     return rc;
 }
 
-void opdb_shapecmp_opts_init(opdb_shapecmp_opts *o) {
+static void shapecmp_defaults(opdb_shapecmp_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_shapecmp_opts, shapecmp_defaults)
 
 int opdb_shapecmp_run(const opdb_shapecmp_opts *o, FILE *out, size_t *rows, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_shapecmp_opts", err)) return -1;

@@ -9,7 +9,7 @@
 #include "opdb/comm.h"
 #include "opdb/pystr.h"
 
-void opdb_comm_bench_opts_init(opdb_comm_bench_opts *o) {
+static void comm_bench_defaults(opdb_comm_bench_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
     o->grid.ndim = 3;
@@ -19,6 +19,8 @@ void opdb_comm_bench_opts_init(opdb_comm_bench_opts *o) {
     o->iters = 20;
     o->backend = "mpi";
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_comm_bench_opts, comm_bench_defaults)
 
 void opdb_comm_bench_opts_free(opdb_comm_bench_opts *o) {
     free(o->num_devices);

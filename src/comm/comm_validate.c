@@ -355,11 +355,13 @@ static int comm_validate(const opdb_comm_validate_opts *o, FILE *out, FILE *err_
     return rc;
 }
 
-void opdb_comm_validate_opts_init(opdb_comm_validate_opts *o) {
+static void comm_validate_defaults(opdb_comm_validate_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
     o->tolerance = 2.0;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_comm_validate_opts, comm_validate_defaults)
 
 int opdb_comm_validate(const opdb_comm_validate_opts *o, FILE *out, FILE *err_out, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_comm_validate_opts", err)) return -1;

@@ -102,12 +102,14 @@ static int comm_import_file(const opdb_comm_import_opts *o, const char *path, op
     return rc;
 }
 
-void opdb_comm_import_opts_init(opdb_comm_import_opts *o) {
+static void comm_import_defaults(opdb_comm_import_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
     o->op = -1;
     o->tier = -1;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_comm_import_opts, comm_import_defaults)
 
 int opdb_comm_import_file(const opdb_comm_import_opts *o, const char *path, opdb_comm_import_result *res, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_comm_import_opts", err)) return -1;

@@ -40,6 +40,17 @@ typedef struct opdb_call_scope {
  * does not know. */
 int opdb_opts_check(const void *o, size_t size, size_t known, const char *type, opdb_err *err);
 
+/* The body of opdb_<x>_init_sized (api.h): the defaults, as many bytes of
+ * them as the caller's struct has (size), zeros past the library's own
+ * struct, and size in the struct's first field. */
+void opdb_opts_fill(void *o, size_t size, const void *defaults, size_t known);
+#define OPDB_OPTS_INIT_SIZED(T, defaults)                                                                              \
+    void T##_init_sized(T *o, size_t size) {                                                                           \
+        T d_;                                                                                                          \
+        defaults(&d_);                                                                                                 \
+        opdb_opts_fill(o, size, &d_, sizeof d_);                                                                       \
+    }
+
 /* Installs log's non-NULL functions for this thread (the others stay as the
  * enclosing call left them) and returns what was in force, modes included,
  * for opdb_call_leave when the call returns. log may be NULL. */

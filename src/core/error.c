@@ -79,6 +79,13 @@ int opdb_fail(opdb_err *err, int code, const char *fmt, ...) {
     return -1;
 }
 
+void opdb_opts_fill(void *o, size_t size, const void *defaults, size_t known) {
+    if (!o) return;
+    memcpy(o, defaults, size < known ? size : known);
+    if (size > known) memset((char *)o + known, 0, size - known);
+    if (size >= sizeof size) memcpy(o, &size, sizeof size);
+}
+
 int opdb_opts_check(const void *o, size_t size, size_t known, const char *type, opdb_err *err) {
     if (o && size == known) return 0;
     if (!o) return opdb_fail(err, OPDB_ERR_USAGE, "%s: no options given", type);

@@ -325,10 +325,12 @@ static void check_journals(vctx *v, const char *dir) {
     free(sub);
 }
 
-void opdb_validate_opts_init(opdb_validate_opts *o) {
+static void validate_defaults(opdb_validate_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_validate_opts, validate_defaults)
 
 static int validate_run(const char *db_dir, bool json, FILE *out, opdb_validate_result *res, opdb_err *err) {
     if (!opdb_is_dir(db_dir)) return opdb_fail(err, OPDB_ERR_RUNTIME, "database folder not found: %s", db_dir);

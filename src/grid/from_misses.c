@@ -587,10 +587,12 @@ done:
     return rc;
 }
 
-void opdb_grid_miss_opts_init(opdb_grid_miss_opts *o) {
+static void grid_miss_defaults(opdb_grid_miss_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_grid_miss_opts, grid_miss_defaults)
 
 int opdb_grid_from_misses(const opdb_grid_miss_opts *o, const opdb_grid_misses *m, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_grid_miss_opts", err)) return -1;

@@ -394,10 +394,12 @@ done:
     return rc;
 }
 
-void opdb_grid_opts_init(opdb_grid_opts *o) {
+static void grid_defaults(opdb_grid_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_grid_opts, grid_defaults)
 
 int opdb_grid_run(const opdb_grid_opts *o, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_grid_opts", err)) return -1;

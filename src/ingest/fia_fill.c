@@ -474,10 +474,12 @@ static int fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
     return rc;
 }
 
-void opdb_fia_fill_opts_init(opdb_fia_fill_opts *o) {
+static void fia_fill_defaults(opdb_fia_fill_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_fia_fill_opts, fia_fill_defaults)
 
 int opdb_fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_fia_fill_opts", err)) return -1;

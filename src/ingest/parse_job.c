@@ -517,10 +517,12 @@ void opdb_parse_result_free(opdb_parse_result *res) {
     res->ntables = 0;
 }
 
-void opdb_parse_opts_init(opdb_parse_opts *o) {
+static void parse_defaults(opdb_parse_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_parse_opts, parse_defaults)
 
 int opdb_parse_run(const opdb_parse_opts *o, opdb_parse_result *res, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_parse_opts", err)) return -1;

@@ -15,16 +15,19 @@
 #include "opdb/pystr.h"
 #include "core/alloc.h"
 #include "query/query_internal.h"
+#include "core/call.h"
 
 const char *const q_lat_names[3] = {"Average Duration(us)", "Profiling Average Duration(us)", "Duration(us)"};
 
-void opdb_qdb_opts_init(opdb_qdb_opts *o) {
+static void qdb_defaults(opdb_qdb_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
     o->interpolation = true;
     o->result_cache = OPDB_QCACHE_DEFAULT;
     o->line_memo = OPDB_LINE_MEMO_DEFAULT;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_qdb_opts, qdb_defaults)
 
 static bool is_dir(const char *p) {
     struct stat st;

@@ -3,10 +3,12 @@
 #include "core/call.h"
 #include "opdb/replay.h"
 
-void opdb_backend_opts_init(opdb_backend_opts *o) {
+static void backend_defaults(opdb_backend_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_backend_opts, backend_defaults)
 
 opdb_backend *opdb_backend_create(const char *name, const opdb_backend_opts *o, opdb_err *err) {
     opdb_backend_opts defaults;

@@ -520,11 +520,13 @@ static int bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     return any_failed || c.stop || (warned && o->strict) ? 1 : 0;
 }
 
-void opdb_bench_opts_init(opdb_bench_opts *o) {
+static void bench_defaults(opdb_bench_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
     opdb_measure_opts_init(&o->measure);
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_bench_opts, bench_defaults)
 
 int opdb_bench_run(const opdb_bench_opts *o, opdb_backend *b, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_bench_opts", err)) return -1;

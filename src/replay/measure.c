@@ -12,7 +12,7 @@
  * sub-microsecond kernels with a hot cache get there). */
 #define MAX_SAMPLES (1u << 20)
 
-void opdb_measure_opts_init(opdb_measure_opts *o) {
+static void measure_defaults(opdb_measure_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
     o->min_samples = 10;
@@ -21,6 +21,8 @@ void opdb_measure_opts_init(opdb_measure_opts *o) {
     o->timeout_s = 15.0;
     o->warmup_s = 0.05;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_measure_opts, measure_defaults)
 
 double opdb_now_s(void) {
     struct timespec ts;

@@ -74,10 +74,12 @@ static int trace2csv_run(const char *trace_path, const char *output_path, FILE *
     return rc;
 }
 
-void opdb_trace2csv_opts_init(opdb_trace2csv_opts *o) {
+static void trace2csv_defaults(opdb_trace2csv_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_trace2csv_opts, trace2csv_defaults)
 
 int opdb_trace2csv_run(const opdb_trace2csv_opts *o, unsigned long long *rows, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_trace2csv_opts", err)) return -1;

@@ -136,11 +136,13 @@ static int run_update(const opdb_update_opts *o, opdb_err *err) {
     return rc;
 }
 
-void opdb_update_opts_init(opdb_update_opts *o) {
+static void update_defaults(opdb_update_opts *o) {
     memset(o, 0, sizeof *o);
     o->size = sizeof *o;
     o->reference_signatures = true;
 }
+
+OPDB_OPTS_INIT_SIZED(opdb_update_opts, update_defaults)
 
 int opdb_update_run(const opdb_update_opts *o, opdb_err *err) {
     if (opdb_opts_check(o, o ? o->size : 0, sizeof *o, "opdb_update_opts", err)) return -1;
