@@ -33,6 +33,12 @@ extern "C" {
 #define OPDB_COL_PROF_AVG_DUR "Profiling Average Duration(us)"
 #define OPDB_COL_PROF_MEDIAN_DUR "Profiling Median Duration(us)"
 #define OPDB_COL_PROF_STD_DUR "Profiling Std Duration(us)"
+/* communication tables (hcom_*.csv as `comm import` writes them): the message
+ * size, the group size, the topology tier and the measured time */
+#define OPDB_COL_COMM_BYTES "message_bytes"
+#define OPDB_COL_COMM_DEVICES "num_devices"
+#define OPDB_COL_COMM_TIER "topology_tier"
+#define OPDB_COL_COMM_DUR "Duration(us)"
 /* opdb's default-mode parse also writes these, so a later parse can merge
  * rows exactly (count, sum, sum of squares, min, max); not --reference-quirks */
 #define OPDB_COL_PROF_COUNT "Profiling Count"

@@ -152,6 +152,128 @@ static opdb_span runtime_cell(opdb_span c, char *buf, size_t cap) {
     return c;
 }
 
+/* The duration cells of one row (cols[k] < 0: the table has no names[k]): an
+ * error for each that is not a number, negative or absurd. True when a column
+ * that counts[k] marks holds a number > 0 (the row is visible to the consumer). */
+static bool check_durations(vctx *v, const char *path, unsigned long long line, const opdb_field *f, int nf,
+                            const int *cols, const char *const *names, const bool *counts, size_t n) {
+    bool valid = false;
+    for (size_t d = 0; d < n; d++) {
+        if (cols[d] < 0 || cols[d] >= nf) continue;
+        opdb_span c = opdb_py_strip(opdb_span_make(f[cols[d]].p, f[cols[d]].n));
+        if (!c.n) continue;
+        double val;
+        if (!opdb_py_float(c.p, c.n, &val) || isnan(val) || isinf(val)) {
+            problem(v, false, path, line, "non-numeric duration", "%s = '%.*s'", names[d], cut_chars(c.p, c.n, 40), c.p);
+        } else if (val < 0) {
+            problem(v, false, path, line, "negative duration", "%s = %.*s", names[d], (int)c.n, c.p);
+        } else if (val > OPDB_ABSURD_DURATION_US) {
+            problem(v, false, path, line, "absurd duration", "%s = %.*s (more than %.0e us, about 11 days, for one "
+                    "kernel: an overflowed or corrupt time)", names[d], (int)c.n, c.p, OPDB_ABSURD_DURATION_US);
+        } else if (val > 0 && counts[d]) {
+            valid = true;
+        }
+    }
+    return valid;
+}
+
+/* Counts a row of s's key at line; true from its second row on (the caller then gives s its display). */
+static bool seen_again(seen *s, unsigned long long line) {
+    if (s->count++ < 1) return false;
+    s->more = opdb_xrealloc(s->more, (size_t)s->count * sizeof *s->more);
+    s->more[s->count - 1] = line;
+    return true;
+}
+
+/* One problem per key met on more than one row: "<n> rows <what> (lines ...): <display>". */
+static void report_repeats(vctx *v, const char *path, const seen_set *sg, bool warning, const char *kind,
+                           const char *what) {
+    for (size_t k = 0; k < sg->n; k++) {
+        const seen *d = &sg->v[k];
+        if (d->count < 2) continue;
+        opdb_strbuf lines;
+        opdb_sb_init(&lines);
+        opdb_sb_addf(&lines, "%llu", d->line);
+        for (unsigned long long j = 1; j < d->count; j++) opdb_sb_addf(&lines, ", %llu", d->more[j]);
+        problem(v, warning, path, d->line, kind, "%llu rows %s (lines %s): %s", d->count, what, lines.p,
+                d->display ? d->display : "");
+        opdb_sb_free(&lines);
+    }
+}
+
+/* A number the consumer can compare (§8.3 of query: NA and text never equal), into *x. */
+static bool comm_number(opdb_span c, double *x) {
+    c = opdb_py_strip(c);
+    return c.n && opdb_py_float(c.p, c.n, x) && isfinite(*x);
+}
+
+/* A communication table (an hcom_*.csv with message_bytes and num_devices, as
+ * `comm import` writes it), checked as `query`'s communication lookup reads
+ * it: both key columns and a duration column must exist (else every lookup
+ * misses); a key cell that is not a number is an error (the reference
+ * consumer fails the lookup that meets it; opdb skips the row); rows without
+ * a duration > 0 are invisible (warning); rows repeating one message size,
+ * group size and tier are answered by the first in file order and each
+ * counts in the alpha-beta fit (warning). */
+static void check_comm(vctx *v, const char *path, opdb_csv_file *c, seen_set *sg, size_t *rows) {
+    static const char *const lat_names[3] = {OPDB_COL_MB_DUR, OPDB_COL_PROF_AVG_DUR, OPDB_COL_COMM_DUR};
+    static const bool lat_counts[3] = {true, true, true};
+    const opdb_field *f = c->f;
+    int cb = opdb_csv_col(f, c->nf, OPDB_COL_COMM_BYTES), cd = opdb_csv_col(f, c->nf, OPDB_COL_COMM_DEVICES);
+    int ct = opdb_csv_col(f, c->nf, OPDB_COL_COMM_TIER), lat[3];
+    bool any_lat = false;
+    for (int k = 0; k < 3; k++) any_lat |= (lat[k] = opdb_csv_col(f, c->nf, lat_names[k])) >= 0;
+    if (cb < 0 || cd < 0 || !any_lat) {
+        problem(v, false, path, 1, "missing columns", "communication table without %s: every lookup of it misses",
+                cb < 0 ? OPDB_COL_COMM_BYTES : cd < 0 ? OPDB_COL_COMM_DEVICES
+                                                      : "a duration column (" OPDB_COL_COMM_DUR ", " OPDB_COL_MB_DUR
+                                                        " or " OPDB_COL_PROF_AVG_DUR ")");
+        return;
+    }
+    unsigned long long invalid = 0, first_invalid = 0, open_quote = 0;
+    int r;
+    while ((r = opdb_csv_file_next(c, false)) > 0) {
+        unsigned long long line = c->x.rec_line;
+        if (c->x.unterminated) {
+            open_quote = line;
+            continue;
+        }
+        (*rows)++;
+        if (!check_durations(v, path, line, f, c->nf, lat, lat_names, lat_counts, 3) && invalid++ == 0)
+            first_invalid = line;
+        double x[2];
+        const int key[2] = {cb, cd};
+        bool ok = true;
+        for (int k = 0; k < 2; k++) {
+            opdb_span cell = opdb_py_strip(key[k] < c->nf ? opdb_span_make(f[key[k]].p, f[key[k]].n) : opdb_span_make("", 0));
+            if (comm_number(cell, &x[k])) continue;
+            ok = false;
+            problem(v, false, path, line, "invalid value", "%s = '%.*s' is not a number (opdb skips the row; the "
+                    "reference consumer fails the lookup that meets it)", k ? OPDB_COL_COMM_DEVICES : OPDB_COL_COMM_BYTES,
+                    cut_chars(cell.p, cell.n, 40), cell.p);
+        }
+        if (!ok) continue;
+        char tb[40], keyt[128];
+        opdb_span tier = runtime_cell(ct >= 0 && ct < c->nf ? opdb_span_make(f[ct].p, f[ct].n) : opdb_span_make("", 0),
+                                      tb, sizeof tb);
+        snprintf(keyt, sizeof keyt, "message_bytes %.17g, num_devices %.17g, topology_tier '%.*s'", x[0], x[1],
+                 cut_chars(tier.p, tier.n, 40), tier.p);
+        seen *s = seen_add(sg, keyt, line);
+        if (seen_again(s, line) && !s->display) {
+            opdb_strbuf d;
+            opdb_sb_init(&d);
+            opdb_sb_addf(&d, "%s (exact lookups take the first; each counts in the fit)", keyt);
+            s->display = d.p;
+        }
+    }
+    if (r < 0) problem(v, false, path, 0, "unreadable", "read failed");
+    if (open_quote) problem(v, false, path, open_quote, "unreadable", "unterminated quoted field (the file ends inside a quote)");
+    report_repeats(v, path, sg, true, "duplicate measurement", "for one message size, group size and tier");
+    if (invalid)
+        problem(v, true, path, first_invalid, "no valid duration",
+                "%llu row(s) have no duration > 0: invisible to the consumer (first here)", invalid);
+}
+
 static void check_file(vctx *v, const char *path, size_t *rows) {
     opdb_err e;
     opdb_err_clear(&e);
@@ -189,6 +311,10 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
     }
     bool any = dur[0] >= 0 || dur[1] >= 0 || dur[4] >= 0;
     for (int b = 0; b < OPDB_NBASE_COLS; b++) any |= base[b] >= 0;
+    if (!any && (opdb_csv_col(f, c.nf, OPDB_COL_COMM_BYTES) >= 0 || opdb_csv_col(f, c.nf, OPDB_COL_COMM_DEVICES) >= 0)) {
+        check_comm(v, path, &c, &sg, rows);
+        goto done;
+    }
     if (!any) { /* another CSV (or text): its rows mean nothing here */
         problem(v, false, path, 1, "not a database table",
                 "the header has none of the columns %s ... %s, Average Duration(us)", opdb_base_cols[0],
@@ -223,24 +349,10 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
             continue;
         }
         (*rows)++;
-        bool valid = false;
-        for (size_t d = 0; d < OPDB_NDUR_COLS; d++) {
-            if (dur[d] < 0 || dur[d] >= c.nf) continue;
-            opdb_span c = opdb_py_strip(opdb_span_make(f[dur[d]].p, f[dur[d]].n));
-            if (!c.n) continue;
-            double val;
-            if (!opdb_py_float(c.p, c.n, &val) || isnan(val) || isinf(val)) {
-                problem(v, false, path, line, "non-numeric duration", "%s = '%.*s'", opdb_dur_cols[d], cut_chars(c.p, c.n, 40), c.p);
-            } else if (val < 0) {
-                problem(v, false, path, line, "negative duration", "%s = %.*s", opdb_dur_cols[d], (int)c.n, c.p);
-            } else if (val > OPDB_ABSURD_DURATION_US) {
-                problem(v, false, path, line, "absurd duration", "%s = %.*s (more than %.0e us, about 11 days, for one "
-                        "kernel: an overflowed or corrupt time)", opdb_dur_cols[d], (int)c.n, c.p, OPDB_ABSURD_DURATION_US);
-            } else if (val > 0 && (d == 0 || d == 1 || d == 4)) {
-                valid = true;
-            }
-        }
-        if (!valid && invalid++ == 0) first_invalid = line;
+        /* opdb_dur_cols: [0] MicroBench, [1] profiled average, [4] legacy MicroBench make a row visible */
+        static const bool counts[OPDB_NDUR_COLS] = {true, true, false, false, true};
+        if (!check_durations(v, path, line, f, c.nf, dur, opdb_dur_cols, counts, OPDB_NDUR_COLS) && invalid++ == 0)
+            first_invalid = line;
 #define CELL(i) ((i) >= 0 && (i) < c.nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0))
         for (int i = 0; i < c.nf; i++) cells[i] = opdb_span_make(f[i].p, f[i].n);
         opdb_sig_cells sc = db_sig_cells_from_row(&sigc, cells, (size_t)c.nf);
@@ -251,9 +363,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
 #undef CELL
         opdb_row_identity(&sc, stem, rtv, nrt, &sig);
         seen *s = seen_add(&sg, sig.p, line);
-        if (s->count++ >= 1) {
-            s->more = opdb_xrealloc(s->more, (size_t)s->count * sizeof *s->more);
-            s->more[s->count - 1] = line;
+        if (seen_again(s, line)) {
             if (!s->display) {
                 opdb_strbuf d;
                 opdb_sb_init(&d);
@@ -265,17 +375,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
     }
     if (r < 0) problem(v, false, path, 0, "unreadable", "read failed");
     if (open_quote) problem(v, false, path, open_quote, "unreadable", "unterminated quoted field (the file ends inside a quote)");
-    for (size_t k = 0; k < sg.n; k++) {
-        seen *d = &sg.v[k];
-        if (d->count < 2) continue;
-        opdb_strbuf lines;
-        opdb_sb_init(&lines);
-        opdb_sb_addf(&lines, "%llu", d->line);
-        for (unsigned long long j = 1; j < d->count; j++) opdb_sb_addf(&lines, ", %llu", d->more[j]);
-        problem(v, false, path, d->line, "duplicate signature",
-                "%llu rows the consumer cannot tell apart (lines %s): %s", d->count, lines.p, d->display);
-        opdb_sb_free(&lines);
-    }
+    report_repeats(v, path, &sg, false, "duplicate signature", "the consumer cannot tell apart");
     if (invalid)
         problem(v, true, path, first_invalid, "no valid duration",
                 "%llu row(s) have neither Average nor Profiling Average Duration(us) > 0 (first here)", invalid);

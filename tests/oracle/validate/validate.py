@@ -163,6 +163,75 @@ def pyfloat(s):
         return None
 
 
+COMM_LAT = ["Average Duration(us)", "Profiling Average Duration(us)", "Duration(us)"]
+
+
+def finite(c):
+    v = pyfloat(c) if c else None
+    return v if v is not None and math.isfinite(v) else None
+
+
+def check_comm(rd, col, problem):
+    """A communication table (docs/ROW-IDENTITY.md, "What validate reports"); returns its rows."""
+    lat = [n for n in COMM_LAT if n in col]
+    for need in ("message_bytes", "num_devices"):
+        if need not in col:
+            problem(False, 1, "missing columns", f"communication table without {need}: every lookup of it misses")
+            return 0
+    if not lat:
+        problem(False, 1, "missing columns", "communication table without a duration column (Duration(us), "
+                "Average Duration(us) or Profiling Average Duration(us)): every lookup of it misses")
+        return 0
+    seen, order = {}, []
+    invalid = first_invalid = nrows = 0
+    for lineno, rec in enumerate(rd[1:], 2):
+        nrows += 1
+        row = {h: (rec[i] if i < len(rec) else "") for h, i in col.items()}
+        valid = False
+        for name in lat:
+            c = row[name].strip(WS)
+            if not c:
+                continue
+            v = pyfloat(c)
+            if v is None or math.isnan(v) or math.isinf(v):
+                problem(False, lineno, "non-numeric duration", f"{name} = '{c[:40]}'")
+            elif v < 0:
+                problem(False, lineno, "negative duration", f"{name} = {c}")
+            elif v > 0:
+                valid = True
+        if not valid:
+            invalid += 1
+            first_invalid = first_invalid or lineno
+        x = []
+        for name in ("message_bytes", "num_devices"):
+            c = row[name].strip(WS)
+            v = finite(c)
+            if v is None:
+                problem(False, lineno, "invalid value", f"{name} = '{c[:40]}' is not a number (opdb skips the row; "
+                        "the reference consumer fails the lookup that meets it)")
+            x.append(v)
+        if None in x:
+            continue
+        tier = runtime_cell(row.get("topology_tier", ""))
+        t = pyfloat(tier) if tier else None
+        tier = "%.17g" % t if t is not None and math.isfinite(t) else tier
+        key = "message_bytes %.17g, num_devices %.17g, topology_tier '%s'" % (x[0], x[1], tier[:40])
+        if key not in seen:
+            seen[key] = []
+            order.append(key)
+        seen[key].append(lineno)
+    for key in order:
+        ls = seen[key]
+        if len(ls) > 1:
+            problem(True, ls[0], "duplicate measurement",
+                    f"{len(ls)} rows for one message size, group size and tier (lines {', '.join(map(str, ls))}): "
+                    f"{key} (exact lookups take the first; each counts in the fit)")
+    if invalid:
+        problem(True, first_invalid, "no valid duration",
+                f"{invalid} row(s) have no duration > 0: invisible to the consumer (first here)")
+    return nrows
+
+
 def check(path, rel, out, js):
     """Returns (errors, warnings, rows)."""
     errs = warns = 0
@@ -187,6 +256,11 @@ def check(path, rel, out, js):
     rd = list(csv.reader(raw.splitlines(keepends=True)))
     header = rd[0]
     col = {h: i for i, h in enumerate(header)}
+    if not any(b in col for b in BASE) and not any(DUR[d] in col for d in VISIBLE) and \
+            ("message_bytes" in col or "num_devices" in col):
+        nrows = check_comm(rd, col, problem)
+        out.extend(lines)
+        return errs, warns, nrows
     miss = [b for b in BASE if b not in col]
     if miss:
         problem(False, 1, "missing columns", ", ".join(miss))
