@@ -163,6 +163,23 @@ def pyfloat(s):
         return None
 
 
+def durations(row, lineno, names, visible, problem):
+    """Reports the row's bad duration cells; True when a column of `visible` holds a number > 0."""
+    valid = False
+    for name in names:
+        c = row[name].strip(WS)
+        if not c:
+            continue
+        v = pyfloat(c)
+        if v is None or math.isnan(v) or math.isinf(v):
+            problem(False, lineno, "non-numeric duration", f"{name} = '{c[:40]}'")
+        elif v < 0:
+            problem(False, lineno, "negative duration", f"{name} = {c}")
+        elif v > 0 and name in visible:
+            valid = True
+    return valid
+
+
 COMM_LAT = ["Average Duration(us)", "Profiling Average Duration(us)", "Duration(us)"]
 
 
@@ -187,19 +204,7 @@ def check_comm(rd, col, problem):
     for lineno, rec in enumerate(rd[1:], 2):
         nrows += 1
         row = {h: (rec[i] if i < len(rec) else "") for h, i in col.items()}
-        valid = False
-        for name in lat:
-            c = row[name].strip(WS)
-            if not c:
-                continue
-            v = pyfloat(c)
-            if v is None or math.isnan(v) or math.isinf(v):
-                problem(False, lineno, "non-numeric duration", f"{name} = '{c[:40]}'")
-            elif v < 0:
-                problem(False, lineno, "negative duration", f"{name} = {c}")
-            elif v > 0:
-                valid = True
-        if not valid:
+        if not durations(row, lineno, lat, set(lat), problem):
             invalid += 1
             first_invalid = first_invalid or lineno
         x = []
@@ -277,21 +282,7 @@ def check(path, rel, out, js):
     for lineno, rec in enumerate(rd[1:], 2):  # fixtures: one physical line per record
         nrows += 1
         row = {h: (rec[i] if i < len(rec) else "") for h, i in col.items()}
-        valid = False
-        for d, name in enumerate(DUR):
-            if name not in col:
-                continue
-            c = row[name].strip(WS)
-            if not c:
-                continue
-            v = pyfloat(c)
-            if v is None or math.isnan(v) or math.isinf(v):
-                problem(False, lineno, "non-numeric duration", f"{name} = '{c[:40]}'")
-            elif v < 0:
-                problem(False, lineno, "negative duration", f"{name} = {c}")
-            elif v > 0 and d in VISIBLE:
-                valid = True
-        if not valid:
+        if not durations(row, lineno, [n for n in DUR if n in col], {DUR[d] for d in VISIBLE}, problem):
             invalid += 1
             if invalid == 1:
                 first_invalid = lineno
