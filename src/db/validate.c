@@ -2,7 +2,8 @@
  * identity/duration columns, non-numeric or negative durations, rows the
  * consumer cannot tell apart (one row identity, docs/ROW-IDENTITY.md).
  * Warnings: rows without any valid duration (invisible to the consumer),
- * measurements that never met the stop rule. */
+ * measurements that never met the stop rule. Communication tables have
+ * their own checks (check_comm). */
 #include "opdb/validate.h"
 
 #include <dirent.h>
