@@ -347,6 +347,21 @@ static int open_csv(opdb_csv_file *c, const char *path, const char *shown, opdb_
     return opdb_fail(err, e.code, "%s", e.msg);
 }
 
+/* A row this back-fill already filled: it carries the tag and one payload's
+ * values and kv values (the payloads' de-duplication key); that payload's
+ * index, else e->n. Such a row gets that payload alone, so running over the
+ * back-fill's own output changes nothing; the reference (quirks) expands it
+ * again, one row per payload each time. */
+static size_t refilled(bool quirks, const opdb_span *cells, const int *pay_col, int comp_col, const char *tag,
+                       const keyed *e) {
+    if (quirks || !opdb_span_eq(cells[comp_col], opdb_span_cstr(tag))) return e->n;
+    for (size_t j = 0; j < e->n; j++)
+        if (opdb_span_eq(cells[pay_col[1]], opdb_span_cstr(e->p[j].val[1])) &&
+            opdb_span_eq(cells[pay_col[3]], opdb_span_cstr(e->p[j].val[3])))
+            return j;
+    return e->n;
+}
+
 static int fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
     const char *tag = o->metadata_tag ? o->metadata_tag : "runtime_values_dumped";
     const char *outp = o->output_path ? o->output_path : o->csv_path;
@@ -434,7 +449,9 @@ static int fia_fill_run(const opdb_fia_fill_opts *o, opdb_err *err) {
                 continue;
             }
             matched++;
+            size_t only = refilled(o->quirks, cells, pay_col, comp_col, tag, e);
             for (size_t j = 0; j < e->n; j++) {
+                if (only < e->n && j != only) continue;
                 for (int c = 0; c < NPAY; c++) cells[pay_col[c]] = opdb_span_cstr(e->p[j].val[c]);
                 cells[comp_col] = opdb_span_cstr(tag);
                 opdb_csv_write_record(&out, cells, (size_t)ncols);
