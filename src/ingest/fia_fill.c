@@ -23,6 +23,8 @@ static const char *const k_payload_cols[NPAY] = {
     OPDB_COL_RT_SPARSE_MODE, OPDB_COL_RT_INPUT_LAYOUT, OPDB_COL_RT_BLOCK_SIZE,
 };
 #define COMPLETENESS OPDB_COL_RT_COMPLETENESS
+/* the payload's values and kv values: the pair payloads are de-duplicated by */
+enum { PAY_VALUES = 1, PAY_KV_VALUES = 3 };
 
 /* ---- Python str() of a JSON value */
 
@@ -233,9 +235,9 @@ static int load_jsonl(const char *path, index_t *ix, opdb_err *err) {
         memset(&p, 0, sizeof p);
         yajl_val asl = get(v, "actual_seq_lengths");
         p.val[0] = len_or_empty(asl);
-        p.val[1] = join_ints(asl);
+        p.val[PAY_VALUES] = join_ints(asl);
         p.val[2] = len_or_empty(kv);
-        p.val[3] = join_ints(kv);
+        p.val[PAY_KV_VALUES] = join_ints(kv);
         p.val[4] = opdb_xstrdup("");
         if (YAJL_IS_ARRAY(kv) && kv->u.array.len) {
             long long sum = 0;
@@ -266,7 +268,7 @@ static int load_jsonl(const char *path, index_t *ix, opdb_err *err) {
         p.val[9] = scalar(get(v, "input_layout"));
         p.val[10] = scalar(get(v, "block_size"));
         opdb_sb_clear(&dd);
-        opdb_sb_addf(&dd, "%s\x1f%s", p.val[1], p.val[3]);
+        opdb_sb_addf(&dd, "%s\x1f%s", p.val[PAY_VALUES], p.val[PAY_KV_VALUES]);
         p.dedup = opdb_xstrdup(dd.p);
         keyed *e = ix_get(ix, key.p, true);
         size_t j;
@@ -356,8 +358,8 @@ static size_t refilled(bool quirks, const opdb_span *cells, const int *pay_col, 
                        const keyed *e) {
     if (quirks || !opdb_span_eq(cells[comp_col], opdb_span_cstr(tag))) return e->n;
     for (size_t j = 0; j < e->n; j++)
-        if (opdb_span_eq(cells[pay_col[1]], opdb_span_cstr(e->p[j].val[1])) &&
-            opdb_span_eq(cells[pay_col[3]], opdb_span_cstr(e->p[j].val[3])))
+        if (opdb_span_eq(cells[pay_col[PAY_VALUES]], opdb_span_cstr(e->p[j].val[PAY_VALUES])) &&
+            opdb_span_eq(cells[pay_col[PAY_KV_VALUES]], opdb_span_cstr(e->p[j].val[PAY_KV_VALUES])))
             return j;
     return e->n;
 }
