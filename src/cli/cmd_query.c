@@ -122,7 +122,7 @@ int cmd_query(int argc, char **argv) {
     const char *kernel = NULL, *inputs = NULL, *dtypes = NULL, *formats = NULL, *outputs = NULL, *odtypes = NULL,
                *match = NULL, *param_unused = NULL, *collect = NULL, *threads_arg = NULL, *cache_arg = NULL,
                *memo_arg = NULL;
-    bool sp = false, no_interp = false, quirks = false, explain = false, stats = false, plan = false;
+    bool sp = false, no_interp = false, quirks = false, explain = false, stats = false, plan = false, strict = false;
     char memo_help[256];
     snprintf(memo_help, sizeof memo_help,
              "keep up to BYTES of result lines for query lines that repeat an earlier one but for their id, answered "
@@ -139,6 +139,8 @@ int cmd_query(int argc, char **argv) {
         {"--explain", NULL, "add an \"explain\" object naming the CSV file and line of every row used", false, NULL,
          &explain},
         {"--stats", NULL, "after the batch, one line of counts on stderr", false, NULL, &stats},
+        {"--strict", NULL, "exit 1 when nothing was answered with a latency (no query line, or every one a miss or an "
+                           "error)", false, NULL, &strict},
         {"--threads", "N", "answer the batch on N threads (default: the CPUs this process may use, at most 8; "
                            "1: one thread); results stay in input order", false, &threads_arg, NULL},
         {"--result-cache", "N", "keep up to N whole answers for repeated queries (default 0: off; the exact-hit and "
@@ -166,7 +168,8 @@ int cmd_query(int argc, char **argv) {
                      opts, sizeof opts / sizeof opts[0]};
     spec.example = "opdb query --database-path db < queries.jsonl > answers.jsonl\n"
                    "opdb query --database-path db --kernel MatMulV2 --inputs '24,128;256,128' --dtypes 'DT_BF16;DT_BF16'";
-    spec.exits = "0 ok (a bad query line is answered with an error result), 1 the database cannot be opened or stdout fails, 2 usage error";
+    spec.exits = "0 ok (a bad query line is answered with an error result), 1 the database cannot be opened or stdout "
+                 "fails (--strict: also nothing answered with a latency), 2 usage error";
     /* --param repeats: take every occurrence out before the parser (which keeps the last) */
     char **av = calloc((size_t)argc + 1, sizeof *av);
     const char **params = calloc((size_t)argc + 1, sizeof *params);
@@ -317,11 +320,15 @@ int cmd_query(int argc, char **argv) {
         opdb_qdb_skipped(db, &rows, &files);
         if (rows) fprintf(stderr, "opdb query: %zu malformed rows skipped in %zu files\n", rows, files);
     }
-        if (st.error) cli_warn("%zu of %zu query lines gave errors", st.error, st.queries);
+    if (st.error) cli_warn("%zu of %zu query lines gave errors", st.error, st.queries);
+    size_t hits = st.measured + st.interpolated + st.partial;
+    if (!st.queries)
+        cli_warn_nothing("no query line on stdin: nothing was answered");
+    else if (!hits)
+        cli_warn_nothing("no query was answered with a latency: %zu miss, %zu error", st.miss, st.error);
     if (!stats)
         cli_summary("opdb query", "answered %zu quer%s: %zu hit, %zu miss, %zu error, %zu unsupported", st.queries,
-                    st.queries == 1 ? "y" : "ies", st.measured + st.interpolated + st.partial, st.miss, st.error,
-                    st.unsupported);
+                    st.queries == 1 ? "y" : "ies", hits, st.miss, st.error, st.unsupported);
     ret = 0;
     if (collect) {
         /* the results are on stdout: what was collected goes to stderr */
@@ -343,5 +350,5 @@ out:
     free(gd);
     free(av);
     free(params);
-    return ret;
+    return cli_strict_rc("opdb query", strict, ret);
 }

@@ -1181,9 +1181,26 @@ case("errors_usage", {"op_mapping.yaml": "operator_mappings: {}\n"}, [], "", "!o
 case("errors_bad_flag", {"op_mapping.yaml": "operator_mappings: {}\n"}, [], "",
      "!opdb query --db in/db --tp-size 0{q} < in/queries.jsonl")
 
+# ------------------------------------------- --strict: a run that answered nothing with a latency
+STRICT_DB = {
+    "op_mapping.yaml": "operator_mappings:\n  aten.mm.default: {kernel_type: MatMulV2}\n",
+    "MatMulV2.csv": csv(MMH, r("16,128;128,256", BF, ND2, "16,256", "DT_BF16", "ND", "10.5")),
+}
+STRICT_MISSES = [Q("shape-miss", "aten.mm.default", [T((16, 128)), T((128, 512))]),
+                 Q("unmapped", "aten.nothing.default", [T((1,))]), "not json"]
+case("strict_nothing", STRICT_DB, STRICT_MISSES, "--no-interpolation --strict")
+case("strict_empty", STRICT_DB, [], "--strict")
+case("strict_one_hit", STRICT_DB, STRICT_MISSES + [Q("hit", "aten.mm.default", [T((16, 128)), T((128, 256))])],
+     "--no-interpolation --strict")
+case("strict_kernel_miss", STRICT_DB, [], "",
+     "!opdb query --db in/db --kernel MatMulV2 --inputs '16,128;128,512' --dtypes 'DT_BF16;DT_BF16' --strict{q}")
+case("nothing_no_strict", STRICT_DB, STRICT_MISSES, "--no-interpolation")
 
-SPEC_STDERR = (re.compile(r"^opdb: warning: [0-9]+ of [0-9]+ query lines gave errors$"),
-               re.compile(r"^opdb query: [0-9]+ queries: "), re.compile(r"^opdb query: [0-9]+ malformed rows skipped"))
+
+SPEC_STDERR = (re.compile(r"^opdb query: warning: [0-9]+ of [0-9]+ query lines gave errors$"),
+               re.compile(r"^opdb query: [0-9]+ queries: "), re.compile(r"^opdb query: [0-9]+ malformed rows skipped"),
+               re.compile(r"^opdb query: warning: no query (line on stdin|was answered with a latency)"),
+               re.compile(r"^opdb query: --strict: "))
 
 
 def write_case(name, files, queries, flags, extra_cmd):

@@ -3,7 +3,7 @@
 
   query_oracle.py --database-path DIR [--tp-size N] [--ep-size N] [--grid A,B,C]
                   [--sequence-parallel] [--no-interpolation] [--reference-quirks]
-                  [--stats] < queries.jsonl > results.jsonl
+                  [--stats] [--strict] < queries.jsonl > results.jsonl
   query_oracle.py --database-path DIR --kernel KT --inputs '24,128;256,128'
                   --dtypes 'DT_BF16;DT_BF16' [--formats ..] [--outputs ..]
                   [--output-dtypes ..] [--match elementwise] [--param NAME=VALUE]...
@@ -175,6 +175,7 @@ def main(argv):
     cfg = Config()
     dbdir = None
     stats = False
+    strict = False
     explain = False
     collect_dir, collect_plan = None, False
     one = {}
@@ -202,6 +203,8 @@ def main(argv):
             cfg.quirks = True
         elif a == "--stats":
             stats = True
+        elif a == "--strict":
+            strict = True
         elif a == "--collect":
             if val is None:
                 print("opdb query: --collect needs a value", file=sys.stderr)
@@ -246,9 +249,10 @@ def main(argv):
         except QueryError:
             print(f"opdb query: --kernel needs --inputs and --dtypes\n{USAGE}", file=sys.stderr)
             return 2
-        line, _, _ = answer(db, json.dumps(obj), explain)
+        line, r, kind = answer(db, json.dumps(obj), explain)
         sys.stdout.write(line + "\n")
-        return collected([line], collect_dir, collect_plan)
+        nothing = nothing_said(1, int(r.source in HIT_SOURCES), int(r.source == "MISS"), int(r.source == "ERROR"))
+        return finish([line], collect_dir, collect_plan, strict, nothing)
     n = errors = unsupported = 0
     counts = {"MEASURED": 0, "INTERPOLATED": 0, "PARTIAL": 0, "MISS": 0, "ERROR": 0}
     out = sys.stdout
@@ -277,20 +281,49 @@ def main(argv):
             files = {f for f, _ in db.skipped}
             print(f"opdb query: {len(db.skipped)} malformed rows skipped in {len(files)} files", file=sys.stderr)
     if errors:
-        print(f"opdb: warning: {errors} of {n} query lines gave errors", file=sys.stderr)
-    return collected(written, collect_dir, collect_plan)
+        print(f"opdb query: warning: {errors} of {n} query lines gave errors", file=sys.stderr)
+    nothing = nothing_said(n, sum(counts[s] for s in HIT_SOURCES), counts["MISS"], counts["ERROR"])
+    return finish(written, collect_dir, collect_plan, strict, nothing)
+
+
+HIT_SOURCES = ("MEASURED", "INTERPOLATED", "PARTIAL")
+
+
+def nothing_said(n, hits, misses, errors):
+    """docs/QUERY.md, exit status: a run that answered nothing with a latency says so (one warning);
+    the number of such warnings."""
+    if n == 0:
+        print("opdb query: warning: no query line on stdin: nothing was answered", file=sys.stderr)
+    elif hits == 0:
+        print(f"opdb query: warning: no query was answered with a latency: {misses} miss, {errors} error",
+              file=sys.stderr)
+    else:
+        return 0
+    return 1
+
+
+def finish(lines, root, plan, strict, nothing):
+    """--collect, then --strict: exit 1 when the run said it produced nothing meaningful."""
+    rc, collected_nothing = collected(lines, root, plan)
+    nothing += collected_nothing
+    if rc == 0 and strict and nothing:
+        print(f"opdb query: --strict: {nothing} warning(s) that the run produced nothing meaningful: exit 1",
+              file=sys.stderr)
+        return 1
+    return rc
 
 
 def collected(lines, root, plan):
     """--collect DIR: the batch's kernel-level misses become rows of DIR's tables (tests/oracle/grid/
-    from_misses.py, the oracle of `opdb grid --from-misses`); its report goes to stderr."""
+    from_misses.py, the oracle of `opdb grid --from-misses`); its report goes to stderr. (exit code,
+    1 when it added nothing)"""
     if root is None:
-        return 0
+        return 0, 0
     sys.stdout.flush()
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "grid"))
     import from_misses
-    rc, _ = from_misses.collect(lines, "results", root, plan, False, sys.stderr)
-    return rc
+    rc, nothing = from_misses.collect(lines, "results", root, plan, False, sys.stderr)
+    return rc, 1 if nothing else 0
 
 
 def main_quirks(argv):
