@@ -12,16 +12,18 @@
 
 int cmd_trace2csv(int argc, char **argv) {
     const char *trace = NULL, *output = NULL;
-    bool quirks = false, json = false;
+    bool quirks = false, json = false, strict = false;
     cli_opt opts[] = {
         {"--trace", "T", "performance-model Chrome trace (.json or .json.gz; {\"traceEvents\": [...]} or a bare array; - for stdin)", true, &trace, NULL},
         {"--output", "O", "CSV to write (default or -: stdout)", false, &output, NULL},
         {"--reference-quirks", NULL, "accepted for symmetry: this command has no quirk to reproduce", false, NULL, &quirks},
         {"--json", NULL, "with --output FILE: print the summary as one JSON object on stdout (keys: command, trace, output, rows)", false, NULL, &json},
+        {"--strict", NULL, CLI_STRICT_HELP, false, NULL, &strict},
     };
     cli_spec spec = {"opdb trace2csv", "Flatten the complete (ph \"X\") events of a Chrome trace into CSV.", NULL, opts,
                      sizeof opts / sizeof opts[0]};
     spec.example = "opdb trace2csv --trace tc.json.gz --output events.csv";
+    spec.exits = "0 ok, 1 failure (--strict: also no row written), 2 usage error";
     int rc = cli_parse(&spec, argc, argv);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
@@ -52,5 +54,5 @@ int cmd_trace2csv(int argc, char **argv) {
     char n[32];
     if (rc == 0) cli_summary("opdb trace2csv", "wrote %s row%s to %s", cli_count(n, sizeof n, rows), cli_plural(rows),
                              output ? output : "stdout");
-    return rc;
+    return cli_strict_rc("opdb trace2csv", strict, rc);
 }

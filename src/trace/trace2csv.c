@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "opdb/csv.h"
+#include "opdb/error.h"
 #include "opdb/fs.h"
 #include "opdb/trace_reader.h"
 #include "core/call.h"
@@ -71,6 +72,7 @@ static int trace2csv_run(const char *trace_path, const char *output_path, FILE *
     }
     opdb_sb_free(&local);
     *rows = s.rows;
+    if (rc == 0 && !s.rows) opdb_warn_nothing("%s: no complete (ph \"X\") event: the CSV has its header only", trace_path);
     return rc;
 }
 

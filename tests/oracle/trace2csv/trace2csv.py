@@ -3,8 +3,9 @@ tool is not among the seeds). Both modes are the same (`--reference-quirks`
 changes nothing, docs/COMPATIBILITY.md); the input additions of opdb (gzip, the
 bare-array form) are read here too. json.load keeps integral literals as int
 and the rest as float, so Python's str() gives the reference's rendering.
-`-` as --trace reads stdin, as --output writes stdout.
-Run: python3 trace2csv.py --trace T [--output O]"""
+`-` as --trace reads stdin, as --output writes stdout. A trace without a complete
+event gives the header alone and one warning (docs/INGEST.md §4); --strict then exits 1.
+Run: python3 trace2csv.py --trace T [--output O] [--strict]"""
 import argparse
 import csv
 import gzip
@@ -45,6 +46,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--trace", required=True)
     p.add_argument("--output")
+    p.add_argument("--strict", action="store_true")
     a = p.parse_args(argv)
     out_rows = list(rows(load(a.trace)))  # parse everything before writing anything
     if a.output and a.output != "-":  # `-`: stdout, as no --output
@@ -55,6 +57,14 @@ def main(argv=None) -> int:
         w = csv.DictWriter(f, fieldnames=COLUMNS)
         w.writeheader()
         w.writerows(out_rows)
+    if not out_rows:
+        shown = "<stdin>" if a.trace == "-" else a.trace
+        print(f'opdb trace2csv: warning: {shown}: no complete (ph "X") event: the CSV has its header only',
+              file=sys.stderr)
+        if a.strict:
+            print("opdb trace2csv: --strict: 1 warning(s) that the run produced nothing meaningful: exit 1",
+                  file=sys.stderr)
+            return 1
     return 0
 
 
