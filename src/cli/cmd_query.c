@@ -14,6 +14,7 @@
 #include "cli/cli_warn.h"
 #include "cli/commands.h"
 #include "opdb/grid.h"
+#include "opdb/progress.h"
 #include "opdb/query.h"
 
 static int parse_pos(const char *s, int *out) {
@@ -63,13 +64,30 @@ static int emit_line(emit_ctx *e, const opdb_qresult *r) {
     return ok ? 0 : -1;
 }
 
-/* The batch's stdin and stdout, read and written a block at a time without stdio. */
+/* The batch's stdin, read a block at a time without stdio (one reader at a
+ * time: the stream hands the reading turn over under its lock). When stdin is
+ * a regular file its size is known: a progress line on a terminal (how far
+ * through the queries, rate, ETA), unless the results go to that terminal. */
+typedef struct stdin_ctx {
+    int read_errno;
+    uint64_t done;
+    opdb_progress progress;
+} stdin_ctx;
+
+static void stdin_progress_begin(stdin_ctx *in) {
+    struct stat st;
+    bool sized = fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+    opdb_progress_init(&in->progress, !sized || isatty(STDOUT_FILENO));
+    if (sized) opdb_progress_stage_bytes(&in->progress, "query", (uint64_t)st.st_size);
+}
+
 static ptrdiff_t read_stdin(void *ctx, char *buf, size_t cap) {
-    int *read_errno = ctx;
+    stdin_ctx *in = ctx;
     for (;;) {
         ssize_t r = read(STDIN_FILENO, buf, cap);
         if (r >= 0 || errno != EINTR) {
-            if (r < 0) *read_errno = errno;
+            if (r < 0) in->read_errno = errno;
+            if (r > 0) opdb_progress_update(&in->progress, in->done += (uint64_t)r, NULL);
             return r;
         }
     }
@@ -283,10 +301,12 @@ int cmd_query(int argc, char **argv) {
         emit_line(&e, &r);
         opdb_qresult_free(&r);
     } else {
-        int read_errno = 0;
+        stdin_ctx in = {0};
+        stdin_progress_begin(&in);
         opdb_qstats bs;
-        int brc = opdb_query_stream(db, nthreads ? (unsigned)nthreads : default_threads(), explain, read_stdin,
-                                    &read_errno, write_stdout, &e, &bs);
+        int brc = opdb_query_stream(db, nthreads ? (unsigned)nthreads : default_threads(), explain, read_stdin, &in,
+                                    write_stdout, &e, &bs);
+        opdb_progress_clear(&in.progress);
         if (brc < 0 && brc != -OPDB_ERR_RUNTIME) {
             fprintf(stderr, "opdb: error: %s\n",
                     brc == -OPDB_ERR_NOMEM ? "out of memory answering a query" : "the batch could not be answered");
@@ -294,7 +314,7 @@ int cmd_query(int argc, char **argv) {
             goto out;
         }
         if (brc == -OPDB_ERR_RUNTIME) {
-            fprintf(stderr, "opdb: error: cannot read the queries from stdin: %s\n", strerror(read_errno));
+            fprintf(stderr, "opdb: error: cannot read the queries from stdin: %s\n", strerror(in.read_errno));
             ret = 1;
             goto out;
         }
