@@ -6,7 +6,8 @@
 # with time, which a test does not measure). Not drawn
 # when the queries come from a pipe (no size to count against), when the
 # results go to the terminal too, or when stderr is not a terminal. Exit 77
-# (skip) without script(1).
+# (skip) without script(1). Also: with stdin the terminal, one line says that
+# queries are read from it.
 set -u
 opdb=$1
 src=$2
@@ -38,6 +39,11 @@ plain pipe.out | grep -q '^query \[' && bad "a progress line for queries from a 
 script -qfc "stty cols 80; head -n 3 q.jsonl > q3.jsonl; '$opdb' query --db '$db' --no-interpolation < q3.jsonl" /dev/null >both.out 2>&1
 plain both.out | grep -q '^query \[' && bad "a progress line among results written to the terminal"
 [ "$(plain both.out | grep -c '"hit": true')" = 3 ] || bad "the results on the terminal are not the 3 answers"
+# stdin the terminal (no `< file`): one line says what the wait is for; never otherwise
+script -qfc "'$opdb' query --db '$db'" /dev/null </dev/null >stdin.out 2>&1
+plain stdin.out | grep -q '^opdb query: reading JSON query lines from the terminal (Ctrl-D ends them' ||
+  { bad "no hint while reading queries from the terminal"; cat stdin.out; }
+grep -q 'reading JSON query lines' tty.out pipe.out && bad "the terminal hint with stdin not a terminal"
 # stderr not a terminal: nothing but the summary
 "$opdb" query --db "$db" --no-interpolation <q.jsonl >r.jsonl 2>err.txt
 [ "$(cat err.txt)" = "opdb query: answered 6000 queries: 6000 hit, 0 miss, 0 error, 0 unsupported" ] ||

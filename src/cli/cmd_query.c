@@ -301,6 +301,10 @@ int cmd_query(int argc, char **argv) {
         emit_line(&e, &r);
         opdb_qresult_free(&r);
     } else {
+        /* forgot `< queries.jsonl`: say what the wait is for */
+        if (isatty(STDIN_FILENO))
+            fprintf(stderr, "opdb query: reading JSON query lines from the terminal (Ctrl-D ends them; --kernel asks one "
+                            "kernel-level question from flags)\n");
         stdin_ctx in = {0};
         stdin_progress_begin(&in);
         opdb_qstats bs;
