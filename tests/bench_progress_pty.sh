@@ -6,18 +6,9 @@
 # and is erased before each row's [OK] line, which fits the width too (the
 # shapes cut with "..."). Not on a terminal (a pipe): no progress line, and
 # [OK] lines fit 80 columns. Exit 77 (skip) without script(1).
-set -u
-opdb=$1
-src=$2
-command -v script >/dev/null || { echo "script(1) not installed: skipped"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "$(dirname "$0")/pty_common.sh"
 # 7 rows, 2 interleaved passes, short budgets: 14 rows measured in a few seconds
 args="--hot-cache --threads 1 --min-samples 3 --min-time 0.05 --timeout 0.4 --rounds 2"
-plain() { tr '\r' '\n' <"$1" | sed 's/\x1b\[K//g'; }
 for cols in 60 80; do
   rm -rf db
   cp -R "$src/examples/bench/db" db

@@ -3,17 +3,10 @@
 # `opdb parse` on a 40-column pseudo-terminal: the progress line shows MB,
 # is never wider than the terminal (so it cannot wrap into stale lines) and
 # is erased before the completion line. Exit 77 (skip) without script(1).
-set -u
-opdb=$1
-src=$2
-command -v script >/dev/null || { echo "script(1) not installed: skipped"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cp "$src/tests/cli/parse_quirks_basic/in/kernel_details.csv" "$work/k.csv" 2>/dev/null ||
-  cp "$(ls "$src"/tests/cli/parse_*/in/kernel_details.csv | head -n 1)" "$work/k.csv"
-cd "$work" || exit 1
+. "$(dirname "$0")/pty_common.sh"
+cp "$src/tests/cli/parse_quirks_basic/in/kernel_details.csv" k.csv 2>/dev/null ||
+  cp "$(ls "$src"/tests/cli/parse_*/in/kernel_details.csv | head -n 1)" k.csv
 script -qfc "stty cols 40; '$opdb' parse --profiling-path k.csv --database-path db" /dev/null >tty.out 2>&1
-fail=0
 grep -q 'MB' tty.out || { echo "no MB in the progress line"; fail=1; }
 # every redraw (text between carriage returns, escapes removed) fits in 39 columns
 long=$(tr '\r' '\n' <tty.out | sed 's/\x1b\[K//g' | awk 'length($0) > 39 && /\[[#-]*\]|MB/' | head -n 3)

@@ -8,16 +8,7 @@
 # results go to the terminal too, or when stderr is not a terminal. Exit 77
 # (skip) without script(1). Also: with stdin the terminal, one line says that
 # queries are read from it.
-set -u
-opdb=$1
-src=$2
-command -v script >/dev/null || { echo "script(1) not installed: skipped"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-plain() { tr '\r' '\n' <"$1" | sed 's/\x1b\[K//g'; }
+. "$(dirname "$0")/pty_common.sh"
 db=$src/tests/cli/query_strict_nothing_default/in/db
 # enough lines for several reads (the batch reads 64 KiB at a time): ~0.8 MB
 q='{"id": 1, "op": "aten.mm.default", "args": [{"shape": [16, 128], "dtype": "bfloat16"}, {"shape": [128, 256], "dtype": "bfloat16"}]}'
