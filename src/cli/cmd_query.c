@@ -93,6 +93,7 @@ static ptrdiff_t read_stdin(void *ctx, char *buf, size_t cap) {
     }
 }
 
+/* The batch's stdout, a block of result lines at a time without stdio. */
 static int write_stdout(void *ctx, const char *text, size_t n) {
     emit_ctx *e = ctx;
     for (size_t at = 0; at < n;) {
