@@ -202,11 +202,13 @@ static void report_repeats(vctx *v, const char *path, const seen_set *sg, bool w
     }
 }
 
-/* A number the consumer can compare (§8.3 of query: NA and text never equal), into *x. */
-static bool comm_number(opdb_span c, double *x) {
-    c = opdb_py_strip(c);
-    return c.n && opdb_py_float(c.p, c.n, x) && isfinite(*x);
+/* Cell i of a record of nf fields; empty when the record is short or the column absent (i < 0). */
+static opdb_span field_at(const opdb_field *f, int nf, int i) {
+    return i >= 0 && i < nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0);
 }
+
+/* A stripped cell the consumer can compare as a number (§8.3 of query: NA and text never equal), into *x. */
+static bool comm_number(opdb_span c, double *x) { return c.n && opdb_py_float(c.p, c.n, x) && isfinite(*x); }
 
 /* A communication table (an hcom_*.csv with message_bytes and num_devices, as
  * `comm import` writes it), checked as `query`'s communication lookup reads
@@ -246,7 +248,7 @@ static void check_comm(vctx *v, const char *path, opdb_csv_file *c, seen_set *sg
         const int key[2] = {cb, cd};
         bool ok = true;
         for (int k = 0; k < 2; k++) {
-            opdb_span cell = opdb_py_strip(key[k] < c->nf ? opdb_span_make(f[key[k]].p, f[key[k]].n) : opdb_span_make("", 0));
+            opdb_span cell = opdb_py_strip(field_at(f, c->nf, key[k]));
             if (comm_number(cell, &x[k])) continue;
             ok = false;
             problem(v, false, path, line, "invalid value", "%s = '%.*s' is not a number (opdb skips the row; the "
@@ -255,8 +257,7 @@ static void check_comm(vctx *v, const char *path, opdb_csv_file *c, seen_set *sg
         }
         if (!ok) continue;
         char tb[40], keyt[128];
-        opdb_span tier = runtime_cell(ct >= 0 && ct < c->nf ? opdb_span_make(f[ct].p, f[ct].n) : opdb_span_make("", 0),
-                                      tb, sizeof tb);
+        opdb_span tier = runtime_cell(field_at(f, c->nf, ct), tb, sizeof tb);
         snprintf(keyt, sizeof keyt, "message_bytes %.17g, num_devices %.17g, topology_tier '%.*s'", x[0], x[1],
                  cut_chars(tier.p, tier.n, 40), tier.p);
         seen *s = seen_add(sg, keyt, line);
@@ -354,7 +355,7 @@ static void check_file(vctx *v, const char *path, size_t *rows) {
         static const bool counts[OPDB_NDUR_COLS] = {true, true, false, false, true};
         if (!check_durations(v, path, line, f, c.nf, dur, opdb_dur_cols, counts, OPDB_NDUR_COLS) && invalid++ == 0)
             first_invalid = line;
-#define CELL(i) ((i) >= 0 && (i) < c.nf ? opdb_span_make(f[i].p, f[i].n) : opdb_span_make("", 0))
+#define CELL(i) field_at(f, c.nf, (i))
         for (int i = 0; i < c.nf; i++) cells[i] = opdb_span_make(f[i].p, f[i].n);
         opdb_sig_cells sc = db_sig_cells_from_row(&sigc, cells, (size_t)c.nf);
         for (size_t k = 0; k < nrt; k++) rtv[k] = runtime_cell(CELL(rt[k]), rtbuf[k], sizeof rtbuf[k]);
